@@ -1,0 +1,53 @@
+# Every target sets up what it needs; `make check` is what CI runs.
+VENV      ?= .venv
+PYTHON    ?= python3
+PY        := $(VENV)/bin/python
+CUSTODIAN := $(VENV)/bin/custodian
+STAMP     := $(VENV)/.installed-stamp
+DOMAIN    ?=
+
+.PHONY: setup test check format lint types k8s bench hub agent-run dry-run clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest -q
+
+format: setup
+	$(VENV)/bin/ruff format runtime tests bench
+	$(VENV)/bin/ruff check --fix runtime tests bench
+
+lint: setup
+	$(VENV)/bin/ruff format --check runtime tests bench
+	$(VENV)/bin/ruff check runtime tests bench
+
+types: setup
+	$(VENV)/bin/mypy
+
+check: lint types k8s test
+
+k8s: setup
+	$(PY) k8s/validate.py
+
+bench: setup
+	$(PY) bench/run.py
+
+hub: setup
+	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3
+
+agent-run: setup
+	@test -n "$(DOMAIN)" || { echo "usage: make agent-run DOMAIN=<domain>" >&2; exit 2; }
+	$(CUSTODIAN) run --domain $(DOMAIN) --embedded-defaults
+
+dry-run: setup
+	@test -n "$(DOMAIN)" || { echo "usage: make dry-run DOMAIN=<domain>" >&2; exit 2; }
+	$(CUSTODIAN) run --domain $(DOMAIN) --embedded-defaults --dry-run
+
+clean:
+	rm -rf $(VENV) .custodian .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,253 @@
+"""Pydantic models of the state-hub contract v1.
+
+Responses tolerate unknown fields (the hub may grow); request bodies are strict and forbid them.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
+DOMAIN_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+DomainName = Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN)]
+Title = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+LongText = Annotated[str, StringConstraints(max_length=10000)]
+
+WorkstreamStatus = Literal["active", "paused", "done"]
+TaskStatus = Literal["todo", "in_progress", "blocked", "done", "cancelled"]
+DecisionStatus = Literal["open", "resolved"]
+FlagStatus = Literal["open", "resolved"]
+EventType = Literal["note", "observation", "milestone", "blocker", "status_change"]
+
+WORKSTREAM_STATUSES: tuple[str, ...] = ("active", "paused", "done")
+TASK_STATUSES: tuple[str, ...] = ("todo", "in_progress", "blocked", "done", "cancelled")
+EVENT_TYPES: tuple[str, ...] = ("note", "observation", "milestone", "blocker", "status_change")
+
+TEXT_LIMITS: dict[str, int] = {
+    "title": 200,
+    "summary": 2000,
+    "note": 2000,
+    "resolution": 2000,
+    "description": 10000,
+    "context": 10000,
+}
+
+
+class Response(BaseModel):
+    """Base of everything the hub sends: unknown fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Request(BaseModel):
+    """Base of every request body: unknown fields are an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- resources -------------------------------------------------------------------------------
+
+
+class Workstream(Response):
+    id: str
+    domain: str
+    title: str
+    status: WorkstreamStatus
+    owner: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Task(Response):
+    id: str
+    workstream_id: str
+    title: str
+    description: str = ""
+    status: TaskStatus
+    assignee: str | None = None
+    due: date | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Decision(Response):
+    id: str
+    domain: str
+    workstream_id: str | None = None
+    title: str
+    context: str = ""
+    options: tuple[str, ...] = ()
+    status: DecisionStatus
+    resolution: str | None = None
+    created_at: datetime
+    resolved_at: datetime | None = None
+
+
+class ProgressEvent(Response):
+    id: str
+    workstream_id: str
+    task_id: str | None = None
+    event_type: EventType
+    summary: str
+    source: str
+    created_at: datetime
+
+
+class Flag(Response):
+    id: str
+    workstream_id: str
+    task_id: str | None = None
+    note: str
+    status: FlagStatus
+    raised_by: str
+    created_at: datetime
+    resolved_at: datetime | None = None
+
+
+# --- reads -----------------------------------------------------------------------------------
+
+
+class Health(Response):
+    status: str
+    version: str
+
+
+class WorkstreamCounts(Response):
+    active: int = 0
+    paused: int = 0
+    done: int = 0
+
+
+class TaskCounts(Response):
+    todo: int = 0
+    in_progress: int = 0
+    blocked: int = 0
+    done: int = 0
+    cancelled: int = 0
+
+
+class DomainOverview(Response):
+    domain: str
+    workstreams: WorkstreamCounts
+    tasks: TaskCounts
+    open_flags: int
+    open_decisions: int
+    last_event_at: datetime | None = None
+
+
+class StateSummary(Response):
+    generated_at: datetime
+    domains: tuple[DomainOverview, ...]
+
+
+class WorkstreamWithTasks(Workstream):
+    tasks: tuple[Task, ...] = ()
+
+
+class DomainSummary(Response):
+    domain: str
+    generated_at: datetime
+    workstreams: tuple[WorkstreamWithTasks, ...]
+    open_decisions: tuple[Decision, ...] = ()
+    open_flags: tuple[Flag, ...] = ()
+    recent_events: tuple[ProgressEvent, ...] = ()
+
+
+class EventList(Response):
+    events: tuple[ProgressEvent, ...]
+
+
+class FlagList(Response):
+    flags: tuple[Flag, ...]
+
+
+class DecisionList(Response):
+    decisions: tuple[Decision, ...]
+
+
+class WorkstreamList(Response):
+    workstreams: tuple[Workstream, ...]
+
+
+class ErrorBody(Response):
+    detail: str
+    code: str
+
+
+ERROR_CODES: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    409: "conflict",
+    422: "validation_error",
+    429: "rate_limited",
+    503: "unavailable",
+}
+
+
+# --- writes ----------------------------------------------------------------------------------
+
+
+class NewEvent(Request):
+    workstream_id: Id
+    task_id: Id | None = None
+    event_type: EventType
+    summary: ShortText
+    source: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class TaskStatusUpdate(Request):
+    status: TaskStatus
+
+
+class NewFlag(Request):
+    task_id: Id | None = None
+    workstream_id: Id | None = None
+    note: ShortText
+    raised_by: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+    @model_validator(mode="after")
+    def _needs_a_target(self) -> NewFlag:
+        if self.task_id is None and self.workstream_id is None:
+            raise ValueError("a flag needs task_id or workstream_id (or both)")
+        return self
+
+
+class FlagResolution(Request):
+    status: Literal["resolved"]
+
+
+class NewWorkstream(Request):
+    domain: DomainName
+    title: Title
+    owner: Annotated[str, StringConstraints(max_length=200)] | None = None
+    status: WorkstreamStatus | None = None
+
+
+class NewTask(Request):
+    workstream_id: Id
+    title: Title
+    description: LongText | None = None
+    status: TaskStatus | None = None
+    assignee: Annotated[str, StringConstraints(max_length=200)] | None = None
+    due: date | None = None
+
+
+class NewDecision(Request):
+    domain: DomainName
+    workstream_id: Id | None = None
+    title: Title
+    context: LongText | None = None
+    options: tuple[Annotated[str, StringConstraints(min_length=1, max_length=200)], ...] | None = (
+        Field(default=None, max_length=20)
+    )
+
+
+class DecisionResolution(Request):
+    resolution: ShortText

@@ -1,0 +1,52 @@
+"""From a spec string (`offline`, `file:PATH`, `anthropic`, …) to a model adapter, imported lazily."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from custodian.errors import ConfigError
+from custodian.llm.base import Model, ModelConfig
+
+# name -> "module:Class"; a spec is NAME or NAME:ARGUMENT.
+ADAPTERS: dict[str, str] = {
+    "offline": "custodian.llm.offline:OfflinePlanner",
+    "file": "custodian.llm.replay:FileModel",
+    "cmd": "custodian.llm.command:CommandModel",
+    "claude-code": "custodian.llm.claude_code:ClaudeCodeModel",
+    "anthropic": "custodian.llm.anthropic:AnthropicModel",
+    "openai": "custodian.llm.openai:OpenAIModel",
+    "openrouter": "custodian.llm.openrouter:OpenRouterModel",
+    "gemini": "custodian.llm.gemini:GeminiModel",
+    "ollama": "custodian.llm.ollama:OllamaModel",
+    "openai-compatible": "custodian.llm.openai_compatible:OpenAICompatibleModel",
+}
+
+# Specs whose argument is required (file:PATH, cmd:COMMAND).
+NEEDS_ARGUMENT = frozenset({"file", "cmd"})
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """`file:notes/a.md` -> ("file", "notes/a.md"); `anthropic` -> ("anthropic", None)."""
+    name, sep, argument = spec.partition(":")
+    name = name.strip()
+    if name not in ADAPTERS:
+        valid = ", ".join(sorted(n + (":…" if n in NEEDS_ARGUMENT else "") for n in ADAPTERS))
+        raise ConfigError(
+            f"unknown model spec {spec!r}; use one of: {valid}", setting="CUSTODIAN_LLM"
+        )
+    if name in NEEDS_ARGUMENT and not argument:
+        raise ConfigError(
+            f"model spec {name!r} needs an argument, e.g. {name}:{'answer.md' if name == 'file' else './answer.sh'}",
+            setting="CUSTODIAN_LLM",
+        )
+    return name, (argument if sep else None)
+
+
+def build_model(config: ModelConfig, *, transport: Any = None) -> Model:
+    """Import the adapter named by `config.spec` and construct it (it may raise ConfigError)."""
+    name, _ = split_spec(config.spec)
+    module_name, _, class_name = ADAPTERS[name].partition(":")
+    adapter_class = getattr(importlib.import_module(module_name), class_name)
+    model: Model = adapter_class(config, transport=transport)
+    return model

@@ -1,0 +1,55 @@
+"""The core decides; it must not do I/O, read a clock or draw random numbers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import custodian.core
+
+CORE = Path(custodian.core.__file__).parent
+
+FORBIDDEN_MODULES = {
+    "httpx", "tenacity", "subprocess", "socket", "os", "shutil", "pathlib", "time", "random",
+    "requests", "urllib", "http", "sqlite3", "threading", "asyncio", "signal", "tempfile", "io",
+    "secrets", "uuid", "glob", "custodian.statehub", "custodian.memory", "custodian.llm",
+    "custodian.settings", "custodian.run", "custodian.cli", "jinja2",
+}
+FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "breakpoint"}
+CLOCK_ATTRIBUTES = {"now", "utcnow", "today", "time", "monotonic", "perf_counter"}
+
+
+def _violations(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        for name in names:
+            if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN_MODULES):
+                found.append(f"{path.name}:{node.lineno} imports {name}")
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in FORBIDDEN_CALLS:
+                found.append(f"{path.name}:{node.lineno} calls {func.id}()")
+            if isinstance(func, ast.Attribute) and func.attr in CLOCK_ATTRIBUTES:
+                found.append(f"{path.name}:{node.lineno} reads a clock via .{func.attr}()")
+    return found
+
+
+def test_core_modules_exist() -> None:
+    assert len(list(CORE.glob("*.py"))) >= 4
+
+
+def test_core_does_no_io_and_reads_no_clock() -> None:
+    violations = [v for path in sorted(CORE.glob("*.py")) for v in _violations(path)]
+    assert violations == []
+
+
+def test_the_checker_catches_a_violation(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nfrom datetime import datetime\nx = datetime.now()\nopen('f')\n")
+    assert len(_violations(bad)) == 3
