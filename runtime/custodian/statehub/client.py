@@ -1,0 +1,304 @@
+"""StateHubClient: the only code in the runtime that talks to the state-hub (contract v1).
+
+One method per read and per write of the contract, and no other write. Reads parse into the models
+of `custodian.core.contract`; every write takes its request model and a caller-chosen idempotency
+key, serializes the body once, and sends the same bytes and key on every retry.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Generic, TypeVar
+
+import httpx
+
+from custodian import __version__
+from custodian.core.contract import (
+    DOMAIN_PATTERN,
+    ID_PATTERN,
+    Decision,
+    DecisionList,
+    DecisionResolution,
+    DomainSummary,
+    EventList,
+    Flag,
+    FlagList,
+    FlagResolution,
+    Health,
+    NewDecision,
+    NewEvent,
+    NewFlag,
+    NewTask,
+    NewWorkstream,
+    ProgressEvent,
+    Request,
+    Response,
+    StateSummary,
+    Task,
+    TaskStatusUpdate,
+    Workstream,
+    WorkstreamList,
+)
+from custodian.core.digest import canonical_json, sha256_hex
+from custodian.errors import ConfigError
+from custodian.statehub.retry import Call, RetryPolicy, call_with_retries, failure_for, parse_body
+
+T = TypeVar("T", bound=Response)
+Params = Mapping[str, str | int | None]
+
+# The contract's "1–255 printable ASCII"; no space at either end, since HTTP strips it there.
+_KEY = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$")
+_ID = re.compile(ID_PATTERN)
+_DOMAIN = re.compile(DOMAIN_PATTERN)
+
+
+@dataclass(frozen=True)
+class HubWrite(Generic[T]):
+    """What a write returned: the parsed resource and how it came back."""
+
+    resource: T
+    status_code: int
+    replayed: bool  # the hub answered from its idempotency store: nothing changed this time
+    response_sha256: str  # of the raw response body, for the journal
+    attempts: int
+
+
+class StateHubClient:
+    """A synchronous client of the state-hub contract v1, with bounded retries."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout_s: float = 10.0,
+        max_attempts: int = 5,
+        max_total_s: float = 60.0,
+        max_retry_wait_s: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.base_url = _checked_base_url(base_url)
+        if timeout_s <= 0:
+            raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
+        headers = {"User-Agent": f"custodian/{__version__}", "Accept": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {_checked_token(token)}"
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s),
+            transport=transport,
+            follow_redirects=False,  # a redirect would resend the token and body somewhere else
+        )
+        self._policy = RetryPolicy(
+            max_attempts=max_attempts,
+            max_total_s=max_total_s,
+            max_retry_wait_s=max_retry_wait_s,
+            sleep=sleep,
+            clock=clock,
+        )
+
+    def __enter__(self) -> StateHubClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        """GET /health."""
+        return self._read("/health", Health)
+
+    def state_summary(self) -> StateSummary:
+        """GET /state/summary: counts per domain."""
+        return self._read("/state/summary", StateSummary)
+
+    def domain_summary(self, domain: str, events: int = 50) -> DomainSummary:
+        """GET /domains/{domain}/summary: workstreams with tasks, open items, recent events."""
+        if not 0 <= events <= 500:
+            raise ValueError(f"events must be between 0 and 500 (the hub's maximum), not {events}")
+        path = f"/domains/{_checked(domain, _DOMAIN, 'domain')}/summary"
+        return self._read(path, DomainSummary, {"events": events})
+
+    def get_task(self, task_id: str) -> Task:
+        """GET /tasks/{id}."""
+        return self._read(f"/tasks/{_checked_id(task_id, 'task_id')}", Task)
+
+    def list_events(
+        self,
+        domain: str | None = None,
+        workstream_id: str | None = None,
+        task_id: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[ProgressEvent, ...]:
+        """GET /events, newest first."""
+        params = {"domain": domain, "workstream_id": workstream_id, "task_id": task_id}
+        return self._read("/events", EventList, {**params, "limit": limit}).events
+
+    def list_flags(self, domain: str | None = None, status: str | None = None) -> tuple[Flag, ...]:
+        """GET /flags."""
+        return self._read("/flags", FlagList, {"domain": domain, "status": status}).flags
+
+    def list_decisions(
+        self, domain: str | None = None, status: str | None = None
+    ) -> tuple[Decision, ...]:
+        """GET /decisions."""
+        params = {"domain": domain, "status": status}
+        return self._read("/decisions", DecisionList, params).decisions
+
+    def list_workstreams(self, domain: str | None = None) -> tuple[Workstream, ...]:
+        """GET /workstreams."""
+        return self._read("/workstreams", WorkstreamList, {"domain": domain}).workstreams
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def add_event(self, event: NewEvent, *, idempotency_key: str) -> HubWrite[ProgressEvent]:
+        """POST /events."""
+        return self._write("POST", "/events", event, ProgressEvent, idempotency_key)
+
+    def update_task_status(
+        self, task_id: str, update: TaskStatusUpdate, *, idempotency_key: str
+    ) -> HubWrite[Task]:
+        """PATCH /tasks/{id} with a new status."""
+        path = f"/tasks/{_checked_id(task_id, 'task_id')}"
+        return self._write("PATCH", path, update, Task, idempotency_key)
+
+    def add_flag(self, flag: NewFlag, *, idempotency_key: str) -> HubWrite[Flag]:
+        """POST /flags."""
+        return self._write("POST", "/flags", flag, Flag, idempotency_key)
+
+    def resolve_flag(self, flag_id: str, *, idempotency_key: str) -> HubWrite[Flag]:
+        """PATCH /flags/{id} to resolved."""
+        path = f"/flags/{_checked_id(flag_id, 'flag_id')}"
+        return self._write("PATCH", path, FlagResolution(status="resolved"), Flag, idempotency_key)
+
+    def create_workstream(
+        self, workstream: NewWorkstream, *, idempotency_key: str
+    ) -> HubWrite[Workstream]:
+        """POST /workstreams."""
+        return self._write("POST", "/workstreams", workstream, Workstream, idempotency_key)
+
+    def create_task(self, task: NewTask, *, idempotency_key: str) -> HubWrite[Task]:
+        """POST /tasks."""
+        return self._write("POST", "/tasks", task, Task, idempotency_key)
+
+    def create_decision(self, decision: NewDecision, *, idempotency_key: str) -> HubWrite[Decision]:
+        """POST /decisions."""
+        return self._write("POST", "/decisions", decision, Decision, idempotency_key)
+
+    def resolve_decision(
+        self, decision_id: str, resolution: DecisionResolution, *, idempotency_key: str
+    ) -> HubWrite[Decision]:
+        """POST /decisions/{id}/resolve."""
+        path = f"/decisions/{_checked_id(decision_id, 'decision_id')}/resolve"
+        return self._write("POST", path, resolution, Decision, idempotency_key)
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _read(self, path: str, model: type[T], params: Params | None = None) -> T:
+        response, attempts = self._send("GET", path, params=params)
+        return parse_body(model, response, attempts)
+
+    def _write(
+        self, method: str, path: str, body: Request, model: type[T], idempotency_key: str
+    ) -> HubWrite[T]:
+        key = _checked_key(idempotency_key)
+        # Serialized once: every retry sends these exact bytes with this exact key.
+        content = canonical_json(body.model_dump(mode="json", exclude_none=True)).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Idempotency-Key": key}
+        response, attempts = self._send(method, path, content=content, headers=headers)
+        return HubWrite(
+            resource=parse_body(model, response, attempts),
+            status_code=response.status_code,
+            replayed=response.headers.get("Idempotent-Replayed", "").strip().lower() == "true",
+            response_sha256=sha256_hex(response.content),
+            attempts=attempts,
+        )
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[httpx.Response, int]:
+        query = {name: value for name, value in (params or {}).items() if value is not None}
+        request = self._http.build_request(
+            method, path, params=query, content=content, headers=headers
+        )
+
+        def attempt() -> httpx.Response | httpx.TransportError:
+            try:
+                return self._http.send(request)
+            except httpx.TransportError as exc:  # handed to the retry policy, not raised
+                return exc
+
+        result = call_with_retries(self._policy, attempt)
+        call = Call(method, str(request.url), self.base_url, result.attempts, self._policy)
+        if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
+            return result.outcome, result.attempts
+        raise failure_for(call, result.outcome, budget_spent=result.budget_spent)
+
+
+def _checked_base_url(base_url: str) -> str:
+    url = httpx.URL(base_url.strip()) if base_url.strip() else None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise ConfigError(
+            f"the state-hub URL must look like http://host:port, not {base_url!r}",
+            setting="hub_url",
+        )
+    if url.query or url.fragment:
+        raise ConfigError(
+            f"the state-hub URL must not carry a query or fragment: {base_url!r}", setting="hub_url"
+        )
+    return str(url).rstrip("/")
+
+
+def _checked_token(token: str) -> str:
+    if not token or not all(0x21 <= ord(char) <= 0x7E for char in token):
+        raise ConfigError(
+            "the state-hub token must be non-empty printable ASCII without spaces;"
+            " unset it to talk to a hub without auth",
+            setting="hub_token",
+        )
+    return token
+
+
+def _checked_key(key: str) -> str:
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise ValueError(
+            "idempotency_key must be 1-255 printable ASCII characters with no space at either end,"
+            f" not {key!r}"
+        )
+    return key
+
+
+def _checked_id(value: str, name: str) -> str:
+    # "." and ".." match the id pattern but would walk the URL path.
+    if value in (".", ".."):
+        raise ValueError(f"{name} must be an id like 'task-12', not {value!r}")
+    return _checked(value, _ID, name)
+
+
+def _checked(value: str, pattern: re.Pattern[str], name: str) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise ValueError(f"{name} must match {pattern.pattern}, not {value!r}")
+    return value
