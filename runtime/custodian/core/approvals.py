@@ -1,0 +1,117 @@
+"""The approval queue's rules: what an item is, when it expires, what the next run must know."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+ApprovalStatus = Literal["pending", "approved", "executed", "failed", "stale", "expired", "rejected"]
+OPEN_STATUSES = ("pending",)
+RECENTLY_REJECTED = timedelta(days=30)
+
+
+class ApprovalItem(BaseModel):
+    """One proposed write waiting for, or decided by, a person."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    domain: str
+    operation: str
+    params: dict[str, Any]
+    rationale: str | None = None
+    run_id: str
+    fingerprint: str
+    precondition: dict[str, Any]
+    status: ApprovalStatus = "pending"
+    created_at: datetime
+    expires_at: datetime
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    decision_note: str | None = None
+    reject_reason: str | None = None
+    result: dict[str, Any] | None = None
+
+
+def effective_status(item: ApprovalItem, now: datetime) -> ApprovalStatus:
+    """A pending item past its expiry is expired, whether or not the file says so yet."""
+    if item.status == "pending" and now >= item.expires_at:
+        return "expired"
+    return item.status
+
+
+def pending_by_fingerprint(items: Iterable[ApprovalItem], now: datetime) -> dict[str, str]:
+    """Fingerprint -> approval id of every item still waiting for a person."""
+    return {i.fingerprint: i.id for i in items if effective_status(i, now) == "pending"}
+
+
+def rejected_by_fingerprint(items: Iterable[ApprovalItem]) -> dict[str, str]:
+    """Fingerprint -> the person's reason, for every item ever rejected (never queued again)."""
+    return {
+        i.fingerprint: f"rejected by {i.decided_by or 'a person'}: {i.reject_reason or 'no reason given'}"
+        for i in items
+        if i.status == "rejected"
+    }
+
+
+def recently_rejected(
+    items: Iterable[ApprovalItem], domain: str, now: datetime
+) -> list[ApprovalItem]:
+    """Items of `domain` rejected in the last 30 days, newest first (shown to the next run)."""
+    recent = [
+        i
+        for i in items
+        if i.domain == domain
+        and i.status == "rejected"
+        and i.decided_at is not None
+        and now - i.decided_at <= RECENTLY_REJECTED
+    ]
+    return sorted(recent, key=lambda i: i.decided_at or now, reverse=True)
+
+
+def pending_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> list[ApprovalItem]:
+    """Items of `domain` still waiting, oldest first."""
+    waiting = [i for i in items if i.domain == domain and effective_status(i, now) == "pending"]
+    return sorted(waiting, key=lambda i: i.created_at)
+
+
+def new_item(
+    *,
+    approval_id: str,
+    domain: str,
+    operation: str,
+    params: dict[str, Any],
+    rationale: str | None,
+    run_id: str,
+    fingerprint: str,
+    precondition: dict[str, Any],
+    now: datetime,
+    ttl_days: int,
+) -> ApprovalItem:
+    """A fresh pending item that expires `ttl_days` after `now`."""
+    return ApprovalItem(
+        id=approval_id,
+        domain=domain,
+        operation=operation,
+        params=params,
+        rationale=rationale,
+        run_id=run_id,
+        fingerprint=fingerprint,
+        precondition=precondition,
+        created_at=now,
+        expires_at=now + timedelta(days=ttl_days),
+    )
+
+
+def approval_id_for(fingerprint: str, taken: Iterable[str]) -> str:
+    """`apr-<12 hex of the fingerprint>`, with a counter if that id was used before."""
+    used = set(taken)
+    base = f"apr-{fingerprint[:12]}"
+    candidate, counter = base, 2
+    while candidate in used:
+        candidate = f"{base}-{counter}"
+        counter += 1
+    return candidate

@@ -1,0 +1,108 @@
+"""Turn an authorized operation into the one client call that performs it.
+
+This module performs; it never decides. Whether an operation may run was settled before, by
+`core.authority` for a run or by a person's approval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from custodian.core import contract as c
+from custodian.statehub.client import HubWrite, StateHubClient
+
+SOURCE = "custodian"
+
+Call = Callable[[StateHubClient, Mapping[str, Any], str, str], HubWrite[Any]]
+
+
+def _with_run(text: str, run_id: str, limit: int = 2000) -> str:
+    # Every write names the run that made it, so a person can find the session note and journal.
+    suffix = f" [custodian run {run_id}]"
+    return text[: limit - len(suffix)] + suffix
+
+
+def _event(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+    body = c.NewEvent(
+        workstream_id=p["workstream_id"],
+        task_id=p.get("task_id"),
+        event_type=p["event_type"],
+        summary=_with_run(p["summary"], run_id),
+        source=SOURCE,
+    )
+    return client.add_event(body, idempotency_key=key)
+
+
+def _status(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+    body = c.TaskStatusUpdate(status=p["status"])
+    return client.update_task_status(p["task_id"], body, idempotency_key=key)
+
+
+def _flag(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+    body = c.NewFlag(
+        task_id=p.get("task_id"),
+        workstream_id=p.get("workstream_id"),
+        note=_with_run(p["note"], run_id),
+        raised_by=SOURCE,
+    )
+    return client.add_flag(body, idempotency_key=key)
+
+
+def _create_workstream(
+    client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str
+) -> HubWrite[Any]:
+    return client.create_workstream(c.NewWorkstream(**p), idempotency_key=key)
+
+
+def _create_task(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+    return client.create_task(c.NewTask(**p), idempotency_key=key)
+
+
+def _record_decision(
+    client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str
+) -> HubWrite[Any]:
+    return client.create_decision(c.NewDecision(**p), idempotency_key=key)
+
+
+def _resolve_decision(
+    client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str
+) -> HubWrite[Any]:
+    body = c.DecisionResolution(resolution=p["resolution"])
+    return client.resolve_decision(p["decision_id"], body, idempotency_key=key)
+
+
+def _resolve_flag(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+    return client.resolve_flag(p["flag_id"], idempotency_key=key)
+
+
+# The three writes a run may make on its own.
+SANCTIONED_CALLS: dict[str, Call] = {
+    "add_progress_event": _event,
+    "update_task_status": _status,
+    "flag_for_human": _flag,
+}
+
+# The hub writes a person may approve (write_canon is a file write, handled by approvals).
+APPROVED_CALLS: dict[str, Call] = {
+    "set_task_status": _status,
+    "create_workstream": _create_workstream,
+    "create_task": _create_task,
+    "record_decision": _record_decision,
+    "resolve_decision": _resolve_decision,
+    "resolve_flag": _resolve_flag,
+}
+
+
+def perform(
+    calls: Mapping[str, Call],
+    client: StateHubClient,
+    operation: str,
+    params: Mapping[str, Any],
+    *,
+    run_id: str,
+    idempotency_key: str,
+) -> HubWrite[Any]:
+    """Send one write; a KeyError here means an operation reached dispatch unauthorized."""
+    call = calls[operation]
+    return call(client, params, run_id, idempotency_key)

@@ -1,0 +1,25 @@
+"""The embedded default: the reference hub in-process, on loopback, seeded with demo data once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+
+@contextmanager
+def embedded_hub(directory: Path, clock: Callable[[], datetime]) -> Iterator[str]:
+    """Start the reference hub on an ephemeral loopback port; yield its URL; stop it after."""
+    from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+
+    directory.mkdir(parents=True, exist_ok=True)
+    db_path = directory / "hub.sqlite3"
+    if not db_path.exists():
+        load_seed(db_path, demo_dataset(clock()))
+    hub = ReferenceHub(db_path, host="127.0.0.1", port=0)
+    hub.start()
+    try:
+        yield hub.url
+    finally:
+        hub.stop()

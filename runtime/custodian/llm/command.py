@@ -1,0 +1,76 @@
+"""`cmd:COMMAND`: the prompt goes to a command's stdin; its stdout is the answer."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from typing import Any, ClassVar
+
+from custodian.errors import ConfigError, ModelError
+from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+
+STDERR_TAIL = 2000
+
+
+class CommandModel(Model):
+    """Runs a local command once per prompt; a timeout or a non-zero exit is a model error."""
+
+    provider: ClassVar[str] = "cmd"
+
+    def __init__(self, config: ModelConfig, *, transport: Any = None) -> None:
+        if not config.argument:
+            raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
+        try:
+            self._argv = shlex.split(config.argument)
+        except ValueError as exc:
+            raise ConfigError(f"cannot parse the cmd: command: {exc}", setting="--llm") from None
+        if not self._argv:
+            raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
+        self._timeout = config.timeout_s
+        self._env = dict(config.env)
+
+    @property
+    def model_name(self) -> str:
+        """The command as given."""
+        return f"cmd:{shlex.join(self._argv)}"
+
+    def complete(self, prompt: Prompt) -> Completion:
+        """Send system and user prompt on stdin, return stdout."""
+        text = f"{prompt.system}\n\n{prompt.user}"
+        try:
+            proc = subprocess.Popen(
+                self._argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ModelError(
+                f"cannot start {self._argv[0]!r}: {exc.strerror or exc}", provider=self.provider
+            ) from exc
+        try:
+            out, err = proc.communicate(text.encode("utf-8"), timeout=self._timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            raise ModelError(
+                f"{self.model_name} did not answer within {self._timeout:g} s",
+                provider=self.provider,
+                stderr_tail=err.decode("utf-8", "replace")[-STDERR_TAIL:],
+            ) from None
+        if proc.returncode != 0:
+            raise ModelError(
+                f"{self.model_name} exited with status {proc.returncode}",
+                provider=self.provider,
+                stderr_tail=err.decode("utf-8", "replace")[-STDERR_TAIL:],
+            )
+        return Completion(
+            text=out.decode("utf-8", "replace"),
+            model=self.model_name,
+            provider=self.provider,
+            usage=Usage(),
+        )

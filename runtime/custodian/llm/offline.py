@@ -1,0 +1,39 @@
+"""`offline`: a deterministic rule-based planner that needs no model and no network."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from custodian.core.offline_planner import offline_plan
+from custodian.errors import ModelError
+from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+
+
+class OfflinePlanner(Model):
+    """Plans from the structured observation with fixed rules; never marks a task done."""
+
+    provider: ClassVar[str] = "offline"
+    uses_facts: ClassVar[bool] = True
+    is_rule_based: ClassVar[bool] = True
+
+    def __init__(self, config: ModelConfig, *, transport: Any = None) -> None:
+        self._config = config
+
+    @property
+    def model_name(self) -> str:
+        """The planner's name as it appears in notes and the journal."""
+        return "offline-rules-v1"
+
+    def complete(self, prompt: Prompt) -> Completion:
+        """Answer with the rule-based plan for `prompt.facts`."""
+        if prompt.facts is None:
+            raise ModelError(
+                "the offline planner needs the structured observation (prompt.facts)",
+                provider=self.provider,
+            )
+        return Completion(
+            text=offline_plan(prompt.facts),
+            model=self.model_name,
+            provider=self.provider,
+            usage=Usage(input_tokens=0, output_tokens=0, cost_usd=0.0),
+        )

@@ -1,0 +1,146 @@
+"""Session notes under `memory/working/`: what a person reads after a run."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from custodian.memory.files import atomic_write_text
+
+PROSE_START = "<!-- custodian:prose -->"
+PROSE_END = "<!-- /custodian:prose -->"
+
+
+@dataclass(frozen=True)
+class NoteAction:
+    """One proposed item as the note shows it."""
+
+    outcome: str
+    operation: str
+    target: str
+    detail: str
+    reason: str
+    result: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionNote:
+    """Everything a note shows; rendered by `render_note`."""
+
+    run_id: str
+    domain: str
+    status: str
+    started_at: datetime
+    finished_at: datetime
+    headline: str
+    front: Mapping[str, Any]
+    prose: str = ""
+    actions: Sequence[NoteAction] = ()
+    observations: Sequence[str] = ()
+    problem: str | None = None
+    raw_response: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+_GROUPS = (
+    ("executed", "Executed"),
+    ("failed", "Authorized but failed"),
+    ("not_sent", "Authorized but not sent"),
+    ("queued", "Queued for a person's approval"),
+    ("denied", "Denied"),
+    ("would_execute", "Would execute (dry run)"),
+    ("would_queue", "Would queue (dry run)"),
+)
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("custodian", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def front_matter(values: Mapping[str, Any]) -> str:
+    """YAML front matter; every value is written as JSON, which YAML reads as is."""
+    lines = ["---"]
+    lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in values.items()]
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def _inert(prose: str) -> str:
+    # The model's prose must not be able to fake the markers we read continuity from.
+    return prose.replace("<!-- custodian:", "<!-- custodian :").replace(
+        "<!-- /custodian:", "<!-- /custodian :"
+    )
+
+
+def render_note(note: SessionNote) -> str:
+    """The note's Markdown text."""
+    groups = [
+        {"title": title, "items": [a for a in note.actions if a.outcome == key]}
+        for key, title in _GROUPS
+    ]
+    raw = note.raw_response.replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
+    return _environment().get_template("note.md.j2").render(
+        front_matter=front_matter(note.front),
+        domain=note.domain,
+        started_at=note.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+        headline=note.headline,
+        prose=_inert(note.prose.strip()),
+        rulings=note.actions,
+        action_groups=groups,
+        observations=list(note.observations),
+        problem=note.problem,
+        raw_response=raw,
+    )
+
+
+def note_path(working_dir: Path, domain: str, started_at: datetime) -> Path:
+    """`memory/working/<UTC timestamp>-<domain>.md`, unique within the directory."""
+    stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
+    path = working_dir / f"{stamp}-{domain}.md"
+    counter = 2
+    while path.exists():
+        path = working_dir / f"{stamp}-{domain}.{counter}.md"
+        counter += 1
+    return path
+
+
+def write_note(working_dir: Path, note: SessionNote) -> tuple[Path, str]:
+    """Render and write the note atomically; return its path and text."""
+    text = render_note(note)
+    path = note_path(working_dir, note.domain, note.started_at)
+    atomic_write_text(path, text)
+    return path, text
+
+
+def last_note_prose(working_dir: Path, domain: str) -> str | None:
+    """The reasoning of the newest note for `domain`, for continuity; None if there is none."""
+    if not working_dir.is_dir():
+        return None
+    notes = sorted(
+        p for p in working_dir.glob(f"*-{domain}*.md") if _note_domain(p.name) == domain
+    )
+    for path in reversed(notes):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        start, end = text.find(PROSE_START), text.find(PROSE_END)
+        if start != -1 and end > start:
+            return text[start + len(PROSE_START) : end].strip() or None
+    return None
+
+
+def _note_domain(name: str) -> str | None:
+    match = re.match(r"^\d{8}T\d{6}Z-(?P<domain>[a-z0-9-]+)(\.\d+)?\.md$", name)
+    return match.group("domain") if match else None

@@ -1,0 +1,140 @@
+"""What a run tells the people and machines watching it: phase lines on stderr, a summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TextIO
+
+
+@dataclass(frozen=True)
+class ActionLine:
+    """One proposed item in the run summary."""
+
+    operation: str
+    target: str
+    reason: str
+    hub_id: str | None = None
+    approval_id: str | None = None
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run, as `--json` prints it and the CLI turns into an exit code."""
+
+    run_id: str
+    domain: str
+    status: str = "started"
+    exit_code: int = 0
+    message: str = ""
+    hub: str = ""
+    model_spec: str = ""
+    model: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    executed: list[ActionLine] = field(default_factory=list)
+    queued: list[ActionLine] = field(default_factory=list)
+    denied: list[ActionLine] = field(default_factory=list)
+    failed: list[ActionLine] = field(default_factory=list)
+    note_path: str | None = None
+    dry_run: bool = False
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON summary printed by `--json`."""
+
+        def lines(items: list[ActionLine]) -> list[dict[str, Any]]:
+            return [{k: v for k, v in a.__dict__.items() if v is not None} for a in items]
+
+        return {
+            "run_id": self.run_id,
+            "domain": self.domain,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "dry_run": self.dry_run,
+            "hub": self.hub,
+            "model_spec": self.model_spec,
+            "model": self.model,
+            "usage": self.usage,
+            "executed": lines(self.executed),
+            "queued": lines(self.queued),
+            "denied": lines(self.denied),
+            "failed": lines(self.failed),
+            "note": self.note_path,
+        }
+
+    def human(self) -> str:
+        """A few lines for a person at a terminal."""
+        out = [f"run {self.run_id} ({self.domain}): {self.status}: {self.message}".rstrip(": ")]
+        for title, items in (
+            ("executed", self.executed),
+            ("queued", self.queued),
+            ("denied", self.denied),
+            ("failed", self.failed),
+        ):
+            for a in items:
+                ref = a.hub_id or a.approval_id
+                out.append(
+                    f"  {title:8} {a.operation} {a.target}"
+                    + (f" -> {ref}" if ref else "")
+                    + f": {a.reason}"
+                )
+        if self.note_path:
+            out.append(f"note: {self.note_path}")
+        return "\n".join(out)
+
+
+class PhaseLog:
+    """One line per phase on stderr: JSON for a cluster's log pipeline, or plain text."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        fmt: str,
+        run_id: str,
+        domain: str,
+        clock: Callable[[], datetime],
+        monotonic: Callable[[], float],
+    ) -> None:
+        self._stream = stream
+        self._fmt = fmt
+        self._run_id = run_id
+        self._domain = domain
+        self._clock = clock
+        self._monotonic = monotonic
+
+    def line(self, phase: str, outcome: str, duration_ms: int | None = None, **detail: Any) -> None:
+        """Write one phase line."""
+        if self._fmt == "json":
+            record = {
+                "ts": self._clock().isoformat().replace("+00:00", "Z"),
+                "run_id": self._run_id,
+                "domain": self._domain,
+                "phase": phase,
+                "outcome": outcome,
+                "duration_ms": duration_ms,
+                **detail,
+            }
+            self._stream.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        else:
+            extra = " ".join(f"{k}={v}" for k, v in detail.items() if v is not None)
+            took = f" ({duration_ms} ms)" if duration_ms is not None else ""
+            self._stream.write(f"custodian: {phase}: {outcome}{took} {extra}".rstrip() + "\n")
+        self._stream.flush()
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[dict[str, Any]]:
+        """Time a phase; the body may add detail to the yielded dict; errors log as failed."""
+        detail: dict[str, Any] = {}
+        start = self._monotonic()
+        try:
+            yield detail
+        except BaseException as exc:
+            took = int((self._monotonic() - start) * 1000)
+            self.line(name, "failed", took, error=str(exc)[:500], **detail)
+            raise
+        outcome = detail.pop("outcome", "ok")
+        self.line(name, outcome, int((self._monotonic() - start) * 1000), **detail)

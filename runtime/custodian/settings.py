@@ -1,0 +1,293 @@
+"""The one place that reads the environment, `.env` and flags.
+
+Precedence: command-line flags, then the process environment, then `.env` in the working
+directory, then defaults. Every mistake is a ConfigError that names the setting to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from custodian.core.contract import DOMAIN_PATTERN
+from custodian.errors import ConfigError
+from custodian.llm.base import ModelConfig
+from custodian.llm.registry import split_spec
+
+EMBEDDED = "embedded"
+DEFAULT_EMBEDDED_DIR = ".custodian"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run caps and budgets; defaults follow the run's specification."""
+
+    max_events: int = 20
+    max_status_updates: int = 20
+    max_flags: int = 10
+    max_queued: int = 10
+    token_budget: int = 24000
+    stale_after_days: int = 14
+    skip_window_hours: int = 24
+    approval_ttl_days: int = 14
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """How to reach the state-hub: a URL, or `embedded` (the reference hub in-process)."""
+
+    url: str
+    token: str | None = None
+    timeout_s: float = 10.0
+    max_attempts: int = 5
+    max_total_s: float = 60.0
+    source: str = "flag"
+
+    @property
+    def embedded(self) -> bool:
+        """True when the run starts the reference hub itself."""
+        return self.url == EMBEDDED
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a command needs, resolved once."""
+
+    domain: str | None
+    hub: HubSettings | None
+    model: ModelConfig
+    model_source: str
+    memory_dir: Path
+    canon_dir: Path
+    embedded_dir: Path
+    limits: Limits = field(default_factory=Limits)
+    dry_run: bool = False
+    show_prompt: bool = False
+    force: bool = False
+    json_output: bool = False
+    log_format: str = "text"
+
+    def digest_view(self) -> dict[str, Any]:
+        """The settings as journaled: no secrets, no environment snapshot."""
+        return {
+            "domain": self.domain,
+            "hub": None if self.hub is None else self.hub.url,
+            "llm": self.model.spec,
+            "model": self.model.model,
+            "max_output_tokens": self.model.max_output_tokens,
+            "limits": self.limits.__dict__,
+            "dry_run": self.dry_run,
+            "force": self.force,
+        }
+
+
+def read_dotenv(text: str) -> dict[str, str]:
+    """Parse `.env` text: KEY=VALUE lines, `export` allowed, quotes stripped, `#` comments."""
+    values: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ConfigError(f".env line {number} is not KEY=VALUE: {raw!r}", setting=".env")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        values[key] = value
+    return values
+
+
+def layered_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
+    """The process environment over `.env` (if present in `cwd`)."""
+    dotenv_path = cwd / ".env"
+    layered: dict[str, str] = {}
+    if dotenv_path.is_file():
+        layered.update(read_dotenv(dotenv_path.read_text(encoding="utf-8")))
+    layered.update({k: v for k, v in environ.items() if v != ""})
+    return layered
+
+
+def pick(flag: Any, env: Mapping[str, str], name: str) -> tuple[str | None, str]:
+    """The flag's value if given, else the variable's; with where it came from."""
+    if flag not in (None, ""):
+        return str(flag), "flag"
+    if env.get(name):
+        return env[name], name
+    return None, "default"
+
+
+def parse_domain(value: str | None, *, required: bool) -> str | None:
+    """Validate a domain name against the contract's pattern."""
+    if value is None:
+        if required:
+            raise ConfigError(
+                "no domain given: pass --domain D or set CUSTODIAN_DOMAIN", setting="--domain"
+            )
+        return None
+    if not re.fullmatch(DOMAIN_PATTERN, value):
+        raise ConfigError(
+            f"domain {value!r} is not a valid domain name (lowercase letters, digits and '-', "
+            "starting with a letter or digit, at most 63 characters)",
+            setting="--domain",
+        )
+    return value
+
+
+def parse_hub(url: str | None, token: str | None, source: str, env: Mapping[str, str]) -> HubSettings:
+    """Validate the hub URL: `embedded`, or http(s)://host[:port][/path]."""
+    if url is None:
+        raise ConfigError(
+            "no state-hub configured: pass --hub URL (or --hub embedded for the local reference "
+            "hub), or set STATE_HUB_URL",
+            setting="STATE_HUB_URL",
+        )
+    if url != EMBEDDED and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise ConfigError(
+            f"state-hub URL {url!r} is not an http(s) URL, e.g. http://127.0.0.1:8765",
+            setting="STATE_HUB_URL",
+        )
+    return HubSettings(
+        url=url.rstrip("/"),
+        token=token,
+        timeout_s=env_float(env, "STATE_HUB_TIMEOUT_S", 10.0),
+        max_attempts=env_int(env, "STATE_HUB_MAX_ATTEMPTS", 5),
+        max_total_s=env_float(env, "STATE_HUB_MAX_TOTAL_S", 60.0),
+        source=source,
+    )
+
+
+def env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    """An integer variable, or the default; a non-integer is a ConfigError."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number", setting=name) from None
+    if value < 1:
+        raise ConfigError(f"{name} must be at least 1, not {value}", setting=name)
+    return value
+
+
+def env_float(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive number variable, or the default."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number", setting=name) from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, not {value}", setting=name)
+    return value
+
+
+def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelConfig:
+    """Build the adapter configuration; the spec is checked against the registry."""
+    _, argument = split_spec(spec)
+    return ModelConfig(
+        spec=spec,
+        argument=argument,
+        model=model,
+        max_output_tokens=env_int(env, "CUSTODIAN_MAX_OUTPUT_TOKENS", 8192),
+        timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S", 300.0),
+        base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
+        max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS", 4),
+        max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S", 600.0),
+        env=dict(env),
+    )
+
+
+def limits_from(env: Mapping[str, str]) -> Limits:
+    """Caps and budgets, each overridable by a CUSTODIAN_* variable."""
+    d = Limits()
+    return Limits(
+        max_events=env_int(env, "CUSTODIAN_MAX_EVENTS", d.max_events),
+        max_status_updates=env_int(env, "CUSTODIAN_MAX_STATUS_UPDATES", d.max_status_updates),
+        max_flags=env_int(env, "CUSTODIAN_MAX_FLAGS", d.max_flags),
+        max_queued=env_int(env, "CUSTODIAN_MAX_QUEUED", d.max_queued),
+        token_budget=env_int(env, "CUSTODIAN_TOKEN_BUDGET", d.token_budget),
+        stale_after_days=env_int(env, "CUSTODIAN_STALE_AFTER_DAYS", d.stale_after_days),
+        skip_window_hours=env_int(env, "CUSTODIAN_SKIP_WINDOW_HOURS", d.skip_window_hours),
+        approval_ttl_days=env_int(env, "CUSTODIAN_APPROVAL_TTL_DAYS", d.approval_ttl_days),
+    )
+
+
+def claude_on_path(env: Mapping[str, str]) -> str | None:
+    """The Claude Code executable the embedded default would use, if any."""
+    import shutil
+
+    explicit = env.get("CUSTODIAN_CLAUDE_BIN")
+    if explicit:
+        return explicit
+    return shutil.which("claude", path=env.get("PATH"))
+
+
+def load_settings(
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    cwd: Path,
+    *,
+    domain_required: bool = True,
+    hub_required: bool = True,
+) -> Settings:
+    """Resolve every setting a command needs from flags, environment, `.env` and defaults.
+
+    `flags` holds the parsed command-line options by name (missing or None means not given).
+    With `embedded_defaults`, an unconfigured hub becomes the in-process reference hub and an
+    unconfigured model becomes `claude-code` when a `claude` executable is found, else `offline`.
+    """
+    env = layered_environment(environ, cwd)
+    embedded_defaults = bool(flags.get("embedded_defaults"))
+    domain, _ = pick(flags.get("domain"), env, "CUSTODIAN_DOMAIN")
+    hub_url, hub_source = pick(flags.get("hub"), env, "STATE_HUB_URL")
+    if hub_url is None and embedded_defaults:
+        hub_url, hub_source = EMBEDDED, "embedded default"
+    hub = None
+    if hub_url is not None or hub_required:
+        hub = parse_hub(hub_url, env.get("STATE_HUB_TOKEN"), hub_source, env)
+    spec, model_source = pick(flags.get("llm"), env, "CUSTODIAN_LLM")
+    if spec is None:
+        if not embedded_defaults and hub_required:
+            raise ConfigError(
+                "no model configured: pass --llm SPEC (offline, claude-code, anthropic, openai, "
+                "openrouter, gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND) "
+                "or set CUSTODIAN_LLM",
+                setting="CUSTODIAN_LLM",
+            )
+        spec = "claude-code" if claude_on_path(env) else "offline"
+        model_source = "embedded default"
+    model_name, _ = pick(flags.get("model"), env, "CUSTODIAN_MODEL")
+    memory, _ = pick(flags.get("memory"), env, "CUSTODIAN_MEMORY_DIR")
+    canon, _ = pick(flags.get("canon"), env, "CUSTODIAN_CANON_DIR")
+    log_format = env.get("CUSTODIAN_LOG_FORMAT", "text")
+    if log_format not in ("text", "json"):
+        raise ConfigError(
+            f"CUSTODIAN_LOG_FORMAT={log_format!r}: use 'text' or 'json'",
+            setting="CUSTODIAN_LOG_FORMAT",
+        )
+    return Settings(
+        domain=parse_domain(domain, required=domain_required),
+        hub=hub,
+        model=model_config(spec, model_name, env),
+        model_source=model_source,
+        memory_dir=(cwd / (memory or "memory")).resolve(),
+        canon_dir=(cwd / (canon or "canon")).resolve(),
+        embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
+        limits=limits_from(env),
+        dry_run=bool(flags.get("dry_run")),
+        show_prompt=bool(flags.get("show_prompt")),
+        force=bool(flags.get("force")),
+        json_output=bool(flags.get("json")),
+        log_format=log_format,
+    )
