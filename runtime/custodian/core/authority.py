@@ -1,0 +1,232 @@
+"""authorize(plan, observed, policy, history): one ruling per proposed item, with a reason.
+
+This is the security boundary. Whatever the model answered, only the three sanctioned writes, on
+ids of the observed domain, within the per-run caps, may come out as `execute`. Every item is
+checked again here (schema, routing, fingerprint), so a ProposedItem built by hand gets no
+further than one that extract_plan built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from custodian.core.authority_checks import (
+    Tally,
+    View,
+    canon_path_problem,
+    ids_problem,
+    queued_state_problem,
+)
+from custodian.core.contract import DomainSummary
+from custodian.core.plan import Plan, ProposedItem, fingerprint
+from custodian.core.plan_schema import (
+    APPROVABLE_OPERATIONS,
+    SANCTIONED_OPERATIONS,
+    SANCTIONED_STATUSES,
+    normalize,
+)
+
+Outcome = Literal["execute", "queue", "deny"]
+
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._:-]")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Per-run caps: how many writes of each kind one run may execute or queue."""
+
+    max_events: int = 20
+    max_status_updates: int = 20
+    max_flags: int = 10
+    max_queued: int = 10
+
+    def cap(self, operation: str) -> int:
+        """The per-run cap for `operation`; anything not sanctioned counts against the queue."""
+        caps = {
+            "add_progress_event": self.max_events,
+            "update_task_status": self.max_status_updates,
+            "flag_for_human": self.max_flags,
+        }
+        return caps.get(operation, self.max_queued)
+
+
+@dataclass(frozen=True)
+class ApprovalHistory:
+    """What the approval queue already holds: fingerprint -> approval id, fingerprint -> reason."""
+
+    pending: Mapping[str, str] = field(default_factory=dict)
+    rejected: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """The outcome for one item and the sentence that explains it to a person."""
+
+    item: ProposedItem
+    outcome: Outcome
+    reason: str
+
+
+def authorize(
+    plan: Plan,
+    observed: DomainSummary,
+    policy: Policy | None = None,
+    history: ApprovalHistory | None = None,
+) -> tuple[Ruling, ...]:
+    """One Ruling per item of `plan`, in plan order: execute, queue or deny, with a reason."""
+    policy = policy or Policy()
+    history = history or ApprovalHistory()
+    view = View.of(observed)
+    tally = Tally()
+    rulings = []
+    for item in plan.items:
+        outcome, reason = _rule(item, view, policy, history, tally)
+        tally.record(item, outcome)
+        rulings.append(Ruling(item, outcome, reason))
+    return tuple(rulings)
+
+
+def _rule(
+    item: ProposedItem, view: View, policy: Policy, history: ApprovalHistory, tally: Tally
+) -> tuple[Outcome, str]:
+    label = f"Plan item #{item.index} ({item.operation})"
+    problem = _form_problem(item)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
+    earlier = tally.first_with(item.fingerprint)
+    if earlier is not None:
+        return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word."
+    problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
+    if item.operation in SANCTIONED_OPERATIONS:
+        return _rule_sanctioned(item, label, view, policy, tally)
+    return _rule_queued(item, label, view, policy, history, tally)
+
+
+def _form_problem(item: ProposedItem) -> str | None:
+    if item.error is not None:
+        return f"it is malformed ({item.error}); the model must fix it and propose it again"
+    if item.fingerprint != fingerprint(item.operation, item.params):
+        return "its fingerprint does not match its operation and parameters"
+    try:
+        operation, params = normalize(item.operation, item.params)
+    except ValueError as exc:
+        return f"its parameters do not fit the operation ({exc})"
+    if operation != item.operation:
+        allowed = " or ".join(sorted(SANCTIONED_STATUSES))
+        return f"{item.operation} may only set {allowed}; any other status needs set_task_status"
+    if params != item.params:
+        return "its parameters are not in normal form (null or unknown fields)"
+    return None
+
+
+def _rule_sanctioned(
+    item: ProposedItem, label: str, view: View, policy: Policy, tally: Tally
+) -> tuple[Outcome, str]:
+    params = item.params
+    if item.operation == "update_task_status":
+        current = view.task_status(params["task_id"])
+        if current == params["status"]:
+            return "deny", f"{label} is denied: task {params['task_id']} is already {current}."
+    if item.operation == "flag_for_human" and params["task_id"] in view.flagged_tasks:
+        return "deny", (
+            f"{label} is denied: task {params['task_id']} already has an open flag "
+            "waiting for a person."
+        )
+    cap = policy.cap(item.operation)
+    if tally.executed(item.operation) >= cap:
+        return "deny", f"{label} is denied: a run may execute at most {cap} {item.operation}."
+    return "execute", f"{label} executes: {_describe_write(item, view)}."
+
+
+def _describe_write(item: ProposedItem, view: View) -> str:
+    params = item.params
+    if item.operation == "add_progress_event":
+        on_task = f" about task {params['task_id']}" if "task_id" in params else ""
+        return (
+            f"a {params['event_type']} event is added to workstream "
+            f"{params['workstream_id']}{on_task} (append-only)"
+        )
+    if item.operation == "update_task_status":
+        before = view.task_status(params["task_id"])
+        return f"task {params['task_id']} moves from {before} to {params['status']} (reversible)"
+    return f"task {params['task_id']} is flagged for a person (an escalation)"
+
+
+def _rule_queued(
+    item: ProposedItem,
+    label: str,
+    view: View,
+    policy: Policy,
+    history: ApprovalHistory,
+    tally: Tally,
+) -> tuple[Outcome, str]:
+    problem = queued_state_problem(item.operation, item.params, view)
+    if item.operation == "write_canon" and problem is None:
+        problem = canon_path_problem(item.params["path"])
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
+    if item.fingerprint in history.pending:
+        approval = history.pending[item.fingerprint]
+        return (
+            "deny",
+            f"{label} is denied: the same proposal already awaits approval as {approval}.",
+        )
+    if item.fingerprint in history.rejected:
+        why = history.rejected[item.fingerprint]
+        return "deny", f"{label} is denied: a person rejected the same proposal before ({why})."
+    if tally.queued >= policy.max_queued:
+        return "deny", (
+            f"{label} is denied: a run may queue at most {policy.max_queued} proposals "
+            "for approval."
+        )
+    kind = (
+        "an operation Custodian does not know"
+        if item.operation not in APPROVABLE_OPERATIONS
+        else "a write"
+    )
+    return "queue", (
+        f"{label} is queued for a person's approval: it is {kind} that Custodian may not "
+        "make on its own."
+    )
+
+
+def idempotency_key(run_id: str, fp: str) -> str:
+    """The hub Idempotency-Key for one item of one run: printable ASCII, at most 255 characters."""
+    run = _KEY_UNSAFE.sub("_", run_id)[:200] or "run"
+    return f"custodian-{run}-{_KEY_UNSAFE.sub('_', fp[:32])}"
+
+
+def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
+    """The observed state a queued item was proposed under, to check again on approval.
+
+    The target (task, decision, flag, or a workstream that is itself the target) gives id, status
+    and updated_at where it has one; create_task and record_decision give their parent
+    workstream's id and status; create_workstream and write_canon give {}.
+    """
+    view = View.of(observed)
+    params = item.params
+    if item.operation in ("create_workstream", "write_canon"):
+        return {}
+    parent_only = item.operation in ("create_task", "record_decision")
+    state: dict[str, Any] = {}
+    for key, kind in _TARGET_KINDS:
+        value = params.get(key)
+        if not isinstance(value, str):
+            continue
+        snapshot = view.snapshot(kind, value, updated=not parent_only)
+        if snapshot is not None:
+            state[kind] = snapshot
+    return state
+
+
+_TARGET_KINDS = (
+    ("task_id", "task"),
+    ("workstream_id", "workstream"),
+    ("decision_id", "decision"),
+    ("flag_id", "flag"),
+)

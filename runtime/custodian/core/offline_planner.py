@@ -1,0 +1,145 @@
+"""The rule-based planner behind the `offline` model: fixed rules over PlanningFacts, no model.
+
+Rules: flag in-progress tasks untouched for `stale_after_days` or more, and blocked tasks, unless
+the task already has an open flag; record one observation event per workstream whose state
+changed since the last completed run (every workstream on a first run). It never marks a task
+done and stays within the default per-run caps. The same facts always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from custodian.core.contract import Task, WorkstreamWithTasks
+from custodian.core.digest import workstream_digests
+from custodian.core.planning_facts import PlanningFacts
+
+MAX_FLAGS = 10
+MAX_EVENTS = 20
+_COUNTED = ("todo", "in_progress", "blocked", "done", "cancelled")
+
+
+@dataclass(frozen=True)
+class _Finding:
+    task: Task
+    kind: str  # "stale" or "blocked"
+    idle_days: int
+
+    @property
+    def order(self) -> tuple[datetime, str]:
+        # Oldest first, so the cap leaves out the freshest problems.
+        return (_utc(self.task.updated_at), self.task.id)
+
+
+def offline_plan(facts: PlanningFacts) -> str:
+    """The rule-based plan for `facts`: Markdown prose and exactly one ```json block."""
+    findings = sorted(_findings(facts), key=lambda finding: finding.order)
+    changed = _changed_workstreams(facts)
+    flags, events = findings[:MAX_FLAGS], changed[:MAX_EVENTS]
+    plan = {
+        "observations": _observations(facts, findings, changed),
+        "progress_events": [_event(ws) for ws in events],
+        "tasks_to_update": [],
+        "tasks_to_flag": [_flag(finding, facts.stale_after_days) for finding in flags],
+    }
+    block = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False)
+    prose = _prose(facts, len(findings) - len(flags), len(changed) - len(events))
+    return f"{prose}\n\n```json\n{block}\n```\n"
+
+
+def _findings(facts: PlanningFacts) -> list[_Finding]:
+    flagged = {f.task_id for f in facts.summary.open_flags if f.status == "open" and f.task_id}
+    now = _utc(facts.now)
+    found = []
+    for ws in facts.summary.workstreams:
+        for task in ws.tasks:
+            if task.id in flagged:
+                continue
+            idle = (now - _utc(task.updated_at)).days
+            if task.status == "blocked":
+                found.append(_Finding(task, "blocked", idle))
+            elif task.status == "in_progress" and idle >= facts.stale_after_days:
+                found.append(_Finding(task, "stale", idle))
+    return found
+
+
+def _changed_workstreams(facts: PlanningFacts) -> list[WorkstreamWithTasks]:
+    current = workstream_digests(facts.summary)
+    previous = facts.previous_workstream_digests
+    changed = [ws for ws in facts.summary.workstreams if previous.get(ws.id) != current[ws.id]]
+    return sorted(changed, key=lambda ws: ws.id)
+
+
+def _event(ws: WorkstreamWithTasks) -> dict[str, Any]:
+    counts = {status: sum(1 for t in ws.tasks if t.status == status) for status in _COUNTED}
+    listed = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items() if n)
+    summary = (
+        f"Rule-based review: workstream {ws.id} is {ws.status} with {len(ws.tasks)} "
+        f"task{'s' if len(ws.tasks) != 1 else ''}{f' ({listed})' if listed else ''}."
+    )
+    return {
+        "workstream_id": ws.id,
+        "event_type": "observation",
+        "summary": summary,
+        "reason": "the workstream changed since the last completed run",
+    }
+
+
+def _flag(finding: _Finding, stale_after_days: int) -> dict[str, Any]:
+    task = finding.task
+    since = _utc(task.updated_at).date().isoformat()
+    if finding.kind == "blocked":
+        note = (
+            f"Task {task.id} is blocked (last updated {since}, {finding.idle_days} days ago) "
+            "and nobody has been asked to unblock it."
+        )
+        reason = "blocked task without an open flag"
+    else:
+        note = (
+            f"Task {task.id} has been in progress without an update for {finding.idle_days} "
+            f"days (since {since}); please check whether it is still being worked on."
+        )
+        reason = f"in progress and untouched for {stale_after_days} days or more"
+    return {"task_id": task.id, "note": note, "reason": reason}
+
+
+def _observations(
+    facts: PlanningFacts, findings: list[_Finding], changed: list[WorkstreamWithTasks]
+) -> list[str]:
+    tasks = sum(len(ws.tasks) for ws in facts.summary.workstreams)
+    stale = sum(1 for f in findings if f.kind == "stale")
+    blocked = len(findings) - stale
+    return [
+        f"Domain {facts.domain}: {len(facts.summary.workstreams)} workstreams, {tasks} tasks, "
+        f"{len(facts.summary.open_flags)} open flags, "
+        f"{len(facts.summary.open_decisions)} open decisions.",
+        f"{stale} stale in-progress tasks and {blocked} blocked tasks need a flag.",
+        f"{len(changed)} workstreams changed since the last completed run.",
+    ]
+
+
+def _prose(facts: PlanningFacts, flags_left: int, events_left: int) -> str:
+    first_run = not facts.previous_workstream_digests
+    lines = [
+        f"# Rule-based review of {facts.domain}",
+        "",
+        "This plan comes from Custodian's rule-based offline planner; no language model was "
+        "consulted. It flags in-progress tasks untouched for "
+        f"{facts.stale_after_days} days or more and blocked tasks without an open flag, and "
+        "records one observation per workstream that changed"
+        + (" (this is a first run, so every workstream counts as changed)." if first_run else ".")
+        + " It never marks a task done.",
+    ]
+    if flags_left:
+        lines += ["", f"Left out: {flags_left} more flags, over the cap of {MAX_FLAGS} per run."]
+    if events_left:
+        lines += ["", f"Left out: {events_left} more events, over the cap of {MAX_EVENTS} per run."]
+    return "\n".join(lines)
+
+
+def _utc(moment: datetime) -> datetime:
+    # The hub speaks UTC; a naive timestamp is read as UTC so that comparisons never fail.
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
