@@ -1,0 +1,210 @@
+"""Shared HTTP edge of the vendor adapters: keys, URLs, one JSON POST with retries, errors."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from custodian.errors import ConfigError, ModelError
+from custodian.llm._retry import Retryable, RetryPolicy, call_with_retries
+from custodian.llm.base import ModelConfig
+
+T = TypeVar("T")
+
+# Statuses worth sending again unchanged (529 is Anthropic's "overloaded").
+RETRY_STATUSES = frozenset({408, 429})
+BASE_URL_SETTING = "CUSTODIAN_LLM_BASE_URL"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What a vendor's error body says; `fatal` marks billing or quota exhaustion (no retry)."""
+
+    message: str
+    code: str | None = None
+    fatal: bool = False
+    retry_after_s: float | None = None
+    request_id: str | None = None
+
+
+# (status, parsed JSON body or None, raw text) -> ErrorInfo; one per vendor.
+DescribeError = Callable[[int, Any, str], ErrorInfo]
+
+
+def require_key(config: ModelConfig, variable: str, provider: str) -> str:
+    """The API key from the environment snapshot, or a ConfigError naming the variable."""
+    key = config.env.get(variable, "").strip()
+    if not key:
+        raise ConfigError(
+            f"the {provider} model needs an API key: set {variable} in the environment",
+            setting=variable,
+        )
+    return key
+
+
+def api_url(base: str, version: str, endpoint: str) -> str:
+    """Join a base URL and an endpoint, adding the API version segment unless the base has it."""
+    base = base.strip().rstrip("/")
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"base URL {base!r} is not an http(s) URL; set {BASE_URL_SETTING} like "
+            "https://host:port/v1",
+            setting=BASE_URL_SETTING,
+        )
+    if version and not parts.path.endswith("/" + version):
+        base = f"{base}/{version}"
+    return f"{base}/{endpoint}"
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The server's wait hint: `retry-after-ms`, else `retry-after` as seconds or an HTTP date."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def header_request_id(response: httpx.Response) -> str | None:
+    """The vendor's request id from the usual headers."""
+    for name in ("x-request-id", "request-id", "x-goog-request-id"):
+        value: str | None = response.headers.get(name)
+        if value:
+            return value
+    return None
+
+
+def _hint(status: int, info: ErrorInfo, key_var: str | None) -> str:
+    if info.fatal:
+        return "add credit or raise the quota; retrying will not help"
+    if status in (401, 403):
+        return f"check {key_var}" if key_var else "check the API key and its permissions"
+    if status == 404:
+        return f"check the model name (CUSTODIAN_LLM_MODEL) and {BASE_URL_SETTING}"
+    if status in (400, 422):
+        return "the request was refused as invalid; check the model name and token limit"
+    if status == 429:
+        return "rate limited; run less often or raise the limit"
+    return "the provider had a problem; try again later"
+
+
+def _payload(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+class JsonHttp:
+    """One vendor endpoint family: POST JSON, retry what may pass, map the rest to ModelError."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        provider: str,
+        headers: Mapping[str, str],
+        describe_error: DescribeError,
+        key_var: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.provider = provider
+        self.key_var = key_var
+        self.describe_error = describe_error
+        self.policy = RetryPolicy.from_config(config, sleep=sleep)
+        timeout = httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s))
+        # trust_env=False: adapters take nothing from the process environment, proxies included.
+        self.client = httpx.Client(
+            headers=dict(headers), timeout=timeout, transport=transport, trust_env=False
+        )
+
+    def post(
+        self, url: str, body: Mapping[str, Any], parse: Callable[[Any, httpx.Response], T]
+    ) -> T:
+        """POST `body` to `url` and hand the 2xx JSON to `parse` (which may raise Retryable)."""
+        return call_with_retries(lambda: self._attempt(url, body, parse), self.policy)
+
+    def _attempt(
+        self, url: str, body: Mapping[str, Any], parse: Callable[[Any, httpx.Response], T]
+    ) -> T:
+        try:
+            response = self.client.post(url, json=body)
+        except httpx.TransportError as exc:
+            error = self.error(f"cannot reach {url}: {type(exc).__name__}: {exc}", retryable=True)
+            raise Retryable(error) from exc
+        if response.status_code >= 400:
+            self._raise_for_status(response)
+        payload = _payload(response)
+        if not isinstance(payload, dict):
+            raise self.error(
+                f"HTTP {response.status_code} from {url} is not a JSON object: "
+                f"{response.text[:200]!r}",
+                status=response.status_code,
+                request_id=header_request_id(response),
+            )
+        return parse(payload, response)
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        info = self.describe_error(status, _payload(response), response.text)
+        retryable = not info.fatal and (status in RETRY_STATUSES or status >= 500)
+        if response.headers.get("x-should-retry", "").lower() == "false":
+            retryable = False
+        code = f" ({info.code})" if info.code else ""
+        error = self.error(
+            f"HTTP {status}{code}: {info.message}; {_hint(status, info, self.key_var)}",
+            status=status,
+            code=info.code,
+            request_id=header_request_id(response) or info.request_id,
+            retryable=retryable,
+        )
+        if retryable:
+            hint = retry_after_seconds(response.headers)
+            raise Retryable(error, hint if hint is not None else info.retry_after_s)
+        raise error
+
+    def error(
+        self,
+        detail: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        request_id: str | None = None,
+        retryable: bool = False,
+    ) -> ModelError:
+        """A ModelError from this provider, its message prefixed with the provider's name."""
+        return ModelError(
+            f"{self.provider}: {detail}",
+            provider=self.provider,
+            status=status,
+            code=code,
+            request_id=request_id,
+            retryable=retryable,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.client.close()

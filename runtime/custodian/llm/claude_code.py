@@ -1,0 +1,191 @@
+"""The Claude Code CLI as a pure single completion: no tools, no settings, no session, empty cwd.
+
+`claude -p --output-format json` with every flag that stops it acting as an agent; the prompt goes
+on stdin (variadic flags such as `--tools` would swallow an argument prompt), the child runs in a
+fresh empty directory with a throwaway HOME and a minimal environment, and a timeout kills its
+whole process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from custodian.errors import ConfigError, ModelError
+from custodian.llm._claude_result import TAIL_CHARS, parse_result
+from custodian.llm._retry import RetryPolicy, call_with_retries
+from custodian.llm.base import Completion, Model, ModelConfig, Prompt
+
+DEFAULT_MODEL = "sonnet"
+BIN_VAR = "CUSTODIAN_CLAUDE_BIN"
+HOME_VAR = "CUSTODIAN_CLAUDE_HOME"
+# The CLI retries API errors itself; keep both counts small so they do not multiply.
+CLI_MAX_RETRIES = "2"
+MAX_ATTEMPTS = 2
+# Passed through when set: credentials, and what the CLI needs to reach the API through a proxy.
+PASSTHROUGH_VARS = (
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+)
+FIXED_ENV = {
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_MAX_RETRIES": CLI_MAX_RETRIES,
+}
+
+
+def find_claude(env: Mapping[str, str]) -> str | None:
+    """The `claude` executable: CUSTODIAN_CLAUDE_BIN, else `claude` on the snapshot's PATH."""
+    name = env.get(BIN_VAR, "").strip() or "claude"
+    if os.sep in name:
+        path = os.path.abspath(name)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    search = env.get("PATH", "")
+    if not search:
+        return None
+    found = shutil.which(name, path=search)
+    return os.path.abspath(found) if found else None
+
+
+def claude_argv(executable: str, model: str, system: str) -> list[str]:
+    """The argv that makes the CLI one completion: no tools, MCP, settings, turns or session."""
+    return [
+        executable,
+        "-p",
+        "--output-format",
+        "json",
+        "--tools",
+        "",
+        "--strict-mcp-config",
+        "--setting-sources",
+        "",
+        "--max-turns",
+        "1",
+        "--no-session-persistence",
+        "--permission-mode",
+        "dontAsk",
+        "--model",
+        model,
+        "--system-prompt",
+        system,
+    ]
+
+
+def child_env(env: Mapping[str, str], home: str) -> dict[str, str]:
+    """PATH, HOME, the allowed credentials and proxy settings, and the quieting switches."""
+    child = {"PATH": env.get("PATH", os.defpath), "HOME": home}
+    child.update({name: env[name] for name in PASSTHROUGH_VARS if env.get(name)})
+    child.update(FIXED_ENV)
+    return child
+
+
+def tail(text: str) -> str:
+    """The last few lines of a stream, for error messages."""
+    return text[-TAIL_CHARS:].strip()
+
+
+class ClaudeCodeModel(Model):
+    """Runs `claude -p` once per prompt; at most two attempts (the CLI also retries inside)."""
+
+    provider: ClassVar[str] = "claude-code"
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        transport: object = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        executable = find_claude(config.env)
+        if executable is None:
+            configured = config.env.get(BIN_VAR, "").strip()
+            where = f"{configured!r} is not an executable file" if configured else "not on PATH"
+            raise ConfigError(
+                f"the claude-code model needs the Claude Code CLI ({where}): install it "
+                f"(npm install -g @anthropic-ai/claude-code) or set {BIN_VAR} to its path",
+                setting=BIN_VAR,
+            )
+        self._executable = executable
+        self._config = config
+        self._model = config.model or DEFAULT_MODEL
+        self._home = config.env.get(HOME_VAR, "").strip() or None
+        self._policy = RetryPolicy.from_config(
+            config, sleep=sleep, max_attempts=min(MAX_ATTEMPTS, config.max_attempts)
+        )
+
+    @property
+    def model_name(self) -> str:
+        """The configured model id or alias."""
+        return self._model
+
+    def complete(self, prompt: Prompt) -> Completion:
+        """Run the CLI once (twice if the API was overloaded) and return its result text."""
+        return call_with_retries(lambda: self._attempt(prompt), self._policy)
+
+    def _attempt(self, prompt: Prompt) -> Completion:
+        argv = claude_argv(self._executable, self._model, prompt.system)
+        with tempfile.TemporaryDirectory(prefix="custodian-claude-") as scratch:
+            work = Path(scratch, "work")
+            work.mkdir()
+            home = self._home or str(Path(scratch, "home"))
+            Path(home).mkdir(exist_ok=True)
+            code, stdout, stderr = self._run(
+                argv, prompt.user, work, child_env(self._config.env, home)
+            )
+        return parse_result(code, stdout, stderr, model=self._model, provider=self.provider)
+
+    def _run(
+        self, argv: list[str], stdin: str, cwd: Path, env: dict[str, str]
+    ) -> tuple[int, str, str]:
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,  # its own process group, so a timeout can kill it all
+            )
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot run {argv[0]}: {exc}; set {BIN_VAR} to a working `claude`",
+                setting=BIN_VAR,
+            ) from exc
+        try:
+            out, err = process.communicate(stdin.encode("utf-8"), timeout=self._config.timeout_s)
+        except subprocess.TimeoutExpired:
+            killed_stderr = self._kill(process)
+            raise ModelError(
+                f"claude-code: no answer within {self._config.timeout_s:g}s; the CLI was killed"
+                " (raise the model timeout if the model is slow)",
+                provider=self.provider,
+                code="timeout",
+                stderr_tail=tail(killed_stderr),
+            ) from None
+        return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    @staticmethod
+    def _kill(process: subprocess.Popen[bytes]) -> str:
+        """Kill the CLI's whole process group and return what it wrote to stderr."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        try:
+            _, err = process.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            return ""
+        return err.decode("utf-8", "replace")
