@@ -55,7 +55,9 @@ def _create_workstream(
     return client.create_workstream(c.NewWorkstream(**p), idempotency_key=key)
 
 
-def _create_task(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+def _create_task(
+    client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str
+) -> HubWrite[Any]:
     return client.create_task(c.NewTask(**p), idempotency_key=key)
 
 
@@ -72,7 +74,9 @@ def _resolve_decision(
     return client.resolve_decision(p["decision_id"], body, idempotency_key=key)
 
 
-def _resolve_flag(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+def _resolve_flag(
+    client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str
+) -> HubWrite[Any]:
     return client.resolve_flag(p["flag_id"], idempotency_key=key)
 
 

@@ -141,7 +141,9 @@ def parse_domain(value: str | None, *, required: bool) -> str | None:
     return value
 
 
-def parse_hub(url: str | None, token: str | None, source: str, env: Mapping[str, str]) -> HubSettings:
+def parse_hub(
+    url: str | None, token: str | None, source: str, env: Mapping[str, str]
+) -> HubSettings:
     """Validate the hub URL: `embedded`, or http(s)://host[:port][/path]."""
     if url is None:
         raise ConfigError(

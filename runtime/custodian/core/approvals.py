@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-ApprovalStatus = Literal["pending", "approved", "executed", "failed", "stale", "expired", "rejected"]
+ApprovalStatus = Literal[
+    "pending", "approved", "executed", "failed", "stale", "expired", "rejected"
+]
 OPEN_STATUSES = ("pending",)
 RECENTLY_REJECTED = timedelta(days=30)
 
@@ -51,7 +53,9 @@ def pending_by_fingerprint(items: Iterable[ApprovalItem], now: datetime) -> dict
 def rejected_by_fingerprint(items: Iterable[ApprovalItem]) -> dict[str, str]:
     """Fingerprint -> the person's reason, for every item ever rejected (never queued again)."""
     return {
-        i.fingerprint: f"rejected by {i.decided_by or 'a person'}: {i.reject_reason or 'no reason given'}"
+        i.fingerprint: (
+            f"rejected by {i.decided_by or 'a person'}: {i.reject_reason or 'no reason given'}"
+        )
         for i in items
         if i.status == "rejected"
     }

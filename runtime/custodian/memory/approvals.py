@@ -1,4 +1,4 @@
-"""The approval queue on disk: `memory/approvals/<id>.json`, one file per item, written atomically."""
+"""The approval queue on disk: `memory/approvals/<id>.json`, one file per item, atomic."""
 
 from __future__ import annotations
 

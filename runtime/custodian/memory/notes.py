@@ -93,17 +93,21 @@ def render_note(note: SessionNote) -> str:
         for key, title in _GROUPS
     ]
     raw = note.raw_response.replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
-    return _environment().get_template("note.md.j2").render(
-        front_matter=front_matter(note.front),
-        domain=note.domain,
-        started_at=note.started_at.strftime("%Y-%m-%d %H:%M UTC"),
-        headline=note.headline,
-        prose=_inert(note.prose.strip()),
-        rulings=note.actions,
-        action_groups=groups,
-        observations=list(note.observations),
-        problem=note.problem,
-        raw_response=raw,
+    return (
+        _environment()
+        .get_template("note.md.j2")
+        .render(
+            front_matter=front_matter(note.front),
+            domain=note.domain,
+            started_at=note.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+            headline=note.headline,
+            prose=_inert(note.prose.strip()),
+            rulings=note.actions,
+            action_groups=groups,
+            observations=list(note.observations),
+            problem=note.problem,
+            raw_response=raw,
+        )
     )
 
 
@@ -130,9 +134,7 @@ def last_note_prose(working_dir: Path, domain: str) -> str | None:
     """The reasoning of the newest note for `domain`, for continuity; None if there is none."""
     if not working_dir.is_dir():
         return None
-    notes = sorted(
-        p for p in working_dir.glob(f"*-{domain}*.md") if _note_domain(p.name) == domain
-    )
+    notes = sorted(p for p in working_dir.glob(f"*-{domain}*.md") if _note_domain(p.name) == domain)
     for path in reversed(notes):
         text = path.read_text(encoding="utf-8", errors="replace")
         start, end = text.find(PROSE_START), text.find(PROSE_END)

@@ -1,0 +1,164 @@
+"""`custodian`: argparse -> settings -> the command; errors become exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from custodian import __version__
+from custodian.errors import ConfigError, CustodianError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _run_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="one observe -> orient -> decide -> act pass for a domain")
+    p.add_argument("--domain", help="the domain to look after (env CUSTODIAN_DOMAIN)")
+    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument(
+        "--llm",
+        help="model spec: offline, claude-code, anthropic, openai, openrouter, "
+        "gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND (env CUSTODIAN_LLM)",
+    )
+    p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    p.add_argument("--memory", help="memory directory (env CUSTODIAN_MEMORY_DIR; default memory)")
+    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
+    p.add_argument("--show-prompt", action="store_true", help="print the rendered prompt")
+    p.add_argument("--force", action="store_true", help="run even if nothing changed")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
+    p.add_argument(
+        "--embedded-defaults",
+        action="store_true",
+        help="with nothing configured, use the embedded hub and claude-code or offline",
+    )
+    p.set_defaults(handler=_cmd_run)
+
+
+def _hub_parser(sub: Any) -> None:
+    p = sub.add_parser("hub", help="the reference state-hub")
+    hub_sub = p.add_subparsers(dest="hub_command", required=True)
+    serve = hub_sub.add_parser("serve", help="serve the reference hub over HTTP")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--db", type=Path, default=Path(".custodian/hub.sqlite3"))
+    serve.add_argument("--seed", help="'demo' or a JSON file, loaded into an empty database")
+    serve.add_argument("--token", help="require 'Authorization: Bearer TOKEN' on every request")
+    serve.set_defaults(handler=_cmd_hub_serve)
+
+
+def _spine_parsers(sub: Any) -> None:
+    p = sub.add_parser("inspect", help="replay the journal read-only and verify every chain")
+    p.add_argument("run_id", nargs="?", help="a run id (default: the domain's latest run)")
+    p.add_argument("--domain")
+    p.add_argument("--memory")
+    p.set_defaults(handler=_cmd_inspect)
+    r = sub.add_parser("replay", help="re-run extraction and authorization on a stored run")
+    r.add_argument("run_id")
+    r.add_argument("--memory")
+    r.add_argument("--canon")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(handler=_cmd_replay)
+
+
+def _approvals_parser(sub: Any) -> None:
+    p = sub.add_parser("approvals", help="the queue of proposals waiting for a person")
+    p.add_argument("--memory")
+    a = p.add_subparsers(dest="approvals_command", required=True)
+    ls = a.add_parser("list", help="list approval items")
+    ls.add_argument("--domain")
+    ls.add_argument("--status", help="only items with this status")
+    ls.add_argument("--json", action="store_true")
+    show = a.add_parser("show", help="show one item")
+    show.add_argument("approval_id")
+    ok = a.add_parser("approve", help="approve and execute an item if its state still holds")
+    ok.add_argument("approval_id")
+    ok.add_argument("--by", required=True, help="who approves")
+    ok.add_argument("--note", help="a note kept with the decision")
+    ok.add_argument("--hub", help="state-hub URL (env STATE_HUB_URL)")
+    no = a.add_parser("reject", help="reject an item; it is never queued again")
+    no.add_argument("approval_id")
+    no.add_argument("--by", required=True)
+    no.add_argument("--reason", required=True)
+    p.set_defaults(handler=_cmd_approvals)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = argparse.ArgumentParser(
+        prog="custodian", description="A bounded runtime that looks after a state-hub's domains."
+    )
+    parser.add_argument("--version", action="version", version=f"custodian {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _run_parser(sub)
+    _hub_parser(sub)
+    _spine_parsers(sub)
+    _approvals_parser(sub)
+    return parser
+
+
+def _settings(args: argparse.Namespace, **kwargs: Any) -> Any:
+    from custodian.settings import load_settings
+
+    return load_settings(vars(args), os.environ, Path.cwd(), **kwargs)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from custodian.run import run
+
+    settings = _settings(args)
+    result = run(settings)
+    if settings.json_output:
+        sys.stdout.write(json.dumps(result.summary(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(result.human() + "\n")
+    return result.exit_code
+
+
+def _cmd_hub_serve(args: argparse.Namespace) -> int:
+    from custodian.statehub.server import serve_command
+
+    return serve_command(args.host, args.port, args.db, args.seed, args.token)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from custodian.inspect import inspect_command
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    return inspect_command(settings.memory_dir, args.run_id, settings.domain, sys.stdout)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from custodian.replay import replay_command
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    return replay_command(settings, args.run_id, sys.stdout, as_json=args.json)
+
+
+def _cmd_approvals(args: argparse.Namespace) -> int:
+    from custodian.approve import approvals_command
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    return approvals_command(settings, args, sys.stdout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, run the command, and map errors to exit codes with a message that says the fix."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except ConfigError as exc:
+        sys.stderr.write(f"custodian: configuration error: {exc.message}\n")
+        return exc.exit_code
+    except CustodianError as exc:
+        sys.stderr.write(f"custodian: {exc.message}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,117 @@
+"""`custodian replay RUN_ID`: today's extraction and authorization on a stored run.
+
+No model call and no write: the stored snapshot and the stored model response go through the
+current validator and policy, and every decision that differs from the recorded one is shown.
+A regression check for changes to the policy, the validator or the canon.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from custodian.core import journal as J
+from custodian.core.authority import ApprovalHistory, Policy, authorize
+from custodian.core.contract import DomainSummary
+from custodian.core.digest import digest
+from custodian.core.plan import extract_plan
+from custodian.errors import JournalError, PlanRejected
+from custodian.memory.journal_store import JournalStore
+from custodian.settings import Settings
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One item whose decision today differs from the recorded one."""
+
+    index: int
+    operation: str
+    recorded: str
+    today: str
+
+
+def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
+    """The records of `run_id`, from whichever domain's journal holds it."""
+    directory = store.directory if hasattr(store, "directory") else None
+    domains = sorted(p.stem for p in directory.glob("*.jsonl")) if directory else []
+    for domain in domains:
+        records = [r for r in store.read(domain, repair=False).records if r.run_id == run_id]
+        if records:
+            return records
+    raise JournalError(f"no run {run_id!r} in any journal; `custodian inspect` lists the runs")
+
+
+def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:
+    return next((r.data for r in records if r.kind == kind), None)
+
+
+def compare(records: Sequence[J.Record]) -> tuple[list[Difference], str]:
+    """Re-decide the stored run; return the differences and a one-line verdict on the plan."""
+    observed, response = _data(records, "observed"), _data(records, "model_response")
+    if observed is None or response is None:
+        raise JournalError("this run stored no observation or no model response: nothing to replay")
+    plan_record = _data(records, "plan") or {}
+    recorded = {r.data["index"]: r.data for r in records if r.kind == "ruling"}
+    try:
+        plan = extract_plan(str(response["text"]))
+    except PlanRejected as exc:
+        if plan_record.get("status") == "rejected":
+            return [], f"plan rejected, as recorded: {exc.message}"
+        return [Difference(-1, "plan", "accepted", f"rejected: {exc.message}")], "plan now rejected"
+    if plan_record.get("status") == "rejected":
+        return [Difference(-1, "plan", "rejected", "accepted")], "plan now accepted"
+    history = plan_record.get("history") or {}
+    rulings = authorize(
+        plan,
+        DomainSummary.model_validate(observed["summary"]),
+        Policy(**(plan_record.get("policy") or {})),
+        ApprovalHistory(pending=history.get("pending", {}), rejected=history.get("rejected", {})),
+    )
+    differences = []
+    for ruling in rulings:
+        was = recorded.get(ruling.item.index)
+        then = f"{was['outcome']}: {was['reason']}" if was else "no ruling recorded"
+        now = f"{ruling.outcome}: {ruling.reason}"
+        if then != now:
+            differences.append(Difference(ruling.item.index, ruling.item.operation, then, now))
+    return differences, f"plan accepted, {len(rulings)} item(s) re-decided"
+
+
+def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:
+    """Print how today's code decides the stored run; exit 1 if any decision differs."""
+    records = find_run(JournalStore(settings.memory_dir), run_id)
+    differences, verdict = compare(records)
+    started = _data(records, "run_started") or {}
+    constitution = settings.canon_dir / "constitution.md"
+    today = digest(constitution.read_text("utf-8")) if constitution.is_file() else None
+    canon_note = (
+        "unchanged" if today == started.get("constitution_digest") else "changed since the run"
+    )
+    if as_json:
+        out.write(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "verdict": verdict,
+                    "constitution": canon_note,
+                    "differences": [d.__dict__ for d in differences],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        out.write(f"replay {run_id}: {verdict}; constitution {canon_note}\n")
+        for d in differences:
+            out.write(
+                f"  item {d.index} {d.operation}\n"
+                f"    recorded: {d.recorded}\n    today:    {d.today}\n"
+            )
+        out.write(
+            "replay: same decisions\n"
+            if not differences
+            else f"replay: {len(differences)} decision(s) differ\n"
+        )
+    return 0 if not differences else 1
