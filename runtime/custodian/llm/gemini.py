@@ -56,8 +56,12 @@ def describe_error(status: int, payload: Any, text: str) -> ErrorInfo:
     )
     daily = _daily_quota(details)
     message = str(error.get("message") or text[:300])
+    if daily:
+        message = f"{message} (daily quota exhausted)"
+    if any(as_dict(d).get("reason") == "API_KEY_INVALID" for d in details):
+        message = f"{message} (check {KEY_VAR})"
     return ErrorInfo(
-        message=f"{message} (daily quota exhausted)" if daily else message,
+        message=message,
         code=str(error["status"]) if error.get("status") else None,
         fatal=daily,
         retry_after_s=retry_after,

@@ -1,0 +1,1 @@
+"""Fakes for tests and end-to-end runs: provider servers on loopback, a fake `claude` CLI."""
