@@ -1,0 +1,196 @@
+"""The court record: one run replayed from the journal as lines a person can read and check."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from custodian.core.journal_records import SCHEMA_VERSION, Record, verify_chain
+from custodian.core.journal_runs import RunSummary, run_summaries
+from custodian.core.journal_spine import ItemTrace, trace_items, verify_spine
+
+
+def _short(value: Any, width: int = 12) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[:width] + "…"
+
+
+def replay_problems(records: Sequence[Record], extra: Sequence[str] = ()) -> list[str]:
+    """Everything wrong with a domain journal: store damage first, then chain, then spine."""
+    found = [*verify_chain(records), *verify_spine(records)]
+    return [*extra, *(str(p) for p in sorted(found, key=lambda p: p.seq))]
+
+
+def replay_lines(problems: Sequence[str]) -> list[str]:
+    """`replay: ok`, or a count followed by one line per problem."""
+    if not problems:
+        return ["replay: ok"]
+    return [f"replay: FAILED, {len(problems)} problem(s):", *(f"  {p}" for p in problems)]
+
+
+def render_run(
+    records: Sequence[Record], run_id: str, extra_problems: Sequence[str] = ()
+) -> list[str]:
+    """The court record of `run_id` within its domain journal, ending with the replay verdict."""
+    run = [r for r in records if r.run_id == run_id]
+    if not run:
+        return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
+    problems = replay_problems(records, extra_problems)
+    summary = next(s for s in run_summaries(records) if s.run_id == run_id)
+    items = trace_items(records)
+    lines = _header(summary, records)
+    for record in run:
+        lines.extend(_render_record(record, items, problems))
+    return [*lines, *replay_lines(problems)]
+
+
+def _header(summary: RunSummary, records: Sequence[Record]) -> list[str]:
+    exit_code = "" if summary.exit_code is None else f" (exit {summary.exit_code})"
+    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
+    last = records[-1]
+    return [
+        f"run       {summary.run_id}",
+        f"domain    {summary.domain}",
+        f"status    {summary.status}{exit_code}",
+        f"model     {summary.model or '-'}",
+        f"counts    {counts or '-'}",
+        f"started   {summary.started_at}",
+        f"journal   {summary.records} record(s) in this run "
+        f"({summary.domain}:{summary.first_seq} … {summary.domain}:{summary.last_seq}); "
+        f"{len(records)} in the domain, schema v{SCHEMA_VERSION}, last {last.ref}",
+        "",
+    ]
+
+
+def _render_record(
+    record: Record, items: dict[Any, ItemTrace], problems: Sequence[str]
+) -> list[str]:
+    kind, data = record.kind, record.data
+    if kind == "ruling":
+        return _render_ruling(record, items, problems)
+    if kind == "reconciled":
+        item = items.get((str(data.get("run_id_of_the_interrupted_run")), data.get("index")))
+        head = (
+            f"reconciled at {record.ref}: item #{data.get('index')} of run "
+            f"{data.get('run_id_of_the_interrupted_run')} key={data.get('idempotency_key')}"
+        )
+        return [head, *_item_lines(item, record, problems), ""]
+    if kind == "approval_decided":
+        return _render_approval(record, items, problems)
+    return _simple_line(record)
+
+
+def _simple_line(record: Record) -> list[str]:
+    kind, data = record.kind, record.data
+    text = {
+        "observed": lambda: f"state sha256={_short(data.get('state_digest'))}",
+        "prompt": lambda: f"about {data.get('estimated_tokens')} token(s)",
+        "model_response": lambda: _usage(data),
+        "model_failed": lambda: f"{data.get('provider')} failed: {data.get('error')}",
+        "plan": lambda: _plan(data),
+        "note_written": lambda: f"{data.get('path')} sha256={_short(data.get('sha256'))}",
+        "finished": lambda: f"{data.get('status')} exit {data.get('exit_code')}",
+    }.get(kind)
+    if text is None:
+        return []
+    return [f"{kind:<9} at {record.ref}: {text()}"]
+
+
+def _usage(data: dict[str, Any]) -> str:
+    usage = data.get("usage") or {}
+    return (
+        f"{data.get('provider')}/{data.get('model')} "
+        f"{usage.get('input_tokens')} in / {usage.get('output_tokens')} out, "
+        f"${usage.get('cost_usd')} request {data.get('request_id')}"
+    )
+
+
+def _plan(data: dict[str, Any]) -> str:
+    if data.get("status") == "accepted":
+        return f"accepted, {data.get('items')} item(s)"
+    return f"rejected: {data.get('reason')}"
+
+
+def _render_ruling(
+    ruling: Record, items: dict[Any, ItemTrace], problems: Sequence[str]
+) -> list[str]:
+    data = ruling.data
+    lines = [
+        f"request {ruling.ref} #{data.get('index')} {data.get('operation')} "
+        f"target={data.get('target')} fingerprint={_short(data.get('fingerprint'))}"
+    ]
+    outcome, reason = data.get("outcome"), data.get("reason")
+    if outcome == "deny":
+        lines.append(f"  DENIED at {ruling.ref}: {reason}")
+        lines.append("  (no execution, no receipt)")
+    elif outcome == "queue":
+        lines.append(f"  QUEUED at {ruling.ref}: {reason}")
+    else:
+        lines.append(f"  ruled execute at {ruling.ref}: {reason}")
+        item = items.get((ruling.run_id, data.get("index")))
+        lines.extend(_item_lines(item, ruling, problems))
+    return [*lines, ""]
+
+
+def _render_approval(
+    decided: Record, items: dict[Any, ItemTrace], problems: Sequence[str]
+) -> list[str]:
+    data = decided.data
+    lines = [
+        f"approval {data.get('approval_id')} at {decided.ref}: {data.get('decision')} "
+        f"by {data.get('by')}: {data.get('reason')}"
+    ]
+    for (run_id, _), item in items.items():
+        if run_id == decided.run_id:
+            lines.extend(_item_lines(item, decided, problems))
+    return [*lines, ""]
+
+
+def _item_lines(item: ItemTrace | None, start: Record, problems: Sequence[str]) -> list[str]:
+    if item is None:
+        return ["  not authorized (the run stopped before acting on it)"]
+    auth = item.authorized
+    lines = [
+        f"  authorized at {auth.ref} by {auth.data.get('by')} key={item.key} "
+        f"params={_short(auth.data.get('params'), 60)}"
+    ]
+    for step in item.steps:
+        lines.extend(_step_lines(step))
+    chain = [start, auth, *item.steps] if start.seq < auth.seq else [auth, *item.steps]
+    lines.append(
+        "    chain: " + " → ".join(r.ref for r in chain) + " " + _verdict(item, chain, problems)
+    )
+    return lines
+
+
+def _step_lines(step: Record) -> list[str]:
+    data, kind = step.data, step.kind
+    for_run = f" (for run {data['reconciles']})" if data.get("reconciles") else ""
+    if kind == "dispatched":
+        return [f"  dispatched at {step.ref}{for_run}"]
+    if kind == "reconciled":
+        return [f"  reconciled at {step.ref} by run {step.run_id}"]
+    if kind == "receipt":
+        replayed = "yes" if data.get("replayed") else "no"
+        return [
+            f"  receipt at {step.ref}{for_run}: status {data.get('status_code')}, "
+            f"attempts {data.get('attempts')}",
+            f"    effect: hub_id={data.get('hub_id')} replayed={replayed} "
+            f"response sha256={_short(data.get('response_sha256'))}",
+        ]
+    return [
+        f"  FAILED at {step.ref}{for_run}: {data.get('error')} "
+        f"(status {data.get('status')}, code {data.get('code')})"
+    ]
+
+
+def _verdict(item: ItemTrace, chain: Sequence[Record], problems: Sequence[str]) -> str:
+    named = {f"record {r.seq} (" for r in chain}
+    if any(p.startswith(tuple(named)) for p in problems):
+        return "BROKEN (see the problems below)"
+    if any(a.seq >= b.seq for a, b in itertools.pairwise(chain)):
+        return "OUT OF ORDER"
+    if item.outcome is None:
+        return "INCOMPLETE (no receipt)"
+    return "ordered ok"

@@ -1,0 +1,262 @@
+"""The authority spine: ruling -> authorized -> dispatched -> receipt, checked over records."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from custodian.core.journal_records import KINDS, Problem, Record
+
+ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
+OUTCOME_KINDS = ("receipt", "failed")
+
+
+@dataclass
+class ItemTrace:
+    """Everything the journal says about one authorized write, in file order."""
+
+    authorized: Record
+    attempt_run: str
+    dispatched: Record | None = None
+    outcome: Record | None = None
+    steps: list[Record] = field(default_factory=list)
+
+    @property
+    def key(self) -> Any:
+        """The idempotency key the write was authorized with."""
+        return self.authorized.data.get("idempotency_key")
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """An authorized write with no receipt or failed record: the next run must re-send it."""
+
+    run_id: str
+    index: Any
+    operation: str
+    params: dict[str, Any]
+    idempotency_key: str
+    fingerprint: str
+    authorized_seq: int
+    dispatched: bool
+
+
+class _Tracker:
+    """Walks the records once, following each item's state and collecting broken rules."""
+
+    def __init__(self) -> None:
+        self.items: dict[ItemKey, ItemTrace] = {}
+        self.rulings: dict[ItemKey, Record] = {}
+        self.approvals: dict[str, Record] = {}
+        self.problems: list[Problem] = []
+        self._handlers: dict[str, Callable[[Record], None]] = {
+            "ruling": self._ruling,
+            "queued": self._queued,
+            "approval_decided": self._approval,
+            "authorized": self._authorized,
+            "dispatched": self._dispatched,
+            "reconciled": self._reconciled,
+            "receipt": self._outcome,
+            "failed": self._outcome,
+        }
+
+    def walk(self, records: Sequence[Record]) -> _Tracker:
+        for record in records:
+            handler = self._handlers.get(record.kind)
+            if handler is not None:
+                handler(record)
+        return self
+
+    def _flag(self, record: Record, message: str) -> None:
+        self.problems.append(Problem.of(record, message))
+
+    def _ruling(self, r: Record) -> None:
+        key = (r.run_id, r.data.get("index"))
+        if key in self.rulings:
+            self._flag(r, f"second ruling for item #{key[1]} (first at {self.rulings[key].ref})")
+        self.rulings[key] = r
+
+    def _queued(self, r: Record) -> None:
+        ruling = self.rulings.get((r.run_id, r.data.get("index")))
+        if ruling is None or ruling.data.get("outcome") != "queue":
+            self._flag(r, f"queued item #{r.data.get('index')} has no queue ruling in this run")
+
+    def _approval(self, r: Record) -> None:
+        self.approvals[r.run_id] = r
+
+    def _authorized(self, r: Record) -> None:
+        key = (r.run_id, r.data.get("index"))
+        if key in self.items:
+            first = self.items[key].authorized.ref
+            self._flag(r, f"second authorized record for item #{key[1]} (first at {first})")
+            return
+        self._check_authority(r, key)
+        self.items[key] = ItemTrace(authorized=r, attempt_run=r.run_id)
+
+    def _check_authority(self, r: Record, key: ItemKey) -> None:
+        by = str(r.data.get("by"))
+        if by == "policy":
+            ruling = self.rulings.get(key)
+            if ruling is None:
+                self._flag(r, f"authorized by policy without an earlier ruling for item #{key[1]}")
+            elif ruling.data.get("outcome") != "execute":
+                outcome = ruling.data.get("outcome")
+                self._flag(r, f"authorized although the ruling at {ruling.ref} says {outcome}")
+            elif ruling.data.get("fingerprint") != r.data.get("fingerprint"):
+                self._flag(r, f"fingerprint differs from the ruling at {ruling.ref}")
+        elif by.startswith("person:"):
+            decided = self.approvals.get(r.run_id)
+            if decided is None or decided.data.get("decision") != "approved":
+                self._flag(r, "authorized by a person without an approved approval_decided record")
+        else:
+            self._flag(r, f"unknown authority {by!r} (expected 'policy' or 'person:<name>')")
+
+    def _lookup(self, r: Record) -> ItemTrace | None:
+        origin = r.data.get("reconciles") or r.run_id
+        item = self.items.get((origin, r.data.get("index")))
+        if item is None:
+            self._flag(r, f"{r.kind} without an authorized record for item #{r.data.get('index')}")
+        elif item.outcome is not None:
+            self._flag(r, f"{r.kind} after the item was closed at {item.outcome.ref}")
+            return None
+        return item
+
+    def _dispatched(self, r: Record) -> None:
+        item = self._lookup(r)
+        if item is None:
+            return
+        if r.data.get("idempotency_key") != item.key:
+            self._flag(
+                r, f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            )
+        if item.attempt_run != r.run_id:
+            self._flag(
+                r,
+                f"dispatched by a run that did not reconcile the item (run {item.attempt_run} may)",
+            )
+        elif item.dispatched is not None:
+            self._flag(r, f"second dispatch of the item (first at {item.dispatched.ref})")
+        item.dispatched = r
+        item.steps.append(r)
+
+    def _outcome(self, r: Record) -> None:
+        item = self._lookup(r)
+        if item is None:
+            return
+        if item.dispatched is None or item.dispatched.run_id != r.run_id:
+            self._flag(r, f"{r.kind} without a dispatched record before it in this run")
+        item.outcome = r
+        item.steps.append(r)
+
+    def _reconciled(self, r: Record) -> None:
+        origin = r.data.get("run_id_of_the_interrupted_run")
+        item = self.items.get((str(origin), r.data.get("index")))
+        if item is None:
+            self._flag(
+                r, f"reconciles item #{r.data.get('index')} of run {origin}, never authorized"
+            )
+            return
+        if origin == r.run_id:
+            self._flag(r, "a run cannot reconcile its own item")
+        if item.outcome is not None:
+            self._flag(r, f"reconciles an item already closed at {item.outcome.ref}")
+        if r.data.get("idempotency_key") != item.key:
+            self._flag(
+                r, f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            )
+        item.attempt_run = r.run_id
+        item.dispatched = None
+        item.steps.append(r)
+
+
+def trace_items(records: Sequence[Record]) -> dict[ItemKey, ItemTrace]:
+    """Each authorized write keyed by (authorizing run, index), with its later steps."""
+    return _Tracker().walk(records).items
+
+
+def verify_spine(records: Sequence[Record]) -> list[Problem]:
+    """Every side effect followed its chain, every run is opened and closed; each break is named."""
+    tracker = _Tracker().walk(records)
+    problems = [*_kind_problems(records), *run_structure_problems(records), *tracker.problems]
+    for item in tracker.items.values():
+        if item.outcome is None:
+            problems.append(Problem.of(item.authorized, _unfinished_message(item)))
+    return sorted(problems, key=lambda p: p.seq)
+
+
+def _unfinished_message(item: ItemTrace) -> str:
+    if item.attempt_run != item.authorized.run_id:
+        return f"reconciled by run {item.attempt_run} but still has no receipt or failed record"
+    return "no receipt or failed record and no later reconciliation (unfinished)"
+
+
+def _kind_problems(records: Sequence[Record]) -> list[Problem]:
+    return [
+        Problem.of(r, f"unknown record kind {r.kind!r}") for r in records if r.kind not in KINDS
+    ]
+
+
+def group_runs(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """Records grouped by run id, runs in order of their first record."""
+    runs: dict[str, list[Record]] = {}
+    for record in records:
+        runs.setdefault(record.run_id, []).append(record)
+    return runs
+
+
+def is_approval_run(run: Sequence[Record]) -> bool:
+    """An approval run begins with approval_decided and has no run_started/finished pair."""
+    return bool(run) and run[0].kind == "approval_decided"
+
+
+def run_structure_problems(records: Sequence[Record]) -> list[Problem]:
+    """Each run begins with run_started and ends with finished, unless it is the last one."""
+    runs = group_runs(records)
+    scheduled = [rid for rid, run in runs.items() if not is_approval_run(run)]
+    last = max(scheduled, key=lambda rid: runs[rid][0].seq, default=None)
+    problems: list[Problem] = []
+    for run_id, run in runs.items():
+        if run[0].kind not in ("run_started", "approval_decided"):
+            problems.append(Problem.of(run[0], "run begins without a run_started record"))
+        problems.extend(_inside_run_problems(run))
+        finished = any(r.kind == "finished" for r in run)
+        if not is_approval_run(run) and not finished and run_id != last:
+            message = "run has no finished record but a later run started (close it as interrupted)"
+            problems.append(Problem.of(run[0], message))
+    return problems
+
+
+def _inside_run_problems(run: Sequence[Record]) -> list[Problem]:
+    problems: list[Problem] = []
+    finished: Record | None = None
+    for index, record in enumerate(run):
+        if finished is not None:
+            problems.append(Problem.of(record, f"record after the run finished at {finished.ref}"))
+        if record.kind == "run_started" and index > 0:
+            problems.append(Problem.of(record, "second run_started in the same run"))
+        if record.kind == "finished" and finished is None:
+            finished = record
+    return problems
+
+
+def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
+    """Authorized writes with no receipt or failed record, oldest first, for reconciliation."""
+    pending: list[PendingWrite] = []
+    for (run_id, index), item in trace_items(records).items():
+        if item.outcome is not None:
+            continue
+        data = item.authorized.data
+        pending.append(
+            PendingWrite(
+                run_id=run_id,
+                index=index,
+                operation=str(data.get("operation")),
+                params=dict(data.get("params") or {}),
+                idempotency_key=str(data.get("idempotency_key")),
+                fingerprint=str(data.get("fingerprint")),
+                authorized_seq=item.authorized.seq,
+                dispatched=item.dispatched is not None,
+            )
+        )
+    return pending

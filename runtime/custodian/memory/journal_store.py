@@ -1,0 +1,209 @@
+"""The per-domain journal on disk: `<memory>/journal/<domain>.jsonl`, one fsync'd record a line.
+
+Reading parses every line back into a `Record`. Only the last line can be torn by a crash (each
+append writes exactly one line and returns only after fsync), so a bad last line is set aside and
+the file truncated to the last good newline; a bad line anywhere else is damage, never repaired.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from custodian.core.digest import canonical_json
+from custodian.core.journal import Record
+from custodian.errors import ConfigError, JournalError
+from custodian.memory.files import atomic_write_bytes
+from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
+
+Clock = Callable[[], datetime]
+_DOMAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_domain(domain: str) -> str:
+    """A domain names files on disk, so it may hold only letters, digits, '.', '_' and '-'."""
+    if not _DOMAIN.match(domain) or ".." in domain:
+        raise ConfigError(
+            f"domain {domain!r} cannot name a journal file: use letters, digits, '.', '_' or '-'",
+            setting="--domain",
+        )
+    return domain
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """The records of one domain journal, what happened to a torn tail, and any damage found."""
+
+    records: tuple[Record, ...]
+    torn_tail: str | None = None
+    damage: tuple[str, ...] = ()
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    records: tuple[Record, ...]
+    damage: tuple[str, ...]
+    good_end: int
+    torn: bytes
+    torn_line: int
+    torn_reason: str
+
+
+def parse_line(raw: bytes) -> Record | str:
+    """One journal line parsed into a Record, or the reason it is not one."""
+    try:
+        text = raw.decode("utf-8")
+        value = json.loads(text)
+    except UnicodeDecodeError:
+        return "not valid UTF-8"
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(value, dict):
+        return "not a JSON object"
+    try:
+        record = Record.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"not a journal record ({where}: {first['msg']})"
+    # Every writer emits canonical JSON, so any other spelling means the bytes were edited.
+    if canonical_json(value) != text:
+        return "not in canonical JSON form (the line was edited)"
+    return record
+
+
+def _parse(data: bytes) -> _Parsed:
+    *complete, fragment = data.split(b"\n")
+    parsed = [parse_line(raw) for raw in complete]
+    torn, torn_line, reason = b"", 0, ""
+    good_end = len(data) - len(fragment)
+    if fragment:
+        torn, torn_line, reason = fragment, len(complete) + 1, "no trailing newline"
+    elif parsed and isinstance(parsed[-1], str):
+        torn, torn_line, reason = complete[-1] + b"\n", len(complete), parsed[-1]
+        good_end -= len(torn)
+        parsed.pop()
+    damage = tuple(f"line {n}: {p}" for n, p in enumerate(parsed, start=1) if isinstance(p, str))
+    records = tuple(p for p in parsed if isinstance(p, Record))
+    return _Parsed(records, damage, good_end, torn, torn_line, reason)
+
+
+class JournalStore:
+    """The journals under `<memory_dir>/journal/`."""
+
+    def __init__(self, memory_dir: Path, *, fsync: Fsync = os.fsync, clock: Clock = _utc_now):
+        self.memory_dir = Path(memory_dir)
+        self.journal_dir = self.memory_dir / "journal"
+        self._fsync = fsync
+        self._clock = clock
+
+    @property
+    def directory(self) -> Path:
+        """Where the journals live (`<memory_dir>/journal`)."""
+        return self.journal_dir
+
+    def path(self, domain: str) -> Path:
+        """The journal file of `domain`."""
+        return self.journal_dir / f"{check_domain(domain)}.jsonl"
+
+    def domains(self) -> list[str]:
+        """Domains that have a journal, sorted."""
+        if not self.journal_dir.is_dir():
+            return []
+        return sorted(p.name[: -len(".jsonl")] for p in self.journal_dir.glob("*.jsonl"))
+
+    def scan(self, domain: str) -> ReadResult:
+        """Read-only: parse the journal, report a torn tail and damage, change nothing."""
+        path = self.path(domain)
+        if not path.exists():
+            return ReadResult(records=())
+        parsed = _parse(path.read_bytes())
+        torn = None
+        if parsed.torn:
+            torn = (
+                f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
+                f"{parsed.torn_reason} (the next run sets it aside)"
+            )
+        return ReadResult(parsed.records, torn, parsed.damage, parsed.good_end)
+
+    def read(self, domain: str, *, repair: bool = True) -> ReadResult:
+        """Parse the journal, set a torn last line aside; damage elsewhere raises JournalError.
+
+        With repair=False a torn tail is only reported (in `torn_tail`), never touched.
+        """
+        path = self.path(domain)
+        if not path.exists():
+            return ReadResult(records=())
+        data = path.read_bytes()
+        parsed = _parse(data)
+        if not repair and not parsed.damage:
+            return self.scan(domain) if parsed.torn else ReadResult(parsed.records, size=len(data))
+        if parsed.damage:
+            raise JournalError(
+                f"journal {path.name} is damaged at {parsed.damage[0]}"
+                f"{f' (and {len(parsed.damage) - 1} more)' if len(parsed.damage) > 1 else ''}; "
+                f"records after it cannot be trusted. Run `custodian inspect --domain {domain}` "
+                "and move the file aside by hand to start a new journal",
+                path=str(path),
+                damage=parsed.damage,
+            )
+        torn = self._set_aside(path, data, parsed) if parsed.torn else None
+        return ReadResult(parsed.records, torn, (), parsed.good_end)
+
+    def _set_aside(self, path: Path, data: bytes, parsed: _Parsed) -> str:
+        stamp = self._clock().astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = path.with_name(f"{path.name}.torn-{stamp}")
+        suffix = 1
+        while aside.exists():
+            suffix += 1
+            aside = path.with_name(f"{path.name}.torn-{stamp}-{suffix}")
+        # The torn bytes are kept (durably) before the journal forgets them.
+        atomic_write_bytes(aside, parsed.torn)
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            if os.fstat(fd).st_size != len(data):
+                raise JournalError(
+                    f"journal {path.name} grew while its torn tail was being set aside: "
+                    "another process writes it without holding the run lock",
+                    path=str(path),
+                )
+            os.ftruncate(fd, parsed.good_end)
+            self._fsync(fd)
+        except OSError as exc:
+            raise JournalError(f"could not truncate the torn tail of {path}: {exc}") from exc
+        finally:
+            os.close(fd)
+        return (
+            f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
+            f"{parsed.torn_reason}; set aside to {aside.name}"
+        )
+
+    def find_run(self, run_id: str) -> str | None:
+        """The domain whose journal holds `run_id` (read-only scan), or None."""
+        for domain in self.domains():
+            if any(r.run_id == run_id for r in self.scan(domain).records):
+                return domain
+        return None
+
+    def writer(self, domain: str, run_id: str, clock: Clock) -> JournalWriter:
+        """An appender for `run_id` that continues the domain's chain (hold the run lock)."""
+        result = self.read(domain)
+        last = result.records[-1] if result.records else None
+        return JournalWriter(
+            self.path(domain), domain, run_id, clock, last=last, size=result.size, fsync=self._fsync
+        )
+
+
+__all__ = ["JournalStore", "JournalWriter", "ReadResult", "check_domain", "fsync_dir", "parse_line"]

@@ -1,0 +1,135 @@
+"""Durable appends to one domain journal: one line per record, fsync'd before append returns."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from custodian.core.journal import Record, derived_counts, interrupted_runs, make_record
+from custodian.errors import JournalError
+
+Fsync = Callable[[int], None]
+
+
+def fsync_dir(directory: Path, fsync: Fsync = os.fsync) -> None:
+    """Make a new entry in `directory` durable: fsync(2) on a file does not cover its name."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class JournalWriter:
+    """Appends records for one run; after any write or fsync error it refuses to go on."""
+
+    def __init__(
+        self,
+        path: Path,
+        domain: str,
+        run_id: str,
+        clock: Callable[[], datetime],
+        *,
+        last: Record | None,
+        size: int,
+        fsync: Fsync = os.fsync,
+    ) -> None:
+        self.path = path
+        self.domain = domain
+        self.run_id = run_id
+        self._clock = clock
+        self._last = last
+        self._size = size
+        self._fsync = fsync
+        self._broken: str | None = None
+
+    @property
+    def last(self) -> Record | None:
+        """The newest record in the journal (ours or the one we continued from)."""
+        return self._last
+
+    def append(self, kind: str, data: Mapping[str, Any]) -> Record:
+        """Write one record for this run and return once it is on disk."""
+        return self._append(kind, data, self.run_id)
+
+    def close_interrupted(self, history: Sequence[Record]) -> list[Record]:
+        """Append `finished` (status interrupted) for each earlier run that never wrote one."""
+        closed = []
+        for run_id in interrupted_runs(history):
+            if run_id == self.run_id:
+                continue
+            data = {
+                "status": "interrupted",
+                "exit_code": None,
+                "counts": derived_counts(history, run_id),
+                "closed_by": self.run_id,
+            }
+            closed.append(self._append("finished", data, run_id))
+        return closed
+
+    def _append(self, kind: str, data: Mapping[str, Any], run_id: str) -> Record:
+        if self._broken is not None:
+            raise JournalError(
+                f"journal {self.path.name} refuses further appends after: {self._broken}",
+                path=str(self.path),
+            )
+        record = make_record(self._last, run_id, self.domain, kind, self._clock(), data)
+        line = (record.line() + "\n").encode("utf-8")
+        self._write(line)
+        self._last = record
+        self._size += len(line)
+        return record
+
+    def _write(self, line: bytes) -> None:
+        created = not self.path.exists()
+        if created:
+            self._make_dirs()
+        fd = self._guard(
+            "open", lambda: os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        )
+        try:
+            size = os.fstat(fd).st_size
+            if size != self._size:
+                self._broken = f"the file is {size} bytes, expected {self._size}"
+                raise JournalError(
+                    f"journal {self.path.name} changed under the writer ({self._broken}): another "
+                    "process writes it without holding the run lock",
+                    path=str(self.path),
+                )
+            self._guard("write", lambda: _write_all(fd, line))
+            self._guard("fsync", lambda: self._fsync(fd))
+        finally:
+            os.close(fd)
+        if created:
+            self._guard("fsync of the directory", lambda: fsync_dir(self.path.parent, self._fsync))
+
+    def _make_dirs(self) -> None:
+        missing = [p for p in (self.path.parent.parent, self.path.parent) if not p.exists()]
+        self._guard("mkdir", lambda: self.path.parent.mkdir(parents=True, exist_ok=True))
+        for directory in missing:
+            self._guard("fsync of the directory", partial(fsync_dir, directory.parent, self._fsync))
+
+    def _guard(self, step: str, action: Callable[[], Any]) -> Any:
+        # An fsync error is fatal: the kernel may already have dropped the dirty pages, so a
+        # retry could "succeed" over lost data. Stop, and let a person inspect the journal.
+        try:
+            return action()
+        except OSError as exc:
+            self._broken = f"{step} failed: {exc}"
+            raise JournalError(
+                f"journal {self.path}: {step} failed ({exc}); the last record may not be durable. "
+                "Not retrying: stop the run and check the disk, then `custodian inspect`",
+                path=str(self.path),
+                step=step,
+            ) from exc
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
