@@ -1,0 +1,157 @@
+"""The OpenAPI 3.1 document of the contract, built from the route table and the pydantic models."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from custodian import __version__
+from custodian.core import contract
+from custodian.statehub.routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
+
+_REF = "#/components/schemas/{model}"
+
+# Operation name -> (success status, response model or None for a free-form object, summary).
+_ANSWERS: dict[str, tuple[int, type[BaseModel] | None, str]] = {
+    "health": (200, contract.Health, "Liveness and hub version (no token needed)"),
+    "openapi": (200, None, "This document"),
+    "state_summary": (200, contract.StateSummary, "Counts per domain"),
+    "domain_summary": (200, contract.DomainSummary, "One domain: workstreams, tasks, open items"),
+    "get_task": (200, contract.Task, "One task"),
+    "list_events": (200, contract.EventList, "Progress events, newest first"),
+    "list_flags": (200, contract.FlagList, "Flags"),
+    "list_decisions": (200, contract.DecisionList, "Decisions"),
+    "list_workstreams": (200, contract.WorkstreamList, "Workstreams"),
+    "add_event": (201, contract.ProgressEvent, "Add a progress event"),
+    "update_task_status": (200, contract.Task, "Set a task's status"),
+    "add_flag": (201, contract.Flag, "Flag a task or workstream for a human"),
+    "resolve_flag": (200, contract.Flag, "Resolve a flag"),
+    "create_workstream": (201, contract.Workstream, "Create a workstream"),
+    "create_task": (201, contract.Task, "Create a task"),
+    "create_decision": (201, contract.Decision, "Record a decision to be made"),
+    "resolve_decision": (200, contract.Decision, "Resolve a decision"),
+}
+
+_REQUESTS: dict[str, type[BaseModel]] = {
+    "add_event": contract.NewEvent,
+    "update_task_status": contract.TaskStatusUpdate,
+    "add_flag": contract.NewFlag,
+    "resolve_flag": contract.FlagResolution,
+    "create_workstream": contract.NewWorkstream,
+    "create_task": contract.NewTask,
+    "create_decision": contract.NewDecision,
+    "resolve_decision": contract.DecisionResolution,
+}
+
+_ID_SCHEMA = {"type": "string", "pattern": contract.ID_PATTERN}
+_PARAMETER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "domain": {"type": "string", "pattern": contract.DOMAIN_PATTERN},
+    "workstream_id": _ID_SCHEMA,
+    "task_id": _ID_SCHEMA,
+    "flag_id": _ID_SCHEMA,
+    "decision_id": _ID_SCHEMA,
+    "status": {"type": "string", "enum": ["open", "resolved"]},
+    "events": {"type": "integer", "minimum": 0, "maximum": MAX_SUMMARY_EVENTS, "default": 50},
+    "limit": {"type": "integer", "minimum": 0, "maximum": MAX_EVENT_LIMIT, "default": 100},
+}
+
+_ERRORS: dict[str, str] = {
+    "400": "Body is not JSON, or a query parameter or header is malformed",
+    "401": "Token missing or wrong",
+    "404": "Unknown route, domain or id",
+    "405": "Method not allowed on this path",
+    "409": "The write contradicts current state",
+    "422": "Body fails validation (validation_error) or key reused (idempotency_mismatch)",
+    "429": "Too many requests; Retry-After is set",
+    "503": "Temporarily unavailable; Retry-After may be set",
+}
+
+_IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "1-255 printable ASCII characters; a repeat within 24 h is replayed",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
+}
+
+
+@functools.cache
+def _document() -> dict[str, Any]:
+    models = {*(m for _, m, _ in _ANSWERS.values() if m is not None), *_REQUESTS.values()}
+    models.add(contract.ErrorBody)
+    _, defs = models_json_schema(
+        [(model, "validation") for model in sorted(models, key=lambda m: m.__name__)],
+        ref_template=_REF,
+    )
+    paths: dict[str, dict[str, Any]] = {}
+    for route in ROUTES:
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "State-hub API (reference hub)",
+            "version": __version__,
+            "description": "Contract v1 of the state-hub, served by the Custodian reference hub.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": defs.get("$defs", {}),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+def openapi_document() -> dict[str, Any]:
+    """The whole contract as an OpenAPI 3.1 document (a fresh copy the caller may change)."""
+    return copy.deepcopy(_document())
+
+
+def _operation(route: Route) -> dict[str, Any]:
+    status, model, summary = _ANSWERS[route.name]
+    content: dict[str, Any] = {"type": "object"} if model is None else _ref(model)
+    responses: dict[str, Any] = {
+        str(status): {"description": summary, "content": {"application/json": {"schema": content}}}
+    }
+    for code, text in _ERRORS.items():
+        responses[code] = {
+            "description": text,
+            "content": {"application/json": {"schema": _ref(contract.ErrorBody)}},
+        }
+    operation: dict[str, Any] = {
+        "operationId": route.name,
+        "summary": summary,
+        "parameters": _parameters(route),
+        "responses": responses,
+    }
+    if route.name == "health":
+        operation["security"] = []
+    if route.name in _REQUESTS:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": _ref(_REQUESTS[route.name])}},
+        }
+    return operation
+
+
+def _parameters(route: Route) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": _PARAMETER_SCHEMAS[name]}
+        for name in re.findall(r"\{(\w+)\}", route.path)
+    ]
+    params += [
+        {"name": name, "in": "query", "required": False, "schema": _PARAMETER_SCHEMAS[name]}
+        for name in route.query
+    ]
+    if route.is_write:
+        params.append(_IDEMPOTENCY_KEY)
+    return params
+
+
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": _REF.format(model=model.__name__)}

@@ -1,0 +1,76 @@
+"""`custodian hub serve`: run the reference hub in the foreground until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from custodian.errors import ConfigError
+
+# Relative to the working directory, next to the runtime's other local state.
+DEFAULT_DB_PATH = Path(".custodian/hub.sqlite3")
+DEFAULT_PORT = 8765
+
+
+def seed_database(db: Path, seed: str, now: datetime) -> bool:
+    """Load `demo` or a seed file into `db` when it is empty; True when something was loaded."""
+    from custodian.statehub.demo import demo_dataset
+    from custodian.statehub.seed import load_seed, read_seed_file
+
+    dataset = demo_dataset(now) if seed == "demo" else read_seed_file(Path(seed))
+    return load_seed(db, dataset)
+
+
+def serve_command(host: str, port: int, db: Path, seed: str | None, token: str | None) -> int:
+    """Serve the hub at host:port on `db` (seeded first if asked) until SIGINT/SIGTERM; 0 after."""
+    from custodian.statehub.server import ReferenceHub
+
+    if seed is not None and seed_database(db, seed, datetime.now(UTC)) is False:
+        print(f"hub: {db} already holds data; the seed was not loaded again", file=sys.stderr)
+    hub = ReferenceHub(db, token=token, host=host, port=port)
+    try:
+        hub.start()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port",
+            setting="--port",
+        ) from exc
+    stop = threading.Event()
+    previous = _install_handlers(stop)
+    try:
+        auth = "token required" if token else "no token"
+        print(f"hub: serving {hub.url} (db {db}, {auth}); Ctrl-C stops", file=sys.stderr)
+        sys.stderr.flush()
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        hub.stop()
+        _restore_handlers(previous)
+    print("hub: stopped", file=sys.stderr)
+    return 0
+
+
+Handler = signal.Handlers | int | None | object
+
+
+def _install_handlers(stop: threading.Event) -> dict[int, Handler]:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous: dict[int, Handler] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous  # signals reach only the main thread; the caller stops us another way
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, handle)
+    return previous
+
+
+def _restore_handlers(previous: dict[int, Handler]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)  # type: ignore[arg-type]

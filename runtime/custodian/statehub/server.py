@@ -1,0 +1,228 @@
+"""The reference state-hub: serves contract v1 (the state-hub API) for local runs, demos and tests.
+
+Standard library only (`http.server.ThreadingHTTPServer` and `sqlite3`): the runtime's
+dependencies stay httpx, pydantic, jinja2 and tenacity, so running a local hub never pulls in a
+web stack. It binds 127.0.0.1 by default. Use it in-process::
+
+    with ReferenceHub(Path("hub.sqlite3"), token="t") as hub:
+        ...  # talk to hub.url
+
+or from the command line with `custodian hub serve` (see `serve.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from custodian.statehub.app import Clock, HubApp, HubRequest, HubResponse, WriteAborted, WriteHook
+from custodian.statehub.demo import demo_dataset
+from custodian.statehub.seed import SeedError, load_seed
+from custodian.statehub.serve import DEFAULT_DB_PATH, serve_command
+from custodian.statehub.store import Store
+from custodian.statehub.wire import ApiError, dumps
+
+__all__ = [
+    "DEFAULT_DB_PATH",
+    "ReferenceHub",
+    "SeedError",
+    "demo_dataset",
+    "load_seed",
+    "serve_command",
+]
+
+log = logging.getLogger("custodian.statehub")
+
+MAX_BODY_BYTES = 1024 * 1024
+IDLE_TIMEOUT_S = 60.0
+_POLL_INTERVAL_S = 0.05
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ReferenceHub:
+    """A hub on a daemon thread: `start()` it, talk to `url`, `stop()` it (or use `with`)."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        token: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        clock: Clock | None = None,
+        on_write: WriteHook | None = None,
+    ) -> None:
+        self.db_path = Path(db_path)
+        self.token = token
+        self.host = host
+        self.port = port
+        self.clock: Clock = clock or _utc_now
+        self.on_write = on_write
+        self._server: _HubServer | None = None
+        self._thread: threading.Thread | None = None
+        self._store: Store | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. `http://127.0.0.1:54321`; the port is known once started."""
+        if self._server is None:
+            raise RuntimeError("the hub is not running: call start() first")
+        host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}"
+
+    def start(self) -> ReferenceHub:
+        """Open the database, bind the port and serve on a daemon thread."""
+        if self._server is not None:
+            raise RuntimeError("the hub is already running")
+        store = Store(self.db_path)
+        app = HubApp(store, token=self.token, clock=self.clock, on_write=self.on_write)
+        try:
+            server = _HubServer((self.host, self.port), app)
+        except BaseException:
+            store.close()
+            raise
+        self._store, self._server = store, server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": _POLL_INTERVAL_S},
+            name=f"reference-hub-{server.server_address[1]}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, drop open connections and close the database; safe to call twice."""
+        server, thread, store = self._server, self._thread, self._store
+        self._server = self._thread = self._store = None
+        if server is None:
+            return
+        server.shutdown()
+        server.close_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        if store is not None:
+            store.close()
+
+    def __enter__(self) -> ReferenceHub:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class _HubServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], app: HubApp) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        self.app = app
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Cut kept-alive connections so no handler thread outlives the hub."""
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "custodian-reference-hub"
+    timeout = IDLE_TIMEOUT_S
+    server: _HubServer
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_HEAD = do_POST = do_PATCH = do_PUT = do_DELETE = do_OPTIONS = do_TRACE = do_GET
+
+    def _serve(self) -> None:
+        try:
+            body = self._read_body()
+            request = HubRequest(self.command, self.path, self._headers(), body)
+            response = self.server.app.handle(request)
+        except ApiError as err:
+            self.close_connection = True
+            response = HubResponse(err.status, err.body(), err.headers)
+        except WriteAborted:
+            log.info(
+                "on_write hook aborted %s %s; dropping the connection", self.command, self.path
+            )
+            self.close_connection = True
+            return
+        except Exception:
+            log.exception("reference hub failed on %s %s", self.command, self.path)
+            response = HubResponse(500, {"detail": "internal error", "code": "internal_error"})
+        self._send(response)
+
+    def _headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            raise ApiError(400, "chunked request bodies are not supported; send Content-Length")
+        raw_length = self.headers.get("Content-Length", "0").strip() or "0"
+        if not raw_length.isdigit():
+            raise ApiError(400, "Content-Length must be a whole number")
+        length = int(raw_length)
+        if length > MAX_BODY_BYTES:
+            raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, response: HubResponse) -> None:
+        payload = dumps(response.body)
+        self.send_response(response.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own errors (bad request line, unknown method) get the contract's body too.
+        status = 405 if code == 501 else code
+        detail = message or explain or "the request cannot be read"
+        self.close_connection = True
+        err = ApiError(status, detail)
+        self._send(HubResponse(status, err.body(), err.headers))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s - " + format, self.address_string(), *args)

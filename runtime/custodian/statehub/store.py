@@ -1,0 +1,157 @@
+"""SQLite storage of the reference hub: schema, connections, and rows turned into contract JSON.
+
+One connection writes, under a lock, inside `BEGIN IMMEDIATE`; reads use pooled connections and
+WAL mode, so a write held open (a crash test's hook) never blocks a read.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from custodian.statehub.wire import wire_timestamp
+
+SCHEMA_VERSION = "1"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (kind TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS workstreams (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, domain TEXT NOT NULL, title TEXT NOT NULL,
+  status TEXT NOT NULL, owner TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS workstreams_domain ON workstreams (domain);
+CREATE TABLE IF NOT EXISTS tasks (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workstream_id TEXT NOT NULL,
+  title TEXT NOT NULL, description TEXT NOT NULL, status TEXT NOT NULL, assignee TEXT, due TEXT,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tasks_workstream ON tasks (workstream_id);
+CREATE TABLE IF NOT EXISTS decisions (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, domain TEXT NOT NULL, workstream_id TEXT,
+  title TEXT NOT NULL, context TEXT NOT NULL, options TEXT NOT NULL, status TEXT NOT NULL,
+  resolution TEXT, created_at TEXT NOT NULL, resolved_at TEXT);
+CREATE INDEX IF NOT EXISTS decisions_domain ON decisions (domain);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workstream_id TEXT NOT NULL, task_id TEXT,
+  event_type TEXT NOT NULL, summary TEXT NOT NULL, source TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_workstream ON events (workstream_id, created_at);
+CREATE TABLE IF NOT EXISTS flags (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workstream_id TEXT NOT NULL, task_id TEXT,
+  note TEXT NOT NULL, status TEXT NOT NULL, raised_by TEXT NOT NULL, created_at TEXT NOT NULL,
+  resolved_at TEXT);
+CREATE INDEX IF NOT EXISTS flags_workstream ON flags (workstream_id);
+CREATE TABLE IF NOT EXISTS idempotency (
+  key TEXT PRIMARY KEY, method TEXT NOT NULL, path TEXT NOT NULL, body_sha256 TEXT NOT NULL,
+  status INTEGER NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
+"""
+
+RESOURCE_TABLES: tuple[str, ...] = ("workstreams", "tasks", "decisions", "events", "flags")
+_TIMESTAMP_COLUMNS = ("created_at", "updated_at", "resolved_at")
+
+
+def connect(db_path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, rows by name."""
+    conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def init_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables when missing; refuse a database made by another schema version."""
+    conn.executescript(SCHEMA)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+        )
+    elif row["value"] != SCHEMA_VERSION:
+        raise RuntimeError(
+            f"hub database has schema version {row['value']}, this hub reads {SCHEMA_VERSION}"
+        )
+
+
+def is_empty(conn: sqlite3.Connection) -> bool:
+    """True when no resource of any kind is stored."""
+    return all(
+        conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None
+        for table in RESOURCE_TABLES
+    )
+
+
+def record(row: sqlite3.Row) -> dict[str, Any]:
+    """A stored row as the contract's JSON object (internal columns dropped)."""
+    out = dict(zip(row.keys(), row, strict=True))
+    out.pop("seq", None)
+    for key in _TIMESTAMP_COLUMNS:
+        if key in out:
+            out[key] = wire_timestamp(out[key])
+    if "options" in out:
+        out["options"] = json.loads(out["options"])
+    return out
+
+
+class Store:
+    """The hub's database: one locked writer connection and a pool of readers."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = connect(db_path)
+        init_schema(self._writer)
+        self._write_lock = threading.Lock()
+        self._readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._closed = False
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One serialized write transaction: committed on success, rolled back on any error."""
+        with self._write_lock:
+            if self._closed:
+                raise RuntimeError("the hub store is closed")
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction on a pooled connection: one consistent snapshot."""
+        try:
+            conn = self._readers.get_nowait()
+        except queue.Empty:
+            conn = connect(self.db_path)
+        try:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        finally:
+            if self._closed:
+                conn.close()
+            else:
+                self._readers.put(conn)
+
+    def close(self) -> None:
+        """Close every connection; later writes fail."""
+        with self._write_lock:
+            self._closed = True
+            self._writer.close()
+        while True:
+            try:
+                self._readers.get_nowait().close()
+            except queue.Empty:
+                break

@@ -1,0 +1,95 @@
+"""Small pieces the reference hub's modules share: API errors, timestamps and JSON on the wire."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+ERROR_STATUS_CODES: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    422: "validation_error",
+    500: "internal_error",
+}
+
+
+class ApiError(Exception):
+    """An error answer of the hub: status, machine code and a detail that says what to fix."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.code = code or ERROR_STATUS_CODES.get(status, "error")
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, str]:
+        """The error body every error answer carries."""
+        return {"detail": self.detail, "code": self.code}
+
+
+def to_utc(moment: datetime) -> datetime:
+    """The same instant in UTC; a naive datetime is taken to be UTC already."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def db_timestamp(moment: datetime) -> str:
+    """Fixed-width UTC text, so that timestamps stored in SQLite sort as text."""
+    naive = to_utc(moment).replace(tzinfo=None)
+    return naive.isoformat(timespec="microseconds") + "Z"
+
+
+def wire_timestamp(stored: str | None) -> str | None:
+    """RFC 3339 as the contract shows it: `...T08:00:00Z`, fractions only when there are any."""
+    if stored is None:
+        return None
+    if stored.endswith(".000000Z"):
+        return stored[: -len(".000000Z")] + "Z"
+    return stored
+
+
+def db_date(value: date | None) -> str | None:
+    """A date as `YYYY-MM-DD`, or None."""
+    return None if value is None else value.isoformat()
+
+
+def dumps(value: Any) -> bytes:
+    """JSON as the hub sends it: UTF-8, compact."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """Parse a request body, or raise 400 with what is wrong with it."""
+    if not raw.strip():
+        raise ApiError(400, "the request needs a JSON body")
+    try:
+        text = raw.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant)
+        # A lone surrogate escape (\ud800) parses but cannot be stored as UTF-8.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeError as exc:
+        raise ApiError(400, f"the body is not valid UTF-8 text: {exc}") from exc
+    except RecursionError as exc:
+        raise ApiError(400, "the JSON body is nested too deeply") from exc
+    except ValueError as exc:
+        raise ApiError(400, f"the body is not valid JSON: {exc}") from exc
+    return value
