@@ -117,6 +117,33 @@ def typical_summary() -> DomainSummary:
     )  # fmt: skip
 
 
+def large_summary(todo: int = 50, events: int = 40, blocked: int = 2) -> DomainSummary:
+    """A domain with one flag, some blocked tasks, many todo tasks and many events."""
+    tasks = [task(f"B-{i}", "W-1", "blocked", 5 + i) for i in range(blocked)]
+    tasks += [
+        task(f"T-{i:03}", "W-1", "todo", 30, description="Details. " * 40) for i in range(todo)
+    ]
+    return DomainSummary(
+        domain="website",
+        generated_at=NOW,
+        workstreams=(workstream("W-1", "Everything", tasks),),
+        open_flags=(
+            Flag(
+                id="F-1",
+                workstream_id="W-1",
+                task_id="B-0",
+                note="Stuck.",
+                status="open",
+                raised_by="ana",
+                created_at=ago(1),
+            ),
+        ),
+        recent_events=tuple(
+            event(f"E-{i:03}", "W-1", i / 10, "Something happened. " * 10) for i in range(events)
+        ),
+    )
+
+
 def typical_overview() -> StateSummary:
     """Two domains: the website one observed here and an internal platform migration."""
     return StateSummary(

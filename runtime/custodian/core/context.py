@@ -118,6 +118,7 @@ def estimate_tokens(text: str) -> int:
 
 def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
     """Select what the model sees within `token_budget - reserved_tokens` for the items."""
+    now = rfc3339(inputs.now)  # first: a naive `now` is refused before any arithmetic with it
     candidates = _candidates(inputs)
     room = inputs.token_budget - reserved_tokens
     chosen: dict[str, list[str]] = {key: [] for key, *_ in CATEGORIES}
@@ -136,7 +137,7 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
     ordered = {k: omitted[k] for k in [c[0] for c in CATEGORIES] + [_DETAILS[0]] if k in omitted}
     return PromptView(
         domain=safe_domain(inputs.domain),
-        now=rfc3339(inputs.now),
+        now=now,
         overview=overview_table(inputs.overview.domains, inputs.domain),
         sections=tuple(
             Section(k, h, tuple(chosen[k]), ordered.get(k, 0)) for k, h, *_ in CATEGORIES
