@@ -84,7 +84,7 @@ def test_caps_and_stale_threshold_come_from_the_inputs() -> None:
 
 def test_a_domain_without_guidance_says_so() -> None:
     system = render_prompt(typical_inputs(domain_guidance=None)).system
-    assert "None was written for this domain" in system
+    assert "There is no guidance for this domain" in system
 
 
 def test_a_missing_cap_is_caught_by_strict_undefined() -> None:

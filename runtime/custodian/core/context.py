@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -124,9 +125,10 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
     chosen: dict[str, list[str]] = {key: [] for key, *_ in CATEGORIES}
     omitted: dict[str, int] = {}
     used, full = 0, False
-    for key, piece in candidates:
-        text = None if full else _fit(piece, room - used)
-        if text is None:
+    for key, render in candidates:
+        piece = None if full else render()
+        text = None if piece is None else _fit(piece, room - used)
+        if piece is None or text is None:
             full = True  # keep priority strict: nothing of lower rank once something did not fit
             omitted[key] = omitted.get(key, 0) + 1
             continue
@@ -188,7 +190,7 @@ def omitted_sentence(omitted: Mapping[str, int]) -> str | None:
     return sentence.strip() or None
 
 
-def _candidates(inputs: PromptInputs) -> list[tuple[str, Piece]]:
+def _candidates(inputs: PromptInputs) -> list[tuple[str, Callable[[], Piece]]]:
     summary, now = inputs.summary, inputs.now
     tasks = [task for ws in summary.workstreams for task in ws.tasks]
     last_event = _last_event_by_task(summary)
@@ -221,8 +223,12 @@ def _candidates(inputs: PromptInputs) -> list[tuple[str, Piece]]:
     ]  # fmt: skip
 
 
-def _tagged(key: str, items: Iterable[T], render: Callable[[T], Piece]) -> list[tuple[str, Piece]]:
-    return [(key, render(item)) for item in items]
+def _tagged(
+    key: str, items: Iterable[T], render: Callable[[T], Piece]
+) -> list[tuple[str, Callable[[], Piece]]]:
+    # Rendering (and neutralizing) waits until an item is considered: what is left out costs
+    # only its count.
+    return [(key, partial(render, item)) for item in items]
 
 
 def _todo_order(task: Task) -> tuple[int, str, datetime, str]:
