@@ -1,0 +1,94 @@
+"""The shared retry and HTTP helpers: wait hints, budgets, jitter, URL joining."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+import respx
+
+from custodian.errors import ConfigError, ModelError
+from custodian.llm._http import api_url, retry_after_seconds
+from custodian.llm._retry import Retryable, RetryPolicy, call_with_retries
+from custodian.llm.base import ModelConfig, Prompt
+from custodian.llm.openai import OpenAIModel
+from fakes.clock import FakeSleep
+
+
+def failing(times: int, hint: float | None = None) -> tuple[list[int], Callable[[], str]]:
+    calls: list[int] = []
+
+    def attempt() -> str:
+        calls.append(1)
+        if len(calls) <= times:
+            raise Retryable(ModelError("busy", provider="p", status=503, retryable=True), hint)
+        return "ok"
+
+    return calls, attempt
+
+
+def test_retry_after_forms() -> None:
+    assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
+    assert retry_after_seconds({"retry-after": "12"}) == 12.0
+    assert (
+        retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=1445412480.0)
+        == 30.0
+    )
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+def test_total_budget_stops_before_a_sleep_that_would_overrun_it() -> None:
+    sleep = FakeSleep()
+    policy = RetryPolicy(
+        max_attempts=10, max_wait_s=60.0, max_total_s=25.0, sleep=sleep, clock=sleep.clock
+    )
+    calls, attempt = failing(times=100, hint=10.0)
+    with pytest.raises(ModelError) as caught:
+        call_with_retries(attempt, policy)
+    assert sleep.calls == [10.0, 10.0]  # a third 10 s wait would end at 30 s > 25 s
+    assert len(calls) == 3
+    assert caught.value.attempts == 3
+
+
+def test_full_jitter_stays_under_the_exponential_ceiling() -> None:
+    sleep = FakeSleep()
+    policy = RetryPolicy(
+        max_attempts=6, max_wait_s=3.0, sleep=sleep, clock=sleep.clock, rng=lambda: 0.999
+    )
+    _, attempt = failing(times=5)
+    assert call_with_retries(attempt, policy) == "ok"
+    assert sleep.calls == pytest.approx([0.999, 1.998, 2.997, 2.997, 2.997])
+
+
+def test_x_should_retry_false_is_honoured(respx_mock: respx.MockRouter) -> None:
+    route = respx_mock.post("https://api.openai.com/v1/chat/completions").mock(
+        return_value=httpx.Response(
+            503, json={"error": {"message": "no"}}, headers={"x-should-retry": "false"}
+        )
+    )
+    adapter = OpenAIModel(
+        ModelConfig(spec="openai", env={"OPENAI_API_KEY": "k"}), sleep=FakeSleep()
+    )
+    with pytest.raises(ModelError):
+        adapter.complete(Prompt(system="s", user="u"))
+    assert route.call_count == 1
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("https://api.openai.com/v1", "https://api.openai.com/v1/chat/completions"),
+        ("https://api.openai.com/v1/", "https://api.openai.com/v1/chat/completions"),
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000/v1/chat/completions"),
+        ("https://gateway.example/openai/v1", "https://gateway.example/openai/v1/chat/completions"),
+    ],
+)
+def test_api_url_adds_the_version_only_when_missing(base: str, url: str) -> None:
+    assert api_url(base, "v1", "chat/completions") == url
+
+
+def test_api_url_rejects_a_base_without_scheme() -> None:
+    with pytest.raises(ConfigError, match="CUSTODIAN_LLM_BASE_URL"):
+        api_url("localhost:8000", "v1", "chat/completions")
