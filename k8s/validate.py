@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate  # type: ignore[import-untyped]
-import yaml  # type: ignore[import-untyped]
+try:
+    import kubernetes_validate  # type: ignore[import-untyped]
+    import yaml  # type: ignore[import-untyped]
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    sys.exit(f"error: {missing.name} is not installed; run `make setup` (pip install -e '.[dev]')")
 from manifest_policy import Doc, check_render, dig, ident
 
 K8S_VERSION = "1.32"
@@ -26,8 +29,9 @@ INSTALL_HINT = (
     "kubectl (1.27 or newer, with kustomize v5) is needed to render the overlays and was not "
     "found on PATH (or in $KUBECTL). Install it from the Kubernetes project's apt repository "
     "(https://kubernetes.io/docs/tasks/tools/install-kubectl-linux/), or put a standalone "
-    "`kustomize` v5 binary on PATH. Debian's own `kubernetes-client` package is kubectl 1.20, "
-    "whose built-in kustomize is too old for the `labels` field these overlays use."
+    "`kustomize` v5 binary on PATH, or set $KUBECTL to a kubectl binary. Debian has no "
+    "`kubectl` or `kustomize` package of its own: its `kubernetes-client` package is kubectl "
+    "1.20, whose built-in kustomize is too old for the `labels` field these overlays use."
 )
 
 
@@ -71,7 +75,9 @@ def render(command: list[str], target: Target) -> str:
         [*command, str(target.path)], capture_output=True, text=True, timeout=120, check=False
     )
     if result.returncode != 0:
-        target.problems.append(f"kustomize failed: {result.stderr.strip()}")
+        target.problems.append(
+            f"kustomize failed (kubectl 1.27+ / kustomize v5 needed): {result.stderr.strip()}"
+        )
         return ""
     return result.stdout
 

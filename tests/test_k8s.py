@@ -126,3 +126,12 @@ def test_missing_kubectl_says_how_to_install_it(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "kubectl" in result.stderr
     assert "kubernetes-client" in result.stderr
+
+
+def test_an_overlay_that_does_not_render_fails_naming_it(k8s_copy: Path) -> None:
+    edit(k8s_copy / "overlays" / "website" / "kustomization.yaml", "../../base", "../../nowhere")
+    result = run_validator(k8s_copy)
+    assert result.returncode == 1
+    assert "FAIL overlays/website: 0 resources" in result.stdout
+    assert "kustomize failed" in result.stdout
+    assert "ok   overlays/platform" in result.stdout
