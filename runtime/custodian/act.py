@@ -35,6 +35,9 @@ class Journal(Protocol):
     def append(self, kind: str, data: dict[str, Any]) -> Any:
         """Append one record."""
 
+    def close_interrupted(self, history: list[J.Record]) -> None:
+        """Close the runs in `history` that never finished."""
+
 
 class MemoryJournal:
     """Keeps records in memory: a dry run writes nothing to disk."""
@@ -50,6 +53,9 @@ class MemoryJournal:
         self.records.append(record)
         return record
 
+    def close_interrupted(self, history: list[J.Record]) -> None:
+        """A dry run leaves earlier runs as they are."""
+
 
 class DiskJournal:
     """The domain's journal on disk (each append is fsync'd before it returns)."""
@@ -60,6 +66,10 @@ class DiskJournal:
     def append(self, kind: str, data: dict[str, Any]) -> Any:
         """Append one record durably."""
         return self._writer.append(kind, data)
+
+    def close_interrupted(self, history: list[J.Record]) -> None:
+        """Write `finished: interrupted` for earlier runs that were killed before finishing."""
+        self._writer.close_interrupted(history)
 
 
 ALL_CALLS = {**SANCTIONED_CALLS, **APPROVED_CALLS}

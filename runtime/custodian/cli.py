@@ -117,6 +117,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result.summary(), indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(result.human() + "\n")
+    if result.exit_code != 0:
+        sys.stderr.write(f"custodian: {result.status}: {result.message}\n")
     return result.exit_code
 
 

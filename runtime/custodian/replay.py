@@ -34,12 +34,9 @@ class Difference:
 
 def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
     """The records of `run_id`, from whichever domain's journal holds it."""
-    directory = store.directory if hasattr(store, "directory") else None
-    domains = sorted(p.stem for p in directory.glob("*.jsonl")) if directory else []
-    for domain in domains:
-        records = [r for r in store.read(domain, repair=False).records if r.run_id == run_id]
-        if records:
-            return records
+    domain = store.find_run(run_id)
+    if domain is not None:
+        return [r for r in store.scan(domain).records if r.run_id == run_id]
     raise JournalError(f"no run {run_id!r} in any journal; `custodian inspect` lists the runs")
 
 

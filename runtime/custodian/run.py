@@ -193,7 +193,9 @@ class _Run:
         )
         try:
             if self.s.dry_run:
-                self._steps(model, history=[])
+                # Read-only: no lock, no repair of a torn tail, nothing appended.
+                scanned = JournalStore(self.s.memory_dir).scan(self.domain).records
+                self._steps(model, list(scanned))
                 return
             with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id):
                 store = JournalStore(self.s.memory_dir)
@@ -209,7 +211,9 @@ class _Run:
     def _steps(self, model: Model, history: list[J.Record]) -> None:
         self.journal.append("run_started", self._started_data(model))
         try:
-            act.reconcile(history, self.journal, self.client, self.log, self.stop)
+            if not self.s.dry_run:
+                act.reconcile(history, self.journal, self.client, self.log, self.stop)
+                self.journal.close_interrupted(history)
             observation = self._observe()
             if self._unchanged(observation, history):
                 return
@@ -271,7 +275,7 @@ class _Run:
 
     def _unchanged(self, observation: Observation, history: list[J.Record]) -> bool:
         last = J.last_completed_observation(history)
-        if self.s.force or last is None:
+        if self.s.force or self.s.dry_run or last is None:
             return False
         finished_at, state_digest, _ = last
         window = timedelta(hours=self.s.limits.skip_window_hours)
@@ -400,7 +404,11 @@ class _Run:
             status, code = "partial", EXIT_WRITES
             message = f"{len(self.result.failed)} authorized write(s) failed"
         else:
-            status, code, message = "completed", EXIT_OK, "completed"
+            status, code = "completed", EXIT_OK
+            message = (
+                f"{len(self.result.executed)} executed, {len(self.result.queued)} queued, "
+                f"{len(rulings) - len(self.result.executed) - len(self.result.queued)} denied"
+            )
         self._write_note(status, prose=plan.prose, rulings=rulings, observations=plan.observations)
         self._finish(status, code, message)
 

@@ -89,7 +89,7 @@ def _inert(prose: str) -> str:
 def render_note(note: SessionNote) -> str:
     """The note's Markdown text."""
     groups = [
-        {"title": title, "items": [a for a in note.actions if a.outcome == key]}
+        {"title": title, "entries": [a for a in note.actions if a.outcome == key]}
         for key, title in _GROUPS
     ]
     raw = note.raw_response.replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
