@@ -20,15 +20,16 @@ test: setup
 	$(PY) -m pytest -q
 
 format: setup
-	$(VENV)/bin/ruff format runtime tests bench
-	$(VENV)/bin/ruff check --fix runtime tests bench
+	$(VENV)/bin/ruff format runtime tests bench k8s
+	$(VENV)/bin/ruff check --fix runtime tests bench k8s
 
 lint: setup
-	$(VENV)/bin/ruff format --check runtime tests bench
-	$(VENV)/bin/ruff check runtime tests bench
+	$(VENV)/bin/ruff format --check runtime tests bench k8s
+	$(VENV)/bin/ruff check runtime tests bench k8s
 
 types: setup
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py
 
 check: lint types k8s test
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Fixtures shared by the end-to-end tests (small_hub, ...).
+pytest_plugins = ["runsupport"]
+
+from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -43,3 +50,45 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
+
+
+# --- reference hub fixtures -------------------------------------------------------------------
+# A demo-seeded reference hub on an ephemeral loopback port, one per test (starting one takes a
+# few milliseconds). Its clock is `hub_clock`, which tests move by hand instead of sleeping.
+
+HUB_NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+class HubClock:
+    """A hand-moved UTC clock for the reference hub."""
+
+    def __init__(self, now: datetime = HUB_NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta) -> None:
+        """Move the clock forward by `delta`."""
+        self.now += delta
+
+
+@pytest.fixture
+def hub_clock() -> HubClock:
+    """The clock the `hub` fixture runs on, starting at `HUB_NOW`."""
+    return HubClock()
+
+
+@pytest.fixture
+def hub(tmp_path: Path, hub_clock: HubClock) -> Iterator[ReferenceHub]:
+    """A started reference hub seeded with the demo dataset (dated at `HUB_NOW`), no token."""
+    db_path = tmp_path / "hub.sqlite3"
+    load_seed(db_path, demo_dataset(hub_clock()))
+    with ReferenceHub(db_path, clock=hub_clock) as running:
+        yield running
+
+
+@pytest.fixture
+def hub_url(hub: ReferenceHub) -> str:
+    """The base URL of the `hub` fixture, e.g. `http://127.0.0.1:54321`."""
+    return hub.url

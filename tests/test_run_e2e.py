@@ -8,16 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from custodian.statehub.server import ReferenceHub
 from runsupport import (
     CANON,
     hub_get,
     plan_response,
     run_cli,
-    small_hub,  # noqa: F401 - fixture
     tree_digest,
 )
-
-from custodian.statehub.server import ReferenceHub
 
 
 def _run(

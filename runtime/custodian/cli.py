@@ -114,7 +114,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     result = run(settings)
     if settings.json_output:
-        sys.stdout.write(json.dumps(result.summary(), indent=2, ensure_ascii=False) + "\n")
+        # One line for a cluster's log pipeline; indented for a person at a terminal.
+        indent = None if settings.log_format == "json" else 2
+        sys.stdout.write(json.dumps(result.summary(), indent=indent, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(result.human() + "\n")
     if result.exit_code != 0:

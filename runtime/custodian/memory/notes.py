@@ -93,7 +93,7 @@ def render_note(note: SessionNote) -> str:
         for key, title in _GROUPS
     ]
     raw = note.raw_response.replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
-    return (
+    text = (
         _environment()
         .get_template("note.md.j2")
         .render(
@@ -109,6 +109,7 @@ def render_note(note: SessionNote) -> str:
             raw_response=raw,
         )
     )
+    return text.rstrip("\n") + "\n"
 
 
 def note_path(working_dir: Path, domain: str, started_at: datetime) -> Path:
