@@ -38,6 +38,9 @@ def test_a_large_state_stays_within_the_budget_and_says_what_it_left_out(budget:
     assert f"{rendered.omitted['todo']} todo tasks" in rendered.user
     assert "not shown for space" in rendered.user
     assert "F-1 on task B-0" in rendered.user  # the flag is never the thing that goes
+    shown_any = "todo, workstream" in rendered.user
+    more = "more " if shown_any else ""
+    assert f"({rendered.omitted['todo']} {more}not shown for space)" in rendered.user
 
 
 def test_a_budget_smaller_than_the_fixed_prompt_is_a_config_error() -> None:
