@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from custodian.core.journal_records import SCHEMA_VERSION, Record, verify_chain
 from custodian.core.journal_runs import RunSummary, run_summaries
 from custodian.core.journal_spine import ItemTrace, trace_items, verify_spine
+
+
+@dataclass(frozen=True)
+class _Court:
+    """What every part of the court record needs: item traces, queued records, problems."""
+
+    items: dict[Any, ItemTrace]
+    queued: dict[Any, Record]
+    problems: Sequence[str]
 
 
 def _short(value: Any, width: int = 12) -> str:
@@ -38,10 +48,11 @@ def render_run(
         return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
     problems = replay_problems(records, extra_problems)
     summary = next(s for s in run_summaries(records) if s.run_id == run_id)
-    items = trace_items(records)
+    queued = {(r.run_id, r.data.get("index")): r for r in run if r.kind == "queued"}
+    ctx = _Court(trace_items(records), queued, problems)
     lines = _header(summary, records)
     for record in run:
-        lines.extend(_render_record(record, items, problems))
+        lines.extend(_render_record(record, ctx))
     return [*lines, *replay_lines(problems)]
 
 
@@ -63,21 +74,19 @@ def _header(summary: RunSummary, records: Sequence[Record]) -> list[str]:
     ]
 
 
-def _render_record(
-    record: Record, items: dict[Any, ItemTrace], problems: Sequence[str]
-) -> list[str]:
+def _render_record(record: Record, ctx: _Court) -> list[str]:
     kind, data = record.kind, record.data
     if kind == "ruling":
-        return _render_ruling(record, items, problems)
+        return _render_ruling(record, ctx)
     if kind == "reconciled":
-        item = items.get((str(data.get("run_id_of_the_interrupted_run")), data.get("index")))
+        item = ctx.items.get((str(data.get("run_id_of_the_interrupted_run")), data.get("index")))
         head = (
             f"reconciled at {record.ref}: item #{data.get('index')} of run "
             f"{data.get('run_id_of_the_interrupted_run')} key={data.get('idempotency_key')}"
         )
-        return [head, *_item_lines(item, record, problems), ""]
+        return [head, *_item_lines(item, record, ctx.problems), ""]
     if kind == "approval_decided":
-        return _render_approval(record, items, problems)
+        return _render_approval(record, ctx)
     return _simple_line(record)
 
 
@@ -112,9 +121,7 @@ def _plan(data: dict[str, Any]) -> str:
     return f"rejected: {data.get('reason')}"
 
 
-def _render_ruling(
-    ruling: Record, items: dict[Any, ItemTrace], problems: Sequence[str]
-) -> list[str]:
+def _render_ruling(ruling: Record, ctx: _Court) -> list[str]:
     data = ruling.data
     lines = [
         f"request {ruling.ref} #{data.get('index')} {data.get('operation')} "
@@ -122,28 +129,31 @@ def _render_ruling(
     ]
     outcome, reason = data.get("outcome"), data.get("reason")
     if outcome == "deny":
-        lines.append(f"  DENIED at {ruling.ref}: {reason}")
-        lines.append("  (no execution, no receipt)")
+        lines.append(f"  DENIED at {ruling.ref}: {reason} (no execution, no receipt)")
     elif outcome == "queue":
-        lines.append(f"  QUEUED at {ruling.ref}: {reason}")
+        queued = ctx.queued.get((ruling.run_id, data.get("index")))
+        approval = (
+            f"approval {queued.data.get('approval_id')} at {queued.ref}"
+            if queued is not None
+            else "no queued record"
+        )
+        lines.append(f"  QUEUED at {ruling.ref}: {reason}; {approval}")
     else:
         lines.append(f"  ruled execute at {ruling.ref}: {reason}")
-        item = items.get((ruling.run_id, data.get("index")))
-        lines.extend(_item_lines(item, ruling, problems))
+        item = ctx.items.get((ruling.run_id, data.get("index")))
+        lines.extend(_item_lines(item, ruling, ctx.problems))
     return [*lines, ""]
 
 
-def _render_approval(
-    decided: Record, items: dict[Any, ItemTrace], problems: Sequence[str]
-) -> list[str]:
+def _render_approval(decided: Record, ctx: _Court) -> list[str]:
     data = decided.data
     lines = [
         f"approval {data.get('approval_id')} at {decided.ref}: {data.get('decision')} "
         f"by {data.get('by')}: {data.get('reason')}"
     ]
-    for (run_id, _), item in items.items():
+    for (run_id, _), item in ctx.items.items():
         if run_id == decided.run_id:
-            lines.extend(_item_lines(item, decided, problems))
+            lines.extend(_item_lines(item, decided, ctx.problems))
     return [*lines, ""]
 
 

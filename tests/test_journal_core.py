@@ -1,0 +1,437 @@
+"""The pure journal: record building, the hash chain, the authority spine and run views.
+
+The scenario builders here write realistic runs through any object with `append(kind, data)`;
+the store, lock and inspect tests import them to build journals on disk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from custodian.core import journal as J
+from custodian.core.digest import canonical_json, sha256_hex
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+DOMAIN = "website"
+
+
+class StepClock:
+    """A clock that moves one second on every read."""
+
+    def __init__(self, start: datetime = T0, step: timedelta = timedelta(seconds=1)) -> None:
+        self.now = start
+        self.step = step
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now
+
+
+class Appender(Protocol):
+    def append(self, kind: str, data: dict[str, Any]) -> J.Record: ...
+
+
+class MemoryWriter:
+    """Appends to a shared in-memory list of records, the way the disk writer would."""
+
+    def __init__(self, records: list[J.Record], run_id: str, clock: StepClock) -> None:
+        self.records, self.run_id, self.clock = records, run_id, clock
+
+    def append(self, kind: str, data: dict[str, Any]) -> J.Record:
+        prev = self.records[-1] if self.records else None
+        record = J.make_record(prev, self.run_id, DOMAIN, kind, self.clock(), data)
+        self.records.append(record)
+        return record
+
+
+ITEMS = [
+    ("add_progress_event", "ws-site", {"workstream_id": "ws-site", "summary": "Homepage shipped"}),
+    ("create_task", "ws-site", {"workstream_id": "ws-site", "title": "Write the launch post"}),
+    ("set_task_status", "t-9", {"task_id": "t-9", "status": "cancelled"}),
+]
+OUTCOMES = [
+    ("execute", "sanctioned write within the per-run caps"),
+    ("queue", "create_task needs a person's approval"),
+    ("deny", "task t-9 is not in the observed state"),
+]
+
+
+def fingerprint(index: int) -> str:
+    return sha256_hex(f"item-{index}")
+
+
+def key_of(run_id: str, index: int) -> str:
+    return f"custodian-{run_id}-{index}"
+
+
+def write_opening(w: Appender, state_digest: str = "c" * 64) -> None:
+    """run_started, observed, prompt, model_response, plan and one ruling per item."""
+    w.append("run_started", {
+        "settings_digest": "a" * 64, "constitution_digest": "b" * 64, "model_spec": "offline",
+        "hub_url": "http://127.0.0.1:8765", "pid": 4242, "host": "runner-1", "dry_run": False,
+    })  # fmt: skip
+    summary = {"domain": DOMAIN, "generated_at": "2025-03-01T09:00:00Z", "workstreams": []}
+    overview = {"generated_at": "2025-03-01T09:00:00Z", "domains": [{"domain": DOMAIN}]}
+    w.append("observed", {"state_digest": state_digest, "overview": overview, "summary": summary})
+    w.append(
+        "prompt", {"system": "You are Custodian.", "user": "State: …", "estimated_tokens": 1200}
+    )
+    w.append("model_response", {
+        "text": "```json\n{\"actions\": []}\n```", "provider": "offline", "model": "rules-1",
+        "usage": {"input_tokens": 1200, "output_tokens": 80, "cost_usd": 0.0}, "request_id": None,
+    })  # fmt: skip
+    w.append(
+        "plan", {"status": "accepted", "reason": None, "observations": ["quiet week"], "items": 3}
+    )
+    for index, ((operation, target, params), (outcome, reason)) in enumerate(
+        zip(ITEMS, OUTCOMES, strict=True)
+    ):
+        w.append("ruling", {
+            "index": index, "operation": operation, "target": target, "params": params,
+            "fingerprint": fingerprint(index), "outcome": outcome, "reason": reason,
+        })  # fmt: skip
+
+
+def write_authorized(w: Appender, run_id: str, index: int = 0) -> None:
+    operation, _, params = ITEMS[index]
+    w.append("authorized", {
+        "index": index, "operation": operation, "params": params, "fingerprint": fingerprint(index),
+        "idempotency_key": key_of(run_id, index), "by": "policy",
+    })  # fmt: skip
+
+
+def write_receipt(w: Appender, index: int, hub_id: str, **extra: Any) -> None:
+    w.append("receipt", {
+        "index": index, "status_code": 201, "hub_id": hub_id, "replayed": False,
+        "response_sha256": "d" * 64, "attempts": 1, **extra,
+    })  # fmt: skip
+
+
+def write_closing(w: Appender, counts: dict[str, int] | None = None) -> None:
+    w.append("queued", {"index": 1, "approval_id": "apr-7", "fingerprint": fingerprint(1)})
+    w.append("note_written", {"path": "2025-03-01-website.md", "sha256": "e" * 64})
+    counts = counts or {"executed": 1, "queued": 1, "denied": 1, "failed": 0}
+    w.append("finished", {"status": "completed", "exit_code": 0, "counts": counts})
+
+
+def write_completed_run(w: Appender, run_id: str, state_digest: str = "c" * 64) -> None:
+    """A whole run: one write executed and receipted, one queued, one denied."""
+    write_opening(w, state_digest)
+    write_authorized(w, run_id)
+    w.append("dispatched", {"index": 0, "idempotency_key": key_of(run_id, 0)})
+    write_receipt(w, 0, "ev-101")
+    write_closing(w)
+
+
+def write_interrupted_run(w: Appender, run_id: str, dispatched: bool = True) -> None:
+    """A run killed after authorizing (and maybe dispatching) its write: no receipt, no finished."""
+    write_opening(w)
+    write_authorized(w, run_id)
+    if dispatched:
+        w.append("dispatched", {"index": 0, "idempotency_key": key_of(run_id, 0)})
+
+
+def write_reconciling_run(w: Appender, pending: Sequence[J.PendingWrite]) -> None:
+    """The next run: re-sends each unfinished write with its original key, then runs normally."""
+    w.append("run_started", {"model_spec": "offline", "pid": 4243, "host": "runner-1"})
+    for p in pending:
+        w.append("reconciled", {
+            "run_id_of_the_interrupted_run": p.run_id, "index": p.index,
+            "idempotency_key": p.idempotency_key,
+        })  # fmt: skip
+        marker = {"reconciles": p.run_id}
+        w.append("dispatched", {"index": p.index, "idempotency_key": p.idempotency_key, **marker})
+        write_receipt(w, p.index, "ev-102", **marker)
+    w.append("finished", {"status": "skipped", "exit_code": 0, "counts": {}})
+
+
+def build(*runs: tuple[str, Any]) -> list[J.Record]:
+    """Records of several runs written one after the other with the given builders."""
+    records: list[J.Record] = []
+    clock = StepClock()
+    for run_id, builder in runs:
+        builder(MemoryWriter(records, run_id, clock), run_id)
+    return records
+
+
+def completed(w: Appender, run_id: str) -> None:
+    write_completed_run(w, run_id)
+
+
+def interrupted(w: Appender, run_id: str) -> None:
+    write_interrupted_run(w, run_id)
+
+
+def messages(problems: Sequence[J.Problem]) -> list[str]:
+    return [str(p) for p in problems]
+
+
+# --- records and the chain -------------------------------------------------------------------
+
+
+def test_a_record_line_is_pinned() -> None:
+    record = J.make_record(None, "r1", DOMAIN, "plan", T0, {"status": "accepted", "items": 2})
+    assert record.line() == (
+        '{"at":"2025-03-01T09:00:00.000000Z","data":{"items":2,"status":"accepted"},'
+        f'"domain":"website","hash":"{record.hash}","kind":"plan","prev":"{"0" * 64}",'
+        '"run_id":"r1","seq":1,"v":1}'
+    )
+    without_hash = record.model_dump(exclude={"hash"})
+    assert record.hash == sha256_hex(canonical_json(without_hash))
+
+
+def test_make_record_takes_seq_and_prev_from_the_previous_record() -> None:
+    first = J.make_record(None, "r1", DOMAIN, "run_started", T0, {})
+    second = J.make_record(first, "r1", DOMAIN, "finished", T0, {"counts": (1, 2)})
+    assert (first.seq, first.prev) == (1, J.GENESIS)
+    assert (second.seq, second.prev) == (2, first.hash)
+    assert second.data == {"counts": [1, 2]}  # plain JSON, so it hashes the same when read back
+    assert J.Record.model_validate(json.loads(second.line())) == second
+
+
+def test_make_record_refuses_naive_times_unknown_kinds_and_mixed_domains() -> None:
+    first = J.make_record(None, "r1", DOMAIN, "run_started", T0, {})
+    for call in (
+        lambda: J.make_record(None, "r1", DOMAIN, "run_started", datetime(2025, 3, 1), {}),
+        lambda: J.make_record(None, "r1", DOMAIN, "launch_missiles", T0, {}),
+        lambda: J.make_record(first, "r1", "platform", "finished", T0, {}),
+    ):
+        try:
+            call()
+        except ValueError:
+            continue
+        raise AssertionError("make_record accepted bad input")
+
+
+def test_a_realistic_run_verifies_clean() -> None:
+    records = build(("r1", completed), ("r2", completed))
+    assert [r.seq for r in records] == list(range(1, 29))
+    assert J.verify_chain(records) == []
+    assert J.verify_spine(records) == []
+
+
+def test_a_changed_past_record_is_named_exactly() -> None:
+    records = build(("r1", completed), ("r2", completed))
+    ruling = records[7]
+    forged = ruling.model_copy(update={"data": {**ruling.data, "outcome": "execute"}})
+    records[7] = forged
+    assert messages(J.verify_chain(records)) == [
+        "record 8 (ruling, run r1): hash mismatch (the record was changed after it was written)"
+    ]
+
+
+def test_a_rehashed_forgery_breaks_the_next_link() -> None:
+    records = build(("r1", completed))
+    fields = records[7].model_dump()
+    fields["data"] = {**fields["data"], "reason": "forged"}
+    fields["hash"] = J.record_hash(fields)
+    records[7] = J.Record(**fields)
+    assert messages(J.verify_chain(records)) == [
+        "record 9 (authorized, run r1): prev does not match the hash of record 8"
+    ]
+
+
+def test_a_deleted_record_breaks_seq_and_prev() -> None:
+    records = build(("r1", completed))
+    del records[9]
+    assert messages(J.verify_chain(records)) == [
+        "record 11 (receipt, run r1): seq 11 follows record 9, expected 10",
+        "record 11 (receipt, run r1): prev does not match the hash of record 9",
+    ]
+
+
+# --- the authority spine ----------------------------------------------------------------------
+
+
+def test_an_interrupted_last_run_leaves_an_unfinished_item() -> None:
+    records = build(("r1", completed), ("r2", interrupted))
+    authorized = next(r for r in records if r.kind == "authorized" and r.run_id == "r2")
+    assert messages(J.verify_spine(records)) == [
+        f"record {authorized.seq} (authorized, run r2): no receipt or failed record and no later "
+        "reconciliation (unfinished)"
+    ]
+    assert J.unfinished_items(records) == [
+        J.PendingWrite(
+            run_id="r2", index=0, operation="add_progress_event", params=dict(ITEMS[0][2]),
+            idempotency_key=key_of("r2", 0), fingerprint=fingerprint(0),
+            authorized_seq=authorized.seq, dispatched=True,
+        )
+    ]  # fmt: skip
+    assert J.interrupted_runs(records) == ["r2"]
+
+
+def test_a_reconciling_run_closes_the_item_and_the_interrupted_run() -> None:
+    records = build(("r1", completed), ("r2", interrupted))
+    pending = J.unfinished_items(records)
+    clock = StepClock(T0 + timedelta(hours=1))
+    w = MemoryWriter(records, "r3", clock)
+    write_reconciling_run(w, pending)
+    # Without a finished record for r2, the later run leaves r2 open.
+    assert any("run has no finished record" in m for m in messages(J.verify_spine(records)))
+    finished = {
+        "status": "interrupted",
+        "exit_code": None,
+        "counts": J.derived_counts(records, "r2"),
+    }
+    MemoryWriter(records, "r2", clock).append("finished", finished)
+    assert J.verify_chain(records) == []
+    assert J.verify_spine(records) == []
+    assert J.unfinished_items(records) == []
+
+
+def test_a_reconciliation_without_a_receipt_is_still_unfinished() -> None:
+    records = build(("r1", interrupted))
+    w = MemoryWriter(records, "r2", StepClock(T0 + timedelta(hours=1)))
+    w.append("reconciled", {
+        "run_id_of_the_interrupted_run": "r1", "index": 0, "idempotency_key": key_of("r1", 0),
+    })  # fmt: skip
+    problems = messages(J.verify_spine(records))
+    assert any("reconciled by run r2 but still has no receipt" in m for m in problems)
+    assert [p.run_id for p in J.unfinished_items(records)] == ["r1"]
+
+
+def _spine_of(*steps: tuple[str, dict[str, Any]]) -> list[str]:
+    records: list[J.Record] = []
+    w = MemoryWriter(records, "r1", StepClock())
+    write_opening(w)
+    for kind, data in steps:
+        w.append(kind, data)
+    w.append("finished", {"status": "completed", "exit_code": 0, "counts": {}})
+    return [m.split(": ", 1)[1] for m in messages(J.verify_spine(records))]
+
+
+AUTH0 = {"index": 0, "operation": "add_progress_event", "params": {}, "fingerprint": fingerprint(0),
+         "idempotency_key": "k0", "by": "policy"}  # fmt: skip
+DISP0 = {"index": 0, "idempotency_key": "k0"}
+RCPT0 = {"index": 0, "status_code": 201, "hub_id": "ev-1", "replayed": False,
+         "response_sha256": "d" * 64, "attempts": 1}  # fmt: skip
+
+
+def test_a_denied_ruling_has_no_authorized_record() -> None:
+    auth = {**AUTH0, "index": 2, "fingerprint": fingerprint(2)}
+    disp, rcpt = {**DISP0, "index": 2}, {**RCPT0, "index": 2}
+    assert _spine_of(("authorized", auth), ("dispatched", disp), ("receipt", rcpt)) == [
+        "authorized although the ruling at website:8 says deny"
+    ]
+
+
+def test_no_dispatch_or_receipt_without_authorization() -> None:
+    assert _spine_of(("dispatched", DISP0), ("receipt", RCPT0)) == [
+        "dispatched without an authorized record for item #0",
+        "receipt without an authorized record for item #0",
+    ]
+
+
+def test_each_authorized_write_gets_one_dispatch_then_one_receipt_with_its_key() -> None:
+    assert _spine_of(("authorized", AUTH0), ("receipt", RCPT0)) == [
+        "receipt without a dispatched record before it in this run"
+    ]
+    wrong_key = {**DISP0, "idempotency_key": "other"}
+    assert _spine_of(("authorized", AUTH0), ("dispatched", wrong_key), ("receipt", RCPT0)) == [
+        "idempotency key differs from the authorized record at website:9"
+    ]
+    twice = _spine_of(
+        ("authorized", AUTH0), ("dispatched", DISP0), ("receipt", RCPT0), ("receipt", RCPT0)
+    )
+    assert twice == ["receipt after the item was closed at website:11"]
+
+
+def test_authorization_must_match_the_ruling() -> None:
+    forged = {**AUTH0, "fingerprint": "f" * 64}
+    assert _spine_of(("authorized", forged), ("dispatched", DISP0), ("receipt", RCPT0)) == [
+        "fingerprint differs from the ruling at website:6"
+    ]
+    by_nobody = {**AUTH0, "by": "model"}
+    assert _spine_of(("authorized", by_nobody), ("dispatched", DISP0), ("receipt", RCPT0)) == [
+        "unknown authority 'model' (expected 'policy' or 'person:<name>')"
+    ]
+
+
+def test_a_queued_record_needs_a_queue_ruling() -> None:
+    assert _spine_of(("queued", {"index": 0, "approval_id": "apr-1", "fingerprint": "x"})) == [
+        "queued item #0 has no queue ruling in this run"
+    ]
+
+
+def test_run_structure_records_after_finished_and_missing_run_started() -> None:
+    records = build(("r1", completed))
+    w = MemoryWriter(records, "r1", StepClock(T0 + timedelta(hours=1)))
+    w.append("note_written", {"path": "late.md", "sha256": "0" * 64})
+    MemoryWriter(records, "r2", StepClock(T0 + timedelta(hours=2))).append("plan", {})
+    assert messages(J.verify_spine(records)) == [
+        "record 15 (note_written, run r1): record after the run finished at website:14",
+        "record 16 (plan, run r2): run begins without a run_started record",
+    ]
+
+
+def test_an_approval_run_authorizes_by_person() -> None:
+    records = build(("r1", completed))
+    w = MemoryWriter(records, "approval-apr-7", StepClock(T0 + timedelta(hours=1)))
+    decided = {"approval_id": "apr-7", "decision": "approved", "by": "ana", "reason": None}
+    w.append("approval_decided", decided)
+    w.append("authorized", {**AUTH0, "by": "person:ana"})
+    w.append("dispatched", DISP0)
+    w.append("receipt", RCPT0)
+    assert J.verify_spine(records) == []
+    records[14] = J.make_record(
+        records[13],
+        "approval-apr-7",
+        DOMAIN,
+        "approval_decided",
+        T0,
+        {**decided, "decision": "stale"},
+    )
+    assert "without an approved approval_decided" in messages(J.verify_spine(records))[0]
+
+
+# --- run views -----------------------------------------------------------------------------------
+
+
+def test_last_completed_observation_skips_interrupted_and_skipped_runs() -> None:
+    records: list[J.Record] = []
+    clock = StepClock()
+    write_completed_run(MemoryWriter(records, "r1", clock), "r1", state_digest="1" * 64)
+    write_interrupted_run(MemoryWriter(records, "r2", clock), "r2")
+    assert J.last_completed_observation([]) is None
+    last = J.last_completed_observation(records)
+    assert last is not None
+    finished_at, state_digest, summary = last
+    assert state_digest == "1" * 64
+    assert finished_at == J.parse_at(records[13].at) and records[13].kind == "finished"
+    assert summary["domain"] == DOMAIN
+
+
+def test_run_summaries_and_latest_run() -> None:
+    records = build(("r1", completed), ("r2", interrupted))
+    summaries = J.run_summaries(records)
+    assert [(s.run_id, s.status, s.first_seq, s.last_seq) for s in summaries] == [
+        ("r1", "completed", 1, 14),
+        ("r2", "no finished record", 15, 24),
+    ]
+    assert summaries[0].model == "offline (offline/rules-1)"
+    assert J.latest_run_id(records) == "r2"
+    assert J.latest_run_id([]) is None
+
+
+_FIELDS = st.sampled_from(["seq", "run_id", "kind", "at", "data", "prev", "domain"])
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(position=st.integers(min_value=0, max_value=27), field=_FIELDS, salt=st.text(min_size=1))
+def test_any_change_to_any_record_is_detected(position: int, field: str, salt: str) -> None:
+    records = build(("r1", completed), ("r2", completed))
+    fields = records[position].model_dump()
+    changed = {
+        "seq": fields["seq"] + 1,
+        "data": {**fields["data"], "x": salt},
+        "kind": "receipt" if fields["kind"] != "receipt" else "failed",
+    }.get(field, f"{fields[field]}{salt}")
+    records[position] = records[position].model_copy(update={field: changed})
+    problems = J.verify_chain(records)
+    assert problems and problems[0].seq in (fields["seq"], fields["seq"] + 1)
