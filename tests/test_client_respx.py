@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from hypothesis import given
+from hypothesis import strategies as st
 
 from custodian import __version__
 from custodian.core.contract import (
@@ -561,6 +563,8 @@ def test_context_manager_closes_the_client(router: respx.Router) -> None:
         ("Sun, 29 Nov 2026 08:01:00 GMT", 60.0),
         ("Sun, 29 Nov 2026 07:00:00 GMT", 0.0),  # already past
         ("soon", None),
+        ("\u00b2", None),  # a Unicode digit, not delay-seconds
+        ("Mon, 32 Nov 2026 08:00:00 GMT", None),
         ("-5", None),
         ("1.5", None),
         (None, None),
@@ -569,3 +573,15 @@ def test_context_manager_closes_the_client(router: respx.Router) -> None:
 def test_parse_retry_after(value: str | None, expected: float | None) -> None:
     now = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
     assert parse_retry_after(value, now=now) == expected
+
+
+@given(st.text(max_size=60))
+def test_parse_retry_after_never_raises_on_hub_text(value: str) -> None:
+    now = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+    result = parse_retry_after(value, now=now)
+    assert result is None or result >= 0
+
+
+@given(st.integers(min_value=0, max_value=10**12))
+def test_parse_retry_after_reads_any_delay_seconds(seconds: int) -> None:
+    assert parse_retry_after(str(seconds), now=datetime(2026, 1, 1, tzinfo=UTC)) == seconds

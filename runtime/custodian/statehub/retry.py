@@ -81,7 +81,7 @@ def parse_retry_after(value: str | None, *, now: datetime) -> float | None:
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²".isdigit() is true too
         return float(text)
     when = _parse_http_date(text)
     return None if when is None else max(0.0, (when - now).total_seconds())
