@@ -92,3 +92,15 @@ def test_api_url_adds_the_version_only_when_missing(base: str, url: str) -> None
 def test_api_url_rejects_a_base_without_scheme() -> None:
     with pytest.raises(ConfigError, match="CUSTODIAN_LLM_BASE_URL"):
         api_url("localhost:8000", "v1", "chat/completions")
+
+
+def test_each_request_timeout_is_cut_to_the_remaining_budget(respx_mock: respx.MockRouter) -> None:
+    route = respx_mock.post("https://api.openai.com/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json={"choices": [{"message": {"content": "hi"}}]})
+    )
+    env = {"OPENAI_API_KEY": "k"}
+    config = ModelConfig(spec="openai", env=env, timeout_s=300.0, max_total_s=42.0)
+    OpenAIModel(config, sleep=FakeSleep()).complete(Prompt(system="s", user="u"))
+    timeouts = route.calls.last.request.extensions["timeout"]
+    assert timeouts["read"] == pytest.approx(42.0, abs=1.0)
+    assert timeouts["connect"] == 10.0

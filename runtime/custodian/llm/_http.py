@@ -135,23 +135,31 @@ class JsonHttp:
         self.key_var = key_var
         self.describe_error = describe_error
         self.policy = RetryPolicy.from_config(config, sleep=sleep)
-        timeout = httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s))
+        self.timeout_s = config.timeout_s
         # trust_env=False: adapters take nothing from the process environment, proxies included.
-        self.client = httpx.Client(
-            headers=dict(headers), timeout=timeout, transport=transport, trust_env=False
-        )
+        self.client = httpx.Client(headers=dict(headers), transport=transport, trust_env=False)
 
     def post(
         self, url: str, body: Mapping[str, Any], parse: Callable[[Any, httpx.Response], T]
     ) -> T:
         """POST `body` to `url` and hand the 2xx JSON to `parse` (which may raise Retryable)."""
-        return call_with_retries(lambda: self._attempt(url, body, parse), self.policy)
+        deadline = self.policy.clock() + self.policy.max_total_s
+        return call_with_retries(lambda: self._attempt(url, body, parse, deadline), self.policy)
 
     def _attempt(
-        self, url: str, body: Mapping[str, Any], parse: Callable[[Any, httpx.Response], T]
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        parse: Callable[[Any, httpx.Response], T],
+        deadline: float,
     ) -> T:
+        # No single request may outlive the total budget, whatever the per-request timeout.
+        remaining = deadline - self.policy.clock()
+        if remaining <= 0:
+            raise self.error("the time budget for the model call is spent", code="budget")
+        timeout = httpx.Timeout(min(self.timeout_s, remaining), connect=min(10.0, remaining))
         try:
-            response = self.client.post(url, json=body)
+            response = self.client.post(url, json=body, timeout=timeout)
         except httpx.TransportError as exc:
             error = self.error(f"cannot reach {url}: {type(exc).__name__}: {exc}", retryable=True)
             raise Retryable(error) from exc
