@@ -113,6 +113,15 @@ def small_hub(tmp_path: Path) -> Any:
         yield hub
 
 
+@pytest.fixture
+def small_hub_with_token(tmp_path: Path) -> Any:
+    """The same hub, requiring `Authorization: Bearer cronjob-test-token`."""
+    db = tmp_path / "hub-token.sqlite3"
+    load_seed(db, small_dataset())
+    with ReferenceHub(db, token="cronjob-test-token") as hub:
+        yield hub
+
+
 @dataclass
 class CliResult:
     """What one in-process `custodian` call returned and printed."""
@@ -147,9 +156,10 @@ def run_cli(argv: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, **env: 
     return CliResult(code, out.getvalue(), err.getvalue())
 
 
-def hub_get(hub: ReferenceHub, path: str) -> Any:
+def hub_get(hub: ReferenceHub, path: str, token: str | None = None) -> Any:
     """GET a hub path and return its JSON."""
-    response = httpx.get(hub.url + path, timeout=5)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    response = httpx.get(hub.url + path, headers=headers, timeout=5)
     response.raise_for_status()
     return response.json()
 

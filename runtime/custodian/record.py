@@ -36,7 +36,7 @@ def _actions(result: RunResult, rulings: Sequence[Ruling]) -> list[NoteAction]:
             NoteAction(
                 outcome=outcome,
                 operation=r.item.operation,
-                target=r.item.target,
+                target=r.item.target or "-",
                 detail=_detail(r),
                 reason=r.reason,
                 result=outcome_result,
@@ -47,10 +47,10 @@ def _actions(result: RunResult, rulings: Sequence[Ruling]) -> list[NoteAction]:
 
 def _outcome(
     r: Ruling,
-    key: tuple[str, str],
-    executed: dict[tuple[str, str], ActionLine],
-    failed: dict[tuple[str, str], ActionLine],
-    queued: dict[tuple[str, str], ActionLine],
+    key: tuple[str, str | None],
+    executed: dict[tuple[str, str | None], ActionLine],
+    failed: dict[tuple[str, str | None], ActionLine],
+    queued: dict[tuple[str, str | None], ActionLine],
 ) -> tuple[str, str | None]:
     if r.outcome == "deny":
         return "denied", None

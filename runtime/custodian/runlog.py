@@ -15,7 +15,7 @@ class ActionLine:
     """One proposed item in the run summary."""
 
     operation: str
-    target: str
+    target: str | None
     reason: str
     hub_id: str | None = None
     approval_id: str | None = None
