@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from runsupport import CANON, REPO, hub_get
 
 from custodian.statehub.server import ReferenceHub
+from runsupport import CANON, REPO, hub_get
 
 TOKEN = "cronjob-test-token"
 
