@@ -21,6 +21,8 @@ T = TypeVar("T")
 # Statuses worth sending again unchanged (529 is Anthropic's "overloaded").
 RETRY_STATUSES = frozenset({408, 429})
 BASE_URL_SETTING = "CUSTODIAN_LLM_BASE_URL"
+MODEL_SETTING = "CUSTODIAN_MODEL"
+TOKENS_SETTING = "CUSTODIAN_MAX_OUTPUT_TOKENS"
 
 
 @dataclass(frozen=True)
@@ -102,9 +104,9 @@ def _hint(status: int, info: ErrorInfo, key_var: str | None) -> str:
     if status in (401, 403):
         return f"check {key_var}" if key_var else "check the API key and its permissions"
     if status == 404:
-        return f"check the model name (CUSTODIAN_LLM_MODEL) and {BASE_URL_SETTING}"
+        return f"check the model name ({MODEL_SETTING}) and {BASE_URL_SETTING}"
     if status in (400, 422):
-        return "the request was refused as invalid; check the model name and token limit"
+        return f"the request was refused as invalid; check {MODEL_SETTING} and {TOKENS_SETTING}"
     if status == 429:
         return "rate limited; run less often or raise the limit"
     return "the provider had a problem; try again later"

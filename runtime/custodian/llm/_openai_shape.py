@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import httpx
 
 from custodian.errors import ModelError
-from custodian.llm._http import ErrorInfo, JsonHttp, api_url, header_request_id
+from custodian.llm._http import TOKENS_SETTING, ErrorInfo, JsonHttp, api_url, header_request_id
 from custodian.llm._json import as_dict, as_int, as_str
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
@@ -137,7 +137,7 @@ class ChatCompletionsModel(Model):
         if finish == "length":
             raise self._fail(
                 f"the answer was cut off at the token limit ({self.token_field}={limit}); "
-                "raise the output token limit",
+                f"raise {TOKENS_SETTING}",
                 request_id,
                 code="max_tokens",
             )

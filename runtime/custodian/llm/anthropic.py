@@ -8,7 +8,14 @@ from typing import Any, ClassVar
 import httpx
 
 from custodian.errors import ModelError
-from custodian.llm._http import ErrorInfo, JsonHttp, api_url, header_request_id, require_key
+from custodian.llm._http import (
+    TOKENS_SETTING,
+    ErrorInfo,
+    JsonHttp,
+    api_url,
+    header_request_id,
+    require_key,
+)
 from custodian.llm._json import as_dict, as_int, as_list, as_str
 from custodian.llm._openai_shape import output_limit
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
@@ -19,7 +26,8 @@ API_VERSION = "2023-06-01"
 KEY_VAR = "ANTHROPIC_API_KEY"
 # Stop reasons that leave no usable answer, with what to do about each.
 _BAD_STOPS = {
-    "max_tokens": "the answer was cut off at the token limit (max_tokens={limit}); raise it",
+    "max_tokens": "the answer was cut off at the token limit (max_tokens={limit}); "
+    f"raise {TOKENS_SETTING}",
     "refusal": "the model refused to answer",
     "model_context_window_exceeded": "the prompt filled the model's context window; shorten it",
     "tool_use": "the model asked for a tool, but none are offered",

@@ -172,7 +172,7 @@ class ClaudeCodeModel(Model):
             killed_stderr = self._kill(process)
             raise ModelError(
                 f"claude-code: no answer within {self._config.timeout_s:g}s; the CLI was killed"
-                " (raise the model timeout if the model is slow)",
+                " (raise CUSTODIAN_LLM_TIMEOUT_S if the model is slow)",
                 provider=self.provider,
                 code="timeout",
                 stderr_tail=tail(killed_stderr),

@@ -8,7 +8,14 @@ from typing import Any, ClassVar
 import httpx
 
 from custodian.errors import ModelError
-from custodian.llm._http import ErrorInfo, JsonHttp, api_url, header_request_id, require_key
+from custodian.llm._http import (
+    TOKENS_SETTING,
+    ErrorInfo,
+    JsonHttp,
+    api_url,
+    header_request_id,
+    require_key,
+)
 from custodian.llm._json import as_dict, as_int, as_list, as_str
 from custodian.llm._openai_shape import output_limit
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
@@ -117,7 +124,8 @@ class GeminiModel(Model):
         finish = candidate.get("finishReason")
         if finish == "MAX_TOKENS":
             raise self._fail(
-                f"the answer was cut off at the token limit (maxOutputTokens={limit}); raise it",
+                f"the answer was cut off at the token limit (maxOutputTokens={limit}); "
+                f"raise {TOKENS_SETTING}",
                 request_id,
                 "MAX_TOKENS",
             )
