@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from custodian.core.digest import canonical_json
 from custodian.core.journal_records import SCHEMA_VERSION, Record, verify_chain
-from custodian.core.journal_runs import RunSummary, run_summaries
+from custodian.core.journal_runs import RunSummary, counts_text, run_summaries
 from custodian.core.journal_spine import ItemTrace, trace_items, verify_spine
 
 
@@ -58,7 +59,7 @@ def render_run(
 
 def _header(summary: RunSummary, records: Sequence[Record]) -> list[str]:
     exit_code = "" if summary.exit_code is None else f" (exit {summary.exit_code})"
-    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
+    counts = counts_text(summary.counts)
     last = records[-1]
     return [
         f"run       {summary.run_id}",
@@ -103,7 +104,7 @@ def _simple_line(record: Record) -> list[str]:
     }.get(kind)
     if text is None:
         return []
-    return [f"{kind:<9} at {record.ref}: {text()}"]
+    return [f"{kind:<14} at {record.ref}: {text()}"]
 
 
 def _usage(data: dict[str, Any]) -> str:
@@ -163,7 +164,7 @@ def _item_lines(item: ItemTrace | None, start: Record, problems: Sequence[str]) 
     auth = item.authorized
     lines = [
         f"  authorized at {auth.ref} by {auth.data.get('by')} key={item.key} "
-        f"params={_short(auth.data.get('params'), 60)}"
+        f"params={_short(canonical_json(auth.data.get('params')), 60)}"
     ]
     for step in item.steps:
         lines.extend(_step_lines(step))
@@ -197,10 +198,10 @@ def _step_lines(step: Record) -> list[str]:
 
 def _verdict(item: ItemTrace, chain: Sequence[Record], problems: Sequence[str]) -> str:
     named = {f"record {r.seq} (" for r in chain}
+    if item.outcome is None:
+        return "INCOMPLETE (no receipt)"
     if any(p.startswith(tuple(named)) for p in problems):
         return "BROKEN (see the problems below)"
     if any(a.seq >= b.seq for a, b in itertools.pairwise(chain)):
         return "OUT OF ORDER"
-    if item.outcome is None:
-        return "INCOMPLETE (no receipt)"
     return "ordered ok"

@@ -37,12 +37,19 @@ class RunSummary:
 
     def brief(self) -> str:
         """One line for a run listing."""
-        counts = ", ".join(f"{k} {v}" for k, v in self.counts.items()) or "no counts"
+        counts = counts_text(self.counts) or "no counts"
         model = f"  model {self.model}" if self.model else ""
         return (
             f"{self.run_id}  {self.started_at}  {self.status}  seq {self.first_seq}-{self.last_seq}"
             f"  {counts}{model}"
         )
+
+
+def counts_text(counts: dict[str, Any]) -> str:
+    """`executed 1, queued 1, denied 1, failed 0`: the usual four first, then any others."""
+    order = ["executed", "queued", "denied", "failed"]
+    keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
+    return ", ".join(f"{k} {counts[k]}" for k in keys)
 
 
 def derived_counts(records: Sequence[Record], run_id: str) -> dict[str, int]:
