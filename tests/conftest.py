@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+
 # Fixtures shared by the end-to-end tests (small_hub, ...).
 pytest_plugins = ["runsupport"]
-
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

@@ -20,6 +20,7 @@ from custodian.statehub.wire import wire_timestamp
 SCHEMA_VERSION = "1"
 
 SCHEMA = """
+BEGIN;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (kind TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS workstreams (
@@ -49,6 +50,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
   key TEXT PRIMARY KEY, method TEXT NOT NULL, path TEXT NOT NULL, body_sha256 TEXT NOT NULL,
   status INTEGER NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
+COMMIT;
 """
 
 RESOURCE_TABLES: tuple[str, ...] = ("workstreams", "tasks", "decisions", "events", "flags")
