@@ -129,6 +129,11 @@ def _rule_sanctioned(
 ) -> tuple[Outcome, str]:
     params = item.params
     if item.operation == "update_task_status":
+        if params["status"] not in SANCTIONED_STATUSES:  # normalize() routes these; belt and braces
+            return (
+                "deny",
+                f"{label} is denied: only done or in_progress may be set without a person.",
+            )
         current = view.task_status(params["task_id"])
         if current == params["status"]:
             return "deny", f"{label} is denied: task {params['task_id']} is already {current}."
