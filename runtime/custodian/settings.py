@@ -206,6 +206,7 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
         base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
         max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS", 4),
         max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S", 600.0),
+        max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S", 60.0),
         env=dict(env),
     )
 
@@ -227,12 +228,9 @@ def limits_from(env: Mapping[str, str]) -> Limits:
 
 def claude_on_path(env: Mapping[str, str]) -> str | None:
     """The Claude Code executable the embedded default would use, if any."""
-    import shutil
+    from custodian.llm.claude_code import find_claude
 
-    explicit = env.get("CUSTODIAN_CLAUDE_BIN")
-    if explicit:
-        return explicit
-    return shutil.which("claude", path=env.get("PATH"))
+    return find_claude(env)
 
 
 def load_settings(
