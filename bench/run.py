@@ -6,6 +6,7 @@ between changes. Everything runs on loopback and in temporary directories.
 
 from __future__ import annotations
 
+import io
 import json
 import statistics
 import sys
@@ -110,8 +111,8 @@ def main() -> int:
             timed(
                 "whole offline run (observe..note), website",
                 10,
-                lambda: run(settings, stderr=open("/dev/null", "w")),
-            )  # noqa: SIM115
+                lambda: run(settings, stderr=io.StringIO()),
+            )
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             print(f"{'peak Python memory over those runs':48} {peak / 1e6:8.2f} MB")
