@@ -100,6 +100,13 @@ def _parse(data: bytes) -> _Parsed:
     return _Parsed(records, damage, good_end, torn, torn_line, reason)
 
 
+def _torn_report(parsed: _Parsed) -> str:
+    return (
+        f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
+        f"{parsed.torn_reason} (the next run sets it aside)"
+    )
+
+
 class JournalStore:
     """The journals under `<memory_dir>/journal/`."""
 
@@ -130,12 +137,7 @@ class JournalStore:
         if not path.exists():
             return ReadResult(records=())
         parsed = _parse(path.read_bytes())
-        torn = None
-        if parsed.torn:
-            torn = (
-                f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
-                f"{parsed.torn_reason} (the next run sets it aside)"
-            )
+        torn = _torn_report(parsed) if parsed.torn else None
         return ReadResult(parsed.records, torn, parsed.damage, parsed.good_end)
 
     def read(self, domain: str, *, repair: bool = True) -> ReadResult:
@@ -148,8 +150,6 @@ class JournalStore:
             return ReadResult(records=())
         data = path.read_bytes()
         parsed = _parse(data)
-        if not repair and not parsed.damage:
-            return self.scan(domain) if parsed.torn else ReadResult(parsed.records, size=len(data))
         if parsed.damage:
             raise JournalError(
                 f"journal {path.name} is damaged at {parsed.damage[0]}"
@@ -159,8 +159,11 @@ class JournalStore:
                 path=str(path),
                 damage=parsed.damage,
             )
-        torn = self._set_aside(path, data, parsed) if parsed.torn else None
-        return ReadResult(parsed.records, torn, (), parsed.good_end)
+        if not parsed.torn:
+            return ReadResult(parsed.records, None, (), parsed.good_end)
+        if not repair:
+            return ReadResult(parsed.records, _torn_report(parsed), (), parsed.good_end)
+        return ReadResult(parsed.records, self._set_aside(path, data, parsed), (), parsed.good_end)
 
     def _set_aside(self, path: Path, data: bytes, parsed: _Parsed) -> str:
         stamp = self._clock().astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")

@@ -152,6 +152,9 @@ class RunLock:
         try:
             os.write(fd, json.dumps(asdict(me), sort_keys=True).encode("utf-8"))
             os.fsync(fd)
+        except BaseException:
+            self.path.unlink()  # a half-written lock must not outlive this failed acquire
+            raise
         finally:
             os.close(fd)
         fsync_dir(self.directory)
