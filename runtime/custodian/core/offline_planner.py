@@ -77,8 +77,8 @@ def _event(ws: WorkstreamWithTasks) -> dict[str, Any]:
     counts = {status: sum(1 for t in ws.tasks if t.status == status) for status in _COUNTED}
     listed = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items() if n)
     summary = (
-        f"Rule-based review: workstream {ws.id} is {ws.status} with {len(ws.tasks)} "
-        f"task{'s' if len(ws.tasks) != 1 else ''}{f' ({listed})' if listed else ''}."
+        f"Rule-based review: workstream {ws.id} is {ws.status} with "
+        f"{_count(len(ws.tasks), 'task')}{f' ({listed})' if listed else ''}."
     )
     return {
         "workstream_id": ws.id,
@@ -93,14 +93,15 @@ def _flag(finding: _Finding, stale_after_days: int) -> dict[str, Any]:
     since = _utc(task.updated_at).date().isoformat()
     if finding.kind == "blocked":
         note = (
-            f"Task {task.id} is blocked (last updated {since}, {finding.idle_days} days ago) "
-            "and nobody has been asked to unblock it."
+            f"Task {task.id} is blocked (last updated {since}, "
+            f"{_count(finding.idle_days, 'day')} ago) and nobody has been asked to unblock it."
         )
         reason = "blocked task without an open flag"
     else:
         note = (
-            f"Task {task.id} has been in progress without an update for {finding.idle_days} "
-            f"days (since {since}); please check whether it is still being worked on."
+            f"Task {task.id} has been in progress without an update for "
+            f"{_count(finding.idle_days, 'day')} (since {since}); please check whether it is "
+            "still being worked on."
         )
         reason = f"in progress and untouched for {stale_after_days} days or more"
     return {"task_id": task.id, "note": note, "reason": reason}
@@ -112,12 +113,14 @@ def _observations(
     tasks = sum(len(ws.tasks) for ws in facts.summary.workstreams)
     stale = sum(1 for f in findings if f.kind == "stale")
     blocked = len(findings) - stale
+    summary = facts.summary
     return [
-        f"Domain {facts.domain}: {len(facts.summary.workstreams)} workstreams, {tasks} tasks, "
-        f"{len(facts.summary.open_flags)} open flags, "
-        f"{len(facts.summary.open_decisions)} open decisions.",
-        f"{stale} stale in-progress tasks and {blocked} blocked tasks need a flag.",
-        f"{len(changed)} workstreams changed since the last completed run.",
+        f"Domain {facts.domain}: {_count(len(summary.workstreams), 'workstream')}, "
+        f"{_count(tasks, 'task')}, {_count(len(summary.open_flags), 'open flag')}, "
+        f"{_count(len(summary.open_decisions), 'open decision')}.",
+        f"Needing a flag: {_count(stale, 'stale in-progress task')} and "
+        f"{_count(blocked, 'blocked task')}.",
+        f"Changed since the last completed run: {_count(len(changed), 'workstream')}.",
     ]
 
 
@@ -133,11 +136,17 @@ def _prose(facts: PlanningFacts, flags_left: int, events_left: int) -> str:
         + (" (this is a first run, so every workstream counts as changed)." if first_run else ".")
         + " It never marks a task done.",
     ]
-    if flags_left:
-        lines += ["", f"Left out: {flags_left} more flags, over the cap of {MAX_FLAGS} per run."]
-    if events_left:
-        lines += ["", f"Left out: {events_left} more events, over the cap of {MAX_EVENTS} per run."]
+    for left, noun, cap in ((flags_left, "flag", MAX_FLAGS), (events_left, "event", MAX_EVENTS)):
+        if left:
+            lines += [
+                "",
+                f"Left out: {_count(left, 'more ' + noun)}, over the cap of {cap} per run.",
+            ]
     return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _utc(moment: datetime) -> datetime:
