@@ -205,9 +205,8 @@ def execute(
         item = ruling.item
         line = ActionLine(item.operation, item.target, ruling.reason)
         if stop:
-            result.failed.append(
-                ActionLine(item.operation, item.target, "not sent: the run was stopped")
-            )
+            # Never authorized, so not a failure: the note lists it as not sent, the next run
+            # re-plans from the hub's state, and the counts match the journal's failed records.
             continue
         key = idempotency_key(result.run_id, item.fingerprint)
         journal.append(
