@@ -186,6 +186,7 @@ def test_an_interrupted_write_is_unfinished_until_the_next_run_reconciles_it(
     )
     code, text = _inspect(tmp_path, "r2")
     assert code == 0 and "status    interrupted" in text
+    assert "finished       at website:30: interrupted (closed by run r3)" in text
 
 
 def test_an_approval_run_shows_the_person_and_the_receipt(tmp_path: Path) -> None:

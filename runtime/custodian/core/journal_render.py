@@ -100,11 +100,17 @@ def _simple_line(record: Record) -> list[str]:
         "model_failed": lambda: f"{data.get('provider')} failed: {data.get('error')}",
         "plan": lambda: _plan(data),
         "note_written": lambda: f"{data.get('path')} sha256={_short(data.get('sha256'))}",
-        "finished": lambda: f"{data.get('status')} exit {data.get('exit_code')}",
+        "finished": lambda: _finished(data),
     }.get(kind)
     if text is None:
         return []
     return [f"{kind:<14} at {record.ref}: {text()}"]
+
+
+def _finished(data: dict[str, Any]) -> str:
+    if data.get("closed_by"):
+        return f"{data.get('status')} (closed by run {data['closed_by']})"
+    return f"{data.get('status')} exit {data.get('exit_code')}"
 
 
 def _usage(data: dict[str, Any]) -> str:
