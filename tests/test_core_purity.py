@@ -10,10 +10,34 @@ import custodian.core
 CORE = Path(custodian.core.__file__).parent
 
 FORBIDDEN_MODULES = {
-    "httpx", "tenacity", "subprocess", "socket", "os", "shutil", "pathlib", "time", "random",
-    "requests", "urllib", "http", "sqlite3", "threading", "asyncio", "signal", "tempfile", "io",
-    "secrets", "uuid", "glob", "custodian.statehub", "custodian.memory", "custodian.llm",
-    "custodian.settings", "custodian.run", "custodian.cli", "jinja2",
+    "httpx",
+    "tenacity",
+    "subprocess",
+    "socket",
+    "os",
+    "shutil",
+    "pathlib",
+    "time",
+    "random",
+    "requests",
+    "urllib",
+    "http",
+    "sqlite3",
+    "threading",
+    "asyncio",
+    "signal",
+    "tempfile",
+    "io",
+    "secrets",
+    "uuid",
+    "glob",
+    "custodian.statehub",
+    "custodian.memory",
+    "custodian.llm",
+    "custodian.settings",
+    "custodian.run",
+    "custodian.cli",
+    "jinja2",
 }
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "breakpoint"}
 CLOCK_ATTRIBUTES = {"now", "utcnow", "today", "time", "monotonic", "perf_counter"}

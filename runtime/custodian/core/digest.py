@@ -30,7 +30,7 @@ def digest(value: Any) -> str:
 
 
 def domain_state_digest(summary: DomainSummary) -> str:
-    """Digest of a domain's observed state, leaving out `generated_at` (which changes every read)."""
+    """Digest of a domain's observed state without `generated_at` (which changes every read)."""
     return digest(summary.model_dump(mode="json", exclude={"generated_at"}))
 
 
@@ -39,7 +39,9 @@ def workstream_digests(summary: DomainSummary) -> dict[str, str]:
     result: dict[str, str] = {}
     for ws in summary.workstreams:
         flags = [f.model_dump(mode="json") for f in summary.open_flags if f.workstream_id == ws.id]
-        events = [e.model_dump(mode="json") for e in summary.recent_events if e.workstream_id == ws.id]
+        events = [
+            e.model_dump(mode="json") for e in summary.recent_events if e.workstream_id == ws.id
+        ]
         result[ws.id] = digest(
             {"workstream": ws.model_dump(mode="json"), "flags": flags, "events": events}
         )

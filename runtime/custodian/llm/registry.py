@@ -1,4 +1,4 @@
-"""From a spec string (`offline`, `file:PATH`, `anthropic`, …) to a model adapter, imported lazily."""
+"""From a spec string (`offline`, `file:PATH`, `anthropic`, …) to an adapter, imported lazily."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ ADAPTERS: dict[str, str] = {
 
 # Specs whose argument is required (file:PATH, cmd:COMMAND).
 NEEDS_ARGUMENT = frozenset({"file", "cmd"})
+_EXAMPLES = {"file": "answer.md", "cmd": "./answer.sh"}
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -37,7 +38,7 @@ def split_spec(spec: str) -> tuple[str, str | None]:
         )
     if name in NEEDS_ARGUMENT and not argument:
         raise ConfigError(
-            f"model spec {name!r} needs an argument, e.g. {name}:{'answer.md' if name == 'file' else './answer.sh'}",
+            f"model spec {name!r} needs an argument, e.g. {name}:{_EXAMPLES[name]}",
             setting="CUSTODIAN_LLM",
         )
     return name, (argument if sep else None)
