@@ -258,3 +258,19 @@ def test_an_unknown_domain_names_the_known_ones(
     result = run_cli(argv, tmp_path, monkeypatch)
     assert result.code == 2
     assert "platform" in result.stderr and "website" in result.stderr
+
+
+def test_a_tampered_journal_stops_the_next_run_before_it_acts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    quiet = plan_response({"observations": ["nothing to do"]})
+    assert _run(tmp_path, monkeypatch, small_hub.url, quiet).code == 0
+    journal = tmp_path / "memory" / "journal" / "website.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = lines[2].replace('"prompt"', '"prompT"', 1)
+    journal.write_text("".join(lines), encoding="utf-8")
+    result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(BENIGN), "--force")
+    assert result.code == 6
+    assert "does not verify" in result.stderr
+    assert _custodian_events(small_hub) == []
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"

@@ -29,6 +29,7 @@ from custodian.errors import (
     CustodianError,
     HubError,
     HubRequestError,
+    JournalError,
     ModelError,
     PlanRejected,
 )
@@ -200,6 +201,7 @@ class _Run:
             with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id):
                 store = JournalStore(self.s.memory_dir)
                 history = list(store.read(self.domain).records)
+                _refuse_a_broken_chain(history)
                 self.journal = act.DiskJournal(
                     store.writer(self.domain, self.result.run_id, self.clock)
                 )
@@ -444,6 +446,17 @@ class _Run:
                 "finished", {"status": status, "exit_code": exit_code, "counts": counts}
             )
         self.log.line("finish", status, exit_code=exit_code, **counts)
+
+
+def _refuse_a_broken_chain(history: list[J.Record]) -> None:
+    # Fail closed: a journal that does not verify cannot tell what was already written.
+    problems = J.verify_chain(history)
+    if problems:
+        raise JournalError(
+            f"the journal does not verify ({problems[0].message}, record {problems[0].seq}); "
+            "nothing was done. `custodian inspect --domain D` shows where it breaks; keep a "
+            "copy of the journal before repairing it"
+        )
 
 
 def _previous_digests(history: list[J.Record]) -> dict[str, str]:
