@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -30,7 +30,7 @@ def http(hub_url: str) -> Iterator[httpx.Client]:
         yield client
 
 
-def post_event(http: httpx.Client, key: str, body: dict[str, object] = EVENT) -> httpx.Response:
+def post_event(http: httpx.Client, key: str, body: Mapping[str, object] = EVENT) -> httpx.Response:
     return http.post("/events", json=body, headers={"Idempotency-Key": key})
 
 
@@ -109,7 +109,7 @@ def test_a_key_is_forgotten_after_24_hours(http: httpx.Client, hub_clock: HubClo
     ids=["empty", "too-long", "tab", "non-ascii", "del"],
 )
 def test_a_malformed_key_is_400(http: httpx.Client, key: bytes) -> None:
-    response = http.post("/events", json=EVENT, headers={"Idempotency-Key": key})
+    response = http.post("/events", json=EVENT, headers={b"Idempotency-Key": key})
     assert response.status_code == 400
     assert response.json()["code"] == "bad_request"
 
