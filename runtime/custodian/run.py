@@ -222,10 +222,11 @@ class _Run:
             orientation = self._orient(observation, history, model)
             completion = self._decide(model, orientation)
             plan = self._plan(completion, orientation, observation)
+            self.result.observations = list(plan.observations)
             rulings = self._authorize(plan, observation)
             if self.s.dry_run:
                 act.report_dry_run(self.result, rulings)
-                self._finish("completed", EXIT_OK, "dry run: nothing was written")
+                self._finish("completed", EXIT_OK, "decisions shown, nothing sent or saved")
                 return
             self._act(rulings, observation)
             self._record(plan, rulings, completion)

@@ -40,6 +40,7 @@ class RunResult:
     failed: list[ActionLine] = field(default_factory=list)
     note_path: str | None = None
     dry_run: bool = False
+    observations: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary printed by `--json`."""
@@ -62,22 +63,27 @@ class RunResult:
             "queued": lines(self.queued),
             "denied": lines(self.denied),
             "failed": lines(self.failed),
+            "observations": self.observations,
             "note": self.note_path,
         }
 
     def human(self) -> str:
         """A few lines for a person at a terminal."""
-        out = [f"run {self.run_id} ({self.domain}): {self.status}: {self.message}".rstrip(": ")]
-        for title, items in (
-            ("executed", self.executed),
-            ("queued", self.queued),
-            ("denied", self.denied),
-            ("failed", self.failed),
+        mode = " [dry run: nothing written]" if self.dry_run else ""
+        out = [f"run {self.run_id} ({self.domain}){mode}: {self.status}: {self.message}"]
+        out += [f"  observed  {o}" for o in self.observations]
+        titles = (
+            ("would run", "would queue", "would deny", "failed")
+            if self.dry_run
+            else ("executed", "queued", "denied", "failed")
+        )
+        for title, items in zip(
+            titles, (self.executed, self.queued, self.denied, self.failed), strict=True
         ):
             for a in items:
                 ref = a.hub_id or a.approval_id
                 out.append(
-                    f"  {title:8} {a.operation} {a.target}"
+                    f"  {title:11} {a.operation} {a.target}"
                     + (f" -> {ref}" if ref else "")
                     + f": {a.reason}"
                 )
