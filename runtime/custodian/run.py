@@ -229,6 +229,7 @@ class _Run:
                 self._finish("completed", EXIT_OK, "decisions shown, nothing sent or saved")
                 return
             self._act(rulings, observation)
+            self._settle()
             self._record(plan, rulings, completion)
         except CustodianError as exc:
             self._fail(exc)
@@ -398,6 +399,29 @@ class _Run:
                 failed=len(self.result.failed),
                 queued=len(self.result.queued),
             )
+
+    def _settle(self) -> None:
+        """Observe again after writing, so the next run compares against the state we left.
+
+        Without this, the run's own events would look like a change to the next run, and a
+        quiet domain would never be skipped.
+        """
+        if not self.result.executed or self.stop:
+            return
+        try:
+            summary = self.client.domain_summary(self.domain)
+        except HubError as exc:
+            self.log.line("settle", "failed", error=exc.message)
+            return
+        self.journal.append(
+            "observed",
+            {
+                "state_digest": domain_state_digest(summary),
+                "overview": None,
+                "summary": summary.model_dump(mode="json"),
+                "after_act": True,
+            },
+        )
 
     def _record(self, plan: Plan, rulings: tuple[Ruling, ...], completion: Completion) -> None:
         if self.stop:

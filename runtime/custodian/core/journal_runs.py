@@ -128,8 +128,10 @@ def last_completed_observation(records: Sequence[Record]) -> CompletedObservatio
     for record in reversed(records):
         if record.kind != "finished" or record.data.get("status") != "completed":
             continue
+        # The last observation of the run: the state after its own writes, when it took one.
         observed = next(
-            (r for r in records if r.kind == "observed" and r.run_id == record.run_id), None
+            (r for r in reversed(records) if r.kind == "observed" and r.run_id == record.run_id),
+            None,
         )
         if observed is not None:
             return CompletedObservation(
