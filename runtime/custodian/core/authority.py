@@ -148,12 +148,16 @@ def _rule_sanctioned(
     return "execute", f"{label} executes: {_describe_write(item, view)}."
 
 
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def _describe_write(item: ProposedItem, view: View) -> str:
     params = item.params
     if item.operation == "add_progress_event":
         on_task = f" about task {params['task_id']}" if "task_id" in params else ""
         return (
-            f"a {params['event_type']} event is added to workstream "
+            f"{_article(params['event_type'])} {params['event_type']} event is added to workstream "
             f"{params['workstream_id']}{on_task} (append-only)"
         )
     if item.operation == "update_task_status":
