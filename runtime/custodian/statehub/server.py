@@ -8,6 +8,18 @@ web stack. It binds 127.0.0.1 by default. Use it in-process::
         ...  # talk to hub.url
 
 or from the command line with `custodian hub serve` (see `serve.py`).
+
+Where the contract is silent, this hub:
+- generates ids as `<kind>-<6 digits>` (`evt-000042`), skipping ids a seed already took;
+- answers 405 `method_not_allowed` with `Allow` for a known path and another method, 413
+  `payload_too_large` above 1 MiB, 400 for chunked bodies, unknown or repeated query parameters;
+- treats an empty query value (`?domain=`) as no filter, and a filter on an unknown domain or id
+  as an empty list (only path resources answer 404);
+- records idempotency keys for successful writes only: a refused write changed nothing, so its key
+  may be retried; the body is compared as canonical JSON (key order does not matter);
+- bumps a workstream's `updated_at` when one of its tasks is created or changes status;
+- on an `on_write` hook that raises, rolls back (`before_commit`) or keeps the commit
+  (`after_commit`) and drops the connection without an answer, as a crashed hub would.
 """
 
 from __future__ import annotations
