@@ -97,6 +97,14 @@ def send(
             {"index": index, "error": exc.message, "status": exc.status, "code": exc.code, **extra},
         )
         return None, exc.message
+    except (KeyError, ValueError) as exc:
+        # Raised before any request left (unknown operation, bad params). Close the chain, or
+        # every later run would reconcile it and fail the same way.
+        message = f"{operation} cannot be sent to the hub with these params ({exc!r})"
+        journal.append(
+            "failed", {"index": index, "error": message, "status": None, "code": None, **extra}
+        )
+        return None, message
     hub_id = getattr(write.resource, "id", None)
     journal.append(
         "receipt",

@@ -9,25 +9,21 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from custodian.act import DiskJournal, send
-from custodian.canon_write import current_sha256, write_canon
+from custodian import approval_exec
+from custodian.act import DiskJournal
 from custodian.core.approvals import ApprovalItem, effective_status
-from custodian.core.authority import precondition
-from custodian.core.plan import ProposedItem
-from custodian.embedded import embedded_hub
-from custodian.errors import ApprovalError, ConfigError, CustodianError
+from custodian.errors import ApprovalError
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
 from custodian.settings import Settings
-from custodian.statehub.client import StateHubClient
 
 EXIT_STALE = 1
+EXIT_REFUSED = ApprovalError.exit_code
+EXIT_FAILED = 5
 
 
 def approvals_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
@@ -96,19 +92,12 @@ def reject(
 ) -> int:
     """Mark the item rejected; its fingerprint is never queued again."""
     item = _pending(store, approval_id, now)
-    with RunLock(settings.memory_dir, item.domain, run_id=f"approval-{item.id}"):
-        journal = _journal(settings, item, now)
+    run_id = approval_exec.attempt_run_id(item)
+    with RunLock(settings.memory_dir, item.domain, run_id=run_id):
+        item = _pending(store, approval_id, now)  # again under the lock: decided only once
+        journal = _journal(settings, item, run_id)
         journal.append("approval_decided", _decided(item, "rejected", by, reason))
-        store.save(
-            item.model_copy(
-                update={
-                    "status": "rejected",
-                    "decided_at": now,
-                    "decided_by": by,
-                    "reject_reason": reason,
-                }
-            )
-        )
+        _save(store, item, "rejected", now, by, reject_reason=reason)
     out.write(f"{item.id}: rejected by {by}\n")
     return 0
 
@@ -125,14 +114,22 @@ def _pending(store: ApprovalStore, approval_id: str, now: datetime) -> ApprovalI
     return item
 
 
-def _journal(settings: Settings, item: ApprovalItem, now: datetime) -> DiskJournal:
+def _journal(settings: Settings, item: ApprovalItem, run_id: str) -> DiskJournal:
     store = JournalStore(settings.memory_dir)
     store.read(item.domain)  # sets a torn tail aside before appending
-    return DiskJournal(store.writer(item.domain, f"approval-{item.id}", lambda: datetime.now(UTC)))
+    return DiskJournal(store.writer(item.domain, run_id, lambda: datetime.now(UTC)))
 
 
 def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> dict[str, Any]:
     return {"approval_id": item.id, "decision": decision, "by": by, "reason": reason}
+
+
+def _save(
+    store: ApprovalStore, item: ApprovalItem, status: str, now: datetime, by: str, **fields: Any
+) -> None:
+    store.save(
+        item.model_copy(update={"status": status, "decided_at": now, "decided_by": by, **fields})
+    )
 
 
 def approve(
@@ -144,151 +141,29 @@ def approve(
     now: datetime,
     out: TextIO,
 ) -> int:
-    """Re-observe the target; execute only if the precondition still holds."""
+    """Refuse what cannot run, re-observe the target, execute only if the state still holds."""
     item = _pending(store, approval_id, now)
-    with RunLock(settings.memory_dir, item.domain, run_id=f"approval-{item.id}"):
-        journal = _journal(settings, item, now)
-        current = _observe_precondition(settings, item)
+    run_id = approval_exec.attempt_run_id(item)
+    with RunLock(settings.memory_dir, item.domain, run_id=run_id):
+        item = _pending(store, approval_id, now)  # again under the lock: executed only once
+        journal = _journal(settings, item, run_id)
+        refused = approval_exec.refusal(settings, item)
+        if refused is not None:
+            journal.append("approval_decided", _decided(item, "refused", by, refused))
+            _save(store, item, "failed", now, by, decision_note=note, result={"error": refused})
+            out.write(f"{item.id}: refused before anything ran: {refused}\n")
+            return EXIT_REFUSED
+        current = approval_exec.observe_precondition(settings, item)
         if current != item.precondition:
-            journal.append(
-                "approval_decided",
-                _decided(
-                    item,
-                    "stale",
-                    by,
-                    f"state changed: proposed under {item.precondition}, now {current}",
-                ),
-            )
-            store.save(
-                item.model_copy(
-                    update={
-                        "status": "stale",
-                        "decided_at": now,
-                        "decided_by": by,
-                        "decision_note": note,
-                        "result": {"proposed_under": item.precondition, "now": current},
-                    }
-                )
-            )
+            reason = f"state changed: proposed under {item.precondition}, now {current}"
+            journal.append("approval_decided", _decided(item, "stale", by, reason))
+            result = {"proposed_under": item.precondition, "now": current}
+            _save(store, item, "stale", now, by, decision_note=note, result=result)
             out.write(f"{item.id}: stale: the target changed since it was proposed; nothing ran\n")
             return EXIT_STALE
         journal.append("approval_decided", _decided(item, "approved", by, note))
-        outcome = _execute(settings, item, by, journal)
+        outcome = approval_exec.execute(settings, item, by, journal, run_id)
         status = "failed" if "error" in outcome else "executed"
-        store.save(
-            item.model_copy(
-                update={
-                    "status": status,
-                    "decided_at": now,
-                    "decided_by": by,
-                    "decision_note": note,
-                    "result": outcome,
-                }
-            )
-        )
+        _save(store, item, status, now, by, decision_note=note, result=outcome)
     out.write(f"{item.id}: {status} ({json.dumps(outcome)})\n")
-    return 0 if status == "executed" else 5
-
-
-@contextmanager
-def _client(settings: Settings) -> Iterator[StateHubClient]:
-    """A client of the configured hub; `embedded` starts the local reference hub for the call."""
-    if settings.hub is None:
-        raise ConfigError(
-            "approving needs the state-hub: pass --hub URL (or --hub embedded) "
-            "or set STATE_HUB_URL",
-            setting="STATE_HUB_URL",
-        )
-    hub = settings.hub
-    with ExitStack() as stack:
-        url = hub.url
-        if hub.embedded:
-            url = stack.enter_context(
-                embedded_hub(settings.embedded_dir, lambda: datetime.now(UTC))
-            )
-        client = stack.enter_context(
-            StateHubClient(
-                url,
-                token=hub.token,
-                timeout_s=hub.timeout_s,
-                max_attempts=hub.max_attempts,
-                max_total_s=hub.max_total_s,
-            )
-        )
-        yield client
-
-
-def _observe_precondition(settings: Settings, item: ApprovalItem) -> dict[str, Any]:
-    if item.operation == "write_canon":
-        return {"file_sha256": current_sha256(settings.canon_dir, str(item.params.get("path", "")))}
-    with _client(settings) as client:
-        summary = client.domain_summary(item.domain)
-    proposed = ProposedItem(
-        index=0,
-        section="proposals",
-        operation=item.operation,
-        params=dict(item.params),
-        reason=item.rationale,
-        error=None,
-        fingerprint=item.fingerprint,
-    )
-    return precondition(proposed, summary)
-
-
-def _execute(
-    settings: Settings, item: ApprovalItem, by: str, journal: DiskJournal
-) -> dict[str, Any]:
-    key = f"custodian-approval-{item.fingerprint[:48]}"
-    params = dict(item.params)
-    if item.operation == "record_decision":
-        params["domain"] = item.domain
-    journal.append(
-        "authorized",
-        {
-            "index": 0,
-            "operation": item.operation,
-            "params": params,
-            "fingerprint": item.fingerprint,
-            "idempotency_key": key,
-            "by": f"person:{by}",
-        },
-    )
-    if item.operation == "write_canon":
-        return _execute_canon(settings, item, key, journal)
-    with _client(settings) as client:
-        hub_id, error = send(
-            journal,
-            client,
-            index=0,
-            operation=item.operation,
-            params=params,
-            run_id=f"approval-{item.id}",
-            key=key,
-        )
-    return {"error": error} if error else {"hub_id": hub_id}
-
-
-def _execute_canon(
-    settings: Settings, item: ApprovalItem, key: str, journal: DiskJournal
-) -> dict[str, Any]:
-    journal.append("dispatched", {"index": 0, "idempotency_key": key})
-    try:
-        path, sha = write_canon(
-            settings.canon_dir, str(item.params["path"]), str(item.params["content"])
-        )
-    except (CustodianError, OSError) as exc:
-        journal.append("failed", {"index": 0, "error": str(exc), "status": None, "code": None})
-        return {"error": str(exc)}
-    journal.append(
-        "receipt",
-        {
-            "index": 0,
-            "status_code": None,
-            "hub_id": None,
-            "replayed": False,
-            "response_sha256": sha,
-            "attempts": 1,
-            "path": item.params["path"],
-        },
-    )
-    return {"path": str(item.params["path"]), "sha256": sha, "file": path.name}
+    return 0 if status == "executed" else EXIT_FAILED
