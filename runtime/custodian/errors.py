@@ -43,7 +43,13 @@ class HubError(CustodianError):
         attempts: int = 1,
     ) -> None:
         super().__init__(
-            message, status=status, code=code, detail=detail, method=method, url=url, attempts=attempts
+            message,
+            status=status,
+            code=code,
+            detail=detail,
+            method=method,
+            url=url,
+            attempts=attempts,
         )
         self.status = status
         self.code = code
