@@ -115,11 +115,21 @@ def _finished(data: dict[str, Any]) -> str:
 
 def _usage(data: dict[str, Any]) -> str:
     usage = data.get("usage") or {}
-    return (
-        f"{data.get('provider')}/{data.get('model')} "
-        f"{usage.get('input_tokens')} in / {usage.get('output_tokens')} out, "
-        f"${usage.get('cost_usd')} request {data.get('request_id')}"
-    )
+    tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
+    parts = [f"{data.get('provider')}/{data.get('model')}"]
+    if tokens_in is None and tokens_out is None:
+        parts.append("usage not reported")
+    else:
+        parts.append(f"{_or_unknown(tokens_in)} in / {_or_unknown(tokens_out)} out")
+    if usage.get("cost_usd") is not None:
+        parts.append(f"${usage['cost_usd']}")
+    if data.get("request_id"):
+        parts.append(f"request {data['request_id']}")
+    return ", ".join(parts)
+
+
+def _or_unknown(value: Any) -> str:
+    return "?" if value is None else str(value)
 
 
 def _plan(data: dict[str, Any]) -> str:
