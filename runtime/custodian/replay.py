@@ -1,7 +1,10 @@
 """`custodian replay RUN_ID`: today's extraction and authorization on a stored run.
 
-No model call and no write: the stored snapshot and the stored model response go through the
-current validator and policy, and every decision that differs from the recorded one is shown.
+No model call and no write: the stored snapshot and the stored model response go through
+today's code and today's configuration (the per-run caps), and every decision that differs
+from the recorded one is shown. The approval history is the one recorded with the run: the
+queue has moved on since (the run's own proposals are pending in it now), and judging the run
+against it would report differences no change of code or policy caused.
 A regression check for changes to the policy, the validator or the canon.
 """
 
@@ -44,8 +47,19 @@ def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:
     return next((r.data for r in records if r.kind == kind), None)
 
 
-def compare(records: Sequence[J.Record]) -> tuple[list[Difference], str]:
-    """Re-decide the stored run; return the differences and a one-line verdict on the plan."""
+def policy_of(settings: Settings) -> Policy:
+    """The caps configured today."""
+    limits = settings.limits
+    return Policy(
+        max_events=limits.max_events,
+        max_status_updates=limits.max_status_updates,
+        max_flags=limits.max_flags,
+        max_queued=limits.max_queued,
+    )
+
+
+def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Difference], str]:
+    """Re-decide the stored run under `policy`; return the differences and a verdict."""
     observed, response = _data(records, "observed"), _data(records, "model_response")
     if observed is None or response is None:
         raise JournalError("this run stored no observation or no model response: nothing to replay")
@@ -63,7 +77,7 @@ def compare(records: Sequence[J.Record]) -> tuple[list[Difference], str]:
     rulings = authorize(
         plan,
         DomainSummary.model_validate(observed["summary"]),
-        Policy(**(plan_record.get("policy") or {})),
+        policy,
         ApprovalHistory(pending=history.get("pending", {}), rejected=history.get("rejected", {})),
     )
     differences = []
@@ -79,7 +93,14 @@ def compare(records: Sequence[J.Record]) -> tuple[list[Difference], str]:
 def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:
     """Print how today's code decides the stored run; exit 1 if any decision differs."""
     records = find_run(JournalStore(settings.memory_dir), run_id)
-    differences, verdict = compare(records)
+    policy = policy_of(settings)
+    differences, verdict = compare(records, policy)
+    recorded_policy = (_data(records, "plan") or {}).get("policy")
+    policy_note = (
+        "unchanged"
+        if recorded_policy in (None, dict(policy.__dict__))
+        else f"changed: recorded {recorded_policy}, today {dict(policy.__dict__)}"
+    )
     started = _data(records, "run_started") or {}
     constitution = settings.canon_dir / "constitution.md"
     today = digest(constitution.read_text("utf-8")) if constitution.is_file() else None
@@ -93,6 +114,7 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
                     "run_id": run_id,
                     "verdict": verdict,
                     "constitution": canon_note,
+                    "policy": policy_note,
                     "differences": [d.__dict__ for d in differences],
                 },
                 indent=2,
@@ -100,7 +122,7 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
             + "\n"
         )
     else:
-        out.write(f"replay {run_id}: {verdict}; constitution {canon_note}\n")
+        out.write(f"replay {run_id}: {verdict}; constitution {canon_note}; policy {policy_note}\n")
         for d in differences:
             out.write(
                 f"  item {d.index} {d.operation}\n"
