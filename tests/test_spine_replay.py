@@ -1,4 +1,4 @@
-"""`custodian replay` and `custodian inspect` on the journal of real runs: decisions and tampering."""
+"""`custodian replay` and `custodian inspect` on the journals of real runs: decisions, tampering."""
 
 from __future__ import annotations
 
