@@ -274,3 +274,15 @@ def test_a_tampered_journal_stops_the_next_run_before_it_acts(
     assert "does not verify" in result.stderr
     assert _custodian_events(small_hub) == []
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
+
+
+def test_a_repeated_plan_does_not_write_the_same_event_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    plan = plan_response({"progress_events": BENIGN["progress_events"]})
+    assert _run(tmp_path, monkeypatch, small_hub.url, plan).code == 0
+    again = _run(tmp_path, monkeypatch, small_hub.url, plan, "--force")
+    assert again.code == 0
+    (denied,) = again.json()["denied"]
+    assert "already records it" in denied["reason"]
+    assert len(_custodian_events(small_hub)) == 1

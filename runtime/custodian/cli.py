@@ -80,7 +80,10 @@ def _approvals_parser(sub: Any) -> None:
     ok.add_argument("approval_id")
     ok.add_argument("--by", required=True, help="who approves")
     ok.add_argument("--note", help="a note kept with the decision")
-    ok.add_argument("--hub", help="state-hub URL (env STATE_HUB_URL)")
+    ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    ok.add_argument(
+        "--canon", help="canon directory, for write_canon items (env CUSTODIAN_CANON_DIR)"
+    )
     no = a.add_parser("reject", help="reject an item; it is never queued again")
     no.add_argument("approval_id")
     no.add_argument("--by", required=True)

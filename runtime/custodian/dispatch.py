@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from custodian.core import contract as c
+from custodian.core.marks import with_run_mark
 from custodian.statehub.client import HubWrite, StateHubClient
 
 SOURCE = "custodian"
@@ -17,10 +18,9 @@ SOURCE = "custodian"
 Call = Callable[[StateHubClient, Mapping[str, Any], str, str], HubWrite[Any]]
 
 
-def _with_run(text: str, run_id: str, limit: int = 2000) -> str:
+def _with_run(text: str, run_id: str) -> str:
     # Every write names the run that made it, so a person can find the session note and journal.
-    suffix = f" [custodian run {run_id}]"
-    return text[: limit - len(suffix)] + suffix
+    return with_run_mark(text, run_id)
 
 
 def _event(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:

@@ -137,6 +137,11 @@ def _rule_sanctioned(
         current = view.task_status(params["task_id"])
         if current == params["status"]:
             return "deny", f"{label} is denied: task {params['task_id']} is already {current}."
+    if item.operation == "add_progress_event":
+        # A rerun after a crash, or a doubled run, proposes the same event again.
+        same = view.recorded_event(params)
+        if same is not None:
+            return "deny", f"{label} is denied: event {same} already records it."
     if item.operation == "flag_for_human" and params["task_id"] in view.flagged_tasks:
         return "deny", (
             f"{label} is denied: task {params['task_id']} already has an open flag "

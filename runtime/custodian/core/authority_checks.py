@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from custodian.core.contract import Decision, DomainSummary, Flag, Task, WorkstreamWithTasks
+from custodian.core.contract import (
+    Decision,
+    DomainSummary,
+    Flag,
+    ProgressEvent,
+    Task,
+    WorkstreamWithTasks,
+)
+from custodian.core.marks import same_text
 from custodian.core.plan import ProposedItem
 from custodian.core.plan_schema import short
 
@@ -25,6 +34,7 @@ class View:
     decisions: dict[str, Decision]
     flags: dict[str, Flag]
     flagged_tasks: frozenset[str]
+    own_events: tuple[ProgressEvent, ...] = ()
 
     @classmethod
     def of(cls, observed: DomainSummary) -> View:
@@ -38,7 +48,20 @@ class View:
             decisions={d.id: d for d in observed.open_decisions if d.status == "open"},
             flags=flags,
             flagged_tasks=frozenset(f.task_id for f in flags.values() if f.task_id is not None),
+            own_events=tuple(e for e in observed.recent_events if e.source == "custodian"),
         )
+
+    def recorded_event(self, params: Mapping[str, Any]) -> str | None:
+        """The id of an event Custodian already wrote that says the same thing, if any."""
+        for event in self.own_events:
+            if (
+                event.workstream_id == params["workstream_id"]
+                and event.task_id == params.get("task_id")
+                and event.event_type == params["event_type"]
+                and same_text(event.summary, params["summary"])
+            ):
+                return event.id
+        return None
 
     def task_status(self, task_id: str) -> str:
         """The observed status of a task known to be in the domain."""
