@@ -6,6 +6,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from custodian.runlog import PhaseLog
+    from custodian.settings import Settings
 
 
 @contextmanager
@@ -23,3 +28,16 @@ def embedded_hub(directory: Path, clock: Callable[[], datetime]) -> Iterator[str
         yield hub.url
     finally:
         hub.stop()
+
+
+@contextmanager
+def hub_url_for(settings: Settings, clock: Callable[[], datetime], log: PhaseLog) -> Iterator[str]:
+    """The configured hub's URL, or the URL of an embedded hub started for the block."""
+    assert settings.hub is not None
+    if not settings.hub.embedded:
+        log.line("hub", "configured", url=settings.hub.url, source=settings.hub.source)
+        yield settings.hub.url
+        return
+    with embedded_hub(settings.embedded_dir, clock) as url:
+        log.line("hub", "embedded", url=url, db=str(settings.embedded_dir / "hub.sqlite3"))
+        yield url

@@ -4,96 +4,34 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import signal
 import socket
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from types import FrameType
 from typing import Any, TextIO
 
 from custodian import act, record
 from custodian.core import journal as J
-from custodian.core.approvals import pending_for, recently_rejected
-from custodian.core.authority import Ruling, authorize
-from custodian.core.contract import DomainSummary, StateSummary
-from custodian.core.digest import digest, domain_state_digest, workstream_digests
-from custodian.core.plan import Plan, extract_plan
-from custodian.errors import (
-    ConfigError,
-    CustodianError,
-    HubError,
-    HubRequestError,
-    JournalError,
-    ModelError,
-    PlanRejected,
-)
+from custodian.core.authority import Ruling
+from custodian.core.digest import digest
+from custodian.core.plan import Plan
+from custodian.core.run_rules import EXIT_OK, ending, skip_reason
+from custodian.decide import Scope, authorize_step, decide_step, orient_step, plan_step
+from custodian.embedded import hub_url_for
+from custodian.errors import CustodianError, HubError, JournalError, ModelError, PlanRejected
+from custodian.lifecycle import StopFlag, new_run_id, stop_on_signals, utc_now
 from custodian.llm.base import Completion, Model
 from custodian.llm.registry import build_model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
-from custodian.orient import Orientation, orient
+from custodian.observe import Observation, observe, settled_record
 from custodian.runlog import PhaseLog, RunResult
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 
 Clock = Callable[[], datetime]
-
-EXIT_OK, EXIT_HUB, EXIT_MODEL, EXIT_WRITES, EXIT_INTERRUPTED = 0, 3, 4, 5, 143
-
-
-def utc_now() -> datetime:
-    """The wall clock, in UTC."""
-    from datetime import UTC
-
-    return datetime.now(UTC)
-
-
-def new_run_id(now: datetime) -> str:
-    """A sortable, unique run id: `r20261130T081500Z-3fa9c2`."""
-    return f"r{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
-
-
-class StopFlag:
-    """Set by SIGTERM/SIGINT: finish the write in flight, start no other."""
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-
-    def __bool__(self) -> bool:
-        return self.signal is not None
-
-    def handler(self, signum: int, frame: FrameType | None) -> None:
-        """Record the signal; the act loop checks the flag between writes."""
-        self.signal = signum
-
-
-@contextmanager
-def _signals(stop: StopFlag) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.signal(s, stop.handler) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
-@dataclass
-class Observation:
-    """What the hub showed this run."""
-
-    overview: StateSummary
-    summary: DomainSummary
-    state_digest: str
 
 
 def run(
@@ -106,9 +44,8 @@ def run(
 ) -> RunResult:
     """Run one pass for `settings.domain` and return its result (never raises CustodianError)."""
     assert settings.domain is not None and settings.hub is not None
-    now = clock()
     result = RunResult(
-        run_id=new_run_id(now),
+        run_id=new_run_id(clock()),
         domain=settings.domain,
         dry_run=settings.dry_run,
         model_spec=settings.model.spec,
@@ -123,7 +60,7 @@ def run(
     )
     stop = StopFlag()
     try:
-        with _signals(stop), _hub_url(settings, clock, log) as hub_url:
+        with stop_on_signals(stop), hub_url_for(settings, clock, log) as hub_url:
             result.hub = hub_url
             _Run(settings, result, log, clock, stop, hub_url, transport, model_transport).go()
     except CustodianError as exc:
@@ -131,20 +68,6 @@ def run(
         result.exit_code = exc.exit_code
         result.message = exc.message
     return result
-
-
-@contextmanager
-def _hub_url(settings: Settings, clock: Clock, log: PhaseLog) -> Iterator[str]:
-    assert settings.hub is not None
-    if not settings.hub.embedded:
-        log.line("hub", "configured", url=settings.hub.url, source=settings.hub.source)
-        yield settings.hub.url
-        return
-    from custodian.embedded import embedded_hub
-
-    with embedded_hub(settings.embedded_dir, clock) as url:
-        log.line("hub", "embedded", url=url, db=str(settings.embedded_dir / "hub.sqlite3"))
-        yield url
 
 
 class _Run:
@@ -178,8 +101,20 @@ class _Run:
             transport=transport,
         )
         self.model_transport = model_transport
-        self.approvals = ApprovalStore(settings.memory_dir)
-        self.journal: act.Journal = act.MemoryJournal(result.run_id, self.domain, clock)
+        self.scope = Scope(
+            settings=settings,
+            domain=settings.domain,
+            result=result,
+            log=log,
+            clock=clock,
+            journal=act.MemoryJournal(result.run_id, settings.domain, clock),
+            approvals=ApprovalStore(settings.memory_dir),
+        )
+
+    @property
+    def journal(self) -> act.Journal:
+        """Where this run's records go (memory until the lock is held, then the disk)."""
+        return self.scope.journal
 
     def go(self) -> None:
         """Validate the model first (a config error costs nothing), then run under the lock."""
@@ -202,7 +137,7 @@ class _Run:
                 store = JournalStore(self.s.memory_dir)
                 history = list(store.read(self.domain).records)
                 _refuse_a_broken_chain(history)
-                self.journal = act.DiskJournal(
+                self.scope.journal = act.DiskJournal(
                     store.writer(self.domain, self.result.run_id, self.clock)
                 )
                 self._steps(model, history)
@@ -219,11 +154,10 @@ class _Run:
             observation = self._observe()
             if self._unchanged(observation, history):
                 return
-            orientation = self._orient(observation, history, model)
-            completion = self._decide(model, orientation)
-            plan = self._plan(completion, orientation, observation)
-            self.result.observations = list(plan.observations)
-            rulings = self._authorize(plan, observation)
+            orientation = orient_step(self.scope, observation, history)
+            completion = decide_step(self.scope, model, orientation)
+            plan = plan_step(self.scope, completion)
+            rulings = authorize_step(self.scope, plan, observation)
             if self.s.dry_run:
                 act.report_dry_run(self.result, rulings)
                 self._finish("completed", EXIT_OK, "decisions shown, nothing sent or saved")
@@ -251,135 +185,26 @@ class _Run:
 
     def _observe(self) -> Observation:
         with self.log.phase("observe") as info:
-            try:
-                overview = self.client.state_summary()
-                summary = self.client.domain_summary(self.domain)
-            except HubRequestError as exc:
-                if exc.status == 404:
-                    raise ConfigError(
-                        f"the hub has no domain {self.domain!r}; it knows: "
-                        + (
-                            ", ".join(d.domain for d in self.client.state_summary().domains)
-                            or "none"
-                        ),
-                        setting="--domain",
-                    ) from exc
-                raise
-            observed = Observation(overview, summary, domain_state_digest(summary))
-            info.update(workstreams=len(summary.workstreams), digest=observed.state_digest[:12])
-        self.journal.append(
-            "observed",
-            {
-                "state_digest": observed.state_digest,
-                "overview": overview.model_dump(mode="json"),
-                "summary": summary.model_dump(mode="json"),
-            },
-        )
+            observed = observe(self.client, self.domain)
+            info.update(
+                workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
+            )
+        self.journal.append("observed", observed.record())
         return observed
 
     def _unchanged(self, observation: Observation, history: list[J.Record]) -> bool:
-        last = J.last_completed_observation(history)
-        if self.s.force or self.s.dry_run or last is None:
-            return False
-        finished_at, state_digest, _ = last
-        window = timedelta(hours=self.s.limits.skip_window_hours)
-        if state_digest != observation.state_digest or self.clock() - finished_at >= window:
+        reason = skip_reason(
+            J.last_completed_observation(history),
+            observation.state_digest,
+            self.clock(),
+            timedelta(hours=self.s.limits.skip_window_hours),
+            force=self.s.force or self.s.dry_run,
+        )
+        if reason is None:
             return False
         self.log.line("decide", "skipped", reason="state unchanged since the last completed run")
-        self._finish(
-            "skipped",
-            EXIT_OK,
-            f"the domain's state is unchanged since the run that finished at "
-            f"{finished_at.isoformat()}; no model call (use --force to run anyway)",
-        )
+        self._finish("skipped", EXIT_OK, reason)
         return True
-
-    def _orient(
-        self, observation: Observation, history: list[J.Record], model: Model
-    ) -> Orientation:
-        with self.log.phase("orient") as info:
-            items = self.approvals.all(self.domain)
-            now = self.clock()
-            o = orient(
-                self.s,
-                self.domain,
-                now,
-                observation.overview,
-                observation.summary,
-                pending=pending_for(items, self.domain, now),
-                rejected=recently_rejected(items, self.domain, now),
-                previous=_previous_digests(history),
-                max_output_tokens=self.s.model.max_output_tokens,
-            )
-            info.update(estimated_tokens=o.rendered.estimated_tokens)
-        self.journal.append(
-            "prompt",
-            {
-                "system": o.prompt.system,
-                "user": o.prompt.user,
-                "estimated_tokens": o.rendered.estimated_tokens,
-            },
-        )
-        if self.s.show_prompt:
-            self.result.message = ""
-            record.show_prompt(o, sys.stderr if self.s.json_output else sys.stdout)
-        return o
-
-    def _decide(self, model: Model, orientation: Orientation) -> Completion:
-        with self.log.phase("decide") as info:
-            try:
-                completion = model.complete(orientation.prompt)
-            except ModelError as exc:
-                self.journal.append(
-                    "model_failed",
-                    {
-                        "error": exc.message,
-                        "provider": exc.provider,
-                        "status": exc.status,
-                        "code": exc.code,
-                    },
-                )
-                raise
-            info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
-        self.result.model = completion.model
-        self.result.usage = act.usage_dict(completion)
-        self.journal.append("model_response", act.response_data(completion))
-        return completion
-
-    def _plan(self, completion: Completion, o: Orientation, observation: Observation) -> Plan:
-        try:
-            plan = extract_plan(completion.text)
-        except PlanRejected as exc:
-            self.journal.append(
-                "plan",
-                {"status": "rejected", "reason": exc.message, "observations": [], "items": 0},
-            )
-            self._raw_response = completion.text
-            raise
-        return plan
-
-    def _authorize(self, plan: Plan, observation: Observation) -> tuple[Ruling, ...]:
-        with self.log.phase("authorize") as info:
-            policy, history = act.policy_and_history(self.s, self.approvals, self.clock())
-            rulings = authorize(plan, observation.summary, policy, history)
-            self.journal.append(
-                "plan",
-                {
-                    "status": "accepted",
-                    "reason": None,
-                    "observations": list(plan.observations),
-                    "items": len(plan.items),
-                    "policy": dict(policy.__dict__),
-                    "history": {
-                        "pending": dict(history.pending),
-                        "rejected": dict(history.rejected),
-                    },
-                },
-            )
-            for ruling in rulings:
-                self.journal.append("ruling", act.ruling_data(ruling))
-            info.update(**act.outcome_counts(rulings))
-        return rulings
 
     def _act(self, rulings: tuple[Ruling, ...], observation: Observation) -> None:
         with self.log.phase("act") as info:
@@ -387,7 +212,7 @@ class _Run:
             act.enqueue(
                 rulings,
                 observation.summary,
-                self.approvals,
+                self.scope.approvals,
                 self.journal,
                 self.result,
                 self.s,
@@ -409,42 +234,29 @@ class _Run:
         if not self.result.executed or self.stop:
             return
         try:
-            summary = self.client.domain_summary(self.domain)
+            self.journal.append("observed", settled_record(self.client, self.domain))
         except HubError as exc:
             self.log.line("settle", "failed", error=exc.message)
-            return
-        self.journal.append(
-            "observed",
-            {
-                "state_digest": domain_state_digest(summary),
-                "overview": None,
-                "summary": summary.model_dump(mode="json"),
-                "after_act": True,
-            },
-        )
 
     def _record(self, plan: Plan, rulings: tuple[Ruling, ...], completion: Completion) -> None:
-        if self.stop:
-            status, code = "interrupted", EXIT_INTERRUPTED
-            message = f"stopped by signal {self.stop.signal}; writes not yet sent were not sent"
-        elif self.result.failed:
-            status, code = "partial", EXIT_WRITES
-            message = f"{len(self.result.failed)} authorized write(s) failed"
-        else:
-            status, code = "completed", EXIT_OK
-            message = (
-                f"{len(self.result.executed)} executed, {len(self.result.queued)} queued, "
-                f"{len(rulings) - len(self.result.executed) - len(self.result.queued)} denied"
-            )
-        self._write_note(status, prose=plan.prose, rulings=rulings, observations=plan.observations)
-        self._finish(status, code, message)
+        end = ending(
+            stopped_by=self.stop.signal,
+            executed=len(self.result.executed),
+            queued=len(self.result.queued),
+            denied=len(self.result.denied),
+            failed=len(self.result.failed),
+        )
+        self._write_note(
+            end.status, prose=plan.prose, rulings=rulings, observations=plan.observations
+        )
+        self._finish(end.status, end.exit_code, end.message)
 
     def _fail(self, exc: CustodianError) -> None:
         status = "rejected" if isinstance(exc, (PlanRejected, ModelError)) else "failed"
         if self.s.dry_run:
             return
         if isinstance(exc, (HubError, ModelError, PlanRejected)):
-            self._write_note(status, problem=exc.message, raw=getattr(self, "_raw_response", None))
+            self._write_note(status, problem=exc.message, raw=self.scope.raw_response)
         self._finish(status, exc.exit_code, exc.message)
 
     def _write_note(self, status: str, **parts: Any) -> None:
@@ -482,10 +294,3 @@ def _refuse_a_broken_chain(history: list[J.Record]) -> None:
             "nothing was done. `custodian inspect --domain D` shows where it breaks; keep a "
             "copy of the journal before repairing it"
         )
-
-
-def _previous_digests(history: list[J.Record]) -> dict[str, str]:
-    last = J.last_completed_observation(history)
-    if last is None:
-        return {}
-    return workstream_digests(DomainSummary.model_validate(last[2]))

@@ -1,0 +1,140 @@
+"""Orient and decide: render the prompt, make the one model call, extract and authorize the plan.
+
+Each step journals what it produced. The decisions themselves are made in the core
+(`core.plan.extract_plan`, `core.authority.authorize`); these functions only wire them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from custodian import act, record
+from custodian.core import journal as J
+from custodian.core.approvals import pending_for, recently_rejected
+from custodian.core.authority import Ruling, authorize
+from custodian.core.contract import DomainSummary
+from custodian.core.digest import workstream_digests
+from custodian.core.plan import Plan, extract_plan
+from custodian.errors import ModelError, PlanRejected
+from custodian.llm.base import Completion, Model
+from custodian.memory.approvals import ApprovalStore
+from custodian.observe import Observation
+from custodian.orient import Orientation, orient
+from custodian.runlog import PhaseLog, RunResult
+from custodian.settings import Settings
+
+
+@dataclass
+class Scope:
+    """What every step of one run shares."""
+
+    settings: Settings
+    domain: str
+    result: RunResult
+    log: PhaseLog
+    clock: Callable[[], datetime]
+    journal: act.Journal
+    approvals: ApprovalStore
+    raw_response: str | None = None
+
+
+def orient_step(scope: Scope, observation: Observation, history: list[J.Record]) -> Orientation:
+    """Render the prompt from the canon, memory and the observation; journal it."""
+    s = scope.settings
+    with scope.log.phase("orient") as info:
+        items = scope.approvals.all(scope.domain)
+        now = scope.clock()
+        o = orient(
+            s,
+            scope.domain,
+            now,
+            observation.overview,
+            observation.summary,
+            pending=pending_for(items, scope.domain, now),
+            rejected=recently_rejected(items, scope.domain, now),
+            previous=previous_digests(history),
+            max_output_tokens=s.model.max_output_tokens,
+        )
+        info.update(estimated_tokens=o.rendered.estimated_tokens)
+    scope.journal.append(
+        "prompt",
+        {
+            "system": o.prompt.system,
+            "user": o.prompt.user,
+            "estimated_tokens": o.rendered.estimated_tokens,
+        },
+    )
+    if s.show_prompt:
+        record.show_prompt(o, sys.stderr if s.json_output else sys.stdout)
+    return o
+
+
+def decide_step(scope: Scope, model: Model, orientation: Orientation) -> Completion:
+    """The one model call; its failure or its raw answer is journaled."""
+    with scope.log.phase("decide") as info:
+        try:
+            completion = model.complete(orientation.prompt)
+        except ModelError as exc:
+            scope.journal.append(
+                "model_failed",
+                {
+                    "error": exc.message,
+                    "provider": exc.provider,
+                    "status": exc.status,
+                    "code": exc.code,
+                },
+            )
+            raise
+        info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
+    scope.result.model = completion.model
+    scope.result.usage = act.usage_dict(completion)
+    scope.journal.append("model_response", act.response_data(completion))
+    return completion
+
+
+def plan_step(scope: Scope, completion: Completion) -> Plan:
+    """Extract the plan; a rejection is journaled and the raw answer kept for the note."""
+    try:
+        plan = extract_plan(completion.text)
+    except PlanRejected as exc:
+        scope.journal.append(
+            "plan",
+            {"status": "rejected", "reason": exc.message, "observations": [], "items": 0},
+        )
+        scope.raw_response = completion.text
+        raise
+    scope.result.observations = list(plan.observations)
+    return plan
+
+
+def authorize_step(scope: Scope, plan: Plan, observation: Observation) -> tuple[Ruling, ...]:
+    """One ruling per item, journaled with the policy and approval history used."""
+    with scope.log.phase("authorize") as info:
+        policy, history = act.policy_and_history(scope.settings, scope.approvals, scope.clock())
+        rulings = authorize(plan, observation.summary, policy, history)
+        scope.journal.append(
+            "plan",
+            {
+                "status": "accepted",
+                "reason": None,
+                "observations": list(plan.observations),
+                "items": len(plan.items),
+                "policy": dict(policy.__dict__),
+                "history": {"pending": dict(history.pending), "rejected": dict(history.rejected)},
+            },
+        )
+        for ruling in rulings:
+            scope.journal.append("ruling", act.ruling_data(ruling))
+        info.update(**act.outcome_counts(rulings))
+    return rulings
+
+
+def previous_digests(history: list[J.Record]) -> dict[str, str]:
+    """Per-workstream digests of the state the last completed run left behind."""
+    last = J.last_completed_observation(history)
+    if last is None:
+        return {}
+    return workstream_digests(DomainSummary.model_validate(last.summary))

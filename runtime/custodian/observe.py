@@ -1,0 +1,54 @@
+"""Observe: read the cross-domain overview and the domain's summary, and journal what was seen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from custodian.core.contract import DomainSummary, StateSummary
+from custodian.core.digest import domain_state_digest
+from custodian.errors import ConfigError, HubRequestError
+from custodian.statehub.client import StateHubClient
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the hub showed this run."""
+
+    overview: StateSummary
+    summary: DomainSummary
+    state_digest: str
+
+    def record(self) -> dict[str, Any]:
+        """The journal's `observed` record."""
+        return {
+            "state_digest": self.state_digest,
+            "overview": self.overview.model_dump(mode="json"),
+            "summary": self.summary.model_dump(mode="json"),
+        }
+
+
+def observe(client: StateHubClient, domain: str) -> Observation:
+    """Both reads, or an error: an unknown domain is a ConfigError that names the known ones."""
+    overview = client.state_summary()
+    try:
+        summary = client.domain_summary(domain)
+    except HubRequestError as exc:
+        if exc.status != 404:
+            raise
+        known = ", ".join(d.domain for d in overview.domains) or "none"
+        raise ConfigError(
+            f"the hub has no domain {domain!r}; it knows: {known}", setting="--domain"
+        ) from exc
+    return Observation(overview, summary, domain_state_digest(summary))
+
+
+def settled_record(client: StateHubClient, domain: str) -> dict[str, Any]:
+    """The domain as the run's own writes left it, as an `observed` record marked after_act."""
+    summary = client.domain_summary(domain)
+    return {
+        "state_digest": domain_state_digest(summary),
+        "overview": None,
+        "summary": summary.model_dump(mode="json"),
+        "after_act": True,
+    }
