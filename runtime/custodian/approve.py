@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -91,11 +93,7 @@ def reject(
     out: TextIO,
 ) -> int:
     """Mark the item rejected; its fingerprint is never queued again."""
-    item = _pending(store, approval_id, now)
-    run_id = approval_exec.attempt_run_id(item)
-    with RunLock(settings.memory_dir, item.domain, run_id=run_id):
-        item = _pending(store, approval_id, now)  # again under the lock: decided only once
-        journal = _journal(settings, item, run_id)
+    with _deciding(settings, store, approval_id, now) as (item, journal, _):
         journal.append("approval_decided", _decided(item, "rejected", by, reason))
         _save(store, item, "rejected", now, by, reject_reason=reason)
     out.write(f"{item.id}: rejected by {by}\n")
@@ -112,6 +110,18 @@ def _pending(store: ApprovalStore, approval_id: str, now: datetime) -> ApprovalI
             f"{approval_id} is {status}, not pending: only pending items can be decided"
         )
     return item
+
+
+@contextmanager
+def _deciding(
+    settings: Settings, store: ApprovalStore, approval_id: str, now: datetime
+) -> Iterator[tuple[ApprovalItem, DiskJournal, str]]:
+    """Hold the domain's lock, and yield the item (still pending) and this attempt's journal."""
+    item = _pending(store, approval_id, now)
+    run_id = approval_exec.attempt_run_id(item)
+    with RunLock(settings.memory_dir, item.domain, run_id=run_id):
+        item = _pending(store, approval_id, now)  # again under the lock: decided only once
+        yield item, _journal(settings, item, run_id), run_id
 
 
 def _journal(settings: Settings, item: ApprovalItem, run_id: str) -> DiskJournal:
@@ -142,11 +152,7 @@ def approve(
     out: TextIO,
 ) -> int:
     """Refuse what cannot run, re-observe the target, execute only if the state still holds."""
-    item = _pending(store, approval_id, now)
-    run_id = approval_exec.attempt_run_id(item)
-    with RunLock(settings.memory_dir, item.domain, run_id=run_id):
-        item = _pending(store, approval_id, now)  # again under the lock: executed only once
-        journal = _journal(settings, item, run_id)
+    with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
         refused = approval_exec.refusal(settings, item)
         if refused is not None:
             journal.append("approval_decided", _decided(item, "refused", by, refused))
