@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from custodian.act import MemoryJournal, send
+from custodian.act import send
+from custodian.memory.run_journal import MemoryJournal
 from custodian.statehub.client import StateHubClient
 from custodian.statehub.server import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest

@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from custodian.act import DiskJournal, send
+from custodian.act import send
 from custodian.canon_write import current_sha256, resolve_inside, write_canon
 from custodian.core.approvals import ApprovalItem
 from custodian.core.authority import precondition
@@ -23,6 +23,7 @@ from custodian.core.plan_schema import normalize
 from custodian.dispatch import APPROVED_CALLS
 from custodian.embedded import embedded_hub
 from custodian.errors import ApprovalError, ConfigError, CustodianError
+from custodian.memory.run_journal import DiskJournal
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 

@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from custodian import approval_exec
-from custodian.act import DiskJournal
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.errors import ApprovalError
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
+from custodian.memory.run_journal import DiskJournal
 from custodian.settings import Settings
 
 EXIT_STALE = 1

@@ -21,6 +21,7 @@ from custodian.core.plan import Plan, extract_plan
 from custodian.errors import ModelError, PlanRejected
 from custodian.llm.base import Completion, Model
 from custodian.memory.approvals import ApprovalStore
+from custodian.memory.run_journal import Journal
 from custodian.observe import Observation
 from custodian.orient import Orientation, orient
 from custodian.runlog import PhaseLog, RunResult
@@ -36,7 +37,7 @@ class Scope:
     result: RunResult
     log: PhaseLog
     clock: Callable[[], datetime]
-    journal: act.Journal
+    journal: Journal
     approvals: ApprovalStore
     raw_response: str | None = None
 

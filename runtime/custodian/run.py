@@ -26,6 +26,7 @@ from custodian.llm.registry import build_model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
+from custodian.memory.run_journal import DiskJournal, Journal, MemoryJournal
 from custodian.observe import Observation, observe, settled_record
 from custodian.runlog import PhaseLog, RunResult
 from custodian.settings import Settings
@@ -107,12 +108,12 @@ class _Run:
             result=result,
             log=log,
             clock=clock,
-            journal=act.MemoryJournal(result.run_id, settings.domain, clock),
+            journal=MemoryJournal(result.run_id, settings.domain, clock),
             approvals=ApprovalStore(settings.memory_dir),
         )
 
     @property
-    def journal(self) -> act.Journal:
+    def journal(self) -> Journal:
         """Where this run's records go (memory until the lock is held, then the disk)."""
         return self.scope.journal
 
@@ -137,7 +138,7 @@ class _Run:
                 store = JournalStore(self.s.memory_dir)
                 history = list(store.read(self.domain).records)
                 _refuse_a_broken_chain(history)
-                self.scope.journal = act.DiskJournal(
+                self.scope.journal = DiskJournal(
                     store.writer(self.domain, self.result.run_id, self.clock)
                 )
                 self._steps(model, history)
