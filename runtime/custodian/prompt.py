@@ -55,7 +55,7 @@ def render_prompt(inputs: PromptInputs, env: jinja2.Environment | None = None) -
     env = env or environment()
     system = _render(env, SYSTEM_TEMPLATE, _system_context(inputs))
     # With no room, every item is left out: the frame then holds the longest "left out" text.
-    frame = _render(env, USER_TEMPLATE, {"view": build_view(inputs, inputs.token_budget)})
+    frame = render_user(build_view(inputs, inputs.token_budget), env)
     fixed = estimate_tokens(system) + estimate_tokens(frame)
     if fixed > inputs.token_budget:
         raise ConfigError(
@@ -65,7 +65,7 @@ def render_prompt(inputs: PromptInputs, env: jinja2.Environment | None = None) -
             setting="CUSTODIAN_TOKEN_BUDGET",
         )
     view = build_view(inputs, fixed)
-    user = _render(env, USER_TEMPLATE, {"view": view})
+    user = render_user(view, env)
     return RenderedPrompt(
         system=system,
         user=user,

@@ -10,9 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from custodian.memory.files import atomic_write_text
+from custodian.prompt import environment
 
 PROSE_START = "<!-- custodian:prose -->"
 PROSE_END = "<!-- /custodian:prose -->"
@@ -60,17 +59,6 @@ _GROUPS = (
 )
 
 
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("custodian", "templates"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
 def front_matter(values: Mapping[str, Any]) -> str:
     """YAML front matter; every value is written as JSON, which YAML reads as is."""
     lines = ["---"]
@@ -94,7 +82,7 @@ def render_note(note: SessionNote) -> str:
     ]
     raw = note.raw_response.replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
     text = (
-        _environment()
+        environment()
         .get_template("note.md.j2")
         .render(
             front_matter=front_matter(note.front),
