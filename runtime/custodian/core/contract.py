@@ -1,4 +1,4 @@
-"""Pydantic models of the state-hub contract v1.
+"""Pydantic models of the state-hub contract v1.1 (v1 plus task versions for conditional writes).
 
 Responses tolerate unknown fields (the hub may grow); request bodies are strict and forbid them.
 """
@@ -74,6 +74,7 @@ class Task(Response):
     due: date | None = None
     created_at: datetime
     updated_at: datetime
+    version: int | None = None  # v1.1: grows by one on every change; None from a v1 hub
 
 
 class Decision(Response):
@@ -180,11 +181,16 @@ class ErrorBody(Response):
     code: str
 
 
+class PreconditionFailedBody(ErrorBody):
+    current: Task | None = None  # v1.1: the task as it is now, on a 412
+
+
 ERROR_CODES: dict[int, str] = {
     400: "bad_request",
     401: "unauthorized",
     404: "not_found",
     409: "conflict",
+    412: "precondition_failed",
     422: "validation_error",
     429: "rate_limited",
     503: "unavailable",

@@ -25,6 +25,8 @@ from custodian.statehub.store import Store
 from custodian.statehub.wire import (
     ApiError,
     db_timestamp,
+    etag_header,
+    parse_if_match,
     parse_json_body,
     to_utc,
     wire_timestamp,
@@ -102,7 +104,8 @@ class HubApp:
         query = query_params(route, split.query)
         if route.is_write:
             return self._write(request, route, path, params)
-        return HubResponse(200, self._read(route, params, query))
+        body = self._read(route, params, query)
+        return HubResponse(200, body, _etag(route, body))
 
     def _authorize(self, request: HubRequest) -> None:
         if self.token is None:
@@ -146,20 +149,23 @@ class HubApp:
         payload = parse_json_body(request.body)
         body_sha256 = digest(payload)
         model, function = WRITES[route.name]
+        conditions = _conditions(route, request.headers)
         replay: idempotency.Replay | None = None
         with self.store.write() as conn:
             now = to_utc(self.clock())
             if key is not None:
                 replay = idempotency.lookup(conn, key, route.method, path, body_sha256, now)
             if replay is None:
-                answer = function(conn, db_timestamp(now), _validate(model, payload), **params)
+                body = _validate(model, payload)
+                answer = function(conn, db_timestamp(now), body, **params, **conditions)
                 if key is not None:
                     idempotency.remember(conn, key, route.method, path, body_sha256, answer, now)
                 self._hook("before_commit", route.method, path)
         if replay is not None:
-            return HubResponse(replay.status, replay.body, {"Idempotent-Replayed": "true"})
+            replayed = {"Idempotent-Replayed": "true", **_etag(route, replay.body)}
+            return HubResponse(replay.status, replay.body, replayed)
         self._hook("after_commit", route.method, path)
-        return HubResponse(*answer)
+        return HubResponse(*answer, _etag(route, answer[1]))
 
     def _hook(self, phase: str, method: str, path: str) -> None:
         if self.on_write is None:
@@ -168,6 +174,23 @@ class HubApp:
             self.on_write(phase, method, path)
         except Exception as exc:
             raise WriteAborted(f"on_write hook raised in {phase}") from exc
+
+
+# The operations that answer a Task, and so send its version as `ETag` (v1.1).
+_TASK_ANSWERS = frozenset({"get_task", "update_task_status", "create_task"})
+
+
+def _etag(route: Route, body: Any) -> dict[str, str]:
+    if route.name not in _TASK_ANSWERS or not isinstance(body, dict) or "version" not in body:
+        return {}
+    return etag_header(body)
+
+
+def _conditions(route: Route, headers: Mapping[str, str]) -> dict[str, Any]:
+    # If-Match is honoured on PATCH /tasks/{id}, the one write of a versioned resource.
+    if route.name != "update_task_status":
+        return {}
+    return {"if_match": parse_if_match(headers.get("if-match"))}
 
 
 def _wire(stored: str) -> str:

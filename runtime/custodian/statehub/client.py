@@ -1,4 +1,4 @@
-"""StateHubClient: the only code in the runtime that talks to the state-hub (contract v1).
+"""StateHubClient: the only code in the runtime that talks to the state-hub (contract v1.1).
 
 One method per read and per write of the contract, and no other write. Reads parse into the models
 of `custodian.core.contract`; every write takes its request model and a caller-chosen idempotency
@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Generic, TypeVar
 
 import httpx
+from pydantic import ValidationError
 
 from custodian import __version__
 from custodian.core.contract import (
@@ -34,6 +35,7 @@ from custodian.core.contract import (
     NewFlag,
     NewTask,
     NewWorkstream,
+    PreconditionFailedBody,
     ProgressEvent,
     Request,
     Response,
@@ -44,7 +46,7 @@ from custodian.core.contract import (
     WorkstreamList,
 )
 from custodian.core.digest import canonical_json, sha256_hex
-from custodian.errors import ConfigError
+from custodian.errors import ConfigError, HubError, HubPreconditionFailed
 from custodian.statehub.retry import Call, RetryPolicy, call_with_retries, failure_for, parse_body
 
 T = TypeVar("T", bound=Response)
@@ -173,11 +175,17 @@ class StateHubClient:
         return self._write("POST", "/events", event, ProgressEvent, idempotency_key)
 
     def update_task_status(
-        self, task_id: str, update: TaskStatusUpdate, *, idempotency_key: str
+        self,
+        task_id: str,
+        update: TaskStatusUpdate,
+        *,
+        idempotency_key: str,
+        if_match: int | None = None,
     ) -> HubWrite[Task]:
-        """PATCH /tasks/{id} with a new status."""
+        """PATCH /tasks/{id}; with `if_match`, only at that version (else HubPreconditionFailed)."""
         path = f"/tasks/{_checked_id(task_id, 'task_id')}"
-        return self._write("PATCH", path, update, Task, idempotency_key)
+        headers = {} if if_match is None else {"If-Match": f'"{_checked_version(if_match)}"'}
+        return self._write("PATCH", path, update, Task, idempotency_key, headers)
 
     def add_flag(self, flag: NewFlag, *, idempotency_key: str) -> HubWrite[Flag]:
         """POST /flags."""
@@ -216,12 +224,18 @@ class StateHubClient:
         return parse_body(model, response, attempts)
 
     def _write(
-        self, method: str, path: str, body: Request, model: type[T], idempotency_key: str
+        self,
+        method: str,
+        path: str,
+        body: Request,
+        model: type[T],
+        idempotency_key: str,
+        conditions: Mapping[str, str] | None = None,
     ) -> HubWrite[T]:
         key = _checked_key(idempotency_key)
         # Serialized once: every retry sends these exact bytes with this exact key.
         content = canonical_json(body.model_dump(mode="json", exclude_none=True)).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Idempotency-Key": key}
+        headers = {"Content-Type": "application/json", "Idempotency-Key": key, **(conditions or {})}
         response, attempts = self._send(method, path, content=content, headers=headers)
         return HubWrite(
             resource=parse_body(model, response, attempts),
@@ -255,7 +269,33 @@ class StateHubClient:
         call = Call(method, str(request.url), self.base_url, result.attempts, self._policy)
         if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
             return result.outcome, result.attempts
-        raise failure_for(call, result.outcome, budget_spent=result.budget_spent)
+        failure = failure_for(call, result.outcome, budget_spent=result.budget_spent)
+        if isinstance(result.outcome, httpx.Response) and result.outcome.status_code == 412:
+            raise _precondition_failed(failure, result.outcome)
+        raise failure
+
+
+def _precondition_failed(failure: HubError, response: httpx.Response) -> HubPreconditionFailed:
+    try:
+        current = PreconditionFailedBody.model_validate_json(response.content).current
+    except ValidationError:
+        current = None  # the refusal stands; only the hub's view of the task is unknown
+    return HubPreconditionFailed(
+        f"{failure.message}; the task changed since it was read",
+        current=current,
+        status=failure.status,
+        code=failure.code,
+        detail=failure.detail,
+        method=failure.method,
+        url=failure.url,
+        attempts=failure.attempts,
+    )
+
+
+def _checked_version(version: int) -> int:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"if_match must be a task version (a whole number >= 1), not {version!r}")
+    return version
 
 
 def _checked_base_url(base_url: str) -> str:

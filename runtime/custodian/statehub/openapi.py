@@ -71,6 +71,43 @@ _ERRORS: dict[str, str] = {
     "503": "Temporarily unavailable; Retry-After may be set",
 }
 
+_IF_MATCH = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": 'v1.1: the task version the write expects, quoted ("3"); 412 when it differs',
+    "schema": {"type": "string", "pattern": '^(\\*|"[0-9]+")$'},
+}
+
+_ETAG = {
+    "ETag": {
+        "description": 'v1.1: the task\'s version, quoted ("3")',
+        "schema": {"type": "string", "pattern": '^"[0-9]+"$'},
+    }
+}
+
+# The operations that answer a Task: they send its version as ETag.
+_TASK_ANSWERS = frozenset({"get_task", "update_task_status", "create_task"})
+
+_PRECONDITION_FAILED = {
+    "description": "If-Match names another version; `current` is the task as it is now",
+    "headers": _ETAG,
+    "content": {
+        "application/json": {
+            "schema": {
+                "allOf": [
+                    {"$ref": _REF.format(model="ErrorBody")},
+                    {
+                        "type": "object",
+                        "properties": {"current": {"$ref": _REF.format(model="Task")}},
+                        "required": ["current"],
+                    },
+                ]
+            }
+        }
+    },
+}
+
 _IDEMPOTENCY_KEY = {
     "name": "Idempotency-Key",
     "in": "header",
@@ -96,15 +133,23 @@ def _document() -> dict[str, Any]:
         "info": {
             "title": "State-hub API (reference hub)",
             "version": __version__,
-            "description": "Contract v1 of the state-hub, served by the Custodian reference hub.",
+            "description": "Contract v1.1 of the state-hub, served by the Custodian reference hub.",
         },
         "paths": paths,
         "components": {
-            "schemas": defs.get("$defs", {}),
+            "schemas": _hub_schemas(defs.get("$defs", {})),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{"bearer": []}],
     }
+
+
+def _hub_schemas(schemas: dict[str, Any]) -> dict[str, Any]:
+    # The client's Task tolerates a v1 hub without `version`; this hub always sends one.
+    task = schemas["Task"]
+    task["properties"]["version"] = {"type": "integer", "minimum": 1, "title": "Version"}
+    task["required"] = [*task["required"], "version"]
+    return schemas
 
 
 def openapi_document() -> dict[str, Any]:
@@ -118,11 +163,15 @@ def _operation(route: Route) -> dict[str, Any]:
     responses: dict[str, Any] = {
         str(status): {"description": summary, "content": {"application/json": {"schema": content}}}
     }
+    if route.name in _TASK_ANSWERS:
+        responses[str(status)]["headers"] = _ETAG
     for code, text in _ERRORS.items():
         responses[code] = {
             "description": text,
             "content": {"application/json": {"schema": _ref(contract.ErrorBody)}},
         }
+    if route.name == "update_task_status":
+        responses["412"] = _PRECONDITION_FAILED
     operation: dict[str, Any] = {
         "operationId": route.name,
         "summary": summary,
@@ -148,6 +197,8 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
         {"name": name, "in": "query", "required": False, "schema": _PARAMETER_SCHEMAS[name]}
         for name in route.query
     ]
+    if route.name == "update_task_status":
+        params.append(_IF_MATCH)
     if route.is_write:
         params.append(_IDEMPOTENCY_KEY)
     return params

@@ -5,7 +5,7 @@ included (the shape `GET` answers use)::
 
     {"workstreams": [{"id", "domain", "title", "status", "owner"?, "created_at", "updated_at"?}],
      "tasks":       [{"id", "workstream_id", "title", "description"?, "status", "assignee"?,
-                      "due"?, "created_at", "updated_at"?}],
+                      "due"?, "created_at", "updated_at"?, "version"? (default 1)}],
      "decisions":   [{"id", "domain", "workstream_id"?, "title", "context"?, "options"?, "status",
                       "resolution"?, "created_at", "resolved_at"?}],
      "events":      [{"id", "workstream_id", "task_id"?, "event_type", "summary", "source",
@@ -26,7 +26,14 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from custodian.core.contract import (
     DomainName,
@@ -79,6 +86,7 @@ class _Task(_Record):
     due: date | None = None
     created_at: datetime
     updated_at: datetime | None = None
+    version: Annotated[int, Field(ge=1, le=2**53)] = 1
 
 
 class _Resolvable(_Record):

@@ -17,7 +17,7 @@ from typing import Any
 
 from custodian.statehub.wire import wire_timestamp
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 SCHEMA = """
 BEGIN;
@@ -30,7 +30,7 @@ CREATE INDEX IF NOT EXISTS workstreams_domain ON workstreams (domain);
 CREATE TABLE IF NOT EXISTS tasks (
   seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workstream_id TEXT NOT NULL,
   title TEXT NOT NULL, description TEXT NOT NULL, status TEXT NOT NULL, assignee TEXT, due TEXT,
-  created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL, version INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX IF NOT EXISTS tasks_workstream ON tasks (workstream_id);
 CREATE TABLE IF NOT EXISTS decisions (
   seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, domain TEXT NOT NULL, workstream_id TEXT,
@@ -68,17 +68,36 @@ def connect(db_path: Path) -> sqlite3.Connection:
 
 
 def init_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables when missing; refuse a database made by another schema version."""
+    """Create the tables when missing, migrate schema 1; refuse any other schema version."""
     conn.executescript(SCHEMA)
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
         )
+        return
+    if row["value"] == "1":
+        _migrate_1_to_2(conn)
     elif row["value"] != SCHEMA_VERSION:
         raise RuntimeError(
             f"hub database has schema version {row['value']}, this hub reads {SCHEMA_VERSION}"
         )
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    # Schema 1 (contract v1) had no task versions: every stored task starts at version 1.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row["value"] == "1":  # not migrated meanwhile by another process
+            conn.execute("ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
+            )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def is_empty(conn: sqlite3.Connection) -> bool:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
+
+_ENTITY_TAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
 
 ERROR_STATUS_CODES: dict[int, str] = {
     400: "bad_request",
@@ -13,6 +16,7 @@ ERROR_STATUS_CODES: dict[int, str] = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
+    412: "precondition_failed",
     413: "payload_too_large",
     422: "validation_error",
     500: "internal_error",
@@ -29,16 +33,43 @@ class ApiError(Exception):
         *,
         code: str | None = None,
         headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.code = code or ERROR_STATUS_CODES.get(status, "error")
         self.headers = dict(headers or {})
+        self.extra = dict(extra or {})  # more body fields, e.g. a 412's `current`
 
-    def body(self) -> dict[str, str]:
-        """The error body every error answer carries."""
-        return {"detail": self.detail, "code": self.code}
+    def body(self) -> dict[str, Any]:
+        """The error body every error answer carries, plus any extra fields."""
+        return {**self.extra, "detail": self.detail, "code": self.code}
+
+
+def etag_header(task: Mapping[str, Any]) -> dict[str, str]:
+    """`ETag: "<version>"` for a task (v1.1)."""
+    return {"ETag": f'"{task["version"]}"'}
+
+
+def parse_if_match(raw: str | None) -> frozenset[int] | None:
+    """The versions an `If-Match` header accepts; None for no header or `*` (any version).
+
+    Tags compare strongly: a weak tag (`W/"3"`) or a tag that is no version matches nothing.
+    """
+    if raw is None or raw.strip() == "*":
+        return None
+    versions: set[int] = set()
+    for part in raw.split(","):
+        tag = part.strip()
+        if not _ENTITY_TAG.fullmatch(tag):
+            raise ApiError(
+                400, f'If-Match must hold quoted versions like "3" (or *), not {raw[:80]!r}'
+            )
+        inner = tag[1:-1]
+        if not tag.startswith("W/") and inner.isascii() and inner.isdigit() and len(inner) <= 18:
+            versions.add(int(inner))
+    return frozenset(versions)
 
 
 def to_utc(moment: datetime) -> datetime:

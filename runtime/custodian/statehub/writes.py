@@ -17,7 +17,7 @@ from custodian.core.contract import (
     TaskStatusUpdate,
 )
 from custodian.statehub.reads import domain_exists, get_by_id
-from custodian.statehub.wire import ApiError, db_date
+from custodian.statehub.wire import ApiError, db_date, etag_header
 
 Result = tuple[int, dict[str, Any]]
 
@@ -89,12 +89,25 @@ def add_event(conn: sqlite3.Connection, now: str, body: NewEvent) -> Result:
 
 
 def update_task_status(
-    conn: sqlite3.Connection, now: str, body: TaskStatusUpdate, task_id: str
+    conn: sqlite3.Connection,
+    now: str,
+    body: TaskStatusUpdate,
+    task_id: str,
+    if_match: frozenset[int] | None = None,
 ) -> Result:
-    """PATCH /tasks/{id}."""
+    """PATCH /tasks/{id}; with `if_match`, only at one of those versions (else 412)."""
     task = _require(conn, "tasks", task_id, "task")
+    if if_match is not None and task["version"] not in if_match:
+        raise ApiError(
+            412,
+            f"task {task_id!r} is at version {task['version']}, not the one If-Match names;"
+            " read it again and decide on what it is now",
+            headers=etag_header(task),
+            extra={"current": task},
+        )
     conn.execute(
-        "UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?", (body.status, now, task_id)
+        "UPDATE tasks SET status = ?, updated_at = ?, version = version + 1 WHERE id = ?",
+        (body.status, now, task_id),
     )
     _touch_workstream(conn, task["workstream_id"], now)
     return 200, _require(conn, "tasks", task_id, "task")
