@@ -1,4 +1,4 @@
-"""The reference state-hub: serves contract v1.1 (the state-hub API) for local runs, demos and tests.
+"""The reference state-hub: serves contract v1.1 of the state-hub API for local runs and tests.
 
 Standard library only (`http.server.ThreadingHTTPServer` and `sqlite3`): the runtime's
 dependencies stay httpx, pydantic, jinja2 and tenacity, so running a local hub never pulls in a
