@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 from pydantic import BaseModel
@@ -12,10 +13,35 @@ from custodian.core.contract import DomainSummary
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, no insignificant white space, UTF-8 kept as is: equal data, equal text."""
+    """Sorted keys, no insignificant white space, UTF-8 kept as is: equal data, equal text.
+
+    Strict JSON only: NaN and the infinities raise ValueError rather than being written as the
+    bare `NaN`/`Infinity` that no JSON parser has to accept.
+    """
     return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=_default,
     )
+
+
+def strict_loads(text: str | bytes, **kwargs: Any) -> Any:
+    """`json.loads` that refuses NaN, Infinity and numbers too large for a float (`1e400`)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float, **kwargs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number; numbers must be finite")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large for a number; numbers must be finite")
+    return value
 
 
 def sha256_hex(text: str | bytes) -> str:

@@ -10,7 +10,6 @@ a malformed entry becomes an item with `error` set and the others go on.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from custodian.core.digest import canonical_json, digest
+from custodian.core.digest import canonical_json, digest, strict_loads
 from custodian.core.fences import Fence, find_fences
 from custodian.core.plan_schema import (
     APPROVABLE_OPERATIONS,
@@ -132,13 +131,14 @@ def _the_json_block(lines: list[str], fences: list[Fence]) -> Fence:
 
 def _parse(text: str) -> dict[str, Any]:
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        document = strict_loads(text, object_pairs_hook=_no_duplicates)
     except RecursionError:
         raise PlanRejected(_too_deep()) from None
     except ValueError as exc:
         raise PlanRejected(
             f"The ```json block is not valid JSON ({exc}): write one JSON object, "
-            "with double-quoted keys and strings and no comments or trailing commas."
+            "with double-quoted keys and strings, finite numbers, and no comments or trailing "
+            "commas."
         ) from None
     if not isinstance(document, dict):
         raise PlanRejected(
@@ -158,10 +158,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"the key {key!r} appears twice in one object")
         result[key] = value
     return result
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _too_deep() -> str:

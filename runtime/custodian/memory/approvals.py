@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from custodian.core.approvals import ApprovalItem
+from custodian.core.digest import strict_loads
 from custodian.errors import ApprovalError
 from custodian.memory.files import atomic_write_text
 
@@ -55,8 +56,9 @@ class ApprovalStore:
 
     def _read(self, path: Path) -> ApprovalItem:
         try:
-            return ApprovalItem.model_validate_json(path.read_text(encoding="utf-8"))
-        except (ValidationError, UnicodeDecodeError) as exc:
+            # Strict JSON: a NaN or an overflowing number in an edited file is damage, not data.
+            return ApprovalItem.model_validate(strict_loads(path.read_text(encoding="utf-8")))
+        except (ValidationError, ValueError) as exc:
             raise ApprovalError(
                 f"approval file {path} is damaged ({exc.__class__.__name__}); "
                 "restore it or move it out of the queue before running again"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from custodian.core.digest import canonical_json
+from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal import Record
 from custodian.errors import ConfigError, JournalError
 from custodian.memory.files import atomic_write_bytes
@@ -65,11 +65,13 @@ def parse_line(raw: bytes) -> Record | str:
     """One journal line parsed into a Record, or the reason it is not one."""
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text)
+        value = strict_loads(text)
     except UnicodeDecodeError:
         return "not valid UTF-8"
     except json.JSONDecodeError as exc:
         return f"not valid JSON ({exc.msg} at column {exc.colno})"
+    except ValueError as exc:
+        return f"not strict JSON ({exc})"
     if not isinstance(value, dict):
         return "not a JSON object"
     try:
