@@ -35,6 +35,10 @@ ENV = {
     "GITHUB_TOKEN": "ghp-must-not-leak",
     "CUSTODIAN_HUB_TOKEN": "hub-must-not-leak",
     "AWS_SECRET_ACCESS_KEY": "aws-must-not-leak",
+    "STATE_HUB_TOKEN": "hub-token-must-not-leak",
+    "GEMINI_API_KEY": "gemini-must-not-leak",
+    "LANG": "C.UTF-8",
+    "LC_MESSAGES": "C",
 }
 # Python itself may add LC_CTYPE (PEP 538) when no locale is set.
 ALLOWED_ENV = {
@@ -45,6 +49,9 @@ ALLOWED_ENV = {
     "DISABLE_AUTOUPDATER",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
     "CLAUDE_CODE_MAX_RETRIES",
+    "TMPDIR",
+    "LANG",
+    "LC_MESSAGES",
     "LC_CTYPE",
 }
 
@@ -105,6 +112,19 @@ def test_child_environment_is_minimal(tmp_path: Path) -> None:
     assert env["PATH"] == "/usr/bin:/bin"
     assert env["HOME"] not in ("/home/operator", os.path.expanduser("~"))
     assert fake.calls()[0]["home_writable"]
+    assert env["LANG"] == "C.UTF-8" and env["LC_MESSAGES"] == "C"
+    assert Path(env["TMPDIR"]).parent == Path(env["HOME"]).parent
+    assert not Path(env["TMPDIR"]).exists()  # removed after the call
+
+
+def test_named_variables_pass_but_other_providers_never(tmp_path: Path) -> None:
+    fake = FakeClaude(tmp_path, SUCCESS)
+    env = {"MY_PROXY_HINT": "corp", "GEMINI_API_KEY": "gemini-must-not-leak"}
+    # Listing a provider key is refused by settings; the child env drops it even if listed here.
+    adapter(fake, env=env, child_env=("MY_PROXY_HINT", "GEMINI_API_KEY")).complete(PROMPT)
+    child = fake.calls()[0]["env"]
+    assert child["MY_PROXY_HINT"] == "corp"
+    assert "GEMINI_API_KEY" not in child and "STATE_HUB_TOKEN" not in child
 
 
 def test_claude_home_can_be_set(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from custodian.core.contract import DOMAIN_PATTERN
 from custodian.errors import ConfigError
+from custodian.llm._child_env import EXTRA_VAR, extra_names
 from custodian.llm.base import ModelConfig
 from custodian.llm.registry import split_spec
 
@@ -208,6 +209,7 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
         max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S", 600.0),
         max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S", 60.0),
         env=dict(env),
+        child_env=extra_names(env.get(EXTRA_VAR)),
     )
 
 

@@ -55,7 +55,8 @@ class ModelConfig:
 
     `spec` is the full spec string (`anthropic`, `file:/path`, `cmd:./answer.sh`); `argument` is the
     part after the first colon, if any. `env` is a snapshot of the environment taken by settings, in
-    which adapters look up their own key variables.
+    which adapters look up their own key variables. `child_env` names the extra variables a model
+    child process may see (`CUSTODIAN_CMD_ENV`, checked by settings).
     """
 
     spec: str
@@ -68,6 +69,7 @@ class ModelConfig:
     max_retry_wait_s: float = 60.0
     max_total_s: float = 600.0
     env: Mapping[str, str] = field(default_factory=dict)
+    child_env: tuple[str, ...] = ()
 
 
 class Model(ABC):

@@ -2,8 +2,9 @@
 
 `claude -p --output-format json` with every flag that stops it acting as an agent; the prompt goes
 on stdin (variadic flags such as `--tools` would swallow an argument prompt), the child runs in a
-fresh empty directory with a throwaway HOME and a minimal environment, and a timeout kills its
-whole process group.
+fresh empty directory with a throwaway HOME and TMPDIR and a minimal environment (see
+llm/_child_env.py; its own credential passes, no other provider's key and never the hub token),
+and a timeout kills its whole process group.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from custodian.errors import ConfigError, ModelError
+from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm._claude_result import TAIL_CHARS, parse_result
 from custodian.llm._retry import RetryPolicy, call_with_retries
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt
@@ -85,9 +86,12 @@ def claude_argv(executable: str, model: str, system: str) -> list[str]:
     ]
 
 
-def child_env(env: Mapping[str, str], home: str) -> dict[str, str]:
-    """PATH, HOME, the allowed credentials and proxy settings, and the quieting switches."""
-    child = {"PATH": env.get("PATH", os.defpath), "HOME": home}
+def child_env(
+    env: Mapping[str, str], home: str, tmp: str, extra: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The minimal child environment, the CLI's own credentials and proxy settings, and the
+    quieting switches; never the hub token or another provider's key."""
+    child = minimal_env(env, home, tmp, extra)
     child.update({name: env[name] for name in PASSTHROUGH_VARS if env.get(name)})
     child.update(FIXED_ENV)
     return child
@@ -138,14 +142,10 @@ class ClaudeCodeModel(Model):
 
     def _attempt(self, prompt: Prompt) -> Completion:
         argv = claude_argv(self._executable, self._model, prompt.system)
-        with tempfile.TemporaryDirectory(prefix="custodian-claude-") as scratch:
-            work = Path(scratch, "work")
-            work.mkdir()
-            home = self._home or str(Path(scratch, "home"))
-            Path(home).mkdir(exist_ok=True)
-            code, stdout, stderr = self._run(
-                argv, prompt.user, work, child_env(self._config.env, home)
-            )
+        with private_dirs("custodian-claude-") as dirs:
+            home = self._home or str(dirs.home)
+            env = child_env(self._config.env, home, str(dirs.tmp), self._config.child_env)
+            code, stdout, stderr = self._run(argv, prompt.user, dirs.work, env)
         return parse_result(code, stdout, stderr, model=self._model, provider=self.provider)
 
     def _run(

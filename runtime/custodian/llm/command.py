@@ -9,6 +9,7 @@ import subprocess
 from typing import Any, ClassVar
 
 from custodian.errors import ConfigError, ModelError
+from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
 STDERR_TAIL = 2000
@@ -30,6 +31,7 @@ class CommandModel(Model):
             raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
         self._timeout = config.timeout_s
         self._env = dict(config.env)
+        self._extra = config.child_env
 
     @property
     def model_name(self) -> str:
@@ -38,6 +40,12 @@ class CommandModel(Model):
 
     def complete(self, prompt: Prompt) -> Completion:
         """Send system and user prompt on stdin, return stdout."""
+        # A minimal environment with a private HOME and TMPDIR: the command is model code and
+        # must not see the hub token or any provider key.
+        with private_dirs("custodian-cmd-") as dirs:
+            return self._complete(prompt, minimal_env(self._env, dirs.home, dirs.tmp, self._extra))
+
+    def _complete(self, prompt: Prompt, env: dict[str, str]) -> Completion:
         text = f"{prompt.system}\n\n{prompt.user}"
         try:
             proc = subprocess.Popen(
@@ -45,7 +53,7 @@ class CommandModel(Model):
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self._env,
+                env=env,
                 start_new_session=True,
             )
         except OSError as exc:
