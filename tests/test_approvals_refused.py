@@ -177,8 +177,9 @@ def test_an_operation_custodian_cannot_perform_is_refused_and_later_runs_stay_he
 def test_a_write_that_cannot_be_sent_closes_its_chain_with_failed() -> None:
     journal_ = MemoryJournal("r1", "website", lambda: datetime(2026, 1, 1, tzinfo=UTC))
     with StateHubClient("http://127.0.0.1:9") as client:
-        hub_id, error = send(
+        sent = send(
             journal_, client, index=0, operation="drop_database", params={}, run_id="r1", key="k"
         )
-    assert hub_id is None and error is not None and "drop_database" in error
+    assert sent.kind == "failed" and sent.hub_id is None
+    assert sent.error is not None and "drop_database" in sent.error
     assert [r.kind for r in journal_.records] == ["dispatched", "failed"]

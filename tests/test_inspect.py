@@ -170,7 +170,7 @@ def test_an_interrupted_write_is_unfinished_until_the_next_run_reconciles_it(
     assert "status    no finished record" in text
     assert "    chain: website:20 → website:23 → website:24 INCOMPLETE (no receipt)" in text
     assert text.splitlines()[-1] == (
-        "  record 23 (authorized, run r2): no receipt or failed record and no later "
+        "  record 23 (authorized, run r2): no receipt, failed or stale record and no later "
         "reconciliation (unfinished)"
     )
     history = list(store.read(DOMAIN).records)

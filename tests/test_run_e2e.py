@@ -211,8 +211,12 @@ def test_a_dry_run_leaves_the_hub_and_memory_untouched(
         tmp_path, monkeypatch, small_hub.url, plan_response(BENIGN), "--dry-run", "--force"
     )
     assert result.code == 0, result.stderr
-    assert result.json()["dry_run"] is True
-    assert len(result.json()["executed"]) == 3
+    summary = result.json()
+    assert summary["dry_run"] is True
+    assert len(summary["would_execute"]) == 3 and summary["executed"] == []
+    assert summary["counts"] == {"would_execute": 3, "would_queue": 0, "denied": 0}
+    assert [i["outcome"] for i in summary["items"]] == ["would_execute"] * 3
+    assert "executed" not in result.stderr, "a dry run's phase lines never say executed"
     assert tree_digest(memory) == before_memory
     after_hub = hub_get(small_hub, "/domains/website/summary")
     before_hub.pop("generated_at")

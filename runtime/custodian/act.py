@@ -1,16 +1,19 @@
 """Act: send the authorized writes, queue what needs a person, and journal every step.
 
 Every write travels one chain: authorized (journaled before dispatch, with its idempotency key)
--> dispatched -> receipt or failed. Nothing here decides whether a write may happen.
+-> dispatched -> receipt, failed or stale. Nothing here decides whether a write may happen. Each
+step returns one `ItemOutcome` per plan item it handled; the run assembles them once.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from custodian.canon_write import current_sha256
 from custodian.core import journal as J
+from custodian.core import outcomes
 from custodian.core.approvals import (
     approval_id_for,
     new_item,
@@ -18,17 +21,39 @@ from custodian.core.approvals import (
     rejected_by_fingerprint,
 )
 from custodian.core.authority import ApprovalHistory, Policy, Ruling, idempotency_key, precondition
-from custodian.core.contract import DomainSummary
+from custodian.core.contract import DomainSummary, Task
+from custodian.core.outcomes import (
+    ItemOutcome,
+    OutcomeKind,
+    planned_on,
+    stale_message,
+    task_changed,
+)
 from custodian.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
-from custodian.errors import HubError
+from custodian.errors import HubError, HubPreconditionFailed
 from custodian.llm.base import Completion
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.run_journal import Journal
-from custodian.runlog import ActionLine, PhaseLog, RunResult
+from custodian.runlog import PhaseLog
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 
 ALL_CALLS = {**SANCTIONED_CALLS, **APPROVED_CALLS}
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one write came to: a hub id, an error, or stale (the task changed under the run)."""
+
+    hub_id: str | None = None
+    error: str | None = None
+    stale: str | None = None
+    current_status: str | None = None
+
+    @property
+    def kind(self) -> OutcomeKind:
+        """executed, failed or stale."""
+        return "stale" if self.stale else "failed" if self.error else "executed"
 
 
 def send(
@@ -41,18 +66,37 @@ def send(
     run_id: str,
     key: str,
     extra: dict[str, Any] | None = None,
-) -> tuple[str | None, str | None]:
-    """dispatched -> the hub call -> receipt or failed; returns (hub id, error message)."""
+    observed_task: Task | None = None,
+) -> Sent:
+    """dispatched -> the hub call -> receipt, failed or stale.
+
+    A status write goes out only on the state it was planned on (`observed_task`): with the
+    observed version as `If-Match`, or, from a hub without versions, after reading the task again.
+    """
     extra = extra or {}
     journal.append("dispatched", {"index": index, "idempotency_key": key, **extra})
     try:
-        write = perform(ALL_CALLS, client, operation, params, run_id=run_id, idempotency_key=key)
+        changed = _changed_since(client, observed_task)
+        if changed is not None:
+            return _stale(journal, index, observed_task, changed, extra)
+        version = observed_task.version if observed_task is not None else None
+        write = perform(
+            ALL_CALLS,
+            client,
+            operation,
+            params,
+            run_id=run_id,
+            idempotency_key=key,
+            if_match=version,
+        )
+    except HubPreconditionFailed as exc:
+        return _stale(journal, index, observed_task, exc.current, extra)
     except HubError as exc:
         journal.append(
             "failed",
             {"index": index, "error": exc.message, "status": exc.status, "code": exc.code, **extra},
         )
-        return None, exc.message
+        return Sent(error=exc.message)
     except (KeyError, ValueError) as exc:
         # Raised before any request left (unknown operation, bad params). Close the chain, or
         # every later run would reconcile it and fail the same way.
@@ -60,7 +104,7 @@ def send(
         journal.append(
             "failed", {"index": index, "error": message, "status": None, "code": None, **extra}
         )
-        return None, message
+        return Sent(error=message)
     hub_id = getattr(write.resource, "id", None)
     journal.append(
         "receipt",
@@ -74,7 +118,48 @@ def send(
             **extra,
         },
     )
-    return hub_id, None
+    return Sent(hub_id=hub_id)
+
+
+def _changed_since(client: StateHubClient, observed: Task | None) -> Task | None:
+    """From a hub without task versions: the task as it is now, if it changed since observed."""
+    if observed is None or observed.version is not None:
+        return None
+    current = client.get_task(observed.id)
+    return current if task_changed(observed, current) else None
+
+
+def _stale(
+    journal: Journal,
+    index: int,
+    observed: Task | None,
+    current: Task | None,
+    extra: dict[str, Any],
+) -> Sent:
+    observed_status = observed.status if observed is not None else "unknown"
+    current_status = current.status if current is not None else None
+    message = stale_message(observed_status, current_status)
+    journal.append(
+        "stale",
+        {
+            "index": index,
+            "error": message,
+            "observed": _task_state(observed),
+            "current": _task_state(current),
+            **extra,
+        },
+    )
+    return Sent(stale=message, current_status=current_status)
+
+
+def _task_state(task: Task | None) -> dict[str, Any] | None:
+    if task is None:
+        return None
+    return {
+        "status": task.status,
+        "updated_at": task.updated_at.isoformat(),
+        "version": task.version,
+    }
 
 
 def reconcile(
@@ -92,7 +177,7 @@ def reconcile(
                 "idempotency_key": pending.idempotency_key,
             },
         )
-        hub_id, error = send(
+        sent = send(
             journal,
             client,
             index=pending.index,
@@ -104,15 +189,15 @@ def reconcile(
         )
         log.line(
             "reconcile",
-            "failed" if error else "ok",
+            "failed" if sent.error else "ok",
             run=pending.run_id,
             index=pending.index,
-            hub_id=hub_id,
-            error=error,
+            hub_id=sent.hub_id,
+            error=sent.error,
         )
-        if error:
+        if sent.error:
             raise HubError(
-                f"could not finish a write left by run {pending.run_id}: {error}; "
+                f"could not finish a write left by run {pending.run_id}: {sent.error}; "
                 "nothing new was attempted"
             )
 
@@ -150,7 +235,7 @@ def ruling_data(ruling: Ruling) -> dict[str, Any]:
 
 
 def outcome_counts(rulings: tuple[Ruling, ...]) -> dict[str, int]:
-    """How many items each outcome got."""
+    """How many items each ruling outcome got."""
     counts = {"execute": 0, "queue": 0, "deny": 0}
     for r in rulings:
         counts[r.outcome] += 1
@@ -159,46 +244,63 @@ def outcome_counts(rulings: tuple[Ruling, ...]) -> dict[str, int]:
 
 def execute(
     rulings: tuple[Ruling, ...],
+    observed: DomainSummary,
     journal: Journal,
     client: StateHubClient,
-    result: RunResult,
+    run_id: str,
     stop: Any,
-) -> None:
-    """Send each `execute` ruling through the authority chain, in plan order."""
+) -> tuple[ItemOutcome, ...]:
+    """Send each `execute` ruling through the authority chain, in plan order; one outcome each."""
+    done: list[ItemOutcome] = []
     for ruling in (r for r in rulings if r.outcome == "execute"):
-        item = ruling.item
-        line = ActionLine(item.operation, item.target, ruling.reason)
         if stop:
             # Never authorized, so not a failure: the note lists it as not sent, the next run
             # re-plans from the hub's state, and the counts match the journal's failed records.
+            done.append(ItemOutcome.of(ruling, "not_sent"))
             continue
-        key = idempotency_key(result.run_id, item.fingerprint)
-        journal.append(
-            "authorized",
-            {
-                "index": item.index,
-                "operation": item.operation,
-                "params": dict(item.params),
-                "fingerprint": item.fingerprint,
-                "idempotency_key": key,
-                "by": "policy",
-            },
-        )
-        hub_id, error = send(
-            journal,
-            client,
-            index=item.index,
-            operation=item.operation,
-            params=dict(item.params),
-            run_id=result.run_id,
-            key=key,
-        )
-        if error:
-            result.failed.append(ActionLine(item.operation, item.target, error))
-        else:
-            result.executed.append(
-                ActionLine(line.operation, line.target, line.reason, hub_id=hub_id)
-            )
+        done.append(_execute_one(ruling, observed, journal, client, run_id))
+    return tuple(done)
+
+
+def _execute_one(
+    ruling: Ruling,
+    observed: DomainSummary,
+    journal: Journal,
+    client: StateHubClient,
+    run_id: str,
+) -> ItemOutcome:
+    item = ruling.item
+    key = idempotency_key(run_id, item.fingerprint)
+    task = planned_on(ruling, observed)
+    journal.append(
+        "authorized",
+        {
+            "index": item.index,
+            "operation": item.operation,
+            "params": dict(item.params),
+            "fingerprint": item.fingerprint,
+            "idempotency_key": key,
+            "by": "policy",
+            **({"planned_on": _task_state(task)} if task is not None else {}),
+        },
+    )
+    sent = send(
+        journal,
+        client,
+        index=item.index,
+        operation=item.operation,
+        params=dict(item.params),
+        run_id=run_id,
+        key=key,
+        observed_task=task,
+    )
+    return ItemOutcome.of(
+        ruling,
+        sent.kind,
+        hub_id=sent.hub_id,
+        error=sent.stale or sent.error,
+        current_status=sent.current_status,
+    )
 
 
 def enqueue(
@@ -206,21 +308,22 @@ def enqueue(
     observed: DomainSummary,
     store: ApprovalStore,
     journal: Journal,
-    result: RunResult,
+    run_id: str,
     settings: Settings,
     now: datetime,
-) -> None:
+) -> tuple[ItemOutcome, ...]:
     """Write each `queue` ruling to the approval queue, with the state it was proposed under."""
     taken = set(store.ids())
+    done: list[ItemOutcome] = []
     for ruling in (r for r in rulings if r.outcome == "queue"):
         item = ruling.item
         approval = new_item(
             approval_id=approval_id_for(item.fingerprint, taken),
-            domain=result.domain,
+            domain=observed.domain,
             operation=item.operation,
             params=dict(item.params),
             rationale=item.reason,
-            run_id=result.run_id,
+            run_id=run_id,
             fingerprint=item.fingerprint,
             precondition=_precondition(item, observed, settings),
             now=now,
@@ -232,9 +335,8 @@ def enqueue(
             "queued",
             {"index": item.index, "approval_id": approval.id, "fingerprint": item.fingerprint},
         )
-        result.queued.append(
-            ActionLine(item.operation, item.target, ruling.reason, approval_id=approval.id)
-        )
+        done.append(ItemOutcome.of(ruling, "queued", approval_id=approval.id))
+    return tuple(done)
 
 
 def _precondition(item: Any, observed: DomainSummary, settings: Settings) -> dict[str, Any]:
@@ -244,20 +346,14 @@ def _precondition(item: Any, observed: DomainSummary, settings: Settings) -> dic
     return precondition(item, observed)
 
 
-def collect_denied(rulings: tuple[Ruling, ...], result: RunResult) -> None:
-    """Copy the denials into the result."""
-    for r in rulings:
-        if r.outcome == "deny":
-            result.denied.append(ActionLine(r.item.operation, r.item.target, r.reason))
+def collect_denied(rulings: tuple[Ruling, ...]) -> tuple[ItemOutcome, ...]:
+    """The outcome of every denial."""
+    return outcomes.denied(rulings)
 
 
-def report_dry_run(result: RunResult, rulings: tuple[Ruling, ...]) -> None:
-    """Fill the result with what would happen, without doing any of it."""
-    for r in rulings:
-        line = ActionLine(r.item.operation, r.item.target, r.reason)
-        {"execute": result.executed, "queue": result.queued, "deny": result.denied}[
-            r.outcome
-        ].append(line)
+def report_dry_run(rulings: tuple[Ruling, ...]) -> tuple[ItemOutcome, ...]:
+    """What would happen to each item, without doing any of it."""
+    return outcomes.assemble(rulings, outcomes.would(rulings))
 
 
 def usage_dict(completion: Completion) -> dict[str, Any]:

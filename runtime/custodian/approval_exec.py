@@ -17,7 +17,9 @@ from typing import Any
 from custodian.act import send
 from custodian.canon_write import current_sha256, resolve_inside, write_canon
 from custodian.core.approvals import ApprovalItem
-from custodian.core.authority import precondition
+from custodian.core.authority import Ruling, precondition
+from custodian.core.contract import Task
+from custodian.core.outcomes import planned_on
 from custodian.core.plan import ProposedItem
 from custodian.core.plan_schema import normalize
 from custodian.dispatch import APPROVED_CALLS
@@ -90,8 +92,14 @@ def hub_client(settings: Settings) -> Iterator[StateHubClient]:
 
 def observe_precondition(settings: Settings, item: ApprovalItem) -> dict[str, Any]:
     """The target's state now, in the shape the item stored when it was proposed."""
+    return observe_target(settings, item)[0]
+
+
+def observe_target(settings: Settings, item: ApprovalItem) -> tuple[dict[str, Any], Task | None]:
+    """The precondition as observed now, and the task a status write would be sent on."""
     if item.operation == "write_canon":
-        return {"file_sha256": current_sha256(settings.canon_dir, str(item.params.get("path", "")))}
+        path = str(item.params.get("path", ""))
+        return {"file_sha256": current_sha256(settings.canon_dir, path)}, None
     with hub_client(settings) as client:
         summary = client.domain_summary(item.domain)
     proposed = ProposedItem(
@@ -103,13 +111,22 @@ def observe_precondition(settings: Settings, item: ApprovalItem) -> dict[str, An
         error=None,
         fingerprint=item.fingerprint,
     )
-    return precondition(proposed, summary)
+    ruling = Ruling(item=proposed, outcome="execute", reason="approved")
+    return precondition(proposed, summary), planned_on(ruling, summary)
 
 
 def execute(
-    settings: Settings, item: ApprovalItem, by: str, journal: DiskJournal, run_id: str
+    settings: Settings,
+    item: ApprovalItem,
+    by: str,
+    journal: DiskJournal,
+    run_id: str,
+    observed_task: Task | None = None,
 ) -> dict[str, Any]:
-    """authorized (by the person) -> dispatched -> receipt or failed; returns the item's result."""
+    """authorized (by the person) -> dispatched -> receipt, failed or stale; the item's result.
+
+    A status write is sent only on `observed_task`, the task as the approval observed it.
+    """
     key = idempotency_key(item)
     params = dict(item.params)
     if item.operation == "record_decision":
@@ -128,7 +145,7 @@ def execute(
     if item.operation == "write_canon":
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:
-        hub_id, error = send(
+        sent = send(
             journal,
             client,
             index=0,
@@ -136,8 +153,11 @@ def execute(
             params=params,
             run_id=run_id,
             key=key,
+            observed_task=observed_task,
         )
-    return {"error": error} if error else {"hub_id": hub_id}
+    if sent.stale:
+        return {"stale": sent.stale, "current_status": sent.current_status}
+    return {"error": sent.error} if sent.error else {"hub_id": sent.hub_id}
 
 
 def _execute_canon(

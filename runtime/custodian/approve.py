@@ -159,7 +159,7 @@ def approve(
             _save(store, item, "failed", now, by, decision_note=note, result={"error": refused})
             out.write(f"{item.id}: refused before anything ran: {refused}\n")
             return EXIT_REFUSED
-        current = approval_exec.observe_precondition(settings, item)
+        current, task = approval_exec.observe_target(settings, item)
         if current != item.precondition:
             reason = f"state changed: proposed under {item.precondition}, now {current}"
             journal.append("approval_decided", _decided(item, "stale", by, reason))
@@ -168,8 +168,8 @@ def approve(
             out.write(f"{item.id}: stale: the target changed since it was proposed; nothing ran\n")
             return EXIT_STALE
         journal.append("approval_decided", _decided(item, "approved", by, note))
-        outcome = approval_exec.execute(settings, item, by, journal, run_id)
-        status = "failed" if "error" in outcome else "executed"
+        outcome = approval_exec.execute(settings, item, by, journal, run_id, task)
+        status = "stale" if "stale" in outcome else "failed" if "error" in outcome else "executed"
         _save(store, item, status, now, by, decision_note=note, result=outcome)
     out.write(f"{item.id}: {status} ({json.dumps(outcome)})\n")
-    return 0 if status == "executed" else EXIT_FAILED
+    return {"executed": 0, "stale": EXIT_STALE}.get(status, EXIT_FAILED)

@@ -11,6 +11,7 @@ from typing import Any
 
 from custodian.core import contract as c
 from custodian.core.marks import with_run_mark
+from custodian.core.outcomes import STATUS_WRITES
 from custodian.statehub.client import HubWrite, StateHubClient
 
 SOURCE = "custodian"
@@ -34,9 +35,15 @@ def _event(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) 
     return client.add_event(body, idempotency_key=key)
 
 
-def _status(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
+def _status(
+    client: StateHubClient,
+    p: Mapping[str, Any],
+    run_id: str,
+    key: str,
+    if_match: int | None = None,
+) -> HubWrite[Any]:
     body = c.TaskStatusUpdate(status=p["status"])
-    return client.update_task_status(p["task_id"], body, idempotency_key=key)
+    return client.update_task_status(p["task_id"], body, idempotency_key=key, if_match=if_match)
 
 
 def _flag(client: StateHubClient, p: Mapping[str, Any], run_id: str, key: str) -> HubWrite[Any]:
@@ -106,7 +113,16 @@ def perform(
     *,
     run_id: str,
     idempotency_key: str,
+    if_match: int | None = None,
 ) -> HubWrite[Any]:
-    """Send one write; a KeyError here means an operation reached dispatch unauthorized."""
+    """Send one write; a KeyError here means an operation reached dispatch unauthorized.
+
+    `if_match` is the task version the write was planned on: a status write sends it as
+    `If-Match`, so a task that changed since is refused (412) instead of overwritten.
+    """
     call = calls[operation]
+    if operation in STATUS_WRITES:
+        return _status(client, params, run_id, idempotency_key, if_match)
+    if if_match is not None:
+        raise ValueError(f"{operation} is not a task status write; if_match does not apply")
     return call(client, params, run_id, idempotency_key)

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import TextIO
 
 from custodian.core.authority import Ruling
+from custodian.core.outcomes import ItemOutcome
 from custodian.memory.notes import NoteAction, SessionNote, write_note
 from custodian.orient import Orientation
-from custodian.runlog import ActionLine, RunResult
+from custodian.runlog import RunResult
 from custodian.settings import Settings
 
 HEADLINES = {
@@ -24,44 +25,32 @@ HEADLINES = {
 }
 
 
-def _actions(result: RunResult, rulings: Sequence[Ruling]) -> list[NoteAction]:
-    executed = {(a.operation, a.target): a for a in result.executed}
-    failed = {(a.operation, a.target): a for a in result.failed}
-    queued = {(a.operation, a.target): a for a in result.queued}
-    actions = []
-    for r in rulings:
-        key = (r.item.operation, r.item.target)
-        outcome, outcome_result = _outcome(r, key, executed, failed, queued)
-        actions.append(
-            NoteAction(
-                outcome=outcome,
-                operation=r.item.operation,
-                target=r.item.target or "-",
-                detail=_detail(r),
-                reason=r.reason,
-                result=outcome_result,
-            )
-        )
-    return actions
+def _actions(outcomes: Sequence[ItemOutcome], rulings: Sequence[Ruling]) -> list[NoteAction]:
+    """One note entry per outcome, matched to its ruling by plan item index."""
+    by_index = {r.item.index: r for r in rulings}
+    return [_action(o, by_index.get(o.index)) for o in outcomes]
 
 
-def _outcome(
-    r: Ruling,
-    key: tuple[str, str | None],
-    executed: dict[tuple[str, str | None], ActionLine],
-    failed: dict[tuple[str, str | None], ActionLine],
-    queued: dict[tuple[str, str | None], ActionLine],
-) -> tuple[str, str | None]:
-    if r.outcome == "deny":
-        return "denied", None
-    if r.outcome == "queue":
-        q = queued.get(key)
-        return "queued", f"approval `{q.approval_id}`" if q else None
-    if key in executed:
-        return "executed", f"hub id `{executed[key].hub_id}`"
-    if key in failed:
-        return "failed", failed[key].reason
-    return "not_sent", None
+def _action(o: ItemOutcome, ruling: Ruling | None) -> NoteAction:
+    reason, result = o.reason, None
+    if o.kind == "executed":
+        result = f"hub id `{o.hub_id}`"
+    elif o.kind == "queued":
+        result = f"approval `{o.approval_id}`"
+    elif o.kind == "failed":
+        result = o.error
+    elif o.kind == "stale":
+        # The ruling's sentence describes a change that did not happen; say what did.
+        reason = (o.error or "the task changed under the run").capitalize() + "."
+        result = f"nothing written; the hub shows `{o.current_status or 'unknown'}`"
+    return NoteAction(
+        outcome=o.kind,
+        operation=o.operation,
+        target=o.target or "-",
+        detail=_detail(ruling) if ruling is not None else "",
+        reason=reason,
+        result=result,
+    )
 
 
 def _detail(r: Ruling) -> str:
@@ -87,12 +76,7 @@ def write_session_note(
     raw: str | None = None,
 ) -> Path:
     """Write `memory/working/<UTC timestamp>-<domain>.md` atomically; return its path."""
-    counts = {
-        "executed": len(result.executed),
-        "queued": len(result.queued),
-        "denied": len(result.denied),
-        "failed": len(result.failed),
-    }
+    counts = result.counts()
     front = {
         "run_id": result.run_id,
         "domain": result.domain,
@@ -116,7 +100,7 @@ def write_session_note(
         headline=HEADLINES.get(status, status),
         front=front,
         prose=prose,
-        actions=_actions(result, rulings),
+        actions=_actions(result.outcomes, rulings),
         observations=list(observations),
         problem=problem,
         raw_response=raw,

@@ -13,15 +13,17 @@ from typing import Any, TextIO
 
 from custodian import act, record
 from custodian.core import journal as J
+from custodian.core import outcomes
 from custodian.core.authority import Ruling
 from custodian.core.digest import digest
+from custodian.core.outcomes import ItemOutcome
 from custodian.core.plan import Plan
 from custodian.core.run_rules import EXIT_OK, ending, skip_reason
 from custodian.decide import Scope, authorize_step, decide_step, orient_step, plan_step
 from custodian.embedded import hub_url_for
 from custodian.errors import CustodianError, HubError, JournalError, ModelError, PlanRejected
 from custodian.lifecycle import StopFlag, new_run_id, stop_on_signals, utc_now
-from custodian.llm.base import Completion, Model
+from custodian.llm.base import Model
 from custodian.llm.registry import build_model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
@@ -160,12 +162,12 @@ class _Run:
             plan = plan_step(self.scope, completion)
             rulings = authorize_step(self.scope, plan, observation)
             if self.s.dry_run:
-                act.report_dry_run(self.result, rulings)
+                self.result.outcomes = act.report_dry_run(rulings)
                 self._finish("completed", EXIT_OK, "decisions shown, nothing sent or saved")
                 return
-            self._act(rulings, observation)
+            self.result.outcomes = self._act(rulings, observation)
             self._settle()
-            self._record(plan, rulings, completion)
+            self._record(plan, rulings)
         except CustodianError as exc:
             self._fail(exc)
             raise
@@ -207,45 +209,56 @@ class _Run:
         self._finish("skipped", EXIT_OK, reason)
         return True
 
-    def _act(self, rulings: tuple[Ruling, ...], observation: Observation) -> None:
+    def _act(
+        self, rulings: tuple[Ruling, ...], observation: Observation
+    ) -> tuple[ItemOutcome, ...]:
+        """Execute, queue and deny; one outcome per plan item, in plan order."""
         with self.log.phase("act") as info:
-            act.execute(rulings, self.journal, self.client, self.result, self.stop)
-            act.enqueue(
+            sent = act.execute(
+                rulings,
+                observation.summary,
+                self.journal,
+                self.client,
+                self.result.run_id,
+                self.stop,
+            )
+            queued = act.enqueue(
                 rulings,
                 observation.summary,
                 self.scope.approvals,
                 self.journal,
-                self.result,
+                self.result.run_id,
                 self.s,
                 self.clock(),
             )
-            act.collect_denied(rulings, self.result)
-            info.update(
-                executed=len(self.result.executed),
-                failed=len(self.result.failed),
-                queued=len(self.result.queued),
-            )
+            done = outcomes.assemble(rulings, sent, queued, act.collect_denied(rulings))
+            info.update(outcomes.counts(done))
+        return done
 
     def _settle(self) -> None:
         """Observe again after writing, so the next run compares against the state we left.
 
         Without this, the run's own events would look like a change to the next run, and a
-        quiet domain would never be skipped.
+        quiet domain would never be skipped. Not after a stale write: the task changed under the
+        run, and the next run must plan from the new state rather than skip it.
         """
-        if not self.result.executed or self.stop:
+        c = self.result.counts()
+        if not c["executed"] or c["stale"] or self.stop:
             return
         try:
             self.journal.append("observed", settled_record(self.client, self.domain))
         except HubError as exc:
             self.log.line("settle", "failed", error=exc.message)
 
-    def _record(self, plan: Plan, rulings: tuple[Ruling, ...], completion: Completion) -> None:
+    def _record(self, plan: Plan, rulings: tuple[Ruling, ...]) -> None:
+        c = self.result.counts()
         end = ending(
             stopped_by=self.stop.signal,
-            executed=len(self.result.executed),
-            queued=len(self.result.queued),
-            denied=len(self.result.denied),
-            failed=len(self.result.failed),
+            executed=c["executed"],
+            queued=c["queued"],
+            denied=c["denied"],
+            failed=c["failed"],
+            stale=c["stale"],
         )
         self._write_note(
             end.status, prose=plan.prose, rulings=rulings, observations=plan.observations
@@ -273,12 +286,7 @@ class _Run:
         self.result.status = status
         self.result.exit_code = exit_code
         self.result.message = message
-        counts = {
-            "executed": len(self.result.executed),
-            "queued": len(self.result.queued),
-            "denied": len(self.result.denied),
-            "failed": len(self.result.failed),
-        }
+        counts = self.result.counts()
         with contextlib.suppress(CustodianError):
             self.journal.append(
                 "finished", {"status": status, "exit_code": exit_code, "counts": counts}

@@ -9,21 +9,40 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
+from custodian.core.outcomes import (
+    RUN_KINDS,
+    ItemOutcome,
+    OutcomeKind,
+    counts,
+    of_kind,
+)
 
-@dataclass(frozen=True)
-class ActionLine:
-    """One proposed item in the run summary."""
+_TITLES = {
+    "executed": "executed",
+    "failed": "failed",
+    "stale": "stale",
+    "not_sent": "not sent",
+    "queued": "queued",
+    "denied": "denied",
+    "would_execute": "would execute",
+    "would_queue": "would queue",
+}
 
-    operation: str
-    target: str | None
-    reason: str
-    hub_id: str | None = None
-    approval_id: str | None = None
+
+def _entry(o: ItemOutcome) -> dict[str, Any]:
+    """One plan item as `--json` shows it; empty fields are left out."""
+    entry = {k: v for k, v in o.__dict__.items() if v is not None}
+    entry["outcome"] = entry.pop("kind")
+    return entry
 
 
 @dataclass
 class RunResult:
-    """The outcome of one run, as `--json` prints it and the CLI turns into an exit code."""
+    """The outcome of one run, as `--json` prints it and the CLI turns into an exit code.
+
+    `outcomes` holds one value per plan item, set once when the run has acted (or, in a dry run,
+    decided); every list and count below is rendered from it.
+    """
 
     run_id: str
     domain: str
@@ -34,20 +53,18 @@ class RunResult:
     model_spec: str = ""
     model: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
-    executed: list[ActionLine] = field(default_factory=list)
-    queued: list[ActionLine] = field(default_factory=list)
-    denied: list[ActionLine] = field(default_factory=list)
-    failed: list[ActionLine] = field(default_factory=list)
+    outcomes: tuple[ItemOutcome, ...] = ()
     note_path: str | None = None
     dry_run: bool = False
     observations: list[str] = field(default_factory=list)
 
+    def counts(self) -> dict[str, int]:
+        """How many plan items got each outcome."""
+        return counts(self.outcomes, dry_run=self.dry_run)
+
     def summary(self) -> dict[str, Any]:
         """The JSON summary printed by `--json`."""
-
-        def lines(items: list[ActionLine]) -> list[dict[str, Any]]:
-            return [{k: v for k, v in a.__dict__.items() if v is not None} for a in items]
-
+        kinds: tuple[OutcomeKind, ...] = (*RUN_KINDS, "would_execute", "would_queue")
         return {
             "run_id": self.run_id,
             "domain": self.domain,
@@ -59,34 +76,26 @@ class RunResult:
             "model_spec": self.model_spec,
             "model": self.model,
             "usage": self.usage,
-            "executed": lines(self.executed),
-            "queued": lines(self.queued),
-            "denied": lines(self.denied),
-            "failed": lines(self.failed),
+            "counts": self.counts(),
+            **{kind: [_entry(o) for o in of_kind(self.outcomes, kind)] for kind in kinds},
+            "items": [_entry(o) for o in self.outcomes],
             "observations": self.observations,
             "note": self.note_path,
         }
 
     def human(self) -> str:
-        """A few lines for a person at a terminal."""
+        """A few lines for a person at a terminal, one per plan item, in plan order."""
         mode = " [dry run: nothing written]" if self.dry_run else ""
         out = [f"run {self.run_id} ({self.domain}){mode}: {self.status}: {self.message}"]
         out += [f"  observed  {o}" for o in self.observations]
-        titles = (
-            ("would run", "would queue", "would deny", "failed")
-            if self.dry_run
-            else ("executed", "queued", "denied", "failed")
-        )
-        for title, items in zip(
-            titles, (self.executed, self.queued, self.denied, self.failed), strict=True
-        ):
-            for a in items:
-                ref = a.hub_id or a.approval_id
-                out.append(
-                    f"  {title:11} {a.operation} {a.target}"
-                    + (f" -> {ref}" if ref else "")
-                    + f": {a.reason}"
-                )
+        for o in self.outcomes:
+            title = "would deny" if self.dry_run and o.kind == "denied" else _TITLES[o.kind]
+            ref = o.hub_id or o.approval_id
+            out.append(
+                f"  {title:13} #{o.index} {o.operation} {o.target}"
+                + (f" -> {ref}" if ref else "")
+                + f": {o.error or o.reason}"
+            )
         if self.note_path:
             out.append(f"note: {self.note_path}")
         return "\n".join(out)

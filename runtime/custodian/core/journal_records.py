@@ -28,6 +28,7 @@ KINDS = frozenset(
         "dispatched",
         "receipt",
         "failed",
+        "stale",
         "queued",
         "reconciled",
         "note_written",

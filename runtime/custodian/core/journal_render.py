@@ -206,6 +206,8 @@ def _step_lines(step: Record) -> list[str]:
             f"    effect: hub_id={data.get('hub_id')} replayed={replayed} "
             f"response sha256={_short(data.get('response_sha256'))}",
         ]
+    if kind == "stale":
+        return [f"  STALE at {step.ref}{for_run}: {data.get('error')} (nothing written)"]
     return [
         f"  FAILED at {step.ref}{for_run}: {data.get('error')} "
         f"(status {data.get('status')}, code {data.get('code')})"

@@ -47,7 +47,7 @@ class RunSummary:
 
 def counts_text(counts: dict[str, Any]) -> str:
     """`executed 1, queued 1, denied 1, failed 0`: the usual four first, then any others."""
-    order = ["executed", "queued", "denied", "failed"]
+    order = ["executed", "queued", "denied", "failed", "stale"]
     keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
     return ", ".join(f"{k} {counts[k]}" for k in keys)
 
@@ -61,6 +61,7 @@ def derived_counts(records: Sequence[Record], run_id: str) -> dict[str, int]:
         "queued": sum(1 for r in run if r.kind == "queued"),
         "denied": rulings.count("deny"),
         "failed": sum(1 for r in run if r.kind == "failed"),
+        "stale": sum(1 for r in run if r.kind == "stale"),
     }
 
 

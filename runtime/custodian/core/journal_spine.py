@@ -1,4 +1,8 @@
-"""The authority spine: ruling -> authorized -> dispatched -> receipt, checked over records."""
+"""The authority spine: ruling -> authorized -> dispatched -> receipt, checked over records.
+
+An item's chain closes with `receipt` (the hub took the write), `failed`, or `stale` (the task
+changed under the run, so nothing was written).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 from custodian.core.journal_records import KINDS, Problem, Record
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
-OUTCOME_KINDS = ("receipt", "failed")
+OUTCOME_KINDS = ("receipt", "failed", "stale")
 
 
 @dataclass
@@ -30,7 +34,7 @@ class ItemTrace:
 
 @dataclass(frozen=True)
 class PendingWrite:
-    """An authorized write with no receipt or failed record: the next run must re-send it."""
+    """An authorized write with no receipt, failed or stale record: the next run must re-send it."""
 
     run_id: str
     index: Any
@@ -59,6 +63,7 @@ class _Tracker:
             "reconciled": self._reconciled,
             "receipt": self._outcome,
             "failed": self._outcome,
+            "stale": self._outcome,
         }
 
     def walk(self, records: Sequence[Record]) -> _Tracker:
@@ -187,8 +192,8 @@ def verify_spine(records: Sequence[Record]) -> list[Problem]:
 
 def _unfinished_message(item: ItemTrace) -> str:
     if item.attempt_run != item.authorized.run_id:
-        return f"reconciled by run {item.attempt_run} but still has no receipt or failed record"
-    return "no receipt or failed record and no later reconciliation (unfinished)"
+        return f"reconciled by run {item.attempt_run} but still has no receipt, failed or stale record"
+    return "no receipt, failed or stale record and no later reconciliation (unfinished)"
 
 
 def _kind_problems(records: Sequence[Record]) -> list[Problem]:
@@ -241,7 +246,7 @@ def _inside_run_problems(run: Sequence[Record]) -> list[Problem]:
 
 
 def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
-    """Authorized writes with no receipt or failed record, oldest first, for reconciliation."""
+    """Authorized writes with no receipt, failed or stale record, oldest first, for reconciliation."""
     pending: list[PendingWrite] = []
     for (run_id, index), item in trace_items(records).items():
         if item.outcome is not None:

@@ -43,9 +43,19 @@ class Ending:
 
 
 def ending(
-    *, stopped_by: int | None, executed: int, queued: int, denied: int, failed: int
+    *,
+    stopped_by: int | None,
+    executed: int,
+    queued: int,
+    denied: int,
+    failed: int,
+    stale: int = 0,
 ) -> Ending:
-    """The status of a run that acted: interrupted by a signal, partly failed, or completed."""
+    """The status of a run that acted: interrupted by a signal, partly failed, or completed.
+
+    A stale write is not a failure: the hub refused nothing and nothing was written; the task
+    changed under the run, and the next run plans from the new state.
+    """
     if stopped_by is not None:
         return Ending(
             "interrupted",
@@ -54,4 +64,7 @@ def ending(
         )
     if failed:
         return Ending("partial", EXIT_WRITES, f"{failed} authorized write(s) failed")
-    return Ending("completed", EXIT_OK, f"{executed} executed, {queued} queued, {denied} denied")
+    message = f"{executed} executed, {queued} queued, {denied} denied"
+    if stale:
+        message += f", {stale} stale (the task changed under the run; nothing written for it)"
+    return Ending("completed", EXIT_OK, message)

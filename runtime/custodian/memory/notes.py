@@ -51,6 +51,7 @@ class SessionNote:
 _GROUPS = (
     ("executed", "Executed"),
     ("failed", "Authorized but failed"),
+    ("stale", "Not written: the task changed under the run"),
     ("not_sent", "Authorized but not sent"),
     ("queued", "Queued for a person's approval"),
     ("denied", "Denied"),
