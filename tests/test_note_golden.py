@@ -34,7 +34,7 @@ def _note(**changes: object) -> SessionNote:
             "input_tokens": 6120,
             "output_tokens": 412,
             "cost_usd": None,
-            "counts": {"executed": 2, "queued": 1, "denied": 1, "failed": 0},
+            "counts": {"executed": 2, "queued": 1, "denied": 1, "failed": 0, "stale": 1},
         },
         "prose": "The CDN task shipped (ev-1).\n\nThe cookie banner has waited 9 days on legal.",
         "actions": [
@@ -53,6 +53,15 @@ def _note(**changes: object) -> SessionNote:
                 "note “Blocked 9 days.”",
                 "Task web-t-2 is flagged for a person.",
                 "hub id `flag-000007`",
+            ),
+            NoteAction(
+                "stale",
+                "update_task_status",
+                "web-t-1",
+                "status → done",
+                "The task changed under the run (observed in_progress; it is now cancelled on the "
+                "hub); nothing was written, and the next run plans from the new state.",
+                "the hub shows `cancelled`",
             ),
             NoteAction(
                 "queued",

@@ -42,7 +42,7 @@ def _action(o: ItemOutcome, ruling: Ruling | None) -> NoteAction:
     elif o.kind == "stale":
         # The ruling's sentence describes a change that did not happen; say what did.
         reason = (o.error or "the task changed under the run").capitalize() + "."
-        result = f"nothing written; the hub shows `{o.current_status or 'unknown'}`"
+        result = f"the hub shows `{o.current_status or 'unknown'}`"
     return NoteAction(
         outcome=o.kind,
         operation=o.operation,

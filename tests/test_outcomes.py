@@ -1,0 +1,316 @@
+"""One outcome per plan item, and status writes that go out only on the state they were planned on.
+
+Every report (note, `--json`, terminal summary, journal counts) is rendered from the outcomes,
+matched by plan item index. A task that changed while the model was thinking is `stale`: nothing
+is written, the journal closes the item with a `stale` record, and the next run sees the change.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from custodian.core.journal_records import Record
+from custodian.memory.journal_store import JournalStore
+from custodian.run import run
+from custodian.runlog import RunResult
+from custodian.settings import load_settings
+from custodian.statehub.server import ReferenceHub, load_seed
+from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
+
+CHANGE_THEN_ANSWER = """\
+import json, sys, urllib.request
+hub, answer = sys.argv[1], sys.argv[2]
+sys.stdin.read()
+# A person cancels the task while the model is thinking.
+request = urllib.request.Request(
+    hub + "/tasks/web-t-4",
+    data=json.dumps({"status": "cancelled"}).encode(),
+    method="PATCH",
+    headers={"Content-Type": "application/json", "Idempotency-Key": "a-person-cancels"},
+)
+urllib.request.urlopen(request, timeout=5).read()
+sys.stdout.write(open(answer, encoding="utf-8").read())
+"""
+
+DONE = {
+    "observations": ["ev-1 says web-t-4 was deployed and verified."],
+    "tasks_to_update": [{"task_id": "web-t-4", "status": "done", "reason": "ev-1"}],
+}
+
+
+def _argv(hub_url: str, llm: str, memory: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--domain",
+        "website",
+        "--hub",
+        hub_url,
+        "--llm",
+        llm,
+        "--memory",
+        str(memory),
+        "--canon",
+        str(CANON),
+        *extra,
+    ]
+
+
+def _thinking_model(tmp_path: Path, hub_url: str, plan: dict[str, Any]) -> str:
+    script = tmp_path / "model.py"
+    script.write_text(CHANGE_THEN_ANSWER, encoding="utf-8")
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response(plan), encoding="utf-8")
+    return f"cmd:{sys.executable} {script} {hub_url} {answer}"
+
+
+def _records(memory: Path) -> list[Record]:
+    return list(JournalStore(memory).scan("website").records)
+
+
+def _assert_stale_run(summary: dict[str, Any], memory: Path) -> None:
+    assert summary["status"] == "completed" and summary["exit_code"] == 0
+    assert summary["executed"] == [] and summary["failed"] == []
+    [stale] = summary["stale"]
+    assert stale["index"] == 0 and stale["current_status"] == "cancelled"
+    assert [i["outcome"] for i in summary["items"]] == ["stale"]
+    note = Path(summary["note"]).read_text(encoding="utf-8")
+    assert "moves from in_progress to done" not in note
+    assert "### Not written: the task changed under the run (1)" in note
+    assert "it is now cancelled on the hub" in note
+    assert 'counts: {"executed": 0, "queued": 0, "denied": 0, "failed": 0, "stale": 1}' in note
+    kinds = [r.kind for r in _records(memory) if r.run_id == summary["run_id"]]
+    chain = kinds[kinds.index("authorized") :]
+    assert chain[:3] == ["authorized", "dispatched", "stale"], kinds
+    assert "receipt" not in kinds and "failed" not in kinds
+
+
+def test_a_task_cancelled_while_the_model_thinks_is_stale_and_stays_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    memory = tmp_path / "memory"
+    llm = _thinking_model(tmp_path, small_hub.url, DONE)
+    result = run_cli(_argv(small_hub.url, llm, memory, "--json"), tmp_path, monkeypatch)
+    assert result.code == 0, result.stderr
+    _assert_stale_run(result.json(), memory)
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "cancelled"
+
+    inspected = run_cli(
+        ["inspect", "--memory", str(memory), "--domain", "website"], tmp_path, monkeypatch
+    )
+    assert inspected.code == 0, inspected.stdout
+    assert "STALE at website:" in inspected.stdout and "replay: ok" in inspected.stdout
+    assert "counts    executed 0, queued 0, denied 0, failed 0, stale 1" in inspected.stdout
+
+    # The next run is not skipped as "unchanged": it plans from the cancelled task.
+    quiet = tmp_path / "quiet.md"
+    quiet.write_text(plan_response({"observations": ["web-t-4 was cancelled"]}), encoding="utf-8")
+    second = run_cli(_argv(small_hub.url, f"file:{quiet}", memory, "--json"), tmp_path, monkeypatch)
+    assert second.json()["status"] == "completed", second.stdout
+    observed = [r for r in _records(memory) if r.run_id == second.json()["run_id"]]
+    tasks = [
+        t
+        for r in observed
+        if r.kind == "observed"
+        for ws in r.data["summary"]["workstreams"]
+        for t in ws["tasks"]
+    ]
+    assert next(t for t in tasks if t["id"] == "web-t-4")["status"] == "cancelled"
+
+
+class _V1Answers(httpx.BaseTransport):
+    """A proxy in front of the real hub that answers as a v1 hub: no task `version`, no ETag."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+        self.if_match_sent = 0
+        self.task_reads = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.if_match_sent += "if-match" in request.headers
+        self.task_reads += request.method == "GET" and request.url.path.startswith("/tasks/")
+        response = self._inner.handle_request(request)
+        body = response.read()
+        headers = {
+            k: v
+            for k, v in response.headers.items()
+            if k.lower() not in ("etag", "content-length", "content-encoding", "transfer-encoding")
+        }
+        if response.headers.get("content-type", "").startswith("application/json"):
+            body = json.dumps(_without_version(json.loads(body))).encode()
+        return httpx.Response(response.status_code, headers=headers, content=body)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _without_version(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_version(v) for k, v in value.items() if k != "version"}
+    if isinstance(value, list):
+        return [_without_version(v) for v in value]
+    return value
+
+
+def test_against_a_v1_hub_the_task_is_read_again_before_the_write(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    memory = tmp_path / "memory"
+    llm = _thinking_model(tmp_path, small_hub.url, DONE)
+    flags = {"domain": "website", "hub": small_hub.url, "llm": llm, "memory": str(memory)}
+    settings = load_settings({**flags, "canon": str(CANON)}, {"PATH": "/usr/bin:/bin"}, tmp_path)
+    transport = _V1Answers()
+    result = run(settings, transport=transport, stderr=open(tmp_path / "stderr", "w"))  # noqa: SIM115
+    _assert_stale_run(result.summary(), memory)
+    assert transport.task_reads == 1, "the task is read again just before the write"
+    assert transport.if_match_sent == 0, "a v1 hub is never sent If-Match"
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "cancelled"
+    assert "stale" in result.human() and "cancelled" in result.human()
+
+
+def test_two_events_on_one_workstream_one_executed_one_failed_are_reported_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posted: list[str] = []
+
+    def refuse_the_second_event(phase: str, method: str, path: str) -> None:
+        if phase == "before_commit" and method == "POST" and path == "/events":
+            posted.append(path)
+            if len(posted) > 1:
+                raise RuntimeError("the hub dies before committing the second event")
+
+    db = tmp_path / "hub.sqlite3"
+    load_seed(db, small_dataset())
+    with ReferenceHub(db, on_write=refuse_the_second_event) as hub:
+        _two_events(tmp_path, monkeypatch, hub)
+
+
+def _two_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub) -> None:
+    plan = {
+        "progress_events": [
+            {"workstream_id": "web-ws-1", "event_type": "note", "summary": "First look."},
+            {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Second look."},
+        ]
+    }
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response(plan), encoding="utf-8")
+    memory = tmp_path / "memory"
+    result = run_cli(
+        _argv(small_hub.url, f"file:{answer}", memory, "--json"),
+        tmp_path,
+        monkeypatch,
+        STATE_HUB_MAX_ATTEMPTS="2",
+        STATE_HUB_MAX_TOTAL_S="3",
+    )
+    assert result.code == 5, result.stderr
+    summary = result.json()
+    [executed], [failed] = summary["executed"], summary["failed"]
+    note = Path(summary["note"]).read_text(encoding="utf-8")
+    assert "### Executed (1)" in note and "### Authorized but failed (1)" in note
+    assert note.count(f"hub id `{executed['hub_id']}`") == 1
+    first, second = summary["items"]
+    assert first == {**executed, "outcome": "executed"} and first["index"] == 0
+    assert second == {**failed, "outcome": "failed"} and second["index"] == 1
+    assert "hub_id" not in second and second["error"]
+    assert first["target"] == second["target"] == "web-ws-1"
+    events = hub_get(small_hub, "/events?domain=website&limit=100")["events"]
+    assert [e["id"] for e in events if e["source"] == "custodian"] == [executed["hub_id"]]
+    finished = [r for r in _records(memory) if r.kind == "finished"][-1]
+    assert finished.data["counts"] == {
+        "executed": 1,
+        "queued": 0,
+        "denied": 0,
+        "failed": 1,
+        "stale": 0,
+    }
+
+
+def test_a_dry_run_says_would_execute_on_the_terminal_and_in_its_phase_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response(DONE), encoding="utf-8")
+    result = run_cli(
+        _argv(small_hub.url, f"file:{answer}", tmp_path / "memory", "--dry-run"),
+        tmp_path,
+        monkeypatch,
+    )
+    assert result.code == 0, result.stderr
+    assert "would execute #0 update_task_status web-t-4" in result.stdout
+    assert "executed" not in result.stdout and "executed" not in result.stderr
+    assert "would_execute=1" in result.stderr
+
+
+def test_the_summary_lists_every_item_in_plan_order() -> None:
+    from custodian.core.outcomes import ItemOutcome
+
+    result = RunResult(
+        run_id="r1",
+        domain="website",
+        outcomes=(
+            ItemOutcome(0, "add_progress_event", "web-ws-1", "executed", "ok", hub_id="evt-1"),
+            ItemOutcome(1, "add_progress_event", "web-ws-1", "failed", "ok", error="boom"),
+        ),
+    )
+    lines = result.human().splitlines()[1:]
+    assert lines == [
+        "  executed      #0 add_progress_event web-ws-1 -> evt-1: ok",
+        "  failed        #1 add_progress_event web-ws-1: boom",
+    ]
+
+
+def _ruling(index: int, outcome: str = "execute") -> Any:
+    from custodian.core.authority import Ruling
+    from custodian.core.plan import ProposedItem
+
+    item = ProposedItem(
+        index=index,
+        section="progress_events",
+        operation="add_progress_event",
+        params={"workstream_id": "web-ws-1", "summary": f"look {index}"},
+        reason=None,
+        error=None,
+        fingerprint=f"fp{index}",
+    )
+    return Ruling(item=item, outcome=outcome, reason=f"item {index}")  # type: ignore[arg-type]
+
+
+def test_assemble_wants_exactly_one_outcome_per_plan_item() -> None:
+    from custodian.core.outcomes import ItemOutcome, assemble, counts, denied
+
+    rulings = (_ruling(0), _ruling(1, "deny"))
+    sent = (ItemOutcome.of(rulings[0], "executed", hub_id="evt-1"),)
+    together = assemble(rulings, denied(rulings), sent)
+    assert [(o.index, o.kind) for o in together] == [(0, "executed"), (1, "denied")]
+    assert counts(together) == {"executed": 1, "queued": 0, "denied": 1, "failed": 0, "stale": 0}
+    with pytest.raises(ValueError, match="one outcome per plan item"):
+        assemble(rulings, sent)
+    with pytest.raises(ValueError, match="one outcome per plan item"):
+        assemble(rulings, sent, sent, denied(rulings))
+
+
+def test_a_task_changed_when_its_status_or_updated_at_moved() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from custodian.core.contract import Task
+    from custodian.core.outcomes import task_changed
+
+    at = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+    observed = Task(
+        id="web-t-4",
+        workstream_id="web-ws-1",
+        title="Deploy",
+        status="in_progress",
+        created_at=at,
+        updated_at=at,
+    )
+    assert task_changed(observed, observed) is None
+    cancelled = observed.model_copy(update={"status": "cancelled", "updated_at": at})
+    assert "it is now cancelled on the hub" in str(task_changed(observed, cancelled))
+    touched = observed.model_copy(update={"updated_at": at + timedelta(seconds=1)})
+    assert "still in_progress on the hub, but changed since" in str(task_changed(observed, touched))
