@@ -253,8 +253,8 @@ def test_an_interrupted_last_run_leaves_an_unfinished_item() -> None:
     records = build(("r1", completed), ("r2", interrupted))
     authorized = next(r for r in records if r.kind == "authorized" and r.run_id == "r2")
     assert messages(J.verify_spine(records)) == [
-        f"record {authorized.seq} (authorized, run r2): no receipt, failed or stale record and no later "
-        "reconciliation (unfinished)"
+        f"record {authorized.seq} (authorized, run r2): no receipt, failed or stale record "
+        "and no later reconciliation (unfinished)"
     ]
     assert J.unfinished_items(records) == [
         J.PendingWrite(

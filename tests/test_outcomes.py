@@ -99,6 +99,11 @@ def test_a_task_cancelled_while_the_model_thinks_is_stale_and_stays_cancelled(
     assert result.code == 0, result.stderr
     _assert_stale_run(result.json(), memory)
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "cancelled"
+    # A v1.1 hub refused the write itself: If-Match carried the observed version, 412 came back.
+    [stale] = [r for r in _records(memory) if r.kind == "stale"]
+    observed_version, current = stale.data["observed"]["version"], stale.data["current"]
+    assert isinstance(observed_version, int) and current["version"] == observed_version + 1
+    assert current["status"] == "cancelled"
 
     inspected = run_cli(
         ["inspect", "--memory", str(memory), "--domain", "website"], tmp_path, monkeypatch
@@ -277,7 +282,7 @@ def _ruling(index: int, outcome: str = "execute") -> Any:
         error=None,
         fingerprint=f"fp{index}",
     )
-    return Ruling(item=item, outcome=outcome, reason=f"item {index}")  # type: ignore[arg-type]
+    return Ruling(item=item, outcome=outcome, reason=f"item {index}")
 
 
 def test_assemble_wants_exactly_one_outcome_per_plan_item() -> None:
@@ -314,3 +319,43 @@ def test_a_task_changed_when_its_status_or_updated_at_moved() -> None:
     assert "it is now cancelled on the hub" in str(task_changed(observed, cancelled))
     touched = observed.model_copy(update={"updated_at": at + timedelta(seconds=1)})
     assert "still in_progress on the hub, but changed since" in str(task_changed(observed, touched))
+
+
+def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    from datetime import UTC, datetime
+
+    from custodian import approval_exec
+    from custodian.core.approvals import new_item
+    from custodian.memory.run_journal import MemoryJournal
+    from custodian.statehub.client import StateHubClient
+
+    flags = {"domain": "website", "hub": small_hub.url, "llm": "offline", "canon": str(CANON)}
+    settings = load_settings({**flags, "memory": str(tmp_path / "m")}, {"PATH": "/bin"}, tmp_path)
+    now = datetime.now(UTC)
+    item = new_item(
+        approval_id="apr-1",
+        domain="website",
+        operation="set_task_status",
+        params={"task_id": "web-t-3", "status": "cancelled"},
+        rationale="not needed",
+        run_id="r1",
+        fingerprint="f" * 64,
+        precondition={},
+        now=now,
+        ttl_days=7,
+    )
+    with StateHubClient(small_hub.url) as client:
+        observed = client.get_task("web-t-3")
+    person = httpx.patch(
+        f"{small_hub.url}/tasks/web-t-3",
+        json={"status": "in_progress"},
+        headers={"Idempotency-Key": "a-person-starts-it"},
+    )
+    assert person.status_code == 200
+    journal = MemoryJournal("approval-apr-1-a", "website", lambda: now)
+    result = approval_exec.execute(settings, item, "ana", journal, "approval-apr-1-a", observed)
+    assert result["current_status"] == "in_progress" and "changed under the run" in result["stale"]
+    assert [r.kind for r in journal.records] == ["authorized", "dispatched", "stale"]
+    assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"

@@ -192,7 +192,9 @@ def verify_spine(records: Sequence[Record]) -> list[Problem]:
 
 def _unfinished_message(item: ItemTrace) -> str:
     if item.attempt_run != item.authorized.run_id:
-        return f"reconciled by run {item.attempt_run} but still has no receipt, failed or stale record"
+        return (
+            f"reconciled by run {item.attempt_run} but still has no receipt, failed or stale record"
+        )
     return "no receipt, failed or stale record and no later reconciliation (unfinished)"
 
 
@@ -246,7 +248,7 @@ def _inside_run_problems(run: Sequence[Record]) -> list[Problem]:
 
 
 def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
-    """Authorized writes with no receipt, failed or stale record, oldest first, for reconciliation."""
+    """Authorized writes with no closing record, oldest first, for reconciliation."""
     pending: list[PendingWrite] = []
     for (run_id, index), item in trace_items(records).items():
         if item.outcome is not None:
