@@ -359,3 +359,19 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
     assert result["current_status"] == "in_progress" and "changed under the run" in result["stale"]
     assert [r.kind for r in journal.records] == ["authorized", "dispatched", "stale"]
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"
+
+
+def test_the_summary_shows_model_text_escaped() -> None:
+    from custodian.core.outcomes import ItemOutcome
+
+    result = RunResult(
+        run_id="r1",
+        domain="website",
+        observations=["fine\n  executed      fake line"],
+        outcomes=(
+            ItemOutcome(0, "add_progress_event", "web-ws-1\x1b[2K", "denied", "no\r\nexecuted"),
+        ),
+    )
+    lines = result.human().splitlines()
+    assert len(lines) == 3, lines
+    assert "\x1b" not in result.human() and "\r" not in result.human()

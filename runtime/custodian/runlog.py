@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
+from custodian.core.inert import for_terminal
 from custodian.core.outcomes import (
     RUN_KINDS,
     ItemOutcome,
@@ -84,17 +85,21 @@ class RunResult:
         }
 
     def human(self) -> str:
-        """A few lines for a person at a terminal, one per plan item, in plan order."""
+        """A few lines for a person at a terminal, one per plan item, in plan order.
+
+        Model and hub text is shown escaped: it cannot move the cursor or start a new line.
+        """
         mode = " [dry run: nothing written]" if self.dry_run else ""
-        out = [f"run {self.run_id} ({self.domain}){mode}: {self.status}: {self.message}"]
-        out += [f"  observed  {o}" for o in self.observations]
+        t = for_terminal
+        out = [f"run {self.run_id} ({self.domain}){mode}: {self.status}: {t(self.message)}"]
+        out += [f"  observed  {t(o)}" for o in self.observations]
         for o in self.outcomes:
             title = "would deny" if self.dry_run and o.kind == "denied" else _TITLES[o.kind]
             ref = o.hub_id or o.approval_id
             out.append(
-                f"  {title:13} #{o.index} {o.operation} {o.target}"
-                + (f" -> {ref}" if ref else "")
-                + f": {o.error or o.reason}"
+                f"  {title:13} #{o.index} {t(o.operation)} {t(str(o.target))}"
+                + (f" -> {t(ref)}" if ref else "")
+                + f": {t(o.error or o.reason)}"
             )
         if self.note_path:
             out.append(f"note: {self.note_path}")
