@@ -195,7 +195,7 @@ def test_close_interrupted_writes_finished_for_a_killed_run(tmp_path: Path) -> N
     assert closed.data == {
         "status": "interrupted",
         "exit_code": None,
-        "counts": {"executed": 0, "queued": 0, "denied": 1, "failed": 0},
+        "counts": {"executed": 0, "queued": 0, "denied": 1, "failed": 0, "stale": 0},
         "closed_by": "r2",
     }
     assert writer.close_interrupted(store.read(DOMAIN).records) == []

@@ -53,7 +53,15 @@ def test_sigterm_drains_the_write_in_flight_and_sends_no_other(tmp_path: Path) -
         note = Path(summary["note"]).read_text(encoding="utf-8")
         assert 'status: "interrupted"' in note and "not yet sent were not sent" in note
         assert "Authorized but not sent (1)" in note and "but failed" not in note
-        assert finished[0].data["counts"] == {"executed": 2, "queued": 0, "denied": 0, "failed": 0}
+        assert finished[0].data["counts"] == {
+            "executed": 2,
+            "queued": 0,
+            "denied": 0,
+            "failed": 0,
+            "stale": 0,
+            "not_sent": 1,
+        }
+        assert [i["outcome"] for i in summary["items"]] == ["executed", "executed", "not_sent"]
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "done"
         assert custodian_flags(hub, "web-t-2") == []
         assert len(hold.seen) == 4  # two writes, each before and after commit; no third
