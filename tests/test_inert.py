@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 
@@ -15,6 +16,7 @@ from custodian.core.inert import (
     for_markdown,
     for_prose,
     for_terminal,
+    for_terminal_json,
     is_control,
 )
 
@@ -188,3 +190,17 @@ def test_categories_cover_the_terminal_dangers() -> None:
     for ch in "\x1b\x9b\x07\x08\x00":
         assert unicodedata.category(ch) == "Cc" and is_control(ch)
     assert not is_control("\u200d")
+
+
+@given(st.dictionaries(ANY_TEXT, ANY_TEXT, max_size=4), st.sampled_from([None, 2]))
+def test_terminal_json_is_the_same_json_with_nothing_hidden(
+    value: dict[str, str], indent: int | None
+) -> None:
+    out = for_terminal_json(value, indent=indent)
+    assert json.loads(out) == value
+    assert _raw_controls(out, allowed="\n") == []
+
+
+def test_terminal_json_escapes_c1_bidi_and_tags_but_keeps_letters() -> None:
+    out = for_terminal_json({"t": "é\x9b\x7f\u202e日\U000e0041"})
+    assert out == '{"t": "é\\u009b\\u007f\\u202e日\\udb40\\udc41"}'

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from custodian import approval_exec
 from custodian.core.approvals import ApprovalItem, effective_status
+from custodian.core.inert import for_terminal, for_terminal_json
 from custodian.errors import ApprovalError
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
@@ -37,7 +38,7 @@ def approvals_command(settings: Settings, args: argparse.Namespace, out: TextIO)
         return list_items(store, now, args.domain, args.status, args.json, out)
     if command == "show":
         item = store.get(args.approval_id)
-        out.write(json.dumps(_listing(item, now), indent=2, ensure_ascii=False) + "\n")
+        out.write(for_terminal_json(_listing(item, now), indent=2) + "\n")
         return 0
     if command == "reject":
         return reject(settings, store, args.approval_id, args.by, args.reason, now, out)
@@ -64,15 +65,17 @@ def list_items(
         items = [i for i in items if i["status"] == status]
     items.sort(key=lambda i: (i["status"] != "pending", i["created_at"]))
     if as_json:
-        out.write(json.dumps(items, indent=2, ensure_ascii=False) + "\n")
+        out.write(for_terminal_json(items, indent=2) + "\n")
         return 0
     if not items:
         out.write("no approval items\n")
     for i in items:
-        out.write(
+        # One line per item whatever the params hold: CR, LF and ANSI escapes are shown escaped.
+        line = (
             f"{i['id']}  {i['status']:8}  {i['domain']:12}  {i['operation']:18}  "
-            f"{_target(i['params'])}  (run {i['run_id']}, {i['created_at'][:16]})\n"
+            f"{_target(i['params'])}  (run {i['run_id']}, {i['created_at'][:16]})"
         )
+        out.write(for_terminal(line) + "\n")
     return 0
 
 
@@ -96,7 +99,7 @@ def reject(
     with _deciding(settings, store, approval_id, now) as (item, journal, _):
         journal.append("approval_decided", _decided(item, "rejected", by, reason))
         _save(store, item, "rejected", now, by, reject_reason=reason)
-    out.write(f"{item.id}: rejected by {by}\n")
+    out.write(for_terminal(f"{item.id}: rejected by {by}") + "\n")
     return 0
 
 
@@ -157,7 +160,7 @@ def approve(
         if refused is not None:
             journal.append("approval_decided", _decided(item, "refused", by, refused))
             _save(store, item, "failed", now, by, decision_note=note, result={"error": refused})
-            out.write(f"{item.id}: refused before anything ran: {refused}\n")
+            out.write(for_terminal(f"{item.id}: refused before anything ran: {refused}") + "\n")
             return EXIT_REFUSED
         current, task = approval_exec.observe_target(settings, item)
         if current != item.precondition:
@@ -171,5 +174,5 @@ def approve(
         outcome = approval_exec.execute(settings, item, by, journal, run_id, task)
         status = "stale" if "stale" in outcome else "failed" if "error" in outcome else "executed"
         _save(store, item, status, now, by, decision_note=note, result=outcome)
-    out.write(f"{item.id}: {status} ({json.dumps(outcome)})\n")
+    out.write(for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})") + "\n")
     return {"executed": 0, "stale": EXIT_STALE}.get(status, EXIT_FAILED)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian import __version__
+from custodian.core.inert import for_terminal, for_terminal_json
 from custodian.errors import ConfigError, CustodianError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -119,11 +119,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if settings.json_output:
         # One line for a cluster's log pipeline; indented for a person at a terminal.
         indent = None if settings.log_format == "json" else 2
-        sys.stdout.write(json.dumps(result.summary(), indent=indent, ensure_ascii=False) + "\n")
+        sys.stdout.write(for_terminal_json(result.summary(), indent=indent) + "\n")
     else:
         sys.stdout.write(result.human() + "\n")
     if result.exit_code != 0:
-        sys.stderr.write(f"custodian: {result.status}: {result.message}\n")
+        sys.stderr.write(for_terminal(f"custodian: {result.status}: {result.message}") + "\n")
     return result.exit_code
 
 
@@ -162,10 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except ConfigError as exc:
-        sys.stderr.write(f"custodian: configuration error: {exc.message}\n")
+        sys.stderr.write(for_terminal(f"custodian: configuration error: {exc.message}") + "\n")
         return exc.exit_code
     except CustodianError as exc:
-        sys.stderr.write(f"custodian: {exc.message}\n")
+        sys.stderr.write(for_terminal(f"custodian: {exc.message}") + "\n")
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

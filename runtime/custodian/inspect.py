@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from custodian.core.inert import for_terminal
 from custodian.core.journal import latest_run_id, render_run, replay_lines, replay_problems
 from custodian.core.journal import run_summaries as summarize
 from custodian.errors import JournalError
@@ -62,7 +63,7 @@ def _list_all(store: JournalStore, out: TextIO) -> int:
         broken = broken or bool(problems)
         last = result.records[-1].ref if result.records else "-"
         verdict = "ok" if not problems else f"{len(problems)} problem(s)"
-        out.write(f"{domain}: {len(result.records)} record(s), last {last}, chain {verdict}\n")
+        _write(out, [f"{domain}: {len(result.records)} record(s), last {last}, chain {verdict}"])
         _write(out, [f"  {summary.brief()}" for summary in summarize(result.records)])
         _write(out, [f"  ! {problem}" for problem in problems])
     _write(out, ["replay: ok" if not broken else "replay: FAILED (see the problems above)"])
@@ -70,5 +71,6 @@ def _list_all(store: JournalStore, out: TextIO) -> int:
 
 
 def _write(out: TextIO, lines: list[str]) -> None:
+    # Journal data is untrusted text: each line stays one line, with controls shown escaped.
     for line in lines:
-        out.write(line + "\n")
+        out.write(for_terminal(line) + "\n")

@@ -19,6 +19,7 @@ from custodian.core import journal as J
 from custodian.core.authority import ApprovalHistory, Policy, authorize
 from custodian.core.contract import DomainSummary
 from custodian.core.digest import digest
+from custodian.core.inert import for_terminal
 from custodian.core.plan import extract_plan
 from custodian.errors import JournalError, PlanRejected
 from custodian.memory.journal_store import JournalStore
@@ -122,11 +123,14 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
             + "\n"
         )
     else:
-        out.write(f"replay {run_id}: {verdict}; constitution {canon_note}; policy {policy_note}\n")
+        head = f"replay {run_id}: {verdict}; constitution {canon_note}; policy {policy_note}"
+        out.write(for_terminal(head) + "\n")
         for d in differences:
+            # Journal text is untrusted: each field stays on its line, controls shown escaped.
             out.write(
-                f"  item {d.index} {d.operation}\n"
-                f"    recorded: {d.recorded}\n    today:    {d.today}\n"
+                f"  item {d.index} {for_terminal(str(d.operation))}\n"
+                f"    recorded: {for_terminal(str(d.recorded))}\n"
+                f"    today:    {for_terminal(str(d.today))}\n"
             )
         out.write(
             "replay: same decisions\n"

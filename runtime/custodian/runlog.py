@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
-from custodian.core.inert import for_terminal
+from custodian.core.inert import for_terminal, for_terminal_json
 from custodian.core.outcomes import (
     RUN_KINDS,
     ItemOutcome,
@@ -103,7 +102,8 @@ class RunResult:
             )
         if self.note_path:
             out.append(f"note: {self.note_path}")
-        return "\n".join(out)
+        # Each entry is one line on the terminal, whatever model or hub text it holds.
+        return "\n".join(for_terminal(line) for line in out)
 
 
 class PhaseLog:
@@ -138,11 +138,12 @@ class PhaseLog:
                 "duration_ms": duration_ms,
                 **detail,
             }
-            self._stream.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            self._stream.write(for_terminal_json(record, default=str) + "\n")
         else:
             extra = " ".join(f"{k}={v}" for k, v in detail.items() if v is not None)
             took = f" ({duration_ms} ms)" if duration_ms is not None else ""
-            self._stream.write(f"custodian: {phase}: {outcome}{took} {extra}".rstrip() + "\n")
+            line = f"custodian: {phase}: {outcome}{took} {extra}".rstrip()
+            self._stream.write(for_terminal(line) + "\n")
         self._stream.flush()
 
     @contextmanager

@@ -9,8 +9,10 @@ text as it is.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from typing import Any
 
 from custodian.core.fences import find_fences
 
@@ -55,6 +57,27 @@ def for_prose(text: str) -> str:
     """Multi-line prose: like `for_terminal`, but a newline (or CRLF) stays a newline."""
     lines = _CRLF.sub("\n", text).split("\n")
     return "\n".join(for_terminal(line) for line in lines)
+
+
+def for_terminal_json(value: Any, **dumps: Any) -> str:
+    """JSON with non-ASCII kept readable, but DEL, C1, bidi and other hidden characters escaped.
+
+    `json.dumps(..., ensure_ascii=False)` escapes only C0; the rest would reach the terminal raw.
+    The result is the same JSON value, still valid, with those characters as `\\uXXXX`.
+    """
+    text = json.dumps(value, ensure_ascii=False, **dumps)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    # Outside strings JSON holds only ASCII, and C0 inside strings is already escaped.
+    return "".join(_json_escape(ch) if ord(ch) > 0x7E and is_control(ch) else ch for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 # Container prefixes (block quotes, list markers) before a heading marker: a heading inside a

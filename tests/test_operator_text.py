@@ -1,0 +1,106 @@
+"""Model text cannot forge what the operator reads: one line per item, escapes visible."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from custodian.core.inert import BIDI_CONTROLS
+from custodian.statehub.server import ReferenceHub
+from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
+
+# Cursor up + erase line (hides the line above), a carriage return that overwrites the start of
+# the line, a forged line after LF, and a right-to-left override.
+ERASE_ABOVE = "\x1b[1A\x1b[2K"
+FORGED = "\r  executed    update_task_status web-t-4 -> web-t-4: ok"
+EVIL_PLAN: dict[str, Any] = {
+    "observations": [f"all good{ERASE_ABOVE}\nreally\u202e"],
+    "tasks_to_update": [
+        {"task_id": "web-t-3", "status": "blocked", "reason": f"stuck{ERASE_ABOVE}"},
+        {"task_id": f"plat-t-1{FORGED}", "status": "done", "reason": "x"},
+    ],
+    "proposals": [
+        {
+            "operation": "rename_everything",
+            "rationale": "tidy\x9b2K",
+            "params": {"title": f"Sitemap{ERASE_ABOVE}\rapr-0 executed\u2066lol\u2069\n"},
+        },
+        {
+            "operation": "create_task",
+            "rationale": f"needed{FORGED}",
+            "params": {"workstream_id": "web-ws-1", "title": "ok\x1b]0;pwned\x07"},
+        },
+    ],
+}
+RAW = ("\x1b", "\r", "\x9b", "\x07", *BIDI_CONTROLS)
+
+
+def _raw_controls(text: str) -> list[str]:
+    return [ch for ch in RAW if ch in text]
+
+
+def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> CliResult:
+    return run_cli([*argv], tmp_path, monkeypatch)
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub) -> CliResult:
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response(EVIL_PLAN), encoding="utf-8")
+    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
+    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON)]
+    return _cli(tmp_path, monkeypatch, *argv)
+
+
+def test_the_run_summary_shows_one_line_per_item_with_escapes_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    result = _run(tmp_path, monkeypatch, small_hub)
+    assert result.code == 0, result.stderr
+    assert _raw_controls(result.stdout) == [] and _raw_controls(result.stderr) == []
+    lines = result.stdout.splitlines()
+    kinds = [line.split()[0] for line in lines[1:] if line.startswith("  ")]
+    # 1 observation, 3 queued, 1 denied: each exactly one line, nothing executed.
+    assert sorted(kinds) == ["denied", "observed", "queued", "queued", "queued"]
+    denied = next(line for line in lines if line.startswith("  denied"))
+    assert "plat-t-1\\r  executed" in denied
+    assert not any(line.lstrip().startswith("executed") for line in lines)
+    assert "\\x1b[1A\\x1b[2K" in result.stdout and "\\u202e" in result.stdout
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
+    for line in result.stderr.splitlines():
+        assert line.startswith("custodian: ")
+
+
+def test_approvals_list_and_show_keep_every_pending_item_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    assert _run(tmp_path, monkeypatch, small_hub).code == 0
+    memory = str(tmp_path / "memory")
+    listed = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "list")
+    assert listed.code == 0
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 3 and all(" pending " in line for line in lines)
+    assert _raw_controls(listed.stdout) == []
+    assert any("Sitemap\\x1b[1A\\x1b[2K\\rapr-0 executed\\u2066lol\\u2069\\n" in x for x in lines)
+    as_json = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "list", "--json")
+    items = json.loads(as_json.stdout)
+    assert _raw_controls(as_json.stdout) == [] and len(items) == 3
+    title = next(i for i in items if i["operation"] == "rename_everything")["params"]["title"]
+    assert title == EVIL_PLAN["proposals"][0]["params"]["title"]  # same value, escaped text
+    shown = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "show", items[0]["id"])
+    assert shown.code == 0 and _raw_controls(shown.stdout) == []
+    assert json.loads(shown.stdout)["id"] == items[0]["id"]
+
+
+def test_inspect_shows_the_run_with_escapes_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    assert _run(tmp_path, monkeypatch, small_hub).code == 0
+    memory = str(tmp_path / "memory")
+    shown = _cli(tmp_path, monkeypatch, "inspect", "--memory", memory, "--domain", "website")
+    assert _raw_controls(shown.stdout) == []
+    assert "DENIED" in shown.stdout and "replay: ok" in shown.stdout
+    # Lines carry the forged text only as part of the item's line, never as a line of their own.
+    assert not any(line.lstrip().startswith("executed") for line in shown.stdout.splitlines())
