@@ -106,7 +106,7 @@ def test_continuity_reads_back_only_the_prose_of_the_newest_note(tmp_path: Path)
     write_note(tmp_path, _note(prose="older"))
     write_note(tmp_path, _note(started_at=FINISHED, prose="newer <!-- /custodian:prose --> tail"))
     write_note(tmp_path, _note(domain="platform", started_at=FINISHED, prose="other domain"))
-    assert last_note_prose(tmp_path, "website") == "newer <!-- /custodian :prose --> tail"
+    assert last_note_prose(tmp_path, "website") == "newer &lt;!-- /custodian:prose --> tail"
     assert last_note_prose(tmp_path, "platform") == "other domain"
     assert last_note_prose(tmp_path, "nowhere") is None
 

@@ -85,15 +85,16 @@ def _json_escape(ch: str) -> str:
 _PREFIX = r"(?P<prefix>(?:[ ]{0,3}(?:>[ ]?|[-+*][ ]+|\d{1,9}[.)][ ]+))*[ ]{0,3})"
 _ATX = re.compile(_PREFIX + r"(?P<marks>#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(_PREFIX + r"(?P<rule>=+|-+)[ \t]*$")
-_HTML_HEADING = re.compile(r"<(?=/?[hH][1-6])")
+_HTML_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 
 
 def demote_headings(markdown: str, floor: int) -> str:
     """Markdown in which no heading is at level `floor` or above (level 1 is the top).
 
     ATX headings move down by `floor` levels (never past 6); setext underlines are escaped so
-    they stay text; `<h1>`..`<h6>` tags are escaped. Lines inside fenced blocks are left alone,
-    and a fence left open is closed so it cannot swallow what follows.
+    they stay text; the `<` that would open raw HTML (`<h2>`, `<!--`, `<details>`) becomes
+    `&lt;`. Lines inside fenced blocks are left alone, and a fence left open is closed so it
+    cannot swallow what follows.
     """
     if not 0 <= floor <= MAX_FLOOR:
         raise ValueError(f"floor must be between 0 and {MAX_FLOOR}, got {floor}")
@@ -114,7 +115,7 @@ def _demote_line(line: str, floor: int) -> str:
         setext = _SETEXT.match(line)
         if setext is not None and (floor >= 2 or setext.group("rule")[0] == "="):
             line = setext.group("prefix") + "\\" + line[setext.end("prefix") :]
-    return _HTML_HEADING.sub("&lt;", line)
+    return _HTML_TAG.sub("&lt;", line)
 
 
 def _fenced_lines(lines: list[str]) -> set[int]:
@@ -136,3 +137,17 @@ def _close_open_fence(lines: list[str]) -> str:
 def for_markdown(prose: str, floor: int) -> str:
     """Model prose for a Markdown document: controls escaped, no heading at `floor` or above."""
     return demote_headings(for_prose(prose), floor)
+
+
+def markdown_line(text: str, floor: int) -> str:
+    """One line of model or hub text in a Markdown document: like `for_markdown`, on one line."""
+    return demote_headings(for_terminal(text), floor)
+
+
+def code_span(text: str) -> str:
+    """`text` as one inline code span that no backtick inside it can end early."""
+    shown = for_terminal(text)
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"

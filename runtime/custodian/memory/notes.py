@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,11 +9,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from custodian.core.inert import (
+    code_span,
+    for_markdown,
+    for_prose,
+    for_terminal_json,
+    markdown_line,
+)
 from custodian.memory.files import atomic_write_text
 from custodian.prompt import environment
 
 PROSE_START = "<!-- custodian:prose -->"
 PROSE_END = "<!-- /custodian:prose -->"
+# The note's own headings use levels 1 to 3; model and hub text never reaches them.
+NOTE_LEVELS = 3
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,7 @@ _GROUPS = (
 def front_matter(values: Mapping[str, Any]) -> str:
     """YAML front matter; every value is written as JSON, which YAML reads as is."""
     lines = ["---"]
-    lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in values.items()]
+    lines += [f"{key}: {for_terminal_json(value)}" for key, value in values.items()]
     lines.append("---")
     return "\n".join(lines) + "\n"
 
@@ -75,26 +83,37 @@ def _inert(prose: str) -> str:
     )
 
 
+def _shown(action: NoteAction) -> dict[str, str | None]:
+    # Every field may hold model or hub text: one line each, controls escaped, no headings.
+    return {
+        "operation": code_span(action.operation),
+        "target": code_span(action.target),
+        "detail": markdown_line(action.detail, NOTE_LEVELS),
+        "reason": markdown_line(action.reason, NOTE_LEVELS),
+        "result": markdown_line(action.result, NOTE_LEVELS) if action.result else None,
+    }
+
+
 def render_note(note: SessionNote) -> str:
-    """The note's Markdown text."""
+    """The note's Markdown text: its own sections first, model prose after them, all inert."""
     groups = [
-        {"title": title, "entries": [a for a in note.actions if a.outcome == key]}
+        {"title": title, "entries": [_shown(a) for a in note.actions if a.outcome == key]}
         for key, title in _GROUPS
     ]
-    raw = note.raw_response.replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
+    raw = for_prose(note.raw_response).replace("~~~~~~~~", "~ ~ ~ ~") if note.raw_response else None
     text = (
         environment()
         .get_template("note.md.j2")
         .render(
             front_matter=front_matter(note.front),
-            domain=note.domain,
+            domain=markdown_line(note.domain, NOTE_LEVELS),
             started_at=note.started_at.strftime("%Y-%m-%d %H:%M UTC"),
-            headline=note.headline,
-            prose=_inert(note.prose.strip()),
+            headline=markdown_line(note.headline, NOTE_LEVELS),
+            prose=_inert(for_markdown(note.prose.strip(), NOTE_LEVELS)),
             rulings=note.actions,
             action_groups=groups,
-            observations=list(note.observations),
-            problem=note.problem,
+            observations=[markdown_line(o, NOTE_LEVELS) for o in note.observations],
+            problem=for_markdown(note.problem, NOTE_LEVELS) if note.problem else None,
             raw_response=raw,
         )
     )
