@@ -123,6 +123,15 @@ class PlanRejected(CustodianError):
     exit_code = 4
 
 
+class Interrupted(CustodianError):
+    """SIGINT or SIGTERM stopped a wait; the exit code is 128 + the signal (130 or 143)."""
+
+    def __init__(self, message: str, *, signum: int) -> None:
+        super().__init__(message, signum=signum)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
 class RunLocked(CustodianError):
     """Another run for the same domain holds the lock (exit 75, EX_TEMPFAIL)."""
 

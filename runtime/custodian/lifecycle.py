@@ -1,14 +1,28 @@
-"""What a run needs from the process: its id, the wall clock, and graceful stop on a signal."""
+"""What a run needs from the process: its id, the wall clock, and a stop that cuts every wait.
+
+A signal handler only records the signal (setting a `threading.Event` from a handler can deadlock
+the thread it interrupted); every wait polls the flag in short slices instead, so SIGINT or
+SIGTERM ends a sleep, a subprocess or an HTTP read within a fraction of a second.
+"""
 
 from __future__ import annotations
 
 import secrets
 import signal
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import FrameType
+
+from custodian.errors import Interrupted
+
+# How often a wait looks at the stop flag.
+POLL_S = 0.05
+
+# Retry progress: (attempt that failed, attempts allowed, why it failed, seconds until the next).
+OnRetry = Callable[[int, int, str, float], None]
 
 
 def utc_now() -> datetime:
@@ -22,7 +36,7 @@ def new_run_id(now: datetime) -> str:
 
 
 class StopFlag:
-    """Set by SIGTERM/SIGINT: finish the write in flight, start no other."""
+    """Set by SIGTERM/SIGINT: finish the write in flight, start no other, cut every other wait."""
 
     def __init__(self) -> None:
         self.signal: int | None = None
@@ -31,8 +45,32 @@ class StopFlag:
         return self.signal is not None
 
     def handler(self, signum: int, frame: FrameType | None) -> None:
-        """Record the signal; the act loop checks the flag between writes."""
+        """Record the signal; waits and the act loop look at the flag."""
         self.signal = signum
+
+    def check(self, doing: str = "the run") -> None:
+        """Raise Interrupted if a signal came: nothing new starts after one."""
+        if self.signal is not None:
+            raise interrupted(self.signal, doing)
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep like `time.sleep`, but raise Interrupted as soon as a signal comes."""
+        end = time.monotonic() + seconds
+        while True:
+            self.check("a retry wait")
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(POLL_S, left))
+
+
+def interrupted(signum: int, doing: str) -> Interrupted:
+    """The error for a wait that a signal cut short."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    return Interrupted(f"stopped by {name} during {doing}; nothing more was started", signum=signum)
 
 
 @contextmanager

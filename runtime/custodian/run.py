@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import sys
@@ -21,7 +22,14 @@ from custodian.core.plan import Plan
 from custodian.core.run_rules import EXIT_OK, ending, skip_reason
 from custodian.decide import Scope, authorize_step, decide_step, orient_step, plan_step
 from custodian.embedded import hub_url_for
-from custodian.errors import CustodianError, HubError, JournalError, ModelError, PlanRejected
+from custodian.errors import (
+    CustodianError,
+    HubError,
+    Interrupted,
+    JournalError,
+    ModelError,
+    PlanRejected,
+)
 from custodian.lifecycle import StopFlag, new_run_id, stop_on_signals, utc_now
 from custodian.llm.base import Model
 from custodian.llm.registry import build_model
@@ -30,7 +38,7 @@ from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
 from custodian.memory.run_journal import DiskJournal, Journal, MemoryJournal
 from custodian.observe import Observation, observe, settled_record
-from custodian.runlog import PhaseLog, RunResult
+from custodian.runlog import PhaseLog, RunResult, retry_reporter
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 
@@ -67,7 +75,8 @@ def run(
             result.hub = hub_url
             _Run(settings, result, log, clock, stop, hub_url, transport, model_transport).go()
     except CustodianError as exc:
-        result.status = "failed" if result.status == "started" else result.status
+        if result.status == "started":
+            result.status = "interrupted" if isinstance(exc, Interrupted) else "failed"
         result.exit_code = exc.exit_code
         result.message = exc.message
     return result
@@ -102,6 +111,10 @@ class _Run:
             max_attempts=settings.hub.max_attempts,
             max_total_s=settings.hub.max_total_s,
             transport=transport,
+            max_response_bytes=settings.hub.max_bytes,
+            sleep=stop.sleep,  # a signal cuts a retry wait short
+            stop=stop,
+            on_retry=retry_reporter(log, "hub"),
         )
         self.model_transport = model_transport
         self.scope = Scope(
@@ -121,7 +134,10 @@ class _Run:
 
     def go(self) -> None:
         """Validate the model first (a config error costs nothing), then run under the lock."""
-        model = build_model(self.s.model, transport=self.model_transport)
+        config = dataclasses.replace(
+            self.s.model, stop=self.stop, on_retry=retry_reporter(self.log, "model")
+        )
+        model = build_model(config, transport=self.model_transport)
         self.result.model = model.model_name
         self.log.line(
             "model",
@@ -162,6 +178,7 @@ class _Run:
             plan = plan_step(self.scope, completion)
             rulings = authorize_step(self.scope, plan, observation)
             if self.s.dry_run:
+                self.stop.check("the dry run")
                 self.result.outcomes = act.report_dry_run(rulings)
                 self._finish("completed", EXIT_OK, "decisions shown, nothing sent or saved")
                 return
@@ -267,9 +284,10 @@ class _Run:
 
     def _fail(self, exc: CustodianError) -> None:
         status = "rejected" if isinstance(exc, (PlanRejected, ModelError)) else "failed"
+        status = "interrupted" if isinstance(exc, Interrupted) else status
         if self.s.dry_run:
             return
-        if isinstance(exc, (HubError, ModelError, PlanRejected)):
+        if isinstance(exc, (HubError, ModelError, PlanRejected, Interrupted)):
             self._write_note(status, problem=exc.message, raw=self.scope.raw_response)
         self._finish(status, exc.exit_code, exc.message)
 

@@ -159,3 +159,12 @@ class PhaseLog:
             raise
         outcome = detail.pop("outcome", "ok")
         self.line(name, outcome, int((self._monotonic() - start) * 1000), **detail)
+
+
+def retry_reporter(log: PhaseLog, who: str) -> Callable[[int, int, str, float], None]:
+    """A retry progress callback that writes `hub: attempt 2/5 failed: ...; next in 3.2 s`."""
+
+    def report(attempt: int, max_attempts: int, reason: str, wait_s: float) -> None:
+        log.line(who, f"attempt {attempt}/{max_attempts} failed: {reason}; next in {wait_s:.1f} s")
+
+    return report

@@ -45,6 +45,7 @@ class HubSettings:
     timeout_s: float = 10.0
     max_attempts: int = 5
     max_total_s: float = 60.0
+    max_bytes: int = 32 << 20
     source: str = "flag"
 
     @property
@@ -163,6 +164,7 @@ def parse_hub(
         timeout_s=env_float(env, "STATE_HUB_TIMEOUT_S", 10.0),
         max_attempts=env_int(env, "STATE_HUB_MAX_ATTEMPTS", 5),
         max_total_s=env_float(env, "STATE_HUB_MAX_TOTAL_S", 60.0),
+        max_bytes=env_int(env, "STATE_HUB_MAX_BYTES", 32 << 20),
         source=source,
     )
 
@@ -208,6 +210,7 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
         max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS", 4),
         max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S", 600.0),
         max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S", 60.0),
+        max_response_bytes=env_int(env, "CUSTODIAN_LLM_MAX_BYTES", 8 << 20),
         env=dict(env),
         child_env=extra_names(env.get(EXTRA_VAR)),
     )

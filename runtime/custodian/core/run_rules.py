@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 
 from custodian.core.journal import CompletedObservation
 
-EXIT_OK, EXIT_WRITES, EXIT_INTERRUPTED = 0, 5, 143
+EXIT_OK, EXIT_WRITES = 0, 5
+EXIT_SIGNAL_BASE = 128  # a run stopped by signal N exits 128 + N: 130 for SIGINT, 143 for SIGTERM
 
 
 def skip_reason(
@@ -59,7 +60,7 @@ def ending(
     if stopped_by is not None:
         return Ending(
             "interrupted",
-            EXIT_INTERRUPTED,
+            EXIT_SIGNAL_BASE + stopped_by,
             f"stopped by signal {stopped_by}; writes not yet sent were not sent",
         )
     if failed:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from custodian.bounded_http import DeadlinePassed, TooLarge, describe_size, exchange
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._retry import Retryable, RetryPolicy, call_with_retries
 from custodian.llm.base import ModelConfig
@@ -23,6 +24,8 @@ RETRY_STATUSES = frozenset({408, 429})
 BASE_URL_SETTING = "CUSTODIAN_LLM_BASE_URL"
 MODEL_SETTING = "CUSTODIAN_MODEL"
 TOKENS_SETTING = "CUSTODIAN_MAX_OUTPUT_TOKENS"
+MAX_BYTES_SETTING = "CUSTODIAN_LLM_MAX_BYTES"
+TIMEOUT_SETTING = "CUSTODIAN_LLM_TIMEOUT_S"
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,8 @@ class JsonHttp:
         self.describe_error = describe_error
         self.policy = RetryPolicy.from_config(config, sleep=sleep)
         self.timeout_s = config.timeout_s
+        self.max_bytes = config.max_response_bytes
+        self.stop = config.stop
         # trust_env=False: adapters take nothing from the process environment, proxies included.
         self.client = httpx.Client(headers=dict(headers), transport=transport, trust_env=False)
 
@@ -155,16 +160,15 @@ class JsonHttp:
         parse: Callable[[Any, httpx.Response], T],
         deadline: float,
     ) -> T:
-        # No single request may outlive the total budget, whatever the per-request timeout.
+        # No single request may outlive the total budget, whatever the per-request timeout;
+        # the limit covers the whole request, body included, not each read.
         remaining = deadline - self.policy.clock()
         if remaining <= 0:
             raise self.error("the time budget for the model call is spent", code="budget")
-        timeout = httpx.Timeout(min(self.timeout_s, remaining), connect=min(10.0, remaining))
-        try:
-            response = self.client.post(url, json=body, timeout=timeout)
-        except httpx.TransportError as exc:
-            error = self.error(f"cannot reach {url}: {type(exc).__name__}: {exc}", retryable=True)
-            raise Retryable(error) from exc
+        limit = min(self.timeout_s, remaining)
+        timeout = httpx.Timeout(limit, connect=min(10.0, remaining))
+        request = self.client.build_request("POST", url, json=body, timeout=timeout)
+        response = self._exchange(request, limit)
         if response.status_code >= 400:
             self._raise_for_status(response)
         payload = _payload(response)
@@ -176,6 +180,35 @@ class JsonHttp:
                 request_id=header_request_id(response),
             )
         return parse(payload, response)
+
+    def _exchange(self, request: httpx.Request, limit_s: float) -> httpx.Response:
+        url = request.url
+        try:
+            return exchange(
+                self.client,
+                request,
+                deadline=self.policy.clock() + limit_s,
+                max_bytes=self.max_bytes,
+                stop=self.stop,
+                clock=self.policy.clock,
+            )
+        except httpx.TransportError as exc:
+            error = self.error(f"cannot reach {url}: {type(exc).__name__}: {exc}", retryable=True)
+            raise Retryable(error) from exc
+        except DeadlinePassed as exc:
+            error = self.error(
+                f"no complete answer from {url} within {exc.budget_s:g} s"
+                f" (raise {TIMEOUT_SETTING} if the model is slow)",
+                code="timeout",
+                retryable=True,
+            )
+            raise Retryable(error) from None
+        except TooLarge as exc:
+            raise self.error(
+                f"the answer from {url} is larger than {describe_size(exc.limit)}; reading"
+                f" stopped there. Raise {MAX_BYTES_SETTING} if such answers are expected",
+                code="too_large",
+            ) from None
 
     def _raise_for_status(self, response: httpx.Response) -> None:
         status = response.status_code

@@ -6,18 +6,22 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from custodian.errors import ModelError
 from custodian.llm.base import ModelConfig
 
+if TYPE_CHECKING:
+    from custodian.lifecycle import OnRetry
+
 T = TypeVar("T")
 
 # Full-jitter backoff when the server gives no hint: uniform(0, min(cap, base * 2**n)).
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
+REASON_CHARS = 200  # a retry progress line quotes at most this much of the error
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep)
     clock: Callable[[], float] = field(default=time.monotonic)
     rng: Callable[[], float] = field(default=random.random)
+    on_retry: OnRetry | None = None  # told of each failed attempt before the wait
 
     @classmethod
     def from_config(
@@ -39,13 +44,18 @@ class RetryPolicy:
         sleep: Callable[[float], None] | None = None,
         max_attempts: int | None = None,
     ) -> RetryPolicy:
-        """The policy a `ModelConfig` asks for, optionally with fewer attempts and a fake sleep."""
+        """The policy a `ModelConfig` asks for, optionally with fewer attempts and a fake sleep.
+
+        Without a fake sleep, the run's stop flag (if any) sleeps, so a signal ends the wait.
+        """
         attempts = config.max_attempts if max_attempts is None else max_attempts
+        default_sleep = config.stop.sleep if config.stop is not None else time.sleep
         return cls(
             max_attempts=max(1, attempts),
             max_wait_s=max(0.0, config.max_retry_wait_s),
             max_total_s=max(0.0, config.max_total_s),
-            sleep=sleep or time.sleep,
+            sleep=sleep or default_sleep,
+            on_retry=config.on_retry,
         )
 
 
@@ -113,11 +123,19 @@ def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy) -> T:
         count += 1
         return attempt()
 
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if policy.on_retry is not None and isinstance(exc, Retryable):
+            wait_s = state.next_action.sleep if state.next_action is not None else 0.0
+            reason = exc.error.message[:REASON_CHARS]
+            policy.on_retry(state.attempt_number, policy.max_attempts, reason, float(wait_s))
+
     retrying = Retrying(
         retry=retry_if_exception_type(Retryable),
         wait=_Wait(policy),
         stop=_Stop(policy, policy.clock()),
         sleep=policy.sleep,
+        before_sleep=before_sleep,
         reraise=True,
     )
     try:

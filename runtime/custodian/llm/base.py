@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from custodian.core.planning_facts import PlanningFacts
+    from custodian.lifecycle import OnRetry, StopFlag
+
+DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,8 @@ class ModelConfig:
     `spec` is the full spec string (`anthropic`, `file:/path`, `cmd:./answer.sh`); `argument` is the
     part after the first colon, if any. `env` is a snapshot of the environment taken by settings, in
     which adapters look up their own key variables. `child_env` names the extra variables a model
-    child process may see (`CUSTODIAN_CMD_ENV`, checked by settings).
+    child process may see (`CUSTODIAN_CMD_ENV`, checked by settings). `stop` and `on_retry` are
+    the run's, not settings: a signal cuts the call short, and each failed attempt is reported.
     """
 
     spec: str
@@ -68,8 +72,11 @@ class ModelConfig:
     max_attempts: int = 4
     max_retry_wait_s: float = 60.0
     max_total_s: float = 600.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     env: Mapping[str, str] = field(default_factory=dict)
     child_env: tuple[str, ...] = ()
+    stop: StopFlag | None = field(default=None, compare=False, repr=False)
+    on_retry: OnRetry | None = field(default=None, compare=False, repr=False)
 
 
 class Model(ABC):

@@ -9,18 +9,17 @@ and a timeout kills its whole process group.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from custodian.bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm._claude_result import TAIL_CHARS, parse_result
+from custodian.llm._process import ChildTimeout, ChildTooLarge, run_child
 from custodian.llm._retry import RetryPolicy, call_with_retries
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt
 
@@ -152,40 +151,38 @@ class ClaudeCodeModel(Model):
         self, argv: list[str], stdin: str, cwd: Path, env: dict[str, str]
     ) -> tuple[int, str, str]:
         try:
-            process = subprocess.Popen(
+            done = run_child(
                 argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
+                stdin.encode("utf-8"),
                 env=env,
-                start_new_session=True,  # its own process group, so a timeout can kill it all
+                timeout_s=self._config.timeout_s,
+                max_stdout=self._config.max_response_bytes,
+                stop=self._config.stop,
+                cwd=cwd,
             )
         except OSError as exc:
             raise ConfigError(
                 f"cannot run {argv[0]}: {exc}; set {BIN_VAR} to a working `claude`",
                 setting=BIN_VAR,
             ) from exc
-        try:
-            out, err = process.communicate(stdin.encode("utf-8"), timeout=self._config.timeout_s)
-        except subprocess.TimeoutExpired:
-            killed_stderr = self._kill(process)
+        except ChildTimeout as exc:
             raise ModelError(
                 f"claude-code: no answer within {self._config.timeout_s:g}s; the CLI was killed"
                 " (raise CUSTODIAN_LLM_TIMEOUT_S if the model is slow)",
                 provider=self.provider,
                 code="timeout",
-                stderr_tail=tail(killed_stderr),
+                stderr_tail=tail(exc.stderr),
             ) from None
-        return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-
-    @staticmethod
-    def _kill(process: subprocess.Popen[bytes]) -> str:
-        """Kill the CLI's whole process group and return what it wrote to stderr."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        try:
-            _, err = process.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            return ""
-        return err.decode("utf-8", "replace")
+        except ChildTooLarge as exc:
+            raise ModelError(
+                f"claude-code: the CLI wrote more than {describe_size(exc.limit)} and was killed"
+                " (raise CUSTODIAN_LLM_MAX_BYTES if such answers are expected)",
+                provider=self.provider,
+                code="too_large",
+                stderr_tail=tail(exc.stderr),
+            ) from None
+        return (
+            done.returncode,
+            done.stdout.decode("utf-8", "replace"),
+            done.stderr.decode("utf-8", "replace"),
+        )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
-import subprocess
 from typing import Any, ClassVar
 
+from custodian.bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._child_env import minimal_env, private_dirs
+from custodian.llm._process import ChildTimeout, ChildTooLarge, Finished, run_child
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
 STDERR_TAIL = 2000
@@ -32,6 +31,8 @@ class CommandModel(Model):
         self._timeout = config.timeout_s
         self._env = dict(config.env)
         self._extra = config.child_env
+        self._max_bytes = config.max_response_bytes
+        self._stop = config.stop
 
     @property
     def model_name(self) -> str:
@@ -46,30 +47,8 @@ class CommandModel(Model):
             return self._complete(prompt, minimal_env(self._env, dirs.home, dirs.tmp, self._extra))
 
     def _complete(self, prompt: Prompt, env: dict[str, str]) -> Completion:
-        text = f"{prompt.system}\n\n{prompt.user}"
-        try:
-            proc = subprocess.Popen(
-                self._argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ModelError(
-                f"cannot start {self._argv[0]!r}: {exc.strerror or exc}", provider=self.provider
-            ) from exc
-        try:
-            out, err = proc.communicate(text.encode("utf-8"), timeout=self._timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            raise ModelError(
-                f"{self.model_name} did not answer within {self._timeout:g} s",
-                provider=self.provider,
-                stderr_tail=err.decode("utf-8", "replace")[-STDERR_TAIL:],
-            ) from None
+        proc = self._run(f"{prompt.system}\n\n{prompt.user}", env)
+        out, err = proc.stdout, proc.stderr
         if proc.returncode != 0:
             raise ModelError(
                 f"{self.model_name} exited with status {proc.returncode}",
@@ -82,3 +61,33 @@ class CommandModel(Model):
             provider=self.provider,
             usage=Usage(),
         )
+
+    def _run(self, text: str, env: dict[str, str]) -> Finished:
+        """The command run to its end, or a ModelError (Interrupted passes through)."""
+        try:
+            return run_child(
+                self._argv,
+                text.encode("utf-8"),
+                env=env,
+                timeout_s=self._timeout,
+                max_stdout=self._max_bytes,
+                stop=self._stop,
+            )
+        except OSError as exc:
+            raise ModelError(
+                f"cannot start {self._argv[0]!r}: {exc.strerror or exc}", provider=self.provider
+            ) from exc
+        except ChildTimeout as exc:
+            raise ModelError(
+                f"{self.model_name} did not answer within {self._timeout:g} s",
+                provider=self.provider,
+                stderr_tail=exc.stderr[-STDERR_TAIL:],
+            ) from None
+        except ChildTooLarge as exc:
+            raise ModelError(
+                f"{self.model_name} wrote more than {describe_size(exc.limit)} to stdout and was"
+                " stopped; raise CUSTODIAN_LLM_MAX_BYTES if such answers are expected",
+                provider=self.provider,
+                code="too_large",
+                stderr_tail=exc.stderr[-STDERR_TAIL:],
+            ) from None

@@ -18,6 +18,7 @@ import httpx
 from pydantic import ValidationError
 
 from custodian import __version__
+from custodian.bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
 from custodian.core.contract import (
     DOMAIN_PATTERN,
     ID_PATTERN,
@@ -47,7 +48,16 @@ from custodian.core.contract import (
 )
 from custodian.core.digest import canonical_json, sha256_hex
 from custodian.errors import ConfigError, HubError, HubPreconditionFailed
-from custodian.statehub.retry import Call, RetryPolicy, call_with_retries, failure_for, parse_body
+from custodian.lifecycle import OnRetry
+from custodian.statehub.retry import (
+    Call,
+    Outcome,
+    RetryPolicy,
+    call_with_retries,
+    failure_for,
+    overrun_failure,
+    parse_body,
+)
 
 T = TypeVar("T", bound=Response)
 Params = Mapping[str, str | int | None]
@@ -56,6 +66,7 @@ Params = Mapping[str, str | int | None]
 _KEY = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$")
 _ID = re.compile(ID_PATTERN)
 _DOMAIN = re.compile(DOMAIN_PATTERN)
+DEFAULT_MAX_BYTES = 32 << 20  # a hub answer larger than this stops the call
 
 
 @dataclass(frozen=True)
@@ -84,10 +95,17 @@ class StateHubClient:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        max_response_bytes: int = DEFAULT_MAX_BYTES,
+        stop: Stoppable | None = None,
+        on_retry: OnRetry | None = None,
     ) -> None:
         self.base_url = _checked_base_url(base_url)
         if timeout_s <= 0:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
+        if max_response_bytes < 1:
+            raise ConfigError(f"the state-hub size cap must be positive, not {max_response_bytes}")
+        self._max_bytes = max_response_bytes
+        self._stop = stop  # a signal abandons a read in flight; a write in flight is finished
         headers = {"User-Agent": f"custodian/{__version__}", "Accept": "application/json"}
         if token is not None:
             headers["Authorization"] = f"Bearer {_checked_token(token)}"
@@ -104,6 +122,7 @@ class StateHubClient:
             max_retry_wait_s=max_retry_wait_s,
             sleep=sleep,
             clock=clock,
+            on_retry=on_retry,
         )
 
     def __enter__(self) -> StateHubClient:
@@ -258,14 +277,30 @@ class StateHubClient:
         request = self._http.build_request(
             method, path, params=query, content=content, headers=headers
         )
+        # One deadline for the whole call, retries and body reads included.
+        deadline = self._policy.clock() + self._policy.max_total_s
+        stop = self._stop if content is None else None
+        tries = [0]
 
-        def attempt() -> httpx.Response | httpx.TransportError:
+        def attempt() -> Outcome:
+            tries[0] += 1
             try:
-                return self._http.send(request)
+                return exchange(
+                    self._http,
+                    request,
+                    deadline=deadline,
+                    max_bytes=self._max_bytes,
+                    stop=stop,
+                    clock=self._policy.clock,
+                )
             except httpx.TransportError as exc:  # handed to the retry policy, not raised
                 return exc
 
-        result = call_with_retries(self._policy, attempt)
+        try:
+            result = call_with_retries(self._policy, attempt)
+        except (DeadlinePassed, TooLarge) as exc:
+            call = Call(method, str(request.url), self.base_url, tries[0], self._policy)
+            raise overrun_failure(call, exc) from None
         call = Call(method, str(request.url), self.base_url, result.attempts, self._policy)
         if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
             return result.outcome, result.attempts

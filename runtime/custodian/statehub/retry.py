@@ -18,8 +18,10 @@ import httpx
 from pydantic import ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_result, wait_random_exponential
 
+from custodian.bounded_http import DeadlinePassed, TooLarge, describe_size
 from custodian.core.contract import ErrorBody, Response
 from custodian.errors import ConfigError, HubError, HubRequestError, HubUnavailable
+from custodian.lifecycle import OnRetry
 
 # 500 and 501 are left out on purpose: they say the hub is broken, not busy.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -49,6 +51,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic  # measures the total time budget
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC)  # for HTTP-date Retry-After
+    on_retry: OnRetry | None = None  # told of each failed attempt before the wait
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -114,16 +117,44 @@ def call_with_retries(policy: RetryPolicy, attempt: Callable[[], Outcome]) -> At
         spent[0] = policy.clock() - start + state.upcoming_sleep > policy.max_total_s
         return spent[0]
 
+    def before_sleep(state: RetryCallState) -> None:
+        if policy.on_retry is not None and state.outcome is not None:
+            wait_s = state.next_action.sleep if state.next_action is not None else 0.0
+            reason = describe_outcome(state.outcome.result())
+            policy.on_retry(state.attempt_number, policy.max_attempts, reason, float(wait_s))
+
     retrying = Retrying(
         retry=retry_if_result(is_retryable),
         wait=wait,
         stop=stop,
         sleep=lambda seconds: policy.sleep(float(seconds)),
+        before_sleep=before_sleep,
         retry_error_callback=_last_result,
     )
     counted = _Counted(attempt)
     outcome: Outcome = retrying(counted)
     return Attempted(outcome=outcome, attempts=counted.calls, budget_spent=spent[0])
+
+
+_TRANSPORT_REASONS: tuple[tuple[type[Exception], str], ...] = (
+    (httpx.ReadTimeout, "read timeout"),
+    (httpx.ConnectTimeout, "connect timeout"),
+    (httpx.WriteTimeout, "write timeout"),
+    (httpx.PoolTimeout, "pool timeout"),
+    (httpx.ConnectError, "cannot connect"),
+    (httpx.RemoteProtocolError, "the hub hung up mid-answer"),
+    (httpx.NetworkError, "network error"),
+)
+
+
+def describe_outcome(outcome: Outcome) -> str:
+    """A few words on a failed attempt, for the retry progress line."""
+    if isinstance(outcome, httpx.Response):
+        return f"HTTP {outcome.status_code} {outcome.reason_phrase}".rstrip()
+    for kind, words in _TRANSPORT_REASONS:
+        if isinstance(outcome, kind):
+            return words
+    return type(outcome).__name__
 
 
 class _Counted:
@@ -235,6 +266,24 @@ def error_body(response: httpx.Response) -> tuple[str | None, str | None]:
         text = response.text.strip()
         return None, (text[:_DETAIL_LIMIT] or None)
     return body.code, body.detail[:_DETAIL_LIMIT]
+
+
+def overrun_failure(call: Call, exc: DeadlinePassed | TooLarge) -> HubError:
+    """The error for an answer that outran the call's time budget or its size cap."""
+    if isinstance(exc, TooLarge):
+        message = (
+            f"{_prefix(call)} answered more than {describe_size(exc.limit)}; reading stopped"
+            " there and nothing was used. Raise STATE_HUB_MAX_BYTES if the domain really is that"
+            " large, or check that the hub URL points at a state-hub"
+        )
+        detail = f"stopped reading after {exc.received} bytes"
+        return _error(HubError, message, call, None, "too_large", detail)
+    message = (
+        f"{_prefix(call)} did not answer in full within its {call.policy.max_total_s:g} s budget"
+        f" ({_count(call)}); the hub is stalled or too slow: check it at {call.base_url},"
+        " or raise STATE_HUB_MAX_TOTAL_S"
+    )
+    return _error(HubUnavailable, message, call, None, "timeout", str(exc))
 
 
 def _transport_failure(call: Call, exc: httpx.TransportError, *, budget_spent: bool) -> HubError:
