@@ -12,8 +12,8 @@ import pytest
 
 from custodian.errors import HubError, HubUnavailable
 from custodian.statehub.client import StateHubClient
-from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
 from custodian.statehub.server import ReferenceHub
+from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
 from runsupport import CANON, CliResult, run_cli
 
 MiB = 1 << 20

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 from runsupport import hub_get
@@ -77,3 +78,33 @@ def test_sigterm_drains_the_write_in_flight_and_sends_no_other(tmp_path: Path) -
         inspected = custodian_cli(tmp_path, "inspect", run_id, "--memory", str(memory))
         assert inspected.returncode == 0, inspected.stdout
         assert "status    interrupted (exit 143)" in inspected.stdout
+
+
+def test_a_write_in_flight_outlives_the_abandon_window_and_gets_its_receipt(
+    tmp_path: Path,
+) -> None:
+    # A read is abandoned within 2 s of a signal; a write already sent is not: held 2.5 s past
+    # SIGINT, it still finishes, is recorded, and the run then exits 130.
+    hold = WriteHold(nth=1, phase="before_commit")
+    memory = tmp_path / "memory"
+    llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
+    with held_hub(tmp_path, hold) as hub:
+        proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
+        assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the held write"
+        proc.send_signal(signal.SIGINT)
+        time.sleep(2.5)
+        assert proc.poll() is None, "the run gave up on a write in flight"
+        hold.release()
+        code, out, err = finish(proc)
+        assert code == 130, err
+        summary = json.loads(out)
+        assert summary["status"] == "interrupted"
+        records = journal(memory)
+        run_id = summary["run_id"]
+        [receipt] = of_run(records, run_id, "receipt")
+        assert receipt.data["status_code"] == 201
+        assert of_run(records, run_id, "failed") == []
+        assert len(of_run(records, run_id, "dispatched")) == 1  # nothing new started
+        finished = of_run(records, run_id, "finished")
+        assert [(f.data["status"], f.data["exit_code"]) for f in finished] == [("interrupted", 130)]
+        assert len(custodian_events(hub)) == 1

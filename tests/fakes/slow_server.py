@@ -9,7 +9,6 @@ Paths not in the table are 404. Every behaviour stops when the client hangs up o
 from __future__ import annotations
 
 import threading
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,67 +75,64 @@ class SlowServer:
 
 
 def _handler(server: SlowServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"  # the body ends when the connection closes
+    return type("Handler", (_Handler,), {"slow": server})
 
-        def log_message(self, format: str, *args: object) -> None:
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # the body ends when the connection closes
+    slow: SlowServer
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        self._play()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self._play()
+
+    def _play(self) -> None:
+        path = self.path.split("?")[0]
+        behaviour = self.slow.routes.get(path)
+        self.slow.requests[path] += 1
+        if behaviour is None:
+            self.send_error(404)
             return
+        try:
+            self._answer(path, behaviour)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client gave up, as it should
 
-        def do_GET(self) -> None:
-            self._play()
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            self.rfile.read(length)
-            self._play()
-
-        def _play(self) -> None:
-            path = self.path.split("?")[0]
-            behaviour = server.routes.get(path)
-            server.requests[path] += 1
-            if behaviour is None:
-                self.send_error(404)
-                return
-            try:
-                self._answer(path, behaviour)
-            except (BrokenPipeError, ConnectionResetError):
-                return  # the client gave up, as it should
-
-        def _answer(self, path: str, behaviour: Behaviour) -> None:
-            if isinstance(behaviour, Fixed):
-                failing = server.requests[path] <= behaviour.fail_first
-                self.send_response(503 if failing else behaviour.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(behaviour.body)))
-                self.end_headers()
-                self.wfile.write(behaviour.body)
-                return
-            self.send_response(200)
+    def _answer(self, path: str, behaviour: Behaviour) -> None:
+        if isinstance(behaviour, Fixed):
+            failing = self.slow.requests[path] <= behaviour.fail_first
+            self.send_response(503 if failing else behaviour.status)
             self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(behaviour.body)))
             self.end_headers()
-            if isinstance(behaviour, Drip):
-                self._drip(path, behaviour)
-            else:
-                self._flood(path, behaviour)
+            self.wfile.write(behaviour.body)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        if isinstance(behaviour, Drip):
+            self._drip(path, behaviour)
+        else:
+            self._flood(path, behaviour)
 
-        def _drip(self, path: str, drip: Drip) -> None:
-            self._send(path, b'{"x": "')
-            while not server.stopping.wait(drip.interval_s):
-                self._send(path, b"a")
+    def _drip(self, path: str, drip: Drip) -> None:
+        self._send(path, b'{"x": "')
+        while not self.slow.stopping.wait(drip.interval_s):
+            self._send(path, b"a")
 
-        def _flood(self, path: str, flood: Flood) -> None:
-            chunk = b"a" * 65536
-            while server.sent[path] < flood.total and not server.stopping.is_set():
-                self._send(path, chunk)
+    def _flood(self, path: str, flood: Flood) -> None:
+        chunk = b"a" * 65536
+        while self.slow.sent[path] < flood.total and not self.slow.stopping.is_set():
+            self._send(path, chunk)
 
-        def _send(self, path: str, data: bytes) -> None:
-            self.wfile.write(data)
-            self.wfile.flush()
-            server.sent[path] += len(data)
-
-    return Handler
-
-
-def elapsed_since(start: float) -> float:
-    """Seconds on the monotonic clock since `start`."""
-    return time.monotonic() - start
+    def _send(self, path: str, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.slow.sent[path] += len(data)
