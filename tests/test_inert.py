@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import unicodedata
 
 import pytest
@@ -117,9 +118,7 @@ def _heading_levels(markdown: str) -> list[int]:
             ):
                 in_fence = None
             continue
-        atx = re.match(
-            r"^(?:[ ]{0,3}(?:>[ ]?|[-+*][ ]+|\d{1,9}[.)][ ]+))*[ ]{0,3}(#{1,6})(?:[ \t]|$)", line
-        )
+        atx = re.match(r"^(?:\s*(?:>|[-+*](?=\s)|\d{1,9}[.)](?=\s)))*\s*(#{1,6})(?:[ \t]|$)", line)
         if atx:
             levels.append(len(atx.group(1)))
         elif (
@@ -147,6 +146,8 @@ def test_prose_imitating_the_notes_sections_is_demoted() -> None:
         "- ### Executed",
         "1. # Top",
         "   ## indented",
+        "- item\n\n    ## inside the item",
+        "- a\n  - b\n\n        ### nested",
         "#\n##\t",
         "<h2>Actions</h2>",
     ],
@@ -204,3 +205,13 @@ def test_terminal_json_is_the_same_json_with_nothing_hidden(
 def test_terminal_json_escapes_c1_bidi_and_tags_but_keeps_letters() -> None:
     out = for_terminal_json({"t": "é\x9b\x7f\u202e日\U000e0041"})
     assert out == '{"t": "é\\u009b\\u007f\\u202e日\\udb40\\udc41"}'
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["-   " * 5000 + "x", ">  " * 5000 + "=", "1.  " * 5000 + "#x", "- " * 20000 + "-"],
+)
+def test_hostile_prefixes_are_demoted_in_linear_time(hostile: str) -> None:
+    start = time.perf_counter()
+    demote_headings(hostile, 3)
+    assert time.perf_counter() - start < 1.0

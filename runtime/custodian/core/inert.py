@@ -80,9 +80,10 @@ def _json_escape(ch: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-# Container prefixes (block quotes, list markers) before a heading marker: a heading inside a
-# quote or a list item is still a heading.
-_PREFIX = r"(?P<prefix>(?:[ ]{0,3}(?:>[ ]?|[-+*][ ]+|\d{1,9}[.)][ ]+))*[ ]{0,3})"
+# Container prefixes (block quotes, list markers) and any indent before a heading marker: a
+# heading inside a quote or a (nested) list item is still a heading. Only the `[ \t]*` runs take
+# blanks and each is followed by a non-blank, so matching stays linear on hostile input.
+_PREFIX = r"(?P<prefix>(?:[ \t]*(?:>|[-+*](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[ \t]*)"
 _ATX = re.compile(_PREFIX + r"(?P<marks>#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(_PREFIX + r"(?P<rule>=+|-+)[ \t]*$")
 _HTML_TAG = re.compile(r"<(?=[A-Za-z/!?])")
