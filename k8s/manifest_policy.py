@@ -29,7 +29,7 @@ REQUIRED_ENV = (
     "HOME",
 )
 FIXED_ENV = {"HOME": "/tmp", "CUSTODIAN_MEMORY_DIR": MEMORY_DIR, "CUSTODIAN_LOG_FORMAT": "json"}
-SECRET_ENV_RE = re.compile(r"(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$")
+SECRET_ENV_RE = re.compile(r"(_API_KEY|_SEAL_KEY|_TOKEN|_SECRET|_PASSWORD)$")
 
 
 def dig(obj: Any, path: str) -> Any:

@@ -31,23 +31,28 @@ EXIT_FAILED = 5
 
 def approvals_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     """Dispatch `approvals list|show|approve|reject`."""
-    store = ApprovalStore(settings.memory_dir)
+    store = ApprovalStore(settings.memory_dir, settings.seal_key)
     now = datetime.now(UTC)
     command = args.approvals_command
     if command == "list":
         return list_items(store, now, args.domain, args.status, args.json, out)
     if command == "show":
-        item = store.get(args.approval_id)
-        out.write(for_terminal_json(_listing(item, now), indent=2) + "\n")
+        item = store.get(args.approval_id, verify=False)
+        out.write(for_terminal_json(_listing(store, item, now), indent=2) + "\n")
         return 0
     if command == "reject":
         return reject(settings, store, args.approval_id, args.by, args.reason, now, out)
     return approve(settings, store, args.approval_id, args.by, args.note, now, out)
 
 
-def _listing(item: ApprovalItem, now: datetime) -> dict[str, Any]:
-    data = item.model_dump(mode="json")
+def _listing(store: ApprovalStore, item: ApprovalItem, now: datetime) -> dict[str, Any]:
+    data = item.model_dump(mode="json", exclude={"seal"})
     data["status"] = effective_status(item, now)
+    problem = store.seal_problem(item)
+    if problem is not None:
+        # With a seal key, an item whose seal fails is listed as such and can never be decided.
+        data["status"] = "unsealed" if item.seal is None else "bad-seal"
+        data["seal_problem"] = problem
     return data
 
 
@@ -60,7 +65,7 @@ def list_items(
     out: TextIO,
 ) -> int:
     """Print the queue, pending first; `--json` prints a JSON array."""
-    items = [_listing(i, now) for i in store.all(domain)]
+    items = [_listing(store, i, now) for i in store.all(domain, verify=False)]
     if status:
         items = [i for i in items if i["status"] == status]
     items.sort(key=lambda i: (i["status"] != "pending", i["created_at"]))
@@ -128,7 +133,7 @@ def _deciding(
 
 
 def _journal(settings: Settings, item: ApprovalItem, run_id: str) -> DiskJournal:
-    store = JournalStore(settings.memory_dir)
+    store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
     store.read(item.domain)  # sets a torn tail aside before appending
     return DiskJournal(store.writer(item.domain, run_id, lambda: datetime.now(UTC)))
 

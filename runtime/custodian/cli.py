@@ -137,7 +137,9 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from custodian.inspect import inspect_command
 
     settings = _settings(args, domain_required=False, hub_required=False)
-    return inspect_command(settings.memory_dir, args.run_id, settings.domain, sys.stdout)
+    return inspect_command(
+        settings.memory_dir, args.run_id, settings.domain, sys.stdout, settings.seal_key
+    )
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

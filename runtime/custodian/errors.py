@@ -144,6 +144,10 @@ class JournalError(CustodianError):
     exit_code = 6
 
 
+class SealError(JournalError):
+    """With a seal key configured, a journal record or approval item carries no valid seal."""
+
+
 class ApprovalError(CustodianError):
     """An approval cannot be acted on as asked (unknown id, wrong status, stale state)."""
 

@@ -12,6 +12,7 @@ from typing import TextIO
 from custodian.core.inert import for_terminal
 from custodian.core.journal import latest_run_id, render_run, replay_lines, replay_problems
 from custodian.core.journal import run_summaries as summarize
+from custodian.core.seals import SealKey
 from custodian.errors import JournalError
 from custodian.memory.journal_store import JournalStore, ReadResult
 
@@ -20,11 +21,20 @@ EXIT_NOT_FOUND = 2
 EXIT_BROKEN = JournalError.exit_code
 
 
-def inspect_command(memory_dir: Path, run_id: str | None, domain: str | None, out: TextIO) -> int:
-    """Print the court record of a run (or list every run) and return the exit code."""
-    store = JournalStore(memory_dir)
+def inspect_command(
+    memory_dir: Path,
+    run_id: str | None,
+    domain: str | None,
+    out: TextIO,
+    seal_key: SealKey | None = None,
+) -> int:
+    """Print the court record of a run (or list every run) and return the exit code.
+
+    With a seal key, a record without a valid seal is a problem like any other.
+    """
+    store = JournalStore(memory_dir)  # no key: inspect reports bad seals, it does not refuse
     if run_id is None and domain is None:
-        return _list_all(store, out)
+        return _list_all(store, out, seal_key)
     if domain is None:
         domain = store.find_run(str(run_id))
         if domain is None:
@@ -39,7 +49,7 @@ def inspect_command(memory_dir: Path, run_id: str | None, domain: str | None, ou
             _write(out, replay_lines(_store_problems(domain, result)))
             return EXIT_BROKEN
         return EXIT_NOT_FOUND
-    lines = render_run(result.records, run_id, _store_problems(domain, result))
+    lines = render_run(result.records, run_id, _store_problems(domain, result), seal_key)
     _write(out, lines)
     return EXIT_OK if lines[-1] == "replay: ok" else EXIT_BROKEN
 
@@ -51,7 +61,7 @@ def _store_problems(domain: str, result: ReadResult) -> list[str]:
     return found
 
 
-def _list_all(store: JournalStore, out: TextIO) -> int:
+def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int:
     domains = store.domains()
     if not domains:
         out.write(f"no journals under {store.journal_dir}\n")
@@ -59,7 +69,7 @@ def _list_all(store: JournalStore, out: TextIO) -> int:
     broken = False
     for domain in domains:
         result = store.scan(domain)
-        problems = replay_problems(result.records, _store_problems(domain, result))
+        problems = replay_problems(result.records, _store_problems(domain, result), seal_key)
         broken = broken or bool(problems)
         last = result.records[-1].ref if result.records else "-"
         verdict = "ok" if not problems else f"{len(problems)} problem(s)"

@@ -124,7 +124,7 @@ class _Run:
             log=log,
             clock=clock,
             journal=MemoryJournal(result.run_id, settings.domain, clock),
-            approvals=ApprovalStore(settings.memory_dir),
+            approvals=ApprovalStore(settings.memory_dir, settings.seal_key),
         )
 
     @property
@@ -149,13 +149,15 @@ class _Run:
         try:
             if self.s.dry_run:
                 # Read-only: no lock, no repair of a torn tail, nothing appended.
-                scanned = JournalStore(self.s.memory_dir).scan(self.domain).records
+                store = JournalStore(self.s.memory_dir, seal_key=self.s.seal_key)
+                scanned = store.scan(self.domain).records
                 self._steps(model, list(scanned))
                 return
             with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id):
-                store = JournalStore(self.s.memory_dir)
+                store = JournalStore(self.s.memory_dir, seal_key=self.s.seal_key)
                 history = list(store.read(self.domain).records)
                 _refuse_a_broken_chain(history)
+                self.scope.approvals.all()  # with a seal key: refuses an unsealed item
                 self.scope.journal = DiskJournal(
                     store.writer(self.domain, self.result.run_id, self.clock)
                 )

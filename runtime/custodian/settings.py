@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from custodian.core.contract import DOMAIN_PATTERN
+from custodian.core.seals import SealKey
 from custodian.errors import ConfigError
 from custodian.llm._child_env import EXTRA_VAR, extra_names
 from custodian.llm.base import ModelConfig
 from custodian.llm.registry import split_spec
 
 EMBEDDED = "embedded"
+SEAL_KEY = "CUSTODIAN_SEAL_KEY"
 DEFAULT_EMBEDDED_DIR = ".custodian"
 
 
@@ -71,6 +73,8 @@ class Settings:
     force: bool = False
     json_output: bool = False
     log_format: str = "text"
+    # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
+    seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
     def digest_view(self) -> dict[str, Any]:
         """The settings as journaled: no secrets, no environment snapshot."""
@@ -231,6 +235,17 @@ def limits_from(env: Mapping[str, str]) -> Limits:
     )
 
 
+def seal_key_from(env: Mapping[str, str]) -> SealKey | None:
+    """The seal key, if CUSTODIAN_SEAL_KEY is set; a short key is a ConfigError (never echoed)."""
+    raw = env.get(SEAL_KEY)
+    if raw is None:
+        return None
+    try:
+        return SealKey(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{SEAL_KEY}: {exc}", setting=SEAL_KEY) from None
+
+
 def claude_on_path(env: Mapping[str, str]) -> str | None:
     """The Claude Code executable the embedded default would use, if any."""
     from custodian.llm.claude_code import find_claude
@@ -253,6 +268,9 @@ def load_settings(
     unconfigured model becomes `claude-code` when a `claude` executable is found, else `offline`.
     """
     env = layered_environment(environ, cwd)
+    seal_key = seal_key_from(env)
+    # The model's snapshot of the environment never holds the seal key.
+    env.pop(SEAL_KEY, None)
     embedded_defaults = bool(flags.get("embedded_defaults"))
     domain, _ = pick(flags.get("domain"), env, "CUSTODIAN_DOMAIN")
     hub_url, hub_source = pick(flags.get("hub"), env, "STATE_HUB_URL")
@@ -295,4 +313,5 @@ def load_settings(
         force=bool(flags.get("force")),
         json_output=bool(flags.get("json")),
         log_format=log_format,
+        seal_key=seal_key,
     )

@@ -36,6 +36,8 @@ class ApprovalItem(BaseModel):
     decision_note: str | None = None
     reject_reason: str | None = None
     result: dict[str, Any] | None = None
+    # HMAC over every other field, set by the store when a seal key is configured.
+    seal: str | None = None
 
 
 def effective_status(item: ApprovalItem, now: datetime) -> ApprovalStatus:

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from custodian.core.digest import canonical_json, sha256_hex
 
@@ -39,7 +45,10 @@ KINDS = frozenset(
 
 
 class Record(BaseModel):
-    """One journal line. `hash` is the SHA-256 of the canonical JSON of every other field."""
+    """One journal line. `hash` is the SHA-256 of the canonical JSON of every other field.
+
+    `seal` (present only when a seal key is configured) is an HMAC of `hash`, outside the hash.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -52,6 +61,15 @@ class Record(BaseModel):
     data: dict[str, Any]
     prev: str
     hash: str
+    seal: str | None = Field(default=None, pattern="^[0-9a-f]{64}$")
+
+    @model_serializer(mode="wrap")
+    def _drop_missing_seal(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An unsealed record has no `seal` key at all, so it reads as it did before seals.
+        fields: dict[str, Any] = handler(self)
+        if fields.get("seal") is None:
+            fields.pop("seal", None)
+        return fields
 
     def line(self) -> str:
         """The record as it is written to disk: canonical JSON, no trailing newline."""
@@ -96,9 +114,10 @@ def parse_at(text: str) -> datetime:
 
 
 def record_hash(record: Record | Mapping[str, Any]) -> str:
-    """SHA-256 hex of the canonical JSON of the record without its `hash` field."""
+    """SHA-256 hex of the canonical JSON of the record without its `hash` and `seal` fields."""
     fields = record.model_dump() if isinstance(record, Record) else dict(record)
     fields.pop("hash", None)
+    fields.pop("seal", None)
     return sha256_hex(canonical_json(fields))
 
 

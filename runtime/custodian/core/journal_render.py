@@ -11,6 +11,7 @@ from custodian.core.digest import canonical_json
 from custodian.core.journal_records import SCHEMA_VERSION, Record, verify_chain
 from custodian.core.journal_runs import RunSummary, counts_text, run_summaries
 from custodian.core.journal_spine import ItemTrace, trace_items, verify_spine
+from custodian.core.seals import SealKey, seals_seen, verify_seals
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,13 @@ def _short(value: Any, width: int = 12) -> str:
     return text if len(text) <= width else text[:width] + "…"
 
 
-def replay_problems(records: Sequence[Record], extra: Sequence[str] = ()) -> list[str]:
-    """Everything wrong with a domain journal: store damage first, then chain, then spine."""
+def replay_problems(
+    records: Sequence[Record], extra: Sequence[str] = (), seal_key: SealKey | None = None
+) -> list[str]:
+    """Everything wrong with a domain journal: store damage first, then chain, seals, spine."""
     found = [*verify_chain(records), *verify_spine(records)]
+    if seal_key is not None:
+        found.extend(verify_seals(records, seal_key))
     return [*extra, *(str(p) for p in sorted(found, key=lambda p: p.seq))]
 
 
@@ -41,17 +46,21 @@ def replay_lines(problems: Sequence[str]) -> list[str]:
 
 
 def render_run(
-    records: Sequence[Record], run_id: str, extra_problems: Sequence[str] = ()
+    records: Sequence[Record],
+    run_id: str,
+    extra_problems: Sequence[str] = (),
+    seal_key: SealKey | None = None,
 ) -> list[str]:
     """The court record of `run_id` within its domain journal, ending with the replay verdict."""
     run = [r for r in records if r.run_id == run_id]
     if not run:
         return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
-    problems = replay_problems(records, extra_problems)
+    problems = replay_problems(records, extra_problems, seal_key)
     summary = next(s for s in run_summaries(records) if s.run_id == run_id)
     queued = {(r.run_id, r.data.get("index")): r for r in run if r.kind == "queued"}
     ctx = _Court(trace_items(records), queued, problems)
     lines = _header(summary, records)
+    lines[-1:-1] = seal_lines(records, seal_key)
     for record in run:
         lines.extend(_render_record(record, ctx))
     return [*lines, *replay_lines(problems)]
@@ -72,6 +81,25 @@ def _header(summary: RunSummary, records: Sequence[Record]) -> list[str]:
         f"({summary.domain}:{summary.first_seq} … {summary.domain}:{summary.last_seq}); "
         f"{len(records)} in the domain, schema v{SCHEMA_VERSION}, last {last.ref}",
         "",
+    ]
+
+
+def seal_lines(records: Sequence[Record], seal_key: SealKey | None) -> list[str]:
+    """Whether the domain's seals verified; nothing when no record is sealed and no key is set."""
+    if seal_key is None:
+        sealed = seals_seen(records)
+        if not sealed:
+            return []
+        return [
+            f"seals     not checked: {sealed} of {len(records)} record(s) sealed, "
+            "CUSTODIAN_SEAL_KEY is not set"
+        ]
+    bad = verify_seals(records, seal_key)
+    if not bad:
+        return [f"seals     verified: all {len(records)} record(s) in the domain"]
+    return [
+        f"seals     FAILED: {len(bad)} of {len(records)} record(s) without a valid seal, "
+        f"first {bad[0].seq} ({bad[0].kind})"
     ]
 
 

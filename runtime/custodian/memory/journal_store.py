@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal import Record
-from custodian.errors import ConfigError, JournalError
+from custodian.core.seals import SealKey, verify_seals
+from custodian.errors import ConfigError, JournalError, SealError
 from custodian.memory.files import atomic_write_bytes
 from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
 
@@ -112,11 +113,20 @@ def _torn_report(parsed: _Parsed) -> str:
 class JournalStore:
     """The journals under `<memory_dir>/journal/`."""
 
-    def __init__(self, memory_dir: Path, *, fsync: Fsync = os.fsync, clock: Clock = _utc_now):
+    def __init__(
+        self,
+        memory_dir: Path,
+        *,
+        fsync: Fsync = os.fsync,
+        clock: Clock = _utc_now,
+        seal_key: SealKey | None = None,
+    ):
         self.memory_dir = Path(memory_dir)
         self.journal_dir = self.memory_dir / "journal"
         self._fsync = fsync
         self._clock = clock
+        # With a key, every read refuses a record without a valid seal and every append seals.
+        self._seal_key = seal_key
 
     @property
     def directory(self) -> Path:
@@ -139,6 +149,7 @@ class JournalStore:
         if not path.exists():
             return ReadResult(records=())
         parsed = _parse(path.read_bytes())
+        self._check_seals(domain, parsed.records)
         torn = _torn_report(parsed) if parsed.torn else None
         return ReadResult(parsed.records, torn, parsed.damage, parsed.good_end)
 
@@ -161,11 +172,31 @@ class JournalStore:
                 path=str(path),
                 damage=parsed.damage,
             )
+        self._check_seals(domain, parsed.records)
         if not parsed.torn:
             return ReadResult(parsed.records, None, (), parsed.good_end)
         if not repair:
             return ReadResult(parsed.records, _torn_report(parsed), (), parsed.good_end)
         return ReadResult(parsed.records, self._set_aside(path, data, parsed), (), parsed.good_end)
+
+    def _check_seals(self, domain: str, records: tuple[Record, ...]) -> None:
+        if self._seal_key is None:
+            return
+        problems = verify_seals(records, self._seal_key)
+        if not problems:
+            return
+        path = self.path(domain)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SealError(
+            f"journal {path.name}, domain {domain}: {problems[0]}{more}. CUSTODIAN_SEAL_KEY is "
+            "set, so every record must carry a valid seal; nothing was done. If the journal was "
+            "written before the key was set, move it aside to start a new sealed journal "
+            "(`custodian inspect` reads the old one with the key unset); otherwise someone "
+            "without the key wrote to the memory volume: keep a copy and find out who",
+            path=str(path),
+            seq=problems[0].seq,
+            kind=problems[0].kind,
+        )
 
     def _set_aside(self, path: Path, data: bytes, parsed: _Parsed) -> str:
         stamp = self._clock().astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -207,7 +238,14 @@ class JournalStore:
         result = self.read(domain)
         last = result.records[-1] if result.records else None
         return JournalWriter(
-            self.path(domain), domain, run_id, clock, last=last, size=result.size, fsync=self._fsync
+            self.path(domain),
+            domain,
+            run_id,
+            clock,
+            last=last,
+            size=result.size,
+            fsync=self._fsync,
+            seal_key=self._seal_key,
         )
 
 

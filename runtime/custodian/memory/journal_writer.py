@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian.core.journal import Record, derived_counts, interrupted_runs, make_record
+from custodian.core.seals import SealKey, seal_record
 from custodian.errors import JournalError
 
 Fsync = Callable[[int], None]
@@ -37,6 +38,7 @@ class JournalWriter:
         last: Record | None,
         size: int,
         fsync: Fsync = os.fsync,
+        seal_key: SealKey | None = None,
     ) -> None:
         self.path = path
         self.domain = domain
@@ -46,6 +48,7 @@ class JournalWriter:
         self._size = size
         self._fsync = fsync
         self._broken: str | None = None
+        self._seal_key = seal_key
 
     @property
     def last(self) -> Record | None:
@@ -78,6 +81,8 @@ class JournalWriter:
                 path=str(self.path),
             )
         record = make_record(self._last, run_id, self.domain, kind, self._clock(), data)
+        if self._seal_key is not None:
+            record = seal_record(self._seal_key, record)
         line = (record.line() + "\n").encode("utf-8")
         self._write(line)
         self._last = record
