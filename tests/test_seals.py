@@ -12,13 +12,17 @@ import hashlib
 import hmac
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from custodian.core.approvals import new_item
 from custodian.core.journal import make_record, parse_at
 from custodian.core.plan import fingerprint
+from custodian.core.seals import SealKey, item_seal_problem, seal_item, seal_record, verify_seals
+from custodian.settings import load_settings
 from custodian.statehub.server import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, tree_digest
 from spinesupport import THREE_WRITES, journal
@@ -39,12 +43,25 @@ def _cli(tmp_path: Path, mp: pytest.MonkeyPatch, argv: list[str], key: str | Non
 
 
 def _run(
-    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, key: str | None, plan: dict[str, Any]
+    tmp_path: Path,
+    mp: pytest.MonkeyPatch,
+    hub: ReferenceHub,
+    key: str | None,
+    plan: dict[str, Any],
+    *extra: str,
 ) -> CliResult:
     answer = tmp_path / "answer.md"
     answer.write_text(plan_response(plan), encoding="utf-8")
     argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", "--force"]
+    argv += [
+        "--memory",
+        str(tmp_path / "memory"),
+        "--canon",
+        str(CANON),
+        "--json",
+        "--force",
+        *extra,
+    ]
     return _cli(tmp_path, mp, argv, key)
 
 
@@ -159,6 +176,8 @@ def test_a_forged_authorized_record_stops_the_run_and_the_hub_is_unchanged(
     assert _hub_state(small_hub) == hub_before
     assert hub_get(small_hub, "/tasks/plat-t-1")["status"] == "todo"
     assert _journal_file(tmp_path).read_bytes() == journal_before
+    dry = _run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES, "--dry-run")
+    assert dry.code == 6 and f"record {seq} (authorized" in dry.stderr
     court = _inspect(tmp_path, monkeypatch, KEY)
     assert court.code == 6
     assert f"record {seq} (authorized, run forged-run): " in court.stdout
@@ -271,8 +290,6 @@ def test_the_key_is_never_written_printed_or_digested(
         assert secret not in printed
         assert secret.encode() not in on_disk
 
-    from custodian.settings import load_settings
-
     env = {
         "CUSTODIAN_SEAL_KEY": KEY,
         "STATE_HUB_URL": "http://127.0.0.1:1",
@@ -293,3 +310,23 @@ def test_a_short_key_is_a_configuration_error_that_does_not_echo_it(
     assert "CUSTODIAN_SEAL_KEY" in result.stderr and "at least 32 characters" in result.stderr
     assert "short-secret-value" not in result.stdout + result.stderr
     assert not (tmp_path / "memory" / "journal").exists()
+
+
+def test_a_seal_sits_outside_the_hash_and_cannot_pass_for_an_item_seal() -> None:
+    key = SealKey(KEY)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    record = make_record(None, "r1", "website", "run_started", at, {"pid": 1})
+    sealed = seal_record(key, record)
+    assert sealed.hash == record.hash and '"seal"' not in record.line()
+    assert verify_seals([sealed], key) == []
+    assert [p.message[:7] for p in verify_seals([record], key)] == ["no seal"]
+    item = new_item(
+        approval_id="apr-1", domain="website", operation="set_task_status",
+        params={"task_id": "web-t-3", "status": "blocked"}, rationale=None, run_id="r1",
+        fingerprint="f" * 64, precondition={}, now=at, ttl_days=14,
+    )  # fmt: skip
+    assert item_seal_problem(key, seal_item(key, item)) is None
+    # A record's seal copied onto an item, or a seal that is not even ASCII, never passes.
+    for stolen in (sealed.seal, "ä" * 64):
+        assert item_seal_problem(key, item.model_copy(update={"seal": stolen})) is not None
+    assert item_seal_problem(SealKey(OTHER_KEY), seal_item(key, item)) is not None

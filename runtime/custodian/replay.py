@@ -93,7 +93,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
 
 def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:
     """Print how today's code decides the stored run; exit 1 if any decision differs."""
-    records = find_run(JournalStore(settings.memory_dir), run_id)
+    records = find_run(JournalStore(settings.memory_dir, seal_key=settings.seal_key), run_id)
     policy = policy_of(settings)
     differences, verdict = compare(records, policy)
     recorded_policy = (_data(records, "plan") or {}).get("policy")

@@ -58,7 +58,7 @@ def record_seal_problem(key: SealKey, record: Record) -> str | None:
     """Why the record's seal does not hold (None when it does)."""
     if record.seal is None:
         return "no seal: written without the seal key, or added by someone who lacks it"
-    if not hmac.compare_digest(record.seal, record_seal(key, record)):
+    if not _same(record.seal, record_seal(key, record)):
         return "seal does not match: the record was changed, or sealed with another key"
     return None
 
@@ -88,9 +88,14 @@ def item_seal_problem(key: SealKey, item: ApprovalItem) -> str | None:
     seal = item.seal
     if seal is None:
         return "carries no seal: written without the seal key, or by someone who lacks it"
-    if not hmac.compare_digest(seal, item_seal(key, item)):
+    if not _same(seal, item_seal(key, item)):
         return "its seal does not match: the file was edited, or sealed with another key"
     return None
+
+
+def _same(stored: str, expected: str) -> bool:
+    # Bytes, not str: compare_digest refuses non-ASCII text, and a stored seal is untrusted.
+    return hmac.compare_digest(stored.encode("utf-8"), expected.encode("utf-8"))
 
 
 def seals_seen(records: Sequence[Record]) -> int:
