@@ -43,7 +43,7 @@ SECRETS = {
     "OPENAI_API_KEY": "sk-openai-secret",
     "OPENROUTER_API_KEY": "sk-or-secret",
     "GEMINI_API_KEY": "gemini-secret",
-    "CUSTODIAN_SEAL_KEY": "seal-secret",
+    "CUSTODIAN_SEAL_KEY": "seal-secret-" + "0" * 32,  # a seal key has at least 32 characters
 }
 LOCALE = {"LANG", "LANGUAGE"}
 
