@@ -26,6 +26,7 @@ from custodian.dispatch import APPROVED_CALLS
 from custodian.embedded import embedded_hub
 from custodian.errors import ApprovalError, ConfigError, CustodianError
 from custodian.memory.run_journal import DiskJournal
+from custodian.observe import read_summary
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 
@@ -101,7 +102,7 @@ def observe_target(settings: Settings, item: ApprovalItem) -> tuple[dict[str, An
         path = str(item.params.get("path", ""))
         return {"file_sha256": current_sha256(settings.canon_dir, path)}, None
     with hub_client(settings) as client:
-        summary = client.domain_summary(item.domain)
+        summary = read_summary(client, item.domain)
     proposed = ProposedItem(
         index=0,
         section="proposals",

@@ -81,6 +81,15 @@ class HubPreconditionFailed(HubRequestError):
         self.current = current
 
 
+class ObservationRejected(HubError):
+    """The hub's summary is not of the domain asked for, or repeats an id (exit 3)."""
+
+    def __init__(self, message: str, *, domain: str, problem: str) -> None:
+        super().__init__(message, code="observation_rejected", detail=problem)
+        self.domain = domain
+        self.problem = problem
+
+
 class ModelError(CustodianError):
     """The model call failed, or its answer cannot be used as a plan source (exit 4)."""
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from custodian.core.contract import DomainSummary, StateSummary
 from custodian.core.digest import domain_state_digest
+from custodian.core.observation import check_domain_summary
 from custodian.errors import ConfigError, HubRequestError
 from custodian.statehub.client import StateHubClient
 
@@ -32,7 +33,7 @@ def observe(client: StateHubClient, domain: str) -> Observation:
     """Both reads, or an error: an unknown domain is a ConfigError that names the known ones."""
     overview = client.state_summary()
     try:
-        summary = client.domain_summary(domain)
+        summary = read_summary(client, domain)
     except HubRequestError as exc:
         if exc.status != 404:
             raise
@@ -43,9 +44,16 @@ def observe(client: StateHubClient, domain: str) -> Observation:
     return Observation(overview, summary, domain_state_digest(summary))
 
 
+def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
+    """GET the domain's summary and check it is all of `domain` (else ObservationRejected)."""
+    summary = client.domain_summary(domain)
+    check_domain_summary(summary, domain)
+    return summary
+
+
 def settled_record(client: StateHubClient, domain: str) -> dict[str, Any]:
     """The domain as the run's own writes left it, as an `observed` record marked after_act."""
-    summary = client.domain_summary(domain)
+    summary = read_summary(client, domain)
     return {
         "state_digest": domain_state_digest(summary),
         "overview": None,
