@@ -81,6 +81,15 @@ def test_a_wrong_method_is_405_with_allow(http: httpx.Client) -> None:
     assert_error(http.request("FROB", "/events"), 405, "method_not_allowed")
 
 
+@pytest.mark.parametrize("method", ["FROB", "CONNECT", "QUERY"])
+def test_an_unknown_method_is_405_with_allow_too(http: httpx.Client, method: str) -> None:
+    response = http.request(method, "/tasks/web-t-01?x=1")
+    assert "PATCH" in assert_error(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == "GET, HEAD, PATCH"
+    assert http.request(method, "/events").headers["allow"] == "GET, HEAD, POST"
+    assert_error(http.request(method, "/nowhere"), 404, "not_found")
+
+
 @pytest.mark.parametrize(
     ("path", "needle"),
     [

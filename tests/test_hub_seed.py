@@ -20,6 +20,7 @@ from custodian.core import contract
 from custodian.errors import ConfigError
 from custodian.statehub.serve import seed_database, serve_command
 from custodian.statehub.server import ReferenceHub, SeedError, demo_dataset, load_seed
+from runsupport import run_cli
 
 
 def ts(value: str) -> datetime:
@@ -244,6 +245,26 @@ def test_serve_command_refuses_a_port_in_use(tmp_path: Path, hub: ReferenceHub) 
     port = int(hub.url.rsplit(":", 1)[1])
     with pytest.raises(ConfigError, match="--port"):
         serve_command("127.0.0.1", port, tmp_path / "hub.sqlite3", None, None)
+
+
+@pytest.mark.parametrize("seed", [None, "demo"])
+def test_hub_serve_on_a_busy_port_creates_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub, seed: str | None
+) -> None:
+    port = hub.url.rsplit(":", 1)[1]
+    db = tmp_path / "state" / "hub.sqlite3"
+    argv = ["hub", "serve", "--port", port, "--db", str(db), *(["--seed", seed] if seed else [])]
+    result = run_cli(argv, tmp_path, monkeypatch)
+    assert result.code == 2, result.stderr
+    assert "--port" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "state").exists()  # neither the database nor its directory
+
+
+def test_a_hub_bound_but_never_started_stops_cleanly(tmp_path: Path) -> None:
+    bound = ReferenceHub(tmp_path / "hub.sqlite3").bind()
+    assert bound.url.startswith("http://127.0.0.1:")
+    bound.stop()
+    assert not (tmp_path / "hub.sqlite3").exists()
 
 
 def test_serve_command_serves_until_sigterm(tmp_path: Path) -> None:

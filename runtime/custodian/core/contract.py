@@ -9,6 +9,7 @@ from datetime import date, datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.config import JsonDict
 
 ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
 DOMAIN_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -212,7 +213,18 @@ class TaskStatusUpdate(Request):
     status: TaskStatus
 
 
+# JSON Schema for "at least one of task_id and workstream_id", which the validator below enforces.
+_ONE_TARGET: JsonDict = {
+    "anyOf": [
+        {"required": [name], "properties": {name: {"type": "string"}}}
+        for name in ("task_id", "workstream_id")
+    ]
+}
+
+
 class NewFlag(Request):
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_ONE_TARGET)
+
     task_id: Id | None = None
     workstream_id: Id | None = None
     note: ShortText

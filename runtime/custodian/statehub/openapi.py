@@ -13,6 +13,7 @@ from pydantic.json_schema import models_json_schema
 from custodian import __version__
 from custodian.core import contract
 from custodian.statehub.routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
+from custodian.statehub.wire import IF_MATCH_PATTERN
 
 _REF = "#/components/schemas/{model}"
 
@@ -76,7 +77,7 @@ _IF_MATCH = {
     "in": "header",
     "required": False,
     "description": 'v1.1: the task version the write expects, quoted ("3"); 412 when it differs',
-    "schema": {"type": "string", "pattern": '^(\\*|"[0-9]+")$'},
+    "schema": {"type": "string", "pattern": IF_MATCH_PATTERN},
 }
 
 _ETAG = {

@@ -176,7 +176,9 @@ def query_params(route: Route, raw_query: str) -> dict[str, Any]:
         if name in seen:
             raise ApiError(400, f"query parameter {name} is given more than once")
         seen.add(name)
-        # An empty value means "no filter", as clients that send `?domain=` for None expect.
-        if raw != "":
-            values[name] = route.query[name](name, raw)
+        # An empty value is no value: the OpenAPI document's patterns forbid it, and reading it
+        # as "no filter" would answer every domain's data to `?domain=`.
+        if raw == "":
+            raise ApiError(400, f"query parameter {name} is empty; leave it out for no filter")
+        values[name] = route.query[name](name, raw)
     return values

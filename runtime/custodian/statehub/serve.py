@@ -29,16 +29,21 @@ def serve_command(host: str, port: int, db: Path, seed: str | None, token: str |
     """Serve the hub at host:port on `db` (seeded first if asked) until SIGINT/SIGTERM; 0 after."""
     from custodian.statehub.server import ReferenceHub
 
-    if seed is not None and seed_database(db, seed, datetime.now(UTC)) is False:
-        print(f"hub: {db} already holds data; the seed was not loaded again", file=sys.stderr)
     hub = ReferenceHub(db, token=token, host=host, port=port)
     try:
-        hub.start()
+        hub.bind()  # before the database: a busy port leaves no database behind
     except OSError as exc:
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port",
             setting="--port",
         ) from exc
+    try:
+        if seed is not None and seed_database(db, seed, datetime.now(UTC)) is False:
+            print(f"hub: {db} already holds data; the seed was not loaded again", file=sys.stderr)
+        hub.start()
+    except BaseException:
+        hub.stop()
+        raise
     stop = threading.Event()
     previous = _install_handlers(stop)
     try:

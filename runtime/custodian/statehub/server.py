@@ -13,8 +13,8 @@ Where the contract is silent, this hub:
 - generates ids as `<kind>-<6 digits>` (`evt-000042`), skipping ids a seed already took;
 - answers 405 `method_not_allowed` with `Allow` for a known path and another method, 413
   `payload_too_large` above 1 MiB, 400 for chunked bodies, unknown or repeated query parameters;
-- treats an empty query value (`?domain=`) as no filter, and a filter on an unknown domain or id
-  as an empty list (only path resources answer 404);
+- answers 400 to an empty query value (`?domain=`): leave a parameter out for no filter; a filter
+  on an unknown domain or id gives an empty list (only path resources answer 404);
 - records idempotency keys for successful writes only: a refused write changed nothing, so its key
   may be retried; the body is compared as canonical JSON (key order does not matter);
 - bumps a workstream's `updated_at` when one of its tasks is created or changes status;
@@ -33,9 +33,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 from custodian.statehub.app import Clock, HubApp, HubRequest, HubResponse, WriteAborted, WriteHook
 from custodian.statehub.demo import demo_dataset
+from custodian.statehub.routes import match
 from custodian.statehub.seed import SeedError, load_seed
 from custodian.statehub.serve import DEFAULT_DB_PATH, serve_command
 from custodian.statehub.store import Store
@@ -95,18 +97,27 @@ class ReferenceHub:
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}"
 
-    def start(self) -> ReferenceHub:
-        """Open the database, bind the port and serve on a daemon thread."""
+    def bind(self) -> ReferenceHub:
+        """Take the port without touching the database; `start()` binds too when not yet bound."""
         if self._server is not None:
+            raise RuntimeError("the hub is already bound")
+        self._server = _HubServer((self.host, self.port))
+        return self
+
+    def start(self) -> ReferenceHub:
+        """Bind the port (first, so a busy port leaves no database), open the database, serve."""
+        if self._thread is not None:
             raise RuntimeError("the hub is already running")
-        store = Store(self.db_path)
-        app = HubApp(store, token=self.token, clock=self.clock, on_write=self.on_write)
+        server = self._server or self.bind()._server
+        assert server is not None
         try:
-            server = _HubServer((self.host, self.port), app)
+            store = Store(self.db_path)
         except BaseException:
-            store.close()
+            self._server = None
+            server.server_close()
             raise
-        self._store, self._server = store, server
+        server.app = HubApp(store, token=self.token, clock=self.clock, on_write=self.on_write)
+        self._store = store
         self._thread = threading.Thread(
             target=server.serve_forever,
             kwargs={"poll_interval": _POLL_INTERVAL_S},
@@ -122,7 +133,8 @@ class ReferenceHub:
         self._server = self._thread = self._store = None
         if server is None:
             return
-        server.shutdown()
+        if thread is not None:  # shutdown() waits for serve_forever, which a bound hub never ran
+            server.shutdown()
         server.close_connections()
         server.server_close()
         if thread is not None:
@@ -144,11 +156,11 @@ class ReferenceHub:
 
 class _HubServer(ThreadingHTTPServer):
     daemon_threads = True
+    app: HubApp  # set by ReferenceHub.start(), once the port is bound and the database open
 
-    def __init__(self, address: tuple[str, int], app: HubApp) -> None:
+    def __init__(self, address: tuple[str, int]) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
-        self.app = app
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         super().__init__(address, _Handler)
@@ -170,6 +182,14 @@ class _HubServer(ThreadingHTTPServer):
         for conn in connections:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+
+def _unknown_method(method: str, target: str) -> ApiError:
+    try:
+        match(method, urlsplit(target).path)
+    except ApiError as err:
+        return err
+    return ApiError(405, f"{method} is not allowed on {target}")  # no route takes it; unreachable
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -233,13 +253,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # http.server's own errors (bad request line, unknown method) get the contract's body too.
-        status = 405 if code == 501 else code
         detail = message or explain or "the request cannot be read"
+        err = ApiError(code, detail)
+        if code == 501:  # an unknown method: 405 with `Allow` on a known path, else 404
+            err = _unknown_method(self.command, self.path)
         self.close_connection = True
         # A request line too broken to name its version still gets a status line and headers.
         self.request_version = "HTTP/1.0"
-        err = ApiError(status, detail)
-        self._send(HubResponse(status, err.body(), err.headers))
+        self._send(HubResponse(err.status, err.body(), err.headers))
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - " + format, self.address_string(), *args)

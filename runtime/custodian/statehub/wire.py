@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-_ENTITY_TAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
+# One task version, quoted as an entity tag ("3"); a bare version (3) is read the same way.
+IF_MATCH_PATTERN = r'^("[0-9]{1,18}"|[0-9]{1,18})$'
+_IF_MATCH = re.compile(IF_MATCH_PATTERN)
 
 ERROR_STATUS_CODES: dict[int, str] = {
     400: "bad_request",
@@ -52,24 +54,17 @@ def etag_header(task: Mapping[str, Any]) -> dict[str, str]:
     return {"ETag": f'"{task["version"]}"'}
 
 
-def parse_if_match(raw: str | None) -> frozenset[int] | None:
-    """The versions an `If-Match` header accepts; None for no header or `*` (any version).
+def parse_if_match(raw: str | None) -> int | None:
+    """The version an `If-Match: "<version>"` header names; None without the header.
 
-    Tags compare strongly: a weak tag (`W/"3"`) or a tag that is no version matches nothing.
+    Anything else (`*`, a list, a weak tag) is a 400, as the OpenAPI document says.
     """
-    if raw is None or raw.strip() == "*":
+    if raw is None:
         return None
-    versions: set[int] = set()
-    for part in raw.split(","):
-        tag = part.strip()
-        if not _ENTITY_TAG.fullmatch(tag):
-            raise ApiError(
-                400, f'If-Match must hold quoted versions like "3" (or *), not {raw[:80]!r}'
-            )
-        inner = tag[1:-1]
-        if not tag.startswith("W/") and inner.isascii() and inner.isdigit() and len(inner) <= 18:
-            versions.add(int(inner))
-    return frozenset(versions)
+    found = _IF_MATCH.fullmatch(raw.strip())
+    if found is None:
+        raise ApiError(400, f'If-Match must be one quoted task version like "3", not {raw[:80]!r}')
+    return int(found.group(1).strip('"'))
 
 
 def to_utc(moment: datetime) -> datetime:

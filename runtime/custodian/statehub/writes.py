@@ -93,14 +93,14 @@ def update_task_status(
     now: str,
     body: TaskStatusUpdate,
     task_id: str,
-    if_match: frozenset[int] | None = None,
+    if_match: int | None = None,
 ) -> Result:
-    """PATCH /tasks/{id}; with `if_match`, only at one of those versions (else 412)."""
+    """PATCH /tasks/{id}; with `if_match`, only when the task is at that version (else 412)."""
     task = _require(conn, "tasks", task_id, "task")
-    if if_match is not None and task["version"] not in if_match:
+    if if_match is not None and task["version"] != if_match:
         raise ApiError(
             412,
-            f"task {task_id!r} is at version {task['version']}, not the one If-Match names;"
+            f"task {task_id!r} is at version {task['version']}, not {if_match} as If-Match says;"
             " read it again and decide on what it is now",
             headers=etag_header(task),
             extra={"current": task},
