@@ -1,44 +1,64 @@
-"""One run per domain: the lock file, stale locks broken safely, exactly one winner in a race."""
+"""One run per domain: an flock for the run's life; a killed holder's successor runs at once."""
 
 from __future__ import annotations
 
+import fcntl
 import json
-import multiprocessing
+import signal
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime, timedelta
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from custodian.errors import RunLocked
-from custodian.memory.lock import BrokenLock, RunLock
+from custodian.memory.lock import LeftLock, RunLock
+from spinesupport import (
+    clean_env,
+    custodian_events,
+    finish,
+    held_hub,
+    run_argv,
+    start_run,
+    write_plan,
+)
+from spinesupport import journal as journal_of
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 HOST = "runner-1"
 
+HOLD_SCRIPT = """
+import sys, time
+from pathlib import Path
+from custodian.memory.lock import RunLock
+lock = RunLock(Path(sys.argv[1]), "website", run_id="r-old", host=sys.argv[2])
+lock.acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
+
 
 def _lock(memory: Path, pid: int, run_id: str = "r1", **kwargs: Any) -> RunLock:
-    kwargs.setdefault("pid_alive", lambda p: True)
     kwargs.setdefault("clock", lambda: T0)
     kwargs.setdefault("host", HOST)
     return RunLock(memory, "website", run_id=run_id, pid=pid, **kwargs)
 
 
-def _write_lock(memory: Path, **holder: Any) -> Path:
-    path = memory / "locks" / "website.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(holder), "utf-8")
-    return path
-
-
-def _dead_pid() -> int:
-    """A pid that belonged to a process which has exited and been reaped."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
+def _hold_in_child(memory: Path, host: str) -> subprocess.Popen[str]:
+    """A real process that takes the lock and keeps it until it is killed."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_SCRIPT, str(memory), host],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "held"
+    return child
 
 
 def test_acquire_writes_the_holder_and_release_removes_it(tmp_path: Path) -> None:
@@ -48,6 +68,7 @@ def test_acquire_writes_the_holder_and_release_removes_it(tmp_path: Path) -> Non
     assert holder == {"pid": 101, "host": HOST, "started_at": T0.isoformat(), "run_id": "r1"}
     assert lock.release() is True
     assert not lock.path.exists()
+    assert lock.release() is False
 
 
 def test_a_second_acquire_while_the_holder_lives_raises_run_locked(tmp_path: Path) -> None:
@@ -56,60 +77,62 @@ def test_a_second_acquire_while_the_holder_lives_raises_run_locked(tmp_path: Pat
     error = caught.value
     assert error.exit_code == 75
     assert "pid 101 on runner-1, run r1, started 2025-03-01T09:00:00+00:00" in error.message
+    assert "Do not delete the lock file" in error.message
     assert (error.fields["pid"], error.fields["host"]) == (101, HOST)
-    assert error.fields["started_at"] == T0.isoformat()
     assert not (tmp_path / "locks" / "website.lock").exists()  # released on exit
 
 
-def test_the_lock_of_a_dead_process_is_broken_and_reported(tmp_path: Path) -> None:
-    dead = _dead_pid()
-    _write_lock(tmp_path, pid=dead, host="me", started_at=T0.isoformat(), run_id="r0")
-    lock = RunLock(tmp_path, "website", run_id="r1", host="me", clock=lambda: T0)
-    broken = lock.acquire()
-    assert isinstance(broken, BrokenLock)
-    assert broken.previous is not None and broken.previous.pid == dead
-    assert broken.reason == f"pid {dead} on me is gone"
-    assert str(broken).startswith("broke a stale run lock")
-    assert (tmp_path / "locks" / broken.aside).exists()
-    assert json.loads(lock.path.read_text("utf-8"))["run_id"] == "r1"
-    assert lock.broken == broken
-
-
-def test_a_lock_from_another_host_is_broken_only_after_the_max_age(tmp_path: Path) -> None:
-    _write_lock(tmp_path, pid=7, host="elsewhere", started_at=T0.isoformat(), run_id="r0")
-    young = _lock(tmp_path, pid=101, clock=lambda: T0 + timedelta(hours=5, minutes=59))
-    with pytest.raises(RunLocked, match="pid 7 on elsewhere"):
-        young.acquire()
-    old = _lock(tmp_path, pid=101, clock=lambda: T0 + timedelta(hours=6))
-    broken = old.acquire()
-    assert broken is not None and "held by host elsewhere for 6:00:00" in broken.reason
-    assert json.loads(old.path.read_text("utf-8"))["pid"] == 101
-
-
-def test_the_max_age_is_configurable(tmp_path: Path) -> None:
-    _write_lock(tmp_path, pid=7, host="elsewhere", started_at=T0.isoformat(), run_id="r0")
-    later = T0 + timedelta(minutes=2)
-    lock = _lock(tmp_path, pid=101, clock=lambda: later, max_age=timedelta(minutes=1))
-    assert lock.acquire() is not None
-
-
-def test_an_unreadable_lock_is_left_over_from_a_crash_and_is_broken(tmp_path: Path) -> None:
+def test_the_words_in_the_file_decide_nothing(tmp_path: Path) -> None:
+    """A file naming a live pid on this very host, but no flock behind it, is no lock at all."""
     path = tmp_path / "locks" / "website.lock"
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"")
-    broken = _lock(tmp_path, pid=101).acquire()
-    assert broken is not None and broken.previous is None
-    assert "unreadable" in broken.reason
+    ghost = {"pid": 1, "host": "pod-gone", "started_at": T0.isoformat(), "run_id": "r0"}
+    path.write_text(json.dumps(ghost), "utf-8")
+    lock = _lock(tmp_path, pid=101)
+    left = lock.acquire()
+    assert isinstance(left, LeftLock)
+    assert left.previous is not None and left.previous.host == "pod-gone"
+    assert "took over the lock left by pid 1 on pod-gone, run r0" in str(left)
+    assert json.loads(lock.path.read_text("utf-8"))["run_id"] == "r1"
+    lock.release()
 
 
-def test_release_leaves_a_lock_that_someone_else_now_holds(tmp_path: Path) -> None:
-    first = _lock(tmp_path, pid=101)
-    first.acquire()
-    second = _lock(tmp_path, pid=202, run_id="r2", pid_alive=lambda p: p != 101)
-    assert second.acquire() is not None
-    assert first.release() is False
-    assert json.loads(second.path.read_text("utf-8"))["pid"] == 202
-    assert second.release() is True
+def test_an_unreadable_left_lock_is_taken_over(tmp_path: Path) -> None:
+    path = tmp_path / "locks" / "website.lock"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"pid": 7, "ho')
+    left = _lock(tmp_path, pid=101).acquire()
+    assert left is not None and left.previous is None
+    assert "an unreadable holder" in str(left)
+
+
+def test_a_sigkilled_holder_on_another_host_frees_the_lock_at_once(tmp_path: Path) -> None:
+    child = _hold_in_child(tmp_path, "pod-old")
+    with pytest.raises(RunLocked, match="on pod-old, run r-old"):
+        _lock(tmp_path, pid=101, host="pod-new").acquire()
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    assert json.loads((tmp_path / "locks" / "website.lock").read_text())["host"] == "pod-old"
+    started = time.monotonic()
+    lock = _lock(tmp_path, pid=101, host="pod-new")
+    left = lock.acquire()
+    assert time.monotonic() - started < 1.0
+    assert left is not None and left.previous is not None
+    assert (left.previous.pid, left.previous.host) == (child.pid, "pod-old")
+    lock.release()
+
+
+def test_the_lock_is_not_inherited_by_a_child_process(tmp_path: Path) -> None:
+    """A model subprocess that outlives its run must not keep the domain locked."""
+    with _lock(tmp_path, pid=101):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        lock = _lock(tmp_path, pid=202)
+        assert lock.acquire() is None
+        lock.release()
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_the_context_manager_releases_on_error(tmp_path: Path) -> None:
@@ -119,16 +142,17 @@ def test_the_context_manager_releases_on_error(tmp_path: Path) -> None:
 
 
 def _race_threads(memory: Path, contenders: int) -> list[str]:
-    """Contenders that all see the stale lock of pid 99 and try to break it at the same moment."""
     barrier = threading.Barrier(contenders)
     outcomes: list[str] = []
+    locks: list[RunLock] = []
 
     def contend(pid: int) -> None:
-        lock = _lock(memory, pid=pid, run_id=f"r{pid}", pid_alive=lambda p: p != 99)
+        lock = _lock(memory, pid=pid, run_id=f"r{pid}")
         barrier.wait()
         try:
             lock.acquire()
             outcomes.append("won")
+            locks.append(lock)
         except RunLocked:
             outcomes.append("locked")
 
@@ -137,41 +161,52 @@ def _race_threads(memory: Path, contenders: int) -> list[str]:
         thread.start()
     for thread in threads:
         thread.join()
+    for lock in locks:
+        lock.release()
     return sorted(outcomes)
 
 
-def test_concurrent_breakers_in_threads_have_exactly_one_winner(tmp_path: Path) -> None:
+def test_concurrent_acquirers_in_threads_have_exactly_one_winner(tmp_path: Path) -> None:
     for round_ in range(15):
-        memory = tmp_path / f"round-{round_}"
-        _write_lock(memory, pid=99, host=HOST, started_at=T0.isoformat(), run_id="r0")
-        assert _race_threads(memory, contenders=6) == ["locked"] * 5 + ["won"]
+        assert _race_threads(tmp_path / f"round-{round_}", contenders=6) == ["locked"] * 5 + ["won"]
 
 
-def _contend_in_process(memory: str, barrier: Any, done: Any, results: Any) -> None:
-    lock = RunLock(Path(memory), "website", run_id="proc", host="me")
-    barrier.wait()
-    try:
-        lock.acquire()
-        results.put("won")
-    except RunLocked:
-        results.put("locked")
-    done.wait()  # hold the lock until every contender has tried
-    lock.release()
+def test_an_acquirer_that_locked_a_released_file_tries_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Release removes the file: an acquirer that opened it just before must not win with it."""
+    first = _lock(tmp_path, pid=101)
+    first.acquire()
+    third = _lock(tmp_path, pid=303, run_id="r3")
+    real_flock = fcntl.flock
+    raced: list[bool] = []
+
+    def flock_after_a_release(fd: int, operation: int) -> None:
+        if not raced:  # the second acquirer has opened the old file and is about to lock it
+            raced.append(True)
+            first.release()
+            third.acquire()
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_a_release)
+    with pytest.raises(RunLocked, match="pid 303 on runner-1, run r3"):
+        _lock(tmp_path, pid=202, run_id="r2").acquire()
+    assert json.loads(third.path.read_text("utf-8"))["run_id"] == "r3"
+    third.release()
 
 
-def test_concurrent_breakers_in_processes_have_exactly_one_winner(tmp_path: Path) -> None:
-    _write_lock(tmp_path, pid=_dead_pid(), host="me", started_at=T0.isoformat(), run_id="r0")
-    ctx = multiprocessing.get_context("fork")
-    contenders = 4
-    barrier, done, results = ctx.Barrier(contenders), ctx.Barrier(contenders), ctx.Queue()
-    procs = [
-        ctx.Process(target=_contend_in_process, args=(str(tmp_path), barrier, done, results))
-        for _ in range(contenders)
-    ]
-    for proc in procs:
-        proc.start()
-    outcomes = sorted(results.get(timeout=20) for _ in range(contenders))
-    for proc in procs:
-        proc.join(timeout=20)
-    assert outcomes == ["locked"] * (contenders - 1) + ["won"]
-    assert not (tmp_path / "locks" / "website.lock").exists()
+def test_a_killed_runs_successor_on_another_host_runs_at_once(tmp_path: Path) -> None:
+    """The real CLI: a SIGKILLed holder that named another host does not hold the next run up."""
+    memory = tmp_path / "memory"
+    child = _hold_in_child(memory, "custodian-website-28934-abcde")
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    llm = write_plan(tmp_path / "answer.md", {"observations": ["nothing to do"]})
+    with held_hub(tmp_path, None) as hub:
+        code, out, err = finish(start_run(tmp_path, run_argv(hub.url, llm, memory)))
+        assert custodian_events(hub) == []
+    assert code == 0, err
+    assert json.loads(out)["status"] in ("completed", "skipped")
+    assert "took over the lock left by pid" in err and "custodian-website-28934-abcde" in err
+    assert {r.run_id for r in journal_of(memory)} == {json.loads(out)["run_id"]}
+    assert not (memory / "locks" / "website.lock").exists()

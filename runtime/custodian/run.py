@@ -153,7 +153,9 @@ class _Run:
                 scanned = store.scan(self.domain).records
                 self._steps(model, list(scanned))
                 return
-            with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id):
+            with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id) as lock:
+                if lock.left is not None:
+                    self.log.line("lock", "taken over", detail=str(lock.left))
                 store = JournalStore(self.s.memory_dir, seal_key=self.s.seal_key)
                 history = list(store.read(self.domain).records)
                 _refuse_a_broken_chain(history)

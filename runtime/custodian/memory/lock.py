@@ -1,10 +1,15 @@
-"""One run per domain: `<memory>/locks/<domain>.lock` names its holder (pid, host, start, run id).
+"""One run per domain: an flock(2) on `<memory>/locks/<domain>.lock`, held for the run's life.
 
-The lock file is created with O_CREAT|O_EXCL, so only one process can make it. A lock whose holder
-is gone (same host, pid not alive) or that is older than `max_age` (another host, whose pids we
-cannot check) is broken: renamed aside, then re-created with O_EXCL. Every acquire, break and
-release also holds an flock on `<domain>.guard` so the read-judge-break sequence is atomic
-between processes on this host; the kernel drops that flock if its holder dies.
+Liveness is the kernel's business, not ours: the lock is an exclusive flock on the open lock
+file, and the kernel drops it when the process ends, however it ends (SIGKILL and OOM included).
+A run whose predecessor was killed takes the lock at once, on any host that shares the volume.
+The pid, host, start time and run id written into the file are for people to read (and for the
+"locked by" message); nothing decides on them.
+
+The file is removed on release while the flock is still held. An acquirer that opened the old
+file before it was removed may get its flock afterwards: it checks that the path still names the
+file it locked, and tries again if not. The descriptor is never reopened while held: on NFS the
+flock is emulated with a POSIX lock, which closing any descriptor of the file would release.
 """
 
 from __future__ import annotations
@@ -14,9 +19,9 @@ import fcntl
 import json
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -24,20 +29,7 @@ from custodian.errors import RunLocked
 from custodian.memory.journal_store import check_domain
 from custodian.memory.journal_writer import fsync_dir
 
-DEFAULT_MAX_AGE = timedelta(hours=6)
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with `pid` exists on this host (signal 0 checks without sending)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, owned by someone else
-        return True
-    return True
+ATTEMPTS = 8  # only a release racing with this acquire makes it try again
 
 
 def _utc_now() -> datetime:
@@ -46,24 +38,27 @@ def _utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class LockHolder:
-    """What a lock file says about the run holding it."""
+    """What a lock file says about the run holding it (for people; never for deciding)."""
 
     pid: int
     host: str
     started_at: str
     run_id: str
 
+    def describe(self) -> str:
+        """`pid 12 on host-a, run R, started T`."""
+        return f"pid {self.pid} on {self.host}, run {self.run_id or '?'}, started {self.started_at}"
+
 
 @dataclass(frozen=True)
-class BrokenLock:
-    """A stale lock this acquire broke; the run should log it."""
+class LeftLock:
+    """The lock file of a run that ended without releasing it; the run should log it."""
 
     previous: LockHolder | None
-    reason: str
-    aside: str
 
     def __str__(self) -> str:
-        return f"broke a stale run lock ({self.reason}); the old lock was moved to {self.aside}"
+        who = self.previous.describe() if self.previous else "an unreadable holder"
+        return f"took over the lock left by {who}: that process has ended"
 
 
 class RunLock:
@@ -75,53 +70,58 @@ class RunLock:
         domain: str,
         *,
         run_id: str = "",
-        pid_alive: Callable[[int], bool] = pid_alive,
         clock: Callable[[], datetime] = _utc_now,
-        max_age: timedelta = DEFAULT_MAX_AGE,
         host: str | None = None,
         pid: int | None = None,
     ) -> None:
         self.directory = Path(memory_dir) / "locks"
         self.path = self.directory / f"{check_domain(domain)}.lock"
-        self._guard_path = self.directory / f"{domain}.guard"
         self.domain = domain
-        self._pid_alive = pid_alive
         self._clock = clock
-        self._max_age = max_age
-        self._me = LockHolder(
-            pid=os.getpid() if pid is None else pid,
-            host=socket.gethostname() if host is None else host,
-            started_at="",
-            run_id=run_id,
-        )
+        self._host = socket.gethostname() if host is None else host
+        self._pid = os.getpid() if pid is None else pid
+        self._run_id = run_id
+        self._fd: int | None = None
         self.holder: LockHolder | None = None
-        self.broken: BrokenLock | None = None
+        self.left: LeftLock | None = None
 
-    def acquire(self) -> BrokenLock | None:
-        """Take the lock, breaking a stale one (returned); RunLocked if a live run holds it."""
+    def acquire(self) -> LeftLock | None:
+        """Take the lock (reporting one a dead run left); RunLocked if a live run holds it."""
+        if self._fd is not None:
+            raise RuntimeError("this RunLock is already held")
         self.directory.mkdir(parents=True, exist_ok=True)
-        me = LockHolder(**{**asdict(self._me), "started_at": _iso(self._clock())})
-        with self._guard():
-            if self._create(me):
-                self.holder, self.broken = me, None
-                return None
-            broken = self._break_if_stale()
-            if not self._create(me):
-                raise self._locked(self._read())
-        self.holder, self.broken = me, broken
-        return broken
+        for _ in range(ATTEMPTS):
+            fd = self._open_locked()
+            if fd is not None:
+                break
+        else:
+            raise self._locked(None)
+        me = LockHolder(
+            self._pid, self._host, self._clock().astimezone(UTC).isoformat(), self._run_id
+        )
+        try:
+            present, previous = _read(fd)
+            _write(fd, me)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd, self.holder = fd, me
+        self.left = LeftLock(previous) if present else None
+        return self.left
 
     def release(self) -> bool:
-        """Remove the lock if it is still ours; False if someone broke it meanwhile."""
-        if self.holder is None:
+        """Remove the lock file and let the lock go; False if this object did not hold it."""
+        fd, self._fd, self.holder = self._fd, None, None
+        if fd is None:
             return False
-        with self._guard():
-            mine = self._read() == self.holder
-            if mine:
-                self.path.unlink()
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()  # while still locked: no one can be holding this file
+            with contextlib.suppress(OSError):
                 fsync_dir(self.directory)
-        self.holder = None
-        return mine
+        finally:
+            os.close(fd)  # closing the descriptor drops the flock
+        return True
 
     def __enter__(self) -> RunLock:
         self.acquire()
@@ -135,84 +135,29 @@ class RunLock:
     ) -> None:
         self.release()
 
-    @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
-        fd = os.open(self._guard_path, os.O_RDWR | os.O_CREAT, 0o644)
+    def _open_locked(self) -> int | None:
+        """A locked descriptor of the file at `path`; None if it was removed meanwhile."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing the descriptor drops the flock
-
-    def _create(self, me: LockHolder) -> bool:
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return False
-        try:
-            os.write(fd, json.dumps(asdict(me), sort_keys=True).encode("utf-8"))
-            os.fsync(fd)
-        except BaseException:
-            self.path.unlink()  # a half-written lock must not outlive this failed acquire
-            raise
-        finally:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _, holder = _read(fd)
             os.close(fd)
-        fsync_dir(self.directory)
-        return True
-
-    def _read(self) -> LockHolder | None:
-        """The holder named in the lock file; None when it is missing or unreadable."""
-        try:
-            raw = json.loads(self.path.read_text("utf-8"))
-            return LockHolder(
-                pid=int(raw["pid"]),
-                host=str(raw["host"]),
-                started_at=str(raw["started_at"]),
-                run_id=str(raw.get("run_id", "")),
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _break_if_stale(self) -> BrokenLock | None:
-        if not self.path.exists():
-            return None
-        holder = self._read()
-        reason = self._stale_reason(holder)
-        if reason is None:
-            raise self._locked(holder)
-        aside = self.path.with_name(f"{self.path.name}.stale-{os.getpid()}-{_stamp(self._clock())}")
-        try:
-            os.rename(self.path, aside)
-        except FileNotFoundError:  # its holder released it meanwhile
-            return None
-        fsync_dir(self.directory)
-        return BrokenLock(previous=holder, reason=reason, aside=aside.name)
-
-    def _stale_reason(self, holder: LockHolder | None) -> str | None:
-        if holder is None:
-            # Contents are fsync'd before the guard is let go, so only a crash mid-create leaves
-            # an unreadable lock behind.
-            return "the lock file is unreadable (its creator crashed while writing it)"
-        if holder.host == self._me.host:
-            if self._pid_alive(holder.pid):
-                return None
-            return f"pid {holder.pid} on {holder.host} is gone"
-        age = self._clock() - _parse(holder.started_at)
-        if age >= self._max_age:
-            return f"held by host {holder.host} for {age}, longer than the {self._max_age} limit"
+            raise self._locked(holder) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if _same_file(fd, self.path):
+            return fd
+        os.close(fd)  # its holder released it and removed the file: lock the new one
         return None
 
     def _locked(self, holder: LockHolder | None) -> RunLocked:
-        who = (
-            f"pid {holder.pid} on {holder.host}, run {holder.run_id or '?'}, "
-            f"started {holder.started_at}"
-            if holder is not None
-            else "an unknown holder"
-        )
+        who = holder.describe() if holder is not None else "a run that has not named itself yet"
         return RunLocked(
-            f"domain {self.domain!r} is locked by {who}; wait for that run to finish "
-            f"(a lock from another host expires after {self._max_age}), or remove {self.path} "
-            "if you are sure no run is active",
+            f"domain {self.domain!r} is locked by {who}; wait for that run to finish (the "
+            "lock is the kernel's and ends with that process). Do not delete the lock file: "
+            "that would not stop the run, only let a second one in beside it",
             pid=holder.pid if holder else None,
             host=holder.host if holder else None,
             started_at=holder.started_at if holder else None,
@@ -220,17 +165,33 @@ class RunLock:
         )
 
 
-def _iso(at: datetime) -> str:
-    return at.astimezone(UTC).isoformat()
-
-
-def _stamp(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-
-
-def _parse(text: str) -> datetime:
+def _same_file(fd: int, path: Path) -> bool:
     try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return datetime.min.replace(tzinfo=UTC)  # unreadable start: treat as very old
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _read(fd: int) -> tuple[bool, LockHolder | None]:
+    """Whether the file names a holder at all, and the holder (None when unreadable)."""
+    raw = os.pread(fd, 4096, 0)
+    if not raw.strip():
+        return False, None
+    try:
+        data = json.loads(raw)
+        return True, LockHolder(
+            pid=int(data["pid"]),
+            host=str(data["host"]),
+            started_at=str(data["started_at"]),
+            run_id=str(data.get("run_id", "")),
+        )
+    except (ValueError, KeyError, TypeError):
+        return True, None
+
+
+def _write(fd: int, me: LockHolder) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(asdict(me), sort_keys=True).encode("utf-8"), 0)
+    os.fsync(fd)
