@@ -7,13 +7,17 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from custodian import __version__
+from custodian.core.approvals import ApprovalStatus
 from custodian.core.inert import for_terminal, for_terminal_json
+from custodian.core.redact import redact
+from custodian.crash import report_crash
 from custodian.errors import ConfigError, CustodianError
 
 Handler = Callable[[argparse.Namespace], int]
+MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 
 
 def _run_parser(sub: Any) -> None:
@@ -26,7 +30,7 @@ def _run_parser(sub: Any) -> None:
         "gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND (env CUSTODIAN_LLM)",
     )
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
-    p.add_argument("--memory", help="memory directory (env CUSTODIAN_MEMORY_DIR; default memory)")
+    p.add_argument("--memory", help=MEMORY_HELP)
     p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
     p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
     p.add_argument("--show-prompt", action="store_true", help="print the rendered prompt")
@@ -68,15 +72,23 @@ def _spine_parsers(sub: Any) -> None:
 
 def _approvals_parser(sub: Any) -> None:
     p = sub.add_parser("approvals", help="the queue of proposals waiting for a person")
-    p.add_argument("--memory")
+    p.add_argument("--memory", help=MEMORY_HELP)
     a = p.add_subparsers(dest="approvals_command", required=True)
-    ls = a.add_parser("list", help="list approval items")
+    # `--memory` is taken before or after the subcommand; SUPPRESS keeps an absent one from
+    # overwriting the value given before it.
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--memory", default=argparse.SUPPRESS, help=MEMORY_HELP)
+    ls = a.add_parser("list", help="list approval items", parents=[after])
     ls.add_argument("--domain")
-    ls.add_argument("--status", help="only items with this status")
+    ls.add_argument(
+        "--status", choices=get_args(ApprovalStatus), help="only items with this status"
+    )
     ls.add_argument("--json", action="store_true")
-    show = a.add_parser("show", help="show one item")
+    show = a.add_parser("show", help="show one item", parents=[after])
     show.add_argument("approval_id")
-    ok = a.add_parser("approve", help="approve and execute an item if its state still holds")
+    ok = a.add_parser(
+        "approve", help="approve and execute an item if its state still holds", parents=[after]
+    )
     ok.add_argument("approval_id")
     ok.add_argument("--by", required=True, help="who approves")
     ok.add_argument("--note", help="a note kept with the decision")
@@ -84,7 +96,7 @@ def _approvals_parser(sub: Any) -> None:
     ok.add_argument(
         "--canon", help="canon directory, for write_canon items (env CUSTODIAN_CANON_DIR)"
     )
-    no = a.add_parser("reject", help="reject an item; it is never queued again")
+    no = a.add_parser("reject", help="reject an item; it is never queued again", parents=[after])
     no.add_argument("approval_id")
     no.add_argument("--by", required=True)
     no.add_argument("--reason", required=True)
@@ -123,7 +135,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(result.human() + "\n")
     if result.exit_code != 0:
-        sys.stderr.write(for_terminal(f"custodian: {result.status}: {result.message}") + "\n")
+        sys.stderr.write(
+            for_terminal(f"custodian: {result.status}: {redact(result.message)}") + "\n"
+        )
     return result.exit_code
 
 
@@ -135,24 +149,31 @@ def _cmd_hub_serve(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from custodian.inspect import inspect_command
+    from custodian.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=False)
     return inspect_command(
         settings.memory_dir, args.run_id, settings.domain, sys.stdout, settings.seal_key
     )
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from custodian.preflight import check_memory
     from custodian.replay import replay_command
 
     settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=False)
     return replay_command(settings, args.run_id, sys.stdout, as_json=args.json)
 
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
     from custodian.approve import approvals_command
+    from custodian.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
+    deciding = args.approvals_command in ("approve", "reject")
+    check_memory(settings.memory_dir, writable=deciding)
     return approvals_command(settings, args, sys.stdout)
 
 
@@ -164,10 +185,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except ConfigError as exc:
-        sys.stderr.write(for_terminal(f"custodian: configuration error: {exc.message}") + "\n")
+        sys.stderr.write(
+            for_terminal(f"custodian: configuration error: {redact(exc.message)}") + "\n"
+        )
         return exc.exit_code
     except CustodianError as exc:
-        sys.stderr.write(for_terminal(f"custodian: {exc.message}") + "\n")
+        sys.stderr.write(for_terminal(f"custodian: {redact(exc.message)}") + "\n")
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: no traceback on the terminal, one line saying where it is
+        return report_crash(exc, _memory_dir(args), os.environ, sys.stderr)
+
+
+def _memory_dir(args: argparse.Namespace) -> Path:
+    """Where the memory directory most likely is, for a crash report (flag, then environment)."""
+    given = getattr(args, "memory", None) or os.environ.get("CUSTODIAN_MEMORY_DIR") or "memory"
+    return Path.cwd() / given

@@ -8,6 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from custodian.core.redact import redact
+
 if TYPE_CHECKING:
     from custodian.runlog import PhaseLog
     from custodian.settings import Settings
@@ -35,7 +37,7 @@ def hub_url_for(settings: Settings, clock: Callable[[], datetime], log: PhaseLog
     """The configured hub's URL, or the URL of an embedded hub started for the block."""
     assert settings.hub is not None
     if not settings.hub.embedded:
-        log.line("hub", "configured", url=settings.hub.url, source=settings.hub.source)
+        log.line("hub", "configured", url=redact(settings.hub.url), source=settings.hub.source)
         yield settings.hub.url
         return
     with embedded_hub(settings.embedded_dir, clock) as url:

@@ -147,6 +147,12 @@ class RunLocked(CustodianError):
     exit_code = 75
 
 
+class RunNotFound(CustodianError):
+    """No journal holds the run asked for (exit 2, as `inspect` answers)."""
+
+    exit_code = 2
+
+
 class JournalError(CustodianError):
     """The journal is damaged in a way the runtime must not paper over."""
 

@@ -37,10 +37,7 @@ def observe(client: StateHubClient, domain: str) -> Observation:
     except HubRequestError as exc:
         if exc.status != 404:
             raise
-        known = ", ".join(d.domain for d in overview.domains) or "none"
-        raise ConfigError(
-            f"the hub has no domain {domain!r}; it knows: {known}", setting="--domain"
-        ) from exc
+        raise _unknown(domain, overview) from exc
     return Observation(overview, summary, domain_state_digest(summary))
 
 
@@ -49,6 +46,18 @@ def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
     summary = client.domain_summary(domain)
     check_domain_summary(summary, domain)
     return summary
+
+
+def check_known(client: StateHubClient, domain: str) -> None:
+    """ConfigError unless the hub's overview lists `domain` (one small read)."""
+    overview = client.state_summary()
+    if domain not in {d.domain for d in overview.domains}:
+        raise _unknown(domain, overview)
+
+
+def _unknown(domain: str, overview: StateSummary) -> ConfigError:
+    known = ", ".join(d.domain for d in overview.domains) or "none"
+    return ConfigError(f"the hub has no domain {domain!r}; it knows: {known}", setting="--domain")
 
 
 def settled_record(client: StateHubClient, domain: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from custodian.core.contract import DomainSummary
 from custodian.core.digest import digest
 from custodian.core.inert import for_terminal
 from custodian.core.plan import extract_plan
-from custodian.errors import JournalError, PlanRejected
+from custodian.errors import JournalError, PlanRejected, RunNotFound
 from custodian.memory.journal_store import JournalStore
 from custodian.settings import Settings
 
@@ -41,7 +41,10 @@ def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
     domain = store.find_run(run_id)
     if domain is not None:
         return [r for r in store.scan(domain).records if r.run_id == run_id]
-    raise JournalError(f"no run {run_id!r} in any journal; `custodian inspect` lists the runs")
+    raise RunNotFound(
+        f"no run {run_id!r} in any journal under {store.journal_dir}; "
+        "`custodian inspect` lists the runs"
+    )
 
 
 def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:

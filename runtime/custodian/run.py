@@ -19,7 +19,9 @@ from custodian.core.authority import Ruling
 from custodian.core.digest import digest
 from custodian.core.outcomes import ItemOutcome
 from custodian.core.plan import Plan
+from custodian.core.redact import redact
 from custodian.core.run_rules import EXIT_OK, ending, skip_reason
+from custodian.crash import EXIT_INTERNAL
 from custodian.decide import Scope, authorize_step, decide_step, orient_step, plan_step
 from custodian.embedded import hub_url_for
 from custodian.errors import (
@@ -37,7 +39,8 @@ from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
 from custodian.memory.run_journal import DiskJournal, Journal, MemoryJournal
-from custodian.observe import Observation, observe, settled_record
+from custodian.observe import Observation, check_known, observe, settled_record
+from custodian.preflight import check_run
 from custodian.runlog import PhaseLog, RunResult, retry_reporter
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
@@ -71,8 +74,9 @@ def run(
     )
     stop = StopFlag()
     try:
+        check_run(settings)  # before the hub is read and before anything is written
         with stop_on_signals(stop), hub_url_for(settings, clock, log) as hub_url:
-            result.hub = hub_url
+            result.hub = redact(hub_url)  # what is journaled, noted and printed
             _Run(settings, result, log, clock, stop, hub_url, transport, model_transport).go()
     except CustodianError as exc:
         if result.status == "started":
@@ -153,6 +157,9 @@ class _Run:
                 scanned = store.scan(self.domain).records
                 self._steps(model, list(scanned))
                 return
+            if not JournalStore(self.s.memory_dir).path(self.domain).exists():
+                # A first run: a mistyped domain must leave no journal behind.
+                check_known(self.client, self.domain)
             with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id) as lock:
                 if lock.left is not None:
                     self.log.line("lock", "taken over", detail=str(lock.left))
@@ -191,6 +198,10 @@ class _Run:
             self._record(plan, rulings)
         except CustodianError as exc:
             self._fail(exc)
+            raise
+        except Exception as exc:
+            # A bug: the CLI reports where the traceback is; the journal still closes the run.
+            self._finish("failed", EXIT_INTERNAL, f"internal error: {type(exc).__name__}")
             raise
 
     def _started_data(self, model: Model) -> dict[str, Any]:

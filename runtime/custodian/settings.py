@@ -6,6 +6,7 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian.core.contract import DOMAIN_PATTERN
+from custodian.core.redact import redact
 from custodian.core.seals import SealKey
 from custodian.errors import ConfigError
 from custodian.llm._child_env import EXTRA_VAR, extra_names
@@ -80,7 +82,7 @@ class Settings:
         """The settings as journaled: no secrets, no environment snapshot."""
         return {
             "domain": self.domain,
-            "hub": None if self.hub is None else self.hub.url,
+            "hub": None if self.hub is None else redact(self.hub.url),
             "llm": self.model.spec,
             "model": self.model.model,
             "max_output_tokens": self.model.max_output_tokens,
@@ -101,7 +103,11 @@ def read_dotenv(text: str) -> dict[str, str]:
         key, sep, value = line.partition("=")
         key = key.strip()
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise ConfigError(f".env line {number} is not KEY=VALUE: {raw!r}", setting=".env")
+            # The line itself is not shown: it may hold a secret.
+            raise ConfigError(
+                f".env line {number} is not KEY=VALUE (a variable name, '=', then the value)",
+                setting=".env",
+            )
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
@@ -116,9 +122,21 @@ def layered_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, str]
     dotenv_path = cwd / ".env"
     layered: dict[str, str] = {}
     if dotenv_path.is_file():
-        layered.update(read_dotenv(dotenv_path.read_text(encoding="utf-8")))
+        layered.update(read_dotenv(_dotenv_text(dotenv_path)))
     layered.update({k: v for k, v in environ.items() if v != ""})
     return layered
+
+
+def _dotenv_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text: save it as UTF-8", setting=".env") from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {path} ({exc.strerror or exc}): fix its permissions or remove it",
+            setting=".env",
+        ) from None
 
 
 def pick(flag: Any, env: Mapping[str, str], name: str) -> tuple[str | None, str]:
@@ -159,7 +177,7 @@ def parse_hub(
         )
     if url != EMBEDDED and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
         raise ConfigError(
-            f"state-hub URL {url!r} is not an http(s) URL, e.g. http://127.0.0.1:8765",
+            f"state-hub URL {redact(url)!r} is not an http(s) URL, e.g. http://127.0.0.1:8765",
             setting="STATE_HUB_URL",
         )
     return HubSettings(
@@ -196,8 +214,8 @@ def env_float(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a number", setting=name) from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, not {value}", setting=name)
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive, finite number, not {raw}", setting=name)
     return value
 
 

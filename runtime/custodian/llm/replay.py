@@ -18,6 +18,7 @@ class FileModel(Model):
         if not config.argument:
             raise ConfigError("file: needs a path, e.g. --llm file:answer.md", setting="--llm")
         self._path = Path(config.argument)
+        check_response_file(self._path)
 
     @property
     def model_name(self) -> str:
@@ -38,3 +39,17 @@ class FileModel(Model):
                 f"the response file {self._path} is not UTF-8 text", provider=self.provider
             ) from exc
         return Completion(text=text, model=self.model_name, provider=self.provider, usage=Usage())
+
+
+def check_response_file(path: Path) -> None:
+    """A `file:` model whose file cannot be read is a configuration mistake, found up front."""
+    fix = "point --llm file:PATH (or CUSTODIAN_LLM) at a readable file"
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise ConfigError(f"the response file {path} {what}: {fix}", setting="--llm")
+    try:
+        path.open("rb").close()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the response file {path} ({exc.strerror or exc}): {fix}", setting="--llm"
+        ) from None

@@ -47,6 +47,7 @@ from custodian.core.contract import (
     WorkstreamList,
 )
 from custodian.core.digest import canonical_json, sha256_hex
+from custodian.core.redact import redact
 from custodian.errors import ConfigError, HubError, HubPreconditionFailed
 from custodian.lifecycle import OnRetry
 from custodian.statehub.retry import (
@@ -99,7 +100,9 @@ class StateHubClient:
         stop: Stoppable | None = None,
         on_retry: OnRetry | None = None,
     ) -> None:
-        self.base_url = _checked_base_url(base_url)
+        # Credentials in the URL become Basic auth, so no request URL (and no error naming
+        # one) carries them.
+        self.base_url, basic = _checked_base_url(base_url)
         if timeout_s <= 0:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
         if max_response_bytes < 1:
@@ -114,6 +117,7 @@ class StateHubClient:
             headers=headers,
             timeout=httpx.Timeout(timeout_s),
             transport=transport,
+            auth=basic,
             follow_redirects=False,  # a redirect would resend the token and body somewhere else
         )
         self._policy = RetryPolicy(
@@ -333,18 +337,20 @@ def _checked_version(version: int) -> int:
     return version
 
 
-def _checked_base_url(base_url: str) -> str:
+def _checked_base_url(base_url: str) -> tuple[str, httpx.BasicAuth | None]:
     url = httpx.URL(base_url.strip()) if base_url.strip() else None
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(
-            f"the state-hub URL must look like http://host:port, not {base_url!r}",
+            f"the state-hub URL must look like http://host:port, not {redact(base_url)!r}",
             setting="hub_url",
         )
     if url.query or url.fragment:
         raise ConfigError(
-            f"the state-hub URL must not carry a query or fragment: {base_url!r}", setting="hub_url"
+            f"the state-hub URL must not carry a query or fragment: {redact(base_url)!r}",
+            setting="hub_url",
         )
-    return str(url).rstrip("/")
+    basic = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
+    return str(url.copy_with(userinfo=b"")).rstrip("/"), basic
 
 
 def _checked_token(token: str) -> str:
