@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from custodian.core.inert import for_terminal
 from custodian.core.redact import redact
 
 EXIT_INTERNAL = 1
@@ -30,7 +31,8 @@ def report_crash(
         stderr.write(details)
     summary = redact(f"{type(exc).__name__}: {exc}")[:300].replace("\n", " ")
     place = f"the traceback is in {where}" if where else "set CUSTODIAN_DEBUG=1 to see it"
-    stderr.write(f"custodian: internal error ({summary}); {place}. This is a bug: report it\n")
+    line = f"custodian: internal error ({summary}); {place}. This is a bug: report it"
+    stderr.write(for_terminal(line) + "\n")
     return EXIT_INTERNAL
 
 
