@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import re
 import time
 import tracemalloc
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
 from custodian.errors import HubError, HubUnavailable
+from custodian.runlog import PhaseLog, retry_reporter
 from custodian.statehub.client import StateHubClient
 from custodian.statehub.server import ReferenceHub
 from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
@@ -191,3 +194,36 @@ def test_run_reports_hub_retries_on_stderr(
     )
     assert lines == ["1", "2"], result.stderr
     assert flaky.requests["/state/summary"] == 3
+
+
+def test_a_retry_line_says_attempt_reason_and_wait() -> None:
+    calls = iter(
+        [httpx.ReadTimeout("slow"), httpx.Response(200, json={"status": "ok", "version": "1.1"})]
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        outcome = next(calls)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    stream = io.StringIO()
+    log = PhaseLog(
+        stream,
+        fmt="text",
+        run_id="r1",
+        domain="website",
+        clock=lambda: datetime(2026, 11, 30, tzinfo=UTC),
+        monotonic=time.monotonic,
+    )
+    client = StateHubClient(
+        "http://hub.test",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda s: None,
+        on_retry=retry_reporter(log, "hub"),
+    )
+    client.health()
+    client.close()
+    assert re.fullmatch(
+        r"custodian: hub: attempt 1/5 failed: read timeout; next in \d+\.\d s\n", stream.getvalue()
+    )
