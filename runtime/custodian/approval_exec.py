@@ -96,11 +96,26 @@ def observe_precondition(settings: Settings, item: ApprovalItem) -> dict[str, An
     return observe_target(settings, item)[0]
 
 
+def refuse_or_observe(
+    settings: Settings, item: ApprovalItem
+) -> tuple[str | None, dict[str, Any], Task | None]:
+    """Why the item cannot run (refusal, or an unsafe canon path met while observing), else the
+    precondition as observed now and the task a status write would be sent on."""
+    refused = refusal(settings, item)
+    if refused is not None:
+        return refused, {}, None
+    try:
+        current, task = observe_target(settings, item)
+    except ApprovalError as exc:  # a canon path made unsafe since the check above
+        return exc.message, {}, None
+    return None, current, task
+
+
 def observe_target(settings: Settings, item: ApprovalItem) -> tuple[dict[str, Any], Task | None]:
     """The precondition as observed now, and the task a status write would be sent on."""
     if item.operation == "write_canon":
         path = str(item.params.get("path", ""))
-        return {"file_sha256": current_sha256(settings.canon_dir, path)}, None
+        return {"file_sha256": current_sha256(settings.canon_dir, path, strict=True)}, None
     with hub_client(settings) as client:
         summary = read_summary(client, item.domain)
     proposed = ProposedItem(

@@ -161,13 +161,12 @@ def approve(
 ) -> int:
     """Refuse what cannot run, re-observe the target, execute only if the state still holds."""
     with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
-        refused = approval_exec.refusal(settings, item)
+        refused, current, task = approval_exec.refuse_or_observe(settings, item)
         if refused is not None:
             journal.append("approval_decided", _decided(item, "refused", by, refused))
             _save(store, item, "failed", now, by, decision_note=note, result={"error": refused})
             out.write(for_terminal(f"{item.id}: refused before anything ran: {refused}") + "\n")
             return EXIT_REFUSED
-        current, task = approval_exec.observe_target(settings, item)
         if current != item.precondition:
             reason = f"state changed: proposed under {item.precondition}, now {current}"
             journal.append("approval_decided", _decided(item, "stale", by, reason))
