@@ -88,9 +88,10 @@ def test_success_runs_a_pure_single_completion(tmp_path: Path) -> None:
         "dontAsk",
         "--model",
         "claude-sonnet-4-5",
-        "--system-prompt",
-        PROMPT.system,
+        "--system-prompt-file",
+        call["argv"][-1],
     ]
+    assert call["system_prompt_file"] == PROMPT.system
     assert call["stdin"] == PROMPT.user
     assert call["cwd_listing"] == []
     assert not Path(call["cwd"]).exists()  # the scratch directory is removed afterwards

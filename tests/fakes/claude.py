@@ -2,7 +2,7 @@
 
 The script is plain Python with a shebang to the current interpreter. Each call takes the next
 behaviour from its script (the last one repeats) and appends a record of argv, stdin, cwd (and
-its listing) and environment to `calls.jsonl` beside it.
+its listing), environment and the content of a `--system-prompt-file` to `calls.jsonl` beside it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ record = {{
     "env": dict(os.environ),
     "home_writable": os.access(os.environ.get("HOME", "/nonexistent"), os.W_OK),
 }}
+if "--system-prompt-file" in sys.argv:
+    with open(sys.argv[sys.argv.index("--system-prompt-file") + 1], encoding="utf-8") as f:
+        record["system_prompt_file"] = f.read()
 if behaviour["kind"] == "hang":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     record["grandchild_pid"] = child.pid

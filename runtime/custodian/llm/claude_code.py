@@ -1,7 +1,10 @@
 """The Claude Code CLI as a pure single completion: no tools, no settings, no session, empty cwd.
 
 `claude -p --output-format json` with every flag that stops it acting as an agent; the prompt goes
-on stdin (variadic flags such as `--tools` would swallow an argument prompt), the child runs in a
+on stdin (variadic flags such as `--tools` would swallow an argument prompt) and the system prompt
+through `--system-prompt-file` in the private scratch directory (Linux caps one argument at
+128 KiB, which a large or non-English canon passes), so no argument is over a few bytes of
+paths and names. The child runs in a
 fresh empty directory with a throwaway HOME and TMPDIR and a minimal environment (see
 llm/_child_env.py; its own credential passes, no other provider's key and never the hub token),
 and a timeout kills its whole process group.
@@ -9,6 +12,7 @@ and a timeout kills its whole process group.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from collections.abc import Callable, Mapping
@@ -61,8 +65,11 @@ def find_claude(env: Mapping[str, str]) -> str | None:
     return os.path.abspath(found) if found else None
 
 
-def claude_argv(executable: str, model: str, system: str) -> list[str]:
-    """The argv that makes the CLI one completion: no tools, MCP, settings, turns or session."""
+def claude_argv(executable: str, model: str, system_file: str) -> list[str]:
+    """The argv that makes the CLI one completion: no tools, MCP, settings, turns or session.
+
+    The system prompt is read from `system_file`, never passed as an argument.
+    """
     return [
         executable,
         "-p",
@@ -80,8 +87,8 @@ def claude_argv(executable: str, model: str, system: str) -> list[str]:
         "dontAsk",
         "--model",
         model,
-        "--system-prompt",
-        system,
+        "--system-prompt-file",
+        system_file,
     ]
 
 
@@ -94,6 +101,41 @@ def child_env(
     child.update({name: env[name] for name in PASSTHROUGH_VARS if env.get(name)})
     child.update(FIXED_ENV)
     return child
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Write `text` to a new file only the owner can read; return its path."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+# The binary itself is missing, not executable, or not a program: a setting to fix.
+_BINARY_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.EPERM, errno.ENOTDIR})
+
+
+def spawn_error(executable: str, exc: OSError) -> ConfigError | ModelError:
+    """What a failed spawn means: a broken binary is a setting; anything else is the call's."""
+    if exc.errno in _BINARY_ERRNOS:
+        return ConfigError(
+            f"cannot run {executable}: {exc.strerror}; set {BIN_VAR} to a working `claude`",
+            setting=BIN_VAR,
+        )
+    if exc.errno == errno.E2BIG:
+        return ModelError(
+            "claude-code: the system refused to start the CLI because its arguments and "
+            "environment are too long (E2BIG); the prompt goes through a file and stdin, so "
+            "shorten the variables passed to it (CUSTODIAN_CMD_ENV)",
+            provider=ClaudeCodeModel.provider,
+            code="e2big",
+        )
+    return ModelError(
+        f"claude-code: the system could not start the CLI ({exc.strerror}, errno {exc.errno});"
+        " try again, or check the machine's memory and process limits",
+        provider=ClaudeCodeModel.provider,
+        code="spawn_failed",
+    )
 
 
 def tail(text: str) -> str:
@@ -140,8 +182,9 @@ class ClaudeCodeModel(Model):
         return call_with_retries(lambda: self._attempt(prompt), self._policy)
 
     def _attempt(self, prompt: Prompt) -> Completion:
-        argv = claude_argv(self._executable, self._model, prompt.system)
         with private_dirs("custodian-claude-") as dirs:
+            system_file = write_private(dirs.tmp / "system-prompt.md", prompt.system)
+            argv = claude_argv(self._executable, self._model, str(system_file))
             home = self._home or str(dirs.home)
             env = child_env(self._config.env, home, str(dirs.tmp), self._config.child_env)
             code, stdout, stderr = self._run(argv, prompt.user, dirs.work, env)
@@ -161,10 +204,7 @@ class ClaudeCodeModel(Model):
                 cwd=cwd,
             )
         except OSError as exc:
-            raise ConfigError(
-                f"cannot run {argv[0]}: {exc}; set {BIN_VAR} to a working `claude`",
-                setting=BIN_VAR,
-            ) from exc
+            raise spawn_error(argv[0], exc) from exc
         except ChildTimeout as exc:
             raise ModelError(
                 f"claude-code: no answer within {self._config.timeout_s:g}s; the CLI was killed"
