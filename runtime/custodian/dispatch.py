@@ -95,8 +95,10 @@ SANCTIONED_CALLS: dict[str, Call] = {
 }
 
 # The hub writes a person may approve (write_canon is a file write, handled by approvals).
+# update_task_status is among them: moving a task out of `cancelled` waits for a person.
 APPROVED_CALLS: dict[str, Call] = {
     "set_task_status": _status,
+    "update_task_status": _status,
     "create_workstream": _create_workstream,
     "create_task": _create_task,
     "record_decision": _record_decision,

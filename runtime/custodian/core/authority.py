@@ -102,9 +102,27 @@ def _rule(
     problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    if item.operation in SANCTIONED_OPERATIONS:
+    closed = closed_by_person(item, view)
+    if item.operation in SANCTIONED_OPERATIONS and closed is None:
         return _rule_sanctioned(item, label, view, policy, tally)
-    return _rule_queued(item, label, view, policy, history, tally)
+    return _rule_queued(item, label, view, policy, history, tally, closed)
+
+
+def closed_by_person(item: ProposedItem, view: View) -> str | None:
+    """Why a status write waits for a person because it moves a task out of `cancelled`.
+
+    Custodian never cancels a task on its own, so a cancelled task was closed by a person, and
+    only a person reopens or completes it. None when the item is no such write.
+    """
+    if item.operation not in ("update_task_status", "set_task_status"):
+        return None
+    task = item.params["task_id"]
+    if view.task_status(task) != "cancelled" or item.params["status"] == "cancelled":
+        return None
+    return (
+        f"task {task} was closed (cancelled) by a person, and moving it out of cancelled is "
+        "a person's decision"
+    )
 
 
 def _form_problem(item: ProposedItem) -> str | None:
@@ -178,6 +196,7 @@ def _rule_queued(
     policy: Policy,
     history: ApprovalHistory,
     tally: Tally,
+    why: str | None = None,
 ) -> tuple[Outcome, str]:
     problem = queued_state_problem(item.operation, item.params, view)
     if item.operation == "write_canon" and problem is None:
@@ -203,10 +222,8 @@ def _rule_queued(
         if item.operation not in APPROVABLE_OPERATIONS
         else "a write"
     )
-    return "queue", (
-        f"{label} is queued for a person's approval: it is {kind} that Custodian may not "
-        "make on its own."
-    )
+    why = why or f"it is {kind} that Custodian may not make on its own"
+    return "queue", f"{label} is queued for a person's approval: {why}."
 
 
 def idempotency_key(run_id: str, fp: str) -> str:
