@@ -401,7 +401,7 @@ def test_last_completed_observation_skips_interrupted_and_skipped_runs() -> None
     assert J.last_completed_observation([]) is None
     last = J.last_completed_observation(records)
     assert last is not None
-    finished_at, state_digest, summary = last
+    finished_at, state_digest, summary = last.finished_at, last.state_digest, last.summary
     assert state_digest == "1" * 64
     assert finished_at == J.parse_at(records[13].at) and records[13].kind == "finished"
     assert summary["domain"] == DOMAIN

@@ -17,6 +17,7 @@ import pytest
 
 from custodian.core.journal_records import Record
 from custodian.memory.journal_store import JournalStore
+from custodian.memory.snapshots import SnapshotStore
 from custodian.run import run
 from custodian.runlog import RunResult
 from custodian.settings import load_settings
@@ -118,11 +119,12 @@ def test_a_task_cancelled_while_the_model_thinks_is_stale_and_stays_cancelled(
     second = run_cli(_argv(small_hub.url, f"file:{quiet}", memory, "--json"), tmp_path, monkeypatch)
     assert second.json()["status"] == "completed", second.stdout
     observed = [r for r in _records(memory) if r.run_id == second.json()["run_id"]]
+    snapshots = SnapshotStore(memory)
     tasks = [
         t
         for r in observed
         if r.kind == "observed"
-        for ws in r.data["summary"]["workstreams"]
+        for ws in snapshots.load_summary("website", r.data["snapshot"], None)["workstreams"]
         for t in ws["tasks"]
     ]
     assert next(t for t in tasks if t["id"] == "web-t-4")["status"] == "cancelled"

@@ -271,7 +271,8 @@ def test_a_tampered_journal_stops_the_next_run_before_it_acts(
     assert _run(tmp_path, monkeypatch, small_hub.url, quiet).code == 0
     journal = tmp_path / "memory" / "journal" / "website.jsonl"
     lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[2] = lines[2].replace('"prompt"', '"prompT"', 1)
+    # The checkpoint's head: the run reads it back, finds its hash broken, and scans it all.
+    lines[-1] = lines[-1].replace('"completed"', '"complete"', 1)
     journal.write_text("".join(lines), encoding="utf-8")
     result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(BENIGN), "--force")
     assert result.code == 6

@@ -146,6 +146,8 @@ def test_a_run_refuses_to_extend_a_tampered_journal(
     ruling = next(r for r in journal(tmp_path / "memory") if r.kind == "ruling")
     path = tmp_path / "memory" / "journal" / "website.jsonl"
     _flip(path, ruling.seq, b"executes", b"executeS")
+    # Without its checkpoint the run scans the whole journal, and every record must verify.
+    (tmp_path / "memory" / "journal" / "website.checkpoint.json").unlink()
     before = path.read_bytes()
     answer = tmp_path / "answer.md"
     argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]

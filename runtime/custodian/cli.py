@@ -103,6 +103,16 @@ def _approvals_parser(sub: Any) -> None:
     p.set_defaults(handler=_cmd_approvals)
 
 
+def _journal_parser(sub: Any) -> None:
+    p = sub.add_parser("journal", help="maintain the journals under memory/journal")
+    j = p.add_subparsers(dest="journal_command", required=True)
+    prune = j.add_parser("prune", help="drop old segments; the chain left still verifies")
+    prune.add_argument("--domain", help="the domain whose journal to prune")
+    prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
+    prune.add_argument("--memory")
+    prune.set_defaults(handler=_cmd_journal_prune)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = argparse.ArgumentParser(
@@ -114,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _hub_parser(sub)
     _spine_parsers(sub)
     _approvals_parser(sub)
+    _journal_parser(sub)
     return parser
 
 
@@ -175,6 +186,22 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
     deciding = args.approvals_command in ("approve", "reject")
     check_memory(settings.memory_dir, writable=deciding)
     return approvals_command(settings, args, sys.stdout)
+
+
+def _cmd_journal_prune(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from custodian.core.journal_prune import parse_keep
+    from custodian.memory.journal_prune import prune
+
+    settings = _settings(args, hub_required=False)
+    try:
+        keep = parse_keep(args.keep)
+    except ValueError as exc:
+        raise ConfigError(str(exc), setting="--keep") from exc
+    done = prune(settings.memory_dir, settings.domain, keep, datetime.now(UTC))
+    sys.stdout.write(for_terminal(done.text()) + "\n")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

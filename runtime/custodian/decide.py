@@ -10,18 +10,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from custodian import act, record
 from custodian.core import journal as J
 from custodian.core.approvals import pending_for, recently_rejected
 from custodian.core.authority import Ruling, authorize
 from custodian.core.contract import DomainSummary
-from custodian.core.digest import workstream_digests
+from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
 from custodian.core.plan import Plan, extract_plan
 from custodian.errors import ModelError, PlanRejected
 from custodian.llm.base import Completion, Model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.run_journal import Journal
+from custodian.memory.snapshots import ContentStore, SnapshotStore
 from custodian.observe import Observation
 from custodian.orient import Orientation, orient
 from custodian.runlog import PhaseLog, RunResult
@@ -56,18 +58,11 @@ def orient_step(scope: Scope, observation: Observation, history: list[J.Record])
             observation.summary,
             pending=pending_for(items, scope.domain, now),
             rejected=recently_rejected(items, scope.domain, now),
-            previous=previous_digests(history),
+            previous=previous_digests(history, SnapshotStore(s.memory_dir)),
             max_output_tokens=s.model.max_output_tokens,
         )
         info.update(estimated_tokens=o.rendered.estimated_tokens)
-    scope.journal.append(
-        "prompt",
-        {
-            "system": o.prompt.system,
-            "user": o.prompt.user,
-            "estimated_tokens": o.rendered.estimated_tokens,
-        },
-    )
+    scope.journal.append("prompt", prompt_record(scope, o))
     if s.show_prompt:
         record.show_prompt(o, sys.stderr if s.json_output else sys.stdout)
     return o
@@ -133,9 +128,27 @@ def authorize_step(scope: Scope, plan: Plan, observation: Observation) -> tuple[
     return rulings
 
 
-def previous_digests(history: list[J.Record]) -> dict[str, str]:
+def prompt_record(scope: Scope, o: Orientation) -> dict[str, Any]:
+    """The journal's `prompt` record: the text is stored compressed once, named by its digest."""
+    text = canonical_json({"system": o.prompt.system, "user": o.prompt.user})
+    stored = (
+        sha256_hex(text)
+        if scope.settings.dry_run
+        else ContentStore(scope.settings.memory_dir, "prompts").put(scope.domain, text)
+    )
+    return {
+        "stored": stored,
+        "chars": {"system": len(o.prompt.system), "user": len(o.prompt.user)},
+        "estimated_tokens": o.rendered.estimated_tokens,
+    }
+
+
+def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str]:
     """Per-workstream digests of the state the last completed run left behind."""
     last = J.last_completed_observation(history)
     if last is None:
         return {}
-    return workstream_digests(DomainSummary.model_validate(last.summary))
+    summary = last.summary
+    if not summary and last.snapshot is not None and history:
+        summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)
+    return workstream_digests(DomainSummary.model_validate(summary))

@@ -167,3 +167,9 @@ class ApprovalError(CustodianError):
     """An approval cannot be acted on as asked (unknown id, wrong status, stale state)."""
 
     exit_code = 2
+
+
+class PruneRefused(CustodianError):
+    """A prune would drop a write still open; nothing was removed (exit 2)."""
+
+    exit_code = 2

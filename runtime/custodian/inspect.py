@@ -1,6 +1,7 @@
 """`custodian inspect`: replay a journal read-only, re-check every chain, print the court record.
 
 Inspect never writes: a torn tail or a damaged line is reported as a problem, not repaired.
+It reads the journal once, segment by segment, in bounded memory (memory/journal_verify.py).
 It exits 0 when the replay is ok and 6 (JournalError's code) when any record breaks a rule.
 """
 
@@ -10,11 +11,13 @@ from pathlib import Path
 from typing import TextIO
 
 from custodian.core.inert import for_terminal
-from custodian.core.journal import latest_run_id, render_run, replay_lines, replay_problems
-from custodian.core.journal import run_summaries as summarize
+from custodian.core.journal import replay_lines
+from custodian.core.journal_render import court_record
+from custodian.core.journal_runs import RunSummary
 from custodian.core.seals import SealKey
 from custodian.errors import JournalError
-from custodian.memory.journal_store import JournalStore, ReadResult
+from custodian.memory.journal_store import JournalStore
+from custodian.memory.journal_verify import verify_domain
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 2
@@ -40,25 +43,28 @@ def inspect_command(
         if domain is None:
             out.write(f"no run {run_id} in {store.journal_dir}; `custodian inspect` lists runs\n")
             return EXIT_NOT_FOUND
-    result = store.scan(domain)
-    run_id = run_id or latest_run_id(result.records)
-    if run_id is None or not any(r.run_id == run_id for r in result.records):
+    if run_id is None:  # the latest run: a first pass names it, a second renders it
+        run_id = _latest(verify_domain(store.layout(domain)).summaries)
+    report = verify_domain(store.layout(domain), run_id, seal_key)
+    if run_id is None or report.context is None:
         what = f"run {run_id}" if run_id else "runs"
         out.write(f"no {what} in the {domain} journal ({store.path(domain)})\n")
-        if result.damage or result.torn_tail:
-            _write(out, replay_lines(_store_problems(domain, result)))
+        if report.damage:
+            _write(out, replay_lines(report.damage))
             return EXIT_BROKEN
         return EXIT_NOT_FOUND
-    lines = render_run(result.records, run_id, _store_problems(domain, result), seal_key)
+    problems = report.problem_lines()
+    totals = (report.records, report.last)
+    lines = court_record(report.context, run_id, problems, totals, report.seal_lines())
     _write(out, lines)
     return EXIT_OK if lines[-1] == "replay: ok" else EXIT_BROKEN
 
 
-def _store_problems(domain: str, result: ReadResult) -> list[str]:
-    found = [f"{domain}.jsonl {damage}" for damage in result.damage]
-    if result.torn_tail:
-        found.append(f"{domain}.jsonl {result.torn_tail}")
-    return found
+def _latest(summaries: list[RunSummary]) -> str | None:
+    """The run that began last, preferring scheduled runs over approval runs."""
+    scheduled = [s.run_id for s in summaries if not s.approval]
+    candidates = scheduled or [s.run_id for s in summaries]
+    return candidates[-1] if candidates else None
 
 
 def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int:
@@ -68,13 +74,12 @@ def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int
         return EXIT_OK
     broken = False
     for domain in domains:
-        result = store.scan(domain)
-        problems = replay_problems(result.records, _store_problems(domain, result), seal_key)
+        report = verify_domain(store.layout(domain), seal_key=seal_key)
+        problems = report.problem_lines()
         broken = broken or bool(problems)
-        last = result.records[-1].ref if result.records else "-"
         verdict = "ok" if not problems else f"{len(problems)} problem(s)"
-        _write(out, [f"{domain}: {len(result.records)} record(s), last {last}, chain {verdict}"])
-        _write(out, [f"  {summary.brief()}" for summary in summarize(result.records)])
+        _write(out, [f"{domain}: {report.records} record(s), last {report.last}, chain {verdict}"])
+        _write(out, [f"  {summary.brief()}" for summary in report.summaries])
         _write(out, [f"  ! {problem}" for problem in problems])
     _write(out, ["replay: ok" if not broken else "replay: FAILED (see the problems above)"])
     return EXIT_BROKEN if broken else EXIT_OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,12 @@ class Observation:
     state_digest: str
 
     def record(self) -> dict[str, Any]:
-        """The journal's `observed` record."""
+        """The journal's `observed` record: the summary is named by its snapshot digest."""
         return {
             "state_digest": self.state_digest,
+            "snapshot": self.state_digest,
+            "generated_at": self.summary.model_dump(mode="json")["generated_at"],
             "overview": self.overview.model_dump(mode="json"),
-            "summary": self.summary.model_dump(mode="json"),
         }
 
 
@@ -60,12 +62,18 @@ def _unknown(domain: str, overview: StateSummary) -> ConfigError:
     return ConfigError(f"the hub has no domain {domain!r}; it knows: {known}", setting="--domain")
 
 
-def settled_record(client: StateHubClient, domain: str) -> dict[str, Any]:
-    """The domain as the run's own writes left it, as an `observed` record marked after_act."""
+def settled_record(
+    client: StateHubClient, domain: str, store: Callable[[DomainSummary], str]
+) -> dict[str, Any]:
+    """The domain as the run's own writes left it, as an `observed` record marked after_act.
+
+    `store` keeps the snapshot (once per distinct content) and returns its digest.
+    """
     summary = read_summary(client, domain)
     return {
         "state_digest": domain_state_digest(summary),
+        "snapshot": store(summary),
+        "generated_at": summary.model_dump(mode="json")["generated_at"],
         "overview": None,
-        "summary": summary.model_dump(mode="json"),
         "after_act": True,
     }

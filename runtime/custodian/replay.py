@@ -23,6 +23,7 @@ from custodian.core.inert import for_terminal
 from custodian.core.plan import extract_plan
 from custodian.errors import JournalError, PlanRejected, RunNotFound
 from custodian.memory.journal_store import JournalStore
+from custodian.memory.snapshots import SnapshotStore, observed_summary
 from custodian.settings import Settings
 
 
@@ -40,11 +41,20 @@ def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
     """The records of `run_id`, from whichever domain's journal holds it."""
     domain = store.find_run(run_id)
     if domain is not None:
-        return [r for r in store.scan(domain).records if r.run_id == run_id]
+        snapshots = SnapshotStore(store.memory_dir)
+        return [_inline(r, snapshots) for r in store.scan(domain).records if r.run_id == run_id]
     raise RunNotFound(
         f"no run {run_id!r} in any journal under {store.journal_dir}; "
         "`custodian inspect` lists the runs"
     )
+
+
+def _inline(record: J.Record, snapshots: SnapshotStore) -> J.Record:
+    """An `observed` record with its snapshot loaded by digest into `summary`."""
+    if record.kind != "observed" or "summary" in record.data:
+        return record
+    summary = observed_summary(snapshots, record.domain, record.data)
+    return record.model_copy(update={"data": {**record.data, "summary": summary}})
 
 
 def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:

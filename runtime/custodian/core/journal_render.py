@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian.core.digest import canonical_json
-from custodian.core.journal_records import SCHEMA_VERSION, Record, verify_chain
+from custodian.core.journal_records import SCHEMA_VERSION, Problem, Record, verify_chain
 from custodian.core.journal_runs import RunSummary, counts_text, run_summaries
 from custodian.core.journal_spine import ItemTrace, trace_items, verify_spine
 from custodian.core.seals import SealKey, seals_seen, verify_seals
@@ -52,24 +52,43 @@ def render_run(
     seal_key: SealKey | None = None,
 ) -> list[str]:
     """The court record of `run_id` within its domain journal, ending with the replay verdict."""
-    run = [r for r in records if r.run_id == run_id]
-    if not run:
+    if not records:
         return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
     problems = replay_problems(records, extra_problems, seal_key)
-    summary = next(s for s in run_summaries(records) if s.run_id == run_id)
+    seals = seal_lines(records, seal_key)
+    return court_record(records, run_id, problems, (len(records), records[-1].ref), seals)
+
+
+def court_record(
+    context: Sequence[Record],
+    run_id: str,
+    problems: Sequence[str],
+    totals: tuple[int, str],
+    seals: Sequence[str] = (),
+) -> list[str]:
+    """The court record of `run_id` from the records around it and the domain's verdict.
+
+    `context` holds the run and what its items need (the journal's checkpoint before it and the
+    runs after it); `problems`, `totals` (record count, last record) and the `seals` lines are
+    of the whole domain.
+    """
+    run = [r for r in context if r.run_id == run_id]
+    if not run:
+        return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
+    summary = next(s for s in run_summaries(context) if s.run_id == run_id)
     queued = {(r.run_id, r.data.get("index")): r for r in run if r.kind == "queued"}
-    ctx = _Court(trace_items(records), queued, problems)
-    lines = _header(summary, records)
-    lines[-1:-1] = seal_lines(records, seal_key)
+    ctx = _Court(trace_items(context), queued, list(problems))
+    lines = _header(summary, totals)
+    lines[-1:-1] = seals
     for record in run:
         lines.extend(_render_record(record, ctx))
     return [*lines, *replay_lines(problems)]
 
 
-def _header(summary: RunSummary, records: Sequence[Record]) -> list[str]:
+def _header(summary: RunSummary, totals: tuple[int, str]) -> list[str]:
     exit_code = "" if summary.exit_code is None else f" (exit {summary.exit_code})"
     counts = counts_text(summary.counts)
-    last = records[-1]
+    count, last = totals
     return [
         f"run       {summary.run_id}",
         f"domain    {summary.domain}",
@@ -79,26 +98,30 @@ def _header(summary: RunSummary, records: Sequence[Record]) -> list[str]:
         f"started   {summary.started_at}",
         f"journal   {summary.records} record(s) in this run "
         f"({summary.domain}:{summary.first_seq} … {summary.domain}:{summary.last_seq}); "
-        f"{len(records)} in the domain, schema v{SCHEMA_VERSION}, last {last.ref}",
+        f"{count} in the domain, schema v{SCHEMA_VERSION}, last {last}",
         "",
     ]
 
 
 def seal_lines(records: Sequence[Record], seal_key: SealKey | None) -> list[str]:
     """Whether the domain's seals verified; nothing when no record is sealed and no key is set."""
-    if seal_key is None:
-        sealed = seals_seen(records)
+    bad = verify_seals(records, seal_key) if seal_key is not None else []
+    return seal_summary(len(records), seals_seen(records), bad, keyed=seal_key is not None)
+
+
+def seal_summary(total: int, sealed: int, bad: Sequence[Problem], *, keyed: bool) -> list[str]:
+    """The `seals` line of a court record from counts over the whole domain."""
+    if not keyed:
         if not sealed:
             return []
         return [
-            f"seals     not checked: {sealed} of {len(records)} record(s) sealed, "
+            f"seals     not checked: {sealed} of {total} record(s) sealed, "
             "CUSTODIAN_SEAL_KEY is not set"
         ]
-    bad = verify_seals(records, seal_key)
     if not bad:
-        return [f"seals     verified: all {len(records)} record(s) in the domain"]
+        return [f"seals     verified: all {total} record(s) in the domain"]
     return [
-        f"seals     FAILED: {len(bad)} of {len(records)} record(s) without a valid seal, "
+        f"seals     FAILED: {len(bad)} of {total} record(s) without a valid seal, "
         f"first {bad[0].seq} ({bad[0].kind})"
     ]
 

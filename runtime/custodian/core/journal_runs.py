@@ -17,6 +17,8 @@ class CompletedObservation(NamedTuple):
     finished_at: datetime
     state_digest: str
     summary: dict[str, Any]
+    snapshot: str | None = None
+    generated_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,5 +141,11 @@ def last_completed_observation(records: Sequence[Record]) -> CompletedObservatio
                 finished_at=parse_at(record.at),
                 state_digest=str(observed.data.get("state_digest")),
                 summary=dict(observed.data.get("summary") or {}),
+                snapshot=_text_or_none(observed.data.get("snapshot")),
+                generated_at=_text_or_none(observed.data.get("generated_at")),
             )
     return None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,9 @@ from custodian.core.journal import Record
 from custodian.core.seals import SealKey, verify_seals
 from custodian.errors import ConfigError, JournalError, SealError
 from custodian.memory.files import atomic_write_bytes
+from custodian.memory.journal_checkpoint import Opened, Torn, save_checkpoint
+from custodian.memory.journal_open import Access, open_journal
+from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, lines_from
 from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
 
 Clock = Callable[[], datetime]
@@ -110,8 +113,13 @@ def _torn_report(parsed: _Parsed) -> str:
     )
 
 
+def _run_of(raw: bytes) -> str | None:
+    parsed = parse_line(raw.rstrip(b"\n"))
+    return parsed.run_id if isinstance(parsed, Record) else None
+
+
 class JournalStore:
-    """The journals under `<memory_dir>/journal/`."""
+    """The journals under `<memory_dir>/journal/` (layout: memory/journal_segments.py)."""
 
     def __init__(
         self,
@@ -119,14 +127,21 @@ class JournalStore:
         *,
         fsync: Fsync = os.fsync,
         clock: Clock = _utc_now,
+        segment_bytes: int = SEGMENT_BYTES,
         seal_key: SealKey | None = None,
     ):
         self.memory_dir = Path(memory_dir)
         self.journal_dir = self.memory_dir / "journal"
         self._fsync = fsync
         self._clock = clock
+        self._segment_bytes = segment_bytes
         # With a key, every read refuses a record without a valid seal and every append seals.
         self._seal_key = seal_key
+
+    @property
+    def seal_key(self) -> SealKey | None:
+        """The seal key reads check and appends use (None: no seals)."""
+        return self._seal_key
 
     @property
     def directory(self) -> Path:
@@ -134,52 +149,53 @@ class JournalStore:
         return self.journal_dir
 
     def path(self, domain: str) -> Path:
-        """The journal file of `domain`."""
-        return self.journal_dir / f"{check_domain(domain)}.jsonl"
+        """The active journal file of `domain`."""
+        return self.layout(domain).active
+
+    def layout(self, domain: str) -> Layout:
+        """The paths of `domain`'s journal."""
+        return Layout(self.journal_dir, check_domain(domain))
 
     def domains(self) -> list[str]:
         """Domains that have a journal, sorted."""
         if not self.journal_dir.is_dir():
             return []
-        return sorted(p.name[: -len(".jsonl")] for p in self.journal_dir.glob("*.jsonl"))
+        active = {p.name[: -len(".jsonl")] for p in self.journal_dir.glob("*.jsonl")}
+        sealed = {p.name[: -len(".d")] for p in self.journal_dir.glob("*.d") if p.is_dir()}
+        return sorted(active | sealed)
 
     def scan(self, domain: str) -> ReadResult:
-        """Read-only: parse the journal, report a torn tail and damage, change nothing."""
-        path = self.path(domain)
-        if not path.exists():
-            return ReadResult(records=())
-        parsed = _parse(path.read_bytes())
-        self._check_seals(domain, parsed.records)
-        torn = _torn_report(parsed) if parsed.torn else None
-        return ReadResult(parsed.records, torn, parsed.damage, parsed.good_end)
+        """Read-only: parse every segment, report a torn tail and damage, change nothing."""
+        result = self._read_all(domain)
+        self._check_seals(domain, result.records)
+        return result
 
     def read(self, domain: str, *, repair: bool = True) -> ReadResult:
-        """Parse the journal, set a torn last line aside; damage elsewhere raises JournalError.
+        """Every record; a torn last line is set aside, damage elsewhere raises JournalError.
 
-        With repair=False a torn tail is only reported (in `torn_tail`), never touched.
+        With repair=False a torn tail is only reported (in `torn_tail`), never touched. This
+        reads the whole journal: a run opens it with `open` instead.
         """
-        path = self.path(domain)
-        if not path.exists():
-            return ReadResult(records=())
-        data = path.read_bytes()
-        parsed = _parse(data)
-        if parsed.damage:
+        result = self._read_all(domain)
+        if result.damage:
+            path = self.path(domain)
             raise JournalError(
-                f"journal {path.name} is damaged at {parsed.damage[0]}"
-                f"{f' (and {len(parsed.damage) - 1} more)' if len(parsed.damage) > 1 else ''}; "
+                f"journal {path.name} is damaged at {result.damage[0]}"
+                f"{f' (and {len(result.damage) - 1} more)' if len(result.damage) > 1 else ''}; "
                 f"records after it cannot be trusted. Run `custodian inspect --domain {domain}` "
                 "and move the file aside by hand to start a new journal",
                 path=str(path),
-                damage=parsed.damage,
+                damage=result.damage,
             )
-        self._check_seals(domain, parsed.records)
-        if not parsed.torn:
-            return ReadResult(parsed.records, None, (), parsed.good_end)
-        if not repair:
-            return ReadResult(parsed.records, _torn_report(parsed), (), parsed.good_end)
-        return ReadResult(parsed.records, self._set_aside(path, data, parsed), (), parsed.good_end)
+        self._check_seals(domain, result.records)
+        if result.torn_tail is None or not repair:
+            return result
+        path = self.path(domain)
+        data = path.read_bytes()
+        parsed = _parse(data)
+        return ReadResult(result.records, self._set_aside(path, data, parsed), (), result.size)
 
-    def _check_seals(self, domain: str, records: tuple[Record, ...]) -> None:
+    def _check_seals(self, domain: str, records: Sequence[Record]) -> None:
         if self._seal_key is None:
             return
         problems = verify_seals(records, self._seal_key)
@@ -198,55 +214,116 @@ class JournalStore:
             kind=problems[0].kind,
         )
 
+    def _read_all(self, domain: str) -> ReadResult:
+        records: list[Record] = []
+        damage: list[str] = []
+        torn, size = None, 0
+        for segment in self.layout(domain).segments():
+            data = segment.path.read_bytes()
+            parsed = _parse(data)
+            name = "" if segment.active else f"{segment.path.parent.name}/{segment.path.name} "
+            records.extend(parsed.records)
+            damage.extend(f"{name}{d}" for d in parsed.damage)
+            if parsed.torn and not segment.active:
+                damage.append(f"{name}line {parsed.torn_line}: {parsed.torn_reason}")
+            elif parsed.torn:
+                torn = _torn_report(parsed)
+            size = parsed.good_end
+        return ReadResult(tuple(records), torn, tuple(damage), size)
+
     def _set_aside(self, path: Path, data: bytes, parsed: _Parsed) -> str:
+        aside = self._aside_path(path)
+        # The torn bytes are kept (durably) before the journal forgets them.
+        atomic_write_bytes(aside, parsed.torn)
+        self._truncate(path, len(data), parsed.good_end)
+        return (
+            f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
+            f"{parsed.torn_reason}; set aside to {aside.name}"
+        )
+
+    def _set_aside_torn(self, path: Path, torn: Torn) -> str:
+        assert torn.at is not None
+        aside = self._aside_path(path)
+        atomic_write_bytes(aside, torn.raw)
+        self._truncate(path, torn.at + len(torn.raw), torn.at)
+        return (
+            f"torn tail at byte {torn.at}, {len(torn.raw)} byte(s), {torn.reason}; "
+            f"set aside to {aside.name}"
+        )
+
+    def _aside_path(self, path: Path) -> Path:
         stamp = self._clock().astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         aside = path.with_name(f"{path.name}.torn-{stamp}")
         suffix = 1
         while aside.exists():
             suffix += 1
             aside = path.with_name(f"{path.name}.torn-{stamp}-{suffix}")
-        # The torn bytes are kept (durably) before the journal forgets them.
-        atomic_write_bytes(aside, parsed.torn)
+        return aside
+
+    def _truncate(self, path: Path, expected: int, good_end: int) -> None:
         fd = os.open(path, os.O_WRONLY)
         try:
-            if os.fstat(fd).st_size != len(data):
+            if os.fstat(fd).st_size != expected:
                 raise JournalError(
                     f"journal {path.name} grew while its torn tail was being set aside: "
                     "another process writes it without holding the run lock",
                     path=str(path),
                 )
-            os.ftruncate(fd, parsed.good_end)
+            os.ftruncate(fd, good_end)
             self._fsync(fd)
         except OSError as exc:
             raise JournalError(f"could not truncate the torn tail of {path}: {exc}") from exc
         finally:
             os.close(fd)
-        return (
-            f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
-            f"{parsed.torn_reason}; set aside to {aside.name}"
-        )
 
     def find_run(self, run_id: str) -> str | None:
-        """The domain whose journal holds `run_id` (read-only scan), or None."""
+        """The domain whose journal holds `run_id` (read-only, line by line), or None."""
+        needle = canonical_json({"run_id": run_id})[1:-1].encode("utf-8")
         for domain in self.domains():
-            if any(r.run_id == run_id for r in self.scan(domain).records):
-                return domain
+            for segment in self.layout(domain).segments():
+                for _, raw in lines_from(segment.path):
+                    if needle in raw and _run_of(raw) == run_id:
+                        return domain
         return None
 
-    def writer(self, domain: str, run_id: str, clock: Clock) -> JournalWriter:
+    def open(self, domain: str, *, repair: bool = True) -> Opened:
+        """What a run needs: the checkpoint with the tail folded in (see journal_open.py)."""
+        layout = self.layout(domain)
+        access = Access(
+            parse=parse_line,
+            check=lambda records: self._check_seals(domain, records),
+            set_aside=(lambda torn: self._set_aside_torn(layout.active, torn)) if repair else None,
+        )
+        return open_journal(layout, access)
+
+    def writer(
+        self, domain: str, run_id: str, clock: Clock, opened: Opened | None = None
+    ) -> JournalWriter:
         """An appender for `run_id` that continues the domain's chain (hold the run lock)."""
-        result = self.read(domain)
-        last = result.records[-1] if result.records else None
+        opened = opened if opened is not None else self.open(domain)
         return JournalWriter(
-            self.path(domain),
-            domain,
+            self.layout(domain),
             run_id,
             clock,
-            last=last,
-            size=result.size,
+            base=opened,
             fsync=self._fsync,
+            segment_bytes=self._segment_bytes,
             seal_key=self._seal_key,
         )
 
+    def commit(self, writer: JournalWriter) -> None:
+        """Save the checkpoint of everything the writer's journal holds now (atomically)."""
+        saved = writer.checkpoint_file()
+        if saved is not None:
+            save_checkpoint(writer.layout, saved)
 
-__all__ = ["JournalStore", "JournalWriter", "ReadResult", "check_domain", "fsync_dir", "parse_line"]
+
+__all__ = [
+    "JournalStore",
+    "JournalWriter",
+    "Opened",
+    "ReadResult",
+    "check_domain",
+    "fsync_dir",
+    "parse_line",
+]

@@ -11,9 +11,14 @@ from typing import Any
 
 from custodian.core.journal import Record, derived_counts, interrupted_runs, make_record
 from custodian.core.seals import SealKey, seal_record
+from custodian.core.journal_fold import fold
 from custodian.errors import JournalError
+from custodian.memory.journal_checkpoint import CheckpointFile, Opened, Position
+from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, first_line_seq
 
 Fsync = Callable[[int], None]
+# A new run starts a new segment once the active one is past its size: segments hold whole runs.
+ROTATE_BEFORE = frozenset({"run_started", "approval_decided"})
 
 
 def fsync_dir(directory: Path, fsync: Fsync = os.fsync) -> None:
@@ -26,34 +31,53 @@ def fsync_dir(directory: Path, fsync: Fsync = os.fsync) -> None:
 
 
 class JournalWriter:
-    """Appends records for one run; after any write or fsync error it refuses to go on."""
+    """Appends records for one run; after any write or fsync error it refuses to go on.
+
+    The active segment is rotated out (renamed into `<domain>.d/`) when a new run begins on a
+    file past `segment_bytes`, so a segment holds whole runs; the chain runs on across it.
+    """
 
     def __init__(
         self,
-        path: Path,
-        domain: str,
+        layout: Layout,
         run_id: str,
         clock: Callable[[], datetime],
         *,
-        last: Record | None,
-        size: int,
+        base: Opened,
         fsync: Fsync = os.fsync,
         seal_key: SealKey | None = None,
+        segment_bytes: int = SEGMENT_BYTES,
     ) -> None:
-        self.path = path
-        self.domain = domain
+        self.layout = layout
+        self.path = layout.active
+        self.domain = layout.domain
         self.run_id = run_id
         self._clock = clock
-        self._last = last
-        self._size = size
+        self._base = base
+        self._last = base.head
+        self._size = self.path.stat().st_size if self.path.exists() else 0
+        self._first_seq = first_line_seq(self.path) if self._size else None
+        self._position = base.position
+        self._segment_bytes = segment_bytes
         self._fsync = fsync
         self._broken: str | None = None
         self._seal_key = seal_key
+        self.appended: list[Record] = []
 
     @property
     def last(self) -> Record | None:
         """The newest record in the journal (ours or the one we continued from)."""
         return self._last
+
+    def checkpoint_file(self) -> CheckpointFile | None:
+        """The checkpoint of the journal as it stands after this writer's appends."""
+        if self._broken is not None or self._position is None:
+            return None
+        if not self.appended and self._base.rebuilt is None and not self._base.tail:
+            return None  # the saved checkpoint already says this
+        return CheckpointFile(
+            checkpoint=fold(self._base.checkpoint, self.appended), position=self._position
+        )
 
     def append(self, kind: str, data: Mapping[str, Any]) -> Record:
         """Write one record for this run and return once it is on disk."""
@@ -84,10 +108,29 @@ class JournalWriter:
         if self._seal_key is not None:
             record = seal_record(self._seal_key, record)
         line = (record.line() + "\n").encode("utf-8")
+        if kind in ROTATE_BEFORE and self._size >= self._segment_bytes:
+            self._rotate()
         self._write(line)
+        self._first_seq = self._first_seq or record.seq
+        self._position = Position(
+            segment=self._first_seq, head_start=self._size, offset=self._size + len(line)
+        )
         self._last = record
         self._size += len(line)
+        self.appended.append(record)
         return record
+
+    def _rotate(self) -> None:
+        """Seal the active segment: rename it into the segment directory, fsync both."""
+        first = self._first_seq or first_line_seq(self.path)
+        if first is None:
+            return
+        target = self.layout.sealed_path(first)
+        self._guard("mkdir", lambda: target.parent.mkdir(parents=True, exist_ok=True))
+        self._guard("rename", lambda: os.replace(self.path, target))
+        self._guard("fsync of the directory", lambda: fsync_dir(target.parent, self._fsync))
+        self._guard("fsync of the directory", lambda: fsync_dir(self.path.parent, self._fsync))
+        self._size, self._first_seq = 0, None
 
     def _write(self, line: bytes) -> None:
         created = not self.path.exists()
