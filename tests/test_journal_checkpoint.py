@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from custodian.core import journal as J
 from custodian.core.journal_fold import empty, fold
+from custodian.core.seals import SealKey
 from custodian.errors import JournalError
 from custodian.memory.journal_checkpoint import load_checkpoint
 from custodian.memory.journal_store import JournalStore
@@ -173,3 +175,39 @@ def test_a_single_file_journal_from_before_checkpoints_is_read_and_migrated(
     write_completed_run(writer, "r3")
     store.commit(writer)
     assert store.open(DOMAIN).rebuilt is None
+
+
+KEY = SealKey("k" * 40)
+
+
+def test_with_a_seal_key_an_edited_checkpoint_is_not_trusted_and_the_scan_decides(
+    tmp_path: Path,
+) -> None:
+    store = JournalStore(tmp_path, seal_key=KEY)
+    _runs(store, "r1")
+    _killed(store, "r2")
+    writer = store.writer(DOMAIN, "r3", StepClock(T0))
+    store.commit(writer)  # the killed run's open write is in the sealed checkpoint now
+    path = store.layout(DOMAIN).checkpoint
+    saved = json.loads(path.read_text())
+    assert saved["seal"] and any(r["kind"] == "authorized" for r in saved["checkpoint"]["records"])
+    # Someone without the key drops the open write from the checkpoint, so no run would resend it.
+    saved["checkpoint"]["records"] = [
+        r for r in saved["checkpoint"]["records"] if r["run_id"] != "r2"
+    ]
+    path.write_text(json.dumps(saved))
+    opened = store.open(DOMAIN)
+    assert opened.rebuilt == "checkpoint carries no valid seal"
+    assert [p.run_id for p in J.unfinished_items(opened.history)] == ["r2"]
+    unsealed = JournalStore(tmp_path)  # without the key the seal is not checked
+    assert unsealed.open(DOMAIN).rebuilt is None
+
+
+def test_with_a_seal_key_an_anchor_without_a_valid_seal_fails_closed(tmp_path: Path) -> None:
+    store = JournalStore(tmp_path, seal_key=KEY)
+    _runs(store, "r1")
+    layout = store.layout(DOMAIN)
+    layout.anchor.write_text(json.dumps({"domain": DOMAIN, "seq": 3, "hash": "0" * 64}))
+    layout.checkpoint.unlink()
+    with pytest.raises(JournalError, match="carries no valid seal"):
+        store.open(DOMAIN)

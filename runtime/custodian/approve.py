@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -129,13 +129,14 @@ def _deciding(
     run_id = approval_exec.attempt_run_id(item)
     with RunLock(settings.memory_dir, item.domain, run_id=run_id):
         item = _pending(store, approval_id, now)  # again under the lock: decided only once
-        yield item, _journal(settings, item, run_id), run_id
-
-
-def _journal(settings: Settings, item: ApprovalItem, run_id: str) -> DiskJournal:
-    store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
-    store.read(item.domain)  # sets a torn tail aside before appending
-    return DiskJournal(store.writer(item.domain, run_id, lambda: datetime.now(UTC)))
+        journals = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+        # Opened from its checkpoint and tail (a torn tail is set aside before appending).
+        writer = journals.writer(item.domain, run_id, lambda: datetime.now(UTC))
+        try:
+            yield item, DiskJournal(writer), run_id
+        finally:
+            with suppress(OSError):  # derived data: a failure costs the next run a full scan
+                journals.commit(writer)
 
 
 def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> dict[str, Any]:

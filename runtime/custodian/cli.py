@@ -199,7 +199,7 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
         keep = parse_keep(args.keep)
     except ValueError as exc:
         raise ConfigError(str(exc), setting="--keep") from exc
-    done = prune(settings.memory_dir, settings.domain, keep, datetime.now(UTC))
+    done = prune(settings.memory_dir, settings.domain, keep, datetime.now(UTC), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
 

@@ -154,7 +154,9 @@ class _Run:
         try:
             if self.s.dry_run:
                 # Read-only: no lock, no repair of a torn tail, nothing appended.
-                opened = self._open(JournalStore(self.s.memory_dir, seal_key=self.s.seal_key), repair=False)
+                opened = self._open(
+                    JournalStore(self.s.memory_dir, seal_key=self.s.seal_key), repair=False
+                )
                 self._steps(model, opened.history)
                 return
             if not JournalStore(self.s.memory_dir).path(self.domain).exists():

@@ -9,16 +9,19 @@ record, so a tampered or truncated journal fails closed with JournalError.
 
 from __future__ import annotations
 
+import hmac
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal_fold import Checkpoint, Head, empty, fold, link_problems, own_problems
 from custodian.core.journal_records import Problem, Record, record_hash
+from custodian.core.seals import SealKey
 from custodian.errors import JournalError
 from custodian.memory.files import atomic_write_bytes
 from custodian.memory.journal_segments import Layout, Segment, lines_from, read_range
@@ -82,20 +85,54 @@ class Opened:
 Parse = Callable[[bytes], "Record | str"]
 
 
-def load_anchor(layout: Layout) -> Anchor | None:
-    """The anchor of a pruned journal, or None; an unreadable anchor fails closed."""
+_CHECKPOINT_PREFIX = b"custodian journal checkpoint v1\n"
+_ANCHOR_PREFIX = b"custodian journal anchor v1\n"
+
+
+def file_seal(key: SealKey, prefix: bytes, value: BaseModel) -> str:
+    """HMAC of a file's canonical JSON without its seal."""
+    return key.mac(prefix, canonical_json(value.model_dump(mode="json", exclude={"seal"})))
+
+
+def sealed(key: SealKey | None, value: CheckpointFile | Anchor) -> Any:
+    """The file with its seal set (unchanged without a key)."""
+    if key is None:
+        return value
+    prefix = _ANCHOR_PREFIX if isinstance(value, Anchor) else _CHECKPOINT_PREFIX
+    return value.model_copy(update={"seal": file_seal(key, prefix, value)})
+
+
+def _seal_holds(key: SealKey | None, value: CheckpointFile | Anchor) -> bool:
+    if key is None:
+        return True
+    prefix = _ANCHOR_PREFIX if isinstance(value, Anchor) else _CHECKPOINT_PREFIX
+    want = file_seal(key, prefix, value).encode("utf-8")
+    return value.seal is not None and hmac.compare_digest(value.seal.encode("utf-8"), want)
+
+
+def load_anchor(layout: Layout, key: SealKey | None = None) -> Anchor | None:
+    """The anchor of a pruned journal, or None; an unreadable or unsealed anchor fails closed."""
     if not layout.anchor.exists():
         return None
     try:
-        return Anchor.model_validate(strict_loads(layout.anchor.read_bytes()))
+        anchor = Anchor.model_validate(strict_loads(layout.anchor.read_bytes()))
     except (ValueError, ValidationError) as exc:
         raise JournalError(
             f"the anchor {layout.anchor.name} cannot be read ({exc}); the chain has no start",
             path=str(layout.anchor),
         ) from exc
+    if not _seal_holds(key, anchor):
+        raise JournalError(
+            f"the anchor {layout.anchor.name} carries no valid seal: CUSTODIAN_SEAL_KEY is set, "
+            "and someone without it may have moved the chain's start; nothing was done",
+            path=str(layout.anchor),
+        )
+    return anchor
 
 
-def load_checkpoint(layout: Layout) -> tuple[CheckpointFile | None, str]:
+def load_checkpoint(
+    layout: Layout, key: SealKey | None = None
+) -> tuple[CheckpointFile | None, str]:
     """The checkpoint file, or None and why it cannot be used."""
     if not layout.checkpoint.exists():
         return None, "no checkpoint"
@@ -108,6 +145,8 @@ def load_checkpoint(layout: Layout) -> tuple[CheckpointFile | None, str]:
     problems = own_problems(saved.checkpoint)
     if problems:
         return None, f"checkpoint inconsistent ({problems[0]})"
+    if not _seal_holds(key, saved):
+        return None, "checkpoint carries no valid seal"
     return saved, ""
 
 
@@ -193,9 +232,9 @@ def fold_verified(checkpoint: Checkpoint, records: Sequence[Record]) -> Checkpoi
     return fold(checkpoint, records)
 
 
-def start_of(layout: Layout) -> Checkpoint:
+def start_of(layout: Layout, key: SealKey | None = None) -> Checkpoint:
     """The checkpoint a full scan starts from: empty, or the anchor of a pruned journal."""
-    anchor = load_anchor(layout)
+    anchor = load_anchor(layout, key)
     base = empty(layout.domain)
     return base if anchor is None else base.model_copy(update={"head": anchor.head()})
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from custodian.core.journal_fold import Checkpoint, fold, link_problems
 from custodian.core.journal_records import Record
+from custodian.core.seals import SealKey
 from custodian.errors import JournalError
 from custodian.memory.journal_checkpoint import (
     CheckpointFile,
@@ -35,18 +36,19 @@ class Access:
     parse: Parse
     check: CheckRecords
     set_aside: SetAside | None  # None: read-only, a torn tail is only reported
+    key: SealKey | None = None  # with a key, the checkpoint and the anchor must carry seals
 
 
 def open_journal(layout: Layout, access: Access) -> Opened:
     """The journal from its checkpoint and tail, or rebuilt by one verified full scan."""
-    saved, why = load_checkpoint(layout)
+    saved, why = load_checkpoint(layout, access.key)
     if saved is not None:
         opened = _resume(layout, saved, access)
         if opened is not None:
             return opened
         why = "the checkpoint does not match the journal"
     if not layout.exists():
-        return Opened(start_of(layout), None, None)
+        return Opened(start_of(layout, access.key), None, None)
     return _rebuild(layout, saved, why, access)
 
 
@@ -60,7 +62,8 @@ def _resume(layout: Layout, saved: CheckpointFile, access: Access) -> Opened | N
     tail = list(iter_records(segments, saved.position.offset, access.parse, torn, where))
     if link_problems(saved.checkpoint.head, tail, layout.domain):
         return None  # the full scan names the break and fails closed
-    access.check([head, *saved.checkpoint.records, *tail])
+    relied_on = {r.seq: r for r in [*saved.checkpoint.records, head, *tail]}
+    access.check([relied_on[seq] for seq in sorted(relied_on)])
     checkpoint = fold(saved.checkpoint, tail)
     return Opened(
         checkpoint,
@@ -72,7 +75,7 @@ def _resume(layout: Layout, saved: CheckpointFile, access: Access) -> Opened | N
 
 
 def _rebuild(layout: Layout, witness: CheckpointFile | None, why: str, access: Access) -> Opened:
-    checkpoint = start_of(layout)
+    checkpoint = start_of(layout, access.key)
     torn, where = Torn(), [0, 0, 0]
     last: Record | None = None
     records = iter_records(layout.segments(), 0, access.parse, torn, where)

@@ -16,9 +16,10 @@ from pathlib import Path
 from custodian.core import journal as J
 from custodian.core.digest import canonical_json
 from custodian.core.journal_prune import SegmentFacts, decide
+from custodian.core.seals import SealKey
 from custodian.errors import PruneRefused
 from custodian.memory.files import atomic_write_bytes, fsync_directory
-from custodian.memory.journal_checkpoint import Anchor
+from custodian.memory.journal_checkpoint import Anchor, sealed
 from custodian.memory.journal_segments import Segment, lines_from
 from custodian.memory.journal_store import JournalStore, parse_line
 from custodian.memory.lock import RunLock
@@ -66,9 +67,11 @@ def _content_of(record: J.Record) -> set[str]:
     return {value} if isinstance(value, str) else set()
 
 
-def prune(memory_dir: Path, domain: str, keep: timedelta, now: datetime) -> Pruned:
+def prune(
+    memory_dir: Path, domain: str, keep: timedelta, now: datetime, key: SealKey | None = None
+) -> Pruned:
     """Drop the segments older than `now - keep` that no kept record needs."""
-    store = JournalStore(memory_dir)
+    store = JournalStore(memory_dir, seal_key=key)
     with RunLock(memory_dir, domain, run_id=f"prune-{now.strftime('%Y%m%dT%H%M%SZ')}"):
         opened = store.open(domain)
         layout = store.layout(domain)
@@ -87,7 +90,7 @@ def prune(memory_dir: Path, domain: str, keep: timedelta, now: datetime) -> Prun
             return Pruned(domain, 0, None, {}, decision.reason)
         last = gathered[decision.drop - 1][0].last
         assert last is not None
-        anchor = Anchor(domain=domain, seq=last.seq, hash=last.hash, at=last.at)
+        anchor = sealed(key, Anchor(domain=domain, seq=last.seq, hash=last.hash, at=last.at))
         atomic_write_bytes(layout.anchor, canonical_json(anchor.model_dump()).encode("utf-8"))
         for segment in segments[: decision.drop]:
             os.unlink(segment.path)

@@ -22,7 +22,7 @@ from custodian.core.journal import Record
 from custodian.core.seals import SealKey, verify_seals
 from custodian.errors import ConfigError, JournalError, SealError
 from custodian.memory.files import atomic_write_bytes
-from custodian.memory.journal_checkpoint import Opened, Torn, save_checkpoint
+from custodian.memory.journal_checkpoint import Opened, Torn, save_checkpoint, sealed
 from custodian.memory.journal_open import Access, open_journal
 from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, lines_from
 from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
@@ -293,6 +293,7 @@ class JournalStore:
             parse=parse_line,
             check=lambda records: self._check_seals(domain, records),
             set_aside=(lambda torn: self._set_aside_torn(layout.active, torn)) if repair else None,
+            key=self._seal_key,
         )
         return open_journal(layout, access)
 
@@ -315,7 +316,7 @@ class JournalStore:
         """Save the checkpoint of everything the writer's journal holds now (atomically)."""
         saved = writer.checkpoint_file()
         if saved is not None:
-            save_checkpoint(writer.layout, saved)
+            save_checkpoint(writer.layout, sealed(self._seal_key, saved))
 
 
 __all__ = [

@@ -14,8 +14,8 @@ from custodian.core.journal_fold import Checkpoint
 from custodian.core.journal_records import Problem, Record
 from custodian.core.journal_render import seal_summary
 from custodian.core.journal_runs import RunSummary, run_summaries
-from custodian.core.seals import SealKey, seals_seen, verify_seals
 from custodian.core.journal_stream import step, windows
+from custodian.core.seals import SealKey, seals_seen, verify_seals
 from custodian.memory.journal_checkpoint import start_of
 from custodian.memory.journal_segments import Layout, Segment, lines_from
 from custodian.memory.journal_store import parse_line
@@ -41,7 +41,9 @@ class DomainReport:
 
     def seal_lines(self) -> list[str]:
         """The court record's `seals` line for the whole domain."""
-        return seal_summary(self.records, self.sealed, self.bad_seals, keyed=self.seal_key is not None)
+        return seal_summary(
+            self.records, self.sealed, self.bad_seals, keyed=self.seal_key is not None
+        )
 
     def problem_lines(self) -> list[str]:
         """Damage first, then every broken rule in journal order, each once."""
@@ -85,7 +87,7 @@ def verify_domain(
 ) -> DomainReport:
     """Check every record of the domain (and its seal, with a key); keep `run_id`'s context."""
     report = DomainReport(layout.domain, seal_key=seal_key)
-    checkpoint = start_of(layout)
+    checkpoint = start_of(layout, seal_key)
     previous: list[Record] | None = None
     for window in windows(_records(layout, report), WINDOW):
         if previous is not None:

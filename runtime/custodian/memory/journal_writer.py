@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from custodian.core.journal import Record, derived_counts, interrupted_runs, make_record
-from custodian.core.seals import SealKey, seal_record
 from custodian.core.journal_fold import fold
+from custodian.core.seals import SealKey, seal_record
 from custodian.errors import JournalError
 from custodian.memory.journal_checkpoint import CheckpointFile, Opened, Position
 from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, first_line_seq
