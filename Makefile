@@ -38,6 +38,7 @@ k8s: setup
 
 bench: setup
 	$(PY) bench/run.py
+	$(PY) bench/history.py $(BENCH_ARGS)
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3
