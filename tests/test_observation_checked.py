@@ -252,3 +252,30 @@ def test_a_task_of_another_workstream_in_the_domain_is_refused_for_a_flag() -> N
     data["open_flags"][0]["workstream_id"] = "w2"
     with pytest.raises(ObservationRejected, match="names task 't1' of workstream 'w1'"):
         check_domain_summary(DomainSummary.model_validate(data), "website")
+
+
+def test_approve_refuses_a_summary_of_another_domain_and_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    small_hub: ReferenceHub,
+    proxied: Callable[[Rewrite], Proxy],
+) -> None:
+    answer = tmp_path / "answer.md"
+    proposal = {"operation": "create_task", "rationale": "The launch needs a sitemap.",
+                "params": {"workstream_id": "web-ws-1", "title": "Add a sitemap"}}  # fmt: skip
+    answer.write_text(plan_response({"proposals": [proposal]}), encoding="utf-8")
+    memory = str(tmp_path / "memory")
+    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}",
+            "--memory", memory, "--canon", str(CANON), "--json"]  # fmt: skip
+    (queued,) = run_cli(argv, tmp_path, monkeypatch).json()["queued"]
+    proxy = proxied(platform_relabelled)
+    before = _state(small_hub)
+    argv = ["approvals", "--memory", memory, "approve", queued["approval_id"], "--by", "ana",
+            "--hub", proxy.url]  # fmt: skip
+    result = run_cli(argv, tmp_path, monkeypatch)
+    assert result.code == 3, result.stdout + result.stderr
+    assert "workstream 'plat-ws-1' is in domain 'platform'" in result.stderr
+    assert set(proxy.methods) == {"GET"}
+    assert _state(small_hub) == before
+    listed = run_cli(["approvals", "--memory", memory, "list", "--json"], tmp_path, monkeypatch)
+    assert [i["status"] for i in listed.json()] == ["pending"]
