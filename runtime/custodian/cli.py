@@ -113,6 +113,17 @@ def _journal_parser(sub: Any) -> None:
     prune.set_defaults(handler=_cmd_journal_prune)
 
 
+def _review_parser(sub: Any) -> None:
+    p = sub.add_parser("review", help="a local web page to read runs and notes and decide approvals")
+    p.add_argument("--memory", help=MEMORY_HELP)
+    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8750, help="port to bind (default 8750)")
+    p.add_argument("--open", action="store_true", help="open the page in a browser")
+    p.set_defaults(handler=_cmd_review)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = argparse.ArgumentParser(
@@ -125,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     _spine_parsers(sub)
     _approvals_parser(sub)
     _journal_parser(sub)
+    _review_parser(sub)
     return parser
 
 
@@ -202,6 +214,15 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
     done = prune(settings.memory_dir, settings.domain, keep, datetime.now(UTC), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from custodian.preflight import check_memory
+    from custodian.review.server import review_command
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=True)
+    return review_command(settings, args.host, args.port, args.open)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

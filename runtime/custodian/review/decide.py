@@ -1,0 +1,44 @@
+"""Approve or reject from the page through the very functions `custodian approvals` runs."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from custodian import approve
+from custodian.errors import CustodianError
+from custodian.memory.approvals import ApprovalStore
+from custodian.settings import Settings
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What a decision came to: the CLI's exit code and the line it prints (or its error)."""
+
+    approval_id: str
+    decision: str
+    exit_code: int
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the decision was carried out as asked."""
+        return self.exit_code == 0
+
+
+def decide(
+    settings: Settings, approval_id: str, decision: str, by: str, reason: str | None
+) -> Decided:
+    """Approve (with `reason` as the note) or reject (with `reason`) one item, as the CLI does."""
+    store = ApprovalStore(settings.memory_dir, settings.seal_key)
+    now = datetime.now(UTC)
+    out = io.StringIO()
+    try:
+        if decision == "reject":
+            code = approve.reject(settings, store, approval_id, by, reason or "", now, out)
+        else:
+            code = approve.approve(settings, store, approval_id, by, reason, now, out)
+    except CustodianError as exc:
+        return Decided(approval_id, decision, exc.exit_code, exc.message)
+    return Decided(approval_id, decision, code, out.getvalue().strip())
