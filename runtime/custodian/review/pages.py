@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from custodian.core.inert import for_prose
 from custodian.core.journal_records import parse_at
 from custodian.inspect import EXIT_NOT_FOUND, inspect_command
 from custodian.memory.journal_store import JournalStore, ReadResult
+from custodian.memory.notes import PROSE_END, PROSE_START
 from custodian.review.chart import Chart, build_chart
 from custodian.review.markdown import render_markdown, split_front_matter
 from custodian.review.runs import RunRow, run_rows
@@ -76,6 +78,8 @@ def note(settings: Settings, name: str) -> Note | None:
     path = Path(settings.memory_dir) / "working" / name
     if not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = for_prose(path.read_text(encoding="utf-8", errors="replace"))
     front, body = split_front_matter(text)
+    # The prose markers are HTML comments for machines; with raw HTML off they would show.
+    body = body.replace(PROSE_START, "").replace(PROSE_END, "")
     return Note(name, front, render_markdown(body))

@@ -1,0 +1,144 @@
+"""Shared parts of the review page tests: a run that queues two items, the page, a browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from custodian.review.server import ReviewServer
+from custodian.settings import Settings, load_settings
+from custodian.statehub.server import ReferenceHub
+from runsupport import CANON, REPO, hub_get, plan_response, run_cli
+from spinesupport import journal
+
+CREATE_TASK = {
+    "operation": "create_task",
+    "rationale": "The launch needs a sitemap.",
+    "params": {"workstream_id": "web-ws-1", "title": "Add a sitemap"},
+}
+RESOLVE = {
+    "operation": "resolve_decision",
+    "rationale": "Vendor A won the trial.",
+    "params": {"decision_id": "dec-1", "resolution": "A"},
+}
+PROSE = (
+    "Looked at the **website** domain: the sitemap is missing.\n\n"
+    "See [the vendor page](https://vendor.invalid/pick) and "
+    "![a chart](https://tracker.invalid/pixel.png) <script>alert(1)</script>\n"
+)
+REJECT_REASON = "We pick the vendor after the security review."
+CHROME_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1100,1000",
+)
+INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
+
+
+@dataclass(frozen=True)
+class Queued:
+    """A memory directory after one run that queued create_task and resolve_decision."""
+
+    memory: Path
+    run_id: str
+    create_id: str
+    resolve_id: str
+
+
+def queue_two(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Queued:
+    """One real run (a `file:` model answer) that queues two items for a person."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    answer = tmp_path / "answer.md"
+    answer.write_text(
+        plan_response({"proposals": [CREATE_TASK, RESOLVE]}, prose=PROSE), encoding="utf-8"
+    )
+    memory = tmp_path / "memory"
+    # A relative answer path: the model's name is shown on the page (and in the screenshots).
+    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", "file:answer.md"]
+    result = run_cli(
+        [*argv, "--memory", str(memory), "--canon", str(CANON), "--json"], tmp_path, mp
+    )
+    assert result.code == 0, result.stderr
+    queued = {q["operation"]: q["approval_id"] for q in result.json()["queued"]}
+    return Queued(memory, result.json()["run_id"], queued["create_task"], queued["resolve_decision"])
+
+
+def review_settings(memory: Path, hub_url: str, cwd: Path) -> Settings:
+    """The settings `custodian review --memory M --hub URL` resolves to."""
+    flags = {"memory": str(memory), "hub": hub_url, "canon": str(CANON)}
+    return load_settings(flags, {}, cwd, domain_required=False, hub_required=False)
+
+
+@contextmanager
+def review_page(settings: Settings) -> Iterator[ReviewServer]:
+    """`custodian review` in a thread on a free loopback port."""
+    with ReviewServer(settings, "127.0.0.1", 0) as server:
+        yield server
+
+
+def _strip_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_times(v) for k, v in value.items() if not k.endswith("_at")}
+    if isinstance(value, list):
+        return [_strip_times(v) for v in value]
+    return value
+
+
+def hub_state(hub: ReferenceHub) -> Any:
+    """What the hub holds for `website`, without timestamps (two seeds differ only in those)."""
+    summary = hub_get(hub, "/domains/website/summary")
+    decisions = hub_get(hub, "/decisions?domain=website")
+    return _strip_times({"summary": summary, "decisions": decisions})
+
+
+def memory_state(queued: Queued) -> Any:
+    """Both items and every approval run's records, without times, ids of runs or seals."""
+    items = {}
+    for name, approval_id in (("create", queued.create_id), ("resolve", queued.resolve_id)):
+        path = queued.memory / "approvals" / f"{approval_id}.json"
+        item = json.loads(path.read_text(encoding="utf-8"))
+        items[name] = {k: item[k] for k in ("status", "decided_by", "reject_reason", "result")}
+    runs: dict[str, list[Any]] = {}
+    for record in journal(queued.memory):
+        if record.run_id.startswith("approval-"):
+            approval_id = "-".join(record.run_id.split("-")[1:3])
+            # A hub answer holds its own timestamps; everything else must match exactly.
+            data = {k: v for k, v in record.data.items() if k != "response_sha256"}
+            runs.setdefault(approval_id, []).append((record.kind, _strip_times(data)))
+    return {"items": items, "runs": dict(sorted(runs.items()))}
+
+
+def chrome(profile: Path) -> Any:
+    """Debian's headless Chromium through chromedriver; fails (never skips) when missing."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if binary is None or driver is None:
+        pytest.fail(f"the browser test needs Debian's chromium and chromedriver: {INSTALL}")
+    options = Options()
+    options.binary_location = binary
+    for flag in (*CHROME_FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(executable_path=driver))
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: REVIEW_SCREENSHOTS (e.g. `docs`, under the repo) or the test's tmp."""
+    given = os.environ.get("REVIEW_SCREENSHOTS")
+    return REPO / given if given else tmp_path
