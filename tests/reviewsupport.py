@@ -74,7 +74,9 @@ def queue_two(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Queu
     )
     assert result.code == 0, result.stderr
     queued = {q["operation"]: q["approval_id"] for q in result.json()["queued"]}
-    return Queued(memory, result.json()["run_id"], queued["create_task"], queued["resolve_decision"])
+    return Queued(
+        memory, result.json()["run_id"], queued["create_task"], queued["resolve_decision"]
+    )
 
 
 def review_settings(memory: Path, hub_url: str, cwd: Path) -> Settings:

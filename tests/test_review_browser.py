@@ -34,7 +34,9 @@ def _twin_by_cli(tmp_path: Path, mp: pytest.MonkeyPatch) -> tuple[Any, Any]:
     with ReferenceHub(db) as hub:
         twin = queue_two(tmp_path / "twin", mp, hub)
         base = ["approvals", "--memory", str(twin.memory)]
-        ok = run_cli([*base, "approve", twin.create_id, "--by", "ana", "--hub", hub.url], tmp_path, mp)
+        ok = run_cli(
+            [*base, "approve", twin.create_id, "--by", "ana", "--hub", hub.url], tmp_path, mp
+        )
         assert ok.code == 0, ok.stderr
         no = [*base, "reject", twin.resolve_id, "--by", "ben", "--reason", REJECT_REASON]
         assert run_cli(no, tmp_path, mp).code == 0

@@ -114,7 +114,9 @@ def _journal_parser(sub: Any) -> None:
 
 
 def _review_parser(sub: Any) -> None:
-    p = sub.add_parser("review", help="a local web page to read runs and notes and decide approvals")
+    p = sub.add_parser(
+        "review", help="a local web page to read runs and notes and decide approvals"
+    )
     p.add_argument("--memory", help=MEMORY_HELP)
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
     p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")

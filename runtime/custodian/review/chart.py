@@ -52,7 +52,8 @@ def _x_positions(times: Sequence[datetime], plot_w: float) -> list[float]:
 
 
 def _stack(row: RunRow, x: float, bar_w: float, scale: float) -> list[Bar]:
-    bars, base = [], HEIGHT - BOTTOM
+    bars: list[Bar] = []
+    base = float(HEIGHT - BOTTOM)
     for series in SERIES:
         value = row.count(series)
         if value == 0:
@@ -86,7 +87,6 @@ def build_chart(rows: Sequence[RunRow], times: Sequence[datetime]) -> Chart:
     )
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in dots)
     ticks = tuple((HEIGHT - BOTTOM - v * scale, v) for v in sorted({0, top // 2, top}))
-    labels = ((xs[0], times[0].strftime("%m-%d %H:%M")),)
-    if len(rows) > 1:
-        labels += ((xs[-1], times[-1].strftime("%m-%d %H:%M")),)
+    ends = [0] if len(rows) == 1 else [0, -1]
+    labels = tuple((xs[i], times[i].strftime("%m-%d %H:%M")) for i in ends)
     return Chart(WIDTH, HEIGHT, tuple(bars), points, dots, ticks, labels, False)

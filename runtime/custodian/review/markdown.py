@@ -32,13 +32,11 @@ def _link_close(
     return f' <code class="href">&lt;{escape(href)}&gt;</code></span>'
 
 
-def _image(
-    self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
-) -> str:
+def _image(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     token = tokens[idx]
     src = str(token.attrs.get("src", ""))
-    alt = token.content
-    return f'<span class="inert-image">[image: {escape(alt)}] <code>&lt;{escape(src)}&gt;</code></span>'
+    shown = f"[image: {escape(token.content)}] <code>&lt;{escape(src)}&gt;</code>"
+    return f'<span class="inert-image">{shown}</span>'
 
 
 def _parser() -> MarkdownIt:
@@ -64,4 +62,5 @@ def split_front_matter(text: str) -> tuple[str, str]:
 
 def render_markdown(text: str) -> str:
     """Markdown to HTML in which every character from the text is escaped and nothing is live."""
-    return _MD.render(text)
+    html: str = _MD.render(text)
+    return html

@@ -51,7 +51,7 @@ def duration(delta: timedelta) -> str:
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
+    if isinstance(value, dict) and (value or not prefix):
         out: dict[str, Any] = {}
         for key, inner in value.items():
             out.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
@@ -114,9 +114,7 @@ def view_of(
     )
 
 
-def read_domains(
-    settings: Settings, domains: Iterable[str]
-) -> dict[str, DomainSummary | str]:
+def read_domains(settings: Settings, domains: Iterable[str]) -> dict[str, DomainSummary | str]:
     """Each domain's summary read now through the hub client, or the reason it could not be."""
     found: dict[str, DomainSummary | str] = {}
     if settings.hub is not None:

@@ -38,6 +38,8 @@ WILDCARD = ("0.0.0.0", "::", "")
 class _Handler(BaseHTTPRequestHandler):
     server: ReviewHTTPServer
     protocol_version = "HTTP/1.1"
+    timeout = 60  # an idle kept-alive connection does not hold a thread for ever
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet: the token must not land in a log, and a person's terminal stays clean."""
@@ -58,6 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _session(self) -> str | None:
         """The request's session, or None after answering 403 (or 303 for a first visit)."""
+        session: str | None
         guard = self.server.guard
         if not guard.host_ok(self.headers.get("Host")):
             self._forbidden("the Host header does not name this server")
@@ -159,8 +162,10 @@ def review_command(
     """Serve until interrupted; print the address with its token first."""
     server = ReviewServer(settings, host, port)
     out.write(f"custodian review: {server.url}\n")
-    if host in WILDCARD or not host.startswith("127.") and host not in ("localhost", "::1"):
-        out.write("custodian review: listening beyond this machine; anyone with the token can decide\n")
+    if host in WILDCARD or (not host.startswith("127.") and host not in ("localhost", "::1")):
+        out.write(
+            "custodian review: listening beyond this machine; anyone with the token can decide\n"
+        )
     out.flush()
     if open_browser:
         webbrowser.open(server.url)
