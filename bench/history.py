@@ -83,11 +83,16 @@ def one_run(hub_url: str, memory: Path, domain: str, force: bool, number: int) -
     if force:
         argv.append("--force")
     before = tree_bytes(memory) if memory.exists() else 0
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert child.stdout is not None
-    out = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err)
+        assert child.stdout is not None
+        out = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode not in (0, 5):
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+            print(f"  run {number}: exit {child.returncode}: {tail}", file=sys.stderr)
     result = json.loads(out) if out.strip() else {"status": f"exit {child.returncode}"}
     return Sample(
         number=number,

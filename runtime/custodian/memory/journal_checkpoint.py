@@ -10,16 +10,14 @@ record, so a tampered or truncated journal fails closed with JournalError.
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from custodian.core.digest import canonical_json, strict_loads
-from custodian.core.journal_fold import Checkpoint, Head, empty, fold, link_problems, own_problems
+from custodian.core.journal_fold import Checkpoint, Head, empty, own_problems
 from custodian.core.journal_records import Problem, Record, record_hash
 from custodian.core.seals import SealKey
 from custodian.errors import JournalError
@@ -226,12 +224,6 @@ def refuse(problems: Sequence[Problem], what: str) -> None:
         )
 
 
-def fold_verified(checkpoint: Checkpoint, records: Sequence[Record]) -> Checkpoint:
-    """Fold `records` after checking they continue the checkpoint's chain."""
-    refuse(link_problems(checkpoint.head, records, checkpoint.domain), " after the checkpoint")
-    return fold(checkpoint, records)
-
-
 def start_of(layout: Layout, key: SealKey | None = None) -> Checkpoint:
     """The checkpoint a full scan starts from: empty, or the anchor of a pruned journal."""
     anchor = load_anchor(layout, key)
@@ -254,18 +246,8 @@ def head_line(layout: Layout, saved: CheckpointFile, parse: Parse) -> Record | N
     return record if record_hash(record) == record.hash else None
 
 
-def dump(value: object) -> str:
-    """JSON for a message."""
-    return json.dumps(value, default=str)
-
-
 def later_segments(layout: Layout, first_seq: int) -> list[Segment]:
     """The segment starting at `first_seq` and every one after it."""
     found = layout.segments()
     at = next((i for i, s in enumerate(found) if s.first_seq == first_seq), None)
     return [] if at is None else found[at:]
-
-
-def path_size(path: Path) -> int:
-    """A file's size, 0 when it does not exist."""
-    return path.stat().st_size if path.exists() else 0
