@@ -42,7 +42,7 @@ def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
     domain = store.find_run(run_id)
     if domain is not None:
         snapshots = SnapshotStore(store.memory_dir)
-        return [_inline(r, snapshots) for r in store.scan(domain).records if r.run_id == run_id]
+        return [_inline(r, snapshots) for r in store.run_records(domain, run_id)]
     raise RunNotFound(
         f"no run {run_id!r} in any journal under {store.journal_dir}; "
         "`custodian inspect` lists the runs"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,9 +113,9 @@ def _torn_report(parsed: _Parsed) -> str:
     )
 
 
-def _run_of(raw: bytes) -> str | None:
+def _record_of(raw: bytes) -> Record | None:
     parsed = parse_line(raw.rstrip(b"\n"))
-    return parsed.run_id if isinstance(parsed, Record) else None
+    return parsed if isinstance(parsed, Record) else None
 
 
 class JournalStore:
@@ -278,13 +278,24 @@ class JournalStore:
 
     def find_run(self, run_id: str) -> str | None:
         """The domain whose journal holds `run_id` (read-only, line by line), or None."""
-        needle = canonical_json({"run_id": run_id})[1:-1].encode("utf-8")
         for domain in self.domains():
-            for segment in self.layout(domain).segments():
-                for _, raw in lines_from(segment.path):
-                    if needle in raw and _run_of(raw) == run_id:
-                        return domain
+            if any(True for _ in self._lines_of(domain, run_id)):
+                return domain
         return None
+
+    def run_records(self, domain: str, run_id: str) -> list[Record]:
+        """The records of one run, read line by line (their seals checked with a key)."""
+        records = [r for r in (_record_of(raw) for raw in self._lines_of(domain, run_id)) if r]
+        self._check_seals(domain, records)
+        return records
+
+    def _lines_of(self, domain: str, run_id: str) -> Iterator[bytes]:
+        needle = canonical_json({"run_id": run_id})[1:-1].encode("utf-8")
+        for segment in self.layout(domain).segments():
+            for _, raw in lines_from(segment.path):
+                record = _record_of(raw) if needle in raw else None
+                if record is not None and record.run_id == run_id:
+                    yield raw
 
     def open(self, domain: str, *, repair: bool = True) -> Opened:
         """What a run needs: the checkpoint with the tail folded in (see journal_open.py)."""
