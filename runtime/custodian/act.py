@@ -21,8 +21,10 @@ from custodian.core.approvals import (
     rejected_by_fingerprint,
 )
 from custodian.core.authority import ApprovalHistory, Policy, Ruling, idempotency_key, precondition
-from custodian.core.contract import DomainSummary, Task
+from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
+from custodian.core.contract import DomainSummary, ProgressEvent, Task
 from custodian.core.outcomes import (
+    STATUS_WRITES,
     ItemOutcome,
     OutcomeKind,
     planned_on,
@@ -60,7 +62,7 @@ def send(
     journal: Journal,
     client: StateHubClient,
     *,
-    index: int,
+    index: Any,
     operation: str,
     params: dict[str, Any],
     run_id: str,
@@ -162,44 +164,126 @@ def _task_state(task: Task | None) -> dict[str, Any] | None:
     }
 
 
+@dataclass(frozen=True)
+class Reconciling:
+    """What reconciling needs from the run: its id, the observation now, where to write."""
+
+    run_id: str
+    observed: DomainSummary
+    journal: Journal
+    client: StateHubClient
+    now: datetime
+
+
 def reconcile(
-    history: list[J.Record], journal: Journal, client: StateHubClient, log: PhaseLog, stop: Any
-) -> None:
-    """Re-send, with the same key, each write a killed run authorized but never saw answered."""
+    history: list[J.Record], ctx: Reconciling, log: PhaseLog, stop: Any
+) -> list[dict[str, Any]]:
+    """Settle each write a killed run left open: found on the hub, re-sent, or closed.
+
+    The core decides (`reconcile_step`); a write is re-sent, with its original key, only when
+    the record chain proves it and the authority allows it on the observation now. Returns one
+    report per item for the summary and the note.
+    """
+    reports: list[dict[str, Any]] = []
     for pending in J.unfinished_items(history):
         if stop:
-            return
-        journal.append(
+            break
+        step = reconcile_step(pending, ctx.observed, _events_for(ctx.client, pending), ctx.now)
+        ctx.journal.append(
             "reconciled",
             {
                 "run_id_of_the_interrupted_run": pending.run_id,
                 "index": pending.index,
                 "idempotency_key": pending.idempotency_key,
+                "action": step.action,
+                "reason": step.reason,
             },
         )
+        report = {"run": pending.run_id, "index": pending.index, "operation": pending.operation}
+        report |= _settle_one(pending, step, ctx, len(reports))
+        reports.append(report)
+        log.line(
+            "reconcile", report["outcome"], **{k: v for k, v in report.items() if k != "outcome"}
+        )
+        if report["outcome"] == "failed":
+            raise HubError(
+                f"could not finish a write left by run {pending.run_id}: {report['error']}; "
+                "nothing new was attempted"
+            )
+    return reports
+
+
+def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:
+    if pending.operation not in STATUS_WRITES:
+        return None
+    task_id = pending.params.get("task_id")
+    return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
+
+
+def _events_for(client: StateHubClient, pending: J.PendingWrite) -> tuple[ProgressEvent, ...]:
+    # The run's mark on an event proves it landed; the domain summary shows only recent ones.
+    workstream = pending.params.get("workstream_id")
+    if pending.operation != "add_progress_event" or not isinstance(workstream, str):
+        return ()
+    return client.list_events(workstream_id=workstream, limit=1000)
+
+
+def _settle_one(
+    pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, position: int
+) -> dict[str, Any]:
+    marker = {"index": pending.index, "reconciles": pending.run_id}
+    if step.action == "found":
+        ctx.journal.append(
+            "receipt",
+            {**marker, "status_code": None, "hub_id": step.hub_id, "replayed": False,
+             "response_sha256": None, "attempts": 0, "found_on_hub": True},
+        )  # fmt: skip
+        return {"outcome": "found", "hub_id": step.hub_id, "reason": step.reason}
+    if step.action == "resend":
+        # A status write goes out only on the task as observed now (If-Match, or a re-read).
         sent = send(
-            journal,
-            client,
+            ctx.journal,
+            ctx.client,
             index=pending.index,
             operation=pending.operation,
             params=dict(pending.params),
             run_id=pending.run_id,
             key=pending.idempotency_key,
             extra={"reconciles": pending.run_id},
+            observed_task=_observed_task(pending, ctx.observed),
         )
-        log.line(
-            "reconcile",
-            "failed" if sent.error else "ok",
-            run=pending.run_id,
-            index=pending.index,
-            hub_id=sent.hub_id,
-            error=sent.error,
-        )
-        if sent.error:
-            raise HubError(
-                f"could not finish a write left by run {pending.run_id}: {sent.error}; "
-                "nothing new was attempted"
-            )
+        outcome = {"executed": "resent", "failed": "failed", "stale": "stale"}[sent.kind]
+        return {"outcome": outcome, "hub_id": sent.hub_id, "error": sent.error or sent.stale}
+    ctx.journal.append(
+        "failed",
+        {**marker, "error": f"not sent: {step.reason}", "status": None, "code": None,
+         "closed": step.action},
+    )  # fmt: skip
+    report: dict[str, Any] = {"outcome": step.action, "reason": f"not sent: {step.reason}"}
+    if step.action == "expired":
+        report["flag"] = _escalate(pending, step, ctx, f"reconcile-{position}")
+    return report
+
+
+def _escalate(pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, index: str) -> Any:
+    """Flag the write's task for a person, through the same authority and chain as any write."""
+    item = escalation(pending, step.reason, ctx.observed)
+    if item is None:
+        return None
+    ctx.journal.append(
+        "ruling", {**ruling_data(Ruling(item, "execute", step.reason)), "index": index}
+    )
+    key = idempotency_key(ctx.run_id, f"{index}-{item.fingerprint}")
+    ctx.journal.append(
+        "authorized",
+        {"index": index, "operation": item.operation, "params": dict(item.params),
+         "fingerprint": item.fingerprint, "idempotency_key": key, "by": "policy"},
+    )  # fmt: skip
+    sent = send(
+        ctx.journal, ctx.client, index=index, operation=item.operation,
+        params=dict(item.params), run_id=ctx.run_id, key=key,
+    )  # fmt: skip
+    return sent.hub_id
 
 
 def policy_and_history(

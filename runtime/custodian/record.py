@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from custodian.core.authority import Ruling
 from custodian.core.outcomes import ItemOutcome
@@ -107,6 +107,31 @@ def write_session_note(
     )
     path, _ = write_note(settings.memory_dir / "working", note)
     return path
+
+
+_RECONCILED = {
+    "found": "was found on the hub ({hub_id}) and closed without re-sending",
+    "resent": "was re-sent with its original key ({hub_id})",
+    "refused": "was {reason}; closed, and never retried",
+    "expired": "was {reason}; closed",
+}
+
+
+def reconcile_text(reports: Sequence[dict[str, Any]]) -> str | None:
+    """What the run did with writes a killed run left open, for the note (None if nothing)."""
+    if not reports:
+        return None
+    lines = ["Writes left open by an earlier run:", ""]
+    for r in reports:
+        what = _RECONCILED.get(r["outcome"], "{reason}").format(
+            hub_id=r.get("hub_id"), reason=r.get("reason")
+        )
+        line = f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) {what}"
+        if r["outcome"] == "expired":
+            flag = r.get("flag")
+            line += f"; flagged for a person as `{flag}`" if flag else "; check it by hand"
+        lines.append(line + ".")
+    return "\n".join(lines)
 
 
 def file_sha256(path: Path) -> str:

@@ -199,10 +199,10 @@ class _Run:
     def _steps(self, model: Model, history: list[J.Record]) -> None:
         self.journal.append("run_started", self._started_data(model))
         try:
-            if not self.s.dry_run:
-                act.reconcile(history, self.journal, self.client, self.log, self.stop)
-                self.journal.close_interrupted(history)
             observation = self._observe()
+            if not self.s.dry_run:
+                observation = self._reconcile(history, observation)
+                self.journal.close_interrupted(history)
             if self._unchanged(observation, history):
                 return
             orientation = orient_step(self.scope, observation, history)
@@ -255,6 +255,15 @@ class _Run:
             return domain_state_digest(summary)
         return SnapshotStore(self.s.memory_dir).put_summary(summary)
 
+    def _reconcile(self, history: list[J.Record], observation: Observation) -> Observation:
+        """Settle what a killed run left open; observe again if that wrote to the hub."""
+        ctx = act.Reconciling(
+            self.result.run_id, observation.summary, self.journal, self.client, self.clock()
+        )
+        self.result.reconciled = act.reconcile(history, ctx, self.log, self.stop)
+        wrote = any(r["outcome"] == "resent" or r.get("flag") for r in self.result.reconciled)
+        return self._observe() if wrote else observation
+
     def _unchanged(self, observation: Observation, history: list[J.Record]) -> bool:
         reason = skip_reason(
             J.last_completed_observation(history),
@@ -266,6 +275,8 @@ class _Run:
         if reason is None:
             return False
         self.log.line("decide", "skipped", reason="state unchanged since the last completed run")
+        if self.result.reconciled:
+            self._write_note("skipped", problem=record.reconcile_text(self.result.reconciled))
         self._finish("skipped", EXIT_OK, reason)
         return True
 
@@ -323,7 +334,11 @@ class _Run:
             stale=c["stale"],
         )
         self._write_note(
-            end.status, prose=plan.prose, rulings=rulings, observations=plan.observations
+            end.status,
+            prose=plan.prose,
+            rulings=rulings,
+            observations=plan.observations,
+            problem=record.reconcile_text(self.result.reconciled),
         )
         self._finish(end.status, end.exit_code, end.message)
 

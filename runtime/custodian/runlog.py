@@ -57,6 +57,8 @@ class RunResult:
     note_path: str | None = None
     dry_run: bool = False
     observations: list[str] = field(default_factory=list)
+    # One report per write a killed run left open: found, resent, refused or expired.
+    reconciled: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
@@ -80,6 +82,7 @@ class RunResult:
             **{kind: [_entry(o) for o in of_kind(self.outcomes, kind)] for kind in kinds},
             "items": [_entry(o) for o in self.outcomes],
             "observations": self.observations,
+            "reconciled": self.reconciled,
             "note": self.note_path,
         }
 
@@ -99,6 +102,11 @@ class RunResult:
                 f"  {title:13} #{o.index} {t(o.operation)} {t(str(o.target))}"
                 + (f" -> {t(ref)}" if ref else "")
                 + f": {t(o.error or o.reason)}"
+            )
+        for r in self.reconciled:
+            out.append(
+                f"  reconciled    {t(r['operation'])} #{t(str(r['index']))} of run "
+                f"{t(r['run'])}: {r['outcome']}" + (f" {t(r['reason'])}" if r.get("reason") else "")
             )
         if self.note_path:
             out.append(f"note: {self.note_path}")

@@ -136,6 +136,8 @@ def _render_record(record: Record, ctx: _Court) -> list[str]:
             f"reconciled at {record.ref}: item #{data.get('index')} of run "
             f"{data.get('run_id_of_the_interrupted_run')} key={data.get('idempotency_key')}"
         )
+        if data.get("action"):
+            head += f" {data['action']}: {data.get('reason')}"
         return [head, *_item_lines(item, record, ctx.problems), ""]
     if kind == "approval_decided":
         return _render_approval(record, ctx)
@@ -249,6 +251,10 @@ def _step_lines(step: Record) -> list[str]:
         return [f"  dispatched at {step.ref}{for_run}"]
     if kind == "reconciled":
         return [f"  reconciled at {step.ref} by run {step.run_id}"]
+    if kind == "receipt" and data.get("found_on_hub"):
+        return [f"  receipt at {step.ref}{for_run}: found on the hub as {data.get('hub_id')}"]
+    if kind == "failed" and data.get("closed"):
+        return [f"  CLOSED ({data['closed']}) at {step.ref}{for_run}: {data.get('error')}"]
     if kind == "receipt":
         replayed = "yes" if data.get("replayed") else "no"
         return [

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from custodian.core.journal_records import KINDS, Problem, Record
+from custodian.core.plan import fingerprint
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
 OUTCOME_KINDS = ("receipt", "failed", "stale")
@@ -34,7 +35,11 @@ class ItemTrace:
 
 @dataclass(frozen=True)
 class PendingWrite:
-    """An authorized write with no receipt, failed or stale record: the next run must re-send it."""
+    """An authorized write with no receipt, failed or stale record: the next run must settle it.
+
+    `problems` are the spine rules its records break (a write that breaks any is never re-sent);
+    `ruling` and `approval` are the records that decided it, when the journal holds them.
+    """
 
     run_id: str
     index: Any
@@ -44,6 +49,17 @@ class PendingWrite:
     fingerprint: str
     authorized_seq: int
     dispatched: bool
+    authorized_at: str = ""
+    problems: tuple[str, ...] = ()
+    ruling: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+
+
+def executed_params(operation: str, params: dict[str, Any], domain: str) -> dict[str, Any]:
+    """The params a ruled item is sent with: a decision is recorded in the journal's domain."""
+    if operation == "record_decision":
+        return {**params, "domain": domain}
+    return dict(params)
 
 
 class _Tracker:
@@ -54,6 +70,7 @@ class _Tracker:
         self.rulings: dict[ItemKey, Record] = {}
         self.approvals: dict[str, Record] = {}
         self.problems: list[Problem] = []
+        self.item_problems: dict[ItemKey, list[str]] = {}
         self._handlers: dict[str, Callable[[Record], None]] = {
             "ruling": self._ruling,
             "queued": self._queued,
@@ -73,14 +90,23 @@ class _Tracker:
                 handler(record)
         return self
 
-    def _flag(self, record: Record, message: str) -> None:
+    def _flag(self, record: Record, message: str, item: ItemKey | None = None) -> None:
         self.problems.append(Problem.of(record, message))
+        if item is not None:
+            self.item_problems.setdefault(item, []).append(str(Problem.of(record, message)))
 
     def _ruling(self, r: Record) -> None:
         key = (r.run_id, r.data.get("index"))
         if key in self.rulings:
             self._flag(r, f"second ruling for item #{key[1]} (first at {self.rulings[key].ref})")
         self.rulings[key] = r
+        params, fp = r.data.get("params"), r.data.get("fingerprint")
+        if r.run_id in self.approvals and (
+            not isinstance(params, dict) or fingerprint(str(r.data.get("operation")), params) != fp
+        ):
+            # An approval run rules on the queued item as stored: a fingerprint that does not
+            # match its params means the item was edited after it was queued.
+            self._flag(r, "the approved item's fingerprint does not match its params (edited?)")
 
     def _queued(self, r: Record) -> None:
         ruling = self.rulings.get((r.run_id, r.data.get("index")))
@@ -101,21 +127,37 @@ class _Tracker:
 
     def _check_authority(self, r: Record, key: ItemKey) -> None:
         by = str(r.data.get("by"))
-        if by == "policy":
-            ruling = self.rulings.get(key)
-            if ruling is None:
-                self._flag(r, f"authorized by policy without an earlier ruling for item #{key[1]}")
-            elif ruling.data.get("outcome") != "execute":
-                outcome = ruling.data.get("outcome")
-                self._flag(r, f"authorized although the ruling at {ruling.ref} says {outcome}")
-            elif ruling.data.get("fingerprint") != r.data.get("fingerprint"):
-                self._flag(r, f"fingerprint differs from the ruling at {ruling.ref}")
-        elif by.startswith("person:"):
+        if by.startswith("person:"):
             decided = self.approvals.get(r.run_id)
             if decided is None or decided.data.get("decision") != "approved":
-                self._flag(r, "authorized by a person without an approved approval_decided record")
-        else:
-            self._flag(r, f"unknown authority {by!r} (expected 'policy' or 'person:<name>')")
+                message = "authorized by a person without an approved approval_decided record"
+                self._flag(r, message, key)
+        elif by != "policy":
+            message = f"unknown authority {by!r} (expected 'policy' or 'person:<name>')"
+            self._flag(r, message, key)
+            return
+        problem = self._ruling_problem(r, key)
+        if problem is not None:
+            self._flag(r, problem, key)
+
+    def _ruling_problem(self, r: Record, key: ItemKey) -> str | None:
+        """Why the run's ruling for the item does not decide this authorized record."""
+        ruling = self.rulings.get(key)
+        if ruling is None:
+            return f"authorized without an earlier ruling for item #{key[1]} in this run"
+        if ruling.data.get("outcome") != "execute":
+            return (
+                f"authorized although the ruling at {ruling.ref} says {ruling.data.get('outcome')}"
+            )
+        if ruling.data.get("fingerprint") != r.data.get("fingerprint"):
+            return f"fingerprint differs from the ruling at {ruling.ref}"
+        if ruling.data.get("operation") != r.data.get("operation"):
+            return f"operation differs from the ruling at {ruling.ref}"
+        ruled = ruling.data.get("params")
+        sent = executed_params(str(r.data.get("operation")), dict(ruled or {}), r.domain)
+        if not isinstance(ruled, dict) or sent != r.data.get("params"):
+            return f"params differ from the ruling at {ruling.ref}"
+        return None
 
     def _lookup(self, r: Record) -> ItemTrace | None:
         origin = r.data.get("reconciles") or r.run_id
@@ -131,17 +173,17 @@ class _Tracker:
         item = self._lookup(r)
         if item is None:
             return
+        key = _key_of(item)
         if r.data.get("idempotency_key") != item.key:
-            self._flag(
-                r, f"idempotency key differs from the authorized record at {item.authorized.ref}"
-            )
+            message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            self._flag(r, message, key)
         if item.attempt_run != r.run_id:
-            self._flag(
-                r,
-                f"dispatched by a run that did not reconcile the item (run {item.attempt_run} may)",
+            message = (
+                f"dispatched by a run that did not reconcile the item (run {item.attempt_run} may)"
             )
+            self._flag(r, message, key)
         elif item.dispatched is not None:
-            self._flag(r, f"second dispatch of the item (first at {item.dispatched.ref})")
+            self._flag(r, f"second dispatch of the item (first at {item.dispatched.ref})", key)
         item.dispatched = r
         item.steps.append(r)
 
@@ -149,7 +191,11 @@ class _Tracker:
         item = self._lookup(r)
         if item is None:
             return
-        if item.dispatched is None or item.dispatched.run_id != r.run_id:
+        # A reconciling run may close an item without sending it: found on the hub, or refused.
+        closing = bool(r.data.get("found_on_hub") or r.data.get("closed"))
+        if closing and item.attempt_run == r.run_id and item.dispatched is None:
+            pass
+        elif item.dispatched is None or item.dispatched.run_id != r.run_id:
             self._flag(r, f"{r.kind} without a dispatched record before it in this run")
         item.outcome = r
         item.steps.append(r)
@@ -162,17 +208,21 @@ class _Tracker:
                 r, f"reconciles item #{r.data.get('index')} of run {origin}, never authorized"
             )
             return
+        key = _key_of(item)
         if origin == r.run_id:
-            self._flag(r, "a run cannot reconcile its own item")
+            self._flag(r, "a run cannot reconcile its own item", key)
         if item.outcome is not None:
-            self._flag(r, f"reconciles an item already closed at {item.outcome.ref}")
+            self._flag(r, f"reconciles an item already closed at {item.outcome.ref}", key)
         if r.data.get("idempotency_key") != item.key:
-            self._flag(
-                r, f"idempotency key differs from the authorized record at {item.authorized.ref}"
-            )
+            message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            self._flag(r, message, key)
         item.attempt_run = r.run_id
         item.dispatched = None
         item.steps.append(r)
+
+
+def _key_of(item: ItemTrace) -> ItemKey:
+    return (item.authorized.run_id, item.authorized.data.get("index"))
 
 
 def trace_items(records: Sequence[Record]) -> dict[ItemKey, ItemTrace]:
@@ -248,12 +298,19 @@ def _inside_run_problems(run: Sequence[Record]) -> list[Problem]:
 
 
 def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
-    """Authorized writes with no closing record, oldest first, for reconciliation."""
+    """Authorized writes with no closing record, oldest first, for reconciliation.
+
+    Each carries the spine rules its records break, its ruling and, for an approval run, the
+    person's recorded decision: reconcile re-sends only what these prove.
+    """
+    tracker = _Tracker().walk(records)
     pending: list[PendingWrite] = []
-    for (run_id, index), item in trace_items(records).items():
+    for (run_id, index), item in tracker.items.items():
         if item.outcome is not None:
             continue
         data = item.authorized.data
+        ruling = tracker.rulings.get((run_id, index))
+        approval = tracker.approvals.get(run_id)
         pending.append(
             PendingWrite(
                 run_id=run_id,
@@ -264,6 +321,10 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
                 fingerprint=str(data.get("fingerprint")),
                 authorized_seq=item.authorized.seq,
                 dispatched=item.dispatched is not None,
+                authorized_at=item.authorized.at,
+                problems=tuple(tracker.item_problems.get((run_id, index), ())),
+                ruling=dict(ruling.data) if ruling is not None else None,
+                approval=dict(approval.data) if approval is not None else None,
             )
         )
     return pending

@@ -1,0 +1,209 @@
+"""The one authority for writes outside a fresh plan: the reconcile of a killed run, an approval.
+
+Both decide from what is observed now, the item itself and, for a queued operation, the recorded
+decision of a person, through the same `authorize()` a fresh plan goes through. A journal record
+or an approval file that says "authorized" is evidence to check, never a permission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from custodian.core.authority import Ruling, authorize, precondition
+from custodian.core.contract import DomainSummary, ProgressEvent
+from custodian.core.journal_records import parse_at
+from custodian.core.journal_spine import PendingWrite
+from custodian.core.marks import same_text
+from custodian.core.plan import Plan, ProposedItem, fingerprint
+
+# The hub forgets an idempotency key after 24 hours; past that a re-send is a second write.
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+# Operations with no target on the hub (or in the canon) to take a precondition from. A queued
+# item of any other operation must carry the state it was proposed under.
+NO_TARGET_OPERATIONS = frozenset({"create_workstream", "write_canon"})
+
+
+@dataclass(frozen=True)
+class PersonDecision:
+    """What a person decided on a queued item, and the state the item was proposed under."""
+
+    approval_id: str
+    by: str
+    decision: str
+    precondition: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The authority's ruling on one write; `stale` when only the target's state has moved."""
+
+    ruling: Ruling
+    stale: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the write may be sent."""
+        return self.ruling.outcome == "execute"
+
+
+def as_item(
+    operation: str, params: Mapping[str, Any], fp: str, index: int = 0, reason: str | None = None
+) -> ProposedItem:
+    """A write from a record or a queue file, shaped as the plan item the authority rules on."""
+    return ProposedItem(
+        index=index,
+        section="recorded",
+        operation=operation,
+        params=dict(params),
+        reason=reason,
+        error=None,
+        fingerprint=fp,
+    )
+
+
+def rule_write(
+    item: ProposedItem,
+    observed: DomainSummary,
+    person: PersonDecision | None = None,
+    *,
+    current: Mapping[str, Any] | None = None,
+) -> Verdict:
+    """Execute or deny one write, from the observation now and, if queued, a person's decision.
+
+    `current` is the target's state now where the hub does not hold it (a canon file's hash);
+    otherwise it is taken from `observed`.
+    """
+    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
+    ruling = authorize(plan, observed)[0]
+    label = f"Item #{item.index} ({item.operation})"
+    if ruling.outcome == "deny" or (person is None and ruling.outcome == "execute"):
+        return Verdict(ruling)
+    if person is None:
+        return _deny(item, f"{label} is denied: it needs a person's approval and none is on record")
+    if person.decision != "approved":
+        return _deny(item, f"{label} is denied: {person.approval_id} is {person.decision}")
+    if not person.precondition and item.operation not in NO_TARGET_OPERATIONS:
+        return _deny(
+            item,
+            f"{label} is denied: {person.approval_id} stores no precondition, but "
+            f"{item.operation} has a target whose state must be checked again",
+        )
+    now = dict(current) if current is not None else precondition(item, observed)
+    if now != dict(person.precondition):
+        reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
+        return Verdict(Ruling(item, "deny", reason), stale=True)
+    return Verdict(
+        Ruling(item, "execute", f"{label} executes: approved by {person.by} ({person.approval_id})")
+    )
+
+
+def _deny(item: ProposedItem, reason: str) -> Verdict:
+    return Verdict(Ruling(item, "deny", reason + "."))
+
+
+# --- reconcile --------------------------------------------------------------------------------
+
+Action = Literal["found", "resend", "refused", "expired"]
+
+
+@dataclass(frozen=True)
+class ReconcileStep:
+    """What to do with one write a killed run left open, and why."""
+
+    action: Action
+    reason: str
+    hub_id: str | None = None
+
+
+def reconcile_step(
+    pending: PendingWrite,
+    observed: DomainSummary,
+    events: Sequence[ProgressEvent],
+    now: datetime,
+) -> ReconcileStep:
+    """Found on the hub, re-sent, or closed: the record chain, the hub and the window decide."""
+    if pending.problems:
+        return ReconcileStep("refused", "the journal does not prove it: " + pending.problems[0])
+    landed = landed_on_hub(pending, observed, events)
+    if landed is not None:
+        return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
+    if now - parse_at(pending.authorized_at) >= IDEMPOTENCY_WINDOW:
+        return ReconcileStep(
+            "expired",
+            "authorized more than 24 h ago, past the hub's idempotency window, and not found "
+            "on the hub: a re-send could make it twice, so a person must check",
+        )
+    verdict = rule_write(_recorded_item(pending), observed, _person_of(pending))
+    if not verdict.allowed:
+        return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
+    return ReconcileStep("resend", verdict.ruling.reason)
+
+
+def _recorded_item(pending: PendingWrite) -> ProposedItem:
+    ruling = pending.ruling or {}
+    return as_item(
+        str(ruling.get("operation")),
+        dict(ruling.get("params") or {}),
+        str(ruling.get("fingerprint")),
+        index=0,
+    )
+
+
+def _person_of(pending: PendingWrite) -> PersonDecision | None:
+    if pending.approval is None:
+        return None
+    ruling = pending.ruling or {}
+    return PersonDecision(
+        approval_id=str(pending.approval.get("approval_id")),
+        by=str(pending.approval.get("by")),
+        decision=str(pending.approval.get("decision")),
+        precondition=dict(ruling.get("precondition") or {}),
+    )
+
+
+def landed_on_hub(
+    pending: PendingWrite, observed: DomainSummary, events: Sequence[ProgressEvent]
+) -> str | None:
+    """The hub id that shows the write already made: its marked event, the status, the flag."""
+    params = pending.params
+    if pending.operation == "add_progress_event":
+        return _marked_event(pending, (*events, *observed.recent_events))
+    task = params.get("task_id")
+    if pending.operation in ("update_task_status", "set_task_status"):
+        tasks = [t for ws in observed.workstreams for t in ws.tasks if t.id == task]
+        return task if any(t.status == params.get("status") for t in tasks) else None
+    if pending.operation == "flag_for_human":
+        flags = [f.id for f in observed.open_flags if f.task_id == task and f.status == "open"]
+        return flags[0] if flags else None
+    return None
+
+
+def _marked_event(pending: PendingWrite, events: Sequence[ProgressEvent]) -> str | None:
+    params = pending.params
+    mark = f"[custodian run {pending.run_id}]"
+    for event in events:
+        if (
+            event.summary.endswith(mark)
+            and event.workstream_id == params.get("workstream_id")
+            and event.task_id == params.get("task_id")
+            and same_text(event.summary, str(params.get("summary")))
+        ):
+            return event.id
+    return None
+
+
+def escalation(pending: PendingWrite, reason: str, observed: DomainSummary) -> ProposedItem | None:
+    """A flag for a person on the write's task, when the authority would allow one now."""
+    task = pending.params.get("task_id")
+    if not isinstance(task, str):
+        return None
+    note = (
+        f"Custodian could not confirm a {pending.operation} that run {pending.run_id} "
+        f"authorized and may not resend it: {reason}. Check the task by hand."
+    )[:1000]
+    params = {"task_id": task, "note": note}
+    item = as_item("flag_for_human", params, fingerprint("flag_for_human", params))
+    return item if rule_write(item, observed).allowed else None
