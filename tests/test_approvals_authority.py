@@ -138,7 +138,7 @@ def test_a_second_approval_of_an_equal_proposal_is_a_new_write(
     records = journal(tmp_path / "memory")
     keys = {
         aid: [r.data["idempotency_key"] for r in records if r.kind == "authorized"
-              and r.run_id.startswith(f"approval-{aid}-")]
+              and r.run_id.rsplit("-", 1)[0] == f"approval-{aid}"]
         for aid in (first, second)
     }  # fmt: skip
     assert len(keys[first]) == len(keys[second]) == 1 and keys[first] != keys[second]

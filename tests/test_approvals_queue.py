@@ -89,9 +89,11 @@ def test_approve_executes_once_through_the_hub_and_journals_the_chain(
     item = _item(tmp_path, approval_id)
     assert item["status"] == "executed" and item["decided_by"] == "ana"
     records = _approval_records(tmp_path, approval_id)
-    assert [r.kind for r in records] == ["approval_decided", "authorized", "dispatched", "receipt"]
-    assert records[1].data["by"] == "person:ana"
-    assert records[3].data["hub_id"] == item["result"]["hub_id"]
+    kinds = [r.kind for r in records]
+    assert kinds == ["approval_decided", "ruling", "authorized", "dispatched", "receipt"]
+    assert records[1].data["outcome"] == "execute" and records[1].data["approval_id"] == approval_id
+    assert records[2].data["by"] == "person:ana"
+    assert records[4].data["hub_id"] == item["result"]["hub_id"]
 
     again = _approvals(
         tmp_path, monkeypatch, "approve", approval_id, "--by", "ana", "--hub", small_hub.url
@@ -138,8 +140,8 @@ def test_a_changed_target_makes_the_item_stale_and_nothing_runs(
     assert item["status"] == "stale"
     assert item["result"]["proposed_under"]["decision"]["status"] == "open"
     records = _approval_records(tmp_path, approval_id)
-    assert [r.kind for r in records] == ["approval_decided"]
-    assert records[0].data["decision"] == "stale"
+    assert [r.kind for r in records] == ["approval_decided", "ruling"]
+    assert records[0].data["decision"] == "stale" and records[1].data["outcome"] == "deny"
 
 
 def test_an_item_older_than_its_ttl_is_expired_and_cannot_be_approved(

@@ -53,7 +53,7 @@ def test_creating_records_the_parent_id_and_status_only() -> None:
     created = _item(proposal("create_task", workstream_id="ws-docs", title="FAQ"))
     assert precondition(created, website()) == {"workstream": {"id": "ws-docs", "status": "active"}}
     recorded = _item(proposal("record_decision", title="CDN?"))
-    assert precondition(recorded, website()) == {}
+    assert precondition(recorded, website()) == {"domain": {"id": "website"}}
     assert (
         precondition(_item(proposal("create_workstream", domain="website", title="x")), website())
         == {}

@@ -10,7 +10,8 @@ from custodian.core import journal as J
 from custodian.inspect import inspect_command
 from custodian.memory.journal_store import JournalStore
 from test_journal_core import (
-    AUTH0,
+    APPROVAL_AUTH,
+    APPROVAL_RULING,
     DISP0,
     DOMAIN,
     RCPT0,
@@ -198,13 +199,14 @@ def test_an_approval_run_shows_the_person_and_the_receipt(tmp_path: Path) -> Non
         "approval_decided",
         {"approval_id": "apr-7", "decision": "approved", "by": "ana", "reason": "fine"},
     )
-    writer.append("authorized", {**AUTH0, "by": "person:ana"})
+    writer.append("ruling", APPROVAL_RULING)
+    writer.append("authorized", APPROVAL_AUTH)
     writer.append("dispatched", DISP0)
     writer.append("receipt", RCPT0)
     code, text = _inspect(tmp_path, "approval-apr-7")
     assert code == 0, text
     assert "approval apr-7 at website:15: approved by ana: fine" in text
-    assert "    chain: website:15 → website:16 → website:17 → website:18 ordered ok" in text
+    assert "website:15 → website:17 → website:18 → website:19 ordered ok" in text
 
 
 def test_an_unknown_run_or_an_empty_memory(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from custodian.core import journal as J
 from custodian.core.digest import canonical_json, sha256_hex
+from custodian.core.plan import fingerprint as real_fingerprint
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 DOMAIN = "website"
@@ -260,7 +261,8 @@ def test_an_interrupted_last_run_leaves_an_unfinished_item() -> None:
         J.PendingWrite(
             run_id="r2", index=0, operation="add_progress_event", params=dict(ITEMS[0][2]),
             idempotency_key=key_of("r2", 0), fingerprint=fingerprint(0),
-            authorized_seq=authorized.seq, dispatched=True,
+            authorized_seq=authorized.seq, dispatched=True, authorized_at=authorized.at,
+            ruling=dict(next(r for r in records if r.kind == "ruling" and r.run_id == "r2").data),
         )
     ]  # fmt: skip
     assert J.interrupted_runs(records) == ["r2"]
@@ -306,8 +308,8 @@ def _spine_of(*steps: tuple[str, dict[str, Any]]) -> list[str]:
     return [m.split(": ", 1)[1] for m in messages(J.verify_spine(records))]
 
 
-AUTH0 = {"index": 0, "operation": "add_progress_event", "params": {}, "fingerprint": fingerprint(0),
-         "idempotency_key": "k0", "by": "policy"}  # fmt: skip
+AUTH0 = {"index": 0, "operation": "add_progress_event", "params": ITEMS[0][2],
+         "fingerprint": fingerprint(0), "idempotency_key": "k0", "by": "policy"}  # fmt: skip
 DISP0 = {"index": 0, "idempotency_key": "k0"}
 RCPT0 = {"index": 0, "status_code": 201, "hub_id": "ev-1", "replayed": False,
          "response_sha256": "d" * 64, "attempts": 1}  # fmt: skip
@@ -370,12 +372,24 @@ def test_run_structure_records_after_finished_and_missing_run_started() -> None:
     ]
 
 
+def _approval_ruling() -> dict[str, Any]:
+    operation, target, params = ITEMS[0]
+    return {"index": 0, "operation": operation, "target": target, "params": params,
+            "fingerprint": real_fingerprint(operation, params), "outcome": "execute",
+            "reason": "approved by ana", "approval_id": "apr-7", "precondition": {}}  # fmt: skip
+
+
+APPROVAL_RULING = _approval_ruling()
+APPROVAL_AUTH = {**AUTH0, "fingerprint": APPROVAL_RULING["fingerprint"], "by": "person:ana"}
+
+
 def test_an_approval_run_authorizes_by_person() -> None:
     records = build(("r1", completed))
     w = MemoryWriter(records, "approval-apr-7", StepClock(T0 + timedelta(hours=1)))
     decided = {"approval_id": "apr-7", "decision": "approved", "by": "ana", "reason": None}
     w.append("approval_decided", decided)
-    w.append("authorized", {**AUTH0, "by": "person:ana"})
+    w.append("ruling", APPROVAL_RULING)
+    w.append("authorized", APPROVAL_AUTH)
     w.append("dispatched", DISP0)
     w.append("receipt", RCPT0)
     assert J.verify_spine(records) == []
@@ -388,6 +402,28 @@ def test_an_approval_run_authorizes_by_person() -> None:
         {**decided, "decision": "stale"},
     )
     assert "without an approved approval_decided" in messages(J.verify_spine(records))[0]
+
+
+def test_an_approval_run_needs_its_ruling_and_an_unedited_item() -> None:
+    def approval(*steps: tuple[str, dict[str, Any]]) -> list[str]:
+        records = build(("r1", completed))
+        w = MemoryWriter(records, "approval-apr-7", StepClock(T0 + timedelta(hours=1)))
+        w.append("approval_decided", {"approval_id": "apr-7", "decision": "approved", "by": "ana"})
+        for kind, data in steps:
+            w.append(kind, data)
+        return [m.split(": ", 1)[1] for m in messages(J.verify_spine(records))]
+
+    chain = (("dispatched", DISP0), ("receipt", RCPT0))
+    assert approval(("authorized", APPROVAL_AUTH), *chain) == [
+        "authorized without an earlier ruling for item #0 in this run"
+    ]
+    edited = {**APPROVAL_RULING, "params": {**ITEMS[0][2], "summary": "edited"}}
+    assert approval(("ruling", edited), ("authorized", APPROVAL_AUTH), *chain) == [
+        "the approved item's fingerprint does not match its params (edited?)",
+        "params differ from the ruling at website:16",
+    ]
+    denied = {**APPROVAL_RULING, "outcome": "deny"}
+    assert approval(("ruling", denied)) == []
 
 
 # --- run views -----------------------------------------------------------------------------------

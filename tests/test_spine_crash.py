@@ -3,7 +3,8 @@
 A real `custodian run` child process writes to a reference hub in this process. The hub holds
 write N at one phase; the test SIGKILLs the child there. Before commit the held write is then
 rolled back (the hub never made it: the rerun's reconciliation must send it once); after commit
-it was made but the answer was lost (the rerun's reconciliation must get the hub's replay).
+it was made but the answer was lost (the rerun's reconciliation must find it on the hub and
+close it without sending it again).
 """
 
 from __future__ import annotations
@@ -78,8 +79,12 @@ def test_a_killed_run_loses_and_duplicates_no_write(tmp_path: Path, nth: int, ph
         assert reconciled[0].data["idempotency_key"] == authorized[-1].data["idempotency_key"]
         receipts = [r for r in of_run(records, rerun, "receipt") if r.data.get("reconciles")]
         assert len(receipts) == 1 and receipts[0].data["reconciles"] == killed
-        # After commit the hub already made it: the answer is the stored one, not a new write.
-        assert receipts[0].data["replayed"] is (phase == "after_commit")
+        resent = [r for r in of_run(records, rerun, "dispatched") if r.data.get("reconciles")]
+        if phase == "after_commit":
+            # The hub already shows the write: closed with a receipt, never sent again.
+            assert receipts[0].data["found_on_hub"] is True and resent == []
+        else:
+            assert receipts[0].data["replayed"] is False and len(resent) == 1
         closed = of_run(records, killed, "finished")
         assert [c.data["status"] for c in closed] == ["interrupted"]
         assert closed[0].data["closed_by"] == rerun

@@ -1,9 +1,9 @@
-"""Carrying out an approved item: re-observe its target, refuse what cannot run, then execute.
+"""Carrying out an approved item: refuse what cannot run, observe the domain, rule, execute.
 
-Everything here runs after a person said yes; nothing here decides whether they may. What it does
-decide is whether the item can be carried out at all: an operation Custodian cannot perform, params
-that no longer fit the schema, or a canon path that leads outside the canon is refused before any
-`authorized` record is written.
+An operation Custodian cannot perform, params that no longer fit the schema, or a canon path that
+leads outside the canon is refused before anything else. Whether the item may run is then ruled by
+the one authority (`core.authority_path.rule_write`) on the domain observed now, with the person's
+decision as input; only then is an `authorized` record written.
 """
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from custodian.act import send
 from custodian.canon_write import current_sha256, resolve_inside, write_canon
 from custodian.core.approvals import ApprovalItem
-from custodian.core.authority import Ruling, precondition
-from custodian.core.contract import Task
+from custodian.core.authority import approval_key, precondition
+from custodian.core.authority_path import PersonDecision, Verdict, as_item, rule_write
+from custodian.core.contract import DomainSummary, Task
+from custodian.core.journal_spine import executed_params
 from custodian.core.outcomes import planned_on
-from custodian.core.plan import ProposedItem
 from custodian.core.plan_schema import normalize
 from custodian.dispatch import APPROVED_CALLS
 from custodian.embedded import embedded_hub
@@ -40,8 +42,12 @@ def attempt_run_id(item: ApprovalItem) -> str:
 
 
 def idempotency_key(item: ApprovalItem) -> str:
-    """The hub key of an approved item: the same for every attempt to carry it out."""
-    return f"custodian-approval-{item.fingerprint[:48]}"
+    """The hub key of one approval: stable across its retries, new for every other approval.
+
+    An equal proposal approved again later is a new write, so the key names the approval, not
+    only the fingerprint (the hub would replay the first answer and change nothing).
+    """
+    return approval_key(item.id, item.fingerprint)
 
 
 def refusal(settings: Settings, item: ApprovalItem) -> str | None:
@@ -91,44 +97,64 @@ def hub_client(settings: Settings) -> Iterator[StateHubClient]:
         yield client
 
 
-def observe_precondition(settings: Settings, item: ApprovalItem) -> dict[str, Any]:
-    """The target's state now, in the shape the item stored when it was proposed."""
-    return observe_target(settings, item)[0]
+@dataclass(frozen=True)
+class Ruled:
+    """The authority's verdict on an approved item, the target's state now, and its task."""
+
+    verdict: Verdict
+    current: dict[str, Any]
+    task: Task | None
 
 
-def refuse_or_observe(
-    settings: Settings, item: ApprovalItem
-) -> tuple[str | None, dict[str, Any], Task | None]:
-    """Why the item cannot run (refusal, or an unsafe canon path met while observing), else the
-    precondition as observed now and the task a status write would be sent on."""
+def refuse_or_rule(
+    settings: Settings, item: ApprovalItem, by: str
+) -> tuple[str | None, Ruled | None]:
+    """Why the item cannot run at all (a refusal, or an unsafe canon path met while observing),
+    else None and the authority's ruling on it."""
     refused = refusal(settings, item)
     if refused is not None:
-        return refused, {}, None
+        return refused, None
     try:
-        current, task = observe_target(settings, item)
+        return None, rule(settings, item, by)
     except ApprovalError as exc:  # a canon path made unsafe since the check above
-        return exc.message, {}, None
-    return None, current, task
+        return exc.message, None
 
 
-def observe_target(settings: Settings, item: ApprovalItem) -> tuple[dict[str, Any], Task | None]:
-    """The precondition as observed now, and the task a status write would be sent on."""
+def rule(settings: Settings, item: ApprovalItem, by: str) -> Ruled:
+    """The one authority's verdict on the item as stored, with the target's state now.
+
+    The domain is observed now (a canon write reads its file instead): the ids must be of that
+    domain, and the stored precondition must still hold. A status write is later sent only on
+    the task as observed here.
+    """
+    proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
+    current: dict[str, Any] | None = None
     if item.operation == "write_canon":
         path = str(item.params.get("path", ""))
-        return {"file_sha256": current_sha256(settings.canon_dir, path, strict=True)}, None
-    with hub_client(settings) as client:
-        summary = read_summary(client, item.domain)
-    proposed = ProposedItem(
-        index=0,
-        section="proposals",
-        operation=item.operation,
-        params=dict(item.params),
-        reason=item.rationale,
-        error=None,
-        fingerprint=item.fingerprint,
-    )
-    ruling = Ruling(item=proposed, outcome="execute", reason="approved")
-    return precondition(proposed, summary), planned_on(ruling, summary)
+        current = {"file_sha256": current_sha256(settings.canon_dir, path, strict=True)}
+        summary = DomainSummary(domain=item.domain, generated_at=datetime.now(UTC), workstreams=())
+    else:
+        with hub_client(settings) as client:
+            summary = read_summary(client, item.domain)
+    person = PersonDecision(item.id, by, "approved", dict(item.precondition))
+    verdict = rule_write(proposed, summary, person, current=current)
+    now = current if current is not None else precondition(proposed, summary)
+    return Ruled(verdict, now, planned_on(verdict.ruling, summary))
+
+
+def ruling_record(item: ApprovalItem, verdict: Verdict) -> dict[str, Any]:
+    """The approval run's `ruling`: the item as stored, the outcome and the reason."""
+    return {
+        "index": 0,
+        "operation": item.operation,
+        "target": verdict.ruling.item.target,
+        "params": dict(item.params),
+        "fingerprint": item.fingerprint,
+        "outcome": verdict.ruling.outcome,
+        "reason": verdict.ruling.reason,
+        "approval_id": item.id,
+        "precondition": dict(item.precondition),
+    }
 
 
 def execute(
@@ -144,9 +170,7 @@ def execute(
     A status write is sent only on `observed_task`, the task as the approval observed it.
     """
     key = idempotency_key(item)
-    params = dict(item.params)
-    if item.operation == "record_decision":
-        params["domain"] = item.domain
+    params = executed_params(item.operation, dict(item.params), item.domain)
     journal.append(
         "authorized",
         {

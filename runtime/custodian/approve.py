@@ -1,8 +1,10 @@
 """`custodian approvals`: the person's side of the queue: list, show, approve, reject.
 
-An approval executes only against the state it was proposed under: the target is observed again
-and compared with the stored precondition; if they differ the item is marked stale and nothing
-runs. Each decision and each write is journaled in the domain's journal.
+An approval goes through the same authority as a fresh plan (core/authority_path.py): the stored
+fingerprint is re-derived from the params, the ids must be of the item's domain as observed now,
+and the stored precondition must be non-empty (create_workstream and write_canon have no target)
+and still hold. A target that moved makes the item stale; an item edited after it was queued is
+refused and failed. Each decision, its ruling and each write are journaled in the domain's journal.
 """
 
 from __future__ import annotations
@@ -160,24 +162,47 @@ def approve(
     now: datetime,
     out: TextIO,
 ) -> int:
-    """Refuse what cannot run, re-observe the target, execute only if the state still holds."""
+    """Refuse what cannot run, rule on the item through the authority, execute only if allowed."""
     with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
-        refused, current, task = approval_exec.refuse_or_observe(settings, item)
-        if refused is not None:
+        refused, ruled = approval_exec.refuse_or_rule(settings, item, by)
+        if refused is not None or ruled is None:
+            refused = refused or "it could not be ruled on"
             journal.append("approval_decided", _decided(item, "refused", by, refused))
             _save(store, item, "failed", now, by, decision_note=note, result={"error": refused})
             out.write(for_terminal(f"{item.id}: refused before anything ran: {refused}") + "\n")
             return EXIT_REFUSED
-        if current != item.precondition:
-            reason = f"state changed: proposed under {item.precondition}, now {current}"
-            journal.append("approval_decided", _decided(item, "stale", by, reason))
-            result = {"proposed_under": item.precondition, "now": current}
-            _save(store, item, "stale", now, by, decision_note=note, result=result)
-            out.write(f"{item.id}: stale: the target changed since it was proposed; nothing ran\n")
-            return EXIT_STALE
+        if not ruled.verdict.allowed:
+            return _not_allowed(store, item, ruled, journal, now, by, note, out)
         journal.append("approval_decided", _decided(item, "approved", by, note))
-        outcome = approval_exec.execute(settings, item, by, journal, run_id, task)
+        journal.append("ruling", approval_exec.ruling_record(item, ruled.verdict))
+        outcome = approval_exec.execute(settings, item, by, journal, run_id, ruled.task)
         status = "stale" if "stale" in outcome else "failed" if "error" in outcome else "executed"
         _save(store, item, status, now, by, decision_note=note, result=outcome)
     out.write(for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})") + "\n")
     return {"executed": 0, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
+
+
+def _not_allowed(
+    store: ApprovalStore,
+    item: ApprovalItem,
+    ruled: approval_exec.Ruled,
+    journal: DiskJournal,
+    now: datetime,
+    by: str,
+    note: str | None,
+    out: TextIO,
+) -> int:
+    """Journal and save an item the authority will not carry out; nothing reaches the hub."""
+    verdict = ruled.verdict
+    reason = verdict.ruling.reason
+    decision = "stale" if verdict.stale else "refused"
+    journal.append("approval_decided", _decided(item, decision, by, reason))
+    journal.append("ruling", approval_exec.ruling_record(item, verdict))
+    if verdict.stale:
+        result = {"proposed_under": item.precondition, "now": ruled.current}
+        _save(store, item, "stale", now, by, decision_note=note, result=result)
+        out.write(f"{item.id}: stale: the target changed since it was proposed; nothing ran\n")
+        return EXIT_STALE
+    _save(store, item, "failed", now, by, decision_note=note, result={"error": reason})
+    out.write(for_terminal(f"{item.id}: refused, nothing ran: {reason}") + "\n")
+    return EXIT_REFUSED

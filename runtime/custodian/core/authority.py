@@ -232,12 +232,19 @@ def idempotency_key(run_id: str, fp: str) -> str:
     return f"custodian-{run}-{_KEY_UNSAFE.sub('_', fp[:32])}"
 
 
+def approval_key(approval_id: str, fp: str) -> str:
+    """The hub Idempotency-Key of one approval of an item: printable ASCII, under 255 chars."""
+    approval = _KEY_UNSAFE.sub("_", approval_id)[:120] or "approval"
+    return f"custodian-approval-{approval}-{_KEY_UNSAFE.sub('_', fp[:32])}"
+
+
 def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
     """The observed state a queued item was proposed under, to check again on approval.
 
     The target (task, decision, flag, or a workstream that is itself the target) gives id, status
     and updated_at where it has one; create_task and record_decision give their parent
-    workstream's id and status; create_workstream and write_canon give {}.
+    workstream's id and status (a decision without one gives the domain); create_workstream and
+    write_canon give {}: they have no target, and are the only items approved without one.
     """
     view = View.of(observed)
     params = item.params
@@ -245,17 +252,20 @@ def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
         return {}
     parent_only = item.operation in ("create_task", "record_decision")
     state: dict[str, Any] = {}
-    for key, kind in _TARGET_KINDS:
+    for key, kind in TARGET_KINDS:
         value = params.get(key)
         if not isinstance(value, str):
             continue
         snapshot = view.snapshot(kind, value, updated=not parent_only)
         if snapshot is not None:
             state[kind] = snapshot
+    if item.operation == "record_decision" and "workstream_id" not in params:
+        # A decision on the domain itself: the domain is what it was proposed under.
+        state["domain"] = {"id": observed.domain}
     return state
 
 
-_TARGET_KINDS = (
+TARGET_KINDS = (
     ("task_id", "task"),
     ("workstream_id", "workstream"),
     ("decision_id", "decision"),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from custodian.core.authority import Ruling, authorize, precondition
+from custodian.core.authority import TARGET_KINDS, Ruling, authorize, precondition
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.journal_records import parse_at
 from custodian.core.journal_spine import PendingWrite
@@ -74,34 +74,58 @@ def rule_write(
     """Execute or deny one write, from the observation now and, if queued, a person's decision.
 
     `current` is the target's state now where the hub does not hold it (a canon file's hash);
-    otherwise it is taken from `observed`.
+    otherwise it is taken from `observed`. A queued item whose target merely moved is `stale`.
     """
     plan = Plan(prose="", observations=(), items=(item,), raw_json="")
     ruling = authorize(plan, observed)[0]
-    label = f"Item #{item.index} ({item.operation})"
-    if ruling.outcome == "deny" or (person is None and ruling.outcome == "execute"):
-        return Verdict(ruling)
     if person is None:
-        return _deny(item, f"{label} is denied: it needs a person's approval and none is on record")
-    if person.decision != "approved":
-        return _deny(item, f"{label} is denied: {person.approval_id} is {person.decision}")
-    if not person.precondition and item.operation not in NO_TARGET_OPERATIONS:
-        return _deny(
-            item,
-            f"{label} is denied: {person.approval_id} stores no precondition, but "
-            f"{item.operation} has a target whose state must be checked again",
-        )
+        if ruling.outcome == "queue":
+            return _deny(item, "it needs a person's approval and none is on record")
+        return Verdict(ruling)
+    problem = _person_problem(item, person, observed.domain)
+    if problem is not None:
+        return _deny(item, problem)
     now = dict(current) if current is not None else precondition(item, observed)
     if now != dict(person.precondition):
         reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
         return Verdict(Ruling(item, "deny", reason), stale=True)
-    return Verdict(
-        Ruling(item, "execute", f"{label} executes: approved by {person.by} ({person.approval_id})")
-    )
+    if ruling.outcome == "deny":
+        return Verdict(ruling)
+    label = f"Item #{item.index} ({item.operation})"
+    reason = f"{label} executes: approved by {person.by} as {person.approval_id}"
+    return Verdict(Ruling(item, "execute", reason))
 
 
-def _deny(item: ProposedItem, reason: str) -> Verdict:
-    return Verdict(Ruling(item, "deny", reason + "."))
+def _person_problem(item: ProposedItem, person: PersonDecision, domain: str) -> str | None:
+    """Why the item as stored does not carry the decision a person made (None when it does)."""
+    if person.decision != "approved":
+        return f"{person.approval_id} is {person.decision}, not approved"
+    if item.fingerprint != fingerprint(item.operation, item.params):
+        return "its fingerprint does not match its operation and params (edited after queuing)"
+    if item.operation in NO_TARGET_OPERATIONS:
+        return None
+    stored = dict(person.precondition)
+    if not stored:
+        return (
+            f"it stores no precondition, but {item.operation} has a target whose state "
+            "must be checked again"
+        )
+    named = {
+        kind: item.params[key]
+        for key, kind in TARGET_KINDS
+        if isinstance(item.params.get(key), str)
+    }
+    if not named:  # a decision recorded on the domain itself
+        named = {"domain": domain}
+    held = {kind: (snap or {}).get("id") for kind, snap in stored.items() if isinstance(snap, dict)}
+    if held != named or set(stored) != set(named):
+        return "its precondition is about other targets than its params (edited after queuing)"
+    return None
+
+
+def _deny(item: ProposedItem, problem: str) -> Verdict:
+    label = f"Item #{item.index} ({item.operation})"
+    return Verdict(Ruling(item, "deny", f"{label} is denied: {problem}."))
 
 
 # --- reconcile --------------------------------------------------------------------------------
