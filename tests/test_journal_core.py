@@ -376,7 +376,8 @@ def _approval_ruling() -> dict[str, Any]:
     operation, target, params = ITEMS[0]
     return {"index": 0, "operation": operation, "target": target, "params": params,
             "fingerprint": real_fingerprint(operation, params), "outcome": "execute",
-            "reason": "approved by ana", "approval_id": "apr-7", "precondition": {}}  # fmt: skip
+            "reason": "approved by ana", "approval_id": "apr-7",
+            "precondition": {"workstream": {"id": "ws-site", "status": "active"}}}  # fmt: skip
 
 
 APPROVAL_RULING = _approval_ruling()
@@ -419,8 +420,14 @@ def test_an_approval_run_needs_its_ruling_and_an_unedited_item() -> None:
     ]
     edited = {**APPROVAL_RULING, "params": {**ITEMS[0][2], "summary": "edited"}}
     assert approval(("ruling", edited), ("authorized", APPROVAL_AUTH), *chain) == [
-        "the approved item's fingerprint does not match its params (edited?)",
+        "the approved item was edited: its fingerprint does not match its operation and params "
+        "(edited after queuing)",
         "params differ from the ruling at website:16",
+    ]
+    emptied = {**APPROVAL_RULING, "outcome": "deny", "precondition": {}}
+    assert approval(("ruling", emptied)) == [
+        "the approved item was edited: it stores no precondition, but add_progress_event has a "
+        "target whose state must be checked again"
     ]
     denied = {**APPROVAL_RULING, "outcome": "deny"}
     assert approval(("ruling", denied)) == []

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from custodian.core.authority import TARGET_KINDS
+from custodian.core.plan import fingerprint
+
 ApprovalStatus = Literal[
     "pending", "approved", "executed", "failed", "stale", "expired", "rejected"
 ]
 OPEN_STATUSES = ("pending",)
+# Operations with no target on the hub (or in the canon) to take a precondition from. A queued
+# item of any other operation must carry the state it was proposed under.
+NO_TARGET_OPERATIONS = frozenset({"create_workstream", "write_canon"})
 RECENTLY_REJECTED = timedelta(days=30)
 
 
@@ -121,3 +127,29 @@ def approval_id_for(fingerprint: str, taken: Iterable[str]) -> str:
         candidate = f"{base}-{counter}"
         counter += 1
     return candidate
+
+
+def edited_problem(
+    operation: str, params: dict[str, Any], fp: str, stored: Mapping[str, Any], domain: str
+) -> str | None:
+    """Why a queued item, as stored, cannot be the one that was queued (None when it can be).
+
+    Its fingerprint must be that of its operation and params, and its precondition must be
+    non-empty (except for an operation with no target) and about the targets its params name.
+    """
+    if fp != fingerprint(operation, params):
+        return "its fingerprint does not match its operation and params (edited after queuing)"
+    if operation in NO_TARGET_OPERATIONS:
+        return None
+    if not stored:
+        return (
+            f"it stores no precondition, but {operation} has a target whose state must be "
+            "checked again"
+        )
+    named = {kind: params[key] for key, kind in TARGET_KINDS if isinstance(params.get(key), str)}
+    if not named:  # a decision recorded on the domain itself
+        named = {"domain": domain}
+    held = {kind: (snap or {}).get("id") for kind, snap in stored.items() if isinstance(snap, dict)}
+    if held != named or set(stored) != set(named):
+        return "its precondition is about other targets than its params (edited after queuing)"
+    return None

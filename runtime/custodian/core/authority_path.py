@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from custodian.core.authority import TARGET_KINDS, Ruling, authorize, precondition
+from custodian.core.approvals import edited_problem
+from custodian.core.authority import Ruling, authorize, precondition
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.journal_records import parse_at
 from custodian.core.journal_spine import PendingWrite
@@ -21,9 +22,6 @@ from custodian.core.plan import Plan, ProposedItem, fingerprint
 
 # The hub forgets an idempotency key after 24 hours; past that a re-send is a second write.
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
-# Operations with no target on the hub (or in the canon) to take a precondition from. A queued
-# item of any other operation must carry the state it was proposed under.
-NO_TARGET_OPERATIONS = frozenset({"create_workstream", "write_canon"})
 
 
 @dataclass(frozen=True)
@@ -100,27 +98,8 @@ def _person_problem(item: ProposedItem, person: PersonDecision, domain: str) -> 
     """Why the item as stored does not carry the decision a person made (None when it does)."""
     if person.decision != "approved":
         return f"{person.approval_id} is {person.decision}, not approved"
-    if item.fingerprint != fingerprint(item.operation, item.params):
-        return "its fingerprint does not match its operation and params (edited after queuing)"
-    if item.operation in NO_TARGET_OPERATIONS:
-        return None
     stored = dict(person.precondition)
-    if not stored:
-        return (
-            f"it stores no precondition, but {item.operation} has a target whose state "
-            "must be checked again"
-        )
-    named = {
-        kind: item.params[key]
-        for key, kind in TARGET_KINDS
-        if isinstance(item.params.get(key), str)
-    }
-    if not named:  # a decision recorded on the domain itself
-        named = {"domain": domain}
-    held = {kind: (snap or {}).get("id") for kind, snap in stored.items() if isinstance(snap, dict)}
-    if held != named or set(stored) != set(named):
-        return "its precondition is about other targets than its params (edited after queuing)"
-    return None
+    return edited_problem(item.operation, item.params, item.fingerprint, stored, domain)
 
 
 def _deny(item: ProposedItem, problem: str) -> Verdict:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from custodian.core.approvals import edited_problem
 from custodian.core.journal_records import KINDS, Problem, Record
-from custodian.core.plan import fingerprint
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
 OUTCOME_KINDS = ("receipt", "failed", "stale")
@@ -100,13 +100,12 @@ class _Tracker:
         if key in self.rulings:
             self._flag(r, f"second ruling for item #{key[1]} (first at {self.rulings[key].ref})")
         self.rulings[key] = r
-        params, fp = r.data.get("params"), r.data.get("fingerprint")
-        if r.run_id in self.approvals and (
-            not isinstance(params, dict) or fingerprint(str(r.data.get("operation")), params) != fp
-        ):
-            # An approval run rules on the queued item as stored: a fingerprint that does not
-            # match its params means the item was edited after it was queued.
-            self._flag(r, "the approved item's fingerprint does not match its params (edited?)")
+        if r.run_id in self.approvals:
+            # An approval run rules on the queued item as stored: one that cannot be the item
+            # that was queued (fingerprint, precondition) was edited after it was queued.
+            problem = _edited(r)
+            if problem is not None:
+                self._flag(r, f"the approved item was edited: {problem}", key)
 
     def _queued(self, r: Record) -> None:
         ruling = self.rulings.get((r.run_id, r.data.get("index")))
@@ -219,6 +218,14 @@ class _Tracker:
         item.attempt_run = r.run_id
         item.dispatched = None
         item.steps.append(r)
+
+
+def _edited(r: Record) -> str | None:
+    params, stored = r.data.get("params"), r.data.get("precondition")
+    if not isinstance(params, dict) or not isinstance(stored, dict):
+        return "its params or precondition are not objects"
+    operation, fp = str(r.data.get("operation")), str(r.data.get("fingerprint"))
+    return edited_problem(operation, params, fp, stored, r.domain)
 
 
 def _key_of(item: ItemTrace) -> ItemKey:
