@@ -13,6 +13,7 @@ import argparse
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -29,6 +30,15 @@ from custodian.settings import Settings
 EXIT_STALE = 1
 EXIT_REFUSED = ApprovalError.exit_code
 EXIT_FAILED = 5
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What deciding an item came to: its exit code and the one line the CLI prints."""
+
+    approval_id: str
+    exit_code: int
+    message: str
 
 
 def approvals_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
@@ -103,11 +113,22 @@ def reject(
     out: TextIO,
 ) -> int:
     """Mark the item rejected; its fingerprint is never queued again."""
+    return _printed(decide_reject(settings, store, approval_id, by, reason, now), out)
+
+
+def decide_reject(
+    settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
+) -> Decision:
+    """`reject` without printing: the CLI and the review page both call this."""
     with _deciding(settings, store, approval_id, now) as (item, journal, _):
         journal.append("approval_decided", _decided(item, "rejected", by, reason))
         _save(store, item, "rejected", now, by, reject_reason=reason)
-    out.write(for_terminal(f"{item.id}: rejected by {by}") + "\n")
-    return 0
+    return Decision(item.id, 0, for_terminal(f"{item.id}: rejected by {by}"))
+
+
+def _printed(decision: Decision, out: TextIO) -> int:
+    out.write(decision.message + "\n")
+    return decision.exit_code
 
 
 def _pending(store: ApprovalStore, approval_id: str, now: datetime) -> ApprovalItem:
@@ -163,23 +184,35 @@ def approve(
     out: TextIO,
 ) -> int:
     """Refuse what cannot run, rule on the item through the authority, execute only if allowed."""
+    return _printed(decide_approve(settings, store, approval_id, by, note, now), out)
+
+
+def decide_approve(
+    settings: Settings,
+    store: ApprovalStore,
+    approval_id: str,
+    by: str,
+    note: str | None,
+    now: datetime,
+) -> Decision:
+    """`approve` without printing: the CLI and the review page both call this."""
     with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
         refused, ruled = approval_exec.refuse_or_rule(settings, item, by)
         if refused is not None or ruled is None:
             refused = refused or "it could not be ruled on"
             journal.append("approval_decided", _decided(item, "refused", by, refused))
             _save(store, item, "failed", now, by, decision_note=note, result={"error": refused})
-            out.write(for_terminal(f"{item.id}: refused before anything ran: {refused}") + "\n")
-            return EXIT_REFUSED
+            message = for_terminal(f"{item.id}: refused before anything ran: {refused}")
+            return Decision(item.id, EXIT_REFUSED, message)
         if not ruled.verdict.allowed:
-            return _not_allowed(store, item, ruled, journal, now, by, note, out)
+            return _not_allowed(store, item, ruled, journal, now, by, note)
         journal.append("approval_decided", _decided(item, "approved", by, note))
         journal.append("ruling", approval_exec.ruling_record(item, ruled.verdict))
         outcome = approval_exec.execute(settings, item, by, journal, run_id, ruled.task)
         status = "stale" if "stale" in outcome else "failed" if "error" in outcome else "executed"
         _save(store, item, status, now, by, decision_note=note, result=outcome)
-    out.write(for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})") + "\n")
-    return {"executed": 0, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
+    code = {"executed": 0, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
+    return Decision(item.id, code, for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})"))
 
 
 def _not_allowed(
@@ -190,8 +223,7 @@ def _not_allowed(
     now: datetime,
     by: str,
     note: str | None,
-    out: TextIO,
-) -> int:
+) -> Decision:
     """Journal and save an item the authority will not carry out; nothing reaches the hub."""
     verdict = ruled.verdict
     reason = verdict.ruling.reason
@@ -201,8 +233,9 @@ def _not_allowed(
     if verdict.stale:
         result = {"proposed_under": item.precondition, "now": ruled.current}
         _save(store, item, "stale", now, by, decision_note=note, result=result)
-        out.write(f"{item.id}: stale: the target changed since it was proposed; nothing ran\n")
-        return EXIT_STALE
+        message = f"{item.id}: stale: the target changed since it was proposed; nothing ran"
+        return Decision(item.id, EXIT_STALE, message)
     _save(store, item, "failed", now, by, decision_note=note, result={"error": reason})
-    out.write(for_terminal(f"{item.id}: refused, nothing ran: {reason}") + "\n")
-    return EXIT_REFUSED
+    return Decision(
+        item.id, EXIT_REFUSED, for_terminal(f"{item.id}: refused, nothing ran: {reason}")
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -33,12 +32,11 @@ def decide(
     """Approve (with `reason` as the note) or reject (with `reason`) one item, as the CLI does."""
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
     now = datetime.now(UTC)
-    out = io.StringIO()
     try:
         if decision == "reject":
-            code = approve.reject(settings, store, approval_id, by, reason or "", now, out)
+            done = approve.decide_reject(settings, store, approval_id, by, reason or "", now)
         else:
-            code = approve.approve(settings, store, approval_id, by, reason, now, out)
+            done = approve.decide_approve(settings, store, approval_id, by, reason, now)
     except CustodianError as exc:
         return Decided(approval_id, decision, exc.exit_code, exc.message)
-    return Decided(approval_id, decision, code, out.getvalue().strip())
+    return Decided(approval_id, decision, done.exit_code, done.message)
