@@ -105,6 +105,7 @@ def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
             section = _wait_for(driver, f'[data-approval-id="{queued.create_id}"]')
             assert "The launch needs a sitemap." in section.text
             assert "Unchanged since it was proposed." in section.text
+            assert "If approved now, the authority rules: would run" in section.text
             assert '"Add a sitemap"' in section.text
             _shot(driver, shots, "approvals")
             approved = _decide(driver, queued.create_id, "approve", "ana")

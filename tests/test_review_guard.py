@@ -93,6 +93,7 @@ def test_a_stale_item_says_so_on_the_page_and_nothing_runs(
         page = httpx.get(f"{base}/approvals", headers=cookie, timeout=10).text
         # The decision left the domain's open decisions: the page shows what changed.
         assert "decision.status: &#34;open&#34; -&gt; (absent)" in page
+        assert "If approved now, the authority rules: <strong>stale:" in page
         form = {"decision": "approve", "by": "ana", "csrf": _csrf(page)}
         done = httpx.post(f"{base}/approvals/{queued.resolve_id}", data=form, headers=cookie)
         assert done.status_code == 409

@@ -12,8 +12,8 @@ from custodian import approval_exec
 from custodian.canon_write import current_sha256
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.authority import precondition
+from custodian.core.authority_path import PersonDecision, as_item, rule_write
 from custodian.core.contract import DomainSummary
-from custodian.core.plan import ProposedItem
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
 from custodian.observe import read_summary
@@ -32,6 +32,7 @@ class PendingView:
     now: str | None
     changes: tuple[str, ...]
     hub_problem: str | None
+    verdict: str | None = None
     seal_problem: str | None = None
 
 
@@ -73,24 +74,24 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _proposed(item: ApprovalItem) -> ProposedItem:
-    return ProposedItem(
-        index=0,
-        section="proposals",
-        operation=item.operation,
-        params=dict(item.params),
-        reason=item.rationale,
-        error=None,
-        fingerprint=item.fingerprint,
-    )
-
-
 def _state_now(
     settings: Settings, item: ApprovalItem, summary: DomainSummary | None
 ) -> dict[str, Any] | None:
     if item.operation == "write_canon":
         return {"file_sha256": current_sha256(settings.canon_dir, str(item.params.get("path")))}
-    return None if summary is None else precondition(_proposed(item), summary)
+    proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
+    return None if summary is None else precondition(proposed, summary)
+
+
+def preview(item: ApprovalItem, summary: DomainSummary, current: dict[str, Any] | None) -> str:
+    """What the one authority would rule if the item were approved against `summary` now."""
+    proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
+    person = PersonDecision(item.id, "(preview)", "approved", dict(item.precondition))
+    verdict = rule_write(proposed, summary, person, current=current)
+    if verdict.allowed:
+        return "would run"
+    what = "stale" if verdict.stale else "refused"
+    return f"{what}: {verdict.ruling.reason}"
 
 
 def view_of(
@@ -102,6 +103,11 @@ def view_of(
 ) -> PendingView:
     """The page's view of one pending item against the domain as read now (or why not)."""
     state = _state_now(settings, item, summary)
+    canon = item.operation == "write_canon"
+    verdict = None
+    if summary is not None or canon:
+        observed = summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
+        verdict = preview(item, observed, state if canon else None)
     return PendingView(
         item=item,
         params=tuple((k, shown(v)) for k, v in sorted(item.params.items())),
@@ -111,6 +117,7 @@ def view_of(
         now=None if state is None else json.dumps(state, indent=2, sort_keys=True, default=str),
         changes=() if state is None else changes(item.precondition, state),
         hub_problem=None if state is not None else hub_problem,
+        verdict=verdict,
     )
 
 
