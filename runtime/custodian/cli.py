@@ -126,6 +126,18 @@ def _review_parser(sub: Any) -> None:
     p.set_defaults(handler=_cmd_review)
 
 
+def _eval_parser(sub: Any) -> None:
+    p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
+    p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
+    p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--scenarios", type=Path, default=Path("evals/scenarios"))
+    p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--repeat", type=int, default=1, help="runs per scenario (default 1)")
+    p.set_defaults(handler=_cmd_eval)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = argparse.ArgumentParser(
@@ -139,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     _approvals_parser(sub)
     _journal_parser(sub)
     _review_parser(sub)
+    _eval_parser(sub)
     return parser
 
 
@@ -164,6 +177,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             for_terminal(f"custodian: {result.status}: {redact(result.message)}") + "\n"
         )
     return result.exit_code
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from custodian.evals.command import eval_command
+
+    flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
+    settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
+    return eval_command(
+        settings, args.scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
+    )
 
 
 def _cmd_hub_serve(args: argparse.Namespace) -> int:

@@ -209,6 +209,7 @@ class _Run:
             completion = decide_step(self.scope, model, orientation)
             plan = plan_step(self.scope, completion)
             rulings = authorize_step(self.scope, plan, observation)
+            self.result.rulings = rulings
             if self.s.dry_run:
                 self.stop.check("the dry run")
                 self.result.outcomes = act.report_dry_run(rulings)

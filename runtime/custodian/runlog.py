@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
+from custodian.core.authority import Ruling
 from custodian.core.inert import for_terminal, for_terminal_json
 from custodian.core.outcomes import (
     RUN_KINDS,
@@ -59,6 +60,8 @@ class RunResult:
     observations: list[str] = field(default_factory=list)
     # One report per write a killed run left open: found, resent, refused or expired.
     reconciled: list[dict[str, Any]] = field(default_factory=list)
+    # The authority's rulings, with each item's params (for `custodian eval`); not printed.
+    rulings: tuple[Ruling, ...] = field(default=(), repr=False)
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""

@@ -257,3 +257,8 @@ def _rows(data: _Dataset) -> list[tuple[str, list[dict[str, Any]]]]:
         ("events", [stamped(e) for e in data.events]),
         ("flags", [stamped(f) for f in data.flags]),
     ]
+
+
+def validate_seed(dataset: Mapping[str, Any]) -> None:
+    """Check a dataset as `load_seed` would, without a database; a `SeedError` says what is wrong."""
+    _check_references(_parse(dataset))
