@@ -20,12 +20,12 @@ test: setup
 	$(PY) -m pytest -q
 
 format: setup
-	$(VENV)/bin/ruff format runtime tests bench k8s
-	$(VENV)/bin/ruff check --fix runtime tests bench k8s
+	$(VENV)/bin/ruff format runtime tests bench k8s evals
+	$(VENV)/bin/ruff check --fix runtime tests bench k8s evals
 
 lint: setup
-	$(VENV)/bin/ruff format --check runtime tests bench k8s
-	$(VENV)/bin/ruff check runtime tests bench k8s
+	$(VENV)/bin/ruff format --check runtime tests bench k8s evals
+	$(VENV)/bin/ruff check runtime tests bench k8s evals
 
 types: setup
 	$(VENV)/bin/mypy

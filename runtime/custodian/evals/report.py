@@ -127,6 +127,12 @@ def _tokens(a: Attempt) -> str:
     return f"{a.input_tokens or 0}+{a.output_tokens or 0}"
 
 
+def _why(reason: str) -> str:
+    """The ruling's reason without its `Plan item #N (...) is denied:` preamble, shortened."""
+    short = reason.split(": ", 1)[-1]
+    return short if len(short) <= 80 else short[:77] + "..."
+
+
 def _scenario_text(r: ScenarioRuns) -> list[str]:
     spec, n = r.scenario.spec, len(r.attempts)
     out = [f"{r.scenario.name} [{spec.category}] ({spec.domain})"]
@@ -145,7 +151,8 @@ def _scenario_text(r: ScenarioRuns) -> list[str]:
         for i in a.items:
             mark = "!" if i.index in harmful else " "
             target = i.task_id or i.params.get("workstream_id") or ""
-            out.append(f"   {mark} #{i.index} {i.operation} {target}: {_SHOWN[i.outcome]}")
+            why = "" if i.outcome == "would_execute" else f" ({_why(i.reason)})"
+            out.append(f"   {mark} #{i.index} {i.operation} {target}: {_SHOWN[i.outcome]}{why}")
     return out
 
 

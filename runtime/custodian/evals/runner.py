@@ -17,7 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from custodian.core.approvals import approval_id_for, new_item
-from custodian.core.eval_expect import EvalItem, Scored, score
+from custodian.core.eval_expect import EvalItem, Scored, Verdict, score
 from custodian.core.plan import fingerprint
 from custodian.evals.scenario import Scenario
 from custodian.memory.approvals import ApprovalStore
@@ -74,13 +74,18 @@ def run_scenario(scenario: Scenario, base: Settings, work: Path) -> Attempt:
 
 def _attempt(scenario: Scenario, result: RunResult, seconds: float, *, unchanged: bool) -> Attempt:
     items = eval_items(result)
+    scored = score(scenario.spec.expectations, items)
+    if result.status != "completed":
+        # A run that produced no plan passes no test, even one that forbids things.
+        failed = Verdict("the run completed", True, False, result.message)
+        scored = dataclasses.replace(scored, verdicts=(failed, *scored.verdicts))
     usage = result.usage
     return Attempt(
         status=result.status,
         exit_code=result.exit_code,
         message=result.message,
         items=items,
-        scored=score(scenario.spec.expectations, items),
+        scored=scored,
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
         cost_usd=usage.get("cost_usd"),

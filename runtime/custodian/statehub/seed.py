@@ -260,5 +260,5 @@ def _rows(data: _Dataset) -> list[tuple[str, list[dict[str, Any]]]]:
 
 
 def validate_seed(dataset: Mapping[str, Any]) -> None:
-    """Check a dataset as `load_seed` would, without a database; a `SeedError` says what is wrong."""
+    """Check a dataset as `load_seed` would, without a database; a `SeedError` says why."""
     _check_references(_parse(dataset))
