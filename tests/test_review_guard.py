@@ -21,14 +21,15 @@ from runsupport import tree_digest
 
 
 def _session(server: ReviewServer) -> str:
-    """Open the start URL; return the session cookie the page sets."""
+    """Open the start URL; return the session cookie the page sets, as a Cookie header."""
     first = httpx.get(server.url, follow_redirects=False, timeout=10)
     assert first.status_code == 303 and first.headers["location"] == "/"
     set_cookie = first.headers["set-cookie"]
     assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
     cookie: SimpleCookie = SimpleCookie()
     cookie.load(set_cookie)
-    return cookie["custodian_review"].value
+    name = f"custodian_review_{server.port}"
+    return f"{name}={cookie[name].value}"
 
 
 def _csrf(page: str) -> str:
@@ -45,14 +46,14 @@ def test_without_token_with_a_foreign_host_or_a_bad_csrf_the_page_answers_403(
     before = (tree_digest(queued.memory), hub_state(small_hub))
     with review_page(settings) as server:
         base = f"http://{server.address}"
-        cookie = {"Cookie": f"custodian_review={_session(server)}"}
+        cookie = {"Cookie": _session(server)}
         page = httpx.get(f"{base}/approvals", headers=cookie, timeout=10)
         assert page.status_code == 200 and page.headers["content-security-policy"] == CSP
         csrf = _csrf(page.text)
         other_csrf = _csrf(
             httpx.get(
                 f"{base}/approvals",
-                headers={"Cookie": f"custodian_review={_session(server)}"},
+                headers={"Cookie": _session(server)},
                 timeout=10,
             ).text
         )
@@ -89,7 +90,7 @@ def test_a_stale_item_says_so_on_the_page_and_nothing_runs(
     assert response.status_code == 200, response.text
     with review_page(review_settings(queued.memory, small_hub.url, tmp_path)) as server:
         base = f"http://{server.address}"
-        cookie = {"Cookie": f"custodian_review={_session(server)}"}
+        cookie = {"Cookie": _session(server)}
         page = httpx.get(f"{base}/approvals", headers=cookie, timeout=10).text
         # The decision left the domain's open decisions: the page shows what changed.
         assert "decision.status: &#34;open&#34; -&gt; (absent)" in page
@@ -109,7 +110,7 @@ def test_an_unreachable_hub_is_said_on_the_page(
     gone = small_hub.url
     small_hub.stop()
     with review_page(review_settings(queued.memory, gone, tmp_path)) as server:
-        cookie = {"Cookie": f"custodian_review={_session(server)}"}
+        cookie = {"Cookie": _session(server)}
         page = httpx.get(f"http://{server.address}/approvals", headers=cookie, timeout=30).text
     assert "the hub could not be read" in page
     assert page.count("data-approval-id=") == 2
@@ -137,3 +138,14 @@ def test_custodian_review_prints_its_url_with_the_token_and_binds_loopback(
     finally:
         child.terminate()
         child.wait(timeout=10)
+
+
+def test_a_session_of_one_review_page_does_not_open_another(tmp_path: Path) -> None:
+    settings = review_settings(tmp_path / "memory", "embedded", tmp_path)
+    with review_page(settings) as first, review_page(settings) as second:
+        cookie = _session(first)
+        assert cookie.startswith(f"custodian_review_{first.port}=")
+        mine = httpx.get(f"http://{first.address}/", headers={"Cookie": cookie}, timeout=10)
+        theirs = httpx.get(f"http://{second.address}/", headers={"Cookie": cookie}, timeout=10)
+        assert (mine.status_code, theirs.status_code) == (200, 403)
+        assert "No journal yet" in mine.text

@@ -30,6 +30,8 @@ class Guard:
     """The page's secrets: the start token, live sessions, and the key CSRF tokens derive from."""
 
     allowed_hosts: frozenset[str]
+    # One name per port: two review pages on one machine do not overwrite each other's cookie.
+    cookie: str = COOKIE
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     _csrf_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     _sessions: OrderedDict[str, None] = field(default_factory=OrderedDict, repr=False)
@@ -55,7 +57,7 @@ class Guard:
 
     def session(self, cookie_header: str | None) -> str | None:
         """The live session the cookie names, or None."""
-        given = _cookie_value(cookie_header)
+        given = _cookie_value(cookie_header, self.cookie)
         if given is None:
             return None
         with self._lock:
@@ -75,10 +77,10 @@ class Guard:
 
     def set_cookie(self, session: str) -> str:
         """The Set-Cookie header value: HttpOnly, SameSite=Strict, for the whole page."""
-        return f"{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"
+        return f"{self.cookie}={session}; HttpOnly; SameSite=Strict; Path=/"
 
 
-def _cookie_value(header: str | None) -> str | None:
+def _cookie_value(header: str | None, name: str) -> str | None:
     if not header:
         return None
     cookie: SimpleCookie = SimpleCookie()
@@ -86,5 +88,5 @@ def _cookie_value(header: str | None) -> str | None:
         cookie.load(header)
     except CookieError:
         return None
-    morsel = cookie.get(COOKIE)
+    morsel = cookie.get(name)
     return morsel.value if morsel is not None else None

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TextIO
 from urllib.parse import parse_qs, urlsplit
 
-from custodian.review.auth import Guard, host_header
+from custodian.review.auth import COOKIE, Guard, host_header
 from custodian.review.views import Page, Views
 from custodian.settings import Settings
 
@@ -127,7 +127,9 @@ class ReviewServer:
         self.port = int(self.httpd.server_address[1])
         shown = socket.gethostname() if host in WILDCARD else host
         self.address = host_header(shown, self.port)
-        self.httpd.guard = Guard(allowed_hosts=frozenset({self.address.lower()}))
+        self.httpd.guard = Guard(
+            allowed_hosts=frozenset({self.address.lower()}), cookie=f"{COOKIE}_{self.port}"
+        )
         self.httpd.views = Views(settings)
         self._thread: threading.Thread | None = None
 
