@@ -211,3 +211,22 @@ def test_with_a_seal_key_an_anchor_without_a_valid_seal_fails_closed(tmp_path: P
     layout.checkpoint.unlink()
     with pytest.raises(JournalError, match="carries no valid seal"):
         store.open(DOMAIN)
+
+
+def test_a_torn_line_after_the_checkpoint_is_set_aside_and_the_tail_before_it_kept(
+    tmp_path: Path,
+) -> None:
+    store = JournalStore(tmp_path, clock=lambda: T0)
+    _runs(store, "r1")
+    _killed(store, "r2")
+    path = store.path(DOMAIN)
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"at":"2025-03-01T10:00:00.000000Z","da')
+    read_only = store.open(DOMAIN, repair=False)
+    assert read_only.torn is not None and "no trailing newline" in read_only.torn
+    assert path.read_bytes() != whole  # only reported
+    opened = store.open(DOMAIN)
+    assert opened.tail == 10 and opened.torn is not None and "set aside to" in opened.torn
+    assert path.read_bytes() == whole
+    aside = tmp_path / "journal" / "website.jsonl.torn-20250301T090000000000Z"
+    assert aside.read_bytes() == b'{"at":"2025-03-01T10:00:00.000000Z","da'

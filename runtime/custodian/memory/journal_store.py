@@ -21,10 +21,10 @@ from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal import Record
 from custodian.core.seals import SealKey, verify_seals
 from custodian.errors import ConfigError, JournalError, SealError
-from custodian.memory.files import atomic_write_bytes
 from custodian.memory.journal_checkpoint import Opened, Torn, save_checkpoint, sealed
 from custodian.memory.journal_open import Access, open_journal
 from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, lines_from
+from custodian.memory.journal_torn import set_aside
 from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
 
 Clock = Callable[[], datetime]
@@ -232,10 +232,7 @@ class JournalStore:
         return ReadResult(tuple(records), torn, tuple(damage), size)
 
     def _set_aside(self, path: Path, data: bytes, parsed: _Parsed) -> str:
-        aside = self._aside_path(path)
-        # The torn bytes are kept (durably) before the journal forgets them.
-        atomic_write_bytes(aside, parsed.torn)
-        self._truncate(path, len(data), parsed.good_end)
+        aside = set_aside(path, parsed.torn, len(data), parsed.good_end, self._clock, self._fsync)
         return (
             f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
             f"{parsed.torn_reason}; set aside to {aside.name}"
@@ -243,38 +240,12 @@ class JournalStore:
 
     def _set_aside_torn(self, path: Path, torn: Torn) -> str:
         assert torn.at is not None
-        aside = self._aside_path(path)
-        atomic_write_bytes(aside, torn.raw)
-        self._truncate(path, torn.at + len(torn.raw), torn.at)
+        expected = torn.at + len(torn.raw)
+        aside = set_aside(path, torn.raw, expected, torn.at, self._clock, self._fsync)
         return (
             f"torn tail at byte {torn.at}, {len(torn.raw)} byte(s), {torn.reason}; "
             f"set aside to {aside.name}"
         )
-
-    def _aside_path(self, path: Path) -> Path:
-        stamp = self._clock().astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        aside = path.with_name(f"{path.name}.torn-{stamp}")
-        suffix = 1
-        while aside.exists():
-            suffix += 1
-            aside = path.with_name(f"{path.name}.torn-{stamp}-{suffix}")
-        return aside
-
-    def _truncate(self, path: Path, expected: int, good_end: int) -> None:
-        fd = os.open(path, os.O_WRONLY)
-        try:
-            if os.fstat(fd).st_size != expected:
-                raise JournalError(
-                    f"journal {path.name} grew while its torn tail was being set aside: "
-                    "another process writes it without holding the run lock",
-                    path=str(path),
-                )
-            os.ftruncate(fd, good_end)
-            self._fsync(fd)
-        except OSError as exc:
-            raise JournalError(f"could not truncate the torn tail of {path}: {exc}") from exc
-        finally:
-            os.close(fd)
 
     def find_run(self, run_id: str) -> str | None:
         """The domain whose journal holds `run_id` (read-only, line by line), or None."""
