@@ -152,3 +152,13 @@ def test_usage_errors_exit_2(argv: tuple[str, ...], needle: str) -> None:
     args = ["eval", "--llm", "offline", "--canon", str(CANON), "--scenarios", str(SCENARIOS)]
     code, _, err = custodian(*args, *argv)
     assert code == 2 and needle in err
+
+
+def test_without_llm_the_chosen_model_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CUSTODIAN_LLM", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")  # no claude on PATH: the offline planner
+    code, out, err = custodian(
+        "eval", "--canon", str(CANON), "--scenarios", str(SCENARIOS), "--only", "stale-in-progress"
+    )
+    assert code == 0 and "no --llm given; using offline" in err
+    assert out.startswith("custodian eval: offline")

@@ -184,6 +184,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
     settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
+    if settings.model_source == "embedded default":
+        sys.stderr.write(f"custodian: eval: no --llm given; using {settings.model.spec}\n")
     return eval_command(
         settings, args.scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
     )
