@@ -66,12 +66,15 @@ def render_prompt(inputs: PromptInputs, env: jinja2.Environment | None = None) -
         )
     view = build_view(inputs, fixed)
     user = render_user(view, env)
-    return RenderedPrompt(
-        system=system,
-        user=user,
-        estimated_tokens=estimate_tokens(system) + estimate_tokens(user),
-        omitted=view.omitted,
-    )
+    total = estimate_tokens(system) + estimate_tokens(user)
+    while total > inputs.token_budget and view.tokens > 0:
+        # The items were costed one by one; should the rendered whole come out above the budget
+        # anyway, give the items that much less room and choose again.
+        fixed += total - inputs.token_budget
+        view = build_view(inputs, fixed)
+        user = render_user(view, env)
+        total = estimate_tokens(system) + estimate_tokens(user)
+    return RenderedPrompt(system=system, user=user, estimated_tokens=total, omitted=view.omitted)
 
 
 def render_user(view: PromptView, env: jinja2.Environment | None = None) -> str:

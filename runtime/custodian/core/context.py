@@ -1,9 +1,12 @@
 """What the model sees: the observed state under a token budget, untrusted text neutralized.
 
-`build_view` is pure and deterministic. Items go in by priority (open flags, blocked tasks,
-in-progress tasks with the stale ones first, open decisions, recent events, the approval queue,
-todo tasks, then done or cancelled tasks by title); whatever does not fit is counted per category
-and the count is shown to the model, so nothing is dropped silently.
+`build_view` is pure and deterministic. Each section (workstreams, in-progress tasks, blocked,
+todo, open decisions, open flags, recent events, pending and rejected approvals, done or cancelled
+titles) is one data block with one line per item, and gets a fair share of the budget
+(core/context_select.py). Within a section, what a person would look at first comes first: the
+in-progress task idle longest, the task blocked longest, the todo task due soonest, the oldest
+open decision and flag, the newest event. What a section leaves out is counted and shown to the
+model, so nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from custodian.core.context_items import (
+    COLUMNS,
     ApprovalBrief,
     Piece,
     approval_piece,
@@ -28,8 +32,10 @@ from custodian.core.context_items import (
     task_piece,
     workstream_piece,
 )
+from custodian.core.context_select import Candidates, select
 from custodian.core.contract import DomainSummary, StateSummary, Task
-from custodian.core.neutralize import data_block, safe_domain
+from custodian.core.neutralize import DATA_CLOSE, DATA_OPEN, data_block, safe_domain
+from custodian.core.tokens import estimate_tokens
 
 __all__ = [
     "CATEGORIES",
@@ -49,25 +55,26 @@ DEFAULT_CAPS: Mapping[str, int] = MappingProxyType(
 )
 NOTE_LIMIT = 6000  # characters of the last session note shown for continuity
 
-# (key, heading, singular, plural), in the order items are selected and shown.
+# (key, heading, singular, plural), in the order the sections are shown.
 CATEGORIES: tuple[tuple[str, str, str, str], ...] = (
     ("workstreams", "Workstreams", "workstream", "workstreams"),
-    ("flags", "Open flags", "open flag", "open flags"),
-    ("blocked", "Blocked tasks", "blocked task", "blocked tasks"),
-    ("in_progress", "In-progress tasks (least recent activity first)", "in-progress task",
+    ("in_progress", "In-progress tasks (longest idle first)", "in-progress task",
      "in-progress tasks"),
-    ("decisions", "Open decisions", "open decision", "open decisions"),
+    ("blocked", "Blocked tasks (longest blocked first)", "blocked task", "blocked tasks"),
+    ("todo", "Todo tasks (due soonest, then oldest, first)", "todo task", "todo tasks"),
+    ("decisions", "Open decisions (oldest first)", "open decision", "open decisions"),
+    ("flags", "Open flags (oldest first)", "open flag", "open flags"),
     ("events", "Recent events (newest first)", "event", "events"),
     ("pending", "Pending approvals (waiting for a person; do not propose these again)",
      "pending approval", "pending approvals"),
     ("rejected", "Recently rejected proposals (do not propose these again)",
      "rejected proposal", "rejected proposals"),
-    ("todo", "Todo tasks", "todo task", "todo tasks"),
-    ("closed", "Done or cancelled tasks (titles only)", "done or cancelled task",
-     "done or cancelled tasks"),
+    ("closed", "Done or cancelled tasks (most recently updated first)",
+     "done or cancelled task", "done or cancelled tasks"),
 )  # fmt: skip
 T = TypeVar("T")
 _DETAILS = ("details", "long text (descriptions, contexts)", "long text")
+_MORE = "more "  # "(3 more not shown for space)": the frame is measured without it
 
 
 @dataclass(frozen=True)
@@ -90,12 +97,14 @@ class PromptInputs:
 
 @dataclass(frozen=True)
 class Section:
-    """One heading of the observed state and the items shown under it."""
+    """One section of the observed state: its data block's opening line and one line per item."""
 
     key: str
     heading: str
+    opening: str
     items: tuple[str, ...]
     omitted: int = 0
+    total: int = 0
 
 
 @dataclass(frozen=True)
@@ -110,59 +119,47 @@ class PromptView:
     omitted_text: str | None
     last_note: str | None
     tokens: int
+    data_close: str = DATA_CLOSE
 
 
-def estimate_tokens(text: str) -> int:
-    """A provider-neutral token estimate: one token per four characters, rounded up."""
-    return -(-len(text) // 4)
+def block_opening(key: str) -> str:
+    """The opening marker of a section's data block, naming its columns."""
+    return f"{DATA_OPEN} {key}: {COLUMNS[key]}>>>"
 
 
 def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
     """Select what the model sees within `token_budget - reserved_tokens` for the items."""
     now = rfc3339(inputs.now)  # first: a naive `now` is refused before any arithmetic with it
     candidates = _candidates(inputs)
-    room = inputs.token_budget - reserved_tokens
-    chosen: dict[str, list[str]] = {key: [] for key, *_ in CATEGORIES}
-    omitted: dict[str, int] = {}
-    used, full = 0, False
-    for key, render in candidates:
-        piece = None if full else render()
-        text = None if piece is None else _fit(piece, room - used)
-        if piece is None or text is None:
-            full = True  # keep priority strict: nothing of lower rank once something did not fit
-            omitted[key] = omitted.get(key, 0) + 1
-            continue
-        if text != piece.full:
-            omitted[_DETAILS[0]] = omitted.get(_DETAILS[0], 0) + 1
-        chosen[key].append(text)
-        used += _cost(text)
-    ordered = {k: omitted[k] for k in [c[0] for c in CATEGORIES] + [_DETAILS[0]] if k in omitted}
+    chosen = select(candidates, inputs.token_budget - reserved_tokens, _cost)
+    keys = [key for key, *_ in CATEGORIES]
+    omitted = {k: chosen.omitted[k] for k in keys if k in chosen.omitted}
+    if chosen.compacted:
+        omitted[_DETAILS[0]] = chosen.compacted
+    totals = {c.key: len(c.items) for c in candidates}
     return PromptView(
         domain=safe_domain(inputs.domain),
         now=now,
         overview=overview_table(inputs.overview.domains, inputs.domain),
         sections=tuple(
-            Section(k, h, tuple(chosen[k]), ordered.get(k, 0)) for k, h, *_ in CATEGORIES
+            Section(k, h, block_opening(k), chosen.shown[k], omitted.get(k, 0), totals[k])
+            for k, h, *_ in CATEGORIES
         ),
-        omitted=MappingProxyType(ordered),
-        omitted_text=omitted_sentence(ordered),
+        omitted=MappingProxyType(omitted),
+        omitted_text=omitted_sentence(omitted),
         last_note=_note(inputs.last_note_prose),
-        tokens=used,
+        tokens=chosen.tokens,
     )
 
 
 def _cost(text: str) -> int:
-    # Each item is followed by a newline in the rendered prompt; per-item rounding up keeps the
-    # sum an upper bound of the estimate of the whole.
+    # Each line is followed by a newline in the rendered prompt. The estimate of a whole is never
+    # more than the sum of the estimates of its parts, so the sum bounds the rendered prompt.
     return estimate_tokens(text + "\n")
 
 
-def _fit(piece: Piece, room: int) -> str | None:
-    if _cost(piece.full) <= room:
-        return piece.full
-    if piece.compact is not None and _cost(piece.compact) <= room:
-        return piece.compact
-    return None
+def _overhead(key: str) -> int:
+    return estimate_tokens(f"{block_opening(key)}\n{DATA_CLOSE}\n{_MORE}")
 
 
 def _note(prose: str | None) -> str | None:
@@ -190,7 +187,7 @@ def omitted_sentence(omitted: Mapping[str, int]) -> str | None:
     return sentence.strip() or None
 
 
-def _candidates(inputs: PromptInputs) -> list[tuple[str, Callable[[], Piece]]]:
+def _candidates(inputs: PromptInputs) -> list[Candidates]:
     summary, now = inputs.summary, inputs.now
     tasks = [task for ws in summary.workstreams for task in ws.tasks]
     last_event = _last_event_by_task(summary)
@@ -205,30 +202,34 @@ def _candidates(inputs: PromptInputs) -> list[tuple[str, Callable[[], Piece]]]:
 
     by_status = {s: [t for t in tasks if t.status == s] for s in ("todo", "in_progress", "blocked")}
     closed = [t for t in tasks if t.status in ("done", "cancelled")]
-    return [
-        *_tagged("workstreams", sorted(summary.workstreams, key=lambda w: w.id), workstream_piece),
-        *_tagged("flags", open_flags, flag_piece),
-        *_tagged("blocked", sorted(by_status["blocked"], key=activity), open_task(None)),
-        *_tagged("in_progress", sorted(by_status["in_progress"], key=activity),
-                 open_task(inputs.stale_after_days)),
-        *_tagged("decisions", sorted(summary.open_decisions, key=lambda d: (d.created_at, d.id)),
-                 decision_piece),
-        *_tagged("events", sorted(summary.recent_events, key=lambda e: (e.created_at, e.id),
-                                  reverse=True), event_piece),
-        *_tagged("pending", inputs.pending, approval_piece),
-        *_tagged("rejected", inputs.rejected, approval_piece),
-        *_tagged("todo", sorted(by_status["todo"], key=_todo_order), open_task(None)),
-        *_tagged("closed", sorted(closed, key=lambda t: (-t.updated_at.timestamp(), t.id)),
-                 closed_task_piece),
-    ]  # fmt: skip
+    lists = {
+        "workstreams": _lazy(sorted(summary.workstreams, key=lambda w: w.id), workstream_piece),
+        "in_progress": _lazy(sorted(by_status["in_progress"], key=activity),
+                             open_task(inputs.stale_after_days)),
+        "blocked": _lazy(sorted(by_status["blocked"], key=lambda t: (t.updated_at, t.id)),
+                         open_task(None)),
+        "todo": _lazy(sorted(by_status["todo"], key=_todo_order), open_task(None)),
+        "decisions": _lazy(sorted(summary.open_decisions, key=lambda d: (d.created_at, d.id)),
+                           partial(_with_now, decision_piece, now)),
+        "flags": _lazy(open_flags, partial(_with_now, flag_piece, now)),
+        "events": _lazy(sorted(summary.recent_events, key=lambda e: (e.created_at, e.id),
+                               reverse=True), partial(_with_now, event_piece, now)),
+        "pending": _lazy(inputs.pending, approval_piece),
+        "rejected": _lazy(inputs.rejected, approval_piece),
+        "closed": _lazy(sorted(closed, key=lambda t: (-t.updated_at.timestamp(), t.id)),
+                        closed_task_piece),
+    }  # fmt: skip
+    return [Candidates(key, lists[key], _overhead(key)) for key, *_ in CATEGORIES]
 
 
-def _tagged(
-    key: str, items: Iterable[T], render: Callable[[T], Piece]
-) -> list[tuple[str, Callable[[], Piece]]]:
+def _with_now(render: Callable[[T, datetime], Piece], now: datetime, item: T) -> Piece:
+    return render(item, now)
+
+
+def _lazy(items: Iterable[T], render: Callable[[T], Piece]) -> list[Callable[[], Piece]]:
     # Rendering (and neutralizing) waits until an item is considered: what is left out costs
     # only its count.
-    return [(key, partial(render, item)) for item in items]
+    return [partial(render, item) for item in items]
 
 
 def _todo_order(task: Task) -> tuple[int, str, datetime, str]:

@@ -1,8 +1,11 @@
-"""How each observed item is written for the model: one piece of text per item.
+"""How each observed item is written for the model: one line per item.
 
-Untrusted fields go into data blocks.
+A line starts with fixed columns separated by spaces (an id, a status, ages in days, the ids it
+refers to), each a value the contract constrains or the runtime wrote, so none holds a space or a
+`|`. The item's free text follows, each field after ` | ` and escaped by `inline`, so that it cannot
+end the line, the field or the data block it sits in.
 
-Every piece comes in a full form and, where an item carries long text, a compact form without it,
+Every row comes in a full form and, where an item carries long text, a compact form without it,
 so that a tight budget can still list the item.
 """
 
@@ -21,10 +24,27 @@ from custodian.core.contract import (
     Task,
     WorkstreamWithTasks,
 )
-from custodian.core.neutralize import data_block, safe_domain, safe_id
+from custodian.core.neutralize import inline, safe_domain, safe_id
 
 NAME_LIMIT = 200  # owner, assignee, source, raised_by: the contract's limit on request bodies
 _WORD = re.compile(r"^[a-z][a-z_]{0,63}$")
+NONE = "-"
+
+# The columns of each section's data block, as its opening marker names them.
+TASK_COLUMNS = "id workstream updated_days last_event_days due flag | assignee | title | description"
+COLUMNS: dict[str, str] = {
+    "workstreams": "id status todo in_progress blocked done cancelled | owner | title",
+    "flags": "id task workstream age_days | raised_by | note",
+    "blocked": TASK_COLUMNS,
+    "in_progress": "id workstream updated_days last_event_days stale due flag | assignee | title "
+    "| description",
+    "decisions": "id workstream age_days | title | context | options",
+    "events": "id age_days type workstream task | source | summary",
+    "pending": "id operation | target | summary | rationale",
+    "rejected": "id operation | target | summary | reason",
+    "todo": TASK_COLUMNS,
+    "closed": "id status | title",
+}
 
 
 @dataclass(frozen=True)
@@ -41,7 +61,7 @@ class ApprovalBrief:
 
 @dataclass(frozen=True)
 class Piece:
-    """One item as text: `full`, and `compact` (None when the full form is already short)."""
+    """One item as a line: `full`, and `compact` (None when the full form is already short)."""
 
     full: str
     compact: str | None = None
@@ -59,23 +79,29 @@ def days_between(earlier: datetime, later: datetime) -> int:
     return max(0, (later - earlier).days)
 
 
-def _days(n: int) -> str:
-    return "1 day" if n == 1 else f"{n} days"
+def _row(fixed: list[str], texts: list[str], long_text: list[str] | None = None) -> Piece:
+    # Trailing empty free-text fields are left off: the columns are positional from the left.
+    def line(fields: list[str]) -> str:
+        while fields and not fields[-1]:
+            fields = fields[:-1]
+        return " | ".join([" ".join(fixed), *fields])
+
+    if not long_text or not any(long_text):
+        return Piece(line(texts))
+    return Piece(line(texts + long_text), line(texts))
 
 
-def _block(item_id: str, field: str, text: str) -> str:
-    return data_block(item_id, field, text, TEXT_LIMITS.get(field, NAME_LIMIT))
+def _text(value: str | None, field: str) -> str:
+    return inline(value or "", TEXT_LIMITS.get(field, NAME_LIMIT))
 
 
 def workstream_piece(ws: WorkstreamWithTasks) -> Piece:
-    """A workstream: id, status, owner, title and its task counts."""
-    counts: dict[str, int] = {}
+    """A workstream: id, status, its task counts by status, owner and title."""
+    counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done", "cancelled")}
     for task in ws.tasks:
         counts[task.status] = counts.get(task.status, 0) + 1
-    tally = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no tasks"
-    owner = _block(ws.id, "owner", ws.owner) if ws.owner else "none"
-    head = f"- {safe_id(ws.id)} {ws.status}, owner {owner}, tasks: {tally}"
-    return Piece(f"{head}\n  {_block(ws.id, 'title', ws.title)}")
+    fixed = [safe_id(ws.id), ws.status, *(str(n) for n in counts.values())]
+    return _row(fixed, [_text(ws.owner, "owner"), _text(ws.title, "title")])
 
 
 def task_piece(
@@ -85,71 +111,54 @@ def task_piece(
     flag_id: str | None,
     stale_after_days: int | None = None,
 ) -> Piece:
-    """An open task: status, workstream, age, assignee, due date, flag, title and description.
-
-    With `stale_after_days`, a task with no update or event for longer than that is tagged STALE.
-    """
-    parts = [f"- {safe_id(task.id)} {task.status}, workstream {safe_id(task.workstream_id)}"]
-    parts.append(f"updated {_days(days_between(task.updated_at, now))} ago")
-    if last_event is not None:
-        parts.append(f"last event {_days(days_between(last_event, now))} ago")
+    """An open task's line; with `stale_after_days`, a `stale` column for in-progress tasks."""
+    fixed = [safe_id(task.id), safe_id(task.workstream_id), str(days_between(task.updated_at, now))]
+    fixed.append(NONE if last_event is None else str(days_between(last_event, now)))
     if stale_after_days is not None:
         idle = days_between(max(task.updated_at, last_event or task.updated_at), now)
-        if idle > stale_after_days:
-            parts.append(f"STALE: no activity for {_days(idle)}")
-    if task.assignee:
-        parts.append(f"assignee {_block(task.id, 'assignee', task.assignee)}")
-    if task.due is not None:
-        parts.append(f"due {task.due.isoformat()}")
-    if flag_id is not None:
-        parts.append(f"open flag {safe_id(flag_id)}")
-    head = ", ".join(parts) + f"\n  {_block(task.id, 'title', task.title)}"
-    if not task.description.strip():
-        return Piece(head)
-    return Piece(f"{head}\n  {_block(task.id, 'description', task.description)}", head)
+        fixed.append("stale" if idle > stale_after_days else NONE)
+    fixed.append(task.due.isoformat() if task.due is not None else NONE)
+    fixed.append(NONE if flag_id is None else safe_id(flag_id))
+    texts = [_text(task.assignee, "assignee"), _text(task.title, "title")]
+    return _row(fixed, texts, [_text(task.description, "description")])
 
 
 def closed_task_piece(task: Task) -> Piece:
-    """A done or cancelled task: title only."""
-    return Piece(f"- {safe_id(task.id)} {task.status}: {_block(task.id, 'title', task.title)}")
+    """A done or cancelled task: status and title."""
+    return _row([safe_id(task.id), task.status], [_text(task.title, "title")])
 
 
-def flag_piece(flag: Flag) -> Piece:
-    """An open flag: where it is, who raised it, since when, and its note."""
-    target = f"task {safe_id(flag.task_id)}, " if flag.task_id else ""
-    head = (
-        f"- {safe_id(flag.id)} on {target}workstream {safe_id(flag.workstream_id)}, "
-        f"open since {rfc3339(flag.created_at)}, raised by "
-        f"{_block(flag.id, 'raised_by', flag.raised_by)}"
+def flag_piece(flag: Flag, now: datetime) -> Piece:
+    """An open flag: its task and workstream, age, who raised it, and its note."""
+    fixed = [safe_id(flag.id), safe_id(flag.task_id) if flag.task_id else NONE]
+    fixed += [safe_id(flag.workstream_id), str(days_between(flag.created_at, now))]
+    return _row(fixed, [_text(flag.raised_by, "raised_by"), _text(flag.note, "note")])
+
+
+def decision_piece(decision: Decision, now: datetime) -> Piece:
+    """An open decision: workstream, age, title, then context and numbered options."""
+    ws = safe_id(decision.workstream_id) if decision.workstream_id else NONE
+    fixed = [safe_id(decision.id), ws, str(days_between(decision.created_at, now))]
+    options = " ".join(
+        f"({n}) {_text(option, 'option')}" for n, option in enumerate(decision.options[:20], 1)
     )
-    return Piece(f"{head}\n  {_block(flag.id, 'note', flag.note)}")
+    return _row(fixed, [_text(decision.title, "title")], [_text(decision.context, "context"), options])
 
 
-def decision_piece(decision: Decision) -> Piece:
-    """An open decision: title, context and options."""
-    scope = f", workstream {safe_id(decision.workstream_id)}" if decision.workstream_id else ""
-    head = (
-        f"- {safe_id(decision.id)} open since {rfc3339(decision.created_at)}{scope}\n"
-        f"  {_block(decision.id, 'title', decision.title)}"
-    )
-    lines = [head]
-    if decision.context.strip():
-        lines.append(f"  {_block(decision.id, 'context', decision.context)}")
-    for number, option in enumerate(decision.options[:20], start=1):
-        lines.append(f"  {data_block(decision.id, f'option{number}', option, NAME_LIMIT)}")
-    full = "\n".join(lines)
-    return Piece(full, head if full != head else None)
+def event_piece(event: ProgressEvent, now: datetime) -> Piece:
+    """A progress event: age, type, workstream, task, source and summary."""
+    fixed = [safe_id(event.id), str(days_between(event.created_at, now)), event.event_type]
+    fixed += [safe_id(event.workstream_id), safe_id(event.task_id) if event.task_id else NONE]
+    return _row(fixed, [_text(event.source, "source"), _text(event.summary, "summary")])
 
 
-def event_piece(event: ProgressEvent) -> Piece:
-    """A progress event: when, what kind, where, from whom, and its summary."""
-    task = f", task {safe_id(event.task_id)}" if event.task_id else ""
-    head = (
-        f"- {safe_id(event.id)} {rfc3339(event.created_at)} {event.event_type}, "
-        f"workstream {safe_id(event.workstream_id)}{task}, source "
-        f"{_block(event.id, 'source', event.source)}"
-    )
-    return Piece(f"{head}\n  {_block(event.id, 'summary', event.summary)}")
+def approval_piece(brief: ApprovalBrief) -> Piece:
+    """A queued or rejected proposal: operation, target, summary and rationale or reason."""
+    # Operation names are written by the runtime, but an unknown one came from the model.
+    operation = brief.operation if _WORD.fullmatch(brief.operation) else "unknown"
+    limit = TEXT_LIMITS["summary"]
+    texts = [inline(v or "", limit) for v in (brief.target, brief.summary, brief.reason)]
+    return _row([safe_id(brief.id), operation], texts)
 
 
 def overview_table(domains: tuple[DomainOverview, ...], current: str) -> tuple[str, ...]:
@@ -170,25 +179,3 @@ def overview_table(domains: tuple[DomainOverview, ...], current: str) -> tuple[s
             f"| {item.open_decisions} | {last} |"
         )
     return tuple(rows)
-
-
-def approval_piece(brief: ApprovalBrief) -> Piece:
-    """A queued or rejected proposal: its operation, target, summary and (if rejected) reason."""
-    lines = [f"- {safe_id(brief.id)} {_word(brief, 'status')} {_word(brief, 'operation')}"]
-    for name, value in (
-        ("target", brief.target),
-        ("summary", brief.summary),
-        ("reason", brief.reason),
-    ):
-        if value:
-            lines.append(f"  {data_block(brief.id, name, value, TEXT_LIMITS['summary'])}")
-    return Piece("\n".join(lines))
-
-
-def _word(brief: ApprovalBrief, field: str) -> str:
-    # Operation names and statuses are written by the runtime, but an unknown operation came from
-    # the model: anything that is not a plain lower-case word is shown as data.
-    value: str = getattr(brief, field)
-    if _WORD.fullmatch(value):
-        return value
-    return data_block(brief.id, field, value, NAME_LIMIT)

@@ -2,7 +2,9 @@
 
 Hub text (and the runtime's own model-written notes) may hold anything, including text written to
 steer a model. It is shown to the model only inside data blocks whose markers it cannot forge, and
-with no run of characters that could open or close a Markdown code fence.
+with no run of characters that could open or close a Markdown code fence. Text that sits in one
+field of a one-line row (`inline`) also has its line breaks, tabs, `|` and backslashes escaped, so
+it can end neither its line nor its field.
 """
 
 from __future__ import annotations
@@ -73,6 +75,14 @@ def safe_id(value: str) -> str:
 def safe_domain(value: str) -> str:
     """The domain name when it matches the contract's pattern; otherwise a placeholder."""
     return value if _DOMAIN.fullmatch(value) else INVALID_DOMAIN
+
+
+_INLINE_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\t": "\\t", "|": "\\|"})
+
+
+def inline(text: str, limit: int) -> str:
+    """Untrusted text for one field of a row: neutralized; line breaks, tabs, `|`, `\\` escaped."""
+    return neutralize(text, limit).translate(_INLINE_ESCAPES)
 
 
 def data_block(item_id: str, field: str, text: str, limit: int) -> str:
