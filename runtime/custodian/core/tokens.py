@@ -5,7 +5,8 @@ one leading space or mark, up to three digits, a run of marks, a run of white sp
 then becomes one or more tokens, and no token spans two pieces or is shorter than one byte. The
 estimate walks the same kinds of runs and charges each a little more than a tokenizer would:
 
-- a run of ASCII letters: one token, plus a fraction for each further letter;
+- a word of ASCII letters (a capital at most, then small letters): one token, plus a fraction for
+  each further letter; a run of capitals, which tokenizers split far more, costs more per letter;
 - a run of digits: one token per three digits (every one-to-three-digit number is one token);
 - a run of ASCII marks: one token, plus half a token per further mark;
 - white space: a single space or tab before a letter or mark is free (it joins that piece);
@@ -26,11 +27,12 @@ __all__ = ["estimate_tokens"]
 UNIT = 20
 LETTER_EXTRA = 1  # per ASCII letter after a run's first
 LONG_EXTRA = 4  # and again per letter after a run's eighth
+CAPITALS_EXTRA = 20  # per capital after the first of a run of two or more capitals
 MARK_EXTRA = 10  # per ASCII mark after a run's first
 SPACE_EXTRA = 10  # per white-space character after a run's first
 
 _RUN = re.compile(
-    r"(?P<letters>[A-Za-z]+)|(?P<digits>[0-9]+)|(?P<space>[ \t]+)|(?P<newlines>[\r\n]+)"
+    r"(?P<capitals>[A-Z]{2,})|(?P<letters>[A-Z]?[a-z]+|[A-Z])|(?P<digits>[0-9]+)|(?P<space>[ \t]+)|(?P<newlines>[\r\n]+)"
     r"|(?P<marks>[!-/:-@\[-`{-~]+)|(?P<other>[^\x00-\x7f]+|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+)"
 )
 _JOINS_NEXT = re.compile(r"[A-Za-z!-/:-@\[-`{-~]")
@@ -48,6 +50,8 @@ def _run_cost(kind: str | None, run: str, text: str, end: int) -> int:
     n = len(run)
     if kind == "letters":
         return UNIT + LETTER_EXTRA * (n - 1) + LONG_EXTRA * max(0, n - 8)
+    if kind == "capitals":
+        return UNIT + CAPITALS_EXTRA * (n - 1)
     if kind == "digits":
         return UNIT * -(-n // 3)
     if kind == "marks":
