@@ -87,18 +87,29 @@ def state_tokens(summary: DomainSummary, overview: StateSummary) -> int:
 
 
 def per_task_ratio(overview: StateSummary, base: int = 200, more: int = 200) -> dict[str, float]:
-    """Prompt tokens per added task over JSON tokens per added task (indented and compact)."""
+    """Prompt tokens per added task over JSON tokens per added task, for three JSON forms."""
     small, large = generated_summary(base, seed=7), generated_summary(base + more, seed=7)
 
-    def js(s: DomainSummary, indent: int | None) -> int:
-        data: Any = s.model_dump(mode="json")
-        return real_tokens(json.dumps(data, indent=indent))
+    def js(s: DomainSummary, **options: Any) -> int:
+        return real_tokens(json.dumps(s.model_dump(mode="json"), **options))
 
     prompt = state_tokens(large, overview) - state_tokens(small, overview)
-    return {
-        "json indent=2": prompt / (js(large, 2) - js(small, 2)),
-        "compact json": prompt / (js(large, None) - js(small, None)),
+    forms: dict[str, dict[str, Any]] = {
+        "json indent=2": {"indent": 2},
+        "json indent=2, ensure_ascii=False": {"indent": 2, "ensure_ascii": False},
+        "compact json, ensure_ascii=False": {"separators": (",", ":"), "ensure_ascii": False},
     }
+    return {
+        label: prompt / (js(large, **options) - js(small, **options))
+        for label, options in forms.items()
+    }
+
+
+def demo_state_ratio(client: StateHubClient) -> float:
+    """The website demo domain: its state section's tokens over its summary as JSON, indent=2."""
+    summary = client.domain_summary("website")
+    data = json.dumps(summary.model_dump(mode="json"), indent=2)
+    return state_tokens(summary, client.state_summary()) / real_tokens(data)
 
 
 def calibration(prompts: dict[str, str]) -> list[float]:
@@ -131,8 +142,10 @@ def main(root: Path) -> None:
     with demo_hub(root) as client:
         overview = client.state_summary()
         prompts = demo_prompts(client)
+        whole = demo_state_ratio(client)
     for label, ratio in per_task_ratio(overview).items():
-        print(f"{'prompt tokens per task vs ' + label:48} {ratio:8.2f}x")
+        print(f"{'prompt tokens per added task vs ' + label:68} {ratio:5.2f}x")
+    print(f"{'demo website state section vs its json indent=2':68} {whole:5.2f}x")
     ratios = calibration(prompts)
     print(
         f"{'estimate / real cl100k, demo prompts':48} min {min(ratios):.2f}  median "

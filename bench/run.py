@@ -1,7 +1,8 @@
-"""`make bench`: speed and memory figures for the parts a run spends its time in.
+"""`make bench`: speed and memory figures for the parts a run spends its time in, and the prompt's.
 
 Prints one line per figure. Nothing here asserts a target: the numbers are for people to compare
-between changes. Everything runs on loopback and in temporary directories.
+between changes. Everything runs on loopback and in temporary directories. The prompt figures
+(bench/prompt_figures.py) are counted with the cl100k tokenizer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import prompt_figures
 
 from custodian.core.authority import authorize
 from custodian.core.contract import DomainSummary
@@ -116,6 +118,7 @@ def main() -> int:
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             print(f"{'peak Python memory over those runs':48} {peak / 1e6:8.2f} MB")
+        prompt_figures.main(root)
     return 0
 
 

@@ -20,11 +20,59 @@ from custodian.core.contract import (
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 WORDS = (
-    "the redirect map for old URLs legal review of pricing page migrate blog archive submit new "
-    "sitemap rewrite product pages waiting on sign-off from marketing checked staging deploy "
-    "rollback database migration index rebuild latency budget alert owner handover weekly sync "
-    "vendor contract renewal security audit finding fixed merged released approved blocked by"
-).split()
+    "the",
+    "redirect",
+    "map",
+    "for",
+    "old",
+    "URLs",
+    "legal",
+    "review",
+    "of",
+    "pricing",
+    "page",
+    "migrate",
+    "blog",
+    "archive",
+    "submit",
+    "new",
+    "sitemap",
+    "rewrite",
+    "product",
+    "pages",
+    "waiting",
+    "on",
+    "sign-off",
+    "from",
+    "marketing",
+    "checked",
+    "staging",
+    "deploy",
+    "rollback",
+    "database",
+    "migration",
+    "index",
+    "rebuild",
+    "latency",
+    "budget",
+    "alert",
+    "owner",
+    "handover",
+    "weekly",
+    "sync",
+    "vendor",
+    "contract",
+    "renewal",
+    "security",
+    "audit",
+    "finding",
+    "fixed",
+    "merged",
+    "released",
+    "approved",
+    "blocked",
+    "by",
+)
 EXTRA = ("Ärger", "naïve", "日本語のテキスト", "修复登录页面", "🚀", "✅ done", "→", "ℹ️")
 STATUSES = ("todo", "in_progress", "blocked", "done", "cancelled")
 

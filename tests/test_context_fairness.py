@@ -1,4 +1,4 @@
-"""Fair selection over generated domains: every section gets its share, the budget holds, counts add up."""
+"""Fair selection over generated domains: every section gets a share, budgets hold, counts add up"""
 
 from __future__ import annotations
 

@@ -213,7 +213,10 @@ def _hacked_inputs(title: str, description: str, note: str, summary: str, source
     ev = base.recent_events[0].model_copy(update={"summary": summary, "source": source})
     hacked = base.model_copy(
         update={
-            "workstreams": (ws.model_copy(update={"tasks": (*ws.tasks, extra)}), *base.workstreams[1:]),
+            "workstreams": (
+                ws.model_copy(update={"tasks": (*ws.tasks, extra)}),
+                *base.workstreams[1:],
+            ),
             "open_flags": (flag,),
             "recent_events": (ev, *base.recent_events[1:]),
         }

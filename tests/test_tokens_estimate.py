@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -10,6 +11,8 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from custodian.core.context import build_view
+from custodian.core.contract import DomainSummary
 from custodian.core.tokens import estimate_tokens
 from custodian.prompt import render_prompt
 from domaingen import WORDS, generated_summary
@@ -32,15 +35,15 @@ def real(text: str) -> int:
 @cache
 def vocabulary() -> list[str]:
     """Words of the canon and docs, as hub prose would use them."""
-    text = "".join(
-        (REPO / p).read_text("utf-8") for p in ("canon/constitution.md", "README.md")
-    )
+    text = "".join((REPO / p).read_text("utf-8") for p in ("canon/constitution.md", "README.md"))
     return sorted(set(re.findall(r"[A-Za-z]+", text))) + list(WORDS)
 
 
 _IDS = st.from_regex(r"[A-Z]{1,4}-[0-9]{1,6}", fullmatch=True)
 _CJK = st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1, max_size=8)
-_EMOJI = st.text(st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF), min_size=1, max_size=4)
+_EMOJI = st.text(
+    st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF), min_size=1, max_size=4
+)
 _FRAGMENTS = st.one_of(
     st.sampled_from(vocabulary()),
     st.sampled_from(vocabulary()).map(str.upper),
@@ -76,7 +79,9 @@ def test_text_beyond_ascii_is_never_undercounted(text: str) -> None:
 
 def test_the_rendered_prompts_are_never_undercounted_and_not_by_far_over() -> None:
     prompts = [render_prompt(typical_inputs())]
-    prompts += [render_prompt(typical_inputs(summary=generated_summary(n, seed=n))) for n in (50, 3000)]
+    prompts += [
+        render_prompt(typical_inputs(summary=generated_summary(n, seed=n))) for n in (50, 3000)
+    ]
     for rendered in prompts:
         whole = rendered.system + rendered.user
         ratio = estimate_tokens(whole) / real(whole)
@@ -87,3 +92,16 @@ def test_the_rendered_prompts_are_never_undercounted_and_not_by_far_over() -> No
 def test_the_old_quarter_of_the_characters_undercounted_id_heavy_text() -> None:
     text = " ".join(f"T-{n} W-{n % 9} E-{n * 7}" for n in range(200))
     assert -(-len(text) // 4) < real(text) <= estimate_tokens(text)
+
+
+def _state_tokens(summary: DomainSummary) -> int:
+    view = build_view(typical_inputs(summary=summary, token_budget=10**9))
+    lines = [ln for s in view.sections if s.items for ln in (s.opening, *s.items, "")]
+    return real("\n".join(lines))
+
+
+def test_each_added_task_costs_well_under_half_its_indented_json() -> None:
+    small, large = generated_summary(100, seed=5), generated_summary(200, seed=5)
+    as_json = [real(json.dumps(s.model_dump(mode="json"), indent=2)) for s in (small, large)]
+    ratio = (_state_tokens(large) - _state_tokens(small)) / (as_json[1] - as_json[0])
+    assert ratio <= 0.45, ratio

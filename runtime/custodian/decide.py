@@ -16,6 +16,7 @@ from custodian import act, record
 from custodian.core import journal as J
 from custodian.core.approvals import pending_for, recently_rejected
 from custodian.core.authority import Ruling, authorize
+from custodian.core.context import SECTIONS
 from custodian.core.contract import DomainSummary
 from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
 from custodian.core.plan import Plan, extract_plan
@@ -61,7 +62,9 @@ def orient_step(scope: Scope, observation: Observation, history: list[J.Record])
             previous=previous_digests(history, SnapshotStore(s.memory_dir)),
             max_output_tokens=s.model.max_output_tokens,
         )
-        info.update(estimated_tokens=o.rendered.estimated_tokens)
+        omitted = {k: n for k, n in o.rendered.omitted.items() if k in SECTIONS}
+        scope.result.omitted = omitted
+        info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(omitted.values()))
     scope.journal.append("prompt", prompt_record(scope, o))
     if s.show_prompt:
         record.show_prompt(o, sys.stderr if s.json_output else sys.stdout)

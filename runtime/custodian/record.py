@@ -90,6 +90,7 @@ def write_session_note(
         "output_tokens": result.usage.get("output_tokens"),
         "cost_usd": result.usage.get("cost_usd"),
         "counts": counts,
+        "omitted": result.omitted,
     }
     note = SessionNote(
         run_id=result.run_id,

@@ -62,6 +62,7 @@ class RunResult:
     reconciled: list[dict[str, Any]] = field(default_factory=list)
     # The authority's rulings, with each item's params (for `custodian eval`); not printed.
     rulings: tuple[Ruling, ...] = field(default=(), repr=False)
+    omitted: dict[str, int] = field(default_factory=dict)  # per prompt section, left out for space
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
@@ -86,6 +87,7 @@ class RunResult:
             "items": [_entry(o) for o in self.outcomes],
             "observations": self.observations,
             "reconciled": self.reconciled,
+            "omitted": self.omitted,
             "note": self.note_path,
         }
 

@@ -41,6 +41,7 @@ __all__ = [
     "CATEGORIES",
     "DEFAULT_CAPS",
     "NOTE_LIMIT",
+    "SECTIONS",
     "ApprovalBrief",
     "PromptInputs",
     "PromptView",
@@ -72,6 +73,7 @@ CATEGORIES: tuple[tuple[str, str, str, str], ...] = (
     ("closed", "Done or cancelled tasks (most recently updated first)",
      "done or cancelled task", "done or cancelled tasks"),
 )  # fmt: skip
+SECTIONS: tuple[str, ...] = tuple(key for key, *_ in CATEGORIES)
 T = TypeVar("T")
 _DETAILS = ("details", "long text (descriptions, contexts)", "long text")
 _MORE = "more "  # "(3 more not shown for space)": the frame is measured without it

@@ -31,7 +31,9 @@ _WORD = re.compile(r"^[a-z][a-z_]{0,63}$")
 NONE = "-"
 
 # The columns of each section's data block, as its opening marker names them.
-TASK_COLUMNS = "id workstream updated_days last_event_days due flag | assignee | title | description"
+TASK_COLUMNS = (
+    "id workstream updated_days last_event_days due flag | assignee | title | description"
+)
 COLUMNS: dict[str, str] = {
     "workstreams": "id status todo in_progress blocked done cancelled | owner | title",
     "flags": "id task workstream age_days | raised_by | note",
@@ -142,7 +144,9 @@ def decision_piece(decision: Decision, now: datetime) -> Piece:
     options = " ".join(
         f"({n}) {_text(option, 'option')}" for n, option in enumerate(decision.options[:20], 1)
     )
-    return _row(fixed, [_text(decision.title, "title")], [_text(decision.context, "context"), options])
+    return _row(
+        fixed, [_text(decision.title, "title")], [_text(decision.context, "context"), options]
+    )
 
 
 def event_piece(event: ProgressEvent, now: datetime) -> Piece:

@@ -95,9 +95,7 @@ def select(sections: Sequence[Candidates], room: int, cost: Callable[[str], int]
         pool, fill.cap = fill.cap - fill.used, fill.used
     return Selection(
         shown=MappingProxyType({f.candidates.key: tuple(f.lines) for f in fills}),
-        omitted=MappingProxyType(
-            {f.candidates.key: f.left_out for f in fills if f.left_out}
-        ),
+        omitted=MappingProxyType({f.candidates.key: f.left_out for f in fills if f.left_out}),
         compacted=sum(f.compacted for f in fills),
         tokens=sum(f.used for f in fills),
     )

@@ -32,7 +32,8 @@ MARK_EXTRA = 10  # per ASCII mark after a run's first
 SPACE_EXTRA = 10  # per white-space character after a run's first
 
 _RUN = re.compile(
-    r"(?P<capitals>[A-Z]{2,})|(?P<letters>[A-Z]?[a-z]+|[A-Z])|(?P<digits>[0-9]+)|(?P<space>[ \t]+)|(?P<newlines>[\r\n]+)"
+    r"(?P<capitals>[A-Z]{2,})|(?P<letters>[A-Z]?[a-z]+|[A-Z])|(?P<digits>[0-9]+)"
+    r"|(?P<space>[ \t]+)|(?P<newlines>[\r\n]+)"
     r"|(?P<marks>[!-/:-@\[-`{-~]+)|(?P<other>[^\x00-\x7f]+|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+)"
 )
 _JOINS_NEXT = re.compile(r"[A-Za-z!-/:-@\[-`{-~]")
