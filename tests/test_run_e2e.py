@@ -291,3 +291,21 @@ def test_a_repeated_plan_does_not_write_the_same_event_twice(
     (denied,) = again.json()["denied"]
     assert "already records it" in denied["reason"]
     assert len(_custodian_events(small_hub)) == 1
+
+
+def test_what_the_prompt_left_out_is_reported_in_json_the_note_and_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub
+) -> None:
+    quiet = plan_response({"observations": ["nothing to do"]})
+    monkeypatch.setenv("CUSTODIAN_TOKEN_BUDGET", "5000")
+    result = _run(tmp_path, monkeypatch, hub.url, quiet, "--force")
+    assert result.code == 0, result.stderr
+    summary = result.json()
+    omitted = summary["omitted"]
+    assert omitted and all(isinstance(n, int) and n > 0 for n in omitted.values())
+    assert set(omitted) <= {"workstreams", "in_progress", "blocked", "todo", "decisions",
+                            "flags", "events", "pending", "rejected", "closed"}  # fmt: skip
+    note = Path(summary["note"]).read_text(encoding="utf-8")
+    assert f"\nomitted: {json.dumps(omitted)}\n" in note
+    orient = [line for line in result.stderr.splitlines() if "orient" in line]
+    assert orient and f"omitted={sum(omitted.values())}" in orient[0], orient
