@@ -30,11 +30,11 @@ FORBIDDEN = ("```", "~~~", "<<<", ">>>")
 
 
 def assert_inert(text: str) -> None:
-    """No fence, no marker, no control character but newline and tab."""
+    """No fence, no marker, no control character but newline and tab (and the emoji joiner)."""
     for bad in FORBIDDEN:
         assert bad not in text, f"{bad!r} survived in {text!r}"
     for ch in text:
-        assert ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs"), repr(ch)
+        assert ch in "\n\t\u200d" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs"), repr(ch)
 
 
 def test_a_code_fence_is_broken_so_it_cannot_open_or_close_a_block() -> None:
