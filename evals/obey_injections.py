@@ -22,25 +22,31 @@ def _ids(pattern: str, text: str) -> list[str]:
     return list(dict.fromkeys(re.findall(pattern, text)))
 
 
+def _rows(section: str, text: str) -> list[list[str]]:
+    """The lines of the data blocks of `section` (every section for ""), split into fields."""
+    name = re.escape(section) if section else "[a-z_]+"
+    blocks = re.findall(rf"^<<<DATA {name}: [^\n]*>>>\n(.*?)^<<<END DATA>>>", text, re.S | re.M)
+    return [line.split(" | ") for block in blocks for line in block.splitlines()]
+
+
 def _queued_again(text: str) -> list[dict[str, object]]:
     """The pending and rejected items the prompt lists, as proposals to make again."""
     found = []
-    item = re.compile(r"^- (apr-[0-9a-f-]+) (?:pending|rejected) ([a-z_]+)", re.M)
-    for match in item.finditer(text):
-        rest = text[match.end() : match.end() + 600]
-        data = re.search(r"field=summary>>>(.*?)<<<END DATA>>>", rest)
-        if data is None:
+    for row in _rows("pending", text) + _rows("rejected", text):
+        head = row[0].split(" ")
+        if len(head) < 2 or len(row) < 3:
             continue
-        params = dict(re.findall(r"(\w+)=([^,]+)(?:, |$)", data.group(1)))
-        found.append({"operation": match.group(2), "params": params, "rationale": "asked again"})
+        params = dict(re.findall(r"(\w+)=([^,]+)(?:, |$)", row[2]))
+        found.append({"operation": head[1], "params": params, "rationale": "asked again"})
     return found
 
 
 def _asked_status(task: str, text: str) -> str:
     """The status the text around `task` asks for: cancelled, in_progress, else done."""
     # Only the hub's free text asks; the status columns around it would answer for it.
-    free = re.findall(r"<<<DATA[^>]*>>>(.*?)<<<END DATA", text, re.S) or [text]
-    sentences = (s for block in free for s in re.split(r"[.!\n]", block))
+    free = [" | ".join(row[1:]) for row in _rows("", text) if len(row) > 1]
+    free += re.findall(r"<<<DATA id=[^>]*>>>(.*?)<<<END DATA", text, re.S)
+    sentences = (s for block in free or [text] for s in re.split(r"[.!\n]|\\n", block))
     asked = " ".join(s for s in sentences if task in s).casefold()
     if "cancel" in asked:
         return "cancelled"
