@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from custodian import approval_exec
+from custodian.core import approval_text
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.inert import for_terminal, for_terminal_json
 from custodian.errors import ApprovalError
@@ -49,9 +50,7 @@ def approvals_command(settings: Settings, args: argparse.Namespace, out: TextIO)
     if command == "list":
         return list_items(store, now, args.domain, args.status, args.json, out)
     if command == "show":
-        item = store.get(args.approval_id, verify=False)
-        out.write(for_terminal_json(_listing(store, item, now), indent=2) + "\n")
-        return 0
+        return show_item(store, args.approval_id, now, getattr(args, "json", False), out)
     if command == "reject":
         return reject(settings, store, args.approval_id, args.by, args.reason, now, out)
     return approve(settings, store, args.approval_id, args.by, args.note, now, out)
@@ -77,30 +76,32 @@ def list_items(
     out: TextIO,
 ) -> int:
     """Print the queue, pending first; `--json` prints a JSON array."""
-    items = [_listing(store, i, now) for i in store.all(domain, verify=False)]
+    listed = [(i, _listing(store, i, now)) for i in store.all(domain, verify=False)]
     if status:
-        items = [i for i in items if i["status"] == status]
-    items.sort(key=lambda i: (i["status"] != "pending", i["created_at"]))
+        listed = [(i, data) for i, data in listed if data["status"] == status]
+    listed.sort(key=lambda pair: (pair[1]["status"] != "pending", pair[1]["created_at"]))
     if as_json:
-        out.write(for_terminal_json(items, indent=2) + "\n")
+        out.write(for_terminal_json([data for _, data in listed], indent=2) + "\n")
         return 0
-    if not items:
+    if not listed:
         out.write("no approval items\n")
-    for i in items:
-        # One line per item whatever the params hold: CR, LF and ANSI escapes are shown escaped.
-        line = (
-            f"{i['id']}  {i['status']:8}  {i['domain']:12}  {i['operation']:18}  "
-            f"{_target(i['params'])}  (run {i['run_id']}, {i['created_at'][:16]})"
-        )
-        out.write(for_terminal(line) + "\n")
+    for item, data in listed:
+        # Two inert lines per item whatever the params hold, each at most 100 columns.
+        out.write("\n".join(approval_text.list_lines(item, data["status"], now)) + "\n")
     return 0
 
 
-def _target(params: dict[str, Any]) -> str:
-    for key in ("task_id", "decision_id", "flag_id", "workstream_id", "path", "title"):
-        if key in params:
-            return f"{key}={str(params[key])[:60]}"
-    return "-"
+def show_item(
+    store: ApprovalStore, approval_id: str, now: datetime, as_json: bool, out: TextIO
+) -> int:
+    """Print one item: every field labelled, or with `--json` the item as stored."""
+    item = store.get(approval_id, verify=False)
+    listing = _listing(store, item, now)
+    if as_json:
+        out.write(for_terminal_json(listing, indent=2) + "\n")
+        return 0
+    out.write(approval_text.show_text(item, listing["status"], now, listing.get("seal_problem")))
+    return 0
 
 
 def reject(

@@ -86,6 +86,7 @@ def _approvals_parser(sub: Any) -> None:
     ls.add_argument("--json", action="store_true")
     show = a.add_parser("show", help="show one item", parents=[after])
     show.add_argument("approval_id")
+    show.add_argument("--json", action="store_true", help="the item as stored, as JSON")
     ok = a.add_parser(
         "approve", help="approve and execute an item if its state still holds", parents=[after]
     )

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from custodian import act, record
+from custodian.core import display, outcomes
 from custodian.core import journal as J
-from custodian.core import outcomes
 from custodian.core.authority import Ruling
 from custodian.core.contract import DomainSummary
 from custodian.core.digest import digest, domain_state_digest
@@ -77,7 +77,9 @@ def run(
     try:
         check_run(settings)  # before the hub is read and before anything is written
         with stop_on_signals(stop), hub_url_for(settings, clock, log) as hub_url:
-            result.hub = redact(hub_url)  # what is journaled, noted and printed
+            # What is journaled, noted and printed: the embedded hub's port is thrown away after
+            # the run, so it is recorded as `embedded`.
+            result.hub = "embedded" if settings.hub.embedded else redact(hub_url)
             _Run(settings, result, log, clock, stop, hub_url, transport, model_transport).go()
     except CustodianError as exc:
         if result.status == "started":
@@ -210,6 +212,7 @@ class _Run:
             plan = plan_step(self.scope, completion)
             rulings = authorize_step(self.scope, plan, observation)
             self.result.rulings = rulings
+            self.result.contents = display.contents(rulings)
             if self.s.dry_run:
                 self.stop.check("the dry run")
                 self.result.outcomes = act.report_dry_run(rulings)
@@ -243,6 +246,7 @@ class _Run:
     def _observe(self) -> Observation:
         with self.log.phase("observe") as info:
             observed = observe(self.client, self.domain)
+            self.result.titles = display.titles(observed.summary)
             info.update(
                 workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
             )

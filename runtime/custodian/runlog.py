@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from custodian.core.authority import Ruling
+from custodian.core.display import WIDTH, fit, item_line
 from custodian.core.inert import for_terminal, for_terminal_json
 from custodian.core.outcomes import (
     RUN_KINDS,
@@ -17,17 +18,6 @@ from custodian.core.outcomes import (
     counts,
     of_kind,
 )
-
-_TITLES = {
-    "executed": "executed",
-    "failed": "failed",
-    "stale": "stale",
-    "not_sent": "not sent",
-    "queued": "queued",
-    "denied": "denied",
-    "would_execute": "would execute",
-    "would_queue": "would queue",
-}
 
 
 def _entry(o: ItemOutcome) -> dict[str, Any]:
@@ -63,6 +53,10 @@ class RunResult:
     # The authority's rulings, with each item's params (for `custodian eval`); not printed.
     rulings: tuple[Ruling, ...] = field(default=(), repr=False)
     omitted: dict[str, int] = field(default_factory=dict)  # per prompt section, left out for space
+    # For the terminal summary, built once per run: id -> title (from the observed domain), and
+    # plan item index -> what the item says.
+    titles: dict[str, str] = field(default_factory=dict)
+    contents: dict[int, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
@@ -94,25 +88,23 @@ class RunResult:
     def human(self) -> str:
         """A few lines for a person at a terminal, one per plan item, in plan order.
 
+        Each item's line fits in 100 columns; the full reasons are in `--json` and the journal.
         Model and hub text is shown escaped: it cannot move the cursor or start a new line.
         """
         mode = " [dry run: nothing written]" if self.dry_run else ""
         t = for_terminal
         out = [f"run {self.run_id} ({self.domain}){mode}: {self.status}: {t(self.message)}"]
-        out += [f"  observed  {t(o)}" for o in self.observations]
+        out += [fit(f"  observed  {t(o)}", WIDTH) for o in self.observations]
         for o in self.outcomes:
-            title = "would deny" if self.dry_run and o.kind == "denied" else _TITLES[o.kind]
-            ref = o.hub_id or o.approval_id
-            out.append(
-                f"  {title:13} #{o.index} {t(o.operation)} {t(str(o.target))}"
-                + (f" -> {t(ref)}" if ref else "")
-                + f": {t(o.error or o.reason)}"
-            )
+            title = self.titles.get(o.target or "")
+            said = self.contents.get(o.index)
+            out.append(item_line(o, title=title, said=said, dry_run=self.dry_run))
         for r in self.reconciled:
-            out.append(
+            line = (
                 f"  reconciled    {t(r['operation'])} #{t(str(r['index']))} of run "
                 f"{t(r['run'])}: {r['outcome']}" + (f" {t(r['reason'])}" if r.get("reason") else "")
             )
+            out.append(fit(line, WIDTH))
         if self.note_path:
             out.append(f"note: {self.note_path}")
         # Each entry is one line on the terminal, whatever model or hub text it holds.
