@@ -68,10 +68,13 @@ def test_list_and_show_give_the_queue_in_text_and_json(
     text = _approvals(tmp_path, monkeypatch, "list")
     assert ids["create_task"] in text.stdout and "workstream_id=web-ws-1" in text.stdout
     assert "decision_id=dec-1" in text.stdout and "pending" in text.stdout
-    shown = _approvals(tmp_path, monkeypatch, "show", ids["resolve_decision"])
+    shown = _approvals(tmp_path, monkeypatch, "show", ids["resolve_decision"], "--json")
     assert shown.code == 0
     assert json.loads(shown.stdout)["params"] == RESOLVE["params"]
     assert json.loads(shown.stdout)["precondition"]["decision"]["status"] == "open"
+    as_text = _approvals(tmp_path, monkeypatch, "show", ids["resolve_decision"])
+    assert as_text.code == 0 and "  decision_id: dec-1\n" in as_text.stdout
+    assert "decision: id=dec-1 status=open" in as_text.stdout
     missing = _approvals(tmp_path, monkeypatch, "show", "apr-000000000000")
     assert missing.code == 2 and "approvals list" in missing.stderr
 

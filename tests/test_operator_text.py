@@ -81,9 +81,12 @@ def test_approvals_list_and_show_keep_every_pending_item_visible(
     listed = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "list")
     assert listed.code == 0
     lines = listed.stdout.splitlines()
-    assert len(lines) == 3 and all(" pending " in line for line in lines)
+    # Two lines per item: what it is, then its rationale, indented.
+    assert len(lines) == 6 and all(" pending " in line for line in lines[::2])
+    assert all(line.startswith("    ") for line in lines[1::2])
     assert _raw_controls(listed.stdout) == []
-    assert any("Sitemap\\x1b[1A\\x1b[2K\\rapr-0 executed\\u2066lol\\u2069\\n" in x for x in lines)
+    assert any('title="Sitemap\\x1b[1A\\x1b[2K\\rapr-0' in x for x in lines)
+    assert all(len(line) <= 100 for line in lines)
     as_json = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "list", "--json")
     items = json.loads(as_json.stdout)
     assert _raw_controls(as_json.stdout) == [] and len(items) == 3
@@ -91,7 +94,17 @@ def test_approvals_list_and_show_keep_every_pending_item_visible(
     assert title == EVIL_PLAN["proposals"][0]["params"]["title"]  # same value, escaped text
     shown = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "show", items[0]["id"])
     assert shown.code == 0 and _raw_controls(shown.stdout) == []
-    assert json.loads(shown.stdout)["id"] == items[0]["id"]
+    assert shown.stdout.startswith(items[0]["id"] + ": ")
+    evil = next(i for i in items if i["operation"] == "rename_everything")["id"]
+    shown = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "show", evil)
+    assert _raw_controls(shown.stdout) == []
+    assert "    Sitemap\\x1b[1A\\x1b[2K\\rapr-0 executed\\u2066lol\\u2069\n" in shown.stdout
+    assert "rationale:     tidy\\x9b2K\n" in shown.stdout
+    raw = _cli(
+        tmp_path, monkeypatch, "approvals", "--memory", memory, "show", items[0]["id"], "--json"
+    )
+    assert raw.code == 0 and _raw_controls(raw.stdout) == []
+    assert json.loads(raw.stdout)["id"] == items[0]["id"]
 
 
 def test_inspect_shows_the_run_with_escapes_visible(

@@ -266,7 +266,7 @@ def test_the_summary_lists_every_item_in_plan_order() -> None:
     )
     lines = result.human().splitlines()[1:]
     assert lines == [
-        "  executed      #0 add_progress_event web-ws-1 -> evt-1: ok",
+        "  executed      #0 add_progress_event web-ws-1",
         "  failed        #1 add_progress_event web-ws-1: boom",
     ]
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from custodian.core import display
 from custodian.core.authority import Ruling
+from custodian.core.inert import code_span
 from custodian.core.outcomes import ItemOutcome
 from custodian.memory.notes import NoteAction, SessionNote, write_note
 from custodian.orient import Orientation
@@ -25,41 +27,43 @@ HEADLINES = {
 }
 
 
-def _actions(outcomes: Sequence[ItemOutcome], rulings: Sequence[Ruling]) -> list[NoteAction]:
+def _actions(
+    outcomes: Sequence[ItemOutcome], rulings: Sequence[Ruling], titles: Mapping[str, str]
+) -> list[NoteAction]:
     """One note entry per outcome, matched to its ruling by plan item index."""
     by_index = {r.item.index: r for r in rulings}
-    return [_action(o, by_index.get(o.index)) for o in outcomes]
+    return [_action(o, by_index.get(o.index), titles) for o in outcomes]
 
 
-def _action(o: ItemOutcome, ruling: Ruling | None) -> NoteAction:
-    reason, result = o.reason, None
-    if o.kind == "executed":
-        result = f"hub id `{o.hub_id}`"
+def _action(o: ItemOutcome, ruling: Ruling | None, titles: Mapping[str, str]) -> NoteAction:
+    # Only what this item adds: the sentence every executed or ordinary queued item gets is left
+    # out (it stays in --json and the journal); a denial says why, a queued item why it was asked.
+    reason, result = display.why(o.reason), None
+    if o.kind == "executed" and o.hub_id != o.target:
+        result = f"hub id {code_span(o.hub_id or '-')}"
     elif o.kind == "queued":
-        result = f"approval `{o.approval_id}`"
+        result = f"approval {code_span(o.approval_id or '-')}"
     elif o.kind == "failed":
         result = o.error
     elif o.kind == "stale":
         # The ruling's sentence describes a change that did not happen; say what did.
         reason = (o.error or "the task changed under the run").capitalize() + "."
-        result = f"the hub shows `{o.current_status or 'unknown'}`"
+        result = f"the hub shows {code_span(o.current_status or 'unknown')}"
+    item = ruling.item if ruling is not None else None
     return NoteAction(
         outcome=o.kind,
         operation=o.operation,
         target=o.target or "-",
-        detail=_detail(ruling) if ruling is not None else "",
-        reason=reason,
+        detail=display.content(item.operation, item.params) if item is not None else "",
+        reason=reason or "",
         result=result,
+        title=titles.get(o.target or ""),
+        rationale=item.reason if item is not None and o.kind in _ASKED else None,
     )
 
 
-def _detail(r: Ruling) -> str:
-    p = r.item.params
-    for field in ("status", "summary", "note", "title", "resolution", "path"):
-        if field in p and isinstance(p[field], str):
-            text = p[field].replace("\n", " ")
-            return f"{field} “{text[:200]}”" if field != "status" else f"status → {text}"
-    return ""
+# Outcomes whose entry shows the model's rationale: a person decides on it.
+_ASKED = frozenset({"queued", "would_queue"})
 
 
 def write_session_note(
@@ -101,7 +105,7 @@ def write_session_note(
         headline=HEADLINES.get(status, status),
         front=front,
         prose=prose,
-        actions=_actions(result.outcomes, rulings),
+        actions=_actions(result.outcomes, rulings, result.titles),
         observations=list(observations),
         problem=problem,
         raw_response=raw,

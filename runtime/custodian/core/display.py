@@ -87,9 +87,12 @@ def params_line(params: Mapping[str, Any], *, short_first: bool = False) -> str:
 
 
 def _value(value: Any) -> str:
-    if isinstance(value, str) and value and re.fullmatch(r"[^\s\"'=]+", value):
+    if not isinstance(value, str):
+        return for_terminal(_json(value))
+    if value and re.fullmatch(r"[^\s\"'=\\]+", value):
         return for_terminal(value)
-    return for_terminal(_json(value))
+    quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{for_terminal(quoted)}"'
 
 
 def _json(value: Any) -> str:
@@ -161,13 +164,12 @@ def item_line(
     failed or stale item, why first), and a queued item's approval id last, never cut off.
     """
     word = "would deny" if dry_run and o.kind == "denied" else KIND_WORDS[o.kind]
-    head = f"  {word:13} {one_line(o.operation, 24)} {one_line(o.target or '-', 40)}"
+    head = f"  {word:13} #{o.index} {one_line(o.operation, 24)} {one_line(o.target or '-', 40)}"
     if title:
         head += f" ({one_line(title, _TITLE_COLUMNS)})"
     # A queued item's approval id is what a person types next; hub ids are in the note.
     tail = f" [{one_line(o.approval_id, 40)}]" if o.approval_id else ""
-    problem = o.error or (why(o.reason) if o.kind in _PROBLEMS else None)
-    problem = problem.rstrip(".") if problem else None
+    problem = _problem(o)
     body = " · ".join(one_line(p) for p in (problem, said) if p)
     room = width - columns(head) - columns(tail) - 2
     middle = f": {fit(body, room)}" if body and room > 1 else ""
@@ -175,6 +177,14 @@ def item_line(
 
 
 _PROBLEMS = frozenset({"denied", "failed", "stale", "not_sent"})
+
+
+def _problem(o: ItemOutcome) -> str | None:
+    """Why an item did not go through, in a few words (None for one that did)."""
+    if o.kind == "stale" and o.current_status is not None:
+        return f"now {one_line(o.current_status)} on the hub, nothing written"
+    text = o.error or (why(o.reason) if o.kind in _PROBLEMS else None)
+    return text.rstrip(".") if text else None
 
 
 def contents(rulings: Iterable[Ruling]) -> dict[int, str]:

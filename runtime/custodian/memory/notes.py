@@ -35,6 +35,8 @@ class NoteAction:
     detail: str
     reason: str
     result: str | None = None
+    title: str | None = None  # what the hub calls the target
+    rationale: str | None = None  # the model's, for an item a person decides on
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ def _shown(action: NoteAction) -> dict[str, str | None]:
         "detail": markdown_line(action.detail, NOTE_LEVELS),
         "reason": markdown_line(action.reason, NOTE_LEVELS),
         "result": markdown_line(action.result, NOTE_LEVELS) if action.result else None,
+        "title": markdown_line(action.title, NOTE_LEVELS) if action.title else None,
+        "rationale": markdown_line(action.rationale, NOTE_LEVELS) if action.rationale else None,
     }
 
 
