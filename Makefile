@@ -6,7 +6,7 @@ CUSTODIAN := $(VENV)/bin/custodian
 STAMP     := $(VENV)/.installed-stamp
 DOMAIN    ?=
 
-.PHONY: setup test check format lint types k8s bench hub agent-run dry-run clean
+.PHONY: setup test check format lint types k8s bench hub agent-run dry-run demo clean
 
 setup: $(STAMP)
 
@@ -50,6 +50,17 @@ agent-run: setup
 dry-run: setup
 	@test -n "$(DOMAIN)" || { echo "usage: make dry-run DOMAIN=<domain>" >&2; exit 2; }
 	$(CUSTODIAN) run --domain $(DOMAIN) --embedded-defaults --dry-run
+
+# The whole loop on the embedded reference hub, with a recorded model answer (demo/<domain>-answer.md):
+# one run that executes, queues and denies, then the approval queue. --force: a second demo run
+# really runs, and shows what Custodian refuses to do twice.
+demo: setup
+	@test -f demo/$(or $(DOMAIN),website)-answer.md || { echo "no demo answer: demo/$(DOMAIN)-answer.md (try DOMAIN=website)" >&2; exit 2; }
+	$(CUSTODIAN) run --domain $(or $(DOMAIN),website) --hub embedded --llm file:demo/$(or $(DOMAIN),website)-answer.md --force
+	$(CUSTODIAN) approvals list --domain $(or $(DOMAIN),website) --status pending
+	@echo
+	@echo "approve: $(CUSTODIAN) approvals approve <ID> --by <you> --hub embedded"
+	@echo "reject:  $(CUSTODIAN) approvals reject <ID> --by <you> --reason <why>"
 
 clean:
 	rm -rf $(VENV) .custodian .pytest_cache .mypy_cache .ruff_cache

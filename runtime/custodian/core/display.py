@@ -146,7 +146,7 @@ KIND_WORDS = {
     "would_execute": "would execute",
     "would_queue": "would queue",
 }
-_TITLE_COLUMNS = 26
+_TITLE_COLUMNS = 22
 
 
 def item_line(
