@@ -61,6 +61,7 @@ demo: setup
 	@echo
 	@echo "approve: $(CUSTODIAN) approvals approve <ID> --by <you> --hub embedded"
 	@echo "reject:  $(CUSTODIAN) approvals reject <ID> --by <you> --reason <why>"
+	@echo "or read the note and decide in a browser: $(CUSTODIAN) review --hub embedded"
 
 clean:
 	rm -rf $(VENV) .custodian .pytest_cache .mypy_cache .ruff_cache
