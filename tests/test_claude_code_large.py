@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
+from custodian.core.context import estimate_tokens
 from custodian.errors import ModelError
 from custodian.llm.base import ModelConfig, Prompt
 from custodian.llm.claude_code import ClaudeCodeModel
 from custodian.statehub.server import ReferenceHub
 from fakes.claude import SUCCESS, FakeClaude, result
 from fakes.clock import FakeSleep
-from runsupport import CANON, plan_response, run_cli
+from runsupport import CANON, CliResult, plan_response, run_cli
 
 MAX_ARG_BYTES = 4096
 SENTENCE = "本项目的宪章：保管人只做三件被认可的写入，其余一切都交给人来批准。"
@@ -37,6 +38,21 @@ def _adapter(fake: FakeClaude, **env: str) -> ClaudeCodeModel:
     full = {"PATH": "/usr/bin:/bin", "CUSTODIAN_CLAUDE_BIN": str(fake.path), **env}
     config = ModelConfig(spec="claude-code", env=full, child_env=tuple(env))
     return ClaudeCodeModel(config, sleep=FakeSleep())
+
+
+def _run_with(
+    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, constitution: str, **env: str
+) -> tuple[CliResult, FakeClaude]:
+    canon = tmp_path / "canon"
+    shutil.copytree(CANON, canon)
+    (canon / "constitution.md").write_text(constitution, encoding="utf-8")
+    cli_dir = tmp_path / "cli"
+    cli_dir.mkdir()
+    answer = plan_response({"observations": ["宪章已读。"]})
+    fake = FakeClaude(cli_dir, {"kind": "answer", "result": result(result=answer)})
+    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", "claude-code"]
+    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--json"]
+    return run_cli(argv, tmp_path, mp, CUSTODIAN_CLAUDE_BIN=str(fake.path), **env), fake
 
 
 def _assert_small_argv(call: dict[str, Any]) -> None:
@@ -64,22 +80,27 @@ def test_a_large_chinese_system_prompt_reaches_the_cli_whole_through_a_file(
 def test_a_run_with_a_45606_character_chinese_constitution_through_claude_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    canon = tmp_path / "canon"
-    shutil.copytree(CANON, canon)
     constitution = chinese_constitution()
-    (canon / "constitution.md").write_text(constitution, encoding="utf-8")
-    cli_dir = tmp_path / "cli"
-    cli_dir.mkdir()
-    answer = plan_response({"observations": ["宪章已读。"]})
-    fake = FakeClaude(cli_dir, {"kind": "answer", "result": result(result=answer)})
-    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", "claude-code"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--json"]
-    env = {"CUSTODIAN_CLAUDE_BIN": str(fake.path), "CUSTODIAN_TOKEN_BUDGET": "200000"}
-    done = run_cli(argv, tmp_path, monkeypatch, **env)
+    budget = {"CUSTODIAN_TOKEN_BUDGET": "400000"}
+    done, fake = _run_with(tmp_path, monkeypatch, small_hub, constitution, **budget)
     assert done.code == 0, done.stderr + done.stdout
     [call] = fake.calls()
     _assert_small_argv(call)
     assert constitution.strip() in call["system_prompt_file"]
+
+
+def test_the_estimate_counts_chinese_at_least_one_token_a_character() -> None:
+    constitution = chinese_constitution()
+    assert estimate_tokens(constitution) >= len(constitution)
+
+
+def test_under_the_default_budget_a_chinese_constitution_is_refused_before_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    done, fake = _run_with(tmp_path, monkeypatch, small_hub, chinese_constitution())
+    assert done.code == 2, done.stderr
+    assert "CUSTODIAN_TOKEN_BUDGET" in done.stderr and "more than the token budget" in done.stderr
+    assert fake.calls() == []
 
 
 def test_an_argument_list_too_long_gets_its_own_message(tmp_path: Path) -> None:
