@@ -30,7 +30,9 @@ THREE_WRITES: dict[str, Any] = {
             "summary": "CDN config verified in ev-1; marking the task done.",
         }
     ],
-    "tasks_to_update": [{"task_id": "web-t-4", "status": "done", "reason": "ev-1"}],
+    "tasks_to_update": [
+        {"task_id": "web-t-4", "status": "done", "evidence": ["ev-1"], "reason": "ev-1"}
+    ],
     "tasks_to_flag": [{"task_id": "web-t-2", "note": "Blocked 9 days with no flag."}],
 }
 WRITE_OPERATIONS = ("add_progress_event", "update_task_status", "flag_for_human")

@@ -186,11 +186,10 @@ def _assert_bounded(plan: Plan, rulings: tuple[Ruling, ...], policy: Policy) -> 
     event(f"{len(executes)} executes" if len(executes) < 3 else "3+ executes")
     for ruling in rulings:
         if ruling.outcome == "queue":
-            assert ruling.item.operation not in (
-                "add_progress_event",
-                "update_task_status",
-                "flag_for_human",
-            )
+            # A status change without evidence waits for a person (core/evidence.py).
+            assert ruling.item.operation not in ("add_progress_event", "flag_for_human")
+            if ruling.item.operation == "update_task_status":
+                assert "evidence" in ruling.reason
             assert ruling.item.error is None
 
 

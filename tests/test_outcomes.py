@@ -41,7 +41,9 @@ sys.stdout.write(open(answer, encoding="utf-8").read())
 
 DONE = {
     "observations": ["ev-1 says web-t-4 was deployed and verified."],
-    "tasks_to_update": [{"task_id": "web-t-4", "status": "done", "reason": "ev-1"}],
+    "tasks_to_update": [
+        {"task_id": "web-t-4", "status": "done", "evidence": ["ev-1"], "reason": "ev-1"}
+    ],
 }
 
 

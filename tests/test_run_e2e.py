@@ -61,7 +61,9 @@ BENIGN = {
             "summary": "Deployment verified in ev-1; marking done.",
         }
     ],
-    "tasks_to_update": [{"task_id": "web-t-4", "status": "done", "reason": "ev-1"}],
+    "tasks_to_update": [
+        {"task_id": "web-t-4", "status": "done", "evidence": ["ev-1"], "reason": "ev-1"}
+    ],
     "tasks_to_flag": [{"task_id": "web-t-2", "note": "Blocked 9 days with no flag."}],
 }
 

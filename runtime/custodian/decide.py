@@ -7,7 +7,7 @@ Each step journals what it produced. The decisions themselves are made in the co
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,8 +17,9 @@ from custodian.core import journal as J
 from custodian.core.approvals import pending_for, recently_rejected
 from custodian.core.authority import Ruling, authorize
 from custodian.core.context import SECTIONS
-from custodian.core.contract import DomainSummary
+from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
+from custodian.core.evidence import Evidence
 from custodian.core.plan import Plan, extract_plan
 from custodian.errors import ModelError, PlanRejected
 from custodian.llm.base import Completion, Model
@@ -109,11 +110,20 @@ def plan_step(scope: Scope, completion: Completion) -> Plan:
     return plan
 
 
-def authorize_step(scope: Scope, plan: Plan, observation: Observation) -> tuple[Ruling, ...]:
-    """One ruling per item, journaled with the policy and approval history used."""
+def authorize_step(
+    scope: Scope,
+    plan: Plan,
+    observation: Observation,
+    evidence: Evidence | None = None,
+    fetched: Sequence[ProgressEvent] = (),
+) -> tuple[Ruling, ...]:
+    """One ruling per item, journaled with the policy, approval history and evidence used.
+
+    `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
+    """
     with scope.log.phase("authorize") as info:
         policy, history = act.policy_and_history(scope.settings, scope.approvals, scope.clock())
-        rulings = authorize(plan, observation.summary, policy, history)
+        rulings = authorize(plan, observation.summary, policy, history, evidence=evidence)
         scope.journal.append(
             "plan",
             {
@@ -123,6 +133,10 @@ def authorize_step(scope: Scope, plan: Plan, observation: Observation) -> tuple[
                 "items": len(plan.items),
                 "policy": dict(policy.__dict__),
                 "history": {"pending": dict(history.pending), "rejected": dict(history.rejected)},
+                "evidence": {
+                    "fetched": [e.model_dump(mode="json") for e in fetched],
+                    "own_ids": sorted(evidence.own_ids) if evidence is not None else [],
+                },
             },
         )
         for ruling in rulings:

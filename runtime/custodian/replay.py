@@ -17,8 +17,9 @@ from typing import Any, TextIO
 
 from custodian.core import journal as J
 from custodian.core.authority import ApprovalHistory, Policy, authorize
-from custodian.core.contract import DomainSummary
+from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.digest import digest
+from custodian.core.evidence import Evidence
 from custodian.core.inert import for_terminal
 from custodian.core.plan import extract_plan
 from custodian.errors import JournalError, PlanRejected, RunNotFound
@@ -93,6 +94,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         DomainSummary.model_validate(observed["summary"]),
         policy,
         ApprovalHistory(pending=history.get("pending", {}), rejected=history.get("rejected", {})),
+        evidence=_evidence(observed, plan_record),
     )
     differences = []
     for ruling in rulings:
@@ -102,6 +104,14 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         if then != now:
             differences.append(Difference(ruling.item.index, ruling.item.operation, then, now))
     return differences, f"plan accepted, {len(rulings)} item(s) re-decided"
+
+
+def _evidence(observed: dict[str, Any], plan_record: dict[str, Any]) -> Evidence:
+    """The evidence the run ruled with: its summary, the events it fetched, its own receipts."""
+    kept = plan_record.get("evidence") or {}
+    fetched = [ProgressEvent.model_validate(e) for e in kept.get("fetched", [])]
+    summary = DomainSummary.model_validate(observed["summary"])
+    return Evidence.of(summary, fetched, kept.get("own_ids", []))
 
 
 def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:

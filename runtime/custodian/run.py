@@ -32,6 +32,7 @@ from custodian.errors import (
     ModelError,
     PlanRejected,
 )
+from custodian.evidence_read import read_evidence
 from custodian.lifecycle import StopFlag, new_run_id, stop_on_signals, utc_now
 from custodian.llm.base import Model
 from custodian.llm.registry import build_model
@@ -210,7 +211,8 @@ class _Run:
             orientation = orient_step(self.scope, observation, history)
             completion = decide_step(self.scope, model, orientation)
             plan = plan_step(self.scope, completion)
-            rulings = authorize_step(self.scope, plan, observation)
+            evidence, fetched = read_evidence(self.client, plan, observation.summary, history)
+            rulings = authorize_step(self.scope, plan, observation, evidence, fetched)
             self.result.rulings = rulings
             self.result.contents = display.contents(rulings)
             if self.s.dry_run:

@@ -21,6 +21,7 @@ from custodian.core.authority_checks import (
     queued_state_problem,
 )
 from custodian.core.contract import DomainSummary
+from custodian.core.evidence import Evidence, evidence_problem
 from custodian.core.plan import Plan, ProposedItem, fingerprint
 from custodian.core.plan_schema import (
     APPROVABLE_OPERATIONS,
@@ -75,22 +76,34 @@ def authorize(
     observed: DomainSummary,
     policy: Policy | None = None,
     history: ApprovalHistory | None = None,
+    *,
+    evidence: Evidence | None = None,
 ) -> tuple[Ruling, ...]:
-    """One Ruling per item of `plan`, in plan order: execute, queue or deny, with a reason."""
+    """One Ruling per item of `plan`, in plan order: execute, queue or deny, with a reason.
+
+    `evidence` is the events the run observed for the status writes' citations; without it, the
+    summary's recent events are all there is (core/evidence.py).
+    """
     policy = policy or Policy()
     history = history or ApprovalHistory()
     view = View.of(observed)
+    seen = evidence if evidence is not None else Evidence.of(observed)
     tally = Tally()
     rulings = []
     for item in plan.items:
-        outcome, reason = _rule(item, view, policy, history, tally)
+        outcome, reason = _rule(item, view, policy, history, tally, seen)
         tally.record(item, outcome)
         rulings.append(Ruling(item, outcome, reason))
     return tuple(rulings)
 
 
 def _rule(
-    item: ProposedItem, view: View, policy: Policy, history: ApprovalHistory, tally: Tally
+    item: ProposedItem,
+    view: View,
+    policy: Policy,
+    history: ApprovalHistory,
+    tally: Tally,
+    evidence: Evidence,
 ) -> tuple[Outcome, str]:
     label = f"Plan item #{item.index} ({item.operation})"
     problem = _form_problem(item)
@@ -104,8 +117,19 @@ def _rule(
         return "deny", f"{label} is denied: {problem}."
     closed = closed_by_person(item, view)
     if item.operation in SANCTIONED_OPERATIONS and closed is None:
-        return _rule_sanctioned(item, label, view, policy, tally)
+        outcome, reason = _rule_sanctioned(item, label, view, policy, tally)
+        lacking = unproven(item, evidence) if outcome == "execute" else None
+        if lacking is None:
+            return outcome, reason
+        return _rule_queued(item, label, view, policy, history, tally, lacking)
     return _rule_queued(item, label, view, policy, history, tally, closed)
+
+
+def unproven(item: ProposedItem, evidence: Evidence) -> str | None:
+    """Why a status write Custodian would make on its own waits for a person: its evidence."""
+    if item.operation != "update_task_status":
+        return None
+    return evidence_problem(item.params, evidence)
 
 
 def closed_by_person(item: ProposedItem, view: View) -> str | None:

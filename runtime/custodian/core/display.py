@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
+from custodian.core import evidence
 from custodian.core.authority import Ruling
 from custodian.core.contract import DomainSummary
 from custodian.core.inert import for_terminal
@@ -100,10 +101,12 @@ def _json(value: Any) -> str:
 
 
 def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True) -> str:
-    """What an item says, for a person: `status → done`, `summary “…”` (or just `“…”`)."""
+    """What an item says, for a person: `status → done, evidence E-1`, `summary “…”` (or `“…”`)."""
     status = params.get("status")
     if operation in ("update_task_status", "set_task_status") and isinstance(status, str):
-        return f"status → {one_line(status)}" if labelled else f"→ {one_line(status)}"
+        if not labelled:
+            return f"→ {one_line(status)}"
+        return f"status → {one_line(status)}, {one_line(evidence.shown(params))}"
     for key in _CONTENT_KEYS:
         value = params.get(key)
         if isinstance(value, str):

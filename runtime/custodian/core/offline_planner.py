@@ -1,25 +1,34 @@
 """The rule-based planner behind the `offline` model: fixed rules over PlanningFacts, no model.
 
 Rules: flag in-progress tasks untouched for `stale_after_days` or more, and blocked tasks, unless
-the task already has an open flag; record one observation event per workstream whose state
-changed since the last completed run (every workstream on a first run). It never marks a task
-done and stays within the default per-run caps. The same facts always give the same bytes.
+the task already has an open flag; record one observation event per active workstream whose state
+changed since the last completed run (every active workstream on a first run), unless the same
+observation is already among the events it wrote. Done and paused workstreams get no events. It
+marks an in-progress task done only when a person's milestone or status-change event on that task,
+newer than the task's last update, says the work is done, and it cites that event as evidence
+(core/evidence.py). It stays within the default per-run caps. The same facts always give the same
+bytes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from custodian.core.contract import Task, WorkstreamWithTasks
 from custodian.core.digest import workstream_digests
+from custodian.core.evidence import by_custodian
+from custodian.core.marks import same_text
 from custodian.core.planning_facts import PlanningFacts
 
 MAX_FLAGS = 10
 MAX_EVENTS = 20
+MAX_UPDATES = 20
 _COUNTED = ("todo", "in_progress", "blocked", "done", "cancelled")
+_DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,7 @@ def offline_plan(facts: PlanningFacts) -> str:
     plan = {
         "observations": _observations(facts, findings, changed),
         "progress_events": [_event(ws) for ws in events],
-        "tasks_to_update": [],
+        "tasks_to_update": _done_with_evidence(facts)[:MAX_UPDATES],
         "tasks_to_flag": [_flag(finding, facts.stale_after_days) for finding in flags],
     }
     block = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False)
@@ -69,8 +78,52 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
 def _changed_workstreams(facts: PlanningFacts) -> list[WorkstreamWithTasks]:
     current = workstream_digests(facts.summary)
     previous = facts.previous_workstream_digests
-    changed = [ws for ws in facts.summary.workstreams if previous.get(ws.id) != current[ws.id]]
+    changed = [
+        ws
+        for ws in facts.summary.workstreams
+        if ws.status == "active"
+        and previous.get(ws.id) != current[ws.id]
+        and not _already_written(facts, _event(ws))
+    ]
     return sorted(changed, key=lambda ws: ws.id)
+
+
+def _already_written(facts: PlanningFacts, event: dict[str, Any]) -> bool:
+    # An observation it already wrote, word for word, would only be denied as a repeat.
+    return any(
+        e.source == "custodian"
+        and e.workstream_id == event["workstream_id"]
+        and e.task_id is None
+        and e.event_type == event["event_type"]
+        and same_text(e.summary, event["summary"])
+        for e in facts.summary.recent_events
+    )
+
+
+def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
+    """`done` for in-progress tasks that a person's newer event reports done, citing it."""
+    tasks = {t.id: t for ws in facts.summary.workstreams for t in ws.tasks}
+    cited: dict[str, str] = {}
+    for e in sorted(facts.summary.recent_events, key=lambda e: (e.created_at, e.id)):
+        task = tasks.get(e.task_id or "")
+        if (
+            task is not None
+            and task.status == "in_progress"
+            and e.event_type in ("milestone", "status_change")
+            and _utc(e.created_at) >= _utc(task.updated_at)
+            and _DONE_WORDS.search(e.summary)
+            and by_custodian(e, frozenset()) is None
+        ):
+            cited[task.id] = e.id  # the newest such event wins
+    return [
+        {
+            "task_id": task_id,
+            "status": "done",
+            "evidence": [event_id],
+            "reason": f"event {event_id}, not written by Custodian, reports the work done",
+        }
+        for task_id, event_id in sorted(cited.items())
+    ]
 
 
 def _event(ws: WorkstreamWithTasks) -> dict[str, Any]:
@@ -132,9 +185,9 @@ def _prose(facts: PlanningFacts, flags_left: int, events_left: int) -> str:
         "This plan comes from Custodian's rule-based offline planner; no language model was "
         "consulted. It flags in-progress tasks untouched for "
         f"{facts.stale_after_days} days or more and blocked tasks without an open flag, and "
-        "records one observation per workstream that changed"
+        "records one observation per active workstream that changed"
         + (" (this is a first run, so every workstream counts as changed)." if first_run else ".")
-        + " It never marks a task done.",
+        + " It marks a task done only when a person's event on it says so, and cites that event.",
     ]
     for left, noun, cap in ((flags_left, "flag", MAX_FLAGS), (events_left, "event", MAX_EVENTS)):
         if left:

@@ -61,9 +61,14 @@ class EventEntry(_Strict):
     reason: Reason | None = None
 
 
+# The events a status change cites as its evidence (core/evidence.py).
+Evidence = Annotated[tuple[Id, ...], Field(min_length=1, max_length=5)]
+
+
 class StatusEntry(_Strict):
     task_id: Id
     status: TaskStatus
+    evidence: Evidence | None = None
     reason: Reason | None = None
 
 
@@ -93,6 +98,7 @@ class AddProgressEvent(_Strict):
 class TaskStatusChange(_Strict):
     task_id: Id
     status: TaskStatus
+    evidence: Evidence | None = None
 
 
 class FlagForHuman(_Strict):

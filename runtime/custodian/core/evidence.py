@@ -1,0 +1,108 @@
+"""Evidence before a status changes: the events a status write cites, checked against the run.
+
+A `tasks_to_update` item runs on its own only when it cites 1 to 5 event ids and every one of
+them is an event this run observed (the summary's recent events, or the task's events the shell
+fetched), on the same task, and not written by Custodian: not one of its own receipts, not under
+the `source` it writes with, and not carrying its run mark. Anything less is not a denial: the
+item waits for a person, with a reason that says what was missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from custodian.core.contract import DomainSummary, ProgressEvent
+from custodian.core.marks import without_run_mark
+
+OWN_SOURCE = "custodian"  # the `source` Custodian writes its events with (see dispatch.py)
+MAX_EVIDENCE = 5
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The events this run observed, by id, and the hub ids of Custodian's own writes."""
+
+    events: Mapping[str, ProgressEvent] = field(default_factory=dict)
+    own_ids: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(
+        cls,
+        observed: DomainSummary,
+        fetched: Iterable[ProgressEvent] = (),
+        own_ids: Iterable[str] = (),
+    ) -> Evidence:
+        """The summary's recent events and any fetched ones; `own_ids` from the checkpoint."""
+        events = {e.id: e for e in (*observed.recent_events, *fetched)}
+        return cls(events=events, own_ids=frozenset(own_ids))
+
+
+def cited(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The event ids a status write cites (empty when it cites none)."""
+    value = params.get("evidence")
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(v for v in value if isinstance(v, str))
+
+
+def missing_events(params: Mapping[str, Any], summary: DomainSummary) -> tuple[str, ...]:
+    """Cited ids the summary's recent events do not hold: the shell fetches the task's events."""
+    held = {e.id for e in summary.recent_events}
+    return tuple(i for i in cited(params) if i not in held)
+
+
+def by_custodian(event: ProgressEvent, own_ids: frozenset[str]) -> str | None:
+    """Why `event` counts as Custodian's own writing, or None when a person or tool wrote it."""
+    if event.id in own_ids:
+        return "it is one of Custodian's own writes"
+    if event.source.strip().lower() == OWN_SOURCE:
+        return f"its source is {OWN_SOURCE!r}, the source Custodian writes with"
+    if without_run_mark(event.summary) != event.summary:
+        return "it carries Custodian's run mark"
+    return None
+
+
+def evidence_problem(params: Mapping[str, Any], evidence: Evidence) -> str | None:
+    """What the cited evidence lacks for the status write in `params`; None when it holds."""
+    task = params["task_id"]
+    ids = cited(params)
+    if not ids:
+        return (
+            f"it cites no evidence: a status change runs on its own only when it cites 1 to "
+            f"{MAX_EVIDENCE} events on task {task} that Custodian did not write"
+        )
+    problems = [_one(event_id, task, evidence) for event_id in ids]
+    found = [p for p in problems if p is not None]
+    if not found:
+        return None
+    return "its evidence does not hold: " + "; ".join(found)
+
+
+def _one(event_id: str, task: str, evidence: Evidence) -> str | None:
+    event = evidence.events.get(event_id)
+    if event is None:
+        return f"event {event_id} is not in this run's observation"
+    if event.task_id != task:
+        where = f"task {event.task_id}" if event.task_id else "no task"
+        return f"event {event_id} is on {where}, not on task {task}"
+    own = by_custodian(event, evidence.own_ids)
+    if own is not None:
+        return f"event {event_id} was written by Custodian ({own})"
+    return None
+
+
+def shown(params: Mapping[str, Any]) -> str:
+    """The evidence as a note shows it next to the status change: `evidence E-1, E-2`."""
+    ids: Sequence[str] = cited(params)
+    return f"evidence {', '.join(ids)}" if ids else "no evidence cited"
+
+
+def own_write_ids(records: Iterable[Any]) -> frozenset[str]:
+    """The hub ids of Custodian's own writes among journal records (their receipts)."""
+    return frozenset(
+        str(r.data["hub_id"])
+        for r in records
+        if r.kind == "receipt" and isinstance(r.data.get("hub_id"), str)
+    )
