@@ -17,6 +17,7 @@ from custodian.core import journal as J
 from custodian.core.approvals import pending_for, recently_rejected
 from custodian.core.authority import Ruling, authorize
 from custodian.core.context import SECTIONS
+from custodian.core.continuity import continuity
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
 from custodian.core.evidence import Evidence
@@ -62,6 +63,7 @@ def orient_step(scope: Scope, observation: Observation, history: list[J.Record])
             rejected=recently_rejected(items, scope.domain, now),
             previous=previous_digests(history, SnapshotStore(s.memory_dir)),
             max_output_tokens=s.model.max_output_tokens,
+            notes=continuity(history),
         )
         omitted = {k: n for k, n in o.rendered.omitted.items() if k in SECTIONS}
         scope.result.omitted = omitted

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from custodian.core.approvals import ApprovalItem
 from custodian.core.context import ApprovalBrief, PromptInputs
+from custodian.core.continuity import Continuity
 from custodian.core.contract import DomainSummary, StateSummary
 from custodian.core.planning_facts import PlanningFacts
 from custodian.errors import ConfigError
 from custodian.llm.base import Prompt
-from custodian.memory.notes import last_note_prose
+from custodian.memory.notes import last_note_prose, note_prose
 from custodian.prompt import RenderedPrompt, render_prompt
 from custodian.settings import Settings
 
@@ -62,6 +63,13 @@ def brief(item: ApprovalItem) -> ApprovalBrief:
     )
 
 
+def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | None:
+    """The last prose a model wrote: from the note the journal names, else the newest file."""
+    if notes is None or notes.last is None:
+        return last_note_prose(working, domain)
+    return note_prose(working, notes.reasoning.file) if notes.reasoning is not None else None
+
+
 def orient(
     settings: Settings,
     domain: str,
@@ -73,6 +81,7 @@ def orient(
     rejected: Sequence[ApprovalItem],
     previous: Mapping[str, str],
     max_output_tokens: int,
+    notes: Continuity | None = None,
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     constitution, guidance = read_canon(settings.canon_dir, domain)
@@ -84,7 +93,9 @@ def orient(
         summary=summary,
         constitution=constitution,
         domain_guidance=guidance,
-        last_note_prose=last_note_prose(settings.memory_dir / "working", domain),
+        last_note_prose=_reasoning(settings.memory_dir / "working", domain, notes),
+        last_run=notes.last if notes is not None else None,
+        reasoning_run=notes.reasoning if notes is not None else None,
         pending=tuple(brief(i) for i in pending),
         rejected=tuple(brief(i) for i in rejected),
         token_budget=limits.token_budget,

@@ -16,6 +16,7 @@ from custodian import act, record
 from custodian.core import display, outcomes
 from custodian.core import journal as J
 from custodian.core.authority import Ruling
+from custodian.core.continuity import note_data
 from custodian.core.contract import DomainSummary
 from custodian.core.digest import digest, domain_state_digest
 from custodian.core.outcomes import ItemOutcome
@@ -362,9 +363,14 @@ class _Run:
         path = record.write_session_note(
             self.s, self.result, self.started_at, self.clock(), status, **parts
         )
-        self.journal.append(
-            "note_written", {"path": str(path.name), "sha256": record.file_sha256(path)}
+        data = note_data(
+            path.name,
+            record.file_sha256(path),
+            status,
+            str(parts.get("prose") or ""),
+            parts.get("problem"),
         )
+        self.journal.append("note_written", data)
         self.result.note_path = str(path)
 
     def _finish(self, status: str, exit_code: int, message: str) -> None:

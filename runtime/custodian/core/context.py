@@ -11,6 +11,7 @@ model, so nothing is dropped silently.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,8 +34,10 @@ from custodian.core.context_items import (
     workstream_piece,
 )
 from custodian.core.context_select import Candidates, select
+from custodian.core.continuity import NoteRef
 from custodian.core.contract import DomainSummary, StateSummary, Task
-from custodian.core.neutralize import DATA_CLOSE, DATA_OPEN, data_block, safe_domain
+from custodian.core.journal_records import parse_at
+from custodian.core.neutralize import DATA_CLOSE, DATA_OPEN, data_block, safe_domain, safe_id
 from custodian.core.tokens import estimate_tokens
 
 __all__ = [
@@ -90,6 +93,10 @@ class PromptInputs:
     constitution: str
     domain_guidance: str | None
     last_note_prose: str | None
+    # From the journal (core/continuity.py): the last run's note, and the run whose reasoning
+    # `last_note_prose` is.
+    last_run: NoteRef | None = None
+    reasoning_run: NoteRef | None = None
     pending: tuple[ApprovalBrief, ...] = ()
     rejected: tuple[ApprovalBrief, ...] = ()
     token_budget: int = 24000
@@ -122,6 +129,7 @@ class PromptView:
     last_note: str | None
     tokens: int
     data_close: str = DATA_CLOSE
+    last_run: str | None = None
 
 
 def block_opening(key: str) -> str:
@@ -151,6 +159,7 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
         omitted_text=omitted_sentence(omitted),
         last_note=_note(inputs.last_note_prose),
         tokens=chosen.tokens,
+        last_run=last_run_text(inputs.last_run, inputs.reasoning_run, inputs.last_note_prose),
     )
 
 
@@ -168,6 +177,35 @@ def _note(prose: str | None) -> str | None:
     if prose is None or not prose.strip():
         return None
     return data_block("last-note", "prose", prose, NOTE_LIMIT)
+
+
+def last_run_text(last: NoteRef | None, reasoning: NoteRef | None, prose: str | None) -> str | None:
+    """How the last run ended, and which run the reasoning shown below comes from."""
+    if last is None:
+        return None
+    text = f"The last run, {_run(last)}, ended {_status(last)}."
+    if last.problem:
+        text += f" Its problem: {data_block(last.run_id, 'problem', last.problem, 500)}"
+    if prose is None or not prose.strip() or reasoning is None:
+        return text + " No earlier run left reasoning written by a model."
+    if reasoning.run_id == last.run_id:
+        return text + " Its reasoning follows."
+    return (
+        f"{text} The reasoning below is the last a model wrote, in run {_run(reasoning)}, "
+        f"which ended {_status(reasoning)}."
+    )
+
+
+def _run(ref: NoteRef) -> str:
+    try:
+        started = rfc3339(parse_at(ref.started_at))
+    except ValueError:
+        started = "at an unknown time"
+    return f"{safe_id(ref.run_id)} (started {started})"
+
+
+def _status(ref: NoteRef) -> str:
+    return ref.status if re.fullmatch(r"[a-z_]{1,32}", ref.status) else "unknown"
 
 
 def omitted_sentence(omitted: Mapping[str, int]) -> str | None:

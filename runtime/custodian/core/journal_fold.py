@@ -1,8 +1,9 @@
 """The checkpoint: what a run needs from a domain's journal, folded from its records.
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
-run's observation, the writes still open with every record that proves them, and the records of
-the newest run. `compact(records)` keeps exactly those records, so the journal's pure views
+run's observation, the writes still open with every record that proves them, the records of the
+newest run, and the notes the next prompt feeds forward (core/continuity.py). `compact(records)`
+keeps exactly those records, so the journal's pure views
 (`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
 the compact list as on the whole journal. `fold(checkpoint, records)` is `compact` over the
 checkpoint's records followed by the new ones: folding in chunks equals folding all at once.
@@ -15,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from custodian.core.continuity import note_records
 from custodian.core.journal_records import GENESIS, Problem, Record, record_hash
 
 # Kinds a run's views read. The prompt, the model's answer and the plan are for people and replay.
@@ -101,6 +103,8 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
     for r in _open_item_records(records):
         keep[r.seq] = r
     for r in _last_completed(records, finished):
+        keep[r.seq] = r
+    for r in note_records(records):  # the notes the next prompt feeds forward (core/continuity)
         keep[r.seq] = r
     for run in {r.run_id for r in keep.values()}:
         for r in [firsts[run], *finished.get(run, [])]:

@@ -143,19 +143,39 @@ def write_note(working_dir: Path, note: SessionNote) -> tuple[Path, str]:
     return path, text
 
 
-def last_note_prose(working_dir: Path, domain: str) -> str | None:
-    """The reasoning of the newest note for `domain`, for continuity; None if there is none."""
-    if not working_dir.is_dir():
+def note_prose(working_dir: Path, file: str) -> str | None:
+    """The reasoning a note holds, by its file name in `working_dir`; None if absent or empty."""
+    path = working_dir / Path(file).name
+    if not path.is_file():
         return None
-    notes = sorted(p for p in working_dir.glob(f"*-{domain}*.md") if _note_domain(p.name) == domain)
-    for path in reversed(notes):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        start, end = text.find(PROSE_START), text.find(PROSE_END)
-        if start != -1 and end > start:
-            return text[start + len(PROSE_START) : end].strip() or None
+    return _prose_of(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def _prose_of(text: str) -> str | None:
+    start, end = text.find(PROSE_START), text.find(PROSE_END)
+    if start != -1 and end > start:
+        return text[start + len(PROSE_START) : end].strip() or None
     return None
 
 
-def _note_domain(name: str) -> str | None:
-    match = re.match(r"^\d{8}T\d{6}Z-(?P<domain>[a-z0-9-]+)(\.\d+)?\.md$", name)
-    return match.group("domain") if match else None
+def last_note_prose(working_dir: Path, domain: str) -> str | None:
+    """The reasoning of the newest note for `domain` by its name's time and counter.
+
+    Only for a journal that names no note (core/continuity.py chooses by the run's start time).
+    """
+    if not working_dir.is_dir():
+        return None
+    named = [(_note_order(p.name, domain), p) for p in working_dir.glob(f"*-{domain}*.md")]
+    notes = sorted((order, p) for order, p in named if order is not None)
+    for _, path in reversed(notes):
+        prose = _prose_of(path.read_text(encoding="utf-8", errors="replace"))
+        if prose is not None:
+            return prose
+    return None
+
+
+def _note_order(name: str, domain: str) -> tuple[str, int] | None:
+    match = re.match(r"^(?P<stamp>\d{8}T\d{6}Z)-(?P<domain>[a-z0-9-]+?)(\.(?P<n>\d+))?\.md$", name)
+    if match is None or match.group("domain") != domain:
+        return None
+    return (match.group("stamp"), int(match.group("n") or 1))
