@@ -30,7 +30,7 @@ def _event(ws: str = "ws-web", **extra: Any) -> dict[str, Any]:
 def test_the_three_sanctioned_writes_execute_on_ids_of_the_domain() -> None:
     rulings = _rule(
         progress_events=[_event(task_id="t-prog")],
-        tasks_to_update=[{"task_id": "t-prog", "status": "done"}],
+        tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}],
         tasks_to_flag=[{"task_id": "t-todo", "note": "Nobody owns this."}],
     )
     assert [r.outcome for r in rulings] == ["execute"] * 3
@@ -47,7 +47,11 @@ def test_the_three_sanctioned_writes_execute_on_ids_of_the_domain() -> None:
 
 def test_a_sanctioned_op_proposed_under_proposals_is_handled_as_that_op() -> None:
     ruling = _one(
-        proposals=[proposal("update_task_status", task_id="t-todo", status="in_progress")]
+        proposals=[
+            proposal(
+                "update_task_status", task_id="t-todo", status="in_progress", evidence=["ev-t-todo"]
+            )
+        ]
     )
     assert ruling.outcome == "execute"
 
@@ -160,7 +164,9 @@ def test_resolved_decisions_and_flags_are_not_targets() -> None:
 
 
 def test_a_status_update_to_the_current_status_is_denied() -> None:
-    ruling = _one(tasks_to_update=[{"task_id": "t-done", "status": "done"}])
+    ruling = _one(
+        tasks_to_update=[{"task_id": "t-done", "status": "done", "evidence": ["ev-t-done"]}]
+    )
     assert ruling.outcome == "deny"
     assert (
         ruling.reason == "Plan item #0 (update_task_status) is denied: task t-done is already done."
@@ -187,10 +193,10 @@ def test_a_repeated_item_is_denied_pointing_at_the_first() -> None:
 def test_two_status_changes_on_one_task_deny_the_later() -> None:
     rulings = _rule(
         tasks_to_update=[
-            {"task_id": "t-prog", "status": "done"},
+            {"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]},
             {"task_id": "t-prog", "status": "blocked"},
             {"task_id": "t-todo", "status": "cancelled"},
-            {"task_id": "t-todo", "status": "in_progress"},
+            {"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]},
         ]
     )
     assert [r.outcome for r in rulings] == ["execute", "deny", "queue", "deny"]
@@ -201,8 +207,8 @@ def test_two_status_changes_on_one_task_deny_the_later() -> None:
 def test_a_denied_status_change_does_not_block_a_later_valid_one() -> None:
     rulings = _rule(
         tasks_to_update=[
-            {"task_id": "t-done", "status": "done"},
-            {"task_id": "t-done", "status": "in_progress"},
+            {"task_id": "t-done", "status": "done", "evidence": ["ev-t-done"]},
+            {"task_id": "t-done", "status": "in_progress", "evidence": ["ev-t-done"]},
         ]
     )
     assert [r.outcome for r in rulings] == ["deny", "execute"]
@@ -224,8 +230,8 @@ def test_each_cap_stops_executes_and_says_so() -> None:
     plan = plan_of(
         progress_events=[_event(summary=f"event {n}") for n in range(3)],
         tasks_to_update=[
-            {"task_id": "t-prog", "status": "done"},
-            {"task_id": "t-todo", "status": "in_progress"},
+            {"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]},
+            {"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]},
         ],
         tasks_to_flag=[{"task_id": "t-todo", "note": "a"}, {"task_id": "t-prog", "note": "b"}],
         proposals=[proposal("resolve_flag", flag_id="f-1"), proposal("reboot")],

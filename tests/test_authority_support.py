@@ -10,6 +10,7 @@ from custodian.core.contract import (
     Decision,
     DomainSummary,
     Flag,
+    ProgressEvent,
     Task,
     WorkstreamWithTasks,
 )
@@ -89,6 +90,23 @@ def website() -> DomainSummary:
         workstreams=(web, docs),
         open_decisions=(decision("d-1", "website"),),
         open_flags=(flag("f-1", "ws-web", "t-block"),),
+        recent_events=tuple(
+            person_event(f"ev-{t}", ws, t)
+            for ws, t in [("ws-web", "t-todo"), ("ws-web", "t-prog"), ("ws-web", "t-done")]
+        ),
+    )
+
+
+def person_event(event_id: str, ws: str, task_id: str) -> ProgressEvent:
+    """An event a person wrote on a task an hour before NOW: evidence for a status change."""
+    return ProgressEvent(
+        id=event_id,
+        workstream_id=ws,
+        task_id=task_id,
+        event_type="note",
+        summary=f"Work on {task_id} moved on.",
+        source="ana",
+        created_at=NOW - timedelta(hours=1),
     )
 
 

@@ -54,7 +54,8 @@ def test_a_rejected_reopening_is_not_queued_again() -> None:
 
 
 def test_other_tasks_still_move_on_their_own() -> None:
-    plan = plan_of(tasks_to_update=[{"task_id": "t-todo", "status": "in_progress"}])
+    update = {"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]}
+    plan = plan_of(tasks_to_update=[update])
     (ruling,) = authorize(plan, _with_cancelled(), Policy(), ApprovalHistory())
     assert ruling.outcome == "execute"
 
