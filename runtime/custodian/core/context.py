@@ -38,6 +38,7 @@ from custodian.core.continuity import NoteRef
 from custodian.core.contract import DomainSummary, StateSummary, Task
 from custodian.core.journal_records import parse_at
 from custodian.core.neutralize import DATA_CLOSE, DATA_OPEN, data_block, safe_domain, safe_id
+from custodian.core.timestamps import activity_age
 from custodian.core.tokens import estimate_tokens
 
 __all__ = [
@@ -237,8 +238,11 @@ def _candidates(inputs: PromptInputs) -> list[Candidates]:
     def open_task(stale: int | None) -> Callable[[Task], Piece]:
         return lambda t: task_piece(t, now, last_event.get(t.id), flagged.get(t.id), stale)
 
-    def activity(t: Task) -> tuple[datetime, str]:
-        return (max(t.updated_at, last_event.get(t.id, t.updated_at)), t.id)
+    def activity(t: Task) -> tuple[bool, datetime, str]:
+        # Least recent activity first (an unknown age before all); a time from the future never
+        # makes a task look fresh.
+        since = activity_age(t.updated_at, t.created_at, last_event.get(t.id), now).since
+        return (since is not None, since or now, t.id)
 
     by_status = {s: [t for t in tasks if t.status == s] for s in ("todo", "in_progress", "blocked")}
     closed = [t for t in tasks if t.status in ("done", "cancelled")]

@@ -25,10 +25,12 @@ from custodian.core.contract import (
     WorkstreamWithTasks,
 )
 from custodian.core.neutralize import inline, safe_domain, safe_id
+from custodian.core.timestamps import activity_age, in_future
 
 NAME_LIMIT = 200  # owner, assignee, source, raised_by: the contract's limit on request bodies
 _WORD = re.compile(r"^[a-z][a-z_]{0,63}$")
 NONE = "-"
+SUSPECT = "suspect"  # an age column whose time lies in the future
 
 # The columns of each section's data block, as its opening marker names them.
 TASK_COLUMNS = (
@@ -113,16 +115,24 @@ def task_piece(
     flag_id: str | None,
     stale_after_days: int | None = None,
 ) -> Piece:
-    """An open task's line; with `stale_after_days`, a `stale` column for in-progress tasks."""
-    fixed = [safe_id(task.id), safe_id(task.workstream_id), str(days_between(task.updated_at, now))]
-    fixed.append(NONE if last_event is None else str(days_between(last_event, now)))
+    """An open task's line; with `stale_after_days`, a `stale` column for in-progress tasks.
+
+    A time from the future shows as `suspect` in its age column and never counts as activity
+    (core/timestamps.py).
+    """
+    fixed = [safe_id(task.id), safe_id(task.workstream_id), _age(task.updated_at, now)]
+    fixed.append(NONE if last_event is None else _age(last_event, now))
     if stale_after_days is not None:
-        idle = days_between(max(task.updated_at, last_event or task.updated_at), now)
-        fixed.append("stale" if idle > stale_after_days else NONE)
+        age = activity_age(task.updated_at, task.created_at, last_event, now)
+        fixed.append("stale" if age.stale(stale_after_days) else NONE)
     fixed.append(task.due.isoformat() if task.due is not None else NONE)
     fixed.append(NONE if flag_id is None else safe_id(flag_id))
     texts = [_text(task.assignee, "assignee"), _text(task.title, "title")]
     return _row(fixed, texts, [_text(task.description, "description")])
+
+
+def _age(moment: datetime, now: datetime) -> str:
+    return SUSPECT if in_future(moment, now) else str(days_between(moment, now))
 
 
 def closed_task_piece(task: Task) -> Piece:
@@ -133,14 +143,14 @@ def closed_task_piece(task: Task) -> Piece:
 def flag_piece(flag: Flag, now: datetime) -> Piece:
     """An open flag: its task and workstream, age, who raised it, and its note."""
     fixed = [safe_id(flag.id), safe_id(flag.task_id) if flag.task_id else NONE]
-    fixed += [safe_id(flag.workstream_id), str(days_between(flag.created_at, now))]
+    fixed += [safe_id(flag.workstream_id), _age(flag.created_at, now)]
     return _row(fixed, [_text(flag.raised_by, "raised_by"), _text(flag.note, "note")])
 
 
 def decision_piece(decision: Decision, now: datetime) -> Piece:
     """An open decision: workstream, age, title, then context and numbered options."""
     ws = safe_id(decision.workstream_id) if decision.workstream_id else NONE
-    fixed = [safe_id(decision.id), ws, str(days_between(decision.created_at, now))]
+    fixed = [safe_id(decision.id), ws, _age(decision.created_at, now)]
     options = " ".join(
         f"({n}) {_text(option, 'option')}" for n, option in enumerate(decision.options[:20], 1)
     )
@@ -151,7 +161,7 @@ def decision_piece(decision: Decision, now: datetime) -> Piece:
 
 def event_piece(event: ProgressEvent, now: datetime) -> Piece:
     """A progress event: age, type, workstream, task, source and summary."""
-    fixed = [safe_id(event.id), str(days_between(event.created_at, now)), event.event_type]
+    fixed = [safe_id(event.id), _age(event.created_at, now), event.event_type]
     fixed += [safe_id(event.workstream_id), safe_id(event.task_id) if event.task_id else NONE]
     return _row(fixed, [_text(event.source, "source"), _text(event.summary, "summary")])
 

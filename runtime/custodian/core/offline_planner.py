@@ -23,6 +23,7 @@ from custodian.core.digest import workstream_digests
 from custodian.core.evidence import by_custodian
 from custodian.core.marks import same_text
 from custodian.core.planning_facts import PlanningFacts
+from custodian.core.timestamps import activity_age
 
 MAX_FLAGS = 10
 MAX_EVENTS = 20
@@ -35,12 +36,13 @@ _DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IG
 class _Finding:
     task: Task
     kind: str  # "stale" or "blocked"
-    idle_days: int
+    idle_days: int | None  # None: no trustworthy time (core/timestamps.py)
+    suspect: bool = False
 
     @property
-    def order(self) -> tuple[datetime, str]:
-        # Oldest first, so the cap leaves out the freshest problems.
-        return (_utc(self.task.updated_at), self.task.id)
+    def order(self) -> tuple[int, str]:
+        # Oldest first (an unknown age first of all), so the cap leaves out the freshest problems.
+        return (-1 if self.idle_days is None else -self.idle_days, self.task.id)
 
 
 def offline_plan(facts: PlanningFacts) -> str:
@@ -67,11 +69,11 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
         for task in ws.tasks:
             if task.id in flagged:
                 continue
-            idle = (now - _utc(task.updated_at)).days
+            age = activity_age(task.updated_at, task.created_at, None, now)
             if task.status == "blocked":
-                found.append(_Finding(task, "blocked", idle))
-            elif task.status == "in_progress" and idle >= facts.stale_after_days:
-                found.append(_Finding(task, "stale", idle))
+                found.append(_Finding(task, "blocked", age.days, age.suspect))
+            elif task.status == "in_progress" and age.stale(facts.stale_after_days - 1):
+                found.append(_Finding(task, "stale", age.days, age.suspect))
     return found
 
 
@@ -144,6 +146,18 @@ def _event(ws: WorkstreamWithTasks) -> dict[str, Any]:
 def _flag(finding: _Finding, stale_after_days: int) -> dict[str, Any]:
     task = finding.task
     since = _utc(task.updated_at).date().isoformat()
+    if finding.idle_days is None or finding.suspect:
+        note = (
+            f"Task {task.id} is {task.status.replace('_', ' ')} and its recorded times lie in the "
+            f"future (last update {since}), so how long it has been idle is "
+            + (
+                "unknown"
+                if finding.idle_days is None
+                else f"about {_count(finding.idle_days, 'day')}"
+            )
+            + "; please check the task and its dates."
+        )
+        return {"task_id": task.id, "note": note, "reason": "timestamps from the future"}
     if finding.kind == "blocked":
         note = (
             f"Task {task.id} is blocked (last updated {since}, "
