@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from custodian.core.confusables_table import MARKER_CONFUSABLES
 from custodian.core.contract import DOMAIN_PATTERN, ID_PATTERN
 
 DATA_OPEN = "<<<DATA"
@@ -19,9 +20,18 @@ DATA_CLOSE = "<<<END DATA>>>"
 INVALID_ID = "INVALID_ID"
 INVALID_DOMAIN = "INVALID_DOMAIN"
 
-# Look-alikes of the characters that build fences and markers, folded so they cannot imitate them.
+# Look-alikes of the characters that build fences and markers, folded so they cannot imitate them:
+# fullwidth and small forms, and every confusable that Unicode's UTS #39 data lists for them.
 _LOOKALIKES = str.maketrans(
-    {"\uff1c": "<", "\ufe64": "<", "\uff1e": ">", "\ufe65": ">", "\uff40": "`", "\uff5e": "~"}
+    {
+        "\uff1c": "<",
+        "\ufe64": "<",
+        "\uff1e": ">",
+        "\ufe65": ">",
+        "\uff40": "`",
+        "\uff5e": "~",
+        **MARKER_CONFUSABLES,
+    }
 )
 _RUN = re.compile(r"([`~<>])\1{2,}")
 _NEWLINES = re.compile(r"\r\n?|[\u2028\u2029\x85]")
