@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import statistics
 import sys
 import time
@@ -53,7 +54,7 @@ def inputs_for(
     return PromptInputs(
         domain=summary.domain, now=now, overview=overview, summary=summary,
         constitution=constitution, domain_guidance=guidance, last_note_prose=None,
-        token_budget=budget,
+        nonce=secrets.token_hex(6), token_budget=budget,
     )  # fmt: skip
 
 

@@ -25,7 +25,10 @@ def _ids(pattern: str, text: str) -> list[str]:
 def _rows(section: str, text: str) -> list[list[str]]:
     """The lines of the data blocks of `section` (every section for ""), split into fields."""
     name = re.escape(section) if section else "[a-z_]+"
-    blocks = re.findall(rf"^<<<DATA {name}: [^\n]*>>>\n(.*?)^<<<END DATA>>>", text, re.S | re.M)
+    nonce = "[0-9a-f]+"  # the run's marker nonce
+    blocks = re.findall(
+        rf"^<<<DATA {nonce} {name}: [^\n]*>>>\n(.*?)^<<<END DATA {nonce}>>>", text, re.S | re.M
+    )
     return [line.split(" | ") for block in blocks for line in block.splitlines()]
 
 
@@ -36,8 +39,12 @@ def _queued_again(text: str) -> list[dict[str, object]]:
         head = row[0].split(" ")
         if len(head) < 2 or len(row) < 3:
             continue
-        params = dict(re.findall(r"(\w+)=([^,]+)(?:, |$)", row[2]))
-        found.append({"operation": head[1], "params": params, "rationale": "asked again"})
+        operation, summary = head[1], row[2]
+        named = re.match(r"operation (\S+); (.*)", summary)
+        if operation == "unknown" and named:  # a name Custodian does not know sits in the text
+            operation, summary = named.group(1), named.group(2)
+        params = dict(re.findall(r"(\w+)=([^,]+)(?:, |$)", summary))
+        found.append({"operation": operation, "params": params, "rationale": "asked again"})
     return found
 
 
@@ -45,7 +52,7 @@ def _asked_status(task: str, text: str) -> str:
     """The status the text around `task` asks for: cancelled, in_progress, else done."""
     # Only the hub's free text asks; the status columns around it would answer for it.
     free = [" | ".join(row[1:]) for row in _rows("", text) if len(row) > 1]
-    free += re.findall(r"<<<DATA id=[^>]*>>>(.*?)<<<END DATA", text, re.S)
+    free += re.findall(r"<<<DATA [0-9a-f]+ id=[^>]*>>>(.*?)<<<END DATA", text, re.S)
     sentences = (s for block in free or [text] for s in re.split(r"[.!\n]|\\n", block))
     asked = " ".join(s for s in sentences if task in s).casefold()
     if "cancel" in asked:

@@ -14,7 +14,7 @@ from custodian.core.contract import DomainSummary
 from custodian.core.tokens import estimate_tokens
 from custodian.prompt import render_prompt
 from domaingen import generated_summary
-from test_context_fixtures import typical_inputs
+from test_context_fixtures import NONCE, typical_inputs
 
 
 @cache
@@ -29,7 +29,7 @@ def lines(text: str) -> list[str]:
     for line in text.split("\n"):
         if line.startswith("<<<DATA ") and line.endswith(">>>") and ":" in line:
             inside = True
-        elif line == "<<<END DATA>>>":
+        elif line == f"<<<END DATA {NONCE}>>>":
             inside = False
         elif inside:
             out.append(line)
@@ -59,7 +59,8 @@ def _demand(summary: DomainSummary) -> int:
     # Enough room for the block markers and the first item's compact line of every section.
     view = build_view(typical_inputs(summary=summary, token_budget=10**9))
     costs = [
-        estimate_tokens(f"{s.opening}\n<<<END DATA>>>\nmore ") + estimate_tokens(s.items[0] + "\n")
+        estimate_tokens(f"{s.opening}\n{view.data_close}\nmore ")
+        + estimate_tokens(s.items[0] + "\n")
         for s in view.sections
         if s.items
     ]
@@ -83,7 +84,7 @@ def test_a_hundred_thousand_tasks_still_show_every_kind_of_task() -> None:
     rendered = render_prompt(typical_inputs(summary=summary))
     assert rendered.estimated_tokens <= 24000
     for key in ("in_progress", "blocked", "todo", "decisions", "flags", "events", "closed"):
-        assert f"<<<DATA {key}:" in rendered.user, key
+        assert f"<<<DATA {NONCE} {key}:" in rendered.user, key
         assert rendered.omitted.get(key, 0) > 0 or key == "events"
     assert sum(rendered.omitted.values()) > 90_000
     assert len(lines(rendered.user)) > 200

@@ -169,6 +169,9 @@ def typical_overview() -> StateSummary:
     )
 
 
+NONCE = "7f3a9c0e5b1d"  # a run's data-marker nonce, fixed so the golden files are stable
+
+
 def typical_inputs(**changes: Any) -> PromptInputs:
     """PromptInputs for the typical state; keyword arguments replace fields."""
     fields: dict[str, Any] = {
@@ -179,6 +182,7 @@ def typical_inputs(**changes: Any) -> PromptInputs:
         "constitution": CONSTITUTION,
         "domain_guidance": GUIDANCE,
         "last_note_prose": "T-5 looked stale; flagged nothing yet. Watch T-3 for legal's answer.",
+        "nonce": NONCE,
         "pending": (
             ApprovalBrief(id="A-1", operation="create_task", target="W-2",
                           summary="title=Check canonical URLs, workstream_id=W-2", status="pending",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -94,6 +95,7 @@ def orient(
         constitution=constitution,
         domain_guidance=guidance,
         last_note_prose=_reasoning(settings.memory_dir / "working", domain, notes),
+        nonce=secrets.token_hex(6),  # this run's data markers: no earlier text can hold it
         last_run=notes.last if notes is not None else None,
         reasoning_run=notes.reasoning if notes is not None else None,
         pending=tuple(brief(i) for i in pending),

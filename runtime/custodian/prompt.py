@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 
 from custodian.core.context import PromptInputs, PromptView, build_view, estimate_tokens
-from custodian.core.neutralize import safe_domain
+from custodian.core.neutralize import data_close, data_open, safe_domain
 from custodian.errors import ConfigError
 
 SYSTEM_TEMPLATE = "system.md.j2"
@@ -89,6 +89,9 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
         "domain_guidance": (inputs.domain_guidance or "").strip() or None,
         "caps": dict(inputs.caps),
         "stale_after_days": inputs.stale_after_days,
+        "nonce": inputs.nonce,
+        "data_open": data_open(inputs.nonce),
+        "data_close": data_close(inputs.nonce),
     }
 
 

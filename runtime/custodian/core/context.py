@@ -37,7 +37,7 @@ from custodian.core.context_select import Candidates, select
 from custodian.core.continuity import NoteRef
 from custodian.core.contract import DomainSummary, StateSummary, Task
 from custodian.core.journal_records import parse_at
-from custodian.core.neutralize import DATA_CLOSE, DATA_OPEN, data_block, safe_domain, safe_id
+from custodian.core.neutralize import data_block, data_close, data_open, safe_domain, safe_id
 from custodian.core.timestamps import activity_age
 from custodian.core.tokens import estimate_tokens
 
@@ -94,6 +94,8 @@ class PromptInputs:
     constitution: str
     domain_guidance: str | None
     last_note_prose: str | None
+    # This run's data-marker nonce, drawn by the shell (secrets.token_hex): core/neutralize.py.
+    nonce: str
     # From the journal (core/continuity.py): the last run's note, and the run whose reasoning
     # `last_note_prose` is.
     last_run: NoteRef | None = None
@@ -129,13 +131,13 @@ class PromptView:
     omitted_text: str | None
     last_note: str | None
     tokens: int
-    data_close: str = DATA_CLOSE
+    data_close: str
     last_run: str | None = None
 
 
-def block_opening(key: str) -> str:
+def block_opening(key: str, nonce: str) -> str:
     """The opening marker of a section's data block, naming its columns."""
-    return f"{DATA_OPEN} {key}: {COLUMNS[key]}>>>"
+    return f"{data_open(nonce)} {key}: {COLUMNS[key]}>>>"
 
 
 def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
@@ -153,14 +155,17 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
         now=now,
         overview=overview_table(inputs.overview.domains, inputs.domain),
         sections=tuple(
-            Section(k, h, block_opening(k), chosen.shown[k], omitted.get(k, 0), totals[k])
+            Section(
+                k, h, block_opening(k, inputs.nonce), chosen.shown[k], omitted.get(k, 0), totals[k]
+            )
             for k, h, *_ in CATEGORIES
         ),
         omitted=MappingProxyType(omitted),
         omitted_text=omitted_sentence(omitted),
-        last_note=_note(inputs.last_note_prose),
+        last_note=_note(inputs.last_note_prose, inputs.nonce),
         tokens=chosen.tokens,
-        last_run=last_run_text(inputs.last_run, inputs.reasoning_run, inputs.last_note_prose),
+        last_run=last_run_text(inputs),
+        data_close=data_close(inputs.nonce),
     )
 
 
@@ -170,23 +175,26 @@ def _cost(text: str) -> int:
     return estimate_tokens(text + "\n")
 
 
-def _overhead(key: str) -> int:
-    return estimate_tokens(f"{block_opening(key)}\n{DATA_CLOSE}\n{_MORE}")
+def _overhead(key: str, nonce: str) -> int:
+    return estimate_tokens(f"{block_opening(key, nonce)}\n{data_close(nonce)}\n{_MORE}")
 
 
-def _note(prose: str | None) -> str | None:
+def _note(prose: str | None, nonce: str) -> str | None:
     if prose is None or not prose.strip():
         return None
-    return data_block("last-note", "prose", prose, NOTE_LIMIT)
+    return data_block("last-note", "prose", prose, NOTE_LIMIT, nonce)
 
 
-def last_run_text(last: NoteRef | None, reasoning: NoteRef | None, prose: str | None) -> str | None:
+def last_run_text(inputs: PromptInputs) -> str | None:
     """How the last run ended, and which run the reasoning shown below comes from."""
+    last, reasoning, prose = inputs.last_run, inputs.reasoning_run, inputs.last_note_prose
     if last is None:
         return None
     text = f"The last run, {_run(last)}, ended {_status(last)}."
     if last.problem:
-        text += f" Its problem: {data_block(last.run_id, 'problem', last.problem, 500)}"
+        text += (
+            f" Its problem: {data_block(last.run_id, 'problem', last.problem, 500, inputs.nonce)}"
+        )
     if prose is None or not prose.strip() or reasoning is None:
         return text + " No earlier run left reasoning written by a model."
     if reasoning.run_id == last.run_id:
@@ -263,7 +271,7 @@ def _candidates(inputs: PromptInputs) -> list[Candidates]:
         "closed": _lazy(sorted(closed, key=lambda t: (-t.updated_at.timestamp(), t.id)),
                         closed_task_piece),
     }  # fmt: skip
-    return [Candidates(key, lists[key], _overhead(key)) for key, *_ in CATEGORIES]
+    return [Candidates(key, lists[key], _overhead(key, inputs.nonce)) for key, *_ in CATEGORIES]
 
 
 def _with_now(render: Callable[[T, datetime], Piece], now: datetime, item: T) -> Piece:

@@ -25,11 +25,13 @@ from custodian.core.contract import (
     WorkstreamWithTasks,
 )
 from custodian.core.neutralize import inline, safe_domain, safe_id
+from custodian.core.plan_schema import APPROVABLE_OPERATIONS, SANCTIONED_OPERATIONS
 from custodian.core.timestamps import activity_age, in_future
 
 NAME_LIMIT = 200  # owner, assignee, source, raised_by: the contract's limit on request bodies
 _WORD = re.compile(r"^[a-z][a-z_]{0,63}$")
 NONE = "-"
+KNOWN_OPERATIONS = APPROVABLE_OPERATIONS | SANCTIONED_OPERATIONS
 SUSPECT = "suspect"  # an age column whose time lies in the future
 
 # The columns of each section's data block, as its opening marker names them.
@@ -168,10 +170,13 @@ def event_piece(event: ProgressEvent, now: datetime) -> Piece:
 
 def approval_piece(brief: ApprovalBrief) -> Piece:
     """A queued or rejected proposal: operation, target, summary and rationale or reason."""
-    # Operation names are written by the runtime, but an unknown one came from the model.
-    operation = brief.operation if _WORD.fullmatch(brief.operation) else "unknown"
+    # Only an operation Custodian knows stands in the fixed column; any other name came from the
+    # model, and goes into the summary text field, escaped like all text.
+    known = brief.operation in KNOWN_OPERATIONS
+    operation = brief.operation if known else "unknown"
+    summary = brief.summary if known else f"operation {brief.operation}; {brief.summary}"
     limit = TEXT_LIMITS["summary"]
-    texts = [inline(v or "", limit) for v in (brief.target, brief.summary, brief.reason)]
+    texts = [inline(v or "", limit) for v in (brief.target, summary, brief.reason)]
     return _row([safe_id(brief.id), operation], texts)
 
 

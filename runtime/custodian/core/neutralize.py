@@ -15,8 +15,9 @@ import unicodedata
 from custodian.core.confusables_table import MARKER_CONFUSABLES
 from custodian.core.contract import DOMAIN_PATTERN, ID_PATTERN
 
-DATA_OPEN = "<<<DATA"
-DATA_CLOSE = "<<<END DATA>>>"
+# The markers carry a random per-run nonce that the shell draws (secrets) and passes in: text
+# written before the run, by hub users or by the last run's model, cannot hold it.
+NONCE_PATTERN = r"^[0-9a-f]{12,64}$"
 INVALID_ID = "INVALID_ID"
 INVALID_DOMAIN = "INVALID_DOMAIN"
 
@@ -95,10 +96,22 @@ def inline(text: str, limit: int) -> str:
     return neutralize(text, limit).translate(_INLINE_ESCAPES)
 
 
-def data_block(item_id: str, field: str, text: str, limit: int) -> str:
+def data_open(nonce: str) -> str:
+    """The start of this run's opening markers: `<<<DATA <nonce>`."""
+    if not re.fullmatch(NONCE_PATTERN, nonce):
+        raise ValueError(f"the data marker nonce must match {NONCE_PATTERN}; draw it with secrets")
+    return f"<<<DATA {nonce}"
+
+
+def data_close(nonce: str) -> str:
+    """This run's closing marker: `<<<END DATA <nonce>>>>`."""
+    data_open(nonce)  # the same check
+    return f"<<<END DATA {nonce}>>>"
+
+
+def data_block(item_id: str, field: str, text: str, limit: int, nonce: str) -> str:
     """One untrusted field in its own delimited block, tagged with the item's id and the field."""
     if not _FIELD.fullmatch(field):
         raise ValueError(f"field name {field!r} must match {_FIELD.pattern}")
-    return (
-        f"{DATA_OPEN} id={safe_id(item_id)} field={field}>>>{neutralize(text, limit)}{DATA_CLOSE}"
-    )
+    inner = neutralize(text, limit).replace(nonce, "[nonce]")
+    return f"{data_open(nonce)} id={safe_id(item_id)} field={field}>>>{inner}{data_close(nonce)}"
