@@ -14,12 +14,8 @@ from typing import Any
 from custodian.canon_write import current_sha256
 from custodian.core import journal as J
 from custodian.core import outcomes
-from custodian.core.approvals import (
-    approval_id_for,
-    new_item,
-    pending_by_fingerprint,
-    rejected_by_fingerprint,
-)
+from custodian.core.approval_history import history_for
+from custodian.core.approvals import approval_id_for, new_item
 from custodian.core.authority import ApprovalHistory, Policy, Ruling, idempotency_key, precondition
 from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
 from custodian.core.contract import DomainSummary, ProgressEvent, Task
@@ -287,21 +283,19 @@ def _escalate(pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, in
 
 
 def policy_and_history(
-    settings: Settings, store: ApprovalStore, now: datetime
+    settings: Settings, store: ApprovalStore, now: datetime, domain: str
 ) -> tuple[Policy, ApprovalHistory]:
-    """The configured caps, and what the approval queue already holds or has refused."""
-    items = store.all()
+    """The configured caps, and what the domain's approval queue holds or has refused."""
+    items = store.all(domain)
     limits = settings.limits
     policy = Policy(
         max_events=limits.max_events,
         max_status_updates=limits.max_status_updates,
         max_flags=limits.max_flags,
         max_queued=limits.max_queued,
+        max_pending=limits.max_pending,
     )
-    history = ApprovalHistory(
-        pending=pending_by_fingerprint(items, now), rejected=rejected_by_fingerprint(items)
-    )
-    return policy, history
+    return policy, history_for(items, domain, now)
 
 
 def ruling_data(ruling: Ruling) -> dict[str, Any]:

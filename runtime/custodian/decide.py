@@ -124,7 +124,9 @@ def authorize_step(
     `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
     """
     with scope.log.phase("authorize") as info:
-        policy, history = act.policy_and_history(scope.settings, scope.approvals, scope.clock())
+        policy, history = act.policy_and_history(
+            scope.settings, scope.approvals, scope.clock(), scope.domain
+        )
         rulings = authorize(plan, observation.summary, policy, history, evidence=evidence)
         scope.journal.append(
             "plan",
@@ -134,7 +136,7 @@ def authorize_step(
                 "observations": list(plan.observations),
                 "items": len(plan.items),
                 "policy": dict(policy.__dict__),
-                "history": {"pending": dict(history.pending), "rejected": dict(history.rejected)},
+                "history": history.as_record(),
                 "evidence": {
                     "fetched": [e.model_dump(mode="json") for e in fetched],
                     "own_ids": sorted(evidence.own_ids) if evidence is not None else [],

@@ -70,6 +70,7 @@ def policy_of(settings: Settings) -> Policy:
         max_status_updates=limits.max_status_updates,
         max_flags=limits.max_flags,
         max_queued=limits.max_queued,
+        max_pending=limits.max_pending,
     )
 
 
@@ -93,7 +94,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         plan,
         DomainSummary.model_validate(observed["summary"]),
         policy,
-        ApprovalHistory(pending=history.get("pending", {}), rejected=history.get("rejected", {})),
+        ApprovalHistory.from_record(history),
         evidence=_evidence(observed, plan_record),
     )
     differences = []

@@ -38,6 +38,15 @@ class Limits:
     stale_after_days: int = 14
     skip_window_hours: int = 24
     approval_ttl_days: int = 14
+    # Across runs, per domain (see core/budgets.py): the queue's size, the writes Custodian makes
+    # on its own in `budget_window_hours`, and how long a person's change holds it back.
+    max_pending: int = 50
+    budget_window_hours: int = 24
+    budget_events: int = 40
+    budget_status_updates: int = 20
+    budget_flags: int = 10
+    budget_status_per_task: int = 1
+    defer_days: int = 14
 
 
 @dataclass(frozen=True)
@@ -250,6 +259,17 @@ def limits_from(env: Mapping[str, str]) -> Limits:
         stale_after_days=env_int(env, "CUSTODIAN_STALE_AFTER_DAYS", d.stale_after_days),
         skip_window_hours=env_int(env, "CUSTODIAN_SKIP_WINDOW_HOURS", d.skip_window_hours),
         approval_ttl_days=env_int(env, "CUSTODIAN_APPROVAL_TTL_DAYS", d.approval_ttl_days),
+        max_pending=env_int(env, "CUSTODIAN_MAX_PENDING", d.max_pending),
+        budget_window_hours=env_int(env, "CUSTODIAN_BUDGET_WINDOW_HOURS", d.budget_window_hours),
+        budget_events=env_int(env, "CUSTODIAN_BUDGET_EVENTS", d.budget_events),
+        budget_status_updates=env_int(
+            env, "CUSTODIAN_BUDGET_STATUS_UPDATES", d.budget_status_updates
+        ),
+        budget_flags=env_int(env, "CUSTODIAN_BUDGET_FLAGS", d.budget_flags),
+        budget_status_per_task=env_int(
+            env, "CUSTODIAN_BUDGET_STATUS_PER_TASK", d.budget_status_per_task
+        ),
+        defer_days=env_int(env, "CUSTODIAN_DEFER_DAYS", d.defer_days),
     )
 
 

@@ -53,22 +53,6 @@ def effective_status(item: ApprovalItem, now: datetime) -> ApprovalStatus:
     return item.status
 
 
-def pending_by_fingerprint(items: Iterable[ApprovalItem], now: datetime) -> dict[str, str]:
-    """Fingerprint -> approval id of every item still waiting for a person."""
-    return {i.fingerprint: i.id for i in items if effective_status(i, now) == "pending"}
-
-
-def rejected_by_fingerprint(items: Iterable[ApprovalItem]) -> dict[str, str]:
-    """Fingerprint -> the person's reason, for every item ever rejected (never queued again)."""
-    return {
-        i.fingerprint: (
-            f"rejected by {i.decided_by or 'a person'}: {i.reject_reason or 'no reason given'}"
-        )
-        for i in items
-        if i.status == "rejected"
-    }
-
-
 def recently_rejected(
     items: Iterable[ApprovalItem], domain: str, now: datetime
 ) -> list[ApprovalItem]:

@@ -22,6 +22,7 @@ from custodian.core.authority_checks import (
 )
 from custodian.core.contract import DomainSummary
 from custodian.core.evidence import Evidence, evidence_problem
+from custodian.core.normalized import text_key
 from custodian.core.plan import Plan, ProposedItem, fingerprint
 from custodian.core.plan_schema import (
     APPROVABLE_OPERATIONS,
@@ -43,6 +44,8 @@ class Policy:
     max_status_updates: int = 20
     max_flags: int = 10
     max_queued: int = 10
+    # Across runs: how many items one domain's approval queue may hold at once.
+    max_pending: int = 50
 
     def cap(self, operation: str) -> int:
         """The per-run cap for `operation`; anything not sanctioned counts against the queue."""
@@ -56,10 +59,48 @@ class Policy:
 
 @dataclass(frozen=True)
 class ApprovalHistory:
-    """What the approval queue already holds: fingerprint -> approval id, fingerprint -> reason."""
+    """What the domain's approval queue already holds (see core/approval_history.py).
+
+    By fingerprint and by normalized text (`core.normalized.text_key`): approval id of each
+    pending item, the person's reason for each rejected one; and how many items wait.
+    """
 
     pending: Mapping[str, str] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)
+    pending_texts: Mapping[str, str] = field(default_factory=dict)
+    rejected_texts: Mapping[str, str] = field(default_factory=dict)
+    pending_count: int = 0
+
+    def as_record(self) -> dict[str, Any]:
+        """The history as the journal's plan record keeps it (for replay)."""
+        return {
+            "pending": dict(self.pending),
+            "rejected": dict(self.rejected),
+            "pending_texts": dict(self.pending_texts),
+            "rejected_texts": dict(self.rejected_texts),
+            "pending_count": self.pending_count,
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> ApprovalHistory:
+        """The history a plan record kept; a record from before a field was kept lacks it."""
+        return cls(
+            pending=dict(data.get("pending") or {}),
+            rejected=dict(data.get("rejected") or {}),
+            pending_texts=dict(data.get("pending_texts") or {}),
+            rejected_texts=dict(data.get("rejected_texts") or {}),
+            pending_count=int(data.get("pending_count") or 0),
+        )
+
+    def pending_as(self, item: ProposedItem) -> str | None:
+        """The approval id of a pending item that says the same as `item`, if any."""
+        found = self.pending.get(item.fingerprint)
+        return found or self.pending_texts.get(text_key(item.operation, item.params))
+
+    def rejected_as(self, item: ProposedItem) -> str | None:
+        """Why a person rejected an item that says the same as `item`, if one was."""
+        found = self.rejected.get(item.fingerprint)
+        return found or self.rejected_texts.get(text_key(item.operation, item.params))
 
 
 @dataclass(frozen=True)
@@ -227,20 +268,9 @@ def _rule_queued(
         problem = canon_path_problem(item.params["path"])
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    if item.fingerprint in history.pending:
-        approval = history.pending[item.fingerprint]
-        return (
-            "deny",
-            f"{label} is denied: the same proposal already awaits approval as {approval}.",
-        )
-    if item.fingerprint in history.rejected:
-        why = history.rejected[item.fingerprint]
-        return "deny", f"{label} is denied: a person rejected the same proposal before ({why})."
-    if tally.queued >= policy.max_queued:
-        return "deny", (
-            f"{label} is denied: a run may queue at most {policy.max_queued} proposals "
-            "for approval."
-        )
+    problem = _history_problem(item, policy, history, tally)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
     kind = (
         "an operation Custodian does not know"
         if item.operation not in APPROVABLE_OPERATIONS
@@ -248,6 +278,26 @@ def _rule_queued(
     )
     why = why or f"it is {kind} that Custodian may not make on its own"
     return "queue", f"{label} is queued for a person's approval: {why}."
+
+
+def _history_problem(
+    item: ProposedItem, policy: Policy, history: ApprovalHistory, tally: Tally
+) -> str | None:
+    """Why the queue will not take `item`: a repeat, a rejected proposal, or a full queue."""
+    approval = history.pending_as(item)
+    if approval is not None:
+        return f"the same proposal already awaits approval as {approval}"
+    rejected = history.rejected_as(item)
+    if rejected is not None:
+        return f"a person rejected the same proposal before ({rejected})"
+    if tally.queued >= policy.max_queued:
+        return f"a run may queue at most {policy.max_queued} proposals for approval"
+    if history.pending_count + tally.queued >= policy.max_pending:
+        return (
+            f"queue full: the domain already has {history.pending_count + tally.queued} pending "
+            f"approvals, at most {policy.max_pending}; a person must decide some first"
+        )
+    return None
 
 
 def idempotency_key(run_id: str, fp: str) -> str:
