@@ -7,17 +7,19 @@ step returns one `ItemOutcome` per plan item it handled; the run assembles them 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from custodian.canon_write import current_sha256
 from custodian.core import journal as J
 from custodian.core import outcomes
-from custodian.core.approval_history import history_for
+from custodian.core.approval_history import ApprovalHistory, history_for
 from custodian.core.approvals import approval_id_for, new_item
-from custodian.core.authority import ApprovalHistory, Policy, Ruling, idempotency_key, precondition
+from custodian.core.authority import Policy, Ruling, idempotency_key, precondition
 from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
+from custodian.core.budgets import RecentWrites
 from custodian.core.contract import DomainSummary, ProgressEvent, Task
 from custodian.core.outcomes import (
     STATUS_WRITES,
@@ -27,6 +29,7 @@ from custodian.core.outcomes import (
     stale_message,
     task_changed,
 )
+from custodian.core.own_writes import OwnWrite
 from custodian.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
 from custodian.errors import HubError, HubPreconditionFailed
 from custodian.llm.base import Completion
@@ -104,6 +107,7 @@ def send(
         )
         return Sent(error=message)
     hub_id = getattr(write.resource, "id", None)
+    after = _task_state(write.resource) if isinstance(write.resource, Task) else None
     journal.append(
         "receipt",
         {
@@ -113,6 +117,8 @@ def send(
             "replayed": write.replayed,
             "response_sha256": write.response_sha256,
             "attempts": write.attempts,
+            # The task as the write left it: a later change by someone else shows against it.
+            **({"task_after": after} if after is not None else {}),
             **extra,
         },
     )
@@ -294,8 +300,20 @@ def policy_and_history(
         max_flags=limits.max_flags,
         max_queued=limits.max_queued,
         max_pending=limits.max_pending,
+        budget_window_hours=limits.budget_window_hours,
+        budget_events=limits.budget_events,
+        budget_status_updates=limits.budget_status_updates,
+        budget_flags=limits.budget_flags,
+        budget_status_per_task=limits.budget_status_per_task,
+        defer_days=limits.defer_days,
     )
     return policy, history_for(items, domain, now)
+
+
+def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
+    """Custodian's own writes that the rolling budgets or the deference window still count."""
+    span = max(timedelta(hours=policy.budget_window_hours), timedelta(days=policy.defer_days))
+    return RecentWrites(now, tuple(RecentWrites(now, tuple(writes)).since(span)))
 
 
 def ruling_data(ruling: Ruling) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from custodian.core.continuity import continuity
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
 from custodian.core.evidence import Evidence
+from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import Plan, extract_plan
 from custodian.errors import ModelError, PlanRejected
 from custodian.llm.base import Completion, Model
@@ -118,16 +119,20 @@ def authorize_step(
     observation: Observation,
     evidence: Evidence | None = None,
     fetched: Sequence[ProgressEvent] = (),
+    writes: Sequence[OwnWrite] = (),
 ) -> tuple[Ruling, ...]:
-    """One ruling per item, journaled with the policy, approval history and evidence used.
+    """One ruling per item, journaled with the policy, approval history, evidence and own writes.
 
     `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
+    `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     with scope.log.phase("authorize") as info:
-        policy, history = act.policy_and_history(
-            scope.settings, scope.approvals, scope.clock(), scope.domain
+        now = scope.clock()
+        policy, history = act.policy_and_history(scope.settings, scope.approvals, now, scope.domain)
+        recent = act.recent_writes(policy, writes, now)
+        rulings = authorize(
+            plan, observation.summary, policy, history, evidence=evidence, recent=recent
         )
-        rulings = authorize(plan, observation.summary, policy, history, evidence=evidence)
         scope.journal.append(
             "plan",
             {
@@ -141,6 +146,8 @@ def authorize_step(
                     "fetched": [e.model_dump(mode="json") for e in fetched],
                     "own_ids": sorted(evidence.own_ids) if evidence is not None else [],
                 },
+                "recent_writes": [w.model_dump(mode="json") for w in recent.writes],
+                "ruled_at": J.format_at(now),
             },
         )
         for ruling in rulings:

@@ -6,11 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from custodian.core.budgets import wider_window
 from custodian.core.contract import DomainSummary, StateSummary
 from custodian.core.digest import domain_state_digest
 from custodian.core.observation import check_domain_summary
 from custodian.errors import ConfigError, HubRequestError
 from custodian.statehub.client import StateHubClient
+
+# The hub's default summary window; read_summary widens it when Custodian's events crowd it.
+SUMMARY_EVENTS = 50
 
 
 @dataclass(frozen=True)
@@ -44,8 +48,18 @@ def observe(client: StateHubClient, domain: str) -> Observation:
 
 
 def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
-    """GET the domain's summary and check it is all of `domain` (else ObservationRejected)."""
-    summary = client.domain_summary(domain)
+    """GET the domain's summary and check it is all of `domain` (else ObservationRejected).
+
+    When Custodian's own events fill the summary's event window, read it again with a wider
+    one (up to the hub's 500), so that people's events stay in view.
+    """
+    asked = SUMMARY_EVENTS
+    summary = client.domain_summary(domain, events=asked)
+    wider = wider_window([e.source for e in summary.recent_events], asked)
+    while wider is not None:
+        asked = wider
+        summary = client.domain_summary(domain, events=asked)
+        wider = wider_window([e.source for e in summary.recent_events], asked)
     check_domain_summary(summary, domain)
     return summary
 

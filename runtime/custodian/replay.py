@@ -16,11 +16,15 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from custodian.core import journal as J
-from custodian.core.authority import ApprovalHistory, Policy, authorize
+from custodian.core.approval_history import ApprovalHistory
+from custodian.core.authority import Policy, authorize
+from custodian.core.budgets import RecentWrites
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.digest import digest
 from custodian.core.evidence import Evidence
 from custodian.core.inert import for_terminal
+from custodian.core.journal_records import parse_at
+from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import extract_plan
 from custodian.errors import JournalError, PlanRejected, RunNotFound
 from custodian.memory.journal_store import JournalStore
@@ -71,6 +75,12 @@ def policy_of(settings: Settings) -> Policy:
         max_flags=limits.max_flags,
         max_queued=limits.max_queued,
         max_pending=limits.max_pending,
+        budget_window_hours=limits.budget_window_hours,
+        budget_events=limits.budget_events,
+        budget_status_updates=limits.budget_status_updates,
+        budget_flags=limits.budget_flags,
+        budget_status_per_task=limits.budget_status_per_task,
+        defer_days=limits.defer_days,
     )
 
 
@@ -96,6 +106,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         policy,
         ApprovalHistory.from_record(history),
         evidence=_evidence(observed, plan_record),
+        recent=_recent_of(plan_record),
     )
     differences = []
     for ruling in rulings:
@@ -113,6 +124,14 @@ def _evidence(observed: dict[str, Any], plan_record: dict[str, Any]) -> Evidence
     fetched = [ProgressEvent.model_validate(e) for e in kept.get("fetched", [])]
     summary = DomainSummary.model_validate(observed["summary"])
     return Evidence.of(summary, fetched, kept.get("own_ids", []))
+
+
+def _recent_of(plan_record: dict[str, Any]) -> RecentWrites | None:
+    """The own writes the run ruled with; None for a run from before they were kept."""
+    if "ruled_at" not in plan_record:
+        return None
+    writes = tuple(OwnWrite.model_validate(w) for w in plan_record.get("recent_writes") or ())
+    return RecentWrites(parse_at(str(plan_record["ruled_at"])), writes)
 
 
 def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:

@@ -161,7 +161,7 @@ class _Run:
                 opened = self._open(
                     JournalStore(self.s.memory_dir, seal_key=self.s.seal_key), repair=False
                 )
-                self._steps(model, opened.history)
+                self._steps(model, opened)
                 return
             if not JournalStore(self.s.memory_dir).path(self.domain).exists():
                 # A first run: a mistyped domain must leave no journal behind.
@@ -175,7 +175,7 @@ class _Run:
                 writer = store.writer(self.domain, self.result.run_id, self.clock, opened)
                 self.scope.journal = DiskJournal(writer)
                 try:
-                    self._steps(model, opened.history)
+                    self._steps(model, opened)
                 finally:
                     self._commit(store, writer)
         finally:
@@ -200,7 +200,8 @@ class _Run:
         except OSError as exc:
             self.log.line("journal", "checkpoint_not_saved", error=str(exc))
 
-    def _steps(self, model: Model, history: list[J.Record]) -> None:
+    def _steps(self, model: Model, opened: Opened) -> None:
+        history = opened.history
         self.journal.append("run_started", self._started_data(model))
         try:
             observation = self._observe()
@@ -213,7 +214,9 @@ class _Run:
             completion = decide_step(self.scope, model, orientation)
             plan = plan_step(self.scope, completion)
             evidence, fetched = read_evidence(self.client, plan, observation.summary, history)
-            rulings = authorize_step(self.scope, plan, observation, evidence, fetched)
+            rulings = authorize_step(
+                self.scope, plan, observation, evidence, fetched, opened.checkpoint.writes
+            )
             self.result.rulings = rulings
             self.result.contents = display.contents(rulings)
             if self.s.dry_run:

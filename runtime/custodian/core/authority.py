@@ -9,10 +9,10 @@ further than one that extract_plan built.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from custodian.core.approval_history import ApprovalHistory as ApprovalHistory
 from custodian.core.authority_checks import (
     Tally,
     View,
@@ -20,9 +20,9 @@ from custodian.core.authority_checks import (
     ids_problem,
     queued_state_problem,
 )
+from custodian.core.budgets import RecentWrites, budget_problem, deference
 from custodian.core.contract import DomainSummary
 from custodian.core.evidence import Evidence, evidence_problem
-from custodian.core.normalized import text_key
 from custodian.core.plan import Plan, ProposedItem, fingerprint
 from custodian.core.plan_schema import (
     APPROVABLE_OPERATIONS,
@@ -46,6 +46,14 @@ class Policy:
     max_queued: int = 10
     # Across runs: how many items one domain's approval queue may hold at once.
     max_pending: int = 50
+    # Across runs, per domain (core/budgets.py): Custodian's own writes in the window, and how
+    # long a person's change to what Custodian did holds it back.
+    budget_window_hours: int = 24
+    budget_events: int = 40
+    budget_status_updates: int = 20
+    budget_flags: int = 10
+    budget_status_per_task: int = 1
+    defer_days: int = 14
 
     def cap(self, operation: str) -> int:
         """The per-run cap for `operation`; anything not sanctioned counts against the queue."""
@@ -56,51 +64,14 @@ class Policy:
         }
         return caps.get(operation, self.max_queued)
 
-
-@dataclass(frozen=True)
-class ApprovalHistory:
-    """What the domain's approval queue already holds (see core/approval_history.py).
-
-    By fingerprint and by normalized text (`core.normalized.text_key`): approval id of each
-    pending item, the person's reason for each rejected one; and how many items wait.
-    """
-
-    pending: Mapping[str, str] = field(default_factory=dict)
-    rejected: Mapping[str, str] = field(default_factory=dict)
-    pending_texts: Mapping[str, str] = field(default_factory=dict)
-    rejected_texts: Mapping[str, str] = field(default_factory=dict)
-    pending_count: int = 0
-
-    def as_record(self) -> dict[str, Any]:
-        """The history as the journal's plan record keeps it (for replay)."""
-        return {
-            "pending": dict(self.pending),
-            "rejected": dict(self.rejected),
-            "pending_texts": dict(self.pending_texts),
-            "rejected_texts": dict(self.rejected_texts),
-            "pending_count": self.pending_count,
+    def budget(self, operation: str) -> int | None:
+        """The rolling budget of `operation` per window, for the three sanctioned writes."""
+        budgets = {
+            "add_progress_event": self.budget_events,
+            "update_task_status": self.budget_status_updates,
+            "flag_for_human": self.budget_flags,
         }
-
-    @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> ApprovalHistory:
-        """The history a plan record kept; a record from before a field was kept lacks it."""
-        return cls(
-            pending=dict(data.get("pending") or {}),
-            rejected=dict(data.get("rejected") or {}),
-            pending_texts=dict(data.get("pending_texts") or {}),
-            rejected_texts=dict(data.get("rejected_texts") or {}),
-            pending_count=int(data.get("pending_count") or 0),
-        )
-
-    def pending_as(self, item: ProposedItem) -> str | None:
-        """The approval id of a pending item that says the same as `item`, if any."""
-        found = self.pending.get(item.fingerprint)
-        return found or self.pending_texts.get(text_key(item.operation, item.params))
-
-    def rejected_as(self, item: ProposedItem) -> str | None:
-        """Why a person rejected an item that says the same as `item`, if one was."""
-        found = self.rejected.get(item.fingerprint)
-        return found or self.rejected_texts.get(text_key(item.operation, item.params))
+        return budgets.get(operation)
 
 
 @dataclass(frozen=True)
@@ -119,11 +90,14 @@ def authorize(
     history: ApprovalHistory | None = None,
     *,
     evidence: Evidence | None = None,
+    recent: RecentWrites | None = None,
 ) -> tuple[Ruling, ...]:
     """One Ruling per item of `plan`, in plan order: execute, queue or deny, with a reason.
 
     `evidence` is the events the run observed for the status writes' citations; without it, the
-    summary's recent events are all there is (core/evidence.py).
+    summary's recent events are all there is (core/evidence.py). `recent` is Custodian's own
+    writes in the domain (from the journal's checkpoint), for the rolling budgets and the
+    deference to a person's change; without it neither applies.
     """
     policy = policy or Policy()
     history = history or ApprovalHistory()
@@ -132,7 +106,7 @@ def authorize(
     tally = Tally()
     rulings = []
     for item in plan.items:
-        outcome, reason = _rule(item, view, policy, history, tally, seen)
+        outcome, reason = _rule(item, view, policy, history, tally, seen, recent)
         tally.record(item, outcome)
         rulings.append(Ruling(item, outcome, reason))
     return tuple(rulings)
@@ -145,6 +119,7 @@ def _rule(
     history: ApprovalHistory,
     tally: Tally,
     evidence: Evidence,
+    recent: RecentWrites | None,
 ) -> tuple[Outcome, str]:
     label = f"Plan item #{item.index} ({item.operation})"
     problem = _form_problem(item)
@@ -156,9 +131,9 @@ def _rule(
     problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    closed = closed_by_person(item, view)
+    closed = closed_by_person(item, view) or _deferred(item, view, policy, recent)
     if item.operation in SANCTIONED_OPERATIONS and closed is None:
-        outcome, reason = _rule_sanctioned(item, label, view, policy, tally)
+        outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
             return outcome, reason
@@ -171,6 +146,15 @@ def unproven(item: ProposedItem, evidence: Evidence) -> str | None:
     if item.operation != "update_task_status":
         return None
     return evidence_problem(item.params, evidence)
+
+
+def _deferred(
+    item: ProposedItem, view: View, policy: Policy, recent: RecentWrites | None
+) -> str | None:
+    """Why a person decides `item`: it would undo a person's change to Custodian's write."""
+    if recent is None or ids_problem(item.operation, item.params, view) is not None:
+        return None
+    return deference(item, view, policy, recent)
 
 
 def closed_by_person(item: ProposedItem, view: View) -> str | None:
@@ -208,7 +192,12 @@ def _form_problem(item: ProposedItem) -> str | None:
 
 
 def _rule_sanctioned(
-    item: ProposedItem, label: str, view: View, policy: Policy, tally: Tally
+    item: ProposedItem,
+    label: str,
+    view: View,
+    policy: Policy,
+    tally: Tally,
+    recent: RecentWrites | None,
 ) -> tuple[Outcome, str]:
     params = item.params
     if item.operation == "update_task_status":
@@ -233,6 +222,11 @@ def _rule_sanctioned(
     cap = policy.cap(item.operation)
     if tally.executed(item.operation) >= cap:
         return "deny", f"{label} is denied: a run may execute at most {cap} {item.operation}."
+    spent = None
+    if recent is not None:
+        spent = budget_problem(item, policy, recent, tally.executed(item.operation))
+    if spent is not None:
+        return "deny", f"{label} is denied: {spent}."
     return "execute", f"{label} executes: {_describe_write(item, view)}."
 
 

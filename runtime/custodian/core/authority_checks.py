@@ -35,6 +35,7 @@ class View:
     flags: dict[str, Flag]
     flagged_tasks: frozenset[str]
     own_events: tuple[ProgressEvent, ...] = ()
+    events: tuple[ProgressEvent, ...] = ()
 
     @classmethod
     def of(cls, observed: DomainSummary) -> View:
@@ -49,6 +50,7 @@ class View:
             flags=flags,
             flagged_tasks=frozenset(f.task_id for f in flags.values() if f.task_id is not None),
             own_events=tuple(e for e in observed.recent_events if e.source == "custodian"),
+            events=tuple(observed.recent_events),
         )
 
     def recorded_event(self, params: Mapping[str, Any]) -> str | None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from custodian.core.continuity import note_records
 from custodian.core.journal_records import GENESIS, Problem, Record, record_hash
+from custodian.core.own_writes import OwnWrite, retained, writes_in
 
 # Kinds a run's views read. The prompt, the model's answer and the plan are for people and replay.
 KEPT_KINDS = frozenset(
@@ -56,15 +57,21 @@ class Head(BaseModel):
 EMPTY_HEAD = Head(seq=0, hash=GENESIS)
 
 
+# 2: the checkpoint keeps Custodian's own writes; a version-1 file is rebuilt by one full scan.
+VERSION = 2
+
+
 class Checkpoint(BaseModel):
-    """A domain's journal folded: its head and the records a run reads (see `compact`)."""
+    """A domain's journal folded: its head, the records a run reads (see `compact`), and
+    Custodian's own writes of the last 31 days (core/own_writes.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    v: int = 1
+    v: int = VERSION
     domain: str
     head: Head = EMPTY_HEAD
     records: tuple[Record, ...] = ()
+    writes: tuple[OwnWrite, ...] = ()
 
 
 def empty(domain: str) -> Checkpoint:
@@ -80,7 +87,8 @@ def fold(checkpoint: Checkpoint, records: Iterable[Record]) -> Checkpoint:
     last = new[-1]
     head = Head(seq=last.seq, hash=last.hash, at=last.at)
     kept = compact([*checkpoint.records, *(r for r in new if r.kind in KEPT_KINDS)])
-    return Checkpoint(domain=checkpoint.domain, head=head, records=kept)
+    writes = retained([*checkpoint.writes, *writes_in(checkpoint.records, new)], last.at)
+    return Checkpoint(domain=checkpoint.domain, head=head, records=kept, writes=writes)
 
 
 def compact(records: Sequence[Record]) -> tuple[Record, ...]:

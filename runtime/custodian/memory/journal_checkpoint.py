@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from custodian.core.digest import canonical_json, strict_loads
-from custodian.core.journal_fold import Checkpoint, Head, empty, own_problems
+from custodian.core.journal_fold import VERSION, Checkpoint, Head, empty, own_problems
 from custodian.core.journal_records import Problem, Record, record_hash
 from custodian.core.seals import SealKey
 from custodian.errors import JournalError
@@ -138,6 +138,8 @@ def load_checkpoint(
         saved = CheckpointFile.model_validate(strict_loads(layout.checkpoint.read_bytes()))
     except (OSError, ValueError, ValidationError) as exc:
         return None, f"checkpoint unreadable ({str(exc).splitlines()[0]})"
+    if saved.checkpoint.v != VERSION:
+        return None, f"checkpoint is of version {saved.checkpoint.v}, not {VERSION}"
     if saved.checkpoint.domain != layout.domain:
         return None, f"checkpoint is of domain {saved.checkpoint.domain!r}"
     problems = own_problems(saved.checkpoint)
