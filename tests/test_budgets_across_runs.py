@@ -157,3 +157,14 @@ def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
     assert any("rolling budget of 1 status change(s) of one task" in r for r in denied)
     summary = hub_get(small_hub, "/domains/website/summary")
     assert "ev-1" in {e["id"] for e in summary["recent_events"]}
+
+
+def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
+    from custodian.errors import ConfigError
+    from custodian.settings import limits_from
+
+    assert limits_from({"CUSTODIAN_DEFER_DAYS": "30"}).defer_days == 30
+    with pytest.raises(ConfigError, match="CUSTODIAN_DEFER_DAYS must be at most 30"):
+        limits_from({"CUSTODIAN_DEFER_DAYS": "31"})
+    with pytest.raises(ConfigError, match="CUSTODIAN_BUDGET_WINDOW_HOURS must be at most 720"):
+        limits_from({"CUSTODIAN_BUDGET_WINDOW_HOURS": "721"})

@@ -260,7 +260,9 @@ def limits_from(env: Mapping[str, str]) -> Limits:
         skip_window_hours=env_int(env, "CUSTODIAN_SKIP_WINDOW_HOURS", d.skip_window_hours),
         approval_ttl_days=env_int(env, "CUSTODIAN_APPROVAL_TTL_DAYS", d.approval_ttl_days),
         max_pending=env_int(env, "CUSTODIAN_MAX_PENDING", d.max_pending),
-        budget_window_hours=env_int(env, "CUSTODIAN_BUDGET_WINDOW_HOURS", d.budget_window_hours),
+        budget_window_hours=_at_most(
+            env, "CUSTODIAN_BUDGET_WINDOW_HOURS", d.budget_window_hours, 720
+        ),
         budget_events=env_int(env, "CUSTODIAN_BUDGET_EVENTS", d.budget_events),
         budget_status_updates=env_int(
             env, "CUSTODIAN_BUDGET_STATUS_UPDATES", d.budget_status_updates
@@ -269,8 +271,20 @@ def limits_from(env: Mapping[str, str]) -> Limits:
         budget_status_per_task=env_int(
             env, "CUSTODIAN_BUDGET_STATUS_PER_TASK", d.budget_status_per_task
         ),
-        defer_days=env_int(env, "CUSTODIAN_DEFER_DAYS", d.defer_days),
+        defer_days=_at_most(env, "CUSTODIAN_DEFER_DAYS", d.defer_days, 30),
     )
+
+
+def _at_most(env: Mapping[str, str], name: str, default: int, most: int) -> int:
+    """A window the journal's checkpoint can answer: it keeps 31 days of Custodian's writes."""
+    value = env_int(env, name, default)
+    if value > most:
+        raise ConfigError(
+            f"{name} must be at most {most}: the journal's checkpoint keeps Custodian's own "
+            "writes for 31 days",
+            setting=name,
+        )
+    return value
 
 
 def seal_key_from(env: Mapping[str, str]) -> SealKey | None:

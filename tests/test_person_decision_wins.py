@@ -1,0 +1,173 @@
+"""A person's decision wins (CUSTODIAN_DEFER_DAYS, 14 by default).
+
+When a person changed a task after Custodian set its status, Custodian may not change that
+task's status on its own for the deference window: the item is queued with the history. A flag
+Custodian raised and a person resolved is not raised again on its own, unless someone other than
+Custodian wrote on the task since. The journal says what Custodian did; the hub what is true.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from custodian.core.authority import Policy, authorize
+from custodian.core.budgets import RecentWrites
+from custodian.core.contract import ProgressEvent
+from custodian.core.journal import format_at
+from custodian.core.own_writes import OwnWrite
+from custodian.statehub.server import ReferenceHub
+from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
+from test_authority_support import NOW, plan_of, website
+
+SET_AT = NOW - timedelta(days=2)
+
+
+def _set_done(after_status: str = "done") -> OwnWrite:
+    after = {"status": after_status, "updated_at": format_at(SET_AT), "version": None}
+    return OwnWrite(
+        at=format_at(SET_AT), run_id="r-7", index=0, operation="update_task_status",
+        task_id="t-prog", status="done", after=after,
+    )  # fmt: skip
+
+
+def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
+    # Custodian set t-prog done two days ago; the hub shows it in_progress, changed a day ago.
+    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done"}])
+    (ruling,) = authorize(plan, website(), Policy(), None, recent=RecentWrites(NOW, (_set_done(),)))
+    assert ruling.outcome == "queue"
+    assert (
+        "Custodian set task t-prog to done at 2026-11-28T08:00:00.000000Z (run r-7), and it was "
+        "changed since by someone else: the hub shows in_progress, updated at "
+        "2026-11-29T08:00:00Z. For 14 days after a person's change, this task's status is a "
+        "person's decision"
+    ) in ruling.reason
+
+
+def test_the_deference_ends_after_the_configured_days() -> None:
+    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done"}])
+    writes = (_set_done(),)
+    (ruling,) = authorize(plan, website(), Policy(defer_days=1), None, recent=RecentWrites(NOW, writes))
+    assert ruling.outcome == "execute"
+    # Counted from Custodian's write, two days before NOW: deferred for 14 days, then free.
+    (ruling,) = authorize(
+        plan, website(), Policy(), None, RecentWrites(NOW + timedelta(days=11), writes)
+    )
+    assert ruling.outcome == "queue"
+    (ruling,) = authorize(
+        plan, website(), Policy(), None, RecentWrites(NOW + timedelta(days=13), writes)
+    )
+    assert ruling.outcome == "execute"
+
+
+def test_a_task_nobody_touched_since_is_not_deferred() -> None:
+    summary = website()
+    web = summary.workstreams[0]
+    moved = [
+        t.model_copy(update={"status": "done", "updated_at": SET_AT}) if t.id == "t-prog" else t
+        for t in web.tasks
+    ]
+    summary = summary.model_copy(
+        update={"workstreams": (web.model_copy(update={"tasks": tuple(moved)}),
+                                *summary.workstreams[1:])}
+    )  # fmt: skip
+    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "in_progress"}])
+    (ruling,) = authorize(plan, summary, Policy(), None, recent=RecentWrites(NOW, (_set_done(),)))
+    assert ruling.outcome == "execute"
+
+
+def _flagged() -> OwnWrite:
+    return OwnWrite(
+        at=format_at(SET_AT), run_id="r-8", index=0, operation="flag_for_human",
+        task_id="t-todo", hub_id="fl-9",
+    )  # fmt: skip
+
+
+def _event(source: str, at_offset: timedelta) -> ProgressEvent:
+    return ProgressEvent(
+        id=f"ev-{source}", workstream_id="ws-web", task_id="t-todo", event_type="note",
+        summary="Looked at it.", source=source, created_at=SET_AT + at_offset,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("events", "outcome"),
+    [
+        ((), "queue"),
+        ((_event("custodian", timedelta(hours=1)),), "queue"),
+        ((_event("ana", -timedelta(hours=1)),), "queue"),
+        ((_event("ana", timedelta(hours=1)),), "execute"),
+    ],
+)
+def test_a_resolved_flag_is_raised_again_only_after_someone_else_wrote(
+    events: tuple[ProgressEvent, ...], outcome: str
+) -> None:
+    summary = website().model_copy(update={"recent_events": events})
+    plan = plan_of(tasks_to_flag=[{"task_id": "t-todo", "note": "Still no owner."}])
+    (ruling,) = authorize(plan, summary, Policy(), None, recent=RecentWrites(NOW, (_flagged(),)))
+    assert ruling.outcome == outcome
+    if outcome == "queue":
+        assert "a person resolved that flag" in ruling.reason and "fl-9" in ruling.reason
+
+
+# --- scenarios against the real hub ---------------------------------------------------------
+
+
+def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any) -> CliResult:
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response(plan), encoding="utf-8")
+    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
+    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
+    return run_cli(argv, tmp_path, mp)
+
+
+def _event_by(hub: ReferenceHub, source: str, task: str, summary: str) -> None:
+    body = {"workstream_id": "web-ws-1", "task_id": task, "event_type": "note",
+            "summary": summary, "source": source}  # fmt: skip
+    httpx.post(f"{hub.url}/events", json=body, timeout=5).raise_for_status()
+
+
+def test_a_person_setting_a_task_back_stops_the_tug_of_war(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done"}]}
+    first = _run(tmp_path, monkeypatch, small_hub, done)
+    assert [e["operation"] for e in first.json()["executed"]] == ["update_task_status"]
+    back = httpx.patch(f"{small_hub.url}/tasks/web-t-1", json={"status": "in_progress"}, timeout=5)
+    back.raise_for_status()
+    _event_by(small_hub, "ana", "web-t-1", "Not done: the pricing table is still wrong.")
+    second = _run(tmp_path, monkeypatch, small_hub, done)
+    assert second.code == 0, second.stderr
+    assert second.json()["executed"] == []
+    (queued,) = second.json()["queued"]
+    assert queued["operation"] == "update_task_status"
+    item = hub_get(small_hub, "/tasks/web-t-1")
+    assert item["status"] == "in_progress" and item["version"] == 3
+    reason = queued["reason"]
+    assert (
+        "Custodian set task web-t-1 to done at" in reason
+        and f"(run {first.json()['run_id']})" in reason
+    )
+    assert "changed since by 'ana': the hub shows in_progress" in reason
+
+
+def test_a_resolved_flag_stays_resolved_until_a_person_writes_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    flag = {"tasks_to_flag": [{"task_id": "web-t-3", "note": "The announcement has no owner."}]}
+    first = _run(tmp_path, monkeypatch, small_hub, flag)
+    (raised,) = first.json()["executed"]
+    httpx.patch(f"{small_hub.url}/flags/{raised['hub_id']}", json={"status": "resolved"}, timeout=5)
+    second = _run(tmp_path, monkeypatch, small_hub, flag)
+    assert second.json()["executed"] == []
+    assert "a person resolved that flag" in second.json()["queued"][0]["reason"]
+    _event_by(small_hub, "ben", "web-t-3", "Still nobody owns the announcement.")
+    again = {"tasks_to_flag": [{"task_id": "web-t-3", "note": "Ben says: still no owner."}]}
+    third = _run(tmp_path, monkeypatch, small_hub, again)
+    assert [e["operation"] for e in third.json()["executed"]] == ["flag_for_human"]
+    open_flags = hub_get(small_hub, "/flags?domain=website&status=open")["flags"]
+    assert [f["task_id"] for f in open_flags].count("web-t-3") == 1
