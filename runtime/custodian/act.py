@@ -15,8 +15,8 @@ from typing import Any
 from custodian.canon_write import current_sha256
 from custodian.core import journal as J
 from custodian.core import outcomes
-from custodian.core.approval_history import ApprovalHistory, history_for
-from custodian.core.approvals import approval_id_for, new_item
+from custodian.core.approval_history import ApprovalHistory
+from custodian.core.approvals import approval_id_for, history_for, new_item
 from custodian.core.authority import Policy, Ruling, idempotency_key, precondition
 from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
 from custodian.core.budgets import RecentWrites

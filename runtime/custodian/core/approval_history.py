@@ -1,5 +1,7 @@
 """What a domain's approval queue already holds, as the authority compares it.
 
+`core.approvals.history_for` builds it from the queue's items.
+
 Pending and rejected items count only within their own domain. A proposal matches an earlier
 one when its operation and params are the same after normalizing every text in them (NFKC,
 casefold, collapsed whitespace, trailing punctuation stripped): "Add a sitemap." repeats a
@@ -8,12 +10,10 @@ rejected "Add a sitemap".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.normalized import text_key
 from custodian.core.plan import ProposedItem
 
@@ -62,22 +62,3 @@ class ApprovalHistory:
         """Why a person rejected an item that says the same as `item`, if one was."""
         found = self.rejected.get(item.fingerprint)
         return found or self.rejected_texts.get(text_key(item.operation, item.params))
-
-
-def history_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> ApprovalHistory:
-    """The pending and rejected items of `domain`, by fingerprint and by normalized text."""
-    mine = [i for i in items if i.domain == domain]
-    pending = [i for i in mine if effective_status(i, now) == "pending"]
-    rejected = [i for i in mine if i.status == "rejected"]
-    return ApprovalHistory(
-        pending={i.fingerprint: i.id for i in pending},
-        rejected={i.fingerprint: _why(i) for i in rejected},
-        pending_texts={text_key(i.operation, i.params): i.id for i in pending},
-        rejected_texts={text_key(i.operation, i.params): _why(i) for i in rejected},
-        pending_count=len(pending),
-    )
-
-
-def _why(item: ApprovalItem) -> str:
-    by = item.decided_by or "a person"
-    return f"rejected by {by}: {item.reject_reason or 'no reason given'}"

@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from custodian.core.approval_history import ApprovalHistory
 from custodian.core.authority import TARGET_KINDS
+from custodian.core.normalized import text_key
 from custodian.core.plan import fingerprint
 
 ApprovalStatus = Literal[
@@ -137,3 +139,22 @@ def edited_problem(
     if held != named or set(stored) != set(named):
         return "its precondition is about other targets than its params (edited after queuing)"
     return None
+
+
+def history_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> ApprovalHistory:
+    """The pending and rejected items of `domain`, by fingerprint and by normalized text."""
+    mine = [i for i in items if i.domain == domain]
+    pending = [i for i in mine if effective_status(i, now) == "pending"]
+    rejected = [i for i in mine if i.status == "rejected"]
+    return ApprovalHistory(
+        pending={i.fingerprint: i.id for i in pending},
+        rejected={i.fingerprint: _why(i) for i in rejected},
+        pending_texts={text_key(i.operation, i.params): i.id for i in pending},
+        rejected_texts={text_key(i.operation, i.params): _why(i) for i in rejected},
+        pending_count=len(pending),
+    )
+
+
+def _why(item: ApprovalItem) -> str:
+    by = item.decided_by or "a person"
+    return f"rejected by {by}: {item.reject_reason or 'no reason given'}"
