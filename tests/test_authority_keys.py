@@ -49,15 +49,17 @@ def test_resolving_records_the_decision_or_flag_state() -> None:
     assert precondition(resolved, website()) == {"flag": {"id": "f-1", "status": "open"}}
 
 
-def test_creating_records_the_parent_id_and_status_only() -> None:
+def test_creating_records_the_parent_id_and_status_and_the_same_titles() -> None:
     created = _item(proposal("create_task", workstream_id="ws-docs", title="FAQ"))
-    assert precondition(created, website()) == {"workstream": {"id": "ws-docs", "status": "active"}}
+    assert precondition(created, website()) == {
+        "workstream": {"id": "ws-docs", "status": "active"},
+        "same_title": [],
+    }
     recorded = _item(proposal("record_decision", title="CDN?"))
-    assert precondition(recorded, website()) == {"domain": {"id": "website"}}
-    assert (
-        precondition(_item(proposal("create_workstream", domain="website", title="x")), website())
-        == {}
-    )
+    assert precondition(recorded, website()) == {"domain": {"id": "website"}, "same_title": []}
+    assert precondition(
+        _item(proposal("create_workstream", domain="website", title="x")), website()
+    ) == {"domain": {"id": "website"}, "same_title": []}
 
 
 def test_write_canon_has_no_hub_precondition() -> None:

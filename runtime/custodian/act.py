@@ -7,8 +7,8 @@ step returns one `ItemOutcome` per plan item it handled; the run assembles them 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,10 +31,11 @@ from custodian.core.outcomes import (
 )
 from custodian.core.own_writes import OwnWrite
 from custodian.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
-from custodian.errors import HubError, HubPreconditionFailed
+from custodian.errors import ConfigError, HubError, HubPreconditionFailed
 from custodian.llm.base import Completion
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.run_journal import Journal
+from custodian.origin import canon_identity, hub_identity
 from custodian.runlog import PhaseLog
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
@@ -175,6 +176,8 @@ class Reconciling:
     journal: Journal
     client: StateHubClient
     now: datetime
+    # The configured hub and canon (origin.bound); an open write of another hub is not settled.
+    bound: Mapping[str, str | None] = field(default_factory=dict)
 
 
 def reconcile(
@@ -187,6 +190,7 @@ def reconcile(
     report per item for the summary and the note.
     """
     reports: list[dict[str, Any]] = []
+    _refuse_other_hub(J.unfinished_items(history), ctx.bound.get("hub"))
     for pending in J.unfinished_items(history):
         if stop:
             break
@@ -213,6 +217,18 @@ def reconcile(
                 "nothing new was attempted"
             )
     return reports
+
+
+def _refuse_other_hub(pending: Sequence[J.PendingWrite], hub: str | None) -> None:
+    """ConfigError (nothing sent) when a killed run left a write open on another hub."""
+    for write in pending:
+        if write.hub is not None and hub is not None and write.hub != hub:
+            raise ConfigError(
+                f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
+                f"not settled, and this run is configured with hub {hub}: it is neither "
+                f"re-sent here nor closed. Run once against {write.hub} to settle it",
+                setting="STATE_HUB_URL",
+            )
 
 
 def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:
@@ -279,7 +295,8 @@ def _escalate(pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, in
     ctx.journal.append(
         "authorized",
         {"index": index, "operation": item.operation, "params": dict(item.params),
-         "fingerprint": item.fingerprint, "idempotency_key": key, "by": "policy"},
+         "fingerprint": item.fingerprint, "idempotency_key": key, "by": "policy",
+         **ctx.bound},
     )  # fmt: skip
     sent = send(
         ctx.journal, ctx.client, index=index, operation=item.operation,
@@ -345,8 +362,12 @@ def execute(
     client: StateHubClient,
     run_id: str,
     stop: Any,
+    bound: Mapping[str, str | None] | None = None,
 ) -> tuple[ItemOutcome, ...]:
-    """Send each `execute` ruling through the authority chain, in plan order; one outcome each."""
+    """Send each `execute` ruling through the authority chain, in plan order; one outcome each.
+
+    `bound` (origin.bound: the hub and canon) goes into every `authorized` record.
+    """
     done: list[ItemOutcome] = []
     for ruling in (r for r in rulings if r.outcome == "execute"):
         if stop:
@@ -354,7 +375,7 @@ def execute(
             # re-plans from the hub's state, and the counts match the journal's failed records.
             done.append(ItemOutcome.of(ruling, "not_sent"))
             continue
-        done.append(_execute_one(ruling, observed, journal, client, run_id))
+        done.append(_execute_one(ruling, observed, journal, client, run_id, bound or {}))
     return tuple(done)
 
 
@@ -364,6 +385,7 @@ def _execute_one(
     journal: Journal,
     client: StateHubClient,
     run_id: str,
+    bound: Mapping[str, str | None],
 ) -> ItemOutcome:
     item = ruling.item
     key = idempotency_key(run_id, item.fingerprint)
@@ -377,6 +399,7 @@ def _execute_one(
             "fingerprint": item.fingerprint,
             "idempotency_key": key,
             "by": "policy",
+            **bound,
             **({"planned_on": _task_state(task)} if task is not None else {}),
         },
     )
@@ -424,6 +447,8 @@ def enqueue(
             precondition=_precondition(item, observed, settings),
             now=now,
             ttl_days=settings.limits.approval_ttl_days,
+            hub=hub_identity(settings),
+            canon=canon_identity(settings.canon_dir),
         )
         taken.add(approval.id)
         store.save(approval)

@@ -22,6 +22,7 @@ from custodian.core.authority import approval_key, precondition
 from custodian.core.authority_path import PersonDecision, Verdict, as_item, rule_write
 from custodian.core.contract import DomainSummary, Task
 from custodian.core.journal_spine import executed_params
+from custodian.core.origin import origin_problem
 from custodian.core.outcomes import planned_on
 from custodian.core.plan_schema import normalize
 from custodian.dispatch import APPROVED_CALLS
@@ -29,6 +30,7 @@ from custodian.embedded import embedded_hub
 from custodian.errors import ApprovalError, ConfigError, CustodianError
 from custodian.memory.run_journal import DiskJournal
 from custodian.observe import read_summary
+from custodian.origin import bound, canon_identity, hub_identity
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 
@@ -67,6 +69,17 @@ def refusal(settings: Settings, item: ApprovalItem) -> str | None:
         except ApprovalError as exc:
             return exc.message
     return None
+
+
+def origin_refusal(settings: Settings, item: ApprovalItem) -> str | None:
+    """Why the item may not act here: it was proposed on another hub, or for another canon."""
+    if item.operation == "write_canon":
+        here = canon_identity(settings.canon_dir)
+        return origin_problem("canon", item.canon, here, "Approve it with --canon")
+    hub = hub_identity(settings)
+    if hub is None:
+        return None  # hub_client says how to configure one
+    return origin_problem("hub", item.hub, hub, "Approve it with --hub")
 
 
 @contextmanager
@@ -180,6 +193,7 @@ def execute(
             "fingerprint": item.fingerprint,
             "idempotency_key": key,
             "by": f"person:{by}",
+            **bound(settings),
         },
     )
     if item.operation == "write_canon":

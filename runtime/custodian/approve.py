@@ -197,6 +197,11 @@ def decide_approve(
     now: datetime,
 ) -> Decision:
     """`approve` without printing: the CLI and the review page both call this."""
+    elsewhere = approval_exec.origin_refusal(settings, _pending(store, approval_id, now))
+    if elsewhere is not None:
+        # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
+        message = for_terminal(f"{approval_id}: refused: {elsewhere}")
+        return Decision(approval_id, EXIT_REFUSED, message)
     with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
         refused, ruled = approval_exec.refuse_or_rule(settings, item, by)
         if refused is not None or ruled is None:

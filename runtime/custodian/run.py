@@ -43,6 +43,7 @@ from custodian.memory.lock import RunLock
 from custodian.memory.run_journal import DiskJournal, Journal, MemoryJournal
 from custodian.memory.snapshots import SnapshotStore
 from custodian.observe import Observation, check_known, observe, settled_record
+from custodian.origin import bound
 from custodian.preflight import check_run
 from custodian.runlog import PhaseLog, RunResult, retry_reporter
 from custodian.settings import Settings
@@ -269,7 +270,12 @@ class _Run:
     def _reconcile(self, history: list[J.Record], observation: Observation) -> Observation:
         """Settle what a killed run left open; observe again if that wrote to the hub."""
         ctx = act.Reconciling(
-            self.result.run_id, observation.summary, self.journal, self.client, self.clock()
+            self.result.run_id,
+            observation.summary,
+            self.journal,
+            self.client,
+            self.clock(),
+            bound(self.s),
         )
         self.result.reconciled = act.reconcile(history, ctx, self.log, self.stop)
         wrote = any(r["outcome"] == "resent" or r.get("flag") for r in self.result.reconciled)
@@ -303,6 +309,7 @@ class _Run:
                 self.client,
                 self.result.run_id,
                 self.stop,
+                bound(self.s),
             )
             queued = act.enqueue(
                 rulings,

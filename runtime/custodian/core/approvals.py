@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from custodian.core.approval_history import ApprovalHistory
 from custodian.core.authority import TARGET_KINDS
+from custodian.core.authority_checks import CREATE_OPERATIONS, SAME_TITLE
 from custodian.core.normalized import text_key
 from custodian.core.plan import fingerprint
 
@@ -19,7 +20,7 @@ ApprovalStatus = Literal[
 OPEN_STATUSES = ("pending",)
 # Operations with no target on the hub (or in the canon) to take a precondition from. A queued
 # item of any other operation must carry the state it was proposed under.
-NO_TARGET_OPERATIONS = frozenset({"create_workstream", "write_canon"})
+NO_TARGET_OPERATIONS = frozenset({"write_canon"})
 RECENTLY_REJECTED = timedelta(days=30)
 
 
@@ -36,6 +37,9 @@ class ApprovalItem(BaseModel):
     run_id: str
     fingerprint: str
     precondition: dict[str, Any]
+    # Where it came from (core/origin.py): approve acts only on the same hub, or canon.
+    hub: str | None = None
+    canon: str | None = None
     status: ApprovalStatus = "pending"
     created_at: datetime
     expires_at: datetime
@@ -88,6 +92,8 @@ def new_item(
     precondition: dict[str, Any],
     now: datetime,
     ttl_days: int,
+    hub: str | None = None,
+    canon: str | None = None,
 ) -> ApprovalItem:
     """A fresh pending item that expires `ttl_days` after `now`."""
     return ApprovalItem(
@@ -99,6 +105,8 @@ def new_item(
         run_id=run_id,
         fingerprint=fingerprint,
         precondition=precondition,
+        hub=hub,
+        canon=canon,
         created_at=now,
         expires_at=now + timedelta(days=ttl_days),
     )
@@ -127,11 +135,12 @@ def edited_problem(
         return "its fingerprint does not match its operation and params (edited after queuing)"
     if operation in NO_TARGET_OPERATIONS:
         return None
-    if not stored:
+    if not stored or (operation in CREATE_OPERATIONS and SAME_TITLE not in stored):
         return (
             f"it stores no precondition, but {operation} has a target whose state must be "
             "checked again"
         )
+    stored = {k: v for k, v in stored.items() if k != SAME_TITLE}
     named = {kind: params[key] for key, kind in TARGET_KINDS if isinstance(params.get(key), str)}
     if not named:  # a decision recorded on the domain itself
         named = {"domain": domain}

@@ -14,11 +14,14 @@ from typing import Any, Literal
 
 from custodian.core.approval_history import ApprovalHistory as ApprovalHistory
 from custodian.core.authority_checks import (
+    CREATE_OPERATIONS,
+    SAME_TITLE,
     Tally,
     View,
     canon_path_problem,
     ids_problem,
     queued_state_problem,
+    same_titles,
 )
 from custodian.core.budgets import RecentWrites, budget_problem, deference
 from custodian.core.contract import DomainSummary
@@ -311,12 +314,14 @@ def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
 
     The target (task, decision, flag, or a workstream that is itself the target) gives id, status
     and updated_at where it has one; create_task and record_decision give their parent
-    workstream's id and status (a decision without one gives the domain); create_workstream and
-    write_canon give {}: they have no target, and are the only items approved without one.
+    workstream's id and status (a decision without one, and create_workstream, give the domain).
+    Every create also gives `same_title`: the ids that already bear its title (none when it is
+    proposed; an approval finds it changed if one appeared since). write_canon gives {}: the
+    shell records the file's hash instead.
     """
     view = View.of(observed)
     params = item.params
-    if item.operation in ("create_workstream", "write_canon"):
+    if item.operation == "write_canon":
         return {}
     parent_only = item.operation in ("create_task", "record_decision")
     state: dict[str, Any] = {}
@@ -327,9 +332,11 @@ def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
         snapshot = view.snapshot(kind, value, updated=not parent_only)
         if snapshot is not None:
             state[kind] = snapshot
-    if item.operation == "record_decision" and "workstream_id" not in params:
-        # A decision on the domain itself: the domain is what it was proposed under.
-        state["domain"] = {"id": observed.domain}
+    if item.operation in CREATE_OPERATIONS:
+        if "workstream" not in state or item.operation == "create_workstream":
+            # Created on the domain itself: the domain is what it was proposed under.
+            state["domain"] = {"id": observed.domain}
+        state[SAME_TITLE] = same_titles(item.operation, params, view)
     return state
 
 

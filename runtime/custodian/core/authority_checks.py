@@ -17,9 +17,13 @@ from custodian.core.contract import (
     WorkstreamWithTasks,
 )
 from custodian.core.marks import same_text
+from custodian.core.normalized import normalized_text
 from custodian.core.plan import ProposedItem
 from custodian.core.plan_schema import short
 
+# Creates store the ids of what already bears their title (none, when proposed) under this key.
+SAME_TITLE = "same_title"
+CREATE_OPERATIONS = frozenset({"create_workstream", "create_task", "record_decision"})
 _STATUS_OPERATIONS = frozenset({"update_task_status", "set_task_status"})
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -151,8 +155,36 @@ def ids_problem(operation: str, params: dict[str, Any], view: View) -> str | Non
     return None
 
 
+def same_titles(operation: str, params: dict[str, Any], view: View) -> list[str]:
+    """Ids of what a create would duplicate: a task in the same workstream, a workstream in the
+    domain, an open decision in the domain, with the same title (normalized)."""
+    title = params.get("title")
+    if operation not in CREATE_OPERATIONS or not isinstance(title, str):
+        return []
+    wanted = normalized_text(title)
+    pool: list[Any]
+    if operation == "create_task":
+        parent = params.get("workstream_id")
+        pool = [t for t in view.tasks.values() if t.workstream_id == parent]
+    elif operation == "create_workstream":
+        pool = list(view.workstreams.values())
+    else:
+        pool = list(view.decisions.values())
+    return sorted(item.id for item in pool if normalized_text(item.title) == wanted)
+
+
+_CREATED = {
+    "create_task": "its workstream already has a task titled",
+    "create_workstream": "the domain already has a workstream titled",
+    "record_decision": "the domain already has an open decision titled",
+}
+
+
 def queued_state_problem(operation: str, params: dict[str, Any], view: View) -> str | None:
     """Why a proposal for a person would be pointless in the observed state (None if it is not)."""
+    same = same_titles(operation, params, view)
+    if same:
+        return f"{_CREATED[operation]} {short(params['title'])} ({', '.join(same)})"
     if operation == "set_task_status":
         current = view.task_status(params["task_id"])
         if current == params["status"]:

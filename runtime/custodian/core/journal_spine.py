@@ -53,6 +53,8 @@ class PendingWrite:
     problems: tuple[str, ...] = ()
     ruling: dict[str, Any] | None = None
     approval: dict[str, Any] | None = None
+    # The hub the write was authorized on (core/origin.py); None in a record from before.
+    hub: str | None = None
 
 
 def executed_params(operation: str, params: dict[str, Any], domain: str) -> dict[str, Any]:
@@ -332,6 +334,7 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
                 problems=tuple(tracker.item_problems.get((run_id, index), ())),
                 ruling=dict(ruling.data) if ruling is not None else None,
                 approval=dict(approval.data) if approval is not None else None,
+                hub=data.get("hub") if isinstance(data.get("hub"), str) else None,
             )
         )
     return pending
