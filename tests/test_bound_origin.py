@@ -214,3 +214,10 @@ def test_creates_store_the_domain_and_the_titles_they_must_not_meet() -> None:
     assert ws == {"domain": {"id": "website"}, "same_title": []}
     assert task["workstream"]["id"] == "ws-web" and task["same_title"] == []
     assert decision == {"domain": {"id": "website"}, "same_title": []}
+
+
+def test_the_hub_is_named_without_its_userinfo() -> None:
+    from custodian.core.origin import hub_identity_of
+
+    assert hub_identity_of("http://ana:s3cret@Hub.Example:8765/") == "http://hub.example:8765"
+    assert hub_identity_of("https://hub.example/api/") == "https://hub.example/api"

@@ -8,19 +8,19 @@ changes every run. The canon is named by its directory's resolved absolute path.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+import re
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^/?#]*@)?([^/?#]*)([^?#]*)(\?[^#]*)?")
 
 
 def hub_identity_of(url: str) -> str:
     """The hub's URL without userinfo, scheme and host lower-cased, no trailing slash."""
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    if ":" in (parts.hostname or "") and not host.startswith("["):
-        host = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port is not None else "")
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), host, path, parts.query, ""))
+    text = url.strip()
+    match = _URL.match(text)
+    if match is None:
+        return text.rstrip("/")
+    scheme, host, path, query = match.groups()
+    return f"{scheme.lower()}://{host.lower()}{path.rstrip('/')}{query or ''}"
 
 
 def origin_problem(what: str, recorded: str | None, here: str, fix: str) -> str | None:
