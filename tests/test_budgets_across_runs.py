@@ -168,3 +168,14 @@ def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
         limits_from({"CUSTODIAN_DEFER_DAYS": "31"})
     with pytest.raises(ConfigError, match="CUSTODIAN_BUDGET_WINDOW_HOURS must be at most 720"):
         limits_from({"CUSTODIAN_BUDGET_WINDOW_HOURS": "721"})
+
+
+def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
+    from custodian.act import recent_writes
+
+    old_event = _own("add_progress_event", 48, 1)
+    old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")
+    new_event = _own("add_progress_event", 2, 3)
+    ancient = _own("flag_for_human", 24 * 20, 4, task_id="t-todo")
+    kept = recent_writes(Policy(), [old_event, old_status, new_event, ancient], NOW)
+    assert [w.run_id for w in kept.writes] == ["r2", "r3"]

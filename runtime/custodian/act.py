@@ -21,6 +21,7 @@ from custodian.core.authority import Policy, Ruling, idempotency_key, preconditi
 from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
 from custodian.core.budgets import RecentWrites
 from custodian.core.contract import DomainSummary, ProgressEvent, Task
+from custodian.core.journal_records import parse_at
 from custodian.core.outcomes import (
     STATUS_WRITES,
     ItemOutcome,
@@ -327,10 +328,20 @@ def policy_and_history(
     return policy, history_for(items, domain, now)
 
 
+EVENT = "add_progress_event"
+
+
 def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
     """Custodian's own writes that the rolling budgets or the deference window still count."""
-    span = max(timedelta(hours=policy.budget_window_hours), timedelta(days=policy.defer_days))
-    return RecentWrites(now, tuple(RecentWrites(now, tuple(writes)).since(span)))
+    budget_start = now - timedelta(hours=policy.budget_window_hours)
+    defer_start = now - timedelta(days=policy.defer_days)
+
+    def counts(w: OwnWrite) -> bool:
+        # Events count only for the budget; status writes and flags also for the deference.
+        at = parse_at(w.at)
+        return at > budget_start or (w.operation != EVENT and at > defer_start)
+
+    return RecentWrites(now, tuple(w for w in writes if counts(w)))
 
 
 def ruling_data(ruling: Ruling) -> dict[str, Any]:
