@@ -118,8 +118,10 @@ def memory_state(queued: Queued) -> Any:
     for record in journal(queued.memory):
         if record.run_id.startswith("approval-"):
             approval_id = "-".join(record.run_id.split("-")[1:3])
-            # A hub answer holds its own timestamps; everything else must match exactly.
-            data = {k: v for k, v in record.data.items() if k != "response_sha256"}
+            # A hub answer holds its own timestamps, and each side is bound to its own hub and
+            # memory's canon; everything else must match exactly.
+            skip = ("response_sha256", "hub", "canon")
+            data = {k: v for k, v in record.data.items() if k not in skip}
             runs.setdefault(approval_id, []).append((record.kind, _strip_times(data)))
     return {"items": items, "runs": dict(sorted(runs.items()))}
 

@@ -269,6 +269,10 @@ def test_approve_refuses_a_summary_of_another_domain_and_writes_nothing(
             "--memory", memory, "--canon", str(CANON), "--json"]  # fmt: skip
     (queued,) = run_cli(argv, tmp_path, monkeypatch).json()["queued"]
     proxy = proxied(platform_relabelled)
+    # The hub itself answers wrongly: the item is bound to the URL the approval uses.
+    stored = Path(memory) / "approvals" / f"{queued['approval_id']}.json"
+    item = json.loads(stored.read_text(encoding="utf-8"))
+    stored.write_text(json.dumps({**item, "hub": proxy.url.rstrip("/")}), encoding="utf-8")
     before = _state(small_hub)
     argv = ["approvals", "--memory", memory, "approve", queued["approval_id"], "--by", "ana",
             "--hub", proxy.url]  # fmt: skip
