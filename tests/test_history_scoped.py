@@ -146,5 +146,6 @@ def test_forced_runs_cannot_grow_a_domains_queue_past_the_cap(
     files = list((tmp_path / "memory" / "approvals").glob("*.json"))
     assert len(files) == 5
     assert any("queue full" in d["reason"] for d in result.json()["denied"])
-    assert "queue full" in Path(result.json()["note"]).read_text(encoding="utf-8")
+    note = Path(result.json()["note"]).read_text(encoding="utf-8")
+    assert "queue full: the domain already has 5 pending approvals" in note.lower()
     assert all(json.loads(f.read_text())["status"] == "pending" for f in files)
