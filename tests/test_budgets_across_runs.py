@@ -65,7 +65,7 @@ def test_status_and_flag_budgets_are_configurable() -> None:
         + tuple(_own("flag_for_human", 1, 10 + n, task_id=f"y-{n}") for n in range(3)),
     )
     plan = plan_of(
-        tasks_to_update=[{"task_id": "t-todo", "status": "in_progress"}],
+        tasks_to_update=[{"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]}],
         tasks_to_flag=[{"task_id": "t-prog", "note": "look"}],
     )
     policy = Policy(budget_status_updates=2, budget_flags=3)
@@ -76,7 +76,9 @@ def test_status_and_flag_budgets_are_configurable() -> None:
 
 
 def test_one_status_change_of_a_task_per_window() -> None:
-    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done"}])
+    plan = plan_of(
+        tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}]
+    )
     writes = (_own("update_task_status", 3, 1, task_id="t-prog", status="in_progress"),)
     (ruling,) = authorize(plan, website(), Policy(), None, recent=RecentWrites(NOW, writes))
     assert ruling.outcome == "deny"
@@ -124,7 +126,9 @@ def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any) -
 
 
 def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
-    """20 new events, a flip of web-t-1 and a flag on web-t-3: every per-run rule kept."""
+    """20 new events, a flip of web-t-1 citing a person's event, and a flag on web-t-3: every
+    per-run rule kept."""
+    said = [e["id"] for e in hub_get(hub, "/events?task_id=web-t-1")["events"]]
     status = hub_get(hub, "/tasks/web-t-1")["status"]
     flip = "done" if status == "in_progress" else "in_progress"
     return {
@@ -132,7 +136,7 @@ def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
             {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"Run {run}, note {n}"}
             for n in range(20)
         ],
-        "tasks_to_update": [{"task_id": "web-t-1", "status": flip}],
+        "tasks_to_update": [{"task_id": "web-t-1", "status": flip, "evidence": said[-1:]}],
         "tasks_to_flag": [{"task_id": "web-t-3", "note": "The announcement has no owner."}],
     }
 
@@ -140,6 +144,9 @@ def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
 def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
+    said = {"workstream_id": "web-ws-1", "task_id": "web-t-1", "event_type": "note",
+            "summary": "The pricing page is live.", "source": "ana"}  # fmt: skip
+    httpx.post(f"{small_hub.url}/events", json=said, timeout=5).raise_for_status()
     denied: list[str] = []
     for run in range(10):
         result = _run(tmp_path, monkeypatch, small_hub, _greedy_plan(small_hub, run))

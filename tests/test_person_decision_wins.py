@@ -37,29 +37,35 @@ def _set_done(after_status: str = "done") -> OwnWrite:
 
 def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
     # Custodian set t-prog done two days ago; the hub shows it in_progress, changed a day ago.
-    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done"}])
+    plan = plan_of(
+        tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}]
+    )
     (ruling,) = authorize(plan, website(), Policy(), None, recent=RecentWrites(NOW, (_set_done(),)))
     assert ruling.outcome == "queue"
     assert (
         "Custodian set task t-prog to done at 2026-11-28T08:00:00.000000Z (run r-7), and it was "
-        "changed since by someone else: the hub shows in_progress, updated at "
+        "changed since by 'ana': the hub shows in_progress, updated at "
         "2026-11-29T08:00:00Z. For 14 days after a person's change, this task's status is a "
         "person's decision"
     ) in ruling.reason
 
 
 def test_the_deference_ends_after_the_configured_days() -> None:
-    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done"}])
+    plan = plan_of(
+        tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}]
+    )
     writes = (_set_done(),)
-    (ruling,) = authorize(plan, website(), Policy(defer_days=1), None, recent=RecentWrites(NOW, writes))
+    (ruling,) = authorize(
+        plan, website(), Policy(defer_days=1), None, recent=RecentWrites(NOW, writes)
+    )
     assert ruling.outcome == "execute"
     # Counted from Custodian's write, two days before NOW: deferred for 14 days, then free.
     (ruling,) = authorize(
-        plan, website(), Policy(), None, RecentWrites(NOW + timedelta(days=11), writes)
+        plan, website(), Policy(), None, recent=RecentWrites(NOW + timedelta(days=11), writes)
     )
     assert ruling.outcome == "queue"
     (ruling,) = authorize(
-        plan, website(), Policy(), None, RecentWrites(NOW + timedelta(days=13), writes)
+        plan, website(), Policy(), None, recent=RecentWrites(NOW + timedelta(days=13), writes)
     )
     assert ruling.outcome == "execute"
 
@@ -75,7 +81,9 @@ def test_a_task_nobody_touched_since_is_not_deferred() -> None:
         update={"workstreams": (web.model_copy(update={"tasks": tuple(moved)}),
                                 *summary.workstreams[1:])}
     )  # fmt: skip
-    plan = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "in_progress"}])
+    plan = plan_of(
+        tasks_to_update=[{"task_id": "t-prog", "status": "in_progress", "evidence": ["ev-t-prog"]}]
+    )
     (ruling,) = authorize(plan, summary, Policy(), None, recent=RecentWrites(NOW, (_set_done(),)))
     assert ruling.outcome == "execute"
 
@@ -134,7 +142,9 @@ def _event_by(hub: ReferenceHub, source: str, task: str, summary: str) -> None:
 def test_a_person_setting_a_task_back_stops_the_tug_of_war(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done"}]}
+    _event_by(small_hub, "ben", "web-t-1", "Pricing page shipped.")
+    (said,) = hub_get(small_hub, "/events?task_id=web-t-1")["events"]
+    done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [said["id"]]}]}
     first = _run(tmp_path, monkeypatch, small_hub, done)
     assert [e["operation"] for e in first.json()["executed"]] == ["update_task_status"]
     back = httpx.patch(f"{small_hub.url}/tasks/web-t-1", json={"status": "in_progress"}, timeout=5)
