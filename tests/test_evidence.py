@@ -12,7 +12,8 @@ import pytest
 
 from custodian.core.authority import authorize
 from custodian.core.contract import DomainSummary, ProgressEvent
-from custodian.core.evidence import Evidence
+from custodian.core.evidence import Evidence, own_write_ids
+from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import extract_plan
 from custodian.statehub.server import ReferenceHub
 from runsupport import CANON, hub_get, plan_response, run_cli
@@ -221,3 +222,22 @@ def test_offline_done_comes_only_with_a_persons_event() -> None:
         rulings = authorize(plan, facts.summary)
         updates = [r for r in rulings if r.item.operation == "update_task_status"]
         assert all(r.outcome == "execute" for r in updates)
+
+
+def test_an_event_custodian_wrote_weeks_ago_is_still_its_own() -> None:
+    """The checkpoint keeps own writes for 31 days; the journal tail alone would have forgotten."""
+    kept = [
+        OwnWrite(
+            at="2026-11-01T08:00:00.000000Z",
+            run_id="r-old",
+            index=0,
+            operation="add_progress_event",
+            hub_id="ev-1",
+        )
+    ]
+    assert own_write_ids([], kept) == frozenset({"ev-1"})
+    observed = _observed(_event("ev-1"))
+    update = {"task_id": "t-prog", "status": "done", "evidence": ["ev-1"]}
+    own = Evidence.of(observed, own_ids=own_write_ids([], kept))
+    outcome, reason = _rule(update, observed, evidence=own)
+    assert outcome == "queue" and "one of Custodian's own writes" in reason

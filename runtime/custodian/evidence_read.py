@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.evidence import Evidence, missing_events, own_write_ids
+from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import Plan
 from custodian.statehub.client import StateHubClient
 
@@ -29,10 +30,18 @@ def tasks_to_read(plan: Plan, summary: DomainSummary) -> tuple[str, ...]:
 
 
 def read_evidence(
-    client: StateHubClient, plan: Plan, summary: DomainSummary, history: Iterable[object]
+    client: StateHubClient,
+    plan: Plan,
+    summary: DomainSummary,
+    history: Iterable[object],
+    kept: Iterable[OwnWrite] = (),
 ) -> tuple[Evidence, tuple[ProgressEvent, ...]]:
-    """The run's evidence: the summary's events, each cited task's events, Custodian's receipts."""
+    """The run's evidence: the summary's events, each cited task's events, Custodian's receipts.
+
+    Receipts come from the records the run read and from the own writes the checkpoint keeps
+    (31 days), so an event Custodian wrote weeks ago still cannot be cited as a person's word.
+    """
     fetched: list[ProgressEvent] = []
     for task in tasks_to_read(plan, summary):
         fetched.extend(client.list_events(task_id=task, limit=EVENTS_PER_TASK))
-    return Evidence.of(summary, fetched, own_write_ids(history)), tuple(fetched)
+    return Evidence.of(summary, fetched, own_write_ids(history, kept)), tuple(fetched)

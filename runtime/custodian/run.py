@@ -214,7 +214,9 @@ class _Run:
             orientation = orient_step(self.scope, observation, history)
             completion = decide_step(self.scope, model, orientation)
             plan = plan_step(self.scope, completion)
-            evidence, fetched = read_evidence(self.client, plan, observation.summary, history)
+            evidence, fetched = read_evidence(
+                self.client, plan, observation.summary, history, opened.checkpoint.writes
+            )
             rulings = authorize_step(
                 self.scope, plan, observation, evidence, fetched, opened.checkpoint.writes
             )

@@ -15,6 +15,7 @@ from typing import Any
 
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.marks import without_run_mark
+from custodian.core.own_writes import OwnWrite
 
 OWN_SOURCE = "custodian"  # the `source` Custodian writes its events with (see dispatch.py)
 MAX_EVIDENCE = 5
@@ -99,10 +100,11 @@ def shown(params: Mapping[str, Any]) -> str:
     return f"evidence {', '.join(ids)}" if ids else "no evidence cited"
 
 
-def own_write_ids(records: Iterable[Any]) -> frozenset[str]:
-    """The hub ids of Custodian's own writes among journal records (their receipts)."""
-    return frozenset(
+def own_write_ids(records: Iterable[Any], kept: Iterable[OwnWrite] = ()) -> frozenset[str]:
+    """Hub ids of Custodian's own writes: receipts in `records`, and those the checkpoint kept."""
+    from_records = {
         str(r.data["hub_id"])
         for r in records
         if r.kind == "receipt" and isinstance(r.data.get("hub_id"), str)
-    )
+    }
+    return frozenset(from_records | {w.hub_id for w in kept if w.hub_id is not None})
