@@ -323,6 +323,8 @@ def test_a_task_changed_when_its_status_or_updated_at_moved() -> None:
     assert "it is now cancelled on the hub" in str(task_changed(observed, cancelled))
     touched = observed.model_copy(update={"updated_at": at + timedelta(seconds=1)})
     assert "still in_progress on the hub, but changed since" in str(task_changed(observed, touched))
+    other = observed.model_copy(update={"id": "web-t-5"})
+    assert "answered task web-t-5 when asked for task web-t-4" in str(task_changed(observed, other))
 
 
 def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(

@@ -114,8 +114,14 @@ def task_changed(observed: Task, current: Task) -> str | None:
     """Why a status write planned on `observed` must not go out now (None: unchanged).
 
     Used against a hub without task versions: the task is read again just before the write, and
-    any change of status or `updated_at` makes the write stale.
+    any change of status or `updated_at` makes the write stale. An answer about another task
+    proves nothing about this one, so it is stale too (fail closed).
     """
+    if current.id != observed.id:
+        return (
+            f"the hub answered task {current.id} when asked for task {observed.id}; nothing was "
+            "written, and the next run plans from the hub's state"
+        )
     if current.status == observed.status and current.updated_at == observed.updated_at:
         return None
     return stale_message(observed.status, current.status)
