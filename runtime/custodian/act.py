@@ -311,20 +311,7 @@ def policy_and_history(
 ) -> tuple[Policy, ApprovalHistory]:
     """The configured caps, and what the domain's approval queue holds or has refused."""
     items = store.all(domain)
-    limits = settings.limits
-    policy = Policy(
-        max_events=limits.max_events,
-        max_status_updates=limits.max_status_updates,
-        max_flags=limits.max_flags,
-        max_queued=limits.max_queued,
-        max_pending=limits.max_pending,
-        budget_window_hours=limits.budget_window_hours,
-        budget_events=limits.budget_events,
-        budget_status_updates=limits.budget_status_updates,
-        budget_flags=limits.budget_flags,
-        budget_status_per_task=limits.budget_status_per_task,
-        defer_days=limits.defer_days,
-    )
+    policy = settings.limits.policy()
     return policy, history_for(items, domain, now)
 
 

@@ -68,20 +68,7 @@ def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:
 
 def policy_of(settings: Settings) -> Policy:
     """The caps configured today."""
-    limits = settings.limits
-    return Policy(
-        max_events=limits.max_events,
-        max_status_updates=limits.max_status_updates,
-        max_flags=limits.max_flags,
-        max_queued=limits.max_queued,
-        max_pending=limits.max_pending,
-        budget_window_hours=limits.budget_window_hours,
-        budget_events=limits.budget_events,
-        budget_status_updates=limits.budget_status_updates,
-        budget_flags=limits.budget_flags,
-        budget_status_per_task=limits.budget_status_per_task,
-        defer_days=limits.defer_days,
-    )
+    return settings.limits.policy()
 
 
 def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Difference], str]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from custodian.core.authority import Policy
 from custodian.core.contract import DOMAIN_PATTERN
 from custodian.core.redact import redact
 from custodian.core.seals import SealKey
@@ -47,6 +48,10 @@ class Limits:
     budget_flags: int = 10
     budget_status_per_task: int = 1
     defer_days: int = 14
+
+    def policy(self) -> Policy:
+        """The authority's caps and budgets, as configured (one copy of each field)."""
+        return Policy(**{f.name: getattr(self, f.name) for f in fields(Policy)})
 
 
 @dataclass(frozen=True)
