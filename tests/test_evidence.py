@@ -21,13 +21,17 @@ from test_authority_support import NOW, plan_of, website
 
 
 def _event(
-    event_id: str, task_id: str | None = "t-prog", source: str = "ana", summary: str = "done"
+    event_id: str,
+    task_id: str | None = "t-prog",
+    source: str = "ana",
+    summary: str = "done",
+    event_type: str = "milestone",
 ) -> ProgressEvent:
     return ProgressEvent(
         id=event_id,
         workstream_id="ws-web",
         task_id=task_id,
-        event_type="milestone",
+        event_type=event_type,  # type: ignore[arg-type]
         summary=summary,
         source=source,
         created_at=NOW - timedelta(hours=1),
@@ -46,6 +50,43 @@ def _rule(update: dict[str, Any], observed: DomainSummary, **kw: Any) -> tuple[s
 def test_a_status_change_with_a_persons_event_on_the_task_executes() -> None:
     update = {"task_id": "t-prog", "status": "done", "evidence": ["ev-1"]}
     assert _rule(update, _observed(_event("ev-1")))[0] == "execute"
+
+
+def test_done_citing_only_a_note_is_queued_naming_what_was_missing() -> None:
+    update = {"task_id": "t-prog", "status": "done", "evidence": ["evt-301"]}
+    outcome, reason = _rule(update, _observed(_event("evt-301", event_type="note")))
+    assert outcome == "queue"
+    assert "queued for a person's approval" in reason
+    assert "done needs a milestone or status_change event among its evidence" in reason
+    assert "(evt-301 is a note)" in reason
+
+
+def test_done_citing_no_milestone_names_each_cited_events_type() -> None:
+    events = (
+        _event("ev-1", event_type="observation"),
+        _event("ev-2", event_type="blocker"),
+    )
+    update = {"task_id": "t-prog", "status": "done", "evidence": ["ev-1", "ev-2"]}
+    outcome, reason = _rule(update, _observed(*events))
+    assert outcome == "queue"
+    assert "(ev-1 is an observation, ev-2 is a blocker)" in reason
+
+
+@pytest.mark.parametrize(
+    ("kinds", "status", "task"),
+    [
+        (("milestone",), "done", "t-prog"),
+        (("status_change",), "done", "t-prog"),
+        (("note", "milestone"), "done", "t-prog"),
+        (("note",), "in_progress", "t-todo"),
+    ],
+)
+def test_done_with_a_milestone_or_status_change_and_in_progress_with_a_note_execute(
+    kinds: tuple[str, ...], status: str, task: str
+) -> None:
+    events = tuple(_event(f"ev-{n}", task_id=task, event_type=kind) for n, kind in enumerate(kinds))
+    update = {"task_id": task, "status": status, "evidence": [e.id for e in events]}
+    assert _rule(update, _observed(*events))[0] == "execute"
 
 
 @pytest.mark.parametrize(
@@ -116,11 +157,13 @@ def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any, *
     return run_cli(argv, tmp_path, mp)
 
 
-def _post_event(hub: ReferenceHub, task: str, source: str, summary: str) -> str:
+def _post_event(
+    hub: ReferenceHub, task: str, source: str, summary: str, event_type: str = "note"
+) -> str:
     body = {
         "workstream_id": "web-ws-1",
         "task_id": task,
-        "event_type": "note",
+        "event_type": event_type,
         "summary": summary,
         "source": source,
     }
@@ -132,7 +175,7 @@ def _post_event(hub: ReferenceHub, task: str, source: str, summary: str) -> str:
 def test_a_cited_event_outside_the_summary_window_is_fetched_and_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    old = _post_event(small_hub, "web-t-1", "ana", "Pricing page shipped.")
+    old = _post_event(small_hub, "web-t-1", "ana", "Pricing page shipped.", "milestone")
     for n in range(60):  # push it out of the summary's 50 recent events
         _post_event(small_hub, "web-t-3", "ben", f"draft {n}")
     summary = hub_get(small_hub, "/domains/website/summary")

@@ -3,8 +3,10 @@
 A `tasks_to_update` item runs on its own only when it cites 1 to 5 event ids and every one of
 them is an event this run observed (the summary's recent events, or the task's events the shell
 fetched), on the same task, and not written by Custodian: not one of its own receipts, not under
-the `source` it writes with, and not carrying its run mark. Anything less is not a denial: the
-item waits for a person, with a reason that says what was missing.
+the `source` it writes with, and not carrying its run mark. A move to `done` also needs at least
+one cited event of type `milestone` or `status_change`: a note, observation or blocker alone never
+proves finished work. Anything less is not a denial: the item waits for a person, with a reason
+that says what was missing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from custodian.core.own_writes import OwnWrite
 
 OWN_SOURCE = "custodian"  # the `source` Custodian writes its events with (see dispatch.py)
 MAX_EVIDENCE = 5
+DONE_PROOF = ("milestone", "status_change")  # the event types that can show work finished
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,24 @@ def evidence_problem(params: Mapping[str, Any], evidence: Evidence) -> str | Non
         )
     problems = [_one(event_id, task, evidence) for event_id in ids]
     found = [p for p in problems if p is not None]
-    if not found:
+    if found:
+        return "its evidence does not hold: " + "; ".join(found)
+    if params.get("status") == "done":
+        return _no_done_proof(ids, evidence)
+    return None
+
+
+def _no_done_proof(ids: Sequence[str], evidence: Evidence) -> str | None:
+    """Why the cited events, all valid, still do not show finished work; None when one does."""
+    kinds = [(i, evidence.events[i].event_type) for i in ids]
+    if any(kind in DONE_PROOF for _, kind in kinds):
         return None
-    return "its evidence does not hold: " + "; ".join(found)
+    listed = ", ".join(f"{i} is {_a(kind)}" for i, kind in kinds)
+    return f"done needs a milestone or status_change event among its evidence ({listed})"
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def _one(event_id: str, task: str, evidence: Evidence) -> str | None:
