@@ -84,7 +84,7 @@ def small_dataset() -> dict[str, Any]:
                 "id": "ev-1",
                 "workstream_id": "web-ws-1",
                 "task_id": "web-t-4",
-                "event_type": "note",
+                "event_type": "milestone",
                 "summary": "CDN config deployed to production and verified.",
                 "source": "ana",
                 "created_at": _ts(1),

@@ -98,12 +98,12 @@ def website() -> DomainSummary:
 
 
 def person_event(event_id: str, ws: str, task_id: str) -> ProgressEvent:
-    """An event a person wrote on a task an hour before NOW: evidence for a status change."""
+    """A milestone a person wrote on a task an hour before NOW: evidence for a status change."""
     return ProgressEvent(
         id=event_id,
         workstream_id=ws,
         task_id=task_id,
-        event_type="note",
+        event_type="milestone",
         summary=f"Work on {task_id} moved on.",
         source="ana",
         created_at=NOW - timedelta(hours=1),

@@ -144,7 +144,7 @@ def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
 def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    said = {"workstream_id": "web-ws-1", "task_id": "web-t-1", "event_type": "note",
+    said = {"workstream_id": "web-ws-1", "task_id": "web-t-1", "event_type": "milestone",
             "summary": "The pricing page is live.", "source": "ana"}  # fmt: skip
     httpx.post(f"{small_hub.url}/events", json=said, timeout=5).raise_for_status()
     denied: list[str] = []

@@ -133,8 +133,8 @@ def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any) -
     return run_cli(argv, tmp_path, mp)
 
 
-def _event_by(hub: ReferenceHub, source: str, task: str, summary: str) -> None:
-    body = {"workstream_id": "web-ws-1", "task_id": task, "event_type": "note",
+def _event_by(hub: ReferenceHub, source: str, task: str, summary: str, kind: str = "note") -> None:
+    body = {"workstream_id": "web-ws-1", "task_id": task, "event_type": kind,
             "summary": summary, "source": source}  # fmt: skip
     httpx.post(f"{hub.url}/events", json=body, timeout=5).raise_for_status()
 
@@ -142,7 +142,7 @@ def _event_by(hub: ReferenceHub, source: str, task: str, summary: str) -> None:
 def test_a_person_setting_a_task_back_stops_the_tug_of_war(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    _event_by(small_hub, "ben", "web-t-1", "Pricing page shipped.")
+    _event_by(small_hub, "ben", "web-t-1", "Pricing page shipped.", "milestone")
     (said,) = hub_get(small_hub, "/events?task_id=web-t-1")["events"]
     done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [said["id"]]}]}
     first = _run(tmp_path, monkeypatch, small_hub, done)
