@@ -96,6 +96,8 @@ def test_the_quick_starts_approve_and_reject_work_on_the_demo_queue(
     summary = _cli(tmp_path, monkeypatch, [*run_argv, "--json"]).json()
     assert summary["hub"] == "embedded", "the embedded hub's throwaway port is not recorded"
     queued = {q["operation"]: q["approval_id"] for q in summary["queued"]}
+    done = [(e["operation"], e["target"]) for e in summary["executed"]]
+    assert ("update_task_status", "web-t-04") in done, "the demo's milestone closes web-t-04"
     note = Path(summary["note"]).read_text(encoding="utf-8")
     assert 'hub: "embedded"' in note and "127.0.0.1" not in note
     started = of_run(journal(tmp_path / "memory"), summary["run_id"], "run_started")
