@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTODIAN = [str(Path(sys.executable).parent / "custodian")]

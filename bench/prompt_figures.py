@@ -26,8 +26,7 @@ from custodian.core.tokens import estimate_tokens
 from custodian.orient import read_canon
 from custodian.prompt import render_prompt
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.demo import DEMO_DOMAINS
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import DEMO_DOMAINS, ReferenceHub, demo_dataset, load_seed
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))

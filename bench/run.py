@@ -27,7 +27,7 @@ from custodian.core.plan import extract_plan
 from custodian.memory.journal_store import JournalStore
 from custodian.run import run
 from custodian.settings import load_settings
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 # Fixtures shared by the end-to-end tests (small_hub, ...).
 pytest_plugins = ["runsupport"]

@@ -15,7 +15,7 @@ import pytest
 
 from custodian.review.server import ReviewServer
 from custodian.settings import Settings, load_settings
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, REPO, hub_get, plan_response, run_cli
 from spinesupport import journal
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from custodian.cli import main
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 
 REPO = Path(__file__).resolve().parent.parent
 CANON = REPO / "canon"

@@ -12,7 +12,7 @@ from typing import Any
 
 import schemathesis
 
-# The start of every 422 that the hub's body validation gives (statehub/app.py).
+# The start of every 422 that the hub's body validation gives (custodian_hub/_app.py).
 BODY_INVALID = "the request body is invalid"
 
 

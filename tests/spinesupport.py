@@ -14,7 +14,7 @@ from typing import Any
 
 from custodian.core.journal import Record
 from custodian.memory.journal_store import JournalStore
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, plan_response, small_dataset
 
 HOLD_TIMEOUT_S = 20.0

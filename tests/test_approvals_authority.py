@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from custodian.core.plan import fingerprint
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from custodian.core.journal import Record
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

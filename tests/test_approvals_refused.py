@@ -19,7 +19,7 @@ import pytest
 from custodian.act import send
 from custodian.memory.run_journal import MemoryJournal
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest
 from spinesupport import journal
 

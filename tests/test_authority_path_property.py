@@ -35,7 +35,7 @@ from custodian.memory.run_journal import DiskJournal
 from custodian.runlog import PhaseLog
 from custodian.settings import load_settings
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import small_dataset
 
 T0 = datetime.now(UTC).replace(microsecond=0)

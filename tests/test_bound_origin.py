@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from custodian.core.authority import Policy, authorize, precondition
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, small_dataset, tree_digest
 from spinesupport import (
     HOLD_TIMEOUT_S,

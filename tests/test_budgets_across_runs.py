@@ -20,7 +20,7 @@ from custodian.core.journal import format_at
 from custodian.core.own_writes import OwnWrite
 from custodian.observe import observe
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, CliResult, _ts, hub_get, plan_response, run_cli, small_dataset
 from test_authority_support import NOW, plan_of, website
 

@@ -22,7 +22,7 @@ import pytest
 
 from custodian.canon_write import current_sha256, write_canon
 from custodian.errors import ApprovalError
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, plan_response, run_cli
 
 CONTENT = "# Race\n\nWritten by an approval.\n"

@@ -12,7 +12,7 @@ import pytest
 
 from custodian.errors import ConfigError
 from custodian.llm._child_env import extra_names, minimal_env
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, hub_get, run_cli
 
 HUB_TOKEN = "cronjob-test-token"

@@ -16,7 +16,7 @@ from custodian.core.context import estimate_tokens
 from custodian.errors import ModelError
 from custodian.llm.base import ModelConfig, Prompt
 from custodian.llm.claude_code import ClaudeCodeModel
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from fakes.claude import SUCCESS, FakeClaude, result
 from fakes.clock import FakeSleep
 from runsupport import CANON, CliResult, plan_response, run_cli

@@ -20,7 +20,7 @@ from custodian.core.contract import (
 )
 from custodian.errors import HubRequestError, HubUnavailable
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 TOKEN = "hub-test-token"
 

@@ -13,7 +13,7 @@ import respx
 from custodian.core.contract import Task, TaskStatusUpdate
 from custodian.errors import HubPreconditionFailed, HubRequestError
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 BASE = "http://hub.test"
 TS = "2026-11-29T08:00:00Z"

@@ -10,7 +10,7 @@ import pytest
 
 from custodian.run import run
 from custodian.settings import load_settings
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, plan_response, run_cli
 
 QUIET = {"observations": ["nothing to do"]}

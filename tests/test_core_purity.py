@@ -32,6 +32,7 @@ FORBIDDEN_MODULES = {
     "uuid",
     "glob",
     "custodian.statehub",
+    "custodian_hub",
     "custodian.memory",
     "custodian.llm",
     "custodian.settings",

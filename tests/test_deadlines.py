@@ -15,7 +15,7 @@ import pytest
 from custodian.errors import HubError, HubUnavailable
 from custodian.runlog import PhaseLog, retry_reporter
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
 from runsupport import CANON, CliResult, run_cli
 

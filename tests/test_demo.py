@@ -16,7 +16,7 @@ import pytest
 
 from custodian.core.display import columns
 from custodian.core.plan import extract_plan
-from custodian.statehub.demo import demo_dataset
+from custodian_hub import demo_dataset
 from runsupport import REPO, CliResult, run_cli
 from spinesupport import journal, of_run
 

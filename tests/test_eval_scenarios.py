@@ -11,7 +11,7 @@ import pytest
 from custodian.errors import ConfigError
 from custodian.evals.runner import _rows_digest
 from custodian.evals.scenario import load_scenario, load_scenarios
-from custodian.statehub.seed import load_seed
+from custodian_hub import load_seed
 
 SEED = {
     "workstreams": [

@@ -15,7 +15,7 @@ from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.evidence import Evidence, own_write_ids
 from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import extract_plan
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website
 

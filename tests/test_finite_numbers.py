@@ -13,7 +13,7 @@ from custodian.core.digest import canonical_json, strict_loads
 from custodian.errors import ApprovalError
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import parse_line
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, hub_get, run_cli
 
 

@@ -10,8 +10,7 @@ import httpx
 import pytest
 
 from custodian.core import contract
-from custodian.statehub.seed import SeedError
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, SeedError, load_seed
 
 TASK = "/tasks/web-t-03"
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import HUB_NOW
 from custodian.core.contract import ID_PATTERN
-from custodian.statehub.server import demo_dataset
+from custodian_hub import demo_dataset
 
 REQUESTS_PER_OPERATION = 18
 ODD_METHODS = ("PUT", "DELETE", "OPTIONS", "TRACE", "PROPFIND")

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from conftest import HUB_NOW
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 TOKEN = "s3cret-token"
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from conftest import HubClock
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 EVENT = {
     "workstream_id": "web-ws-2",

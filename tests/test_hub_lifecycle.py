@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from conftest import HUB_NOW
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 EVENT = {
     "workstream_id": "plat-ws-2",

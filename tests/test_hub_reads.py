@@ -10,7 +10,7 @@ import pytest
 
 from custodian import __version__
 from custodian.core import contract
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 
 
 @pytest.fixture

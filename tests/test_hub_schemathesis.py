@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from conftest import HUB_NOW
-from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 TOKEN = "schemathesis-token"
 TESTS = Path(__file__).resolve().parent

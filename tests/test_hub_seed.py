@@ -18,8 +18,14 @@ import pytest
 from conftest import HUB_NOW
 from custodian.core import contract
 from custodian.errors import ConfigError
-from custodian.statehub.serve import seed_database, serve_command
-from custodian.statehub.server import ReferenceHub, SeedError, demo_dataset, load_seed
+from custodian_hub import (
+    ReferenceHub,
+    SeedError,
+    demo_dataset,
+    load_seed,
+    seed_database,
+    serve_command,
+)
 from runsupport import run_cli
 
 
@@ -270,7 +276,7 @@ def test_a_hub_bound_but_never_started_stops_cleanly(tmp_path: Path) -> None:
 def test_serve_command_serves_until_sigterm(tmp_path: Path) -> None:
     db_path = tmp_path / "served.sqlite3"
     code = (
-        "import sys; from pathlib import Path; from custodian.statehub.serve import serve_command;"
+        "import sys; from pathlib import Path; from custodian_hub import serve_command;"
         f"sys.exit(serve_command('127.0.0.1', 0, Path({str(db_path)!r}), 'demo', 'tok'))"
     )
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from custodian.memory.journal_store import JournalStore
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, run_cli
 
 TASKS = 1500

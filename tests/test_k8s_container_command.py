@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, REPO, hub_get
 
 TOKEN = "cronjob-test-token"

@@ -23,7 +23,7 @@ import pytest
 from custodian.core.contract import DomainSummary
 from custodian.core.observation import check_domain_summary
 from custodian.errors import HubError, ObservationRejected
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, hub_get, plan_response, run_cli
 
 Rewrite = Callable[[dict[str, Any], ReferenceHub], dict[str, Any]]

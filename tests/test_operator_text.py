@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from custodian.core.inert import BIDI_CONTROLS
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 
 # Cursor up + erase line (hides the line above), a carriage return that overwrites the start of

@@ -21,7 +21,7 @@ from custodian.memory.snapshots import SnapshotStore
 from custodian.run import run
 from custodian.runlog import RunResult
 from custodian.settings import load_settings
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
 
 CHANGE_THEN_ANSWER = """\

@@ -14,7 +14,7 @@ import pytest
 
 from custodian.core.authority import ApprovalHistory, Policy, authorize
 from custodian.core.contract import DomainSummary
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
 from test_authority_support import plan_of, proposal, task, website
 

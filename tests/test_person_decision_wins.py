@@ -20,7 +20,7 @@ from custodian.core.budgets import RecentWrites
 from custodian.core.contract import ProgressEvent
 from custodian.core.journal import format_at
 from custodian.core.own_writes import OwnWrite
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website
 

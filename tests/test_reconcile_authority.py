@@ -21,7 +21,7 @@ from custodian.core.plan import fingerprint
 from custodian.memory.journal_store import JournalStore
 from custodian.run import run
 from custodian.settings import load_settings
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, small_dataset
 from spinesupport import (
     HOLD_TIMEOUT_S,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from custodian.statehub.server import ReferenceHub, load_seed
+from custodian_hub import ReferenceHub, load_seed
 from reviewsupport import (
     REJECT_REASON,
     chrome,

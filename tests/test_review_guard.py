@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from custodian.review.server import CSP, ReviewServer
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from reviewsupport import hub_state, queue_two, review_page, review_settings
 from runsupport import tree_digest
 

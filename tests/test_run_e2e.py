@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import (
     CANON,
     hub_get,

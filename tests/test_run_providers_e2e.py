@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from fakes.claude import FakeClaude, result
 from fakes.providers import FakeProvider
 from runsupport import CANON, hub_get, plan_response, run_cli

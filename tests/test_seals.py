@@ -23,7 +23,7 @@ from custodian.core.journal import make_record, parse_at
 from custodian.core.plan import fingerprint
 from custodian.core.seals import SealKey, item_seal_problem, seal_item, seal_record, verify_seals
 from custodian.settings import load_settings
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, tree_digest
 from spinesupport import THREE_WRITES, journal
 

@@ -14,7 +14,7 @@ from custodian.errors import Interrupted
 from custodian.lifecycle import StopFlag
 from custodian.llm._process import run_child
 from custodian.statehub.client import StateHubClient
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from fakes.slow_server import Drip, SlowServer
 from spinesupport import finish, journal, of_run, run_argv, start_run
 

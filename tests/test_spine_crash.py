@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from custodian.core.journal import Record
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from custodian.core import authority
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli
 from spinesupport import THREE_WRITES, journal
 

@@ -193,7 +193,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_hub_serve(args: argparse.Namespace) -> int:
-    from custodian.statehub.server import serve_command
+    from custodian_hub import serve_command
 
     return serve_command(args.host, args.port, args.db, args.seed, args.token)
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @contextmanager
 def embedded_hub(directory: Path, clock: Callable[[], datetime]) -> Iterator[str]:
     """Start the reference hub on an ephemeral loopback port; yield its URL; stop it after."""
-    from custodian.statehub.server import ReferenceHub, demo_dataset, load_seed
+    from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
     directory.mkdir(parents=True, exist_ok=True)
     db_path = directory / "hub.sqlite3"

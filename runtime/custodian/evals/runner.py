@@ -24,8 +24,7 @@ from custodian.memory.approvals import ApprovalStore
 from custodian.run import run
 from custodian.runlog import RunResult
 from custodian.settings import HubSettings, Settings
-from custodian.statehub.seed import load_seed
-from custodian.statehub.server import ReferenceHub
+from custodian_hub import ReferenceHub, load_seed
 
 
 @dataclass(frozen=True)

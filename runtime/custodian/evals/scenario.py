@@ -24,7 +24,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from custodian.core.contract import DomainName
 from custodian.core.eval_expect import ANY, Expectation
 from custodian.errors import ConfigError
-from custodian.statehub.seed import SeedError, read_seed_file, validate_seed
+from custodian_hub import SeedError, read_seed_file, validate_seed
 
 SETTING = "--scenarios"
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from custodian.statehub.wire import wire_timestamp
+from custodian_hub._wire import wire_timestamp
 
 SCHEMA_VERSION = "2"
 

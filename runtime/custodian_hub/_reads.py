@@ -6,8 +6,8 @@ import sqlite3
 from typing import Any
 
 from custodian.core.contract import TASK_STATUSES, WORKSTREAM_STATUSES
-from custodian.statehub.store import record
-from custodian.statehub.wire import ApiError, wire_timestamp
+from custodian_hub._store import record
+from custodian_hub._wire import ApiError, wire_timestamp
 
 _EVENTS_BY_DOMAIN = (
     "SELECT e.* FROM events e JOIN workstreams w ON e.workstream_id = w.id WHERE w.domain = ?"

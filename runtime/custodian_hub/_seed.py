@@ -47,9 +47,9 @@ from custodian.core.contract import (
     WorkstreamStatus,
 )
 from custodian.errors import ConfigError
-from custodian.statehub.store import Store, is_empty
-from custodian.statehub.wire import db_date, db_timestamp
-from custodian.statehub.writes import insert
+from custodian_hub._store import Store, is_empty
+from custodian_hub._wire import db_date, db_timestamp
+from custodian_hub._writes import insert
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 OptionalName = Annotated[str, StringConstraints(max_length=200)] | None

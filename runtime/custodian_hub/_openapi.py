@@ -12,8 +12,8 @@ from pydantic.json_schema import models_json_schema
 
 from custodian import __version__
 from custodian.core import contract
-from custodian.statehub.routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
-from custodian.statehub.wire import IF_MATCH_PATTERN
+from custodian_hub._routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
+from custodian_hub._wire import IF_MATCH_PATTERN
 
 _REF = "#/components/schemas/{model}"
 

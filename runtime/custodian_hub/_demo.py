@@ -14,14 +14,14 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
 
-from custodian.statehub.wire import db_timestamp, to_utc, wire_timestamp
+from custodian_hub._wire import db_timestamp, to_utc, wire_timestamp
 
 DEMO_DOMAINS: tuple[str, ...] = ("website", "platform")
 
 
 @functools.cache
 def _template_text() -> str:
-    return resources.files("custodian.statehub").joinpath("demo.json").read_text("utf-8")
+    return resources.files("custodian_hub").joinpath("demo.json").read_text("utf-8")
 
 
 def demo_dataset(now: datetime) -> dict[str, Any]:

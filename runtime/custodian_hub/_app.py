@@ -1,6 +1,6 @@
 """The hub as a plain function of a request: auth, routing, validation, idempotency, hooks.
 
-Nothing here knows about sockets; `server.py` turns HTTP into `HubRequest` and back.
+Nothing here knows about sockets; `_server.py` turns HTTP into `HubRequest` and back.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from pydantic import BaseModel, ValidationError
 from custodian import __version__
 from custodian.core import contract
 from custodian.core.digest import digest
-from custodian.statehub import idempotency, reads, writes
-from custodian.statehub.openapi import openapi_document
-from custodian.statehub.routes import Route, match, query_params
-from custodian.statehub.store import Store
-from custodian.statehub.wire import (
+from custodian_hub import _idempotency, _reads, _writes
+from custodian_hub._openapi import openapi_document
+from custodian_hub._routes import Route, match, query_params
+from custodian_hub._store import Store
+from custodian_hub._wire import (
     ApiError,
     db_timestamp,
     etag_header,
@@ -34,17 +34,17 @@ from custodian.statehub.wire import (
 
 Clock = Callable[[], datetime]
 WriteHook = Callable[[str, str, str], None]
-WriteFunction = Callable[..., writes.Result]
+WriteFunction = Callable[..., _writes.Result]
 
 WRITES: dict[str, tuple[type[BaseModel], WriteFunction]] = {
-    "add_event": (contract.NewEvent, writes.add_event),
-    "update_task_status": (contract.TaskStatusUpdate, writes.update_task_status),
-    "add_flag": (contract.NewFlag, writes.add_flag),
-    "resolve_flag": (contract.FlagResolution, writes.resolve_flag),
-    "create_workstream": (contract.NewWorkstream, writes.create_workstream),
-    "create_task": (contract.NewTask, writes.create_task),
-    "create_decision": (contract.NewDecision, writes.create_decision),
-    "resolve_decision": (contract.DecisionResolution, writes.resolve_decision),
+    "add_event": (contract.NewEvent, _writes.add_event),
+    "update_task_status": (contract.TaskStatusUpdate, _writes.update_task_status),
+    "add_flag": (contract.NewFlag, _writes.add_flag),
+    "resolve_flag": (contract.FlagResolution, _writes.resolve_flag),
+    "create_workstream": (contract.NewWorkstream, _writes.create_workstream),
+    "create_task": (contract.NewTask, _writes.create_task),
+    "create_decision": (contract.NewDecision, _writes.create_decision),
+    "resolve_decision": (contract.DecisionResolution, _writes.resolve_decision),
 }
 MAX_VALIDATION_ERRORS = 10
 
@@ -129,15 +129,15 @@ class HubApp:
             return openapi_document()
         generated_at = _wire(self._now())
         readers: dict[str, Callable[[sqlite3.Connection], Any]] = {
-            "state_summary": lambda c: reads.state_summary(c, generated_at),
-            "domain_summary": lambda c: reads.domain_summary(
+            "state_summary": lambda c: _reads.state_summary(c, generated_at),
+            "domain_summary": lambda c: _reads.domain_summary(
                 c, params["domain"], query["events"], generated_at
             ),
-            "get_task": lambda c: reads.get_task(c, params["task_id"]),
-            "list_events": lambda c: reads.list_events(c, **query),
-            "list_flags": lambda c: reads.list_flags(c, query["domain"], query["status"]),
-            "list_decisions": lambda c: reads.list_decisions(c, query["domain"], query["status"]),
-            "list_workstreams": lambda c: reads.list_workstreams(c, query["domain"]),
+            "get_task": lambda c: _reads.get_task(c, params["task_id"]),
+            "list_events": lambda c: _reads.list_events(c, **query),
+            "list_flags": lambda c: _reads.list_flags(c, query["domain"], query["status"]),
+            "list_decisions": lambda c: _reads.list_decisions(c, query["domain"], query["status"]),
+            "list_workstreams": lambda c: _reads.list_workstreams(c, query["domain"]),
         }
         with self.store.read() as conn:
             return readers[route.name](conn)
@@ -145,21 +145,21 @@ class HubApp:
     def _write(
         self, request: HubRequest, route: Route, path: str, params: dict[str, str]
     ) -> HubResponse:
-        key = idempotency.check_key(request.headers.get("idempotency-key"))
+        key = _idempotency.check_key(request.headers.get("idempotency-key"))
         payload = parse_json_body(request.body)
         body_sha256 = digest(payload)
         model, function = WRITES[route.name]
         conditions = _conditions(route, request.headers)
-        replay: idempotency.Replay | None = None
+        replay: _idempotency.Replay | None = None
         with self.store.write() as conn:
             now = to_utc(self.clock())
             if key is not None:
-                replay = idempotency.lookup(conn, key, route.method, path, body_sha256, now)
+                replay = _idempotency.lookup(conn, key, route.method, path, body_sha256, now)
             if replay is None:
                 body = _validate(model, payload)
                 answer = function(conn, db_timestamp(now), body, **params, **conditions)
                 if key is not None:
-                    idempotency.remember(conn, key, route.method, path, body_sha256, answer, now)
+                    _idempotency.remember(conn, key, route.method, path, body_sha256, answer, now)
                 self._hook("before_commit", route.method, path)
         if replay is not None:
             replayed = {"Idempotent-Replayed": "true", **_etag(route, replay.body)}

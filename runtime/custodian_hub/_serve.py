@@ -10,6 +10,9 @@ from pathlib import Path
 from types import FrameType
 
 from custodian.errors import ConfigError
+from custodian_hub._demo import demo_dataset
+from custodian_hub._seed import load_seed, read_seed_file
+from custodian_hub._server import ReferenceHub
 
 # Relative to the working directory, next to the runtime's other local state.
 DEFAULT_DB_PATH = Path(".custodian/hub.sqlite3")
@@ -18,17 +21,12 @@ DEFAULT_PORT = 8765
 
 def seed_database(db: Path, seed: str, now: datetime) -> bool:
     """Load `demo` or a seed file into `db` when it is empty; True when something was loaded."""
-    from custodian.statehub.demo import demo_dataset
-    from custodian.statehub.seed import load_seed, read_seed_file
-
     dataset = demo_dataset(now) if seed == "demo" else read_seed_file(Path(seed))
     return load_seed(db, dataset)
 
 
 def serve_command(host: str, port: int, db: Path, seed: str | None, token: str | None) -> int:
     """Serve the hub at host:port on `db` (seeded first if asked) until SIGINT/SIGTERM; 0 after."""
-    from custodian.statehub.server import ReferenceHub
-
     hub = ReferenceHub(db, token=token, host=host, port=port)
     try:
         hub.bind()  # before the database: a busy port leaves no database behind

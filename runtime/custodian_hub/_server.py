@@ -7,7 +7,7 @@ web stack. It binds 127.0.0.1 by default. Use it in-process::
     with ReferenceHub(Path("hub.sqlite3"), token="t") as hub:
         ...  # talk to hub.url
 
-or from the command line with `custodian hub serve` (see `serve.py`).
+or from the command line with `custodian hub serve` (see `_serve.py`).
 
 Where the contract is silent, this hub:
 - generates ids as `<kind>-<6 digits>` (`evt-000042`), skipping ids a seed already took;
@@ -35,24 +35,12 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from custodian.statehub.app import Clock, HubApp, HubRequest, HubResponse, WriteAborted, WriteHook
-from custodian.statehub.demo import demo_dataset
-from custodian.statehub.routes import match
-from custodian.statehub.seed import SeedError, load_seed
-from custodian.statehub.serve import DEFAULT_DB_PATH, serve_command
-from custodian.statehub.store import Store
-from custodian.statehub.wire import ApiError, dumps
+from custodian_hub._app import Clock, HubApp, HubRequest, HubResponse, WriteAborted, WriteHook
+from custodian_hub._routes import match
+from custodian_hub._store import Store
+from custodian_hub._wire import ApiError, dumps
 
-__all__ = [
-    "DEFAULT_DB_PATH",
-    "ReferenceHub",
-    "SeedError",
-    "demo_dataset",
-    "load_seed",
-    "serve_command",
-]
-
-log = logging.getLogger("custodian.statehub")
+log = logging.getLogger("custodian_hub")
 
 MAX_BODY_BYTES = 1024 * 1024
 IDLE_TIMEOUT_S = 60.0

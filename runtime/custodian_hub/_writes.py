@@ -16,8 +16,8 @@ from custodian.core.contract import (
     NewWorkstream,
     TaskStatusUpdate,
 )
-from custodian.statehub.reads import domain_exists, get_by_id
-from custodian.statehub.wire import ApiError, db_date, etag_header
+from custodian_hub._reads import domain_exists, get_by_id
+from custodian_hub._wire import ApiError, db_date, etag_header
 
 Result = tuple[int, dict[str, Any]]
 

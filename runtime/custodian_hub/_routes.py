@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from custodian.core.contract import DOMAIN_PATTERN, ID_PATTERN
-from custodian.statehub.wire import ApiError
+from custodian_hub._wire import ApiError
 
 _ID = re.compile(ID_PATTERN)
 _DOMAIN = re.compile(DOMAIN_PATTERN)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian.statehub.wire import ApiError, db_timestamp
+from custodian_hub._wire import ApiError, db_timestamp
 
 WINDOW = timedelta(hours=24)
 MAX_KEY_LENGTH = 255

@@ -1,0 +1,33 @@
+"""The reference state-hub: contract v1.1 of the state-hub API over SQLite, for runs and tests.
+
+It is not part of Custodian's runtime path: the runtime talks to any hub through
+`custodian.statehub`, and reaches this one only when asked for `embedded` (or when a person runs
+`custodian hub serve`).
+
+- `ReferenceHub`: the hub over real HTTP on a loopback port, on a daemon thread.
+- `load_seed`, `read_seed_file`, `validate_seed`, `SeedError`: datasets into an empty database.
+- `demo_dataset`, `DEMO_DOMAINS`: the `--seed demo` data, dated relative to a given moment.
+- `serve_command`, `seed_database`, `DEFAULT_DB_PATH`: `custodian hub serve`.
+"""
+
+from custodian_hub._app import Clock, WriteHook
+from custodian_hub._demo import DEMO_DOMAINS, demo_dataset
+from custodian_hub._seed import SeedError, load_seed, read_seed_file, validate_seed
+from custodian_hub._serve import DEFAULT_DB_PATH, DEFAULT_PORT, seed_database, serve_command
+from custodian_hub._server import ReferenceHub
+
+__all__ = [
+    "DEFAULT_DB_PATH",
+    "DEFAULT_PORT",
+    "DEMO_DOMAINS",
+    "Clock",
+    "ReferenceHub",
+    "SeedError",
+    "WriteHook",
+    "demo_dataset",
+    "load_seed",
+    "read_seed_file",
+    "seed_database",
+    "serve_command",
+    "validate_seed",
+]
