@@ -5,6 +5,8 @@ It is not part of Custodian's runtime path: the runtime talks to any hub through
 `custodian hub serve`).
 
 - `ReferenceHub`: the hub over real HTTP on a loopback port, on a daemon thread.
+- `in_process`, `HubTransport`: the hub in the caller's process behind an httpx transport (no
+  socket, no thread): the embedded default.
 - `load_seed`, `read_seed_file`, `validate_seed`, `SeedError`: datasets into an empty database.
 - `demo_dataset`, `DEMO_DOMAINS`: the `--seed demo` data, dated relative to a given moment.
 - `serve_command`, `seed_database`, `DEFAULT_DB_PATH`: `custodian hub serve`.
@@ -15,16 +17,19 @@ from custodian_hub._demo import DEMO_DOMAINS, demo_dataset
 from custodian_hub._seed import SeedError, load_seed, read_seed_file, validate_seed
 from custodian_hub._serve import DEFAULT_DB_PATH, DEFAULT_PORT, seed_database, serve_command
 from custodian_hub._server import ReferenceHub
+from custodian_hub._transport import HubTransport, in_process
 
 __all__ = [
     "DEFAULT_DB_PATH",
     "DEFAULT_PORT",
     "DEMO_DOMAINS",
     "Clock",
+    "HubTransport",
     "ReferenceHub",
     "SeedError",
     "WriteHook",
     "demo_dataset",
+    "in_process",
     "load_seed",
     "read_seed_file",
     "seed_database",

@@ -28,28 +28,20 @@ import contextlib
 import logging
 import socket
 import threading
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
-from custodian_hub._app import Clock, HubApp, HubRequest, HubResponse, WriteAborted, WriteHook
-from custodian_hub._routes import match
+from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook, utc_now
+from custodian_hub._exchange import SERVER_NAME, Answer, answer, refusal
 from custodian_hub._store import Store
-from custodian_hub._wire import ApiError, dumps
 
 log = logging.getLogger("custodian_hub")
 
-MAX_BODY_BYTES = 1024 * 1024
 IDLE_TIMEOUT_S = 60.0
 # How often the serving loop checks for stop(); stop() waits up to this long.
 _POLL_INTERVAL_S = 0.01
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class ReferenceHub:
@@ -69,7 +61,7 @@ class ReferenceHub:
         self.token = token
         self.host = host
         self.port = port
-        self.clock: Clock = clock or _utc_now
+        self.clock: Clock = clock or utc_now
         self.on_write = on_write
         self._server: _HubServer | None = None
         self._thread: threading.Thread | None = None
@@ -172,83 +164,51 @@ class _HubServer(ThreadingHTTPServer):
                 conn.shutdown(socket.SHUT_RDWR)
 
 
-def _unknown_method(method: str, target: str) -> ApiError:
-    try:
-        match(method, urlsplit(target).path)
-    except ApiError as err:
-        return err
-    return ApiError(405, f"{method} is not allowed on {target}")  # no route takes it; unreachable
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_version = "custodian-reference-hub"
+    server_version = SERVER_NAME
     timeout = IDLE_TIMEOUT_S
     # Headers and body leave in two writes; without this, Nagle and delayed ACKs add 40 ms.
     disable_nagle_algorithm = True
     server: _HubServer
 
     def do_GET(self) -> None:
-        self._serve()
-
-    do_HEAD = do_POST = do_PATCH = do_PUT = do_DELETE = do_OPTIONS = do_TRACE = do_GET
-
-    def _serve(self) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
         try:
-            body = self._read_body()
-            request = HubRequest(self.command, self.path, self._headers(), body)
-            response = self.server.app.handle(request)
-        except ApiError as err:
-            self.close_connection = True
-            response = HubResponse(err.status, err.body(), err.headers)
+            reply = answer(
+                self.server.app,
+                self.command,
+                self.path,
+                headers,
+                self.rfile.read,
+                close=self.close_connection,
+            )
         except WriteAborted:
             log.info(
                 "on_write hook aborted %s %s; dropping the connection", self.command, self.path
             )
             self.close_connection = True
             return
-        except Exception:
-            log.exception("reference hub failed on %s %s", self.command, self.path)
-            response = HubResponse(500, {"detail": "internal error", "code": "internal_error"})
-        self._send(response)
+        self._send(reply)
 
-    def _headers(self) -> dict[str, str]:
-        return {name.lower(): value for name, value in self.headers.items()}
+    do_HEAD = do_POST = do_PATCH = do_PUT = do_DELETE = do_OPTIONS = do_TRACE = do_GET
 
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            raise ApiError(400, "chunked request bodies are not supported; send Content-Length")
-        raw_length = self.headers.get("Content-Length", "0").strip() or "0"
-        if not raw_length.isdigit():
-            raise ApiError(400, "Content-Length must be a whole number")
-        length = int(raw_length)
-        if length > MAX_BODY_BYTES:
-            raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
-        return self.rfile.read(length) if length else b""
-
-    def _send(self, response: HubResponse) -> None:
-        payload = dumps(response.body)
-        self.send_response(response.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in response.headers.items():
+    def _send(self, reply: Answer) -> None:
+        self.send_response(reply.status)
+        for name, value in reply.headers:
             self.send_header(name, value)
-        if self.close_connection:
-            self.send_header("Connection", "close")
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
+        self.close_connection = self.close_connection or reply.close
+        self.wfile.write(reply.payload)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # http.server's own errors (bad request line, unknown method) get the contract's body too.
         detail = message or explain or "the request cannot be read"
-        err = ApiError(code, detail)
-        if code == 501:  # an unknown method: 405 with `Allow` on a known path, else 404
-            err = _unknown_method(self.command, self.path)
         self.close_connection = True
         # A request line too broken to name its version still gets a status line and headers.
         self.request_version = "HTTP/1.0"
-        self._send(HubResponse(err.status, err.body(), err.headers))
+        # A request line too long or too broken to read never set `path`.
+        self._send(refusal(self.command, getattr(self, "path", ""), code, detail))
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - " + format, self.address_string(), *args)
