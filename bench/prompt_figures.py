@@ -23,8 +23,8 @@ import tiktoken
 from custodian.core.context import PromptInputs, build_view
 from custodian.core.contract import DomainSummary, StateSummary
 from custodian.core.tokens import estimate_tokens
-from custodian.orient import read_canon
-from custodian.prompt import render_prompt
+from custodian.render.prompt import render_prompt
+from custodian.run.orient import read_canon
 from custodian.statehub.client import StateHubClient
 from custodian_hub import DEMO_DOMAINS, ReferenceHub, demo_dataset, load_seed
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from custodian.act import send
 from custodian.memory.run_journal import MemoryJournal
+from custodian.run.act import send
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest

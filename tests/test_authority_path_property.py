@@ -21,7 +21,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from custodian import act, approve
+from custodian.approvals import commands as approve
 from custodian.core import journal as J
 from custodian.core.approvals import new_item
 from custodian.core.authority import authorize, precondition
@@ -32,7 +32,8 @@ from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.run_journal import DiskJournal
-from custodian.runlog import PhaseLog
+from custodian.phase_log import PhaseLog
+from custodian.run import act
 from custodian.settings import load_settings
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub, load_seed

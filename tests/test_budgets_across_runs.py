@@ -18,7 +18,7 @@ from custodian.core.authority import Policy, authorize
 from custodian.core.budgets import RecentWrites, wider_window
 from custodian.core.journal import format_at
 from custodian.core.own_writes import OwnWrite
-from custodian.observe import observe
+from custodian.run.observe import observe
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, CliResult, _ts, hub_get, plan_response, run_cli, small_dataset
@@ -178,7 +178,7 @@ def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
 
 
 def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
-    from custodian.act import recent_writes
+    from custodian.run.act import recent_writes
 
     old_event = _own("add_progress_event", 48, 1)
     old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")

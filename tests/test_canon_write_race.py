@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from custodian.canon_write import current_sha256, write_canon
+from custodian.canon import current_sha256, write_canon
 from custodian.errors import ApprovalError
 from custodian_hub import ReferenceHub
 from runsupport import CANON, plan_response, run_cli

@@ -12,7 +12,7 @@ from custodian.core.context_items import Piece
 from custodian.core.context_select import Candidates, select
 from custodian.core.contract import DomainSummary
 from custodian.core.tokens import estimate_tokens
-from custodian.prompt import render_prompt
+from custodian.render.prompt import render_prompt
 from domaingen import generated_summary
 from test_context_fixtures import NONCE, typical_inputs
 

@@ -21,7 +21,7 @@ from custodian.core.neutralize import (
     safe_domain,
     safe_id,
 )
-from custodian.prompt import render_prompt
+from custodian.render.prompt import render_prompt
 from test_context_fixtures import NONCE, task, typical_inputs, typical_summary
 
 DATA_OPEN = f"<<<DATA {NONCE}"

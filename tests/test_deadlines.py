@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from custodian.errors import HubError, HubUnavailable
-from custodian.runlog import PhaseLog, retry_reporter
+from custodian.phase_log import PhaseLog, retry_reporter
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub
 from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer

@@ -6,8 +6,8 @@ import io
 from datetime import timedelta
 from pathlib import Path
 
+from custodian.audit.inspection import inspect_command
 from custodian.core import journal as J
-from custodian.inspect import inspect_command
 from custodian.memory.journal_store import JournalStore
 from test_journal_core import (
     APPROVAL_AUTH,

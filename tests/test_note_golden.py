@@ -10,11 +10,19 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from custodian.memory.notes import NoteAction, SessionNote, last_note_prose, render_note, write_note
+from custodian.memory.notes import last_note_prose
+from custodian.memory.notes import write_note as write_text
+from custodian.render.note import NoteAction, SessionNote, render_note
 
 GOLDEN = Path(__file__).parent / "golden" / "note.md"
 STARTED = datetime(2026, 11, 29, 8, 0, 0, tzinfo=UTC)
 FINISHED = datetime(2026, 11, 29, 8, 0, 42, tzinfo=UTC)
+
+
+def write_note(directory: Path, note: SessionNote) -> tuple[Path, str]:
+    """Render a note and write it as a run does."""
+    text = render_note(note)
+    return write_text(directory, note.domain, note.started_at, text), text
 
 
 def _note(**changes: object) -> SessionNote:

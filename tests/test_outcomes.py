@@ -18,8 +18,8 @@ import pytest
 from custodian.core.journal_records import Record
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.snapshots import SnapshotStore
-from custodian.run import run
-from custodian.runlog import RunResult
+from custodian.run.result import RunResult
+from custodian.run.runner import run
 from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
@@ -332,7 +332,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 ) -> None:
     from datetime import UTC, datetime
 
-    from custodian import approval_exec
+    from custodian.approvals import execute as approval_exec
     from custodian.core.approvals import new_item
     from custodian.memory.run_journal import MemoryJournal
     from custodian.statehub.client import StateHubClient

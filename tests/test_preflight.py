@@ -152,12 +152,12 @@ def test_a_dry_run_needs_no_writable_memory(tmp_path: Path) -> None:
 
 CRASH = """
 import sys
-import custodian.observe
+import custodian.run.observe
 def boom(*args, **kwargs):
     raise ValueError("an unexpected bug")
-custodian.observe.observe = boom
-import custodian.run
-custodian.run.observe = boom
+custodian.run.observe.observe = boom
+import custodian.run.runner
+custodian.run.runner.observe = boom
 from custodian.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from custodian.errors import Interrupted
-from custodian.lifecycle import StopFlag
 from custodian.llm._process import run_child
 from custodian.statehub.client import StateHubClient
+from custodian.stopping import StopFlag
 from custodian_hub import ReferenceHub
 from fakes.slow_server import Drip, SlowServer
 from spinesupport import finish, journal, of_run, run_argv, start_run

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from custodian.core.context import build_view
 from custodian.core.contract import DomainSummary
 from custodian.core.tokens import estimate_tokens
-from custodian.prompt import render_prompt
+from custodian.render.prompt import render_prompt
 from domaingen import WORDS, generated_summary
 from test_context_fixtures import typical_inputs
 

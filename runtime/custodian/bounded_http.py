@@ -15,7 +15,7 @@ from typing import Protocol
 
 import httpx
 
-from custodian.lifecycle import POLL_S, interrupted
+from custodian.stopping import POLL_S, interrupted
 
 # Headers that describe the bytes on the wire, not the decoded body the caller gets.
 _FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})

@@ -163,7 +163,7 @@ def _settings(args: argparse.Namespace, **kwargs: Any) -> Any:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from custodian.run import run
+    from custodian.run.runner import run
 
     settings = _settings(args)
     result = run(settings)
@@ -199,8 +199,8 @@ def _cmd_hub_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from custodian.inspect import inspect_command
-    from custodian.preflight import check_memory
+    from custodian.audit.inspection import inspect_command
+    from custodian.run.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -210,8 +210,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from custodian.preflight import check_memory
-    from custodian.replay import replay_command
+    from custodian.audit.replay import replay_command
+    from custodian.run.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -219,8 +219,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
-    from custodian.approve import approvals_command
-    from custodian.preflight import check_memory
+    from custodian.approvals.commands import approvals_command
+    from custodian.run.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     deciding = args.approvals_command in ("approve", "reject")
@@ -245,8 +245,8 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
-    from custodian.preflight import check_memory
     from custodian.review.server import review_command
+    from custodian.run.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=True)

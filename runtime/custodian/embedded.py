@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from custodian.core.redact import redact
 
 if TYPE_CHECKING:
-    from custodian.runlog import PhaseLog
+    from custodian.phase_log import PhaseLog
     from custodian.settings import Settings
 
 

@@ -18,6 +18,18 @@ from custodian.core.journal_records import Record, parse_at
 _FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.md$")
 PROBLEM_LIMIT = 500  # characters of a failed run's problem kept in its note_written record
 
+# The note's prose sits between these markers; the note template writes them, continuity reads them.
+PROSE_START = "<!-- custodian:prose -->"
+PROSE_END = "<!-- /custodian:prose -->"
+
+
+def prose_of(text: str) -> str | None:
+    """The reasoning between a note's prose markers; None if absent or empty."""
+    start, end = text.find(PROSE_START), text.find(PROSE_END)
+    if start != -1 and end > start:
+        return text[start + len(PROSE_START) : end].strip() or None
+    return None
+
 
 @dataclass(frozen=True)
 class NoteRef:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from custodian.bounded_http import Stoppable
-from custodian.lifecycle import POLL_S, interrupted
+from custodian.stopping import POLL_S, interrupted
 
 CHUNK = 64 * 1024
 STDERR_KEEP = 64 * 1024  # stderr is only quoted in errors; keep its end

@@ -14,7 +14,7 @@ from custodian.errors import ModelError
 from custodian.llm.base import ModelConfig
 
 if TYPE_CHECKING:
-    from custodian.lifecycle import OnRetry
+    from custodian.stopping import OnRetry
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from custodian.core.planning_facts import PlanningFacts
-    from custodian.lifecycle import OnRetry, StopFlag
+    from custodian.stopping import OnRetry, StopFlag
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
 

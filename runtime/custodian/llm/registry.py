@@ -11,7 +11,7 @@ from custodian.llm.base import Model, ModelConfig
 # name -> "module:Class"; a spec is NAME or NAME:ARGUMENT.
 ADAPTERS: dict[str, str] = {
     "offline": "custodian.llm.offline:OfflinePlanner",
-    "file": "custodian.llm.replay:FileModel",
+    "file": "custodian.llm.file_answer:FileModel",
     "cmd": "custodian.llm.command:CommandModel",
     "claude-code": "custodian.llm.claude_code:ClaudeCodeModel",
     "anthropic": "custodian.llm.anthropic:AnthropicModel",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from custodian import approve
+from custodian.approvals import commands as approve
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
 from custodian.settings import Settings

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from custodian.audit.inspection import EXIT_NOT_FOUND, inspect_command
+from custodian.core.continuity import PROSE_END, PROSE_START
 from custodian.core.inert import for_prose
 from custodian.core.journal_records import parse_at
-from custodian.inspect import EXIT_NOT_FOUND, inspect_command
 from custodian.memory.journal_store import JournalStore, ReadResult
-from custodian.memory.notes import PROSE_END, PROSE_START
 from custodian.review.chart import Chart, build_chart
 from custodian.review.markdown import render_markdown, split_front_matter
 from custodian.review.runs import RunRow, run_rows

@@ -8,15 +8,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian import approval_exec
-from custodian.canon_write import current_sha256
+from custodian.approvals import execute as approval_exec
+from custodian.canon import current_sha256
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.authority import precondition
 from custodian.core.authority_path import PersonDecision, as_item, rule_write
 from custodian.core.contract import DomainSummary
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
-from custodian.observe import read_summary
+from custodian.run.observe import read_summary
 from custodian.settings import Settings
 
 

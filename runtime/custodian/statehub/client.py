@@ -49,7 +49,6 @@ from custodian.core.contract import (
 from custodian.core.digest import canonical_json, sha256_hex
 from custodian.core.redact import redact
 from custodian.errors import ConfigError, HubError, HubPreconditionFailed
-from custodian.lifecycle import OnRetry
 from custodian.statehub.retry import (
     Call,
     Outcome,
@@ -59,6 +58,7 @@ from custodian.statehub.retry import (
     overrun_failure,
     parse_body,
 )
+from custodian.stopping import OnRetry
 
 T = TypeVar("T", bound=Response)
 Params = Mapping[str, str | int | None]

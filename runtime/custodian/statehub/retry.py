@@ -21,7 +21,7 @@ from tenacity import RetryCallState, Retrying, retry_if_result, wait_random_expo
 from custodian.bounded_http import DeadlinePassed, TooLarge, describe_size
 from custodian.core.contract import ErrorBody, Response
 from custodian.errors import ConfigError, HubError, HubRequestError, HubUnavailable
-from custodian.lifecycle import OnRetry
+from custodian.stopping import OnRetry
 
 # 500 and 501 are left out on purpose: they say the hub is broken, not busy.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

@@ -35,7 +35,7 @@ class RenderedPrompt:
 @cache
 def environment() -> jinja2.Environment:
     """The template environment: package templates, strict about undefined names, no escaping."""
-    return make_environment(jinja2.PackageLoader("custodian", "templates"))
+    return make_environment(jinja2.PackageLoader("custodian.render", "templates"))
 
 
 def make_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:

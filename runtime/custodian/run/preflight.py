@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from custodian.errors import ConfigError
+from custodian.llm.file_answer import check_response_file
 from custodian.llm.registry import split_spec
-from custodian.llm.replay import check_response_file
 from custodian.settings import Settings
 
 MEMORY_PARTS = ("working", "approvals", "journal", "locks")

@@ -12,9 +12,10 @@ from custodian.core import display
 from custodian.core.authority import Ruling
 from custodian.core.inert import code_span
 from custodian.core.outcomes import ItemOutcome
-from custodian.memory.notes import NoteAction, SessionNote, write_note
-from custodian.orient import Orientation
-from custodian.runlog import RunResult
+from custodian.memory.notes import write_note
+from custodian.render.note import NoteAction, SessionNote, render_note
+from custodian.run.orient import Orientation
+from custodian.run.result import RunResult
 from custodian.settings import Settings
 
 HEADLINES = {
@@ -110,8 +111,7 @@ def write_session_note(
         problem=problem,
         raw_response=raw,
     )
-    path, _ = write_note(settings.memory_dir / "working", note)
-    return path
+    return write_note(settings.memory_dir / "working", note.domain, started_at, render_note(note))
 
 
 _RECONCILED = {

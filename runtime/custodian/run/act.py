@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian.canon_write import current_sha256
+from custodian.canon import current_sha256
 from custodian.core import journal as J
 from custodian.core import outcomes
 from custodian.core.approval_history import ApprovalHistory
@@ -31,13 +31,13 @@ from custodian.core.outcomes import (
     task_changed,
 )
 from custodian.core.own_writes import OwnWrite
-from custodian.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
 from custodian.errors import ConfigError, HubError, HubPreconditionFailed
 from custodian.llm.base import Completion
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.run_journal import Journal
-from custodian.origin import canon_identity, hub_identity
-from custodian.runlog import PhaseLog
+from custodian.phase_log import PhaseLog
+from custodian.run.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
+from custodian.run.origin import canon_identity, hub_identity
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from custodian.act import send
-from custodian.canon_write import current_sha256, resolve_inside, write_canon
+from custodian.canon import current_sha256, resolve_inside, write_canon
 from custodian.core.approvals import ApprovalItem
 from custodian.core.authority import approval_key, precondition
 from custodian.core.authority_path import PersonDecision, Verdict, as_item, rule_write
@@ -25,12 +24,13 @@ from custodian.core.journal_spine import executed_params
 from custodian.core.origin import origin_problem
 from custodian.core.outcomes import planned_on
 from custodian.core.plan_schema import normalize
-from custodian.dispatch import APPROVED_CALLS
 from custodian.embedded import embedded_hub
 from custodian.errors import ApprovalError, ConfigError, CustodianError
 from custodian.memory.run_journal import DiskJournal
-from custodian.observe import read_summary
-from custodian.origin import bound, canon_identity, hub_identity
+from custodian.run.act import send
+from custodian.run.dispatch import APPROVED_CALLS
+from custodian.run.observe import read_summary
+from custodian.run.origin import bound, canon_identity, hub_identity
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from custodian import approval_exec
+from custodian.approvals import execute as approval_exec
 from custodian.core import approval_text
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.inert import for_terminal, for_terminal_json

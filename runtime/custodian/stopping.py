@@ -1,4 +1,4 @@
-"""What a run needs from the process: its id, the wall clock, and a stop that cuts every wait.
+"""A stop that cuts every wait: SIGTERM/SIGINT set a flag that every sleep, read and child polls.
 
 A signal handler only records the signal (setting a `threading.Event` from a handler can deadlock
 the thread it interrupted); every wait polls the flag in short slices instead, so SIGINT or
@@ -7,13 +7,11 @@ SIGTERM ends a sleep, a subprocess or an HTTP read within a fraction of a second
 
 from __future__ import annotations
 
-import secrets
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from types import FrameType
 
 from custodian.errors import Interrupted
@@ -23,16 +21,6 @@ POLL_S = 0.05
 
 # Retry progress: (attempt that failed, attempts allowed, why it failed, seconds until the next).
 OnRetry = Callable[[int, int, str, float], None]
-
-
-def utc_now() -> datetime:
-    """The wall clock, in UTC."""
-    return datetime.now(UTC)
-
-
-def new_run_id(now: datetime) -> str:
-    """A sortable, unique run id: `r20261130T081500Z-3fa9c2`."""
-    return f"r{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
 class StopFlag:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
-from custodian import act, record
+from custodian.clock import new_run_id, utc_now
 from custodian.core import display, outcomes
 from custodian.core import journal as J
 from custodian.core.authority import Ruling
@@ -24,7 +24,6 @@ from custodian.core.plan import Plan
 from custodian.core.redact import redact
 from custodian.core.run_rules import EXIT_OK, ending, skip_reason
 from custodian.crash import EXIT_INTERNAL
-from custodian.decide import Scope, authorize_step, decide_step, orient_step, plan_step
 from custodian.embedded import hub_url_for
 from custodian.errors import (
     CustodianError,
@@ -33,8 +32,6 @@ from custodian.errors import (
     ModelError,
     PlanRejected,
 )
-from custodian.evidence_read import read_evidence
-from custodian.lifecycle import StopFlag, new_run_id, stop_on_signals, utc_now
 from custodian.llm.base import Model
 from custodian.llm.registry import build_model
 from custodian.memory.approvals import ApprovalStore
@@ -42,12 +39,17 @@ from custodian.memory.journal_store import JournalStore, JournalWriter, Opened
 from custodian.memory.lock import RunLock
 from custodian.memory.run_journal import DiskJournal, Journal, MemoryJournal
 from custodian.memory.snapshots import SnapshotStore
-from custodian.observe import Observation, check_known, observe, settled_record
-from custodian.origin import bound
-from custodian.preflight import check_run
-from custodian.runlog import PhaseLog, RunResult, retry_reporter
+from custodian.phase_log import PhaseLog, retry_reporter
+from custodian.run import act, record
+from custodian.run.decide import Scope, authorize_step, decide_step, orient_step, plan_step
+from custodian.run.evidence import read_evidence
+from custodian.run.observe import Observation, check_known, observe, settled_record
+from custodian.run.origin import bound
+from custodian.run.preflight import check_run
+from custodian.run.result import RunResult
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
+from custodian.stopping import StopFlag, stop_on_signals
 
 Clock = Callable[[], datetime]
 

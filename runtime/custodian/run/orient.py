@@ -16,7 +16,7 @@ from custodian.core.planning_facts import PlanningFacts
 from custodian.errors import ConfigError
 from custodian.llm.base import Prompt
 from custodian.memory.notes import last_note_prose, note_prose
-from custodian.prompt import RenderedPrompt, render_prompt
+from custodian.render.prompt import RenderedPrompt, render_prompt
 from custodian.settings import Settings
 
 

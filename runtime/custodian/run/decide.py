@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from custodian import act, record
 from custodian.core import journal as J
 from custodian.core.approvals import pending_for, recently_rejected
 from custodian.core.authority import Ruling, authorize
@@ -28,9 +27,11 @@ from custodian.llm.base import Completion, Model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.run_journal import Journal
 from custodian.memory.snapshots import ContentStore, SnapshotStore
-from custodian.observe import Observation
-from custodian.orient import Orientation, orient
-from custodian.runlog import PhaseLog, RunResult
+from custodian.phase_log import PhaseLog
+from custodian.run import act, record
+from custodian.run.observe import Observation
+from custodian.run.orient import Orientation, orient
+from custodian.run.result import RunResult
 from custodian.settings import Settings
 
 

@@ -1,0 +1,16 @@
+"""The wall clock and the run id: the one place the shell reads the time of day."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+
+
+def utc_now() -> datetime:
+    """The wall clock, in UTC."""
+    return datetime.now(UTC)
+
+
+def new_run_id(now: datetime) -> str:
+    """A sortable, unique run id: `r20261130T081500Z-3fa9c2`."""
+    return f"r{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
