@@ -20,7 +20,7 @@ from custodian.core.approvals import ApprovalItem
 from custodian.core.authority import approval_key, precondition
 from custodian.core.authority_path import PersonDecision, Verdict, as_item, rule_write
 from custodian.core.contract import DomainSummary, Task
-from custodian.core.journal_spine import executed_params
+from custodian.core.journal_trace import executed_params
 from custodian.core.origin import origin_problem
 from custodian.core.outcomes import planned_on
 from custodian.core.plan_schema import normalize

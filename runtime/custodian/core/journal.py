@@ -30,13 +30,8 @@ from custodian.core.journal_runs import (
     latest_run_id,
     run_summaries,
 )
-from custodian.core.journal_spine import (
-    ItemTrace,
-    PendingWrite,
-    trace_items,
-    unfinished_items,
-    verify_spine,
-)
+from custodian.core.journal_spine import PendingWrite, unfinished_items, verify_spine
+from custodian.core.journal_trace import ItemTrace, trace_items
 
 __all__ = [
     "GENESIS",

@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from custodian.core.digest import canonical_json, digest, strict_loads
+from custodian.core.digest import canonical_json, digest
 from custodian.core.fences import Fence, find_fences
+from custodian.core.plan_json import MAX_DEPTH, parse_plan_object
 from custodian.core.plan_schema import (
     APPROVABLE_OPERATIONS,
     OPERATION_PATTERN,
@@ -44,7 +45,6 @@ __all__ = [
     "fingerprint",
 ]
 
-MAX_DEPTH = 64
 SECTIONS = ("observations", "progress_events", "tasks_to_update", "tasks_to_flag", "proposals")
 _TARGET_KEYS = ("task_id", "decision_id", "flag_id", "path", "workstream_id", "domain")
 
@@ -90,7 +90,7 @@ def extract_plan(markdown: str) -> Plan:
     """Find the one ```json block in `markdown` and turn it into a Plan, or raise PlanRejected."""
     lines = markdown.splitlines()
     block = _the_json_block(lines, find_fences(lines))
-    document = _parse(block.body)
+    document = parse_plan_object(block.body)
     before = "\n".join(lines[: block.first_line]).strip()
     after = "\n".join(lines[block.end_line :]).strip()
     prose = "\n\n".join(part for part in (before, after) if part)
@@ -127,58 +127,6 @@ def _the_json_block(lines: list[str], fences: list[Fence]) -> Fence:
             "end it with a line of ``` (the answer may have been cut off)."
         )
     return blocks[0]
-
-
-def _parse(text: str) -> dict[str, Any]:
-    try:
-        document = strict_loads(text, object_pairs_hook=_no_duplicates)
-    except RecursionError:
-        raise PlanRejected(_too_deep()) from None
-    except ValueError as exc:
-        raise PlanRejected(
-            f"The ```json block is not valid JSON ({exc}): write one JSON object, "
-            "with double-quoted keys and strings, finite numbers, and no comments or trailing "
-            "commas."
-        ) from None
-    if not isinstance(document, dict):
-        raise PlanRejected(
-            f"The ```json block holds a JSON {type(document).__name__}, not an object: "
-            'the plan must be one object such as {"observations": [], "progress_events": []}.'
-        )
-    if _depth(document) > MAX_DEPTH:
-        raise PlanRejected(_too_deep())
-    return document
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            # json.loads would keep the last one silently; a plan must not hide an entry.
-            raise ValueError(f"the key {key!r} appears twice in one object")
-        result[key] = value
-    return result
-
-
-def _too_deep() -> str:
-    return (
-        f"The ```json block nests deeper than {MAX_DEPTH} levels: "
-        "write a flat plan of lists of objects."
-    )
-
-
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            break
-        children = (
-            node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        )
-        stack.extend((child, level + 1) for child in children)
-    return deepest
 
 
 class _Builder:
