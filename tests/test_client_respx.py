@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from custodian import __version__
+from custodian._retry import parse_retry_after
 from custodian.core.contract import (
     DecisionResolution,
     NewDecision,
@@ -26,7 +27,6 @@ from custodian.core.contract import (
 )
 from custodian.errors import ConfigError, HubError, HubRequestError, HubUnavailable
 from custodian.statehub.client import HubWrite, StateHubClient
-from custodian.statehub.retry import parse_retry_after
 
 BASE = "http://hub.test"
 TOKEN = "s3cret-token"

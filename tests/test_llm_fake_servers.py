@@ -76,7 +76,7 @@ def test_scripted_429_is_retried_over_real_http() -> None:
     limited = Reply(
         429,
         {"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}},
-        {"retry-after": "0.25"},
+        {"retry-after-ms": "250"},
     )
     sleep = FakeSleep()
     with FakeProvider("openai", replies=(limited,)) as fake:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 import respx
 
+from custodian._retry import RetryPolicy, retry_after_seconds
 from custodian.errors import ConfigError, ModelError
-from custodian.llm._http import api_url, retry_after_seconds
-from custodian.llm._retry import Retryable, RetryPolicy, call_with_retries
+from custodian.llm._attempts import Retryable, call_model, model_policy
+from custodian.llm._http import api_url
 from custodian.llm.base import ModelConfig, Prompt
 from custodian.llm.openai import OpenAIModel
 from fakes.clock import FakeSleep
@@ -29,14 +32,12 @@ def failing(times: int, hint: float | None = None) -> tuple[list[int], Callable[
 
 
 def test_retry_after_forms() -> None:
-    assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
-    assert retry_after_seconds({"retry-after": "12"}) == 12.0
-    assert (
-        retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=1445412480.0)
-        == 30.0
-    )
-    assert retry_after_seconds({"retry-after": "soon"}) is None
-    assert retry_after_seconds({}) is None
+    now = datetime.fromtimestamp(1445412480.0, UTC)
+    assert retry_after_seconds({"retry-after-ms": "250"}, now=now) == 0.25
+    assert retry_after_seconds({"retry-after": "12"}, now=now) == 12.0
+    assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=now) == 30.0
+    assert retry_after_seconds({"retry-after": "soon"}, now=now) is None
+    assert retry_after_seconds({}, now=now) is None
 
 
 def test_total_budget_stops_before_a_sleep_that_would_overrun_it() -> None:
@@ -46,7 +47,7 @@ def test_total_budget_stops_before_a_sleep_that_would_overrun_it() -> None:
     )
     calls, attempt = failing(times=100, hint=10.0)
     with pytest.raises(ModelError) as caught:
-        call_with_retries(attempt, policy)
+        call_model(policy, attempt)
     assert sleep.calls == [10.0, 10.0]  # a third 10 s wait would end at 30 s > 25 s
     assert len(calls) == 3
     assert caught.value.attempts == 3
@@ -54,11 +55,10 @@ def test_total_budget_stops_before_a_sleep_that_would_overrun_it() -> None:
 
 def test_full_jitter_stays_under_the_exponential_ceiling() -> None:
     sleep = FakeSleep()
-    policy = RetryPolicy(
-        max_attempts=6, max_wait_s=3.0, sleep=sleep, clock=sleep.clock, rng=lambda: 0.999
-    )
+    config = ModelConfig(spec="openai", max_attempts=6, max_retry_wait_s=3.0)
+    policy = replace(model_policy(config, sleep=sleep), clock=sleep.clock, rng=lambda: 0.999)
     _, attempt = failing(times=5)
-    assert call_with_retries(attempt, policy) == "ok"
+    assert call_model(policy, attempt) == "ok"
     assert sleep.calls == pytest.approx([0.999, 1.998, 2.997, 2.997, 2.997])
 
 

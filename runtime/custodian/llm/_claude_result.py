@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from custodian._retry import retryable_status
 from custodian.errors import ModelError
+from custodian.llm._attempts import Retryable
 from custodian.llm._json import as_dict, as_float, as_int, as_list, as_str
-from custodian.llm._retry import Retryable
 from custodian.llm.base import Completion, Usage
 
 TAIL_CHARS = 2000
@@ -27,7 +28,7 @@ def _fail(
         provider=provider,
         status=status,
         code=code,
-        retryable=status is not None and (status in (408, 429) or status >= 500),
+        retryable=status is not None and retryable_status(status),
         stderr_tail=stderr_tail or None,
     )
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -12,15 +10,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from custodian._retry import Sleep, retry_after_seconds, retryable_status
 from custodian.bounded_http import DeadlinePassed, TooLarge, describe_size, exchange
 from custodian.errors import ConfigError, ModelError
-from custodian.llm._retry import Retryable, RetryPolicy, call_with_retries
+from custodian.llm._attempts import Retryable, call_model, model_policy
 from custodian.llm.base import ModelConfig
 
 T = TypeVar("T")
 
-# Statuses worth sending again unchanged (529 is Anthropic's "overloaded").
-RETRY_STATUSES = frozenset({408, 429})
 BASE_URL_SETTING = "CUSTODIAN_LLM_BASE_URL"
 MODEL_SETTING = "CUSTODIAN_MODEL"
 TOKENS_SETTING = "CUSTODIAN_MAX_OUTPUT_TOKENS"
@@ -69,29 +66,6 @@ def api_url(base: str, version: str, endpoint: str) -> str:
     return f"{base}/{endpoint}"
 
 
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The server's wait hint: `retry-after-ms`, else `retry-after` as seconds or an HTTP date."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
-
-
 def header_request_id(response: httpx.Response) -> str | None:
     """The vendor's request id from the usual headers."""
     for name in ("x-request-id", "request-id", "x-goog-request-id"):
@@ -134,12 +108,12 @@ class JsonHttp:
         describe_error: DescribeError,
         key_var: str | None = None,
         transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
+        sleep: Sleep | None = None,
     ) -> None:
         self.provider = provider
         self.key_var = key_var
         self.describe_error = describe_error
-        self.policy = RetryPolicy.from_config(config, sleep=sleep)
+        self.policy = model_policy(config, sleep=sleep)
         self.timeout_s = config.timeout_s
         self.max_bytes = config.max_response_bytes
         self.stop = config.stop
@@ -150,8 +124,8 @@ class JsonHttp:
         self, url: str, body: Mapping[str, Any], parse: Callable[[Any, httpx.Response], T]
     ) -> T:
         """POST `body` to `url` and hand the 2xx JSON to `parse` (which may raise Retryable)."""
-        deadline = self.policy.clock() + self.policy.max_total_s
-        return call_with_retries(lambda: self._attempt(url, body, parse, deadline), self.policy)
+        deadline = self.policy.deadline()
+        return call_model(self.policy, lambda: self._attempt(url, body, parse, deadline))
 
     def _attempt(
         self,
@@ -213,7 +187,7 @@ class JsonHttp:
     def _raise_for_status(self, response: httpx.Response) -> None:
         status = response.status_code
         info = self.describe_error(status, _payload(response), response.text)
-        retryable = not info.fatal and (status in RETRY_STATUSES or status >= 500)
+        retryable = not info.fatal and retryable_status(status)
         if response.headers.get("x-should-retry", "").lower() == "false":
             retryable = False
         code = f" ({info.code})" if info.code else ""
@@ -225,7 +199,7 @@ class JsonHttp:
             retryable=retryable,
         )
         if retryable:
-            hint = retry_after_seconds(response.headers)
+            hint = retry_after_seconds(response.headers, now=self.policy.wall_clock())
             raise Retryable(error, hint if hint is not None else info.retry_after_s)
         raise error
 

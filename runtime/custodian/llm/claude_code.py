@@ -21,10 +21,10 @@ from typing import ClassVar
 
 from custodian.bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
+from custodian.llm._attempts import call_model, model_policy
 from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm._claude_result import TAIL_CHARS, parse_result
 from custodian.llm._process import ChildTimeout, ChildTooLarge, run_child
-from custodian.llm._retry import RetryPolicy, call_with_retries
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt
 
 DEFAULT_MODEL = "sonnet"
@@ -168,7 +168,7 @@ class ClaudeCodeModel(Model):
         self._config = config
         self._model = config.model or DEFAULT_MODEL
         self._home = config.env.get(HOME_VAR, "").strip() or None
-        self._policy = RetryPolicy.from_config(
+        self._policy = model_policy(
             config, sleep=sleep, max_attempts=min(MAX_ATTEMPTS, config.max_attempts)
         )
 
@@ -179,7 +179,7 @@ class ClaudeCodeModel(Model):
 
     def complete(self, prompt: Prompt) -> Completion:
         """Run the CLI once (twice if the API was overloaded) and return its result text."""
-        return call_with_retries(lambda: self._attempt(prompt), self._policy)
+        return call_model(self._policy, lambda: self._attempt(prompt))
 
     def _attempt(self, prompt: Prompt) -> Completion:
         with private_dirs("custodian-claude-") as dirs:

@@ -7,10 +7,11 @@ from typing import Any, ClassVar
 
 import httpx
 
+from custodian._retry import retryable_status
+from custodian.llm._attempts import Retryable
 from custodian.llm._http import ErrorInfo, header_request_id, require_key
 from custodian.llm._json import as_float, as_str
 from custodian.llm._openai_shape import ChatCompletionsModel
-from custodian.llm._retry import Retryable
 from custodian.llm.base import ModelConfig
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -77,7 +78,7 @@ class OpenRouterModel(ChatCompletionsModel):
         if not isinstance(error, dict):
             return
         code = _error_code(error)
-        retryable = code is not None and code != 402 and (code in (408, 429) or code >= 500)
+        retryable = code is not None and code != 402 and retryable_status(code)
         failure = self._http.error(
             f"error inside a {response.status_code} answer"
             + (f" (code {code})" if code is not None else "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Generic, TypeVar
@@ -18,6 +18,7 @@ import httpx
 from pydantic import ValidationError
 
 from custodian import __version__
+from custodian._retry import Attempted, Clock, Retry, RetryPolicy, Sleep, call_with_retries
 from custodian.bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
 from custodian.core.contract import (
     DOMAIN_PATTERN,
@@ -49,14 +50,13 @@ from custodian.core.contract import (
 from custodian.core.digest import canonical_json, sha256_hex
 from custodian.core.redact import redact
 from custodian.errors import ConfigError, HubError, HubPreconditionFailed
-from custodian.statehub.retry import (
+from custodian.statehub._failures import (
     Call,
     Outcome,
-    RetryPolicy,
-    call_with_retries,
     failure_for,
     overrun_failure,
     parse_body,
+    retry_verdict,
 )
 from custodian.stopping import OnRetry
 
@@ -68,6 +68,7 @@ _KEY = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$")
 _ID = re.compile(ID_PATTERN)
 _DOMAIN = re.compile(DOMAIN_PATTERN)
 DEFAULT_MAX_BYTES = 32 << 20  # a hub answer larger than this stops the call
+JITTER_BASE_S = 0.5  # the first jitter window is [0, 0.5 s]; each retry doubles it
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ class StateHubClient:
         max_total_s: float = 60.0,
         max_retry_wait_s: float = 30.0,
         transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = time.sleep,
+        clock: Clock = time.monotonic,
         max_response_bytes: int = DEFAULT_MAX_BYTES,
         stop: Stoppable | None = None,
         on_retry: OnRetry | None = None,
@@ -120,12 +121,16 @@ class StateHubClient:
             auth=basic,
             follow_redirects=False,  # a redirect would resend the token and body somewhere else
         )
+        _check_limits(max_attempts, max_total_s, max_retry_wait_s)
         self._policy = RetryPolicy(
             max_attempts=max_attempts,
             max_total_s=max_total_s,
-            max_retry_wait_s=max_retry_wait_s,
+            max_wait_s=max_retry_wait_s,
+            backoff_base_s=JITTER_BASE_S,
+            backoff_cap_s=max_retry_wait_s,
             sleep=sleep,
             clock=clock,
+            stop=stop,  # a signal cuts the retrying of reads and writes alike before a wait
             on_retry=on_retry,
         )
 
@@ -281,8 +286,9 @@ class StateHubClient:
         request = self._http.build_request(
             method, path, params=query, content=content, headers=headers
         )
-        # One deadline for the whole call, retries and body reads included.
-        deadline = self._policy.clock() + self._policy.max_total_s
+        # One deadline for the whole call, retries and body reads included. The request is built
+        # once: a write goes out again only as these bytes with this idempotency key.
+        deadline = self._policy.deadline()
         stop = self._stop if content is None else None
         tries = [0]
 
@@ -301,17 +307,36 @@ class StateHubClient:
                 return exc
 
         try:
-            result = call_with_retries(self._policy, attempt)
+            result = call_with_retries(self._policy, attempt, self._verdict)
         except (DeadlinePassed, TooLarge) as exc:
             call = Call(method, str(request.url), self.base_url, tries[0], self._policy)
             raise overrun_failure(call, exc) from None
-        call = Call(method, str(request.url), self.base_url, result.attempts, self._policy)
-        if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
-            return result.outcome, result.attempts
-        failure = failure_for(call, result.outcome, budget_spent=result.budget_spent)
-        if isinstance(result.outcome, httpx.Response) and result.outcome.status_code == 412:
-            raise _precondition_failed(failure, result.outcome)
-        raise failure
+        return _succeeded(
+            Call(method, str(request.url), self.base_url, result.attempts, self._policy), result
+        )
+
+    def _verdict(self, outcome: Outcome) -> Retry | None:
+        return retry_verdict(outcome, now=self._policy.wall_clock())
+
+
+def _succeeded(call: Call, result: Attempted[Outcome]) -> tuple[httpx.Response, int]:
+    """The response of a call that succeeded, else the HubError its last outcome calls for."""
+    if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
+        return result.outcome, result.attempts
+    failure = failure_for(call, result.outcome, budget_spent=result.budget_spent)
+    if isinstance(result.outcome, httpx.Response) and result.outcome.status_code == 412:
+        raise _precondition_failed(failure, result.outcome)
+    raise failure
+
+
+def _check_limits(max_attempts: int, max_total_s: float, max_retry_wait_s: float) -> None:
+    if max_attempts < 1:
+        raise ConfigError(f"state-hub max_attempts must be at least 1, not {max_attempts}")
+    if max_total_s <= 0 or max_retry_wait_s < 0:
+        raise ConfigError(
+            "state-hub retry limits must be positive: got"
+            f" max_total_s={max_total_s}, max_retry_wait_s={max_retry_wait_s}"
+        )
 
 
 def _precondition_failed(failure: HubError, response: httpx.Response) -> HubPreconditionFailed:
