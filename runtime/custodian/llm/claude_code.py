@@ -15,10 +15,11 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from custodian._retry import Sleep
 from custodian.bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._attempts import call_model, model_policy
@@ -26,6 +27,9 @@ from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm._claude_result import TAIL_CHARS, parse_result
 from custodian.llm._process import ChildTimeout, ChildTooLarge, run_child
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_MODEL = "sonnet"
 BIN_VAR = "CUSTODIAN_CLAUDE_BIN"
@@ -152,8 +156,8 @@ class ClaudeCodeModel(Model):
         self,
         config: ModelConfig,
         *,
-        transport: object = None,
-        sleep: Callable[[float], None] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Sleep | None = None,
     ) -> None:
         executable = find_claude(config.env)
         if executable is None:

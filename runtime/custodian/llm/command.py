@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from custodian.bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm._process import ChildTimeout, ChildTooLarge, Finished, run_child
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+
+if TYPE_CHECKING:
+    import httpx
 
 STDERR_TAIL = 2000
 
@@ -19,7 +22,9 @@ class CommandModel(Model):
 
     provider: ClassVar[str] = "cmd"
 
-    def __init__(self, config: ModelConfig, *, transport: Any = None) -> None:
+    def __init__(
+        self, config: ModelConfig, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
         if not config.argument:
             raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
         try:

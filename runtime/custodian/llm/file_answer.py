@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from custodian.errors import ConfigError, ModelError
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class FileModel(Model):
@@ -14,7 +17,9 @@ class FileModel(Model):
 
     provider: ClassVar[str] = "file"
 
-    def __init__(self, config: ModelConfig, *, transport: Any = None) -> None:
+    def __init__(
+        self, config: ModelConfig, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
         if not config.argument:
             raise ConfigError("file: needs a path, e.g. --llm file:answer.md", setting="--llm")
         self._path = Path(config.argument)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from custodian.core.offline_planner import offline_plan
 from custodian.errors import ModelError
 from custodian.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class OfflinePlanner(Model):
@@ -16,7 +19,9 @@ class OfflinePlanner(Model):
     uses_facts: ClassVar[bool] = True
     is_rule_based: ClassVar[bool] = True
 
-    def __init__(self, config: ModelConfig, *, transport: Any = None) -> None:
+    def __init__(
+        self, config: ModelConfig, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self._config = config
 
     @property

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from custodian.errors import ConfigError
 from custodian.llm.base import Model, ModelConfig
+
+if TYPE_CHECKING:
+    import httpx
 
 # name -> "module:Class"; a spec is NAME or NAME:ARGUMENT.
 ADAPTERS: dict[str, str] = {
@@ -44,7 +47,7 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return name, (argument if sep else None)
 
 
-def build_model(config: ModelConfig, *, transport: Any = None) -> Model:
+def build_model(config: ModelConfig, *, transport: httpx.BaseTransport | None = None) -> Model:
     """Import the adapter named by `config.spec` and construct it (it may raise ConfigError)."""
     name, _ = split_spec(config.spec)
     module_name, _, class_name = ADAPTERS[name].partition(":")
