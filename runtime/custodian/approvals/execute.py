@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from custodian.canon import current_sha256, resolve_inside, write_canon
+from custodian.clock import utc_now
 from custodian.core.approvals import ApprovalItem
 from custodian.core.authority import approval_key, precondition
 from custodian.core.authority_path import PersonDecision, Verdict, as_item, rule_write
@@ -24,7 +25,6 @@ from custodian.core.journal_trace import executed_params
 from custodian.core.origin import origin_problem
 from custodian.core.outcomes import planned_on
 from custodian.core.plan_schema import normalize
-from custodian.embedded import embedded_hub
 from custodian.errors import ApprovalError, ConfigError, CustodianError
 from custodian.memory.run_journal import DiskJournal
 from custodian.run.act import send
@@ -33,6 +33,7 @@ from custodian.run.observe import read_summary
 from custodian.run.origin import bound, canon_identity, hub_identity
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
+from custodian.statehub.connect import open_hub
 
 
 def attempt_run_id(item: ApprovalItem) -> str:
@@ -84,29 +85,14 @@ def origin_refusal(settings: Settings, item: ApprovalItem) -> str | None:
 
 @contextmanager
 def hub_client(settings: Settings) -> Iterator[StateHubClient]:
-    """A client of the configured hub; `embedded` starts the local reference hub for the call."""
+    """A client of the configured hub (`embedded`: the reference hub in this process)."""
     if settings.hub is None:
         raise ConfigError(
             "approving needs the state-hub: pass --hub URL (or --hub embedded) "
             "or set STATE_HUB_URL",
             setting="STATE_HUB_URL",
         )
-    hub = settings.hub
-    with ExitStack() as stack:
-        url = hub.url
-        if hub.embedded:
-            url = stack.enter_context(
-                embedded_hub(settings.embedded_dir, lambda: datetime.now(UTC))
-            )
-        client = stack.enter_context(
-            StateHubClient(
-                url,
-                token=hub.token,
-                timeout_s=hub.timeout_s,
-                max_attempts=hub.max_attempts,
-                max_total_s=hub.max_total_s,
-            )
-        )
+    with open_hub(settings.hub, settings.embedded_dir, utc_now) as client:
         yield client
 
 

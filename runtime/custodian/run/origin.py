@@ -6,6 +6,7 @@ from pathlib import Path
 
 from custodian.core.origin import hub_identity_of
 from custodian.settings import Settings
+from custodian.statehub.connect import embedded_db
 
 
 def hub_identity(settings: Settings) -> str | None:
@@ -13,7 +14,7 @@ def hub_identity(settings: Settings) -> str | None:
     if settings.hub is None:
         return None
     if settings.hub.embedded:
-        return f"embedded:{(settings.embedded_dir / 'hub.sqlite3').resolve()}"
+        return f"embedded:{embedded_db(settings.embedded_dir).resolve()}"
     return hub_identity_of(settings.hub.url)
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
+import httpx
+
 from custodian.clock import new_run_id, utc_now
 from custodian.core import display, outcomes
 from custodian.core import journal as J
@@ -24,7 +26,6 @@ from custodian.core.plan import Plan
 from custodian.core.redact import redact
 from custodian.core.run_rules import EXIT_OK, ending, skip_reason
 from custodian.crash import EXIT_INTERNAL
-from custodian.embedded import hub_url_for
 from custodian.errors import (
     CustodianError,
     HubError,
@@ -49,6 +50,7 @@ from custodian.run.preflight import check_run
 from custodian.run.result import RunResult
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
+from custodian.statehub.connect import embedded_db, hub_label, open_hub
 from custodian.stopping import StopFlag, stop_on_signals
 
 Clock = Callable[[], datetime]
@@ -58,7 +60,7 @@ def run(
     settings: Settings,
     *,
     clock: Clock = utc_now,
-    transport: Any = None,
+    transport: httpx.BaseTransport | None = None,
     model_transport: Any = None,
     stderr: TextIO | None = None,
 ) -> RunResult:
@@ -81,11 +83,20 @@ def run(
     stop = StopFlag()
     try:
         check_run(settings)  # before the hub is read and before anything is written
-        with stop_on_signals(stop), hub_url_for(settings, clock, log) as hub_url:
-            # What is journaled, noted and printed: the embedded hub's port is thrown away after
-            # the run, so it is recorded as `embedded`.
-            result.hub = "embedded" if settings.hub.embedded else redact(hub_url)
-            _Run(settings, result, log, clock, stop, hub_url, transport, model_transport).go()
+        on_retry = retry_reporter(log, "hub")
+        hub = settings.hub
+        with (
+            stop_on_signals(stop),
+            open_hub(
+                hub, settings.embedded_dir, clock, transport=transport, stop=stop, on_retry=on_retry
+            ) as client,
+        ):
+            if hub.embedded:
+                log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)))
+            else:
+                log.line("hub", "configured", url=redact(hub.url), source=hub.source)
+            result.hub = hub_label(hub)  # what is journaled, noted and printed
+            _Run(settings, result, log, clock, stop, client, model_transport).go()
     except CustodianError as exc:
         if result.status == "started":
             result.status = "interrupted" if isinstance(exc, Interrupted) else "failed"
@@ -104,8 +115,7 @@ class _Run:
         log: PhaseLog,
         clock: Clock,
         stop: StopFlag,
-        hub_url: str,
-        transport: Any,
+        client: StateHubClient,
         model_transport: Any,
     ) -> None:
         assert settings.domain is not None and settings.hub is not None
@@ -116,18 +126,7 @@ class _Run:
         self.clock = clock
         self.stop = stop
         self.started_at = clock()
-        self.client = StateHubClient(
-            hub_url,
-            token=settings.hub.token,
-            timeout_s=settings.hub.timeout_s,
-            max_attempts=settings.hub.max_attempts,
-            max_total_s=settings.hub.max_total_s,
-            transport=transport,
-            max_response_bytes=settings.hub.max_bytes,
-            sleep=stop.sleep,  # a signal cuts a retry wait short
-            stop=stop,
-            on_retry=retry_reporter(log, "hub"),
-        )
+        self.client = client
         self.model_transport = model_transport
         self.scope = Scope(
             settings=settings,
@@ -183,7 +182,6 @@ class _Run:
                     self._commit(store, writer)
         finally:
             model.close()
-            self.client.close()
 
     def _open(self, store: JournalStore, *, repair: bool) -> Opened:
         """The checkpoint and the tail after it; a full scan only when the checkpoint is off."""
