@@ -21,7 +21,7 @@ from typing import Generic, Literal, TypeVar
 import httpx
 from tenacity import RetryCallState, Retrying
 
-from custodian.bounded_http import Stoppable
+from custodian._bounded_http import Stoppable
 from custodian.clock import utc_now
 from custodian.stopping import OnRetry, interrupted
 

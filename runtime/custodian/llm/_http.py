@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from custodian._bounded_http import DeadlinePassed, TooLarge, describe_size, exchange
 from custodian._retry import Sleep, retry_after_seconds, retryable_status
-from custodian.bounded_http import DeadlinePassed, TooLarge, describe_size, exchange
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._attempts import Retryable, call_model, model_policy
 from custodian.llm.base import ModelConfig

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from custodian.bounded_http import Stoppable
+from custodian._bounded_http import Stoppable
 from custodian.stopping import POLL_S, interrupted
 
 CHUNK = 64 * 1024

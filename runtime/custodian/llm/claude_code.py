@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from custodian._bounded_http import describe_size
 from custodian._retry import Sleep
-from custodian.bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._attempts import call_model, model_policy
 from custodian.llm._child_env import minimal_env, private_dirs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, ClassVar
 
-from custodian.bounded_http import describe_size
+from custodian._bounded_http import describe_size
 from custodian.errors import ConfigError, ModelError
 from custodian.llm._child_env import minimal_env, private_dirs
 from custodian.llm._process import ChildTimeout, ChildTooLarge, Finished, run_child

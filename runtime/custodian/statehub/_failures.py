@@ -13,6 +13,7 @@ from typing import TypeVar
 import httpx
 from pydantic import ValidationError
 
+from custodian._bounded_http import DeadlinePassed, TooLarge, describe_size
 from custodian._retry import (
     Retry,
     RetryPolicy,
@@ -20,7 +21,6 @@ from custodian._retry import (
     retryable_status,
     retryable_transport,
 )
-from custodian.bounded_http import DeadlinePassed, TooLarge, describe_size
 from custodian.core.contract import ErrorBody, Response
 from custodian.errors import HubError, HubRequestError, HubUnavailable
 

@@ -18,8 +18,8 @@ import httpx
 from pydantic import ValidationError
 
 from custodian import __version__
+from custodian._bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
 from custodian._retry import Attempted, Clock, Retry, RetryPolicy, Sleep, call_with_retries
-from custodian.bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
 from custodian.core.contract import (
     DOMAIN_PATTERN,
     ID_PATTERN,
