@@ -25,6 +25,7 @@ from custodian.core.contract import NewEvent
 from custodian.errors import CustodianError, HubError, Interrupted, ModelError
 from custodian.llm.base import ModelConfig, Prompt
 from custodian.llm.openai import OpenAIModel
+from custodian.statehub._failures import FINAL_STATUSES as FINAL
 from custodian.statehub.client import StateHubClient
 from custodian.stopping import StopFlag
 from fakes.clock import FakeSleep
@@ -91,18 +92,26 @@ def test_a_servers_hint_is_capped_and_without_one_the_jitter_window_doubles() ->
 
 @pytest.mark.parametrize(
     ("status", "retry"),
-    [(429, True), (500, True), (502, True), (503, True), (504, True), (529, True),
-     (400, False), (401, False), (403, False), (404, False), (408, False), (409, False),
+    [(408, True), (429, True), (500, True), (502, True), (503, True), (504, True), (529, True),
+     (400, False), (401, False), (403, False), (404, False), (409, False),
      (412, False), (422, False), (200, False), (301, False)],
 )  # fmt: skip
-def test_only_429_and_5xx_are_retryable(status: int, retry: bool) -> None:
+def test_only_408_429_and_5xx_are_retryable(status: int, retry: bool) -> None:
     assert retryable_status(status) is retry
 
 
-def test_a_caller_may_name_5xx_that_it_knows_are_final() -> None:
-    final = frozenset({500, 501})
+def test_a_caller_may_name_statuses_that_it_knows_are_final() -> None:
+    final = frozenset({408, 500, 501})
     assert not retryable_status(500, final=final)
+    assert not retryable_status(408, final=final)
     assert retryable_status(503, final=final)
+
+
+def test_the_hub_retries_only_429_and_its_busy_5xx() -> None:
+    # A hub answers 500 and 501 when it is broken; 408 is a proxy's, and a hub read is cheap to
+    # start again on the next run.
+    hub = [s for s in (408, 429, 500, 501, 502, 503, 504, 529) if retryable_status(s, final=FINAL)]
+    assert hub == [429, 502, 503, 504]
 
 
 def test_transport_errors_that_may_pass_and_those_that_cannot() -> None:

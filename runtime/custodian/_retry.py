@@ -44,9 +44,13 @@ RETRY_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 
 
+# A request that timed out (408) or was rate limited (429) may pass later; any other 4xx will not.
+_RETRYABLE_4XX = frozenset({408, 429})
+
+
 def retryable_status(status: int, *, final: frozenset[int] = frozenset()) -> bool:
-    """429 and 5xx may pass if sent again; no other 4xx, nor a status the caller knows is final."""
-    return status not in final and (status == 429 or 500 <= status <= 599)
+    """408, 429 and 5xx may pass if sent again; no other 4xx, nor a status the caller names."""
+    return status not in final and (status in _RETRYABLE_4XX or 500 <= status <= 599)
 
 
 def retryable_transport(exc: BaseException) -> bool:

@@ -26,7 +26,7 @@ from custodian.errors import HubError, HubRequestError, HubUnavailable
 
 # Of the 5xx only 502, 503 and 504 say the hub is busy or restarting; 500, 501 and the rest say
 # it is broken, and sending the same request again will not mend it.
-FINAL_STATUSES = frozenset(range(500, 600)) - {502, 503, 504}
+FINAL_STATUSES = frozenset({408, *range(500, 600)}) - {502, 503, 504}
 
 Outcome = httpx.Response | httpx.TransportError
 T = TypeVar("T", bound=Response)
