@@ -14,9 +14,10 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from custodian.core.authority import ApprovalHistory, Policy, Ruling, authorize
+from custodian.core.authority import ApprovalHistory, Ruling, authorize
 from custodian.core.contract import DomainSummary
 from custodian.core.plan import Plan, ProposedItem, extract_plan, fingerprint
+from custodian.core.policy import Policy
 from custodian.errors import PlanRejected
 from test_authority_support import markdown, platform, website
 

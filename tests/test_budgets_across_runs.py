@@ -14,10 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.authority import Policy, authorize
+from custodian.core.authority import authorize
 from custodian.core.budgets import RecentWrites, wider_window
 from custodian.core.journal import format_at
 from custodian.core.own_writes import OwnWrite
+from custodian.core.policy import Policy
 from custodian.run.observe import observe
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub, load_seed

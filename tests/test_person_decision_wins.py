@@ -15,11 +15,12 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.authority import Policy, authorize
+from custodian.core.authority import authorize
 from custodian.core.budgets import RecentWrites
 from custodian.core.contract import ProgressEvent
 from custodian.core.journal import format_at
 from custodian.core.own_writes import OwnWrite
+from custodian.core.policy import Policy
 from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website

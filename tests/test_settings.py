@@ -94,14 +94,3 @@ def test_limits_come_from_the_environment(tmp_path: Path) -> None:
     )
     assert s.limits.max_flags == 3 and s.limits.token_budget == 9000
     assert "STATE_HUB_TOKEN" not in str(s.digest_view())
-
-
-def test_the_limits_give_the_authority_every_cap_and_budget_as_configured() -> None:
-    from dataclasses import fields, replace
-
-    from custodian.core.authority import Policy
-    from custodian.settings import Limits
-
-    assert Limits().policy() == Policy()
-    changed = {f.name: 7 for f in fields(Policy)}
-    assert replace(Limits(), **changed).policy() == Policy(**changed)

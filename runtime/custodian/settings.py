@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from custodian.core.authority import Policy
 from custodian.core.contract import DOMAIN_PATTERN
+from custodian.core.policy import Policy
 from custodian.core.redact import redact
 from custodian.core.seals import SealKey
 from custodian.errors import ConfigError
@@ -25,33 +25,6 @@ from custodian.llm.registry import split_spec
 EMBEDDED = "embedded"
 SEAL_KEY = "CUSTODIAN_SEAL_KEY"
 DEFAULT_EMBEDDED_DIR = ".custodian"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-run caps and budgets; defaults follow the run's specification."""
-
-    max_events: int = 20
-    max_status_updates: int = 20
-    max_flags: int = 10
-    max_queued: int = 10
-    token_budget: int = 24000
-    stale_after_days: int = 14
-    skip_window_hours: int = 24
-    approval_ttl_days: int = 14
-    # Across runs, per domain (see core/budgets.py): the queue's size, the writes Custodian makes
-    # on its own in `budget_window_hours`, and how long a person's change holds it back.
-    max_pending: int = 50
-    budget_window_hours: int = 24
-    budget_events: int = 40
-    budget_status_updates: int = 20
-    budget_flags: int = 10
-    budget_status_per_task: int = 1
-    defer_days: int = 14
-
-    def policy(self) -> Policy:
-        """The authority's caps and budgets, as configured (one copy of each field)."""
-        return Policy(**{f.name: getattr(self, f.name) for f in fields(Policy)})
 
 
 @dataclass(frozen=True)
@@ -83,7 +56,7 @@ class Settings:
     memory_dir: Path
     canon_dir: Path
     embedded_dir: Path
-    limits: Limits = field(default_factory=Limits)
+    limits: Policy = field(default_factory=Policy)
     dry_run: bool = False
     show_prompt: bool = False
     force: bool = False
@@ -252,32 +225,22 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
     )
 
 
-def limits_from(env: Mapping[str, str]) -> Limits:
-    """Caps and budgets, each overridable by a CUSTODIAN_* variable."""
-    d = Limits()
-    return Limits(
-        max_events=env_int(env, "CUSTODIAN_MAX_EVENTS", d.max_events),
-        max_status_updates=env_int(env, "CUSTODIAN_MAX_STATUS_UPDATES", d.max_status_updates),
-        max_flags=env_int(env, "CUSTODIAN_MAX_FLAGS", d.max_flags),
-        max_queued=env_int(env, "CUSTODIAN_MAX_QUEUED", d.max_queued),
-        token_budget=env_int(env, "CUSTODIAN_TOKEN_BUDGET", d.token_budget),
-        stale_after_days=env_int(env, "CUSTODIAN_STALE_AFTER_DAYS", d.stale_after_days),
-        skip_window_hours=env_int(env, "CUSTODIAN_SKIP_WINDOW_HOURS", d.skip_window_hours),
-        approval_ttl_days=env_int(env, "CUSTODIAN_APPROVAL_TTL_DAYS", d.approval_ttl_days),
-        max_pending=env_int(env, "CUSTODIAN_MAX_PENDING", d.max_pending),
-        budget_window_hours=_at_most(
-            env, "CUSTODIAN_BUDGET_WINDOW_HOURS", d.budget_window_hours, 720
-        ),
-        budget_events=env_int(env, "CUSTODIAN_BUDGET_EVENTS", d.budget_events),
-        budget_status_updates=env_int(
-            env, "CUSTODIAN_BUDGET_STATUS_UPDATES", d.budget_status_updates
-        ),
-        budget_flags=env_int(env, "CUSTODIAN_BUDGET_FLAGS", d.budget_flags),
-        budget_status_per_task=env_int(
-            env, "CUSTODIAN_BUDGET_STATUS_PER_TASK", d.budget_status_per_task
-        ),
-        defer_days=_at_most(env, "CUSTODIAN_DEFER_DAYS", d.defer_days, 30),
-    )
+# The windows the journal's checkpoint can answer: it keeps 31 days of Custodian's writes.
+_AT_MOST = {"budget_window_hours": 720, "defer_days": 30}
+
+
+def limits_from(env: Mapping[str, str]) -> Policy:
+    """Caps and budgets (core/policy.py), each overridable by CUSTODIAN_<FIELD NAME>."""
+    default = Policy()
+    values = {}
+    for f in fields(Policy):
+        name = f"CUSTODIAN_{f.name.upper()}"
+        value = getattr(default, f.name)
+        most = _AT_MOST.get(f.name)
+        values[f.name] = (
+            env_int(env, name, value) if most is None else _at_most(env, name, value, most)
+        )
+    return Policy(**values)
 
 
 def _at_most(env: Mapping[str, str], name: str, default: int, most: int) -> int:

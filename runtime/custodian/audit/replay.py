@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from custodian.core import journal as J
 from custodian.core.approval_history import ApprovalHistory
-from custodian.core.authority import Policy, authorize
+from custodian.core.authority import authorize
 from custodian.core.budgets import RecentWrites
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.digest import digest
@@ -26,6 +26,7 @@ from custodian.core.inert import for_terminal
 from custodian.core.journal_records import parse_at
 from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import extract_plan
+from custodian.core.policy import Policy
 from custodian.errors import JournalError, PlanRejected, RunNotFound
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.snapshots import SnapshotStore, observed_summary
@@ -68,7 +69,7 @@ def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:
 
 def policy_of(settings: Settings) -> Policy:
     """The caps configured today."""
-    return settings.limits.policy()
+    return settings.limits
 
 
 def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Difference], str]:

@@ -33,48 +33,11 @@ from custodian.core.plan_schema import (
     SANCTIONED_STATUSES,
     normalize,
 )
+from custodian.core.policy import Policy
 
 Outcome = Literal["execute", "queue", "deny"]
 
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._:-]")
-
-
-@dataclass(frozen=True)
-class Policy:
-    """Per-run caps: how many writes of each kind one run may execute or queue."""
-
-    max_events: int = 20
-    max_status_updates: int = 20
-    max_flags: int = 10
-    max_queued: int = 10
-    # Across runs: how many items one domain's approval queue may hold at once.
-    max_pending: int = 50
-    # Across runs, per domain (core/budgets.py): Custodian's own writes in the window, and how
-    # long a person's change to what Custodian did holds it back.
-    budget_window_hours: int = 24
-    budget_events: int = 40
-    budget_status_updates: int = 20
-    budget_flags: int = 10
-    budget_status_per_task: int = 1
-    defer_days: int = 14
-
-    def cap(self, operation: str) -> int:
-        """The per-run cap for `operation`; anything not sanctioned counts against the queue."""
-        caps = {
-            "add_progress_event": self.max_events,
-            "update_task_status": self.max_status_updates,
-            "flag_for_human": self.max_flags,
-        }
-        return caps.get(operation, self.max_queued)
-
-    def budget(self, operation: str) -> int | None:
-        """The rolling budget of `operation` per window, for the three sanctioned writes."""
-        budgets = {
-            "add_progress_event": self.budget_events,
-            "update_task_status": self.budget_status_updates,
-            "flag_for_human": self.budget_flags,
-        }
-        return budgets.get(operation)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from custodian.core.contract import Task
 from custodian.core.journal_records import parse_at
 from custodian.core.own_writes import OwnWrite
 from custodian.core.plan_schema import short
+from custodian.core.policy import Policy
 
 if TYPE_CHECKING:  # only for annotations: authority imports this module
-    from custodian.core.authority import Policy
     from custodian.core.authority_checks import View
     from custodian.core.plan import ProposedItem
 

@@ -38,12 +38,12 @@ from custodian.core.continuity import NoteRef
 from custodian.core.contract import DomainSummary, StateSummary, Task
 from custodian.core.journal_records import parse_at
 from custodian.core.neutralize import data_block, data_close, data_open, safe_domain, safe_id
+from custodian.core.policy import DEFAULT
 from custodian.core.timestamps import activity_age
 from custodian.core.tokens import estimate_tokens
 
 __all__ = [
     "CATEGORIES",
-    "DEFAULT_CAPS",
     "NOTE_LIMIT",
     "SECTIONS",
     "ApprovalBrief",
@@ -55,9 +55,6 @@ __all__ = [
     "omitted_sentence",
 ]
 
-DEFAULT_CAPS: Mapping[str, int] = MappingProxyType(
-    {"events": 20, "status_updates": 20, "flags": 10, "queued": 10}
-)
 NOTE_LIMIT = 6000  # characters of the last session note shown for continuity
 
 # (key, heading, singular, plural), in the order the sections are shown.
@@ -102,9 +99,10 @@ class PromptInputs:
     reasoning_run: NoteRef | None = None
     pending: tuple[ApprovalBrief, ...] = ()
     rejected: tuple[ApprovalBrief, ...] = ()
-    token_budget: int = 24000
-    stale_after_days: int = 14
-    caps: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_CAPS))
+    # The run's Policy fills these (run/orient.py); the defaults are the Policy's.
+    token_budget: int = DEFAULT.token_budget
+    stale_after_days: int = DEFAULT.stale_after_days
+    caps: Mapping[str, int] = field(default_factory=DEFAULT.prompt_caps)
 
 
 @dataclass(frozen=True)

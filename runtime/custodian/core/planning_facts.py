@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from custodian.core.contract import DomainSummary, StateSummary
+from custodian.core.policy import DEFAULT
 
 
 @dataclass(frozen=True)
@@ -22,4 +23,4 @@ class PlanningFacts:
     summary: DomainSummary
     overview: StateSummary | None = None
     previous_workstream_digests: Mapping[str, str] = field(default_factory=dict)
-    stale_after_days: int = 14
+    stale_after_days: int = DEFAULT.stale_after_days

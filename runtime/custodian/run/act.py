@@ -17,7 +17,7 @@ from custodian.core import journal as J
 from custodian.core import outcomes
 from custodian.core.approval_history import ApprovalHistory
 from custodian.core.approvals import approval_id_for, history_for, new_item
-from custodian.core.authority import Policy, Ruling, idempotency_key, precondition
+from custodian.core.authority import Ruling, idempotency_key, precondition
 from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
 from custodian.core.budgets import RecentWrites
 from custodian.core.contract import DomainSummary, ProgressEvent, Task
@@ -31,6 +31,7 @@ from custodian.core.outcomes import (
     task_changed,
 )
 from custodian.core.own_writes import OwnWrite
+from custodian.core.policy import Policy
 from custodian.errors import ConfigError, HubError, HubPreconditionFailed
 from custodian.llm.base import Completion
 from custodian.memory.approvals import ApprovalStore
@@ -311,7 +312,7 @@ def policy_and_history(
 ) -> tuple[Policy, ApprovalHistory]:
     """The configured caps, and what the domain's approval queue holds or has refused."""
     items = store.all(domain)
-    policy = settings.limits.policy()
+    policy = settings.limits
     return policy, history_for(items, domain, now)
 
 

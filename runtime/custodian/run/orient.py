@@ -102,12 +102,7 @@ def orient(
         rejected=tuple(brief(i) for i in rejected),
         token_budget=limits.token_budget,
         stale_after_days=limits.stale_after_days,
-        caps={
-            "events": limits.max_events,
-            "status_updates": limits.max_status_updates,
-            "flags": limits.max_flags,
-            "queued": limits.max_queued,
-        },
+        caps=limits.prompt_caps(),
     )
     rendered = render_prompt(inputs)
     facts = PlanningFacts(

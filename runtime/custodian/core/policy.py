@@ -1,0 +1,70 @@
+"""The run's caps, budgets and windows: the one definition of each, with its default.
+
+Settings reads the CUSTODIAN_* variables into a Policy and validates them; the authority, the
+prompt, the offline planner, replay and the approval queue all read the numbers from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Per-run caps, the prompt's budget, and the rolling budgets across runs of one domain."""
+
+    # Per run: how many writes of each kind one run may execute, and how many it may queue.
+    max_events: int = 20
+    max_status_updates: int = 20
+    max_flags: int = 10
+    max_queued: int = 10
+    # What the model sees: the prompt's token budget, and when an in-progress task is stale.
+    token_budget: int = 24000
+    stale_after_days: int = 14
+    # A run on an unchanged domain within this window is skipped; a queued item expires after.
+    skip_window_hours: int = 24
+    approval_ttl_days: int = 14
+    # Across runs: how many items one domain's approval queue may hold at once.
+    max_pending: int = 50
+    # Across runs, per domain (core/budgets.py): Custodian's own writes in the window, and how
+    # long a person's change to what Custodian did holds it back.
+    budget_window_hours: int = 24
+    budget_events: int = 40
+    budget_status_updates: int = 20
+    budget_flags: int = 10
+    budget_status_per_task: int = 1
+    defer_days: int = 14
+
+    def cap(self, operation: str) -> int:
+        """The per-run cap for `operation`; anything not sanctioned counts against the queue."""
+        caps = {
+            "add_progress_event": self.max_events,
+            "update_task_status": self.max_status_updates,
+            "flag_for_human": self.max_flags,
+        }
+        return caps.get(operation, self.max_queued)
+
+    def budget(self, operation: str) -> int | None:
+        """The rolling budget of `operation` per window, for the three sanctioned writes."""
+        budgets = {
+            "add_progress_event": self.budget_events,
+            "update_task_status": self.budget_status_updates,
+            "flag_for_human": self.budget_flags,
+        }
+        return budgets.get(operation)
+
+    def prompt_caps(self) -> Mapping[str, int]:
+        """The per-run caps as the system prompt names them."""
+        return MappingProxyType(
+            {
+                "events": self.max_events,
+                "status_updates": self.max_status_updates,
+                "flags": self.max_flags,
+                "queued": self.max_queued,
+            }
+        )
+
+
+DEFAULT = Policy()
