@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from custodian.core.contract import DOMAIN_PATTERN
+from custodian.core.contract import DOMAIN_RULE, is_domain
 from custodian.core.policy import Policy
 from custodian.core.redact import redact
 from custodian.core.seals import SealKey
@@ -143,11 +143,9 @@ def parse_domain(value: str | None, *, required: bool) -> str | None:
                 "no domain given: pass --domain D or set CUSTODIAN_DOMAIN", setting="--domain"
             )
         return None
-    if not re.fullmatch(DOMAIN_PATTERN, value):
+    if not is_domain(value):
         raise ConfigError(
-            f"domain {value!r} is not a valid domain name (lowercase letters, digits and '-', "
-            "starting with a letter or digit, at most 63 characters)",
-            setting="--domain",
+            f"domain {value!r} is not a valid domain name ({DOMAIN_RULE})", setting="--domain"
         )
     return value
 

@@ -13,7 +13,7 @@ import re
 import unicodedata
 
 from custodian.core.confusables_table import MARKER_CONFUSABLES
-from custodian.core.contract import DOMAIN_PATTERN, ID_PATTERN
+from custodian.core.contract import ID_PATTERN, is_domain
 
 # The markers carry a random per-run nonce that the shell draws (secrets) and passes in: text
 # written before the run, by hub users or by the last run's model, cannot hold it.
@@ -39,7 +39,6 @@ _NEWLINES = re.compile(r"\r\n?|[\u2028\u2029\x85]")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _ZERO_WIDTH_JOINER = "\u200d"  # kept: it holds emoji sequences together
 _ID = re.compile(ID_PATTERN)
-_DOMAIN = re.compile(DOMAIN_PATTERN)
 _FIELD = re.compile(r"^[a-z][a-z0-9_.]{0,39}$")
 
 
@@ -85,7 +84,7 @@ def safe_id(value: str) -> str:
 
 def safe_domain(value: str) -> str:
     """The domain name when it matches the contract's pattern; otherwise a placeholder."""
-    return value if _DOMAIN.fullmatch(value) else INVALID_DOMAIN
+    return value if is_domain(value) else INVALID_DOMAIN
 
 
 _INLINE_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\t": "\\t", "|": "\\|"})

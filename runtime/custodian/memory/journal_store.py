@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from custodian.core.contract import DOMAIN_RULE, is_domain
 from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal import Record
 from custodian.core.seals import SealKey, verify_seals
@@ -28,14 +28,13 @@ from custodian.memory.journal_torn import set_aside
 from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
 
 Clock = Callable[[], datetime]
-_DOMAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def check_domain(domain: str) -> str:
-    """A domain names files on disk, so it may hold only letters, digits, '.', '_' and '-'."""
-    if not _DOMAIN.match(domain) or ".." in domain:
+    """A domain names files on disk: only a name the contract allows (core/contract.py)."""
+    if not is_domain(domain):
         raise ConfigError(
-            f"domain {domain!r} cannot name a journal file: use letters, digits, '.', '_' or '-'",
+            f"domain {domain!r} cannot name a journal file: use {DOMAIN_RULE}",
             setting="--domain",
         )
     return domain
@@ -162,7 +161,8 @@ class JournalStore:
             return []
         active = {p.name[: -len(".jsonl")] for p in self.journal_dir.glob("*.jsonl")}
         sealed = {p.name[: -len(".d")] for p in self.journal_dir.glob("*.d") if p.is_dir()}
-        return sorted(active | sealed)
+        # Any other file there is no domain's journal (no run could have written it).
+        return sorted(name for name in active | sealed if is_domain(name))
 
     def scan(self, domain: str) -> ReadResult:
         """Read-only: parse every segment, report a torn tail and damage, change nothing."""
