@@ -229,8 +229,7 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
 
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
-
+    from custodian.clock import utc_now
     from custodian.core.journal_prune import parse_keep
     from custodian.memory.journal_prune import prune
 
@@ -239,7 +238,7 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
         keep = parse_keep(args.keep)
     except ValueError as exc:
         raise ConfigError(str(exc), setting="--keep") from exc
-    done = prune(settings.memory_dir, settings.domain, keep, datetime.now(UTC), settings.seal_key)
+    done = prune(settings.memory_dir, settings.domain, keep, utc_now(), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
 

@@ -11,10 +11,10 @@ import os
 import tempfile
 import traceback
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from custodian.clock import utc_now
 from custodian.core.inert import for_terminal
 from custodian.core.redact import redact
 
@@ -37,7 +37,7 @@ def report_crash(
 
 
 def _save(details: str, memory_dir: Path | None) -> str | None:
-    name = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}.txt"
+    name = f"{utc_now().strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}.txt"
     targets = []
     if memory_dir is not None and memory_dir.is_dir() and os.access(memory_dir, os.W_OK):
         targets.append(memory_dir / "crashes" / name)

@@ -14,10 +14,11 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TextIO
 
 from custodian.approvals import execute as approval_exec
+from custodian.clock import utc_now
 from custodian.core import approval_text
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.inert import for_terminal, for_terminal_json
@@ -45,7 +46,7 @@ class Decision:
 def approvals_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     """Dispatch `approvals list|show|approve|reject`."""
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
-    now = datetime.now(UTC)
+    now = utc_now()
     command = args.approvals_command
     if command == "list":
         return list_items(store, now, args.domain, args.status, args.json, out)
@@ -155,7 +156,7 @@ def _deciding(
         item = _pending(store, approval_id, now)  # again under the lock: decided only once
         journals = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         # Opened from its checkpoint and tail (a torn tail is set aside before appending).
-        writer = journals.writer(item.domain, run_id, lambda: datetime.now(UTC))
+        writer = journals.writer(item.domain, run_id, utc_now)
         try:
             yield item, DiskJournal(writer), run_id
         finally:

@@ -12,7 +12,6 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from custodian.canon import current_sha256, resolve_inside, write_canon
@@ -131,7 +130,7 @@ def rule(settings: Settings, item: ApprovalItem, by: str) -> Ruled:
     if item.operation == "write_canon":
         path = str(item.params.get("path", ""))
         current = {"file_sha256": current_sha256(settings.canon_dir, path, strict=True)}
-        summary = DomainSummary(domain=item.domain, generated_at=datetime.now(UTC), workstreams=())
+        summary = DomainSummary(domain=item.domain, generated_at=utc_now(), workstreams=())
     else:
         with hub_client(settings) as client:
             summary = read_summary(client, item.domain)

@@ -11,11 +11,12 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from custodian.clock import utc_now
 from custodian.core.contract import DOMAIN_RULE, is_domain
 from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal import Record
@@ -38,10 +39,6 @@ def check_domain(domain: str) -> str:
             setting="--domain",
         )
     return domain
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,7 @@ class JournalStore:
         memory_dir: Path,
         *,
         fsync: Fsync = os.fsync,
-        clock: Clock = _utc_now,
+        clock: Clock = utc_now,
         segment_bytes: int = SEGMENT_BYTES,
         seal_key: SealKey | None = None,
     ):

@@ -25,15 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from custodian.clock import utc_now
 from custodian.errors import RunLocked
 from custodian.memory.journal_store import check_domain
 from custodian.memory.journal_writer import fsync_dir
 
 ATTEMPTS = 8  # only a release racing with this acquire makes it try again
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -70,7 +67,7 @@ class RunLock:
         domain: str,
         *,
         run_id: str = "",
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         host: str | None = None,
         pid: int | None = None,
     ) -> None:

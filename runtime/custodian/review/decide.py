@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from custodian.approvals import commands as approve
+from custodian.clock import utc_now
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
 from custodian.settings import Settings
@@ -31,7 +31,7 @@ def decide(
 ) -> Decided:
     """Approve (with `reason` as the note) or reject (with `reason`) one item, as the CLI does."""
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
-    now = datetime.now(UTC)
+    now = utc_now()
     try:
         if decision == "reject":
             done = approve.decide_reject(settings, store, approval_id, by, reason or "", now)

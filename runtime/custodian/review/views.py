@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib.resources import files
 from typing import Any
 
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from custodian.clock import utc_now
 from custodian.core.inert import for_prose
 from custodian.core.redact import redact
 from custodian.memory.approvals import ApprovalStore
@@ -97,7 +97,7 @@ class Views:
     def approvals(self, csrf: str, status: int = 200, decided: Any = None) -> Page:
         """Pending approvals, each with its form."""
         store = ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
-        items = pending_views(self.settings, store, datetime.now(UTC))
+        items = pending_views(self.settings, store, utc_now())
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
         notes = {
