@@ -10,12 +10,8 @@ CLOCK = PACKAGE / "clock.py"
 # Reads of the time of day: datetime.now(), datetime.utcnow(), date.today(), time.time().
 WALL = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today")}
 WALL |= {("time", "time"), ("time", "time_ns")}
-# Each exception names its file and why it may not take the clock in yet.
-EXCEPTIONS = {
-    # Owned by the retry change under way: their Retry-After parsers default to the wall clock.
-    "statehub/retry.py": "Retry-After HTTP-date default (retry change)",
-    "llm/_http.py": "Retry-After HTTP-date default (retry change)",
-}
+# Each exception names its file and why it may read the wall clock itself (none today).
+EXCEPTIONS: dict[str, str] = {}
 
 
 def _wall_reads(path: Path) -> list[str]:
