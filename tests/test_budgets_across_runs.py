@@ -19,7 +19,7 @@ from custodian.core.budgets import RecentWrites, wider_window
 from custodian.core.journal import format_at
 from custodian.core.own_writes import OwnWrite
 from custodian.core.policy import Policy
-from custodian.run.observe import observe
+from custodian.run.observe import read_observation
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, CliResult, _ts, hub_get, plan_response, run_cli, small_dataset
@@ -110,7 +110,7 @@ def test_people_stay_visible_when_custodians_events_crowd_the_summary(tmp_path: 
     db = tmp_path / "hub.sqlite3"
     load_seed(db, data)
     with ReferenceHub(db) as hub, StateHubClient(hub.url) as client:
-        seen = observe(client, "website").summary.recent_events
+        seen = read_observation(client, "website").summary.recent_events
     assert "ev-1" in {e.id for e in seen}
     assert len(seen) == 121
 
@@ -179,7 +179,7 @@ def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
 
 
 def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
-    from custodian.run.act import recent_writes
+    from custodian.core.budgets import recent_writes
 
     old_event = _own("add_progress_event", 48, 1)
     old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")

@@ -155,3 +155,19 @@ def wider_window(sources: Sequence[str], asked: int) -> int | None:
     if len(sources) < asked or own == 0 or asked >= MAX_SUMMARY_EVENTS:
         return None
     return min(MAX_SUMMARY_EVENTS, max(2 * asked, asked + own))
+
+
+EVENT = "add_progress_event"
+
+
+def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
+    """Custodian's own writes that the rolling budgets or the deference window still count."""
+    budget_start = now - timedelta(hours=policy.budget_window_hours)
+    defer_start = now - timedelta(days=policy.defer_days)
+
+    def counts(w: OwnWrite) -> bool:
+        # Events count only for the budget; status writes and flags also for the deference.
+        at = parse_at(w.at)
+        return at > budget_start or (w.operation != EVENT and at > defer_start)
+
+    return RecentWrites(now, tuple(w for w in writes if counts(w)))

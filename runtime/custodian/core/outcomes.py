@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from custodian.core.authority import Ruling
 from custodian.core.contract import DomainSummary, Task
@@ -148,3 +148,25 @@ def planned_on(ruling: Ruling, observed: DomainSummary) -> Task | None:
     task_id = ruling.item.params.get("task_id")
     tasks = (t for ws in observed.workstreams for t in ws.tasks if t.id == task_id)
     return next(tasks, None)
+
+
+def ruling_data(ruling: Ruling) -> dict[str, Any]:
+    """The journal's `ruling` record for one item."""
+    item = ruling.item
+    return {
+        "index": item.index,
+        "operation": item.operation,
+        "target": item.target,
+        "params": dict(item.params),
+        "fingerprint": item.fingerprint,
+        "outcome": ruling.outcome,
+        "reason": ruling.reason,
+    }
+
+
+def ruling_counts(rulings: Iterable[Ruling]) -> dict[str, int]:
+    """How many items each ruling outcome got."""
+    counts = {"execute": 0, "queue": 0, "deny": 0}
+    for r in rulings:
+        counts[r.outcome] += 1
+    return counts

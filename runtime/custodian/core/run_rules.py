@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from custodian.core.journal import CompletedObservation
+from custodian.errors import CustodianError, HubError, Interrupted, ModelError, PlanRejected
 
 EXIT_OK, EXIT_WRITES = 0, 5
 EXIT_SIGNAL_BASE = 128  # a run stopped by signal N exits 128 + N: 130 for SIGINT, 143 for SIGTERM
@@ -69,3 +70,52 @@ def ending(
     if stale:
         message += f", {stale} stale (the task changed under the run; nothing written for it)"
     return Ending("completed", EXIT_OK, message)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How a run that raised ends, and what it leaves behind.
+
+    `journaled`: the run's `finished` record is written (its journal was open, not a dry run);
+    `noted`: a session note tells a person what went wrong.
+    """
+
+    ending: Ending
+    journaled: bool
+    noted: bool
+    shows_answer: bool = False  # the note quotes the model's answer that held no usable plan
+
+
+def failure(exc: CustodianError, *, in_steps: bool, dry_run: bool) -> Failure:
+    """How a run ends on `exc`: interrupted, rejected (the model gave no usable plan) or failed.
+
+    `in_steps`: the run had begun its steps (the lock was held and its journal open). Before
+    that, and in a dry run, nothing is journaled or noted, and a bad answer is plainly a failure.
+    """
+    kept = in_steps and not dry_run
+    if isinstance(exc, Interrupted):
+        status = "interrupted"
+    elif kept and isinstance(exc, (ModelError, PlanRejected)):
+        status = "rejected"
+    else:
+        status = "failed"
+    # A config or journal error says nothing a note would add; the hub's, the model's and a
+    # signal's are what a person reading the notes needs to see.
+    noted = kept and isinstance(exc, (HubError, ModelError, PlanRejected, Interrupted))
+    return Failure(
+        Ending(status, exc.exit_code, exc.message),
+        journaled=kept,
+        noted=noted,
+        shows_answer=noted and isinstance(exc, PlanRejected),
+    )
+
+
+def settles(counts: dict[str, int], *, stopped: bool) -> bool:
+    """Whether the run observes the domain again after acting.
+
+    Only after a write went out, so the next run compares against the state this run left
+    (its own events would otherwise look like a change, and a quiet domain would never be
+    skipped). Not after a stale write: the task changed under the run, and the next run must
+    plan from the new state rather than skip it. Not after a signal.
+    """
+    return bool(counts.get("executed")) and not counts.get("stale") and not stopped

@@ -7,12 +7,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from custodian.core import journal as J
+from custodian.memory.journal_writer import JournalWriter
 
 
 class Journal(Protocol):
     """Where a run's records go: the domain's journal file, or memory for a dry run."""
 
-    def append(self, kind: str, data: dict[str, Any]) -> Any:
+    def append(self, kind: str, data: dict[str, Any]) -> J.Record:
         """Append one record."""
 
     def close_interrupted(self, history: list[J.Record]) -> None:
@@ -40,10 +41,10 @@ class MemoryJournal:
 class DiskJournal:
     """The domain's journal on disk (each append is fsync'd before it returns)."""
 
-    def __init__(self, writer: Any) -> None:
+    def __init__(self, writer: JournalWriter) -> None:
         self._writer = writer
 
-    def append(self, kind: str, data: dict[str, Any]) -> Any:
+    def append(self, kind: str, data: dict[str, Any]) -> J.Record:
         """Append one record durably."""
         return self._writer.append(kind, data)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, TextIO
 
 import jinja2
 
@@ -104,3 +104,11 @@ def _render(env: jinja2.Environment, name: str, context: Mapping[str, Any]) -> s
             "fix the template or pass the value",
             setting="templates",
         ) from exc
+
+
+def show_prompt(rendered: RenderedPrompt, stream: TextIO) -> None:
+    """Print the rendered prompt (for --show-prompt)."""
+    stream.write("===== system prompt =====\n" + rendered.system.rstrip() + "\n")
+    stream.write("===== user prompt =====\n" + rendered.user.rstrip() + "\n")
+    stream.write(f"===== about {rendered.estimated_tokens} tokens =====\n")
+    stream.flush()

@@ -1,4 +1,4 @@
-"""Orient and decide: render the prompt, make the one model call, extract and authorize the plan.
+"""Decide: the one model call (`ask`), the plan in its answer (`extract`), a ruling per item.
 
 Each step journals what it produced. The decisions themselves are made in the core
 (`core.plan.extract_plan`, `core.authority.authorize`); these functions only wire them.
@@ -6,83 +6,36 @@ Each step journals what it produced. The decisions themselves are made in the co
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from custodian.core import journal as J
-from custodian.core.approvals import pending_for, recently_rejected
+from custodian.core.approval_history import ApprovalHistory
+from custodian.core.approvals import history_for
 from custodian.core.authority import Ruling, authorize
-from custodian.core.context import SECTIONS
-from custodian.core.continuity import continuity
-from custodian.core.contract import DomainSummary, ProgressEvent
-from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
+from custodian.core.budgets import RecentWrites, recent_writes
+from custodian.core.contract import ProgressEvent
 from custodian.core.evidence import Evidence
+from custodian.core.outcomes import ruling_counts, ruling_data
 from custodian.core.own_writes import OwnWrite
 from custodian.core.plan import Plan, extract_plan
+from custodian.core.policy import Policy
 from custodian.errors import ModelError, PlanRejected
-from custodian.llm.base import Completion, Model
-from custodian.memory.approvals import ApprovalStore
-from custodian.memory.run_journal import Journal
-from custodian.memory.snapshots import ContentStore, SnapshotStore
-from custodian.phase_log import PhaseLog
-from custodian.run import act, record
+from custodian.llm.base import Completion
+from custodian.run.context import RunContext
+from custodian.run.evidence import read_evidence
 from custodian.run.observe import Observation
-from custodian.run.orient import Orientation, orient
-from custodian.run.result import RunResult
-from custodian.settings import Settings
+from custodian.run.orient import Orientation
 
 
-@dataclass
-class Scope:
-    """What every step of one run shares."""
-
-    settings: Settings
-    domain: str
-    result: RunResult
-    log: PhaseLog
-    clock: Callable[[], datetime]
-    journal: Journal
-    approvals: ApprovalStore
-    raw_response: str | None = None
-
-
-def orient_step(scope: Scope, observation: Observation, history: list[J.Record]) -> Orientation:
-    """Render the prompt from the canon, memory and the observation; journal it."""
-    s = scope.settings
-    with scope.log.phase("orient") as info:
-        items = scope.approvals.all(scope.domain)
-        now = scope.clock()
-        o = orient(
-            s,
-            scope.domain,
-            now,
-            observation.overview,
-            observation.summary,
-            pending=pending_for(items, scope.domain, now),
-            rejected=recently_rejected(items, scope.domain, now),
-            previous=previous_digests(history, SnapshotStore(s.memory_dir)),
-            max_output_tokens=s.model.max_output_tokens,
-            notes=continuity(history),
-        )
-        omitted = {k: n for k, n in o.rendered.omitted.items() if k in SECTIONS}
-        scope.result.omitted = omitted
-        info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(omitted.values()))
-    scope.journal.append("prompt", prompt_record(scope, o))
-    if s.show_prompt:
-        record.show_prompt(o, sys.stderr if s.json_output else sys.stdout)
-    return o
-
-
-def decide_step(scope: Scope, model: Model, orientation: Orientation) -> Completion:
+def ask(ctx: RunContext, orientation: Orientation) -> Completion:
     """The one model call; its failure or its raw answer is journaled."""
-    with scope.log.phase("decide") as info:
+    with ctx.log.phase("decide") as info:
         try:
-            completion = model.complete(orientation.prompt)
+            completion = ctx.model.complete(orientation.prompt)
         except ModelError as exc:
-            scope.journal.append(
+            ctx.journal.append(
                 "model_failed",
                 {
                     "error": exc.message,
@@ -93,91 +46,110 @@ def decide_step(scope: Scope, model: Model, orientation: Orientation) -> Complet
             )
             raise
         info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
-    scope.result.model = completion.model
-    scope.result.usage = act.usage_dict(completion)
-    scope.journal.append("model_response", act.response_data(completion))
+    ctx.journal.append("model_response", response_data(completion))
     return completion
 
 
-def plan_step(scope: Scope, completion: Completion) -> Plan:
-    """Extract the plan; a rejection is journaled and the raw answer kept for the note."""
+def extract(ctx: RunContext, completion: Completion) -> Plan:
+    """The plan in the model's answer; a rejection is journaled, and raised."""
     try:
-        plan = extract_plan(completion.text)
+        return extract_plan(completion.text)
     except PlanRejected as exc:
-        scope.journal.append(
+        ctx.journal.append(
             "plan",
             {"status": "rejected", "reason": exc.message, "observations": [], "items": 0},
         )
-        scope.raw_response = completion.text
         raise
-    scope.result.observations = list(plan.observations)
-    return plan
 
 
-def authorize_step(
-    scope: Scope,
+def rule(
+    ctx: RunContext,
     plan: Plan,
     observation: Observation,
-    evidence: Evidence | None = None,
-    fetched: Sequence[ProgressEvent] = (),
-    writes: Sequence[OwnWrite] = (),
+    history: list[J.Record],
+    writes: Sequence[OwnWrite],
+) -> tuple[Ruling, ...]:
+    """Read the events the plan cites, then rule on every item (one ruling each, journaled).
+
+    `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
+    """
+    evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
+    return _authorize(ctx, plan, observation, evidence, fetched, writes)
+
+
+def _authorize(
+    ctx: RunContext,
+    plan: Plan,
+    observation: Observation,
+    evidence: Evidence,
+    fetched: Sequence[ProgressEvent],
+    writes: Sequence[OwnWrite],
 ) -> tuple[Ruling, ...]:
     """One ruling per item, journaled with the policy, approval history, evidence and own writes.
 
     `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
-    `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
-    with scope.log.phase("authorize") as info:
-        now = scope.clock()
-        policy, history = act.policy_and_history(scope.settings, scope.approvals, now, scope.domain)
-        recent = act.recent_writes(policy, writes, now)
+    with ctx.log.phase("authorize") as info:
+        now = ctx.now()
+        policy, history = policy_and_history(ctx, now)
+        recent = recent_writes(policy, writes, now)
         rulings = authorize(
             plan, observation.summary, policy, history, evidence=evidence, recent=recent
         )
-        scope.journal.append(
-            "plan",
-            {
-                "status": "accepted",
-                "reason": None,
-                "observations": list(plan.observations),
-                "items": len(plan.items),
-                "policy": dict(policy.__dict__),
-                "history": history.as_record(),
-                "evidence": {
-                    "fetched": [e.model_dump(mode="json") for e in fetched],
-                    "own_ids": sorted(evidence.own_ids) if evidence is not None else [],
-                },
-                "recent_writes": [w.model_dump(mode="json") for w in recent.writes],
-                "ruled_at": J.format_at(now),
-            },
-        )
+        ctx.journal.append("plan", _plan_data(plan, policy, history, evidence, fetched, recent))
         for ruling in rulings:
-            scope.journal.append("ruling", act.ruling_data(ruling))
-        info.update(**act.outcome_counts(rulings))
+            ctx.journal.append("ruling", ruling_data(ruling))
+        info.update(**ruling_counts(rulings))
     return rulings
 
 
-def prompt_record(scope: Scope, o: Orientation) -> dict[str, Any]:
-    """The journal's `prompt` record: the text is stored compressed once, named by its digest."""
-    text = canonical_json({"system": o.prompt.system, "user": o.prompt.user})
-    stored = (
-        sha256_hex(text)
-        if scope.settings.dry_run
-        else ContentStore(scope.settings.memory_dir, "prompts").put(scope.domain, text)
-    )
+def _plan_data(
+    plan: Plan,
+    policy: Policy,
+    history: ApprovalHistory,
+    evidence: Evidence,
+    fetched: Sequence[ProgressEvent],
+    recent: RecentWrites,
+) -> dict[str, Any]:
+    """The journal's `plan` record of an accepted plan: what the authority ruled from."""
     return {
-        "stored": stored,
-        "chars": {"system": len(o.prompt.system), "user": len(o.prompt.user)},
-        "estimated_tokens": o.rendered.estimated_tokens,
+        "status": "accepted",
+        "reason": None,
+        "observations": list(plan.observations),
+        "items": len(plan.items),
+        "policy": dict(policy.__dict__),
+        "history": history.as_record(),
+        "evidence": {
+            "fetched": [e.model_dump(mode="json") for e in fetched],
+            "own_ids": sorted(evidence.own_ids),
+        },
+        "recent_writes": [w.model_dump(mode="json") for w in recent.writes],
+        "ruled_at": J.format_at(recent.now),
     }
 
 
-def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str]:
-    """Per-workstream digests of the state the last completed run left behind."""
-    last = J.last_completed_observation(history)
-    if last is None:
-        return {}
-    summary = last.summary
-    if not summary and last.snapshot is not None and history:
-        summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)
-    return workstream_digests(DomainSummary.model_validate(summary))
+def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
+    """The configured caps, and what the domain's approval queue holds or has refused."""
+    items = ctx.approvals.all(ctx.domain)
+    return ctx.limits, history_for(items, ctx.domain, now)
+
+
+def usage_dict(completion: Completion) -> dict[str, Any]:
+    """Tokens and cost as reported."""
+    u = completion.usage
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cost_usd": u.cost_usd,
+    }
+
+
+def response_data(completion: Completion) -> dict[str, Any]:
+    """The journal's `model_response` record: the raw text, kept whole."""
+    return {
+        "text": completion.text,
+        "provider": completion.provider,
+        "model": completion.model,
+        "usage": usage_dict(completion),
+        "request_id": completion.request_id,
+    }

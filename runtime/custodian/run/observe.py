@@ -10,7 +10,9 @@ from custodian.core.budgets import wider_window
 from custodian.core.contract import DomainSummary, StateSummary
 from custodian.core.digest import domain_state_digest
 from custodian.core.observation import check_domain_summary
-from custodian.errors import ConfigError, HubRequestError
+from custodian.errors import ConfigError, HubError, HubRequestError
+from custodian.memory.snapshots import SnapshotStore
+from custodian.run.context import RunContext
 from custodian.statehub.client import StateHubClient
 
 # The hub's default summary window; read_summary widens it when Custodian's events crowd it.
@@ -35,7 +37,36 @@ class Observation:
         }
 
 
-def observe(client: StateHubClient, domain: str) -> Observation:
+def observe(ctx: RunContext) -> Observation:
+    """Read the hub, keep the summary's snapshot, and journal what was seen."""
+    with ctx.log.phase("observe") as info:
+        observed = read_observation(ctx.client, ctx.domain)
+        info.update(
+            workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
+        )
+    keep_snapshot(ctx, observed.summary)
+    ctx.journal.append("observed", observed.record())
+    return observed
+
+
+def observe_after_act(ctx: RunContext) -> None:
+    """Journal the domain as the run's own writes left it; a failed read is only logged."""
+    try:
+        ctx.journal.append(
+            "observed", settled_record(ctx.client, ctx.domain, lambda s: keep_snapshot(ctx, s))
+        )
+    except HubError as exc:
+        ctx.log.line("settle", "failed", error=exc.message)
+
+
+def keep_snapshot(ctx: RunContext, summary: DomainSummary) -> str:
+    """Store the observed summary once per distinct content (not in a dry run); its digest."""
+    if ctx.dry_run:
+        return domain_state_digest(summary)
+    return SnapshotStore(ctx.memory_dir).put_summary(summary)
+
+
+def read_observation(client: StateHubClient, domain: str) -> Observation:
     """Both reads, or an error: an unknown domain is a ConfigError that names the known ones."""
     overview = client.state_summary()
     try:

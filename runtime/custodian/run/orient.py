@@ -1,23 +1,27 @@
-"""Orient: read the canon and the last note, then render the prompt the model will see."""
+"""Orient: read the canon, memory and the last note, then render the prompt the model will see."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from custodian.core.approvals import ApprovalItem
-from custodian.core.context import ApprovalBrief, PromptInputs
-from custodian.core.continuity import Continuity
-from custodian.core.contract import DomainSummary, StateSummary
+from custodian.core import journal as J
+from custodian.core.approvals import ApprovalItem, pending_for, recently_rejected
+from custodian.core.context import SECTIONS, ApprovalBrief, PromptInputs
+from custodian.core.continuity import Continuity, continuity
+from custodian.core.contract import DomainSummary
+from custodian.core.digest import canonical_json, sha256_hex, workstream_digests
 from custodian.core.planning_facts import PlanningFacts
 from custodian.errors import ConfigError
 from custodian.llm.base import Prompt
 from custodian.memory.notes import last_note_prose, note_prose
-from custodian.render.prompt import RenderedPrompt, render_prompt
-from custodian.settings import Settings
+from custodian.memory.snapshots import ContentStore, SnapshotStore
+from custodian.render.prompt import RenderedPrompt, render_prompt, show_prompt
+from custodian.run.context import RunContext
+from custodian.run.observe import Observation
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,11 @@ class Orientation:
     inputs: PromptInputs
     rendered: RenderedPrompt
     prompt: Prompt
+
+    @property
+    def omitted(self) -> dict[str, int]:
+        """Per prompt section, how many items were left out for space."""
+        return {k: n for k, n in self.rendered.omitted.items() if k in SECTIONS}
 
 
 def read_canon(canon_dir: Path, domain: str) -> tuple[str, str | None]:
@@ -71,52 +80,81 @@ def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | No
     return note_prose(working, notes.reasoning.file) if notes.reasoning is not None else None
 
 
-def orient(
-    settings: Settings,
-    domain: str,
-    now: datetime,
-    overview: StateSummary,
-    summary: DomainSummary,
-    *,
-    pending: Sequence[ApprovalItem],
-    rejected: Sequence[ApprovalItem],
-    previous: Mapping[str, str],
-    max_output_tokens: int,
-    notes: Continuity | None = None,
+def orient(ctx: RunContext, observation: Observation, history: list[J.Record]) -> Orientation:
+    """Render the prompt from the canon, memory and the observation; journal it."""
+    with ctx.log.phase("orient") as info:
+        o = _orientation(ctx, observation, history, ctx.now())
+        info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(o.omitted.values()))
+    ctx.journal.append("prompt", _prompt_record(ctx, o))
+    if ctx.prompt_out is not None:
+        show_prompt(o.rendered, ctx.prompt_out)
+    return o
+
+
+def _orientation(
+    ctx: RunContext, observation: Observation, history: list[J.Record], now: datetime
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
-    constitution, guidance = read_canon(settings.canon_dir, domain)
-    limits = settings.limits
+    items = ctx.approvals.all(ctx.domain)
+    notes = continuity(history)
+    constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
+    limits = ctx.limits
     inputs = PromptInputs(
-        domain=domain,
+        domain=ctx.domain,
         now=now,
-        overview=overview,
-        summary=summary,
+        overview=observation.overview,
+        summary=observation.summary,
         constitution=constitution,
         domain_guidance=guidance,
-        last_note_prose=_reasoning(settings.memory_dir / "working", domain, notes),
+        last_note_prose=_reasoning(ctx.memory_dir / "working", ctx.domain, notes),
         nonce=secrets.token_hex(6),  # this run's data markers: no earlier text can hold it
         last_run=notes.last if notes is not None else None,
         reasoning_run=notes.reasoning if notes is not None else None,
-        pending=tuple(brief(i) for i in pending),
-        rejected=tuple(brief(i) for i in rejected),
+        pending=tuple(brief(i) for i in pending_for(items, ctx.domain, now)),
+        rejected=tuple(brief(i) for i in recently_rejected(items, ctx.domain, now)),
         token_budget=limits.token_budget,
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),
     )
     rendered = render_prompt(inputs)
     facts = PlanningFacts(
-        domain=domain,
+        domain=ctx.domain,
         now=now,
-        summary=summary,
-        overview=overview,
-        previous_workstream_digests=dict(previous),
+        summary=observation.summary,
+        overview=observation.overview,
+        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
         stale_after_days=limits.stale_after_days,
     )
     prompt = Prompt(
         system=rendered.system,
         user=rendered.user,
-        max_output_tokens=max_output_tokens,
+        max_output_tokens=ctx.max_output_tokens,
         facts=facts,
     )
     return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
+
+
+def _prompt_record(ctx: RunContext, o: Orientation) -> dict[str, Any]:
+    """The journal's `prompt` record: the text is stored compressed once, named by its digest."""
+    text = canonical_json({"system": o.prompt.system, "user": o.prompt.user})
+    stored = (
+        sha256_hex(text)
+        if ctx.dry_run
+        else ContentStore(ctx.memory_dir, "prompts").put(ctx.domain, text)
+    )
+    return {
+        "stored": stored,
+        "chars": {"system": len(o.prompt.system), "user": len(o.prompt.user)},
+        "estimated_tokens": o.rendered.estimated_tokens,
+    }
+
+
+def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str]:
+    """Per-workstream digests of the state the last completed run left behind."""
+    last = J.last_completed_observation(history)
+    if last is None:
+        return {}
+    summary = last.summary
+    if not summary and last.snapshot is not None and history:
+        summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)
+    return workstream_digests(DomainSummary.model_validate(summary))

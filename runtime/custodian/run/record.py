@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from custodian.core import display
 from custodian.core.authority import Ruling
+from custodian.core.continuity import note_data
 from custodian.core.inert import code_span
 from custodian.core.outcomes import ItemOutcome
 from custodian.memory.notes import write_note
 from custodian.render.note import NoteAction, SessionNote, render_note
-from custodian.run.orient import Orientation
-from custodian.run.result import RunResult
-from custodian.settings import Settings
+from custodian.run.context import RunContext
+from custodian.run.result import Known
 
 HEADLINES = {
     "completed": "The run completed.",
@@ -67,51 +68,70 @@ def _action(o: ItemOutcome, ruling: Ruling | None, titles: Mapping[str, str]) ->
 _ASKED = frozenset({"queued", "would_queue"})
 
 
+@dataclass(frozen=True)
+class NoteParts:
+    """What the note says beyond the run's facts: the plan, or the problem that ended the run."""
+
+    prose: str = ""
+    rulings: Sequence[Ruling] = ()
+    observations: Sequence[str] = ()
+    problem: str | None = None
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class NoteWritten:
+    """The session note a run wrote."""
+
+    path: Path
+    sha256: str
+
+
+def record(ctx: RunContext, known: Known, status: str, parts: NoteParts) -> NoteWritten:
+    """Write the session note and journal it (`note_written`)."""
+    finished_at = ctx.now()
+    path = write_session_note(ctx, known, status, finished_at, parts)
+    written = NoteWritten(path, file_sha256(path))
+    data = note_data(path.name, written.sha256, status, parts.prose, parts.problem)
+    ctx.journal.append("note_written", data)
+    return written
+
+
 def write_session_note(
-    settings: Settings,
-    result: RunResult,
-    started_at: datetime,
-    finished_at: datetime,
-    status: str,
-    *,
-    prose: str = "",
-    rulings: Sequence[Ruling] = (),
-    observations: Sequence[str] = (),
-    problem: str | None = None,
-    raw: str | None = None,
+    ctx: RunContext, known: Known, status: str, finished_at: datetime, parts: NoteParts
 ) -> Path:
     """Write `memory/working/<UTC timestamp>-<domain>.md` atomically; return its path."""
-    counts = result.counts()
+    started_at = ctx.started_at
     front = {
-        "run_id": result.run_id,
-        "domain": result.domain,
+        "run_id": known.run_id,
+        "domain": known.domain,
         "status": status,
         "started_at": _ts(started_at),
         "finished_at": _ts(finished_at),
-        "hub": result.hub,
-        "model_spec": result.model_spec,
-        "model": result.model,
-        "input_tokens": result.usage.get("input_tokens"),
-        "output_tokens": result.usage.get("output_tokens"),
-        "cost_usd": result.usage.get("cost_usd"),
-        "counts": counts,
-        "omitted": result.omitted,
+        "hub": known.hub,
+        "model_spec": known.model_spec,
+        "model": known.model,
+        "input_tokens": known.usage.get("input_tokens"),
+        "output_tokens": known.usage.get("output_tokens"),
+        "cost_usd": known.usage.get("cost_usd"),
+        "counts": known.counts(),
+        "omitted": dict(known.omitted),
     }
     note = SessionNote(
-        run_id=result.run_id,
-        domain=result.domain,
+        run_id=known.run_id,
+        domain=known.domain,
         status=status,
         started_at=started_at,
         finished_at=finished_at,
         headline=HEADLINES.get(status, status),
         front=front,
-        prose=prose,
-        actions=_actions(result.outcomes, rulings, result.titles),
-        observations=list(observations),
-        problem=problem,
-        raw_response=raw,
+        prose=parts.prose,
+        actions=_actions(known.outcomes, parts.rulings, known.titles),
+        observations=list(parts.observations),
+        problem=parts.problem,
+        raw_response=parts.raw,
     )
-    return write_note(settings.memory_dir / "working", note.domain, started_at, render_note(note))
+    return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
 
 
 _RECONCILED = {
@@ -122,7 +142,7 @@ _RECONCILED = {
 }
 
 
-def reconcile_text(reports: Sequence[dict[str, Any]]) -> str | None:
+def reconcile_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
     """What the run did with writes a killed run left open, for the note (None if nothing)."""
     if not reports:
         return None
@@ -142,14 +162,6 @@ def reconcile_text(reports: Sequence[dict[str, Any]]) -> str | None:
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file's bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def show_prompt(o: Orientation, stream: TextIO) -> None:
-    """Print the rendered prompt (for --show-prompt)."""
-    stream.write("===== system prompt =====\n" + o.prompt.system.rstrip() + "\n")
-    stream.write("===== user prompt =====\n" + o.prompt.user.rstrip() + "\n")
-    stream.write(f"===== about {o.rendered.estimated_tokens} tokens =====\n")
-    stream.flush()
 
 
 def _ts(value: datetime) -> str:

@@ -1,8 +1,9 @@
-"""What a run tells the people and machines watching it: phase lines on stderr, a summary."""
+"""What a run learned, and its result: the summary `--json` prints and the terminal lines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from custodian.core.authority import Ruling
@@ -24,40 +25,65 @@ def _entry(o: ItemOutcome) -> dict[str, Any]:
     return entry
 
 
-@dataclass
-class RunResult:
-    """The outcome of one run, as `--json` prints it and the CLI turns into an exit code.
+@dataclass(frozen=True)
+class Known:
+    """What a run has learned so far, as values; each step's value is added as it returns.
 
-    `outcomes` holds one value per plan item, set once when the run has acted (or, in a dry run,
-    decided); every list and count below is rendered from it.
+    Nothing changes a `Known`: the runner keeps the newest one, and a run that ends (completed,
+    skipped or failed at any point) turns it into its `RunResult` once, with `ended`.
     """
 
     run_id: str
     domain: str
-    status: str = "started"
-    exit_code: int = 0
-    message: str = ""
-    hub: str = ""
-    model_spec: str = ""
-    model: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
-    outcomes: tuple[ItemOutcome, ...] = ()
-    note_path: str | None = None
     dry_run: bool = False
-    observations: list[str] = field(default_factory=list)
+    model_spec: str = ""
+    hub: str = ""
+    model: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    outcomes: tuple[ItemOutcome, ...] = ()
+    observations: Sequence[str] = ()
     # One report per write a killed run left open: found, resent, refused or expired.
-    reconciled: list[dict[str, Any]] = field(default_factory=list)
+    reconciled: Sequence[Mapping[str, Any]] = ()
     # The authority's rulings, with each item's params (for `custodian eval`); not printed.
     rulings: tuple[Ruling, ...] = field(default=(), repr=False)
-    omitted: dict[str, int] = field(default_factory=dict)  # per prompt section, left out for space
+    omitted: Mapping[str, int] = field(default_factory=dict)  # per prompt section, left out
     # For the terminal summary, built once per run: id -> title (from the observed domain), and
     # plan item index -> what the item says.
-    titles: dict[str, str] = field(default_factory=dict)
-    contents: dict[int, str] = field(default_factory=dict)
+    titles: Mapping[str, str] = field(default_factory=dict)
+    contents: Mapping[int, str] = field(default_factory=dict)
+    # The model's raw answer, for the note of a run whose answer held no usable plan.
+    answer: str | None = field(default=None, repr=False)
+
+    def but(self, **learned: Any) -> Known:
+        """A new `Known` with what a step returned added."""
+        return replace(self, **learned)
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
         return counts(self.outcomes, dry_run=self.dry_run)
+
+    def ended(
+        self, status: str, exit_code: int, message: str, note_path: str | None = None
+    ) -> RunResult:
+        """The run's result: what was known when it ended, and how it ended."""
+        known = {f.name: getattr(self, f.name) for f in fields(Known)}
+        return RunResult(
+            **known, status=status, exit_code=exit_code, message=message, note_path=note_path
+        )
+
+
+@dataclass(frozen=True)
+class RunResult(Known):
+    """The outcome of one run, as `--json` prints it and the CLI turns into an exit code.
+
+    `outcomes` holds one value per plan item (set when the run has acted or, in a dry run,
+    decided); every list and count below is rendered from it.
+    """
+
+    status: str = "started"
+    exit_code: int = 0
+    message: str = ""
+    note_path: str | None = None
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary printed by `--json`."""
@@ -72,13 +98,13 @@ class RunResult:
             "hub": self.hub,
             "model_spec": self.model_spec,
             "model": self.model,
-            "usage": self.usage,
+            "usage": dict(self.usage),
             "counts": self.counts(),
             **{kind: [_entry(o) for o in of_kind(self.outcomes, kind)] for kind in kinds},
             "items": [_entry(o) for o in self.outcomes],
-            "observations": self.observations,
-            "reconciled": self.reconciled,
-            "omitted": self.omitted,
+            "observations": list(self.observations),
+            "reconciled": [dict(r) for r in self.reconciled],
+            "omitted": dict(self.omitted),
             "note": self.note_path,
         }
 

@@ -1,4 +1,9 @@
-"""One run: observe -> orient -> decide -> act -> record. This module wires; the core decides."""
+"""One run: observe -> orient -> decide -> act -> record. This module wires; the core decides.
+
+Each step takes the run's context and what earlier steps returned, and returns a value. What
+the run has learned is one `Known` value, replaced (never changed) as each step returns; it
+becomes the `RunResult` once, however the run ends.
+"""
 
 from __future__ import annotations
 
@@ -8,52 +13,37 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, TextIO
 
 import httpx
 
 from custodian.clock import new_run_id, utc_now
-from custodian.core import display, outcomes
+from custodian.core import display
 from custodian.core import journal as J
-from custodian.core.authority import Ruling
-from custodian.core.continuity import note_data
-from custodian.core.contract import DomainSummary
-from custodian.core.digest import digest, domain_state_digest
-from custodian.core.outcomes import ItemOutcome
+from custodian.core.digest import digest
 from custodian.core.plan import Plan
-from custodian.core.redact import redact
-from custodian.core.run_rules import EXIT_OK, ending, skip_reason
+from custodian.core.run_rules import EXIT_OK, Ending, ending, failure, settles, skip_reason
 from custodian.crash import EXIT_INTERNAL
-from custodian.errors import (
-    CustodianError,
-    HubError,
-    Interrupted,
-    ModelError,
-    PlanRejected,
-)
+from custodian.errors import CustodianError
 from custodian.llm.base import Model
 from custodian.llm.registry import build_model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore, JournalWriter, Opened
 from custodian.memory.lock import RunLock
-from custodian.memory.run_journal import DiskJournal, Journal, MemoryJournal
-from custodian.memory.snapshots import SnapshotStore
+from custodian.memory.run_journal import DiskJournal, MemoryJournal
 from custodian.phase_log import PhaseLog, retry_reporter
-from custodian.run import act, record
-from custodian.run.decide import Scope, authorize_step, decide_step, orient_step, plan_step
-from custodian.run.evidence import read_evidence
-from custodian.run.observe import Observation, check_known, observe, settled_record
-from custodian.run.origin import bound
+from custodian.run.act import act, dry_run
+from custodian.run.context import Clock, RunContext, Talk, build_context, open_client
+from custodian.run.decide import ask, extract, rule, usage_dict
+from custodian.run.observe import Observation, check_known, observe, observe_after_act
+from custodian.run.orient import orient
 from custodian.run.preflight import check_run
-from custodian.run.result import RunResult
+from custodian.run.reconcile import settle_open_writes
+from custodian.run.record import NoteParts, NoteWritten, reconcile_text, record
+from custodian.run.result import Known, RunResult
 from custodian.settings import Settings
-from custodian.statehub.client import StateHubClient
-from custodian.statehub.connect import embedded_db, hub_label, open_hub
 from custodian.stopping import StopFlag, stop_on_signals
-
-Clock = Callable[[], datetime]
 
 
 def run(
@@ -61,21 +51,17 @@ def run(
     *,
     clock: Clock = utc_now,
     transport: httpx.BaseTransport | None = None,
-    model_transport: Any = None,
+    model_transport: httpx.BaseTransport | None = None,
     stderr: TextIO | None = None,
 ) -> RunResult:
     """Run one pass for `settings.domain` and return its result (never raises CustodianError)."""
     assert settings.domain is not None and settings.hub is not None
-    result = RunResult(
-        run_id=new_run_id(clock()),
-        domain=settings.domain,
-        dry_run=settings.dry_run,
-        model_spec=settings.model.spec,
-    )
+    run_id = new_run_id(clock())
+    known = Known(run_id, settings.domain, settings.dry_run, settings.model.spec)
     log = PhaseLog(
         stderr or sys.stderr,
         fmt=settings.log_format,
-        run_id=result.run_id,
+        run_id=run_id,
         domain=settings.domain,
         clock=clock,
         monotonic=time.monotonic,
@@ -83,315 +69,211 @@ def run(
     stop = StopFlag()
     try:
         check_run(settings)  # before the hub is read and before anything is written
-        on_retry = retry_reporter(log, "hub")
-        hub = settings.hub
-        with (
-            stop_on_signals(stop),
-            open_hub(
-                hub, settings.embedded_dir, clock, transport=transport, stop=stop, on_retry=on_retry
-            ) as client,
-        ):
-            if hub.embedded:
-                log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)))
-            else:
-                log.line("hub", "configured", url=redact(hub.url), source=hub.source)
-            result.hub = hub_label(hub)  # what is journaled, noted and printed
-            _Run(settings, result, log, clock, stop, client, model_transport).go()
+        with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
+            client, hub = opened
+            known, started_at = known.but(hub=hub), clock()
+            model = _model(settings, log, stop, model_transport)
+            try:
+                talk = Talk(clock, stop, log, client, model, hub, started_at)
+                return _go(settings, known.but(model=model.model_name), talk)
+            finally:
+                model.close()
     except CustodianError as exc:
-        if result.status == "started":
-            result.status = "interrupted" if isinstance(exc, Interrupted) else "failed"
-        result.exit_code = exc.exit_code
-        result.message = exc.message
-    return result
+        return _ended(known, failure(exc, in_steps=False, dry_run=settings.dry_run).ending)
 
 
-class _Run:
-    """The steps of one run, sharing the journal writer, the client and the result."""
+def _model(
+    settings: Settings, log: PhaseLog, stop: StopFlag, transport: httpx.BaseTransport | None
+) -> Model:
+    """The configured model, validated before the lock is taken (a config error costs nothing)."""
+    config = dataclasses.replace(settings.model, stop=stop, on_retry=retry_reporter(log, "model"))
+    model = build_model(config, transport=transport)
+    log.line(
+        "model",
+        "selected",
+        spec=settings.model.spec,
+        model=model.model_name,
+        source=settings.model_source,
+    )
+    return model
 
-    def __init__(
-        self,
-        settings: Settings,
-        result: RunResult,
-        log: PhaseLog,
-        clock: Clock,
-        stop: StopFlag,
-        client: StateHubClient,
-        model_transport: Any,
-    ) -> None:
-        assert settings.domain is not None and settings.hub is not None
-        self.s = settings
-        self.domain = settings.domain
-        self.result = result
-        self.log = log
-        self.clock = clock
-        self.stop = stop
-        self.started_at = clock()
-        self.client = client
-        self.model_transport = model_transport
-        self.scope = Scope(
-            settings=settings,
-            domain=settings.domain,
-            result=result,
-            log=log,
-            clock=clock,
-            journal=MemoryJournal(result.run_id, settings.domain, clock),
-            approvals=ApprovalStore(settings.memory_dir, settings.seal_key),
-        )
 
-    @property
-    def journal(self) -> Journal:
-        """Where this run's records go (memory until the lock is held, then the disk)."""
-        return self.scope.journal
+def _go(settings: Settings, known: Known, talk: Talk) -> RunResult:
+    """A dry run reads its journal and writes nothing; a run that writes holds the domain's lock."""
+    try:
+        if not settings.dry_run:
+            return _locked(settings, known, talk)
+        # Read-only: no lock, no repair of a torn tail, nothing appended.
+        store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+        opened = _open(store, known.domain, talk.log, repair=False)
+        journal = MemoryJournal(known.run_id, known.domain, talk.clock)
+        approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
+        ctx = build_context(settings, known.run_id, talk, journal, approvals)
+        return _steps(ctx, known, opened, _started_data(settings, talk.hub))
+    except CustodianError as exc:
+        return _ended(known, failure(exc, in_steps=False, dry_run=settings.dry_run).ending)
 
-    def go(self) -> None:
-        """Validate the model first (a config error costs nothing), then run under the lock."""
-        config = dataclasses.replace(
-            self.s.model, stop=self.stop, on_retry=retry_reporter(self.log, "model")
-        )
-        model = build_model(config, transport=self.model_transport)
-        self.result.model = model.model_name
-        self.log.line(
-            "model",
-            "selected",
-            spec=self.s.model.spec,
-            model=model.model_name,
-            source=self.s.model_source,
-        )
+
+def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
+    """Take the lock, open the journal on disk, and run the steps with it."""
+    domain, run_id = known.domain, known.run_id
+    if not JournalStore(settings.memory_dir).path(domain).exists():
+        # A first run: a mistyped domain must leave no journal behind.
+        check_known(talk.client, domain)
+    with RunLock(settings.memory_dir, domain, run_id=run_id) as lock:
+        if lock.left is not None:
+            talk.log.line("lock", "taken over", detail=str(lock.left))
+        store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+        opened = _open(store, domain, talk.log, repair=True)
+        approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
+        approvals.all()  # with a seal key: refuses an unsealed item
+        writer = store.writer(domain, run_id, talk.clock, opened)
+        ctx = build_context(settings, run_id, talk, DiskJournal(writer), approvals)
         try:
-            if self.s.dry_run:
-                # Read-only: no lock, no repair of a torn tail, nothing appended.
-                opened = self._open(
-                    JournalStore(self.s.memory_dir, seal_key=self.s.seal_key), repair=False
-                )
-                self._steps(model, opened)
-                return
-            if not JournalStore(self.s.memory_dir).path(self.domain).exists():
-                # A first run: a mistyped domain must leave no journal behind.
-                check_known(self.client, self.domain)
-            with RunLock(self.s.memory_dir, self.domain, run_id=self.result.run_id) as lock:
-                if lock.left is not None:
-                    self.log.line("lock", "taken over", detail=str(lock.left))
-                store = JournalStore(self.s.memory_dir, seal_key=self.s.seal_key)
-                opened = self._open(store, repair=True)
-                self.scope.approvals.all()  # with a seal key: refuses an unsealed item
-                writer = store.writer(self.domain, self.result.run_id, self.clock, opened)
-                self.scope.journal = DiskJournal(writer)
-                try:
-                    self._steps(model, opened)
-                finally:
-                    self._commit(store, writer)
+            return _steps(ctx, known, opened, _started_data(settings, talk.hub))
         finally:
-            model.close()
+            _commit(store, writer, talk.log)
 
-    def _open(self, store: JournalStore, *, repair: bool) -> Opened:
-        """The checkpoint and the tail after it; a full scan only when the checkpoint is off."""
-        opened = store.open(self.domain, repair=repair)
-        if opened.rebuilt is not None and opened.head is not None:
-            self.log.line(
-                "journal", "rebuilt", reason=opened.rebuilt, records=opened.head.seq, full_scan=True
-            )
-        if opened.torn is not None:
-            self.log.line("journal", "torn_tail", detail=opened.torn)
-        return opened
 
-    def _commit(self, store: JournalStore, writer: JournalWriter) -> None:
-        """Save the checkpoint; it is derived data, so a failure costs only a full scan later."""
-        try:
-            store.commit(writer)
-        except OSError as exc:
-            self.log.line("journal", "checkpoint_not_saved", error=str(exc))
-
-    def _steps(self, model: Model, opened: Opened) -> None:
-        history = opened.history
-        self.journal.append("run_started", self._started_data(model))
-        try:
-            observation = self._observe()
-            if not self.s.dry_run:
-                observation = self._reconcile(history, observation)
-                self.journal.close_interrupted(history)
-            if self._unchanged(observation, history):
-                return
-            orientation = orient_step(self.scope, observation, history)
-            completion = decide_step(self.scope, model, orientation)
-            plan = plan_step(self.scope, completion)
-            evidence, fetched = read_evidence(
-                self.client, plan, observation.summary, history, opened.checkpoint.writes
-            )
-            rulings = authorize_step(
-                self.scope, plan, observation, evidence, fetched, opened.checkpoint.writes
-            )
-            self.result.rulings = rulings
-            self.result.contents = display.contents(rulings)
-            if self.s.dry_run:
-                self.stop.check("the dry run")
-                self.result.outcomes = act.report_dry_run(rulings)
-                self._finish("completed", EXIT_OK, "decisions shown, nothing sent or saved")
-                return
-            self.result.outcomes = self._act(rulings, observation)
-            self._settle()
-            self._record(plan, rulings)
-        except CustodianError as exc:
-            self._fail(exc)
-            raise
-        except Exception as exc:
-            # A bug: the CLI reports where the traceback is; the journal still closes the run.
-            self._finish("failed", EXIT_INTERNAL, f"internal error: {type(exc).__name__}")
-            raise
-
-    def _started_data(self, model: Model) -> dict[str, Any]:
-        constitution = self.s.canon_dir / "constitution.md"
-        return {
-            "settings_digest": digest(self.s.digest_view()),
-            "constitution_digest": digest(constitution.read_text("utf-8"))
-            if constitution.is_file()
-            else None,
-            "model_spec": self.s.model.spec,
-            "hub_url": self.result.hub,
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "dry_run": self.s.dry_run,
-        }
-
-    def _observe(self) -> Observation:
-        with self.log.phase("observe") as info:
-            observed = observe(self.client, self.domain)
-            self.result.titles = display.titles(observed.summary)
-            info.update(
-                workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
-            )
-        self._keep_snapshot(observed.summary)
-        self.journal.append("observed", observed.record())
-        return observed
-
-    def _keep_snapshot(self, summary: DomainSummary) -> str:
-        """Store the observed summary once per distinct content (not in a dry run)."""
-        if self.s.dry_run:
-            return domain_state_digest(summary)
-        return SnapshotStore(self.s.memory_dir).put_summary(summary)
-
-    def _reconcile(self, history: list[J.Record], observation: Observation) -> Observation:
-        """Settle what a killed run left open; observe again if that wrote to the hub."""
-        ctx = act.Reconciling(
-            self.result.run_id,
-            observation.summary,
-            self.journal,
-            self.client,
-            self.clock(),
-            bound(self.s),
+def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> Opened:
+    """The checkpoint and the tail after it; a full scan only when the checkpoint is off."""
+    opened = store.open(domain, repair=repair)
+    if opened.rebuilt is not None and opened.head is not None:
+        log.line(
+            "journal", "rebuilt", reason=opened.rebuilt, records=opened.head.seq, full_scan=True
         )
-        self.result.reconciled = act.reconcile(history, ctx, self.log, self.stop)
-        wrote = any(r["outcome"] == "resent" or r.get("flag") for r in self.result.reconciled)
-        return self._observe() if wrote else observation
+    if opened.torn is not None:
+        log.line("journal", "torn_tail", detail=opened.torn)
+    return opened
 
-    def _unchanged(self, observation: Observation, history: list[J.Record]) -> bool:
-        reason = skip_reason(
-            J.last_completed_observation(history),
-            observation.state_digest,
-            self.clock(),
-            timedelta(hours=self.s.limits.skip_window_hours),
-            force=self.s.force or self.s.dry_run,
+
+def _commit(store: JournalStore, writer: JournalWriter, log: PhaseLog) -> None:
+    """Save the checkpoint; it is derived data, so a failure costs only a full scan later."""
+    try:
+        store.commit(writer)
+    except OSError as exc:
+        log.line("journal", "checkpoint_not_saved", error=str(exc))
+
+
+def _started_data(settings: Settings, hub: str) -> dict[str, Any]:
+    constitution = settings.canon_dir / "constitution.md"
+    return {
+        "settings_digest": digest(settings.digest_view()),
+        "constitution_digest": digest(constitution.read_text("utf-8"))
+        if constitution.is_file()
+        else None,
+        "model_spec": settings.model.spec,
+        "hub_url": hub,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "dry_run": settings.dry_run,
+    }
+
+
+def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any]) -> RunResult:
+    """The steps in order; `known` is replaced with what each returns, for any ending."""
+    history = opened.history
+    ctx.journal.append("run_started", started)
+    try:
+        seen = observe(ctx)
+        known = known.but(titles=display.titles(seen.summary))
+        if not ctx.dry_run:
+            settled = settle_open_writes(ctx, history, seen)
+            seen = settled.observation
+            known = known.but(reconciled=settled.reports, titles=display.titles(seen.summary))
+            ctx.journal.close_interrupted(history)
+        skip = _skip(ctx, seen, history)
+        if skip is not None:
+            return _skipped(ctx, known, skip)
+        orientation = orient(ctx, seen, history)
+        known = known.but(omitted=orientation.omitted)
+        completion = ask(ctx, orientation)
+        known = known.but(model=completion.model, usage=usage_dict(completion))
+        known = known.but(answer=completion.text)
+        plan = extract(ctx, completion)
+        known = known.but(observations=plan.observations)
+        rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
+        known = known.but(rulings=rulings, contents=display.contents(rulings))
+        if ctx.dry_run:
+            ctx.stop.check("the dry run")
+            shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
+            return _finish(ctx, known.but(outcomes=dry_run(rulings)), shown)
+        return _recorded(ctx, known.but(outcomes=act(ctx, rulings, seen)), plan)
+    except CustodianError as exc:
+        return _failed(ctx, known, exc)
+    except Exception as exc:
+        # A bug: the CLI reports where the traceback is; the journal still closes the run.
+        _finish(
+            ctx, known, Ending("failed", EXIT_INTERNAL, f"internal error: {type(exc).__name__}")
         )
-        if reason is None:
-            return False
-        self.log.line("decide", "skipped", reason="state unchanged since the last completed run")
-        if self.result.reconciled:
-            self._write_note("skipped", problem=record.reconcile_text(self.result.reconciled))
-        self._finish("skipped", EXIT_OK, reason)
-        return True
+        raise
 
-    def _act(
-        self, rulings: tuple[Ruling, ...], observation: Observation
-    ) -> tuple[ItemOutcome, ...]:
-        """Execute, queue and deny; one outcome per plan item, in plan order."""
-        with self.log.phase("act") as info:
-            sent = act.execute(
-                rulings,
-                observation.summary,
-                self.journal,
-                self.client,
-                self.result.run_id,
-                self.stop,
-                bound(self.s),
-            )
-            queued = act.enqueue(
-                rulings,
-                observation.summary,
-                self.scope.approvals,
-                self.journal,
-                self.result.run_id,
-                self.s,
-                self.clock(),
-            )
-            done = outcomes.assemble(rulings, sent, queued, act.collect_denied(rulings))
-            info.update(outcomes.counts(done))
-        return done
 
-    def _settle(self) -> None:
-        """Observe again after writing, so the next run compares against the state we left.
+def _skip(ctx: RunContext, seen: Observation, history: list[J.Record]) -> str | None:
+    """Why the model call can be skipped (the core decides), or None."""
+    return skip_reason(
+        J.last_completed_observation(history),
+        seen.state_digest,
+        ctx.now(),
+        timedelta(hours=ctx.limits.skip_window_hours),
+        force=ctx.force or ctx.dry_run,
+    )
 
-        Without this, the run's own events would look like a change to the next run, and a
-        quiet domain would never be skipped. Not after a stale write: the task changed under the
-        run, and the next run must plan from the new state rather than skip it.
-        """
-        c = self.result.counts()
-        if not c["executed"] or c["stale"] or self.stop:
-            return
-        try:
-            self.journal.append(
-                "observed", settled_record(self.client, self.domain, self._keep_snapshot)
-            )
-        except HubError as exc:
-            self.log.line("settle", "failed", error=exc.message)
 
-    def _record(self, plan: Plan, rulings: tuple[Ruling, ...]) -> None:
-        c = self.result.counts()
-        end = ending(
-            stopped_by=self.stop.signal,
-            executed=c["executed"],
-            queued=c["queued"],
-            denied=c["denied"],
-            failed=c["failed"],
-            stale=c["stale"],
+def _skipped(ctx: RunContext, known: Known, reason: str) -> RunResult:
+    ctx.log.line("decide", "skipped", reason="state unchanged since the last completed run")
+    note = None
+    if known.reconciled:
+        note = record(ctx, known, "skipped", NoteParts(problem=reconcile_text(known.reconciled)))
+    return _finish(ctx, known, Ending("skipped", EXIT_OK, reason), note)
+
+
+def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
+    """After acting: observe what the writes left, write the note, and finish."""
+    c = known.counts()
+    if settles(c, stopped=bool(ctx.stop)):
+        observe_after_act(ctx)
+    end = ending(
+        stopped_by=ctx.stop.signal,
+        executed=c["executed"],
+        queued=c["queued"],
+        denied=c["denied"],
+        failed=c["failed"],
+        stale=c["stale"],
+    )
+    parts = NoteParts(
+        prose=plan.prose,
+        rulings=known.rulings,
+        observations=plan.observations,
+        problem=reconcile_text(known.reconciled),
+    )
+    return _finish(ctx, known, end, record(ctx, known, end.status, parts))
+
+
+def _failed(ctx: RunContext, known: Known, exc: CustodianError) -> RunResult:
+    """A run that raised: noted and journaled as the core rules (`run_rules.failure`)."""
+    how = failure(exc, in_steps=True, dry_run=ctx.dry_run)
+    if not how.journaled:
+        return _ended(known, how.ending)
+    note = None
+    if how.noted:
+        raw = known.answer if how.shows_answer else None
+        note = record(ctx, known, how.ending.status, NoteParts(problem=exc.message, raw=raw))
+    return _finish(ctx, known, how.ending, note)
+
+
+def _finish(
+    ctx: RunContext, known: Known, end: Ending, note: NoteWritten | None = None
+) -> RunResult:
+    """Journal and log how the run ended; the result, assembled once."""
+    counts = known.counts()
+    with contextlib.suppress(CustodianError):
+        ctx.journal.append(
+            "finished", {"status": end.status, "exit_code": end.exit_code, "counts": counts}
         )
-        self._write_note(
-            end.status,
-            prose=plan.prose,
-            rulings=rulings,
-            observations=plan.observations,
-            problem=record.reconcile_text(self.result.reconciled),
-        )
-        self._finish(end.status, end.exit_code, end.message)
+    ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
+    return _ended(known, end, note)
 
-    def _fail(self, exc: CustodianError) -> None:
-        status = "rejected" if isinstance(exc, (PlanRejected, ModelError)) else "failed"
-        status = "interrupted" if isinstance(exc, Interrupted) else status
-        if self.s.dry_run:
-            return
-        if isinstance(exc, (HubError, ModelError, PlanRejected, Interrupted)):
-            self._write_note(status, problem=exc.message, raw=self.scope.raw_response)
-        self._finish(status, exc.exit_code, exc.message)
 
-    def _write_note(self, status: str, **parts: Any) -> None:
-        path = record.write_session_note(
-            self.s, self.result, self.started_at, self.clock(), status, **parts
-        )
-        data = note_data(
-            path.name,
-            record.file_sha256(path),
-            status,
-            str(parts.get("prose") or ""),
-            parts.get("problem"),
-        )
-        self.journal.append("note_written", data)
-        self.result.note_path = str(path)
-
-    def _finish(self, status: str, exit_code: int, message: str) -> None:
-        self.result.status = status
-        self.result.exit_code = exit_code
-        self.result.message = message
-        counts = self.result.counts()
-        with contextlib.suppress(CustodianError):
-            self.journal.append(
-                "finished", {"status": status, "exit_code": exit_code, "counts": counts}
-            )
-        self.log.line("finish", status, exit_code=exit_code, **counts)
+def _ended(known: Known, end: Ending, note: NoteWritten | None = None) -> RunResult:
+    return known.ended(end.status, end.exit_code, end.message, str(note.path) if note else None)

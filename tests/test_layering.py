@@ -1,0 +1,209 @@
+"""Imports point one way: later run steps to earlier ones, the shell's upper floors to lower ones.
+
+The floors below are the plan of the house, written as data. A module may import its own
+package and anything on a lower floor, never a higher one; inside `custodian.run`, a module may
+import only the modules listed before it. The reference hub (`custodian_hub`) sees only the
+core, and the runtime reaches it only through the doors listed here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import custodian
+
+PACKAGE = Path(custodian.__file__).parent
+RUNTIME = PACKAGE.parent
+
+# Lowest first. Each entry names modules or packages under `custodian` (longest name wins).
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # The pure core, the error types it raises, and the package's version.
+    ("core", "errors", ""),
+    # Small shell utilities every part may use.
+    ("clock", "stopping", "phase_log", "canon", "crash", "_retry"),
+    ("bounded_http", "_bounded_http"),
+    # The doors to the world: files on disk, the hub's client, the models, the renderer.
+    ("memory", "statehub", "llm", "render"),
+    # Settings name the model adapters; the embedded hub is started from the settings.
+    ("settings",),
+    ("embedded", "statehub.connect"),
+    ("run",),
+    ("approvals",),
+    ("audit",),
+    ("review", "evals"),
+    ("cli",),
+    ("__main__",),
+)
+# On this floor packages may import each other: the core raises the error types, and the
+# errors carry the core's contract models.
+SHARED_FLOOR = 0
+
+# Inside `custodian.run`, in the order a run goes; a module may import only those before it.
+RUN_ORDER: tuple[str, ...] = (
+    "preflight",
+    "origin",
+    "dispatch",
+    "evidence",
+    "result",
+    "context",
+    "observe",
+    "orient",
+    "decide",
+    "act",
+    "reconcile",
+    "record",
+    "runner",
+)
+
+# The runtime modules that may import the reference hub (`custodian hub serve`, the evals' own
+# hub, and the embedded default).
+HUB_DOORS = ("cli", "embedded", "statehub.connect", "evals.runner", "evals.scenario")
+HUB_MAY_IMPORT = ("core", "errors", "", "__version__")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every absolute module name `path` imports (`from a import b` counts `a` and `a.b`)."""
+    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def _inner(name: str) -> str | None:
+    """`custodian.run.act` -> `run.act`; `custodian` -> ``; None outside the runtime."""
+    if name == "custodian":
+        return ""
+    return name.removeprefix("custodian.") if name.startswith("custodian.") else None
+
+
+def _within(name: str, entry: str) -> bool:
+    if entry == "":
+        return name == ""
+    return name == entry or name.startswith(entry + ".")
+
+
+def _floor(name: str, *, strict: bool = False) -> tuple[int, str]:
+    """The floor of a module (inner name) and the entry that placed it there.
+
+    An imported name on no floor is an attribute of the package (`custodian.__version__`);
+    with `strict`, a module on no floor is an error.
+    """
+    best: tuple[int, str] | None = None
+    for level, entries in enumerate(FLOORS):
+        for entry in entries:
+            if _within(name, entry) and (best is None or len(entry) > len(best[1])):
+                best = (level, entry)
+    if best is None and (strict or "." in name):
+        raise AssertionError(f"custodian.{name} is on no floor: add it to FLOORS")
+    return best or (0, "")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(RUNTIME).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def violations(path: Path, module: str) -> list[str]:
+    """What `path` (module `module`, a full dotted name) imports against the plan."""
+    found: set[str] = set()
+    for line, name in _imports(path):
+        problem = _problem(module, name)
+        if problem is not None:
+            found.add(f"{module}:{line}: {problem}")
+    return sorted(found)
+
+
+def _problem(module: str, name: str) -> str | None:
+    top = name.split(".")[0]
+    if module.split(".")[0] == "custodian_hub":
+        inner = _inner(name)
+        if top == "custodian" and not any(_within(inner or "", e) for e in HUB_MAY_IMPORT):
+            return f"the reference hub may import only the core, not {name}"
+        return None
+    source = _inner(module)
+    if source is None:
+        return None
+    if top == "custodian_hub":
+        ok = any(_within(source, door) for door in HUB_DOORS)
+        return None if ok else "only the hub doors (HUB_DOORS) may import custodian_hub"
+    target = _inner(name)
+    if target is None:
+        return None
+    return _step_problem(source, target) or _floor_problem(source, target)
+
+
+def _floor_problem(source: str, target: str) -> str | None:
+    (low, low_entry), (high, high_entry) = _floor(target), _floor(source)
+    if low_entry == high_entry or low < high or low == high == SHARED_FLOOR:
+        return None
+    return f"{high_entry or 'custodian'} (floor {high}) imports {low_entry} (floor {low})"
+
+
+def _step_problem(source: str, target: str) -> str | None:
+    if not (_within(source, "run") and _within(target, "run")):
+        return None
+    first, second = source.split("."), target.split(".")
+    if len(first) < 2 or len(second) < 2 or first[1] == second[1]:
+        return None
+    if first[1] not in RUN_ORDER or second[1] not in RUN_ORDER:
+        return f"run.{first[1]} or run.{second[1]} is not in RUN_ORDER"
+    if RUN_ORDER.index(second[1]) > RUN_ORDER.index(first[1]):
+        return f"run.{first[1]} comes before run.{second[1]}; a step imports only earlier ones"
+    return None
+
+
+def _sources() -> list[tuple[Path, str]]:
+    paths = sorted(PACKAGE.rglob("*.py")) + sorted((RUNTIME / "custodian_hub").rglob("*.py"))
+    return [(p, _module_name(p)) for p in paths]
+
+
+def test_the_floors_and_the_run_order_name_real_modules() -> None:
+    modules = {m for _, m in _sources()}
+    for name in RUN_ORDER:
+        assert f"custodian.run.{name}" in modules, name
+    for module in modules:
+        inner = _inner(module)
+        if inner is not None:
+            _floor(inner, strict=True)  # raises for a module on no floor
+
+
+def test_imports_point_one_way() -> None:
+    found = [v for path, module in _sources() for v in violations(path, module)]
+    assert found == []
+
+
+def test_the_checker_catches_a_backward_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from custodian.run import record\n"  # an earlier step importing a later one
+        "from custodian.run.act import send\n"
+        "import custodian.cli\n"  # the shell's top floor
+        "from custodian.core import plan\n"  # fine: lower floor
+        "from custodian.run.observe import Observation\n"  # fine: an earlier step
+        "from custodian_hub import ReferenceHub\n"  # not a hub door
+    )
+    found = violations(bad, "custodian.run.decide")
+    assert len(found) == 4, found
+    assert any("run.decide comes before run.record" in v for v in found)
+    assert any("run.decide comes before run.act" in v for v in found)
+    assert any("run (floor 6) imports cli (floor 10)" in v for v in found)
+    assert any("hub doors" in v for v in found)
+
+
+def test_the_checker_catches_a_lower_floor_reaching_up(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from custodian.run.result import RunResult\nimport custodian.settings\n")
+    assert len(violations(bad, "custodian.memory.notes")) == 2
+    assert violations(bad, "custodian.approvals.execute") == []
+    hub = tmp_path / "hub.py"
+    hub.write_text("from custodian.core import contract\nfrom custodian.settings import Settings\n")
+    assert [v.split(": ", 1)[1] for v in violations(hub, "custodian_hub._app")] == [
+        "the reference hub may import only the core, not custodian.settings",
+        "the reference hub may import only the core, not custodian.settings.Settings",
+    ]
