@@ -29,7 +29,7 @@ from custodian.memory.run_journal import Journal
 from custodian.run.context import RunContext
 from custodian.run.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
 from custodian.run.observe import Observation
-from custodian.statehub.client import StateHubClient
+from custodian.statehub.client import HubWrite, StateHubClient
 
 ALL_CALLS = {**SANCTIONED_CALLS, **APPROVED_CALLS}
 
@@ -53,7 +53,7 @@ def send(
     journal: Journal,
     client: StateHubClient,
     *,
-    index: Any,
+    index: int | str,
     operation: str,
     params: dict[str, Any],
     run_id: str,
@@ -85,36 +85,32 @@ def send(
     except HubPreconditionFailed as exc:
         return _stale(journal, index, observed_task, exc.current, extra)
     except HubError as exc:
-        journal.append(
-            "failed",
-            {"index": index, "error": exc.message, "status": exc.status, "code": exc.code, **extra},
-        )
+        failed = {"error": exc.message, "status": exc.status, "code": exc.code}
+        journal.append("failed", {"index": index, **failed, **extra})
         return Sent(error=exc.message)
     except (KeyError, ValueError) as exc:
         # Raised before any request left (unknown operation, bad params). Close the chain, or
         # every later run would reconcile it and fail the same way.
         message = f"{operation} cannot be sent to the hub with these params ({exc!r})"
-        journal.append(
-            "failed", {"index": index, "error": message, "status": None, "code": None, **extra}
-        )
+        failed = {"error": message, "status": None, "code": None}
+        journal.append("failed", {"index": index, **failed, **extra})
         return Sent(error=message)
-    hub_id = getattr(write.resource, "id", None)
+    journal.append("receipt", {"index": index, **_receipt(write), **extra})
+    return Sent(hub_id=getattr(write.resource, "id", None))
+
+
+def _receipt(write: HubWrite[Any]) -> dict[str, Any]:
+    """What the hub answered to one write, for its `receipt` record."""
     after = _task_state(write.resource) if isinstance(write.resource, Task) else None
-    journal.append(
-        "receipt",
-        {
-            "index": index,
-            "status_code": write.status_code,
-            "hub_id": hub_id,
-            "replayed": write.replayed,
-            "response_sha256": write.response_sha256,
-            "attempts": write.attempts,
-            # The task as the write left it: a later change by someone else shows against it.
-            **({"task_after": after} if after is not None else {}),
-            **extra,
-        },
-    )
-    return Sent(hub_id=hub_id)
+    return {
+        "status_code": write.status_code,
+        "hub_id": getattr(write.resource, "id", None),
+        "replayed": write.replayed,
+        "response_sha256": write.response_sha256,
+        "attempts": write.attempts,
+        # The task as the write left it: a later change by someone else shows against it.
+        **({"task_after": after} if after is not None else {}),
+    }
 
 
 def _changed_since(client: StateHubClient, observed: Task | None) -> Task | None:
@@ -127,7 +123,7 @@ def _changed_since(client: StateHubClient, observed: Task | None) -> Task | None
 
 def _stale(
     journal: Journal,
-    index: int,
+    index: int | str,
     observed: Task | None,
     current: Task | None,
     extra: dict[str, Any],

@@ -95,11 +95,33 @@ def _orientation(
     ctx: RunContext, observation: Observation, history: list[J.Record], now: datetime
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
+    inputs = _inputs(ctx, observation, continuity(history), now)
+    rendered = render_prompt(inputs)
+    facts = PlanningFacts(
+        domain=ctx.domain,
+        now=now,
+        summary=observation.summary,
+        overview=observation.overview,
+        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
+        stale_after_days=ctx.limits.stale_after_days,
+    )
+    prompt = Prompt(
+        system=rendered.system,
+        user=rendered.user,
+        max_output_tokens=ctx.max_output_tokens,
+        facts=facts,
+    )
+    return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
+
+
+def _inputs(
+    ctx: RunContext, observation: Observation, notes: Continuity | None, now: datetime
+) -> PromptInputs:
+    """What the prompt is rendered from."""
     items = ctx.approvals.all(ctx.domain)
-    notes = continuity(history)
     constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
     limits = ctx.limits
-    inputs = PromptInputs(
+    return PromptInputs(
         domain=ctx.domain,
         now=now,
         overview=observation.overview,
@@ -116,22 +138,6 @@ def _orientation(
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),
     )
-    rendered = render_prompt(inputs)
-    facts = PlanningFacts(
-        domain=ctx.domain,
-        now=now,
-        summary=observation.summary,
-        overview=observation.overview,
-        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
-        stale_after_days=limits.stale_after_days,
-    )
-    prompt = Prompt(
-        system=rendered.system,
-        user=rendered.user,
-        max_output_tokens=ctx.max_output_tokens,
-        facts=facts,
-    )
-    return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
 
 
 def _prompt_record(ctx: RunContext, o: Orientation) -> dict[str, Any]:
