@@ -26,9 +26,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("_retry",),  # the one retry policy: its waits are cut short by the stop flag
     # The doors to the world: files on disk, the hub's client, the models, the renderer.
     ("memory", "statehub", "llm", "render"),
-    # Settings name the model adapters; the embedded hub is started from the settings.
+    # Settings name the model adapters; the one hub connector opens a client from them.
     ("settings",),
-    ("embedded", "statehub.connect"),
+    ("statehub.connect",),
     ("run",),
     ("approvals",),
     ("audit",),
@@ -57,9 +57,9 @@ RUN_ORDER: tuple[str, ...] = (
     "runner",
 )
 
-# The runtime modules that may import the reference hub (`custodian hub serve`, the evals' own
-# hub, and the embedded default).
-HUB_DOORS = ("cli", "embedded", "statehub.connect", "evals.runner", "evals.scenario")
+# The runtime modules that may import the reference hub: the one hub connector (the embedded
+# default), `custodian hub serve`, and the evals' own seeded hub and seed checks.
+HUB_DOORS = ("statehub.connect", "cli", "evals.runner", "evals.scenario")
 HUB_MAY_IMPORT = ("core", "errors", "", "__version__")
 
 
