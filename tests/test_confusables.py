@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian.core.confusables_table import MARKER_CONFUSABLES
+from custodian.core._confusables_table import MARKER_CONFUSABLES
 from custodian.core.neutralize import neutralize
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "gen_confusables.py"

@@ -7,9 +7,9 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from custodian.core._context_items import Piece
+from custodian.core._context_select import Candidates, select
 from custodian.core.context import build_view
-from custodian.core.context_items import Piece
-from custodian.core.context_select import Candidates, select
 from custodian.core.contract import DomainSummary
 from custodian.core.tokens import estimate_tokens
 from custodian.render.prompt import render_prompt

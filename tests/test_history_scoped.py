@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from custodian.core._normalized import text_key
 from custodian.core.approvals import ApprovalItem, history_for, new_item
 from custodian.core.authority import authorize
-from custodian.core.normalized import text_key
 from custodian.core.policy import Policy
 from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli

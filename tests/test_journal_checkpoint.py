@@ -11,7 +11,7 @@ from custodian.core import journal as J
 from custodian.core.journal_fold import empty, fold
 from custodian.core.seals import SealKey
 from custodian.errors import JournalError
-from custodian.memory.journal_checkpoint import load_checkpoint
+from custodian.memory._journal_checkpoint import load_checkpoint
 from custodian.memory.journal_store import JournalStore
 from test_journal_core import (
     DOMAIN,
@@ -39,7 +39,7 @@ def _killed(store: JournalStore, run_id: str) -> None:
 def _every_read(store: JournalStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The journal lines read, by file name, while the test runs."""
     seen: list[str] = []
-    import custodian.memory.journal_checkpoint as checkpoint_module
+    import custodian.memory._journal_checkpoint as checkpoint_module
 
     real = checkpoint_module.lines_from
 

@@ -18,7 +18,7 @@ from custodian.core.policy import Policy
 from custodian.core.redact import redact
 from custodian.core.seals import SealKey
 from custodian.errors import ConfigError
-from custodian.llm._child_env import EXTRA_VAR, extra_names
+from custodian.llm import EXTRA_VAR, extra_names
 from custodian.llm.base import ModelConfig
 from custodian.llm.registry import split_spec
 

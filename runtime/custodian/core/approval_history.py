@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from custodian.core.normalized import text_key
+from custodian.core._normalized import text_key
 from custodian.core.plan import ProposedItem
 
 

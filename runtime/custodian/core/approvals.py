@@ -8,10 +8,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from custodian.core._authority_checks import CREATE_OPERATIONS, SAME_TITLE
+from custodian.core._normalized import text_key
 from custodian.core.approval_history import ApprovalHistory
 from custodian.core.authority import TARGET_KINDS
-from custodian.core.authority_checks import CREATE_OPERATIONS, SAME_TITLE
-from custodian.core.normalized import text_key
 from custodian.core.plan import fingerprint
 
 ApprovalStatus = Literal[

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from custodian.core.approval_history import ApprovalHistory as ApprovalHistory
-from custodian.core.authority_checks import (
+from custodian.core._authority_checks import (
     CREATE_OPERATIONS,
     SAME_TITLE,
     Tally,
@@ -23,6 +22,7 @@ from custodian.core.authority_checks import (
     queued_state_problem,
     same_titles,
 )
+from custodian.core.approval_history import ApprovalHistory as ApprovalHistory
 from custodian.core.budgets import RecentWrites, budget_problem, deference
 from custodian.core.contract import DomainSummary
 from custodian.core.evidence import Evidence, evidence_problem

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from custodian.core._journal_spine import PendingWrite
 from custodian.core.approvals import edited_problem
 from custodian.core.authority import Ruling, authorize, precondition
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.journal_records import parse_at
-from custodian.core.journal_spine import PendingWrite
 from custodian.core.marks import same_text
 from custodian.core.plan import Plan, ProposedItem, fingerprint
 

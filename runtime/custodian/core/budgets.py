@@ -19,7 +19,7 @@ from custodian.core.plan_schema import short
 from custodian.core.policy import Policy
 
 if TYPE_CHECKING:  # only for annotations: authority imports this module
-    from custodian.core.authority_checks import View
+    from custodian.core._authority_checks import View
     from custodian.core.plan import ProposedItem
 
 # The hub's summary shows at most this many recent events when asked (contract v1.1).

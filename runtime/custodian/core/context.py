@@ -3,7 +3,7 @@
 `build_view` is pure and deterministic. Each section (workstreams, in-progress tasks, blocked,
 todo, open decisions, open flags, recent events, pending and rejected approvals, done or cancelled
 titles) is one data block with one line per item, and gets a fair share of the budget
-(core/context_select.py). Within a section, what a person would look at first comes first: the
+(core/_context_select.py). Within a section, what a person would look at first comes first: the
 in-progress task idle longest, the task blocked longest, the todo task due soonest, the oldest
 open decision and flag, the newest event. What a section leaves out is counted and shown to the
 model, so nothing is dropped silently.
@@ -19,7 +19,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import TypeVar
 
-from custodian.core.context_items import (
+from custodian.core._context_items import (
     COLUMNS,
     ApprovalBrief,
     Piece,
@@ -33,13 +33,13 @@ from custodian.core.context_items import (
     task_piece,
     workstream_piece,
 )
-from custodian.core.context_select import Candidates, select
+from custodian.core._context_select import Candidates, select
+from custodian.core._timestamps import activity_age
 from custodian.core.continuity import NoteRef
 from custodian.core.contract import DomainSummary, StateSummary, Task
 from custodian.core.journal_records import parse_at
 from custodian.core.neutralize import data_block, data_close, data_open, safe_domain, safe_id
 from custodian.core.policy import DEFAULT
-from custodian.core.timestamps import activity_age
 from custodian.core.tokens import estimate_tokens
 
 __all__ = [

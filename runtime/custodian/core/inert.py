@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Any
 
-from custodian.core.fences import find_fences
+from custodian.core._fences import find_fences
 
 # Bidirectional controls: embeddings, overrides, isolates and marks (all of category Cf).
 BIDI_CONTROLS = frozenset(

@@ -8,6 +8,7 @@ journal_render (the court record); import them from here.
 
 from __future__ import annotations
 
+from custodian.core._journal_spine import PendingWrite, unfinished_items, verify_spine
 from custodian.core.journal_records import (
     GENESIS,
     KINDS,
@@ -30,7 +31,6 @@ from custodian.core.journal_runs import (
     latest_run_id,
     run_summaries,
 )
-from custodian.core.journal_spine import PendingWrite, unfinished_items, verify_spine
 from custodian.core.journal_trace import ItemTrace, trace_items
 
 __all__ = [

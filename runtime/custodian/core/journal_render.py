@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from custodian.core._journal_spine import verify_spine
 from custodian.core.digest import canonical_json
 from custodian.core.journal_records import SCHEMA_VERSION, Problem, Record, verify_chain
 from custodian.core.journal_runs import RunSummary, counts_text, run_summaries
-from custodian.core.journal_spine import verify_spine
 from custodian.core.journal_trace import ItemTrace, trace_items
 from custodian.core.seals import SealKey, seals_seen, verify_seals
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from custodian.core._journal_spine import group_runs, is_approval_run
 from custodian.core.journal_records import Record, parse_at
-from custodian.core.journal_spine import group_runs, is_approval_run
 
 
 class CompletedObservation(NamedTuple):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from custodian.core._journal_spine import unfinished_items, verify_spine
 from custodian.core.journal_fold import Checkpoint, fold, link_problems
 from custodian.core.journal_records import Problem, Record
-from custodian.core.journal_spine import unfinished_items, verify_spine
 
 RUN_FIRST_KINDS = frozenset({"run_started", "approval_decided"})
 

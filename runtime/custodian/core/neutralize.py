@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from custodian.core.confusables_table import MARKER_CONFUSABLES
+from custodian.core._confusables_table import MARKER_CONFUSABLES
 from custodian.core.contract import ID_PATTERN, is_domain
 
 # The markers carry a random per-run nonce that the shell draws (secrets) and passes in: text

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from custodian.core._timestamps import activity_age
 from custodian.core.contract import Task, WorkstreamWithTasks
 from custodian.core.digest import workstream_digests
 from custodian.core.evidence import by_custodian
 from custodian.core.marks import same_text
 from custodian.core.planning_facts import PlanningFacts
-from custodian.core.timestamps import activity_age
 
 MAX_FLAGS = 10
 MAX_EVENTS = 20
@@ -36,7 +36,7 @@ _DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IG
 class _Finding:
     task: Task
     kind: str  # "stale" or "blocked"
-    idle_days: int | None  # None: no trustworthy time (core/timestamps.py)
+    idle_days: int | None  # None: no trustworthy time (core/_timestamps.py)
     suspect: bool = False
 
     @property

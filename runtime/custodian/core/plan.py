@@ -1,7 +1,7 @@
 """The action plan: extract_plan(markdown) -> Plan, every entry kept as a ProposedItem.
 
 The plan is the one fenced block whose info string is exactly `json` (any case, blanks around it
-ignored): ```json or ~~~json. Fences follow CommonMark (see core/fences.py), so a ```json line
+ignored): ```json or ~~~json. Fences follow CommonMark (see core/_fences.py), so a ```json line
 inside another fenced block is content, not a second plan. No such block, more than one, one that
 is never closed, invalid JSON, duplicate keys, nesting deeper than MAX_DEPTH or a top level that
 is not an object raise PlanRejected. Inside a usable plan, each entry is validated on its own:
@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from custodian.core._fences import Fence, find_fences
+from custodian.core._plan_json import MAX_DEPTH, parse_plan_object
 from custodian.core.digest import canonical_json, digest
-from custodian.core.fences import Fence, find_fences
-from custodian.core.plan_json import MAX_DEPTH, parse_plan_object
 from custodian.core.plan_schema import (
     APPROVABLE_OPERATIONS,
     OPERATION_PATTERN,

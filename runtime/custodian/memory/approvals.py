@@ -10,7 +10,7 @@ from custodian.core.approvals import ApprovalItem
 from custodian.core.digest import strict_loads
 from custodian.core.seals import SealKey, item_seal_problem, seal_item
 from custodian.errors import ApprovalError, SealError
-from custodian.memory.files import atomic_write_text
+from custodian.memory._files import atomic_write_text
 
 
 class ApprovalStore:

@@ -18,9 +18,9 @@ from custodian.core.digest import canonical_json
 from custodian.core.journal_prune import SegmentFacts, decide
 from custodian.core.seals import SealKey
 from custodian.errors import PruneRefused
-from custodian.memory.files import atomic_write_bytes, fsync_directory
-from custodian.memory.journal_checkpoint import Anchor, sealed
-from custodian.memory.journal_segments import Segment, lines_from
+from custodian.memory._files import atomic_write_bytes, fsync_directory
+from custodian.memory._journal_checkpoint import Anchor, sealed
+from custodian.memory._journal_segments import Segment, lines_from
 from custodian.memory.journal_store import JournalStore, parse_line
 from custodian.memory.lock import RunLock
 from custodian.memory.snapshots import ContentStore

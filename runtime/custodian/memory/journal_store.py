@@ -22,11 +22,11 @@ from custodian.core.digest import canonical_json, strict_loads
 from custodian.core.journal import Record
 from custodian.core.seals import SealKey, verify_seals
 from custodian.errors import ConfigError, JournalError, SealError
-from custodian.memory.journal_checkpoint import Opened, Torn, save_checkpoint, sealed
-from custodian.memory.journal_open import Access, open_journal
-from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, lines_from
-from custodian.memory.journal_torn import set_aside
-from custodian.memory.journal_writer import Fsync, JournalWriter, fsync_dir
+from custodian.memory._journal_checkpoint import Opened, Torn, save_checkpoint, sealed
+from custodian.memory._journal_open import Access, open_journal
+from custodian.memory._journal_segments import SEGMENT_BYTES, Layout, lines_from
+from custodian.memory._journal_torn import set_aside
+from custodian.memory._journal_writer import Fsync, JournalWriter, fsync_dir
 
 Clock = Callable[[], datetime]
 
@@ -115,7 +115,7 @@ def _record_of(raw: bytes) -> Record | None:
 
 
 class JournalStore:
-    """The journals under `<memory_dir>/journal/` (layout: memory/journal_segments.py)."""
+    """The journals under `<memory_dir>/journal/` (layout: memory/_journal_segments.py)."""
 
     def __init__(
         self,

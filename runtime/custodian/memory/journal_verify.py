@@ -16,8 +16,8 @@ from custodian.core.journal_render import seal_summary
 from custodian.core.journal_runs import RunSummary, run_summaries
 from custodian.core.journal_stream import step, windows
 from custodian.core.seals import SealKey, seals_seen, verify_seals
-from custodian.memory.journal_checkpoint import start_of
-from custodian.memory.journal_segments import Layout, Segment, lines_from
+from custodian.memory._journal_checkpoint import start_of
+from custodian.memory._journal_segments import Layout, Segment, lines_from
 from custodian.memory.journal_store import parse_line
 
 WINDOW = 2048

@@ -27,8 +27,8 @@ from types import TracebackType
 
 from custodian.clock import utc_now
 from custodian.errors import RunLocked
+from custodian.memory._journal_writer import fsync_dir
 from custodian.memory.journal_store import check_domain
-from custodian.memory.journal_writer import fsync_dir
 
 ATTEMPTS = 8  # only a release racing with this acquire makes it try again
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian.core.continuity import prose_of
-from custodian.memory.files import atomic_write_text
+from custodian.memory._files import atomic_write_text
 
 
 def note_path(working_dir: Path, domain: str, started_at: datetime) -> Path:

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from custodian.core import journal as J
-from custodian.memory.journal_writer import JournalWriter
+from custodian.memory._journal_writer import JournalWriter
 
 
 class Journal(Protocol):

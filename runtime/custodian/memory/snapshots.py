@@ -15,7 +15,7 @@ from typing import Any
 from custodian.core.contract import DomainSummary
 from custodian.core.digest import canonical_json, sha256_hex, strict_loads
 from custodian.errors import JournalError
-from custodian.memory.files import atomic_write_bytes
+from custodian.memory._files import atomic_write_bytes
 from custodian.memory.journal_store import check_domain
 
 

@@ -9,7 +9,7 @@ from custodian.core.journal_fold import Checkpoint, fold, link_problems
 from custodian.core.journal_records import Record
 from custodian.core.seals import SealKey
 from custodian.errors import JournalError
-from custodian.memory.journal_checkpoint import (
+from custodian.memory._journal_checkpoint import (
     CheckpointFile,
     Opened,
     Parse,
@@ -23,7 +23,7 @@ from custodian.memory.journal_checkpoint import (
     refuse,
     start_of,
 )
-from custodian.memory.journal_segments import Layout
+from custodian.memory._journal_segments import Layout
 
 CheckRecords = Callable[[Sequence[Record]], None]
 SetAside = Callable[[Torn], str]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from custodian.errors import JournalError
-from custodian.memory.files import atomic_write_bytes
+from custodian.memory._files import atomic_write_bytes
 
 
 def aside_path(path: Path, now: datetime) -> Path:

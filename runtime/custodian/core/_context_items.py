@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from custodian.core._timestamps import activity_age, in_future
 from custodian.core.contract import (
     TEXT_LIMITS,
     Decision,
@@ -26,7 +27,6 @@ from custodian.core.contract import (
 )
 from custodian.core.neutralize import inline, safe_domain, safe_id
 from custodian.core.plan_schema import APPROVABLE_OPERATIONS, SANCTIONED_OPERATIONS
-from custodian.core.timestamps import activity_age, in_future
 
 NAME_LIMIT = 200  # owner, assignee, source, raised_by: the contract's limit on request bodies
 _WORD = re.compile(r"^[a-z][a-z_]{0,63}$")
@@ -120,7 +120,7 @@ def task_piece(
     """An open task's line; with `stale_after_days`, a `stale` column for in-progress tasks.
 
     A time from the future shows as `suspect` in its age column and never counts as activity
-    (core/timestamps.py).
+    (core/_timestamps.py).
     """
     fixed = [safe_id(task.id), safe_id(task.workstream_id), _age(task.updated_at, now)]
     fixed.append(NONE if last_event is None else _age(last_event, now))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from custodian.core.context_items import Piece
+from custodian.core._context_items import Piece
 
 __all__ = ["Candidates", "Selection", "select"]
 

@@ -13,8 +13,8 @@ from custodian.core.journal import Record, derived_counts, interrupted_runs, mak
 from custodian.core.journal_fold import fold
 from custodian.core.seals import SealKey, seal_record
 from custodian.errors import JournalError
-from custodian.memory.journal_checkpoint import CheckpointFile, Opened, Position
-from custodian.memory.journal_segments import SEGMENT_BYTES, Layout, first_line_seq
+from custodian.memory._journal_checkpoint import CheckpointFile, Opened, Position
+from custodian.memory._journal_segments import SEGMENT_BYTES, Layout, first_line_seq
 
 Fsync = Callable[[int], None]
 # A new run starts a new segment once the active one is past its size: segments hold whole runs.

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from custodian.core._normalized import normalized_text
 from custodian.core.contract import (
     Decision,
     DomainSummary,
@@ -17,7 +18,6 @@ from custodian.core.contract import (
     WorkstreamWithTasks,
 )
 from custodian.core.marks import same_text
-from custodian.core.normalized import normalized_text
 from custodian.core.plan import ProposedItem
 from custodian.core.plan_schema import short
 

@@ -21,8 +21,8 @@ from custodian.core.journal_fold import VERSION, Checkpoint, Head, empty, own_pr
 from custodian.core.journal_records import Problem, Record, record_hash
 from custodian.core.seals import SealKey
 from custodian.errors import JournalError
-from custodian.memory.files import atomic_write_bytes
-from custodian.memory.journal_segments import Layout, Segment, lines_from, read_range
+from custodian.memory._files import atomic_write_bytes
+from custodian.memory._journal_segments import Layout, Segment, lines_from, read_range
 
 CHUNK = 1024
 

@@ -1,0 +1,45 @@
+"""Each package names what it offers; outside it, runtime code imports no private module of it."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
+PACKAGES = ("core", "memory", "llm", "statehub", "render", "audit")
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_the_package_names_what_it_offers(name: str) -> None:
+    package = importlib.import_module(f"custodian.{name}")
+    offered = package.__all__
+    assert offered and len(set(offered)) == len(offered)
+    assert all(hasattr(package, n) and not n.startswith("_") for n in offered)
+
+
+def _private_imports(path: Path) -> list[str]:
+    """`custodian.<pkg>._x` imported by `path`, when `path` is not inside `<pkg>`."""
+    inside = path.relative_to(RUNTIME / "custodian").parts[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for full in names:
+            parts = full.split(".")
+            public = len(parts) < 3 or parts[0] != "custodian" or parts[1] not in PACKAGES
+            if not public and parts[2].startswith("_") and parts[1] != inside:
+                found.append(f"{path.relative_to(RUNTIME)}:{node.lineno} {full}")
+    return found
+
+
+def test_no_private_module_is_imported_from_outside_its_package() -> None:
+    found = []
+    for path in sorted((RUNTIME / "custodian").rglob("*.py")):
+        found += _private_imports(path)
+    assert found == [], "import the package's public name instead"
