@@ -27,3 +27,26 @@ def test_ruff_and_mypy_are_pinned_to_a_range_that_holds_the_installed_version() 
         allowed = SpecifierSet(spec.removeprefix(tool))
         assert any(s.operator == "<" for s in allowed), f"{tool} has no upper bound"
         assert Version(version(tool)) in allowed
+
+
+RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
+
+
+def test_both_packages_are_found_and_every_package_data_pattern_matches_a_file() -> None:
+    from setuptools import find_packages
+
+    found = PYPROJECT["tool"]["setuptools"]["packages"]["find"]
+    packages = find_packages(found["where"][0], include=found["include"])
+    assert {"custodian", "custodian.statehub", "custodian_hub"} <= set(packages)
+    assert all(p.split(".")[0] in ("custodian", "custodian_hub") for p in packages)
+    for package, patterns in PYPROJECT["tool"]["setuptools"]["package-data"].items():
+        assert package in packages
+        for pattern in patterns:
+            assert list((RUNTIME / package).glob(pattern)), f"{package}: {pattern} matches nothing"
+    hub_data = PYPROJECT["tool"]["setuptools"]["package-data"]["custodian_hub"]
+    shipped = {f.name for pattern in hub_data for f in (RUNTIME / "custodian_hub").glob(pattern)}
+    assert "demo.json" in shipped, "the demo seed ships with the hub"
+
+
+def test_mypy_checks_the_runtime_and_the_reference_hub() -> None:
+    assert PYPROJECT["tool"]["mypy"]["packages"] == ["custodian", "custodian_hub"]
