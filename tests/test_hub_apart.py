@@ -19,8 +19,8 @@ ALLOWED: dict[str, bool] = {
     "evals/runner.py": False,  # `custodian eval` runs each scenario on a hub of its own
     "evals/scenario.py": False,  # a scenario's seed is checked as the hub would load it
 }
-# What the hub may use of the runtime: the contract models and the version and errors.
-HUB_MAY_IMPORT = ("custodian", "custodian.errors", "custodian.core")
+# What the hub may use of the runtime: the contract models, the version, the errors, the clock.
+HUB_MAY_IMPORT = ("custodian", "custodian.errors", "custodian.clock", "custodian.core")
 
 
 def _imports(path: Path) -> list[tuple[str, bool]]:
@@ -110,3 +110,16 @@ def test_the_client_and_the_cli_load_without_the_hub() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_hub_reads_the_wall_clock_only_through_custodian_clock() -> None:
+    wall = {("datetime", "now"), ("datetime", "utcnow"), ("date", "today"), ("time", "time")}
+    found = [
+        f"{path.name}:{node.lineno} {node.value.id}.{node.attr}"
+        for path in sorted(HUB.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and (node.value.id, node.attr) in wall
+    ]
+    assert found == []

@@ -9,7 +9,7 @@ import hmac
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,11 +47,6 @@ WRITES: dict[str, tuple[type[BaseModel], WriteFunction]] = {
     "resolve_decision": (contract.DecisionResolution, _writes.resolve_decision),
 }
 MAX_VALIDATION_ERRORS = 10
-
-
-def utc_now() -> datetime:
-    """The hub's default clock: the time now, in UTC."""
-    return datetime.now(UTC)
 
 
 class WriteAborted(Exception):

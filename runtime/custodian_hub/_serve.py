@@ -5,10 +5,11 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
+from custodian.clock import utc_now
 from custodian.errors import ConfigError
 from custodian_hub._demo import demo_dataset
 from custodian_hub._seed import load_seed, read_seed_file
@@ -36,7 +37,7 @@ def serve_command(host: str, port: int, db: Path, seed: str | None, token: str |
             setting="--port",
         ) from exc
     try:
-        if seed is not None and seed_database(db, seed, datetime.now(UTC)) is False:
+        if seed is not None and seed_database(db, seed, utc_now()) is False:
             print(f"hub: {db} already holds data; the seed was not loaded again", file=sys.stderr)
         hub.start()
     except BaseException:

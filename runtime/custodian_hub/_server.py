@@ -33,7 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook, utc_now
+from custodian.clock import utc_now
+from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook
 from custodian_hub._exchange import SERVER_NAME, Answer, answer, refusal
 from custodian_hub._store import Store
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import httpx
 
-from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook, utc_now
+from custodian.clock import utc_now
+from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook
 from custodian_hub._exchange import HANDLED_METHODS, SERVER_HEADER, Answer, answer, refusal
 from custodian_hub._store import Store
 
