@@ -60,7 +60,8 @@ RUN_ORDER: tuple[str, ...] = (
 # The runtime modules that may import the reference hub: the one hub connector (the embedded
 # default), `custodian hub serve`, and the evals' own seeded hub and seed checks.
 HUB_DOORS = ("statehub.connect", "cli", "evals.runner", "evals.scenario")
-HUB_MAY_IMPORT = ("core", "errors", "", "__version__")
+# The hub sees the core, the error types, the version, and the one wall clock (custodian.clock).
+HUB_MAY_IMPORT = ("core", "errors", "", "__version__", "clock")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
