@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, get_args
 
 from custodian import __version__
 from custodian.core.approvals import ApprovalStatus
@@ -16,11 +16,19 @@ from custodian.core.redact import redact
 from custodian.crash import report_crash
 from custodian.errors import ConfigError, CustodianError
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from custodian.settings import Settings
+
+    # What add_subparsers returns (generic only to the type checker).
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+
 Handler = Callable[[argparse.Namespace], int]
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 
 
-def _run_parser(sub: Any) -> None:
+def _run_parser(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="one observe -> orient -> decide -> act pass for a domain")
     p.add_argument("--domain", help="the domain to look after (env CUSTODIAN_DOMAIN)")
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
@@ -44,7 +52,7 @@ def _run_parser(sub: Any) -> None:
     p.set_defaults(handler=_cmd_run)
 
 
-def _hub_parser(sub: Any) -> None:
+def _hub_parser(sub: Subparsers) -> None:
     p = sub.add_parser("hub", help="the reference state-hub")
     hub_sub = p.add_subparsers(dest="hub_command", required=True)
     serve = hub_sub.add_parser("serve", help="serve the reference hub over HTTP")
@@ -56,7 +64,7 @@ def _hub_parser(sub: Any) -> None:
     serve.set_defaults(handler=_cmd_hub_serve)
 
 
-def _spine_parsers(sub: Any) -> None:
+def _spine_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("inspect", help="replay the journal read-only and verify every chain")
     p.add_argument("run_id", nargs="?", help="a run id (default: the domain's latest run)")
     p.add_argument("--domain")
@@ -70,7 +78,7 @@ def _spine_parsers(sub: Any) -> None:
     r.set_defaults(handler=_cmd_replay)
 
 
-def _approvals_parser(sub: Any) -> None:
+def _approvals_parser(sub: Subparsers) -> None:
     p = sub.add_parser("approvals", help="the queue of proposals waiting for a person")
     p.add_argument("--memory", help=MEMORY_HELP)
     a = p.add_subparsers(dest="approvals_command", required=True)
@@ -104,7 +112,7 @@ def _approvals_parser(sub: Any) -> None:
     p.set_defaults(handler=_cmd_approvals)
 
 
-def _journal_parser(sub: Any) -> None:
+def _journal_parser(sub: Subparsers) -> None:
     p = sub.add_parser("journal", help="maintain the journals under memory/journal")
     j = p.add_subparsers(dest="journal_command", required=True)
     prune = j.add_parser("prune", help="drop old segments; the chain left still verifies")
@@ -114,7 +122,7 @@ def _journal_parser(sub: Any) -> None:
     prune.set_defaults(handler=_cmd_journal_prune)
 
 
-def _review_parser(sub: Any) -> None:
+def _review_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "review", help="a local web page to read runs and notes and decide approvals"
     )
@@ -127,7 +135,7 @@ def _review_parser(sub: Any) -> None:
     p.set_defaults(handler=_cmd_review)
 
 
-def _eval_parser(sub: Any) -> None:
+def _eval_parser(sub: Subparsers) -> None:
     p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
     p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
@@ -156,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace, **kwargs: Any) -> Any:
+def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
     from custodian.settings import load_settings
 
     return load_settings(vars(args), os.environ, Path.cwd(), **kwargs)
@@ -238,7 +246,10 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
         keep = parse_keep(args.keep)
     except ValueError as exc:
         raise ConfigError(str(exc), setting="--keep") from exc
-    done = prune(settings.memory_dir, settings.domain, keep, utc_now(), settings.seal_key)
+    domain = settings.domain
+    if domain is None:  # load_settings requires a domain here; this keeps the type honest
+        raise ConfigError("no domain given: pass --domain D", setting="--domain")
+    done = prune(settings.memory_dir, domain, keep, utc_now(), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
 

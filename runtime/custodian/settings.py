@@ -126,7 +126,7 @@ def _dotenv_text(path: Path) -> str:
         ) from None
 
 
-def pick(flag: Any, env: Mapping[str, str], name: str) -> tuple[str | None, str]:
+def pick(flag: object, env: Mapping[str, str], name: str) -> tuple[str | None, str]:
     """The flag's value if given, else the variable's; with where it came from."""
     if flag not in (None, ""):
         return str(flag), "flag"

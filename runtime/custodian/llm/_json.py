@@ -15,17 +15,17 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def as_str(value: Any) -> str | None:
+def as_str(value: object) -> str | None:
     """A non-empty string, or None."""
     return value if isinstance(value, str) and value else None
 
 
-def as_int(value: Any) -> int | None:
+def as_int(value: object) -> int | None:
     """An integer (token count), or None when absent or not an integer."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def as_float(value: Any) -> float | None:
+def as_float(value: object) -> float | None:
     """A number (cost) as float, or None when absent or not a number."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None

@@ -40,7 +40,7 @@ def describe_openai_error(status: int, payload: Any, text: str) -> ErrorInfo:
     )
 
 
-def _message_text(content: Any) -> str:
+def _message_text(content: object) -> str:
     """Content is a string; some servers send a list of `{"type": "text", "text"}` parts."""
     if isinstance(content, str):
         return content

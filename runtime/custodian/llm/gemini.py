@@ -28,7 +28,7 @@ _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure"
 
 
-def _seconds(duration: Any) -> float | None:
+def _seconds(duration: object) -> float | None:
     """A protobuf Duration as JSON (`"37s"`, `"1.5s"`) -> seconds."""
     if not isinstance(duration, str) or not duration.endswith("s"):
         return None
@@ -155,7 +155,7 @@ class GeminiModel(Model):
             raise self._fail(f"the prompt was blocked (blockReason {reason})", request_id, reason)
         raise self._fail("the answer has no candidates", request_id, "empty")
 
-    def _fail(self, detail: str, request_id: str | None, code: Any) -> ModelError:
+    def _fail(self, detail: str, request_id: str | None, code: object) -> ModelError:
         return self._http.error(detail, code=str(code) if code else None, request_id=request_id)
 
     def close(self) -> None:
@@ -163,7 +163,7 @@ class GeminiModel(Model):
         self._http.close()
 
 
-def _usage(metadata: Any) -> Usage:
+def _usage(metadata: object) -> Usage:
     """Prompt tokens in; candidate plus thinking tokens out (both are billed as output)."""
     if not isinstance(metadata, dict):
         return Usage()

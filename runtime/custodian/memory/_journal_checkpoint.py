@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -87,12 +87,15 @@ _CHECKPOINT_PREFIX = b"custodian journal checkpoint v1\n"
 _ANCHOR_PREFIX = b"custodian journal anchor v1\n"
 
 
+Sealable = TypeVar("Sealable", "CheckpointFile", "Anchor")
+
+
 def file_seal(key: SealKey, prefix: bytes, value: BaseModel) -> str:
     """HMAC of a file's canonical JSON without its seal."""
     return key.mac(prefix, canonical_json(value.model_dump(mode="json", exclude={"seal"})))
 
 
-def sealed(key: SealKey | None, value: CheckpointFile | Anchor) -> Any:
+def sealed(key: SealKey | None, value: Sealable) -> Sealable:
     """The file with its seal set (unchanged without a key)."""
     if key is None:
         return value

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from custodian.core.journal import Record, derived_counts, interrupted_runs, make_record
 from custodian.core.journal_fold import fold
@@ -28,6 +28,9 @@ def fsync_dir(directory: Path, fsync: Fsync = os.fsync) -> None:
         fsync(fd)
     finally:
         os.close(fd)
+
+
+T = TypeVar("T")
 
 
 class JournalWriter:
@@ -161,7 +164,7 @@ class JournalWriter:
         for directory in missing:
             self._guard("fsync of the directory", partial(fsync_dir, directory.parent, self._fsync))
 
-    def _guard(self, step: str, action: Callable[[], Any]) -> Any:
+    def _guard(self, step: str, action: Callable[[], T]) -> T:
         # An fsync error is fatal: the kernel may already have dropped the dirty pages, so a
         # retry could "succeed" over lost data. Stop, and let a person inspect the journal.
         try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererProtocol
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
@@ -19,20 +19,22 @@ FRONT_MATTER = "---\n"
 
 
 def _link_open(
-    self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
     return '<span class="inert-link">'
 
 
 def _link_close(
-    self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
     opener = next(t for t in reversed(tokens[:idx]) if t.type == "link_open")
     href = str(opener.attrs.get("href", ""))
     return f' <code class="href">&lt;{escape(href)}&gt;</code></span>'
 
 
-def _image(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+def _image(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     token = tokens[idx]
     src = str(token.attrs.get("src", ""))
     shown = f"[image: {escape(token.content)}] <code>&lt;{escape(src)}&gt;</code>"

@@ -36,7 +36,7 @@ class PendingView:
     seal_problem: str | None = None
 
 
-def shown(value: Any) -> str:
+def shown(value: object) -> str:
     """A param or state value as compact JSON text (strings with their quotes)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 

@@ -39,7 +39,7 @@ class RunRow:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

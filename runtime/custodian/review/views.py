@@ -20,7 +20,7 @@ from custodian.core.inert import for_prose
 from custodian.core.redact import redact
 from custodian.memory.approvals import ApprovalStore
 from custodian.review import pages
-from custodian.review.decide import decide
+from custodian.review.decide import Decided, decide
 from custodian.review.pending import pending_views
 from custodian.settings import Settings
 
@@ -94,7 +94,7 @@ class Views:
             return self._render("note.html.j2", note=note, html=Markup(note.html))
         return self.not_found(f"no page {path}")
 
-    def approvals(self, csrf: str, status: int = 200, decided: Any = None) -> Page:
+    def approvals(self, csrf: str, status: int = 200, decided: Decided | None = None) -> Page:
         """Pending approvals, each with its form."""
         store = ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
         items = pending_views(self.settings, store, utc_now())
