@@ -1,33 +1,34 @@
-"""idempotency_key and precondition: what the shell sends, what an approval is checked against."""
+"""run_key and precondition: what the shell sends, what an approval is checked against."""
 
 from __future__ import annotations
 
 import pytest
 
-from custodian.core.authority import idempotency_key, precondition
+from custodian.core.keys import run_key
 from custodian.core.plan import ProposedItem
+from custodian.core.precondition import precondition
 from test_authority_support import plan_of, proposal, website
 
 FP = "ab" * 32
 
 
 def test_the_idempotency_key_names_the_run_and_the_item() -> None:
-    assert idempotency_key("20261130T080000Z-website", FP) == (
+    assert run_key("20261130T080000Z-website", FP) == (
         f"custodian-20261130T080000Z-website-{FP[:32]}"
     )
 
 
 @pytest.mark.parametrize("run_id", ["", "a b/ç\n\x00", "r" * 1000])
 def test_the_idempotency_key_is_printable_ascii_of_at_most_255(run_id: str) -> None:
-    key = idempotency_key(run_id, FP)
+    key = run_key(run_id, FP)
     assert 1 <= len(key) <= 255
     assert all(33 <= ord(ch) <= 126 for ch in key)
     assert key.endswith(FP[:32])
 
 
 def test_different_runs_or_items_give_different_keys() -> None:
-    assert idempotency_key("run-1", FP) != idempotency_key("run-2", FP)
-    assert idempotency_key("run-1", FP) != idempotency_key("run-1", "cd" * 32)
+    assert run_key("run-1", FP) != run_key("run-2", FP)
+    assert run_key("run-1", FP) != run_key("run-1", "cd" * 32)
 
 
 def _item(entry: dict[str, object]) -> ProposedItem:

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from custodian.core._authority_checks import CREATE_OPERATIONS, SAME_TITLE
 from custodian.core._normalized import text_key
 from custodian.core.approval_history import ApprovalHistory
-from custodian.core.authority import TARGET_KINDS
-from custodian.core.plan import fingerprint
 
 ApprovalStatus = Literal[
     "pending", "approved", "executed", "failed", "stale", "expired", "rejected"
 ]
 OPEN_STATUSES = ("pending",)
-# Operations with no target on the hub (or in the canon) to take a precondition from. A queued
-# item of any other operation must carry the state it was proposed under.
-NO_TARGET_OPERATIONS = frozenset({"write_canon"})
 RECENTLY_REJECTED = timedelta(days=30)
 
 
@@ -57,6 +51,14 @@ def effective_status(item: ApprovalItem, now: datetime) -> ApprovalStatus:
     if item.status == "pending" and now >= item.expires_at:
         return "expired"
     return item.status
+
+
+def listed_status(item: ApprovalItem, now: datetime, seal_problem: str | None) -> str:
+    """The status a listing shows: with a seal key, an item whose seal fails is listed as
+    `unsealed` or `bad-seal`, and can never be decided."""
+    if seal_problem is not None:
+        return "unsealed" if item.seal is None else "bad-seal"
+    return effective_status(item, now)
 
 
 def recently_rejected(
@@ -121,33 +123,6 @@ def approval_id_for(fingerprint: str, taken: Iterable[str]) -> str:
         candidate = f"{base}-{counter}"
         counter += 1
     return candidate
-
-
-def edited_problem(
-    operation: str, params: dict[str, Any], fp: str, stored: Mapping[str, Any], domain: str
-) -> str | None:
-    """Why a queued item, as stored, cannot be the one that was queued (None when it can be).
-
-    Its fingerprint must be that of its operation and params, and its precondition must be
-    non-empty (except for an operation with no target) and about the targets its params name.
-    """
-    if fp != fingerprint(operation, params):
-        return "its fingerprint does not match its operation and params (edited after queuing)"
-    if operation in NO_TARGET_OPERATIONS:
-        return None
-    if not stored or (operation in CREATE_OPERATIONS and SAME_TITLE not in stored):
-        return (
-            f"it stores no precondition, but {operation} has a target whose state must be "
-            "checked again"
-        )
-    stored = {k: v for k, v in stored.items() if k != SAME_TITLE}
-    named = {kind: params[key] for key, kind in TARGET_KINDS if isinstance(params.get(key), str)}
-    if not named:  # a decision recorded on the domain itself
-        named = {"domain": domain}
-    held = {kind: (snap or {}).get("id") for kind, snap in stored.items() if isinstance(snap, dict)}
-    if held != named or set(stored) != set(named):
-        return "its precondition is about other targets than its params (edited after queuing)"
-    return None
 
 
 def history_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> ApprovalHistory:

@@ -8,19 +8,15 @@ further than one that extract_plan built.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from custodian.core._authority_checks import (
-    CREATE_OPERATIONS,
-    SAME_TITLE,
     Tally,
     View,
     canon_path_problem,
     ids_problem,
     queued_state_problem,
-    same_titles,
 )
 from custodian.core.approval_history import ApprovalHistory as ApprovalHistory
 from custodian.core.budgets import RecentWrites, budget_problem, deference
@@ -36,8 +32,6 @@ from custodian.core.plan_schema import (
 from custodian.core.policy import Policy
 
 Outcome = Literal["execute", "queue", "deny"]
-
-_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._:-]")
 
 
 @dataclass(frozen=True)
@@ -258,54 +252,3 @@ def _history_problem(
             f"approvals, at most {policy.max_pending}; a person must decide some first"
         )
     return None
-
-
-def idempotency_key(run_id: str, fp: str) -> str:
-    """The hub Idempotency-Key for one item of one run: printable ASCII, at most 255 characters."""
-    run = _KEY_UNSAFE.sub("_", run_id)[:200] or "run"
-    return f"custodian-{run}-{_KEY_UNSAFE.sub('_', fp[:32])}"
-
-
-def approval_key(approval_id: str, fp: str) -> str:
-    """The hub Idempotency-Key of one approval of an item: printable ASCII, under 255 chars."""
-    approval = _KEY_UNSAFE.sub("_", approval_id)[:120] or "approval"
-    return f"custodian-approval-{approval}-{_KEY_UNSAFE.sub('_', fp[:32])}"
-
-
-def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
-    """The observed state a queued item was proposed under, to check again on approval.
-
-    The target (task, decision, flag, or a workstream that is itself the target) gives id, status
-    and updated_at where it has one; create_task and record_decision give their parent
-    workstream's id and status (a decision without one, and create_workstream, give the domain).
-    Every create also gives `same_title`: the ids that already bear its title (none when it is
-    proposed; an approval finds it changed if one appeared since). write_canon gives {}: the
-    shell records the file's hash instead.
-    """
-    view = View.of(observed)
-    params = item.params
-    if item.operation == "write_canon":
-        return {}
-    parent_only = item.operation in ("create_task", "record_decision")
-    state: dict[str, Any] = {}
-    for key, kind in TARGET_KINDS:
-        value = params.get(key)
-        if not isinstance(value, str):
-            continue
-        snapshot = view.snapshot(kind, value, updated=not parent_only)
-        if snapshot is not None:
-            state[kind] = snapshot
-    if item.operation in CREATE_OPERATIONS:
-        if "workstream" not in state or item.operation == "create_workstream":
-            # Created on the domain itself: the domain is what it was proposed under.
-            state["domain"] = {"id": observed.domain}
-        state[SAME_TITLE] = same_titles(item.operation, params, view)
-    return state
-
-
-TARGET_KINDS = (
-    ("task_id", "task"),
-    ("workstream_id", "workstream"),
-    ("decision_id", "decision"),
-    ("flag_id", "flag"),
-)

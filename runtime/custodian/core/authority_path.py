@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from custodian.core._journal_spine import PendingWrite
-from custodian.core.approvals import edited_problem
-from custodian.core.authority import Ruling, authorize, precondition
+from custodian.core.authority import Ruling, authorize
 from custodian.core.contract import DomainSummary, ProgressEvent
 from custodian.core.journal_records import parse_at
+from custodian.core.keys import IDEMPOTENCY_WINDOW
 from custodian.core.marks import same_text
 from custodian.core.plan import Plan, ProposedItem, fingerprint
-
-# The hub forgets an idempotency key after 24 hours; past that a re-send is a second write.
-IDEMPOTENCY_WINDOW = timedelta(hours=24)
+from custodian.core.precondition import edited_problem, proposed_under
 
 
 @dataclass(frozen=True)
@@ -67,12 +65,13 @@ def rule_write(
     observed: DomainSummary,
     person: PersonDecision | None = None,
     *,
-    current: Mapping[str, Any] | None = None,
+    canon_sha256: str | None = None,
 ) -> Verdict:
     """Execute or deny one write, from the observation now and, if queued, a person's decision.
 
-    `current` is the target's state now where the hub does not hold it (a canon file's hash);
-    otherwise it is taken from `observed`. A queued item whose target merely moved is `stale`.
+    `canon_sha256` is a canon write's file hash now (None: no such file), which the hub does
+    not hold; any other target's state is taken from `observed`. A queued item whose target
+    merely moved is `stale`.
     """
     plan = Plan(prose="", observations=(), items=(item,), raw_json="")
     ruling = authorize(plan, observed)[0]
@@ -83,7 +82,7 @@ def rule_write(
     problem = _person_problem(item, person, observed.domain)
     if problem is not None:
         return _deny(item, problem)
-    now = dict(current) if current is not None else precondition(item, observed)
+    now = proposed_under(item, observed, canon_sha256)
     if now != dict(person.precondition):
         reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
         return Verdict(Ruling(item, "deny", reason), stale=True)
@@ -110,15 +109,19 @@ def _deny(item: ProposedItem, problem: str) -> Verdict:
 # --- reconcile --------------------------------------------------------------------------------
 
 Action = Literal["found", "resend", "refused", "expired"]
+# Who allowed a write: the policy (a run's own write) or a person (an approved item). A write is
+# sent only through the dispatch table of the authority that allowed it.
+Authority = Literal["policy", "person"]
 
 
 @dataclass(frozen=True)
 class ReconcileStep:
-    """What to do with one write a killed run left open, and why."""
+    """What to do with one write a killed run left open, why, and who allowed it."""
 
     action: Action
     reason: str
     hub_id: str | None = None
+    authority: Authority = "policy"
 
 
 def reconcile_step(
@@ -139,10 +142,12 @@ def reconcile_step(
             "authorized more than 24 h ago, past the hub's idempotency window, and not found "
             "on the hub: a re-send could make it twice, so a person must check",
         )
-    verdict = rule_write(_recorded_item(pending), observed, _person_of(pending))
+    person = _person_of(pending)
+    verdict = rule_write(_recorded_item(pending), observed, person)
     if not verdict.allowed:
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
-    return ReconcileStep("resend", verdict.ruling.reason)
+    authority: Authority = "policy" if person is None else "person"
+    return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
 
 
 def _recorded_item(pending: PendingWrite) -> ProposedItem:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from custodian.core.approvals import edited_problem
 from custodian.core.journal_records import Problem, Record
+from custodian.core.precondition import edited_problem
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
 OUTCOME_KINDS = ("receipt", "failed", "stale")
