@@ -18,6 +18,7 @@ import pytest
 
 from custodian.memory.run_journal import MemoryJournal
 from custodian.run.act import send
+from custodian.run.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, Calls
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest
@@ -174,12 +175,24 @@ def test_an_operation_custodian_cannot_perform_is_refused_and_later_runs_stay_he
     assert inspected.code == 0 and "replay: ok" in inspected.stdout
 
 
-def test_a_write_that_cannot_be_sent_closes_its_chain_with_failed() -> None:
+@pytest.mark.parametrize(
+    ("operation", "calls"),
+    [("drop_database", APPROVED_CALLS), ("create_task", SANCTIONED_CALLS)],
+    ids=["unknown-operation", "approved-write-through-the-sanctioned-table"],
+)
+def test_a_write_that_cannot_be_sent_closes_its_chain_with_failed(
+    operation: str, calls: Calls
+) -> None:
+    # Nothing listens on port 9: a request that left would fail with a connection error instead.
     journal_ = MemoryJournal("r1", "website", lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    params = {"workstream_id": "web-ws-1", "title": "x"}
     with StateHubClient("http://127.0.0.1:9") as client:
         sent = send(
-            journal_, client, index=0, operation="drop_database", params={}, run_id="r1", key="k"
-        )
+            journal_, client, calls, index=0, operation=operation, params=params, run_id="r1",
+            key="k",
+        )  # fmt: skip
     assert sent.kind == "failed" and sent.hub_id is None
-    assert sent.error is not None and "drop_database" in sent.error
+    assert sent.error == (
+        f"{operation} cannot be sent to the hub with these params (KeyError('{operation}'))"
+    )
     assert [r.kind for r in journal_.records] == ["dispatched", "failed"]

@@ -14,8 +14,9 @@ from typing import Any
 from custodian.canon import current_sha256
 from custodian.core import outcomes
 from custodian.core.approvals import approval_id_for, new_item
-from custodian.core.authority import Ruling, idempotency_key, precondition
+from custodian.core.authority import Ruling
 from custodian.core.contract import DomainSummary, Task
+from custodian.core.keys import run_key
 from custodian.core.outcomes import (
     ItemOutcome,
     OutcomeKind,
@@ -24,14 +25,13 @@ from custodian.core.outcomes import (
     task_changed,
 )
 from custodian.core.plan import ProposedItem
+from custodian.core.precondition import canon_target, proposed_under
 from custodian.errors import HubError, HubPreconditionFailed
 from custodian.memory.run_journal import Journal
 from custodian.run.context import RunContext
-from custodian.run.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, perform
+from custodian.run.dispatch import SANCTIONED_CALLS, Calls, perform
 from custodian.run.observe import Observation
 from custodian.statehub.client import HubWrite, StateHubClient
-
-ALL_CALLS = {**SANCTIONED_CALLS, **APPROVED_CALLS}
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class Sent:
 def send(
     journal: Journal,
     client: StateHubClient,
+    calls: Calls,
     *,
     index: int | str,
     operation: str,
@@ -61,7 +62,7 @@ def send(
     extra: dict[str, Any] | None = None,
     observed_task: Task | None = None,
 ) -> Sent:
-    """dispatched -> the hub call -> receipt, failed or stale.
+    """dispatched -> the hub call -> receipt, failed or stale; sent through `calls` only.
 
     A status write goes out only on the state it was planned on (`observed_task`): with the
     observed version as `If-Match`, or, from a hub without versions, after reading the task again.
@@ -74,7 +75,7 @@ def send(
             return _stale(journal, index, observed_task, changed, extra)
         version = observed_task.version if observed_task is not None else None
         write = perform(
-            ALL_CALLS,
+            calls,
             client,
             operation,
             params,
@@ -188,7 +189,7 @@ def _execute(
 
 def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> ItemOutcome:
     item = ruling.item
-    key = idempotency_key(ctx.run_id, item.fingerprint)
+    key = run_key(ctx.run_id, item.fingerprint)
     task = planned_on(ruling, observed)
     ctx.journal.append(
         "authorized",
@@ -206,6 +207,7 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     sent = send(
         ctx.journal,
         ctx.client,
+        SANCTIONED_CALLS,
         index=item.index,
         operation=item.operation,
         params=dict(item.params),
@@ -239,7 +241,7 @@ def _enqueue(
             rationale=item.reason,
             run_id=ctx.run_id,
             fingerprint=item.fingerprint,
-            precondition=_precondition(item, observed, ctx.canon_dir),
+            precondition=proposed_under(item, observed, _canon_sha256(item, ctx.canon_dir)),
             now=now,
             ttl_days=ctx.limits.approval_ttl_days,
             hub=ctx.bound["hub"],
@@ -255,8 +257,7 @@ def _enqueue(
     return tuple(done)
 
 
-def _precondition(item: ProposedItem, observed: DomainSummary, canon_dir: Path) -> dict[str, Any]:
-    # A canon write is proposed against the file as it is now, which the hub does not hold.
-    if item.operation == "write_canon" and isinstance(item.params.get("path"), str):
-        return {"file_sha256": current_sha256(canon_dir, item.params["path"])}
-    return precondition(item, observed)
+def _canon_sha256(item: ProposedItem, canon_dir: Path) -> str | None:
+    # A canon write is proposed against its file as it is now, which the hub does not hold.
+    path = canon_target(item.operation, item.params)
+    return None if path is None else current_sha256(canon_dir, path)

@@ -7,9 +7,12 @@ This module performs; it never decides. Whether an operation may run was settled
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from custodian.core import contract as c
+from custodian.core.authority_path import Authority
 from custodian.core.marks import with_run_mark
 from custodian.core.outcomes import STATUS_WRITES
 from custodian.statehub.client import HubWrite, StateHubClient
@@ -87,28 +90,54 @@ def _resolve_flag(
     return client.resolve_flag(p["flag_id"], idempotency_key=key)
 
 
+@dataclass(frozen=True)
+class Calls:
+    """The hub writes one authority may send, and no others: the policy's, or a person's.
+
+    The two tables are never merged: a run's own write goes out only through
+    `SANCTIONED_CALLS`, an approved item (and its reconcile) only through `APPROVED_CALLS`.
+    """
+
+    authority: Authority
+    table: Mapping[str, Call]
+
+    def __contains__(self, operation: object) -> bool:
+        return operation in self.table
+
+
 # The three writes a run may make on its own.
-SANCTIONED_CALLS: dict[str, Call] = {
-    "add_progress_event": _event,
-    "update_task_status": _status,
-    "flag_for_human": _flag,
-}
+SANCTIONED_CALLS = Calls(
+    "policy",
+    MappingProxyType(
+        {"add_progress_event": _event, "update_task_status": _status, "flag_for_human": _flag}
+    ),
+)
 
 # The hub writes a person may approve (write_canon is a file write, handled by approvals).
 # update_task_status is among them: moving a task out of `cancelled` waits for a person.
-APPROVED_CALLS: dict[str, Call] = {
-    "set_task_status": _status,
-    "update_task_status": _status,
-    "create_workstream": _create_workstream,
-    "create_task": _create_task,
-    "record_decision": _record_decision,
-    "resolve_decision": _resolve_decision,
-    "resolve_flag": _resolve_flag,
-}
+APPROVED_CALLS = Calls(
+    "person",
+    MappingProxyType(
+        {
+            "set_task_status": _status,
+            "update_task_status": _status,
+            "create_workstream": _create_workstream,
+            "create_task": _create_task,
+            "record_decision": _record_decision,
+            "resolve_decision": _resolve_decision,
+            "resolve_flag": _resolve_flag,
+        }
+    ),
+)
+
+
+def calls_of(authority: Authority) -> Calls:
+    """The table of the authority that allowed a write (core: `ReconcileStep.authority`)."""
+    return APPROVED_CALLS if authority == "person" else SANCTIONED_CALLS
 
 
 def perform(
-    calls: Mapping[str, Call],
+    calls: Calls,
     client: StateHubClient,
     operation: str,
     params: Mapping[str, Any],
@@ -117,12 +146,12 @@ def perform(
     idempotency_key: str,
     if_match: int | None = None,
 ) -> HubWrite[Any]:
-    """Send one write; a KeyError here means an operation reached dispatch unauthorized.
+    """Send one write; a KeyError here means an operation reached the wrong table, unauthorized.
 
     `if_match` is the task version the write was planned on: a status write sends it as
     `If-Match`, so a task that changed since is refused (412) instead of overwritten.
     """
-    call = calls[operation]
+    call = calls.table[operation]
     if operation in STATUS_WRITES:
         return _status(client, params, run_id, idempotency_key, if_match)
     if if_match is not None:

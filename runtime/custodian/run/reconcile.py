@@ -12,15 +12,17 @@ from datetime import datetime
 from typing import Any
 
 from custodian.core import journal as J
-from custodian.core.authority import Ruling, idempotency_key
+from custodian.core.authority import Ruling
 from custodian.core.authority_path import ReconcileStep, escalation, reconcile_step
 from custodian.core.contract import DomainSummary, ProgressEvent, Task
+from custodian.core.keys import escalation_key
 from custodian.core.outcomes import STATUS_WRITES, ruling_data
 from custodian.errors import ConfigError, HubError
 from custodian.memory.run_journal import Journal
 from custodian.phase_log import PhaseLog
 from custodian.run.act import send
 from custodian.run.context import RunContext
+from custodian.run.dispatch import SANCTIONED_CALLS, calls_of
 from custodian.run.observe import Observation, observe
 from custodian.statehub.client import StateHubClient
 from custodian.stopping import StopFlag
@@ -139,6 +141,7 @@ def _settle_one(
         sent = send(
             ctx.journal,
             ctx.client,
+            calls_of(step.authority),
             index=pending.index,
             operation=pending.operation,
             params=dict(pending.params),
@@ -170,7 +173,7 @@ def _escalate(
     ctx.journal.append(
         "ruling", {**ruling_data(Ruling(item, "execute", step.reason)), "index": index}
     )
-    key = idempotency_key(ctx.run_id, f"{index}-{item.fingerprint}")
+    key = escalation_key(ctx.run_id, index, item.fingerprint)
     ctx.journal.append(
         "authorized",
         {"index": index, "operation": item.operation, "params": dict(item.params),
@@ -178,7 +181,7 @@ def _escalate(
          **ctx.bound},
     )  # fmt: skip
     sent = send(
-        ctx.journal, ctx.client, index=index, operation=item.operation,
+        ctx.journal, ctx.client, SANCTIONED_CALLS, index=index, operation=item.operation,
         params=dict(item.params), run_id=ctx.run_id, key=key,
     )  # fmt: skip
     return sent.hub_id
