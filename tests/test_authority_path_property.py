@@ -21,13 +21,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from custodian.approvals import commands as approve
+from custodian.approvals import decide_approve
 from custodian.core import journal as J
 from custodian.core.approvals import new_item
-from custodian.core.authority import authorize, precondition
+from custodian.core.authority import authorize
 from custodian.core.authority_path import as_item
 from custodian.core.contract import DomainSummary
 from custodian.core.plan import Plan, fingerprint
+from custodian.core.precondition import precondition
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
@@ -179,9 +180,7 @@ def _check_one_example(
         {"domain": "website", "hub": hub.url, "llm": "offline", "memory": str(memory)}, {}, root
     )
     with contextlib.suppress(CustodianError):
-        approve.approve(
-            cfg, ApprovalStore(memory), aid, "ana", None, datetime.now(UTC), io.StringIO()
-        )
+        decide_approve(cfg, ApprovalStore(memory), aid, "ana", None, datetime.now(UTC))
 
     new = store.scan("website").records[before:]
     sent = _dispatched_authorizations(store.scan("website").records, new)

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from custodian.core.authority import authorize, precondition
+from custodian.core.authority import authorize
 from custodian.core.policy import Policy
+from custodian.core.precondition import precondition
 from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, small_dataset, tree_digest
 from spinesupport import (

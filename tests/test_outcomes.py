@@ -332,7 +332,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 ) -> None:
     from datetime import UTC, datetime
 
-    from custodian.approvals import execute as approval_exec
+    from custodian.approvals.execute import execute
     from custodian.core.approvals import new_item
     from custodian.memory.run_journal import MemoryJournal
     from custodian.statehub.client import StateHubClient
@@ -361,7 +361,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
     )
     assert person.status_code == 200
     journal = MemoryJournal("approval-apr-1-a", "website", lambda: now)
-    result = approval_exec.execute(settings, item, "ana", journal, "approval-apr-1-a", observed)
+    result = execute(settings, item, "ana", journal, "approval-apr-1-a", observed)
     assert result["current_status"] == "in_progress" and "changed under the run" in result["stale"]
     assert [r.kind for r in journal.records] == ["authorized", "dispatched", "stale"]
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"

@@ -227,13 +227,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
-    from custodian.approvals.commands import approvals_command
+    from custodian import approvals as a
     from custodian.run.preflight import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
-    deciding = args.approvals_command in ("approve", "reject")
-    check_memory(settings.memory_dir, writable=deciding)
-    return approvals_command(settings, args, sys.stdout)
+    command = args.approvals_command
+    check_memory(settings.memory_dir, writable=command in ("approve", "reject"))
+    request: a.ApprovalsRequest
+    if command == "list":
+        request = a.ListRequest(args.domain, args.status, args.json)
+    elif command == "show":
+        request = a.ShowRequest(args.approval_id, args.json)
+    elif command == "reject":
+        request = a.RejectRequest(args.approval_id, args.by, args.reason)
+    else:
+        request = a.ApproveRequest(args.approval_id, args.by, args.note)
+    return a.approvals_command(settings, request, sys.stdout)
 
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from custodian.approvals import commands as approve
+from custodian.approvals import decide_approve, decide_reject
 from custodian.clock import utc_now
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
@@ -34,9 +34,9 @@ def decide(
     now = utc_now()
     try:
         if decision == "reject":
-            done = approve.decide_reject(settings, store, approval_id, by, reason or "", now)
+            done = decide_reject(settings, store, approval_id, by, reason or "", now)
         else:
-            done = approve.decide_approve(settings, store, approval_id, by, reason, now)
+            done = decide_approve(settings, store, approval_id, by, reason, now)
     except CustodianError as exc:
         return Decided(approval_id, decision, exc.exit_code, exc.message)
     return Decided(approval_id, decision, done.exit_code, done.message)

@@ -11,9 +11,9 @@ from typing import Any
 from custodian.approvals import execute as approval_exec
 from custodian.canon import current_sha256
 from custodian.core.approvals import ApprovalItem, effective_status
-from custodian.core.authority import precondition
 from custodian.core.authority_path import PersonDecision, as_item, rule_write
 from custodian.core.contract import DomainSummary
+from custodian.core.precondition import precondition
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
 from custodian.run.observe import read_summary
@@ -83,11 +83,11 @@ def _state_now(
     return None if summary is None else precondition(proposed, summary)
 
 
-def preview(item: ApprovalItem, summary: DomainSummary, current: dict[str, Any] | None) -> str:
+def preview(item: ApprovalItem, summary: DomainSummary, canon_sha256: str | None) -> str:
     """What the one authority would rule if the item were approved against `summary` now."""
     proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
     person = PersonDecision(item.id, "(preview)", "approved", dict(item.precondition))
-    verdict = rule_write(proposed, summary, person, current=current)
+    verdict = rule_write(proposed, summary, person, canon_sha256=canon_sha256)
     if verdict.allowed:
         return "would run"
     what = "stale" if verdict.stale else "refused"
@@ -107,7 +107,8 @@ def view_of(
     verdict = None
     if summary is not None or canon:
         observed = summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
-        verdict = preview(item, observed, state if canon else None)
+        canon_sha256 = (state or {}).get("file_sha256") if canon else None
+        verdict = preview(item, observed, canon_sha256)
     return PendingView(
         item=item,
         params=tuple((k, shown(v)) for k, v in sorted(item.params.items())),
