@@ -82,18 +82,9 @@ def execute(
     """
     key = approval_key(item.id, item.fingerprint)
     params = executed_params(item.operation, dict(item.params), item.domain)
-    journal.append(
-        "authorized",
-        {
-            "index": 0,
-            "operation": item.operation,
-            "params": params,
-            "fingerprint": item.fingerprint,
-            "idempotency_key": key,
-            "by": f"person:{by}",
-            **bound(settings),
-        },
-    )
+    authorized = {"index": 0, "operation": item.operation, "params": params}
+    authorized |= {"fingerprint": item.fingerprint, "idempotency_key": key, "by": f"person:{by}"}
+    journal.append("authorized", authorized | bound(settings))
     if item.operation == "write_canon":
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:

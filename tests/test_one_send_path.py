@@ -1,0 +1,53 @@
+"""Every hub write leaves through one path: run/dispatch's tables, called only from run/.
+
+A run's own writes, reconcile's re-sends and approved items all go authorized -> dispatched ->
+receipt through `act.send`; nothing else in the package calls a client write or `perform`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import custodian
+
+ROOT = Path(custodian.__file__).parent
+WRITES = {
+    "add_event",
+    "update_task_status",
+    "add_flag",
+    "resolve_flag",
+    "create_workstream",
+    "create_task",
+    "create_decision",
+    "resolve_decision",
+}
+
+
+def _called(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                names.add(func.attr)
+            elif isinstance(func, ast.Name):
+                names.add(func.id)
+    return names
+
+
+def _callers(names: set[str]) -> list[str]:
+    return sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in ROOT.rglob("*.py")
+        if path.parts[-2] != "statehub" and _called(path) & names
+    )
+
+
+def test_only_dispatch_calls_the_clients_writes() -> None:
+    assert _callers(WRITES) == ["run/dispatch.py"]
+
+
+def test_only_the_run_package_performs_a_write() -> None:
+    callers = _callers({"perform"})
+    assert callers and all(c.startswith("run/") for c in callers), callers
