@@ -332,7 +332,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 ) -> None:
     from datetime import UTC, datetime
 
-    from custodian.approvals.execute import execute
+    from custodian.approvals import execute
     from custodian.core.approvals import new_item
     from custodian.memory.run_journal import MemoryJournal
     from custodian.statehub.client import StateHubClient

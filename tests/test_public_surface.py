@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
-PACKAGES = ("core", "memory", "llm", "statehub", "render", "audit")
+PACKAGES = ("core", "memory", "llm", "statehub", "render", "audit", "approvals")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -6,7 +6,7 @@ Every verdict is the core's (`core.approval_verdicts`); an approved write is sen
 run/act's one send path and the approved dispatch table only.
 """
 
-from custodian.approvals.commands import (
+from custodian.approvals._commands import (
     ApprovalsRequest,
     ApproveRequest,
     Decision,
@@ -17,7 +17,7 @@ from custodian.approvals.commands import (
     decide_approve,
     decide_reject,
 )
-from custodian.approvals.execute import hub_client
+from custodian.approvals._execute import execute, hub_client
 
 __all__ = [
     "ApprovalsRequest",
@@ -29,5 +29,6 @@ __all__ = [
     "approvals_command",
     "decide_approve",
     "decide_reject",
+    "execute",
     "hub_client",
 ]

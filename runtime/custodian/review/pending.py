@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian.approvals import execute as approval_exec
+from custodian.approvals import hub_client
 from custodian.canon import current_sha256
 from custodian.core.approvals import ApprovalItem, effective_status
 from custodian.core.authority_path import PersonDecision, as_item, rule_write
@@ -131,7 +131,7 @@ def read_domains(settings: Settings, domains: Iterable[str]) -> dict[str, Domain
         settings = replace(settings, hub=quick)
     for domain in sorted(set(domains)):
         try:
-            with approval_exec.hub_client(settings) as client:
+            with hub_client(settings) as client:
                 found[domain] = read_summary(client, domain)
         except CustodianError as exc:
             found[domain] = f"the hub could not be read: {exc.message}"

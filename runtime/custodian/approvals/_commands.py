@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
-from custodian.approvals import execute as _execute
+from custodian.approvals import _execute
 from custodian.clock import utc_now
 from custodian.core import approval_text
 from custodian.core import approval_verdicts as verdicts
