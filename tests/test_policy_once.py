@@ -100,3 +100,20 @@ def test_no_other_class_declares_a_cap_with_its_own_default() -> None:
             ):
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} {node.target.id}")
     assert found == []
+
+
+def test_the_readme_names_every_caps_variable_and_default() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Configuration") :]
+    for f in fields(Policy):
+        assert f"`CUSTODIAN_{f.name.upper()}`" in table, f.name
+    p = Policy()
+    rows = (
+        (p.max_events, p.max_status_updates, p.max_flags, p.max_queued),
+        (p.stale_after_days, p.skip_window_hours, p.approval_ttl_days),
+        (p.budget_window_hours, p.budget_events, p.budget_status_updates, p.budget_flags),
+    )
+    for row in rows:
+        assert "| " + ", ".join(map(str, row)) in table, row
+    assert f"| {p.token_budget} estimated" in table and f"| {p.max_pending} pending" in table
+    assert f"| {p.defer_days} (at most" in table
