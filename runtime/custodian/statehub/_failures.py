@@ -15,14 +15,15 @@ from pydantic import ValidationError
 
 from custodian._bounded_http import DeadlinePassed, TooLarge, describe_size
 from custodian._retry import (
+    Attempted,
     Retry,
     RetryPolicy,
     retry_after_seconds,
     retryable_status,
     retryable_transport,
 )
-from custodian.core.contract import ErrorBody, Response
-from custodian.errors import HubError, HubRequestError, HubUnavailable
+from custodian.core.contract import ErrorBody, PreconditionFailedBody, Response
+from custodian.errors import HubError, HubPreconditionFailed, HubRequestError, HubUnavailable
 
 # Of the 5xx only 502, 503 and 504 say the hub is busy or restarting; 500, 501 and the rest say
 # it is broken, and sending the same request again will not mend it.
@@ -197,3 +198,30 @@ def _spent(call: Call, budget_spent: bool) -> str:
     if not budget_spent:
         return ""
     return f" (stopped early: the next wait would pass the {call.policy.max_total_s:g} s budget)"
+
+
+def succeeded(call: Call, result: Attempted[Outcome]) -> tuple[httpx.Response, int]:
+    """The response of a call that succeeded, else the HubError its last outcome calls for."""
+    if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
+        return result.outcome, result.attempts
+    failure = failure_for(call, result.outcome, budget_spent=result.budget_spent)
+    if isinstance(result.outcome, httpx.Response) and result.outcome.status_code == 412:
+        raise _precondition_failed(failure, result.outcome)
+    raise failure
+
+
+def _precondition_failed(failure: HubError, response: httpx.Response) -> HubPreconditionFailed:
+    try:
+        current = PreconditionFailedBody.model_validate_json(response.content).current
+    except ValidationError:
+        current = None  # the refusal stands; only the hub's view of the task is unknown
+    return HubPreconditionFailed(
+        f"{failure.message}; the task changed since it was read",
+        current=current,
+        status=failure.status,
+        code=failure.code,
+        detail=failure.detail,
+        method=failure.method,
+        url=failure.url,
+        attempts=failure.attempts,
+    )

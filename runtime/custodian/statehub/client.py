@@ -7,7 +7,6 @@ key, serializes the body once, and sends the same bytes and key on every retry.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,14 +14,11 @@ from types import TracebackType
 from typing import Generic, TypeVar
 
 import httpx
-from pydantic import ValidationError
 
 from custodian import __version__
-from custodian._bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
-from custodian._retry import Attempted, Clock, Retry, RetryPolicy, Sleep, call_with_retries
+from custodian._bounded_http import Stoppable
+from custodian._retry import Clock, RetryPolicy, Sleep
 from custodian.core.contract import (
-    DOMAIN_PATTERN,
-    ID_PATTERN,
     Decision,
     DecisionList,
     DecisionResolution,
@@ -37,7 +33,6 @@ from custodian.core.contract import (
     NewFlag,
     NewTask,
     NewWorkstream,
-    PreconditionFailedBody,
     ProgressEvent,
     Request,
     Response,
@@ -48,25 +43,24 @@ from custodian.core.contract import (
     WorkstreamList,
 )
 from custodian.core.digest import canonical_json, sha256_hex
-from custodian.core.redact import redact
-from custodian.errors import ConfigError, HubError, HubPreconditionFailed
-from custodian.statehub._failures import (
-    Call,
-    Outcome,
-    failure_for,
-    overrun_failure,
-    parse_body,
-    retry_verdict,
+from custodian.errors import ConfigError
+from custodian.statehub._checks import (
+    check_limits,
+    checked_base_url,
+    checked_domain,
+    checked_id,
+    checked_key,
+    checked_token,
+    checked_version,
 )
+from custodian.statehub._failures import (
+    parse_body,
+)
+from custodian.statehub._sender import Params, Sender
 from custodian.stopping import OnRetry
 
 T = TypeVar("T", bound=Response)
-Params = Mapping[str, str | int | None]
 
-# The contract's "1–255 printable ASCII"; no space at either end, since HTTP strips it there.
-_KEY = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$")
-_ID = re.compile(ID_PATTERN)
-_DOMAIN = re.compile(DOMAIN_PATTERN)
 DEFAULT_MAX_BYTES = 32 << 20  # a hub answer larger than this stops the call
 JITTER_BASE_S = 0.5  # the first jitter window is [0, 0.5 s]; each retry doubles it
 
@@ -103,16 +97,14 @@ class StateHubClient:
     ) -> None:
         # Credentials in the URL become Basic auth, so no request URL (and no error naming
         # one) carries them.
-        self.base_url, basic = _checked_base_url(base_url)
+        self.base_url, basic = checked_base_url(base_url)
         if timeout_s <= 0:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
         if max_response_bytes < 1:
             raise ConfigError(f"the state-hub size cap must be positive, not {max_response_bytes}")
-        self._max_bytes = max_response_bytes
-        self._stop = stop  # a signal abandons a read in flight; a write in flight is finished
         headers = {"User-Agent": f"custodian/{__version__}", "Accept": "application/json"}
         if token is not None:
-            headers["Authorization"] = f"Bearer {_checked_token(token)}"
+            headers["Authorization"] = f"Bearer {checked_token(token)}"
         self._http = httpx.Client(
             base_url=self.base_url,
             headers=headers,
@@ -121,8 +113,8 @@ class StateHubClient:
             auth=basic,
             follow_redirects=False,  # a redirect would resend the token and body somewhere else
         )
-        _check_limits(max_attempts, max_total_s, max_retry_wait_s)
-        self._policy = RetryPolicy(
+        check_limits(max_attempts, max_total_s, max_retry_wait_s)
+        policy = RetryPolicy(
             max_attempts=max_attempts,
             max_total_s=max_total_s,
             max_wait_s=max_retry_wait_s,
@@ -133,6 +125,8 @@ class StateHubClient:
             stop=stop,  # a signal cuts the retrying of reads and writes alike before a wait
             on_retry=on_retry,
         )
+        # A signal abandons a read in flight; a write in flight is finished.
+        self._sender = Sender(self._http, self.base_url, policy, max_response_bytes, stop)
 
     def __enter__(self) -> StateHubClient:
         return self
@@ -163,12 +157,12 @@ class StateHubClient:
         """GET /domains/{domain}/summary: workstreams with tasks, open items, recent events."""
         if not 0 <= events <= 500:
             raise ValueError(f"events must be between 0 and 500 (the hub's maximum), not {events}")
-        path = f"/domains/{_checked(domain, _DOMAIN, 'domain')}/summary"
+        path = f"/domains/{checked_domain(domain)}/summary"
         return self._read(path, DomainSummary, {"events": events})
 
     def get_task(self, task_id: str) -> Task:
         """GET /tasks/{id}."""
-        return self._read(f"/tasks/{_checked_id(task_id, 'task_id')}", Task)
+        return self._read(f"/tasks/{checked_id(task_id, 'task_id')}", Task)
 
     def list_events(
         self,
@@ -211,8 +205,8 @@ class StateHubClient:
         if_match: int | None = None,
     ) -> HubWrite[Task]:
         """PATCH /tasks/{id}; with `if_match`, only at that version (else HubPreconditionFailed)."""
-        path = f"/tasks/{_checked_id(task_id, 'task_id')}"
-        headers = {} if if_match is None else {"If-Match": f'"{_checked_version(if_match)}"'}
+        path = f"/tasks/{checked_id(task_id, 'task_id')}"
+        headers = {} if if_match is None else {"If-Match": f'"{checked_version(if_match)}"'}
         return self._write("PATCH", path, update, Task, idempotency_key, headers)
 
     def add_flag(self, flag: NewFlag, *, idempotency_key: str) -> HubWrite[Flag]:
@@ -221,7 +215,7 @@ class StateHubClient:
 
     def resolve_flag(self, flag_id: str, *, idempotency_key: str) -> HubWrite[Flag]:
         """PATCH /flags/{id} to resolved."""
-        path = f"/flags/{_checked_id(flag_id, 'flag_id')}"
+        path = f"/flags/{checked_id(flag_id, 'flag_id')}"
         return self._write("PATCH", path, FlagResolution(status="resolved"), Flag, idempotency_key)
 
     def create_workstream(
@@ -242,13 +236,13 @@ class StateHubClient:
         self, decision_id: str, resolution: DecisionResolution, *, idempotency_key: str
     ) -> HubWrite[Decision]:
         """POST /decisions/{id}/resolve."""
-        path = f"/decisions/{_checked_id(decision_id, 'decision_id')}/resolve"
+        path = f"/decisions/{checked_id(decision_id, 'decision_id')}/resolve"
         return self._write("POST", path, resolution, Decision, idempotency_key)
 
     # --- plumbing --------------------------------------------------------------------------
 
     def _read(self, path: str, model: type[T], params: Params | None = None) -> T:
-        response, attempts = self._send("GET", path, params=params)
+        response, attempts = self._sender.send("GET", path, params=params)
         return parse_body(model, response, attempts)
 
     def _write(
@@ -260,11 +254,11 @@ class StateHubClient:
         idempotency_key: str,
         conditions: Mapping[str, str] | None = None,
     ) -> HubWrite[T]:
-        key = _checked_key(idempotency_key)
+        key = checked_key(idempotency_key)
         # Serialized once: every retry sends these exact bytes with this exact key.
         content = canonical_json(body.model_dump(mode="json", exclude_none=True)).encode("utf-8")
         headers = {"Content-Type": "application/json", "Idempotency-Key": key, **(conditions or {})}
-        response, attempts = self._send(method, path, content=content, headers=headers)
+        response, attempts = self._sender.send(method, path, content=content, headers=headers)
         return HubWrite(
             resource=parse_body(model, response, attempts),
             status_code=response.status_code,
@@ -272,139 +266,3 @@ class StateHubClient:
             response_sha256=sha256_hex(response.content),
             attempts=attempts,
         )
-
-    def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Params | None = None,
-        content: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[httpx.Response, int]:
-        query = {name: value for name, value in (params or {}).items() if value is not None}
-        request = self._http.build_request(
-            method, path, params=query, content=content, headers=headers
-        )
-        # One deadline for the whole call, retries and body reads included. The request is built
-        # once: a write goes out again only as these bytes with this idempotency key.
-        deadline = self._policy.deadline()
-        stop = self._stop if content is None else None
-        tries = [0]
-
-        def attempt() -> Outcome:
-            tries[0] += 1
-            try:
-                return exchange(
-                    self._http,
-                    request,
-                    deadline=deadline,
-                    max_bytes=self._max_bytes,
-                    stop=stop,
-                    clock=self._policy.clock,
-                )
-            except httpx.TransportError as exc:  # handed to the retry policy, not raised
-                return exc
-
-        try:
-            result = call_with_retries(self._policy, attempt, self._verdict)
-        except (DeadlinePassed, TooLarge) as exc:
-            call = Call(method, str(request.url), self.base_url, tries[0], self._policy)
-            raise overrun_failure(call, exc) from None
-        return _succeeded(
-            Call(method, str(request.url), self.base_url, result.attempts, self._policy), result
-        )
-
-    def _verdict(self, outcome: Outcome) -> Retry | None:
-        return retry_verdict(outcome, now=self._policy.wall_clock())
-
-
-def _succeeded(call: Call, result: Attempted[Outcome]) -> tuple[httpx.Response, int]:
-    """The response of a call that succeeded, else the HubError its last outcome calls for."""
-    if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
-        return result.outcome, result.attempts
-    failure = failure_for(call, result.outcome, budget_spent=result.budget_spent)
-    if isinstance(result.outcome, httpx.Response) and result.outcome.status_code == 412:
-        raise _precondition_failed(failure, result.outcome)
-    raise failure
-
-
-def _check_limits(max_attempts: int, max_total_s: float, max_retry_wait_s: float) -> None:
-    if max_attempts < 1:
-        raise ConfigError(f"state-hub max_attempts must be at least 1, not {max_attempts}")
-    if max_total_s <= 0 or max_retry_wait_s < 0:
-        raise ConfigError(
-            "state-hub retry limits must be positive: got"
-            f" max_total_s={max_total_s}, max_retry_wait_s={max_retry_wait_s}"
-        )
-
-
-def _precondition_failed(failure: HubError, response: httpx.Response) -> HubPreconditionFailed:
-    try:
-        current = PreconditionFailedBody.model_validate_json(response.content).current
-    except ValidationError:
-        current = None  # the refusal stands; only the hub's view of the task is unknown
-    return HubPreconditionFailed(
-        f"{failure.message}; the task changed since it was read",
-        current=current,
-        status=failure.status,
-        code=failure.code,
-        detail=failure.detail,
-        method=failure.method,
-        url=failure.url,
-        attempts=failure.attempts,
-    )
-
-
-def _checked_version(version: int) -> int:
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"if_match must be a task version (a whole number >= 1), not {version!r}")
-    return version
-
-
-def _checked_base_url(base_url: str) -> tuple[str, httpx.BasicAuth | None]:
-    url = httpx.URL(base_url.strip()) if base_url.strip() else None
-    if url is None or url.scheme not in ("http", "https") or not url.host:
-        raise ConfigError(
-            f"the state-hub URL must look like http://host:port, not {redact(base_url)!r}",
-            setting="hub_url",
-        )
-    if url.query or url.fragment:
-        raise ConfigError(
-            f"the state-hub URL must not carry a query or fragment: {redact(base_url)!r}",
-            setting="hub_url",
-        )
-    basic = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
-    return str(url.copy_with(userinfo=b"")).rstrip("/"), basic
-
-
-def _checked_token(token: str) -> str:
-    if not token or not all(0x21 <= ord(char) <= 0x7E for char in token):
-        raise ConfigError(
-            "the state-hub token must be non-empty printable ASCII without spaces;"
-            " unset it to talk to a hub without auth",
-            setting="hub_token",
-        )
-    return token
-
-
-def _checked_key(key: str) -> str:
-    if not isinstance(key, str) or not _KEY.fullmatch(key):
-        raise ValueError(
-            "idempotency_key must be 1-255 printable ASCII characters with no space at either end,"
-            f" not {key!r}"
-        )
-    return key
-
-
-def _checked_id(value: str, name: str) -> str:
-    # "." and ".." match the id pattern but would walk the URL path.
-    if value in (".", ".."):
-        raise ValueError(f"{name} must be an id like 'task-12', not {value!r}")
-    return _checked(value, _ID, name)
-
-
-def _checked(value: str, pattern: re.Pattern[str], name: str) -> str:
-    if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise ValueError(f"{name} must match {pattern.pattern}, not {value!r}")
-    return value
