@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from custodian.core.journal import CompletedObservation
-from custodian.core.run_rules import ending, skip_reason
+from custodian.core.run_rules import Ending, ending, failure, settles, skip_reason
+from custodian.errors import (
+    ConfigError,
+    CustodianError,
+    HubUnavailable,
+    Interrupted,
+    ModelError,
+    PlanRejected,
+    RunLocked,
+)
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 DAY = timedelta(hours=24)
@@ -39,3 +50,62 @@ def test_how_a_run_ended() -> None:
         0,
         "2 executed, 1 queued, 3 denied",
     )
+
+
+# How a run that raised ends (`failure`): status, exit code and what it leaves behind.
+BAD_ANSWER = PlanRejected("no action plan in the answer")
+MODEL_DOWN = ModelError("the provider answered 503", provider="openai", status=503)
+HUB_DOWN = HubUnavailable("the hub did not answer")
+BAD_SETTING = ConfigError("no such domain", setting="--domain")
+SIGTERM = Interrupted("stopped by SIGTERM", signum=15)
+
+
+@pytest.mark.parametrize(
+    ("exc", "status", "noted"),
+    [
+        (BAD_ANSWER, "rejected", True),
+        (MODEL_DOWN, "rejected", True),
+        (HUB_DOWN, "failed", True),
+        (BAD_SETTING, "failed", False),
+        (SIGTERM, "interrupted", True),
+        (RunLocked("another run holds the lock"), "failed", False),
+    ],
+)
+def test_a_run_that_raised_in_its_steps_ends_by_the_kind_of_error(
+    exc: CustodianError, status: str, noted: bool
+) -> None:
+    how = failure(exc, in_steps=True, dry_run=False)
+    assert how.ending == Ending(status, exc.exit_code, exc.message)
+    assert how.journaled is True
+    assert how.noted is noted
+    assert how.shows_answer is (exc is BAD_ANSWER)
+
+
+def test_the_exit_code_is_the_errors_own() -> None:
+    assert failure(BAD_ANSWER, in_steps=True, dry_run=True).ending.exit_code == 4
+    assert failure(SIGTERM, in_steps=True, dry_run=False).ending.exit_code == 128 + 15
+    assert failure(BAD_SETTING, in_steps=False, dry_run=False).ending.exit_code == 2
+
+
+@pytest.mark.parametrize("exc", [BAD_ANSWER, MODEL_DOWN, HUB_DOWN, BAD_SETTING])
+def test_before_the_steps_and_in_a_dry_run_a_run_fails_and_leaves_nothing(
+    exc: CustodianError,
+) -> None:
+    for how in (
+        failure(exc, in_steps=False, dry_run=False),
+        failure(exc, in_steps=True, dry_run=True),
+    ):
+        assert how.ending.status == "failed"  # a bad answer in a dry run is plainly a failure
+        assert (how.journaled, how.noted, how.shows_answer) == (False, False, False)
+
+
+def test_a_signal_interrupts_a_run_at_any_point() -> None:
+    for in_steps, dry_run in [(False, False), (True, True), (True, False)]:
+        assert failure(SIGTERM, in_steps=in_steps, dry_run=dry_run).ending.status == "interrupted"
+
+
+def test_the_run_observes_again_only_after_a_write_went_out_cleanly() -> None:
+    assert settles({"executed": 1, "stale": 0}, stopped=False)
+    assert not settles({"executed": 0, "stale": 0}, stopped=False)
+    assert not settles({"executed": 2, "stale": 1}, stopped=False)
+    assert not settles({"executed": 1, "stale": 0}, stopped=True)
