@@ -25,7 +25,7 @@ from custodian.core.authority import authorize
 from custodian.core.contract import DomainSummary
 from custodian.core.plan import extract_plan
 from custodian.memory.journal_store import JournalStore
-from custodian.run.runner import run
+from custodian.run import run
 from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 

@@ -14,7 +14,7 @@ from custodian.core.authority_path import as_item
 from custodian.core.plan import fingerprint
 from custodian.core.plan_schema import APPROVABLE_OPERATIONS
 from custodian.core.precondition import precondition
-from custodian.run.dispatch import APPROVED_CALLS, SANCTIONED_CALLS
+from custodian.run import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
 
 HUB = "http://hub.test"

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from custodian.memory.run_journal import MemoryJournal
-from custodian.run.act import send
-from custodian.run.dispatch import APPROVED_CALLS, SANCTIONED_CALLS, Calls
+from custodian.run import APPROVED_CALLS, SANCTIONED_CALLS, Calls, send
 from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest

@@ -34,7 +34,7 @@ from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.run_journal import DiskJournal
 from custodian.phase_log import PhaseLog
-from custodian.run import reconcile
+from custodian.run._reconcile import Reconciling, reconcile
 from custodian.settings import load_settings
 from custodian.statehub.client import StateHubClient
 from custodian.stopping import StopFlag
@@ -227,9 +227,9 @@ def _reconcile(
     log = PhaseLog(io.StringIO(), fmt="text", run_id="r-prop", domain="website",
                    clock=lambda: now, monotonic=lambda: 0.0)  # fmt: skip
     with StateHubClient(client_url) as client:
-        ctx = reconcile.Reconciling("r-prop", observed, DiskJournal(writer), client, now)
+        ctx = Reconciling("r-prop", observed, DiskJournal(writer), client, now)
         with contextlib.suppress(CustodianError):
-            reconcile.reconcile(history, ctx, log, StopFlag())
+            reconcile(history, ctx, log, StopFlag())
 
 
 def _dispatched_authorizations(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian.run.runner import run
+from custodian.run import run
 from custodian.settings import load_settings
 from custodian_hub import ReferenceHub
 from runsupport import CANON, plan_response, run_cli

@@ -42,19 +42,19 @@ SHARED_FLOOR = 0
 
 # Inside `custodian.run`, in the order a run goes; a module may import only those before it.
 RUN_ORDER: tuple[str, ...] = (
-    "preflight",
-    "origin",
-    "dispatch",
-    "evidence",
-    "result",
-    "context",
+    "_preflight",
+    "_origin",
+    "_dispatch",
+    "_evidence",
+    "_result",
+    "_context",
     "observe",
     "orient",
     "decide",
     "act",
-    "reconcile",
+    "_reconcile",
     "record",
-    "runner",
+    "_runner",
 )
 
 # The runtime modules that may import the reference hub: the one hub connector (the embedded
@@ -200,7 +200,7 @@ def test_the_checker_catches_a_backward_import(tmp_path: Path) -> None:
 
 def test_the_checker_catches_a_lower_floor_reaching_up(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("from custodian.run.result import RunResult\nimport custodian.settings\n")
+    bad.write_text("from custodian.run._result import RunResult\nimport custodian.settings\n")
     assert len(violations(bad, "custodian.memory.notes")) == 2
     assert violations(bad, "custodian.approvals._execute") == []
     hub = tmp_path / "hub.py"

@@ -1,4 +1,4 @@
-"""Every hub write leaves through one path: run/dispatch's tables, called only from run/.
+"""Every hub write leaves through one path: run/_dispatch's tables, called only from run/.
 
 A run's own writes, reconcile's re-sends and approved items all go authorized -> dispatched ->
 receipt through `act.send`; nothing else in the package calls a client write or `perform`.
@@ -45,7 +45,7 @@ def _callers(names: set[str]) -> list[str]:
 
 
 def test_only_dispatch_calls_the_clients_writes() -> None:
-    assert _callers(WRITES) == ["run/dispatch.py"]
+    assert _callers(WRITES) == ["run/_dispatch.py"]
 
 
 def test_only_the_run_package_performs_a_write() -> None:

@@ -18,8 +18,7 @@ import pytest
 from custodian.core.journal_records import Record
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.snapshots import SnapshotStore
-from custodian.run.result import RunResult
-from custodian.run.runner import run
+from custodian.run import RunResult, run
 from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset

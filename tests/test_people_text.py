@@ -13,7 +13,7 @@ from custodian.core.approval_text import list_lines, show_text
 from custodian.core.approvals import ApprovalItem
 from custodian.core.display import age, columns, fit, item_line, params_line, why
 from custodian.core.outcomes import ItemOutcome
-from custodian.run.result import RunResult
+from custodian.run import RunResult
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 RAW = ("\x1b", "\r", "\n", "\x07", "\x9b", "\u202e")

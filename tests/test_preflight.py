@@ -156,8 +156,8 @@ import custodian.run.observe
 def boom(*args, **kwargs):
     raise ValueError("an unexpected bug")
 custodian.run.observe.observe = boom
-import custodian.run.runner
-custodian.run.runner.observe = boom
+import custodian.run._runner
+custodian.run._runner.observe = boom
 from custodian.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
-PACKAGES = ("core", "memory", "llm", "statehub", "render", "audit", "approvals")
+PACKAGES = ("core", "memory", "llm", "statehub", "render", "audit", "approvals", "run")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -19,7 +19,7 @@ import pytest
 from custodian.core import journal as J
 from custodian.core.plan import fingerprint
 from custodian.memory.journal_store import JournalStore
-from custodian.run.runner import run
+from custodian.run import run
 from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, load_seed
 from runsupport import CANON, hub_get, small_dataset

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from custodian.core.outcomes import ItemOutcome
-from custodian.run.result import Known, RunResult
+from custodian.run import Known, RunResult
 from custodian_hub import ReferenceHub
 from runsupport import CANON, run_cli
 

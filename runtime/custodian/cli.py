@@ -171,7 +171,7 @@ def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from custodian.run.runner import run
+    from custodian.run import run
 
     settings = _settings(args)
     result = run(settings)
@@ -208,7 +208,7 @@ def _cmd_hub_serve(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from custodian.audit.inspection import inspect_command
-    from custodian.run.preflight import check_memory
+    from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -219,7 +219,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from custodian.audit.replay import replay_command
-    from custodian.run.preflight import check_memory
+    from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -228,7 +228,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
     from custodian import approvals as a
-    from custodian.run.preflight import check_memory
+    from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     command = args.approvals_command
@@ -265,7 +265,7 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
 
 def _cmd_review(args: argparse.Namespace) -> int:
     from custodian.review.server import review_command
-    from custodian.run.preflight import check_memory
+    from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=True)

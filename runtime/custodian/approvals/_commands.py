@@ -26,7 +26,7 @@ from custodian.memory.approvals import ApprovalStore
 from custodian.memory.journal_store import JournalStore
 from custodian.memory.lock import RunLock
 from custodian.memory.run_journal import DiskJournal
-from custodian.run.origin import canon_identity, hub_identity
+from custodian.run import canon_identity, hub_identity
 from custodian.settings import Settings
 
 

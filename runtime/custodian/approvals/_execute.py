@@ -21,10 +21,7 @@ from custodian.core.journal_trace import executed_params
 from custodian.core.keys import approval_key, attempt_run_id
 from custodian.errors import ApprovalError, ConfigError, CustodianError
 from custodian.memory.run_journal import Journal
-from custodian.run.act import send
-from custodian.run.dispatch import APPROVED_CALLS
-from custodian.run.observe import read_summary
-from custodian.run.origin import bound
+from custodian.run import APPROVED_CALLS, bound, read_summary, send
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 from custodian.statehub.connect import open_hub

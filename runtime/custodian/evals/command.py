@@ -13,7 +13,7 @@ from custodian.evals.report import ScenarioRuns, as_json, as_text, exit_code
 from custodian.evals.runner import run_scenario
 from custodian.evals.scenario import load_scenarios
 from custodian.llm.registry import build_model
-from custodian.run.preflight import check_canon
+from custodian.run import check_canon
 from custodian.settings import Settings
 
 MAX_REPEAT = 100

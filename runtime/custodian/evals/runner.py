@@ -1,6 +1,6 @@
 """Run one scenario: a fresh reference hub loaded with its seed, the real pipeline in a dry run.
 
-The run is `custodian.run.runner.run` itself with `dry_run=True`: the same prompt, extraction and
+The run is `custodian.run.run` itself with `dry_run=True`: the same prompt, extraction and
 authority as production. The clock is fixed at the scenario's `now`. The hub's rows and the
 memory directory are read before and after; a difference is reported as a broken guarantee.
 """
@@ -21,8 +21,7 @@ from custodian.core.eval_expect import EvalItem, Scored, Verdict, score
 from custodian.core.plan import fingerprint
 from custodian.evals.scenario import Scenario
 from custodian.memory.approvals import ApprovalStore
-from custodian.run.result import RunResult
-from custodian.run.runner import run
+from custodian.run import RunResult, run
 from custodian.settings import HubSettings, Settings
 from custodian_hub import ReferenceHub, load_seed
 

@@ -16,7 +16,7 @@ from custodian.core.contract import DomainSummary
 from custodian.core.precondition import precondition
 from custodian.errors import CustodianError
 from custodian.memory.approvals import ApprovalStore
-from custodian.run.observe import read_summary
+from custodian.run import read_summary
 from custodian.settings import Settings
 
 

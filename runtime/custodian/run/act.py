@@ -28,8 +28,8 @@ from custodian.core.plan import ProposedItem
 from custodian.core.precondition import canon_target, proposed_under
 from custodian.errors import HubError, HubPreconditionFailed
 from custodian.memory.run_journal import Journal
-from custodian.run.context import RunContext
-from custodian.run.dispatch import SANCTIONED_CALLS, Calls, perform
+from custodian.run._context import RunContext
+from custodian.run._dispatch import SANCTIONED_CALLS, Calls, perform
 from custodian.run.observe import Observation
 from custodian.statehub.client import HubWrite, StateHubClient
 

@@ -23,8 +23,8 @@ from custodian.core.plan import Plan, extract_plan
 from custodian.core.policy import Policy
 from custodian.errors import ModelError, PlanRejected
 from custodian.llm.base import Completion
-from custodian.run.context import RunContext
-from custodian.run.evidence import read_evidence
+from custodian.run._context import RunContext
+from custodian.run._evidence import read_evidence
 from custodian.run.observe import Observation
 from custodian.run.orient import Orientation
 

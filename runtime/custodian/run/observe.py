@@ -12,7 +12,7 @@ from custodian.core.digest import domain_state_digest
 from custodian.core.observation import check_domain_summary
 from custodian.errors import ConfigError, HubError, HubRequestError
 from custodian.memory.snapshots import SnapshotStore
-from custodian.run.context import RunContext
+from custodian.run._context import RunContext
 from custodian.statehub.client import StateHubClient
 
 # The hub's default summary window; read_summary widens it when Custodian's events crowd it.

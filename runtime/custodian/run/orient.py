@@ -20,7 +20,7 @@ from custodian.llm.base import Prompt
 from custodian.memory.notes import last_note_prose, note_prose
 from custodian.memory.snapshots import ContentStore, SnapshotStore
 from custodian.render.prompt import RenderedPrompt, render_prompt, show_prompt
-from custodian.run.context import RunContext
+from custodian.run._context import RunContext
 from custodian.run.observe import Observation
 
 

@@ -16,8 +16,8 @@ from custodian.core.inert import code_span
 from custodian.core.outcomes import ItemOutcome
 from custodian.memory.notes import write_note
 from custodian.render.note import NoteAction, SessionNote, render_note
-from custodian.run.context import RunContext
-from custodian.run.result import Known
+from custodian.run._context import RunContext
+from custodian.run._result import Known
 
 HEADLINES = {
     "completed": "The run completed.",

@@ -33,15 +33,15 @@ from custodian.memory.journal_store import JournalStore, JournalWriter, Opened
 from custodian.memory.lock import RunLock
 from custodian.memory.run_journal import DiskJournal, MemoryJournal
 from custodian.phase_log import PhaseLog, retry_reporter
+from custodian.run._context import Clock, RunContext, Talk, build_context, open_client
+from custodian.run._preflight import check_run
+from custodian.run._reconcile import settle_open_writes
+from custodian.run._result import Known, RunResult
 from custodian.run.act import act, dry_run
-from custodian.run.context import Clock, RunContext, Talk, build_context, open_client
 from custodian.run.decide import ask, extract, rule, usage_dict
 from custodian.run.observe import Observation, check_known, observe, observe_after_act
 from custodian.run.orient import orient
-from custodian.run.preflight import check_run
-from custodian.run.reconcile import settle_open_writes
 from custodian.run.record import NoteParts, NoteWritten, reconcile_text, record
-from custodian.run.result import Known, RunResult
 from custodian.settings import Settings
 from custodian.stopping import StopFlag, stop_on_signals
 

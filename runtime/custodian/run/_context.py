@@ -18,7 +18,7 @@ from custodian.llm.base import Model
 from custodian.memory.approvals import ApprovalStore
 from custodian.memory.run_journal import Journal
 from custodian.phase_log import PhaseLog, retry_reporter
-from custodian.run.origin import bound
+from custodian.run._origin import bound
 from custodian.settings import Settings
 from custodian.statehub.client import StateHubClient
 from custodian.statehub.connect import embedded_db, hub_label, open_hub

@@ -20,9 +20,9 @@ from custodian.core.outcomes import STATUS_WRITES, ruling_data
 from custodian.errors import ConfigError, HubError
 from custodian.memory.run_journal import Journal
 from custodian.phase_log import PhaseLog
+from custodian.run._context import RunContext
+from custodian.run._dispatch import SANCTIONED_CALLS, calls_of
 from custodian.run.act import send
-from custodian.run.context import RunContext
-from custodian.run.dispatch import SANCTIONED_CALLS, calls_of
 from custodian.run.observe import Observation, observe
 from custodian.statehub.client import StateHubClient
 from custodian.stopping import StopFlag
