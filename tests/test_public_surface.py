@@ -43,3 +43,9 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
     for path in sorted((RUNTIME / "custodian").rglob("*.py")):
         found += _private_imports(path)
     assert found == [], "import the package's public name instead"
+
+
+def test_the_core_names_each_public_module() -> None:
+    core = importlib.import_module("custodian.core")
+    modules = sorted(p.stem for p in (RUNTIME / "custodian" / "core").glob("[!_]*.py"))
+    assert core.__all__ == modules, "list a new public core module in core/__init__.py"
