@@ -132,6 +132,23 @@ def test_an_empty_filter_is_400_not_every_domain(http: httpx.Client, target: str
     assert response.json()["code"] == "bad_request" and "empty" in response.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    "target", ["/workstreams?domain=website%0A", "/events?task_id=web-t-1%0A", "/events?limit=5%0A"]
+)
+def test_a_value_with_a_trailing_newline_is_400(http: httpx.Client, target: str) -> None:
+    # A pattern's `$` also matches before a final newline; the whole value must match.
+    response = http.get(target)
+    assert response.status_code == 400, response.text
+
+
+def test_an_id_with_a_trailing_newline_is_refused_as_malformed(http: httpx.Client) -> None:
+    task_id = get_json(http, "/domains/website/summary")["workstreams"][0]["tasks"][0]["id"]
+    assert http.get(f"/tasks/{task_id}").status_code == 200
+    response = http.get(f"/tasks/{task_id}%0A")
+    # Refused by the path's pattern, not looked up as an id that happens to be missing.
+    assert response.status_code == 404 and "no task named" in response.json()["detail"]
+
+
 def test_filtering_on_an_unknown_domain_gives_an_empty_list(http: httpx.Client) -> None:
     assert get_json(http, "/flags", domain="nowhere") == {"flags": []}
 

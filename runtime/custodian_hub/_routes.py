@@ -24,14 +24,14 @@ QueryParsers = Mapping[str, QueryParser]
 
 def id_value(name: str, raw: str) -> str:
     """A query parameter that names an id."""
-    if not _ID.match(raw):
+    if not _ID.fullmatch(raw):
         raise ApiError(400, f"query parameter {name} must match {ID_PATTERN}")
     return raw
 
 
 def domain_value(name: str, raw: str) -> str:
     """A query parameter that names a domain."""
-    if not _DOMAIN.match(raw):
+    if not _DOMAIN.fullmatch(raw):
         raise ApiError(400, f"query parameter {name} must match {DOMAIN_PATTERN}")
     return raw
 
@@ -47,7 +47,7 @@ def bounded_int(maximum: int) -> QueryParser:
     """A parser of a whole number from 0 to `maximum`."""
 
     def parse(name: str, raw: str) -> int:
-        if not _INTEGER.match(raw) or int(raw) > maximum:
+        if not _INTEGER.fullmatch(raw) or int(raw) > maximum:
             raise ApiError(400, f"query parameter {name} must be a whole number 0-{maximum}")
         return int(raw)
 
@@ -152,7 +152,7 @@ def _path_params(raw: dict[str, str]) -> dict[str, str]:
         except UnicodeDecodeError as exc:
             raise ApiError(404, f"no {name} matching {value!r}") from exc
         pattern = _DOMAIN if name == "domain" else _ID
-        if not pattern.match(decoded):
+        if not pattern.fullmatch(decoded):
             noun = name.removesuffix("_id")
             raise ApiError(404, f"no {noun} named {decoded!r}")
         params[name] = decoded
