@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
 import pytest
@@ -15,16 +15,16 @@ from runsupport import CANON, run_cli
 
 def test_the_result_is_frozen_and_built_from_what_was_known() -> None:
     known = Known("r1", "website", model_spec="file:x", hub="embedded")
-    later = known.but(model="m", observations=("seen",))
-    assert known.model is None and later.model == "m"  # `but` made a new value
+    later = replace(known, model="m", observations=("seen",))
+    assert known.model is None and later.model == "m"  # a new value; the old one is as it was
     outcome = ItemOutcome(0, "add_progress_event", "web-ws-1", "executed", "ok", hub_id="evt-1")
-    result = later.but(outcomes=(outcome,)).ended("completed", 0, "1 executed", "note.md")
+    result = replace(later, outcomes=(outcome,)).ended("completed", 0, "1 executed", "note.md")
     assert isinstance(result, RunResult)
     assert (result.status, result.exit_code, result.note_path) == ("completed", 0, "note.md")
     assert (result.model, result.hub, result.observations) == ("m", "embedded", ("seen",))
     assert result.counts()["executed"] == 1
     assert result.summary()["observations"] == ["seen"]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         result.status = "failed"  # type: ignore[misc]
 
 

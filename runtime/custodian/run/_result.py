@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from custodian.core.authority import Ruling
@@ -29,8 +29,9 @@ def _entry(o: ItemOutcome) -> dict[str, Any]:
 class Known:
     """What a run has learned so far, as values; each step's value is added as it returns.
 
-    Nothing changes a `Known`: the runner keeps the newest one, and a run that ends (completed,
-    skipped or failed at any point) turns it into its `RunResult` once, with `ended`.
+    Nothing changes a `Known`: the runner replaces it with a new one (`dataclasses.replace`),
+    and a run that ends (completed, skipped or failed at any point) turns it into its
+    `RunResult` once, with `ended`.
     """
 
     run_id: str
@@ -53,10 +54,6 @@ class Known:
     contents: Mapping[int, str] = field(default_factory=dict)
     # The model's raw answer, for the note of a run whose answer held no usable plan.
     answer: str | None = field(default=None, repr=False)
-
-    def but(self, **learned: Any) -> Known:
-        """A new `Known` with what a step returned added."""
-        return replace(self, **learned)
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""

@@ -1,18 +1,18 @@
 """One run: observe -> orient -> decide -> act -> record. This module wires; the core decides.
 
 Each step takes the run's context and what earlier steps returned, and returns a value. What
-the run has learned is one `Known` value, replaced (never changed) as each step returns; it
-becomes the `RunResult` once, however the run ends.
+the run has learned is one frozen `Known`, replaced (`dataclasses.replace`) as each step
+returns; it becomes the `RunResult` once, however the run ends.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import socket
 import sys
 import time
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TextIO
 
@@ -71,11 +71,11 @@ def run(
         check_run(settings)  # before the hub is read and before anything is written
         with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
             client, hub = opened
-            known, started_at = known.but(hub=hub), clock()
+            known, started_at = replace(known, hub=hub), clock()
             model = _model(settings, log, stop, model_transport)
             try:
                 talk = Talk(clock, stop, log, client, model, hub, started_at)
-                return _go(settings, known.but(model=model.model_name), talk)
+                return _go(settings, replace(known, model=model.model_name), talk)
             finally:
                 model.close()
     except CustodianError as exc:
@@ -86,7 +86,7 @@ def _model(
     settings: Settings, log: PhaseLog, stop: StopFlag, transport: httpx.BaseTransport | None
 ) -> Model:
     """The configured model, validated before the lock is taken (a config error costs nothing)."""
-    config = dataclasses.replace(settings.model, stop=stop, on_retry=retry_reporter(log, "model"))
+    config = replace(settings.model, stop=stop, on_retry=retry_reporter(log, "model"))
     model = build_model(config, transport=transport)
     log.line(
         "model",
@@ -176,29 +176,29 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
     ctx.journal.append("run_started", started)
     try:
         seen = observe(ctx)
-        known = known.but(titles=display.titles(seen.summary))
+        known = replace(known, titles=display.titles(seen.summary))
         if not ctx.dry_run:
             settled = settle_open_writes(ctx, history, seen)
             seen = settled.observation
-            known = known.but(reconciled=settled.reports, titles=display.titles(seen.summary))
+            known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
             ctx.journal.close_interrupted(history)
         skip = _skip(ctx, seen, history)
         if skip is not None:
             return _skipped(ctx, known, skip)
         orientation = orient(ctx, seen, history)
-        known = known.but(omitted=orientation.omitted)
+        known = replace(known, omitted=orientation.omitted)
         completion = ask(ctx, orientation)
-        known = known.but(model=completion.model, usage=usage_dict(completion))
-        known = known.but(answer=completion.text)
+        known = replace(known, model=completion.model, usage=usage_dict(completion))
+        known = replace(known, answer=completion.text)
         plan = extract(ctx, completion)
-        known = known.but(observations=plan.observations)
+        known = replace(known, observations=plan.observations)
         rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
-        known = known.but(rulings=rulings, contents=display.contents(rulings))
+        known = replace(known, rulings=rulings, contents=display.contents(rulings))
         if ctx.dry_run:
             ctx.stop.check("the dry run")
             shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
-            return _finish(ctx, known.but(outcomes=dry_run(rulings)), shown)
-        return _recorded(ctx, known.but(outcomes=act(ctx, rulings, seen)), plan)
+            return _finish(ctx, replace(known, outcomes=dry_run(rulings)), shown)
+        return _recorded(ctx, replace(known, outcomes=act(ctx, rulings, seen)), plan)
     except CustodianError as exc:
         return _failed(ctx, known, exc)
     except Exception as exc:
