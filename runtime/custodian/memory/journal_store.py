@@ -7,22 +7,20 @@ the file truncated to the last good newline; a bad line anywhere else is damage,
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from custodian.clock import utc_now
 from custodian.core.contract import DOMAIN_RULE, is_domain
-from custodian.core.digest import canonical_json, strict_loads
+from custodian.core.digest import canonical_json
 from custodian.core.journal import Record
 from custodian.core.seals import SealKey, verify_seals
 from custodian.errors import ConfigError, JournalError, SealError
 from custodian.memory._journal_checkpoint import Opened, Torn, save_checkpoint, sealed
+from custodian.memory._journal_lines import Parsed, parse_data, parse_line, record_of, torn_report
 from custodian.memory._journal_open import Access, open_journal
 from custodian.memory._journal_segments import SEGMENT_BYTES, Layout, lines_from
 from custodian.memory._journal_torn import set_aside
@@ -49,69 +47,6 @@ class ReadResult:
     torn_tail: str | None = None
     damage: tuple[str, ...] = ()
     size: int = 0
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    records: tuple[Record, ...]
-    damage: tuple[str, ...]
-    good_end: int
-    torn: bytes
-    torn_line: int
-    torn_reason: str
-
-
-def parse_line(raw: bytes) -> Record | str:
-    """One journal line parsed into a Record, or the reason it is not one."""
-    try:
-        text = raw.decode("utf-8")
-        value = strict_loads(text)
-    except UnicodeDecodeError:
-        return "not valid UTF-8"
-    except json.JSONDecodeError as exc:
-        return f"not valid JSON ({exc.msg} at column {exc.colno})"
-    except ValueError as exc:
-        return f"not strict JSON ({exc})"
-    if not isinstance(value, dict):
-        return "not a JSON object"
-    try:
-        record = Record.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        return f"not a journal record ({where}: {first['msg']})"
-    # Every writer emits canonical JSON, so any other spelling means the bytes were edited.
-    if canonical_json(value) != text:
-        return "not in canonical JSON form (the line was edited)"
-    return record
-
-
-def _parse(data: bytes) -> _Parsed:
-    *complete, fragment = data.split(b"\n")
-    parsed = [parse_line(raw) for raw in complete]
-    torn, torn_line, reason = b"", 0, ""
-    good_end = len(data) - len(fragment)
-    if fragment:
-        torn, torn_line, reason = fragment, len(complete) + 1, "no trailing newline"
-    elif parsed and isinstance(parsed[-1], str):
-        torn, torn_line, reason = complete[-1] + b"\n", len(complete), parsed[-1]
-        good_end -= len(torn)
-        parsed.pop()
-    damage = tuple(f"line {n}: {p}" for n, p in enumerate(parsed, start=1) if isinstance(p, str))
-    records = tuple(p for p in parsed if isinstance(p, Record))
-    return _Parsed(records, damage, good_end, torn, torn_line, reason)
-
-
-def _torn_report(parsed: _Parsed) -> str:
-    return (
-        f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
-        f"{parsed.torn_reason} (the next run sets it aside)"
-    )
-
-
-def _record_of(raw: bytes) -> Record | None:
-    parsed = parse_line(raw.rstrip(b"\n"))
-    return parsed if isinstance(parsed, Record) else None
 
 
 class JournalStore:
@@ -189,7 +124,7 @@ class JournalStore:
             return result
         path = self.path(domain)
         data = path.read_bytes()
-        parsed = _parse(data)
+        parsed = parse_data(data)
         return ReadResult(result.records, self._set_aside(path, data, parsed), (), result.size)
 
     def _check_seals(self, domain: str, records: Sequence[Record]) -> None:
@@ -217,18 +152,18 @@ class JournalStore:
         torn, size = None, 0
         for segment in self.layout(domain).segments():
             data = segment.path.read_bytes()
-            parsed = _parse(data)
+            parsed = parse_data(data)
             name = "" if segment.active else f"{segment.path.parent.name}/{segment.path.name} "
             records.extend(parsed.records)
             damage.extend(f"{name}{d}" for d in parsed.damage)
             if parsed.torn and not segment.active:
                 damage.append(f"{name}line {parsed.torn_line}: {parsed.torn_reason}")
             elif parsed.torn:
-                torn = _torn_report(parsed)
+                torn = torn_report(parsed)
             size = parsed.good_end
         return ReadResult(tuple(records), torn, tuple(damage), size)
 
-    def _set_aside(self, path: Path, data: bytes, parsed: _Parsed) -> str:
+    def _set_aside(self, path: Path, data: bytes, parsed: Parsed) -> str:
         aside = set_aside(path, parsed.torn, len(data), parsed.good_end, self._clock, self._fsync)
         return (
             f"line {parsed.torn_line}: torn tail, {len(parsed.torn)} byte(s), "
@@ -253,7 +188,7 @@ class JournalStore:
 
     def run_records(self, domain: str, run_id: str) -> list[Record]:
         """The records of one run, read line by line (their seals checked with a key)."""
-        records = [r for r in (_record_of(raw) for raw in self._lines_of(domain, run_id)) if r]
+        records = [r for r in (record_of(raw) for raw in self._lines_of(domain, run_id)) if r]
         self._check_seals(domain, records)
         return records
 
@@ -261,7 +196,7 @@ class JournalStore:
         needle = canonical_json({"run_id": run_id})[1:-1].encode("utf-8")
         for segment in self.layout(domain).segments():
             for _, raw in lines_from(segment.path):
-                record = _record_of(raw) if needle in raw else None
+                record = record_of(raw) if needle in raw else None
                 if record is not None and record.run_id == run_id:
                     yield raw
 
