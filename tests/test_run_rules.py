@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from custodian.core.journal import CompletedObservation
-from custodian.core.run_rules import Ending, ending, failure, settles, skip_reason
+from custodian.core.run_rules import Ending, ending, failure, internal_error, settles, skip_reason
+from custodian.crash import report_crash
 from custodian.errors import (
     ConfigError,
     CustodianError,
@@ -109,3 +111,14 @@ def test_the_run_observes_again_only_after_a_write_went_out_cleanly() -> None:
     assert not settles({"executed": 0, "stale": 0}, stopped=False)
     assert not settles({"executed": 2, "stale": 1}, stopped=False)
     assert not settles({"executed": 1, "stale": 0}, stopped=True)
+
+
+def test_a_bug_fails_the_run_with_exit_1_and_names_the_exception() -> None:
+    ended = internal_error("KeyError")
+    assert (ended.status, ended.exit_code, ended.message) == (
+        "failed",
+        1,
+        "internal error: KeyError",
+    )
+    # The CLI's crash report exits with the code the run's journal records.
+    assert report_crash(KeyError("k"), None, {}, io.StringIO()) == ended.exit_code

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from custodian._dotenv import read_dotenv
 from custodian.errors import ConfigError
-from custodian.settings import EMBEDDED, load_settings, read_dotenv
+from custodian.settings import EMBEDDED, load_settings
 
 
 def _load(tmp_path: Path, flags: dict[str, object], env: dict[str, str]) -> object:

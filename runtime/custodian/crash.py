@@ -17,8 +17,7 @@ from typing import TextIO
 from custodian.clock import utc_now
 from custodian.core.inert import for_terminal
 from custodian.core.redact import redact
-
-EXIT_INTERNAL = 1
+from custodian.core.run_rules import EXIT_INTERNAL
 
 
 def report_crash(

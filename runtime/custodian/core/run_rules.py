@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from custodian.core.journal import CompletedObservation
 from custodian.errors import CustodianError, HubError, Interrupted, ModelError, PlanRejected
 
-EXIT_OK, EXIT_WRITES = 0, 5
+EXIT_OK, EXIT_INTERNAL, EXIT_WRITES = 0, 1, 5
 EXIT_SIGNAL_BASE = 128  # a run stopped by signal N exits 128 + N: 130 for SIGINT, 143 for SIGTERM
 
 
@@ -108,6 +108,11 @@ def failure(exc: CustodianError, *, in_steps: bool, dry_run: bool) -> Failure:
         noted=noted,
         shows_answer=noted and isinstance(exc, PlanRejected),
     )
+
+
+def internal_error(kind: str) -> Ending:
+    """How a run ends on a bug (an exception that is not a CustodianError): failed, exit 1."""
+    return Ending("failed", EXIT_INTERNAL, f"internal error: {kind}")
 
 
 def settles(counts: dict[str, int], *, stopped: bool) -> bool:

@@ -23,8 +23,15 @@ from custodian.core import display
 from custodian.core import journal as J
 from custodian.core.digest import digest
 from custodian.core.plan import Plan
-from custodian.core.run_rules import EXIT_OK, Ending, ending, failure, settles, skip_reason
-from custodian.crash import EXIT_INTERNAL
+from custodian.core.run_rules import (
+    EXIT_OK,
+    Ending,
+    ending,
+    failure,
+    internal_error,
+    settles,
+    skip_reason,
+)
 from custodian.errors import CustodianError
 from custodian.llm.base import Model
 from custodian.llm.registry import build_model
@@ -203,9 +210,7 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
         return _failed(ctx, known, exc)
     except Exception as exc:
         # A bug: the CLI reports where the traceback is; the journal still closes the run.
-        _finish(
-            ctx, known, Ending("failed", EXIT_INTERNAL, f"internal error: {type(exc).__name__}")
-        )
+        _finish(ctx, known, internal_error(type(exc).__name__))
         raise
 
 
