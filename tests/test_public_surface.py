@@ -9,7 +9,18 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
-PACKAGES = ("core", "memory", "llm", "statehub", "render", "audit", "approvals", "run")
+PACKAGES = (
+    "core",
+    "memory",
+    "llm",
+    "statehub",
+    "render",
+    "audit",
+    "approvals",
+    "run",
+    "review",
+    "evals",
+)
 
 
 @pytest.mark.parametrize("name", PACKAGES)

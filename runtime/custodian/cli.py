@@ -189,7 +189,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from custodian.evals.command import eval_command
+    from custodian.evals import eval_command
 
     flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
     settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
@@ -207,7 +207,7 @@ def _cmd_hub_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from custodian.audit.inspection import inspect_command
+    from custodian.audit import inspect_command
     from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
@@ -218,7 +218,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from custodian.audit.replay import replay_command
+    from custodian.audit import replay_command
     from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
@@ -264,7 +264,7 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
-    from custodian.review.server import review_command
+    from custodian.review import review_command
     from custodian.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)

@@ -4,3 +4,7 @@ The server is the standard library's `ThreadingHTTPServer`; pages are jinja2 tem
 autoescape on; notes are Markdown rendered by markdown-it-py with raw HTML off and links inert.
 Approve and reject call the same functions as `custodian approvals`.
 """
+
+from custodian.review.server import review_command
+
+__all__ = ["review_command"]
