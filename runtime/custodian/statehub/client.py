@@ -94,6 +94,7 @@ class StateHubClient:
         max_response_bytes: int = DEFAULT_MAX_BYTES,
         stop: Stoppable | None = None,
         on_retry: OnRetry | None = None,
+        in_process: bool = False,
     ) -> None:
         # Credentials in the URL become Basic auth, so no request URL (and no error naming
         # one) carries them.
@@ -126,7 +127,10 @@ class StateHubClient:
             on_retry=on_retry,
         )
         # A signal abandons a read in flight; a write in flight is finished.
-        self._sender = Sender(self._http, self.base_url, policy, max_response_bytes, stop)
+        # `in_process`: the transport is the embedded hub, which answers in this thread.
+        self._sender = Sender(
+            self._http, self.base_url, policy, max_response_bytes, stop, in_process=in_process
+        )
 
     def __enter__(self) -> StateHubClient:
         return self
