@@ -23,7 +23,10 @@ from custodian.evals.scenario import Scenario
 from custodian.memory.approvals import ApprovalStore
 from custodian.run import RunResult, run
 from custodian.settings import HubSettings, Settings
-from custodian_hub import ReferenceHub, load_seed
+from custodian_hub import in_process, load_seed
+
+# The address the run is given for a scenario's hub; the transport answers it in this process.
+SCENARIO_HUB = "http://scenario-hub.invalid"
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,13 @@ def run_scenario(scenario: Scenario, base: Settings, work: Path) -> Attempt:
     db, memory = work / "hub.sqlite3", work / "memory"
     load_seed(db, scenario.dataset)
     _seed_approvals(scenario, memory, base)
-    hub = ReferenceHub(db, host="127.0.0.1", port=0, clock=lambda: scenario.now)
-    hub.start()
-    try:
+    # The scenario's hub answers in this process, on the scenario's clock: no port, no server.
+    with in_process(db, clock=lambda: scenario.now) as transport:
         before = (_rows_digest(db), _tree_digest(memory))
         settings = dataclasses.replace(
             base,
             domain=scenario.spec.domain,
-            hub=HubSettings(url=hub.url, source="eval"),
+            hub=HubSettings(url=SCENARIO_HUB, source="eval"),
             memory_dir=memory,
             dry_run=True,
             force=True,
@@ -62,11 +64,11 @@ def run_scenario(scenario: Scenario, base: Settings, work: Path) -> Attempt:
             json_output=False,
         )
         started = time.monotonic()
-        result = run(settings, clock=lambda: scenario.now, stderr=io.StringIO())
+        result = run(
+            settings, clock=lambda: scenario.now, transport=transport, stderr=io.StringIO()
+        )
         seconds = time.monotonic() - started
         after = (_rows_digest(db), _tree_digest(memory))
-    finally:
-        hub.stop()
     return _attempt(scenario, result, seconds, unchanged=before == after)
 
 
