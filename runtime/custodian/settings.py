@@ -245,32 +245,11 @@ def load_settings(
     env.pop(SEAL_KEY, None)
     embedded_defaults = bool(flags.get("embedded_defaults"))
     domain, _ = pick(flags.get("domain"), env, "CUSTODIAN_DOMAIN")
-    hub_url, hub_source = pick(flags.get("hub"), env, "STATE_HUB_URL")
-    if hub_url is None and embedded_defaults:
-        hub_url, hub_source = EMBEDDED, "embedded default"
-    hub = None
-    if hub_url is not None or hub_required:
-        hub = parse_hub(hub_url, env.get("STATE_HUB_TOKEN"), hub_source, env)
-    spec, model_source = pick(flags.get("llm"), env, "CUSTODIAN_LLM")
-    if spec is None:
-        if not embedded_defaults and hub_required:
-            raise ConfigError(
-                "no model configured: pass --llm SPEC (offline, claude-code, anthropic, openai, "
-                "openrouter, gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND) "
-                "or set CUSTODIAN_LLM",
-                setting="CUSTODIAN_LLM",
-            )
-        spec = "claude-code" if claude_on_path(env) else "offline"
-        model_source = "embedded default"
+    hub = _hub(flags, env, embedded=embedded_defaults, required=hub_required)
+    spec, model_source = _model_spec(flags, env, embedded=embedded_defaults, required=hub_required)
     model_name, _ = pick(flags.get("model"), env, "CUSTODIAN_MODEL")
     memory, _ = pick(flags.get("memory"), env, "CUSTODIAN_MEMORY_DIR")
     canon, _ = pick(flags.get("canon"), env, "CUSTODIAN_CANON_DIR")
-    log_format = env.get("CUSTODIAN_LOG_FORMAT", "text")
-    if log_format not in ("text", "json"):
-        raise ConfigError(
-            f"CUSTODIAN_LOG_FORMAT={log_format!r}: use 'text' or 'json'",
-            setting="CUSTODIAN_LOG_FORMAT",
-        )
     return Settings(
         domain=parse_domain(domain, required=domain_required),
         hub=hub,
@@ -284,6 +263,46 @@ def load_settings(
         show_prompt=bool(flags.get("show_prompt")),
         force=bool(flags.get("force")),
         json_output=bool(flags.get("json")),
-        log_format=log_format,
+        log_format=_log_format(env),
         seal_key=seal_key,
     )
+
+
+def _hub(
+    flags: Mapping[str, Any], env: Mapping[str, str], *, embedded: bool, required: bool
+) -> HubSettings | None:
+    """The hub from --hub or STATE_HUB_URL; `embedded` when unset and embedded defaults apply."""
+    url, source = pick(flags.get("hub"), env, "STATE_HUB_URL")
+    if url is None and embedded:
+        url, source = EMBEDDED, "embedded default"
+    if url is None and not required:
+        return None
+    return parse_hub(url, env.get("STATE_HUB_TOKEN"), source, env)
+
+
+def _model_spec(
+    flags: Mapping[str, Any], env: Mapping[str, str], *, embedded: bool, required: bool
+) -> tuple[str, str]:
+    """The model spec and where it came from; a default only with embedded defaults."""
+    spec, source = pick(flags.get("llm"), env, "CUSTODIAN_LLM")
+    if spec is not None:
+        return spec, source
+    if not embedded and required:
+        raise ConfigError(
+            "no model configured: pass --llm SPEC (offline, claude-code, anthropic, openai, "
+            "openrouter, gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND) "
+            "or set CUSTODIAN_LLM",
+            setting="CUSTODIAN_LLM",
+        )
+    return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"
+
+
+def _log_format(env: Mapping[str, str]) -> str:
+    """CUSTODIAN_LOG_FORMAT: `text` (the default) or `json`."""
+    log_format = env.get("CUSTODIAN_LOG_FORMAT", "text")
+    if log_format not in ("text", "json"):
+        raise ConfigError(
+            f"CUSTODIAN_LOG_FORMAT={log_format!r}: use 'text' or 'json'",
+            setting="CUSTODIAN_LOG_FORMAT",
+        )
+    return log_format
