@@ -96,24 +96,11 @@ class StateHubClient:
         on_retry: OnRetry | None = None,
         in_process: bool = False,
     ) -> None:
-        # Credentials in the URL become Basic auth, so no request URL (and no error naming
-        # one) carries them.
-        self.base_url, basic = checked_base_url(base_url)
         if timeout_s <= 0:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
         if max_response_bytes < 1:
             raise ConfigError(f"the state-hub size cap must be positive, not {max_response_bytes}")
-        headers = {"User-Agent": f"custodian/{__version__}", "Accept": "application/json"}
-        if token is not None:
-            headers["Authorization"] = f"Bearer {checked_token(token)}"
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s),
-            transport=transport,
-            auth=basic,
-            follow_redirects=False,  # a redirect would resend the token and body somewhere else
-        )
+        self.base_url, self._http = _http_client(base_url, token, timeout_s, transport)
         check_limits(max_attempts, max_total_s, max_retry_wait_s)
         policy = RetryPolicy(
             max_attempts=max_attempts,
@@ -270,3 +257,24 @@ class StateHubClient:
             response_sha256=sha256_hex(response.content),
             attempts=attempts,
         )
+
+
+def _http_client(
+    base_url: str, token: str | None, timeout_s: float, transport: httpx.BaseTransport | None
+) -> tuple[str, httpx.Client]:
+    """The hub's base URL without credentials, and the httpx client that talks to it."""
+    # Credentials in the URL become Basic auth, so no request URL (and no error naming one)
+    # carries them.
+    url, basic = checked_base_url(base_url)
+    headers = {"User-Agent": f"custodian/{__version__}", "Accept": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {checked_token(token)}"
+    client = httpx.Client(
+        base_url=url,
+        headers=headers,
+        timeout=httpx.Timeout(timeout_s),
+        transport=transport,
+        auth=basic,
+        follow_redirects=False,  # a redirect would resend the token and body somewhere else
+    )
+    return url, client
