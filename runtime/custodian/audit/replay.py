@@ -127,45 +127,48 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
     records = find_run(JournalStore(settings.memory_dir, seal_key=settings.seal_key), run_id)
     policy = policy_of(settings)
     differences, verdict = compare(records, policy)
-    recorded_policy = (_data(records, "plan") or {}).get("policy")
-    policy_note = (
-        "unchanged"
-        if recorded_policy in (None, dict(policy.__dict__))
-        else f"changed: recorded {recorded_policy}, today {dict(policy.__dict__)}"
+    notes = {
+        "constitution": _canon_note(settings, records),
+        "policy": _policy_note(records, policy),
+    }
+    if as_json:
+        shown = [d.__dict__ for d in differences]
+        report = {"run_id": run_id, "verdict": verdict, **notes, "differences": shown}
+        out.write(json.dumps(report, indent=2) + "\n")
+    else:
+        _write_text(out, run_id, verdict, notes, differences)
+    return 0 if not differences else 1
+
+
+def _policy_note(records: Sequence[J.Record], policy: Policy) -> str:
+    recorded = (_data(records, "plan") or {}).get("policy")
+    today = dict(policy.__dict__)
+    return (
+        "unchanged" if recorded in (None, today) else f"changed: recorded {recorded}, today {today}"
     )
+
+
+def _canon_note(settings: Settings, records: Sequence[J.Record]) -> str:
     started = _data(records, "run_started") or {}
     constitution = settings.canon_dir / "constitution.md"
     today = digest(constitution.read_text("utf-8")) if constitution.is_file() else None
-    canon_note = (
-        "unchanged" if today == started.get("constitution_digest") else "changed since the run"
+    return "unchanged" if today == started.get("constitution_digest") else "changed since the run"
+
+
+def _write_text(
+    out: TextIO, run_id: str, verdict: str, notes: dict[str, str], differences: list[Difference]
+) -> None:
+    head = (
+        f"replay {run_id}: {verdict}; constitution {notes['constitution']}; "
+        f"policy {notes['policy']}"
     )
-    if as_json:
+    out.write(for_terminal(head) + "\n")
+    for d in differences:
+        # Journal text is untrusted: each field stays on its line, controls shown escaped.
         out.write(
-            json.dumps(
-                {
-                    "run_id": run_id,
-                    "verdict": verdict,
-                    "constitution": canon_note,
-                    "policy": policy_note,
-                    "differences": [d.__dict__ for d in differences],
-                },
-                indent=2,
-            )
-            + "\n"
+            f"  item {d.index} {for_terminal(str(d.operation))}\n"
+            f"    recorded: {for_terminal(str(d.recorded))}\n"
+            f"    today:    {for_terminal(str(d.today))}\n"
         )
-    else:
-        head = f"replay {run_id}: {verdict}; constitution {canon_note}; policy {policy_note}"
-        out.write(for_terminal(head) + "\n")
-        for d in differences:
-            # Journal text is untrusted: each field stays on its line, controls shown escaped.
-            out.write(
-                f"  item {d.index} {for_terminal(str(d.operation))}\n"
-                f"    recorded: {for_terminal(str(d.recorded))}\n"
-                f"    today:    {for_terminal(str(d.today))}\n"
-            )
-        out.write(
-            "replay: same decisions\n"
-            if not differences
-            else f"replay: {len(differences)} decision(s) differ\n"
-        )
-    return 0 if not differences else 1
+    done = "same decisions" if not differences else f"{len(differences)} decision(s) differ"
+    out.write(f"replay: {done}\n")
