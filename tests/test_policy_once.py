@@ -13,7 +13,7 @@ import pytest
 from custodian.core.context import PromptInputs
 from custodian.core.planning_facts import PlanningFacts
 from custodian.core.policy import Policy
-from custodian.settings import limits_from
+from custodian._env_numbers import limits_from
 from custodian_hub import ReferenceHub
 from runsupport import CANON, REPO, plan_response, run_cli
 

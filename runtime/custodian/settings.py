@@ -6,14 +6,14 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from custodian._dotenv import layered_environment
+from custodian._env_numbers import env_float, env_int, limits_from
 from custodian.core.contract import DOMAIN_RULE, is_domain
 from custodian.core.policy import Policy
 from custodian.core.redact import redact
@@ -130,34 +130,6 @@ def parse_hub(
     )
 
 
-def env_int(env: Mapping[str, str], name: str, default: int) -> int:
-    """An integer variable, or the default; a non-integer is a ConfigError."""
-    raw = env.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a whole number", setting=name) from None
-    if value < 1:
-        raise ConfigError(f"{name} must be at least 1, not {value}", setting=name)
-    return value
-
-
-def env_float(env: Mapping[str, str], name: str, default: float) -> float:
-    """A positive number variable, or the default."""
-    raw = env.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a number", setting=name) from None
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name} must be a positive, finite number, not {raw}", setting=name)
-    return value
-
-
 def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelConfig:
     """Build the adapter configuration; the spec is checked against the registry."""
     _, argument = split_spec(spec)
@@ -178,35 +150,6 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
 
 
 # The windows the journal's checkpoint can answer: it keeps 31 days of Custodian's writes.
-_AT_MOST = {"budget_window_hours": 720, "defer_days": 30}
-
-
-def limits_from(env: Mapping[str, str]) -> Policy:
-    """Caps and budgets (core/policy.py), each overridable by CUSTODIAN_<FIELD NAME>."""
-    default = Policy()
-    values = {}
-    for f in fields(Policy):
-        name = f"CUSTODIAN_{f.name.upper()}"
-        value = getattr(default, f.name)
-        most = _AT_MOST.get(f.name)
-        values[f.name] = (
-            env_int(env, name, value) if most is None else _at_most(env, name, value, most)
-        )
-    return Policy(**values)
-
-
-def _at_most(env: Mapping[str, str], name: str, default: int, most: int) -> int:
-    """A window the journal's checkpoint can answer: it keeps 31 days of Custodian's writes."""
-    value = env_int(env, name, default)
-    if value > most:
-        raise ConfigError(
-            f"{name} must be at most {most}: the journal's checkpoint keeps Custodian's own "
-            "writes for 31 days",
-            setting=name,
-        )
-    return value
-
-
 def seal_key_from(env: Mapping[str, str]) -> SealKey | None:
     """The seal key, if CUSTODIAN_SEAL_KEY is set; a short key is a ConfigError (never echoed)."""
     raw = env.get(SEAL_KEY)
