@@ -168,8 +168,8 @@ def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
 
 
 def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
-    from custodian.errors import ConfigError
     from custodian._env_numbers import limits_from
+    from custodian.errors import ConfigError
 
     assert limits_from({"CUSTODIAN_DEFER_DAYS": "30"}).defer_days == 30
     with pytest.raises(ConfigError, match="CUSTODIAN_DEFER_DAYS must be at most 30"):

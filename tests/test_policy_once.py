@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from custodian._env_numbers import limits_from
 from custodian.core.context import PromptInputs
 from custodian.core.planning_facts import PlanningFacts
 from custodian.core.policy import Policy
-from custodian._env_numbers import limits_from
 from custodian_hub import ReferenceHub
 from runsupport import CANON, REPO, plan_response, run_cli
 
