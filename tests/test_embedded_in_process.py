@@ -1,15 +1,19 @@
 """The embedded hub runs in the caller's process: no socket, no port, no server thread.
 
 A run and an approval against `--hub embedded` go through with `socket.socket` made to fail, and
-start no thread at all: the client's per-request deadline worker, which it starts for a hub on
-the network, is not needed when the hub answers in the caller's thread.
+the only threads they start are the client's own per-request deadline workers (which it starts for
+any hub), all finished by the end.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,8 @@ DEMO_RUN = [
     "--force",
     "--json",
 ]
+# The client runs each request under a whole deadline in a worker of this name, for any hub.
+CLIENT_WORKER = "custodian-http"
 
 
 class _NoSocket(socket.socket):
@@ -74,7 +80,8 @@ def test_an_embedded_run_opens_no_socket_and_starts_no_hub_thread(
     assert ran.code == 0, ran.stderr
     summary = ran.json()
     assert summary["hub"] == "embedded" and summary["counts"]["executed"] >= 1
-    assert [t.name for t in started] == []
+    assert started, "the client's requests ran"
+    assert {t.name for t in started} == {CLIENT_WORKER}
     _settle(started)
     assert threading.active_count() == before
     assert (tmp_path / "hub" / "hub.sqlite3").is_file()
@@ -90,7 +97,7 @@ def test_an_embedded_approval_opens_no_socket_and_starts_no_hub_thread(
     argv = ["approvals", "approve", item, "--by", "ana", "--hub", "embedded"]
     approved = _cli(tmp_path, monkeypatch, argv)
     assert approved.code == 0, approved.stdout + approved.stderr
-    assert [t.name for t in started] == []
+    assert {t.name for t in started} == {CLIENT_WORKER}
     _settle(started)
     assert threading.active_count() == before
     listed = _cli(tmp_path, monkeypatch, ["approvals", "list", "--json"])
@@ -120,3 +127,32 @@ def test_an_item_queued_on_the_embedded_hub_is_bound_to_its_database(
     assert f"it was proposed on hub {bound_to}" in elsewhere.stdout + elsewhere.stderr
     assert not (tmp_path / "other-hub" / "hub.sqlite3").exists(), "refused before the hub opened"
     assert _cli(tmp_path, monkeypatch, argv).code == 0
+
+
+def test_a_write_to_a_locked_embedded_hub_ends_at_the_hub_deadline(tmp_path: Path) -> None:
+    # The embedded hub waits up to 30 s for SQLite's lock; the client's whole-request deadline
+    # (STATE_HUB_MAX_TOTAL_S) must end the write long before that, as it does for any hub.
+    from spinesupport import clean_env
+
+    env = clean_env(
+        CUSTODIAN_MEMORY_DIR=str(tmp_path / "memory"),
+        CUSTODIAN_EMBEDDED_DIR=str(tmp_path / "hub"),
+        STATE_HUB_TIMEOUT_S="1",
+        STATE_HUB_MAX_TOTAL_S="2",
+    )
+    argv = [sys.executable, "-m", "custodian", *DEMO_RUN]
+    seeded = subprocess.run([*argv, "--dry-run"], cwd=REPO, env=env, capture_output=True)
+    assert seeded.returncode == 0, seeded.stderr
+    holder = sqlite3.connect(tmp_path / "hub" / "hub.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the database
+    try:
+        started = time.monotonic()
+        ran = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    summary = json.loads(ran.stdout)
+    assert ran.returncode == 5, ran.stderr  # authorized writes failed; nothing was half-written
+    assert summary["counts"]["failed"] >= 1 and summary["counts"]["executed"] == 0
+    assert took < 20, f"the write waited {took:.1f} s, past its 2 s deadline"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from conftest import HubClock
 from custodian.core import contract
+from custodian_hub import ReferenceHub
 
 EVENT = {
     "workstream_id": "web-ws-1",
@@ -205,3 +207,25 @@ def test_a_body_that_is_not_json_is_400(http: httpx.Client, raw: bytes) -> None:
 def test_a_body_larger_than_a_mebibyte_is_413(http: httpx.Client) -> None:
     response = http.post("/events", content=b"x" * (1024 * 1024 + 1))
     assert_error(response, 413, "payload_too_large")
+
+
+def test_a_write_while_another_process_holds_the_database_is_503_and_writes_nothing(
+    http: httpx.Client, hub: ReferenceHub
+) -> None:
+    holder = sqlite3.connect(hub.db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the database
+    try:
+        refused = http.post("/events", json=EVENT, headers={"Idempotency-Key": "busy-1"})
+        still_reads = http.get("/events", params={"task_id": "web-t-03"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert_error(refused, 503, "unavailable")
+    assert refused.headers["Retry-After"] == "1"
+    assert still_reads.status_code == 200  # readers are not held up (WAL)
+    before = still_reads.json()["events"]
+    # Nothing was written, so the same request with the same key now goes through once.
+    again = http.post("/events", json=EVENT, headers={"Idempotency-Key": "busy-1"})
+    assert again.status_code == 201 and again.headers.get("Idempotent-Replayed") is None
+    after = http.get("/events", params={"task_id": "web-t-03"}).json()["events"]
+    assert len(after) == len(before) + 1

@@ -70,22 +70,16 @@ def exchange(
     max_bytes: int,
     stop: Stoppable | None = None,
     clock: Callable[[], float] = time.monotonic,
-    in_process: bool = False,
 ) -> httpx.Response:
     """Send `request` and read all of its body by `deadline` (on `clock`), at most `max_bytes`.
 
     Raises what `client.send` raises, DeadlinePassed, TooLarge, or Interrupted when `stop` is
     given and a signal came. Without `stop` (a write in flight) only the deadline ends the wait.
-    `in_process`: the transport answers in this thread with no network to wait on (the embedded
-    hub), so the exchange runs here and no worker thread is started.
     """
     if stop is not None and stop.signal is not None:
         raise interrupted(stop.signal, f"{request.method} {request.url}")
     budget = max(0.0, deadline - clock())
     box = _Box()
-    if in_process:
-        _work(client, request, max_bytes, box)
-        return _answer(box)
     worker = threading.Thread(
         target=_work, args=(client, request, max_bytes, box), name="custodian-http", daemon=True
     )
@@ -97,10 +91,6 @@ def exchange(
         if clock() >= deadline:
             box.abandoned = True
             raise DeadlinePassed(budget)
-    return _answer(box)
-
-
-def _answer(box: _Box) -> httpx.Response:
     if box.error is not None:
         raise box.error
     assert box.response is not None

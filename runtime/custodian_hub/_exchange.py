@@ -8,6 +8,7 @@ in-process answer byte for byte alike (`Date` aside).
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 from custodian_hub._app import HubApp, HubRequest, HubResponse, WriteAborted
 from custodian_hub._routes import match
+from custodian_hub._store import is_busy
 from custodian_hub._wire import ApiError, dumps
 
 log = logging.getLogger("custodian_hub")
@@ -38,6 +40,15 @@ class Answer:
     close: bool
 
 
+# Another process holds the database past the store's busy timeout: nothing was written, and the
+# same request (same idempotency key) may be sent again.
+BUSY = HubResponse(
+    503,
+    {"detail": "the hub's database is busy with another writer; try again", "code": "unavailable"},
+    {"Retry-After": "1"},
+)
+
+
 def answer(
     app: HubApp,
     method: str,
@@ -56,10 +67,16 @@ def answer(
         return encode(error_response(err), method, close=True)
     except WriteAborted:
         raise
-    except Exception:
-        log.exception("reference hub failed on %s %s", method, target)
-        response = HubResponse(500, {"detail": "internal error", "code": "internal_error"})
+    except Exception as exc:
+        response = _failure(exc, method, target)
     return encode(response, method, close=close)
+
+
+def _failure(exc: Exception, method: str, target: str) -> HubResponse:
+    if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
+        return BUSY
+    log.exception("reference hub failed on %s %s", method, target)
+    return HubResponse(500, {"detail": "internal error", "code": "internal_error"})
 
 
 def refusal(method: str | None, target: str, code: int, detail: str) -> Answer:

@@ -57,14 +57,27 @@ RESOURCE_TABLES: tuple[str, ...] = ("workstreams", "tasks", "decisions", "events
 _TIMESTAMP_COLUMNS = ("created_at", "updated_at", "resolved_at")
 
 
+# How long a write waits for another process that holds the database. Writes take milliseconds;
+# past this the hub answers 503 with Retry-After, and the client's retry policy does the waiting,
+# under its whole-request deadline and the run's stop flag.
+BUSY_TIMEOUT_S = 2.0
+
+
 def connect(db_path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, rows by name."""
-    conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn = sqlite3.connect(
+        db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+    )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     return conn
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLite gave up waiting for another connection's lock."""
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def init_schema(conn: sqlite3.Connection) -> None:

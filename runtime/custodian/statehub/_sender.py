@@ -29,14 +29,12 @@ class Sender:
         policy: RetryPolicy,
         max_bytes: int,
         stop: Stoppable | None,
-        in_process: bool = False,
     ) -> None:
         self._http = http
         self._base_url = base_url
         self._policy = policy
         self._max_bytes = max_bytes
         self._stop = stop
-        self._in_process = in_process
 
     def send(
         self,
@@ -68,7 +66,6 @@ class Sender:
                     max_bytes=self._max_bytes,
                     stop=stop,
                     clock=self._policy.clock,
-                    in_process=self._in_process,
                 )
             except httpx.TransportError as exc:  # handed to the retry policy, not raised
                 return exc

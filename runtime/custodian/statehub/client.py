@@ -94,7 +94,6 @@ class StateHubClient:
         max_response_bytes: int = DEFAULT_MAX_BYTES,
         stop: Stoppable | None = None,
         on_retry: OnRetry | None = None,
-        in_process: bool = False,
     ) -> None:
         if timeout_s <= 0:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
@@ -114,10 +113,7 @@ class StateHubClient:
             on_retry=on_retry,
         )
         # A signal abandons a read in flight; a write in flight is finished.
-        # `in_process`: the transport is the embedded hub, which answers in this thread.
-        self._sender = Sender(
-            self._http, self.base_url, policy, max_response_bytes, stop, in_process=in_process
-        )
+        self._sender = Sender(self._http, self.base_url, policy, max_response_bytes, stop)
 
     def __enter__(self) -> StateHubClient:
         return self

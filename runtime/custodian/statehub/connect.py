@@ -54,7 +54,6 @@ def open_hub(
     """
     with ExitStack() as stack:
         url = hub.url
-        in_process = hub.embedded and transport is None
         if hub.embedded:
             url = EMBEDDED_BASE_URL
             if transport is None:
@@ -70,7 +69,6 @@ def open_hub(
             sleep=time.sleep if stop is None else stop.sleep,  # a signal cuts a retry wait short
             stop=stop,
             on_retry=on_retry,
-            in_process=in_process,
         )
         yield stack.enter_context(client)
 
