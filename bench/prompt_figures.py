@@ -20,13 +20,13 @@ from typing import Any
 
 import tiktoken
 
-from custodian.core.context import PromptInputs, build_view
-from custodian.core.contract import DomainSummary, StateSummary
-from custodian.core.tokens import estimate_tokens
-from custodian.render.prompt import render_prompt
-from custodian.run.orient import read_canon
-from custodian.statehub.client import StateHubClient
 from custodian_hub import DEMO_DOMAINS, ReferenceHub, demo_dataset, load_seed
+from custodian_runtime.core.context import PromptInputs, build_view
+from custodian_runtime.core.contract import DomainSummary, StateSummary
+from custodian_runtime.core.tokens import estimate_tokens
+from custodian_runtime.render.prompt import render_prompt
+from custodian_runtime.run.orient import read_canon
+from custodian_runtime.statehub.client import StateHubClient
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))

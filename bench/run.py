@@ -21,13 +21,13 @@ from pathlib import Path
 import httpx
 import prompt_figures
 
-from custodian.core.authority import authorize
-from custodian.core.contract import DomainSummary
-from custodian.core.plan import extract_plan
-from custodian.memory.journal_store import JournalStore
-from custodian.run import run
-from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
+from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.run import run
+from custodian_runtime.settings import load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, date, datetime, timedelta
 
-from custodian.core.contract import (
+from custodian_runtime.core.contract import (
     Decision,
     DomainSummary,
     Flag,

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from custodian.review.server import ReviewServer
-from custodian.settings import Settings, load_settings
 from custodian_hub import ReferenceHub
+from custodian_runtime.review.server import ReviewServer
+from custodian_runtime.settings import Settings, load_settings
 from runsupport import CANON, REPO, hub_get, plan_response, run_cli
 from spinesupport import journal
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.cli import main
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 CANON = REPO / "canon"

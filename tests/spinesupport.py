@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from custodian.core.journal import Record
-from custodian.memory.journal_store import JournalStore
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.core.journal import Record
+from custodian_runtime.memory.journal_store import JournalStore
 from runsupport import CANON, hub_get, plan_response, small_dataset
 
 HOLD_TIMEOUT_S = 20.0
@@ -98,11 +98,11 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_argv(hub_url: str, llm: str, memory: Path, *extra: str) -> list[str]:
-    """`python -m custodian run` for the website domain with the repository's canon."""
+    """`python -m custodian_runtime run` for the website domain with the repository's canon."""
     return [
         sys.executable,
         "-m",
-        "custodian",
+        "custodian_runtime",
         "run",
         "--domain",
         "website",
@@ -146,7 +146,7 @@ def finish(proc: subprocess.Popen[str], timeout: float = 30.0) -> tuple[int, str
 def custodian_cli(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """Run one `custodian` command as a child process."""
     return subprocess.run(
-        [sys.executable, "-m", "custodian", *args],
+        [sys.executable, "-m", "custodian_runtime", *args],
         cwd=cwd,
         env=clean_env(**env),
         capture_output=True,

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from custodian.core import approval_verdicts as v
-from custodian.core.approval_verdicts import Seen
-from custodian.core.approvals import ApprovalItem, listed_status, new_item
-from custodian.core.authority_path import as_item
-from custodian.core.plan import fingerprint
-from custodian.core.plan_schema import APPROVABLE_OPERATIONS
-from custodian.core.precondition import precondition
-from custodian.run import APPROVED_CALLS, SANCTIONED_CALLS
+from custodian_runtime.core import approval_verdicts as v
+from custodian_runtime.core.approval_verdicts import Seen
+from custodian_runtime.core.approvals import ApprovalItem, listed_status, new_item
+from custodian_runtime.core.authority_path import as_item
+from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS
+from custodian_runtime.core.precondition import precondition
+from custodian_runtime.run import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
 
 HUB = "http://hub.test"

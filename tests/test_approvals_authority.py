@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.plan import fingerprint
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.plan import fingerprint
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.journal import Record
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.journal import Record
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

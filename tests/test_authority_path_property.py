@@ -21,24 +21,24 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from custodian.approvals import decide_approve
-from custodian.core import journal as J
-from custodian.core.approvals import new_item
-from custodian.core.authority import authorize
-from custodian.core.authority_path import as_item
-from custodian.core.contract import DomainSummary
-from custodian.core.plan import Plan, fingerprint
-from custodian.core.precondition import precondition
-from custodian.errors import CustodianError
-from custodian.memory.approvals import ApprovalStore
-from custodian.memory.journal_store import JournalStore
-from custodian.memory.run_journal import DiskJournal
-from custodian.phase_log import PhaseLog
-from custodian.run._reconcile import Reconciling, reconcile
-from custodian.settings import load_settings
-from custodian.statehub.client import StateHubClient
-from custodian.stopping import StopFlag
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.approvals import decide_approve
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.approvals import new_item
+from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.authority_path import as_item
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.plan import Plan, fingerprint
+from custodian_runtime.core.precondition import precondition
+from custodian_runtime.errors import CustodianError
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.run_journal import DiskJournal
+from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.run._reconcile import Reconciling, reconcile
+from custodian_runtime.settings import load_settings
+from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.stopping import StopFlag
 from runsupport import small_dataset
 
 T0 = datetime.now(UTC).replace(microsecond=0)

@@ -14,11 +14,11 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from custodian.core.authority import ApprovalHistory, Ruling, authorize
-from custodian.core.contract import DomainSummary
-from custodian.core.plan import Plan, ProposedItem, extract_plan, fingerprint
-from custodian.core.policy import Policy
-from custodian.errors import PlanRejected
+from custodian_runtime.core.authority import ApprovalHistory, Ruling, authorize
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.plan import Plan, ProposedItem, extract_plan, fingerprint
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.errors import PlanRejected
 from test_authority_support import markdown, platform, website
 
 SETTINGS = settings(

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from custodian.core.authority import ApprovalHistory, Ruling, authorize
-from custodian.core.plan import Plan, ProposedItem, fingerprint
-from custodian.core.policy import Policy
+from custodian_runtime.core.authority import ApprovalHistory, Ruling, authorize
+from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
+from custodian_runtime.core.policy import Policy
 from test_authority_support import plan_of, platform, proposal, website
 
 

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian.core.contract import (
+from custodian_runtime.core.contract import (
     Decision,
     DomainSummary,
     Flag,
@@ -14,7 +14,7 @@ from custodian.core.contract import (
     Task,
     WorkstreamWithTasks,
 )
-from custodian.core.plan import Plan, extract_plan
+from custodian_runtime.core.plan import Plan, extract_plan
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 

@@ -14,14 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.authority import authorize
-from custodian.core.budgets import RecentWrites, wider_window
-from custodian.core.journal import format_at
-from custodian.core.own_writes import OwnWrite
-from custodian.core.policy import Policy
-from custodian.run.observe import read_observation
-from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.budgets import RecentWrites, wider_window
+from custodian_runtime.core.journal import format_at
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.run.observe import read_observation
+from custodian_runtime.statehub.client import StateHubClient
 from runsupport import CANON, CliResult, _ts, hub_get, plan_response, run_cli, small_dataset
 from test_authority_support import NOW, plan_of, website
 
@@ -168,8 +168,8 @@ def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
 
 
 def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
-    from custodian._env_numbers import limits_from
-    from custodian.errors import ConfigError
+    from custodian_runtime._env_numbers import limits_from
+    from custodian_runtime.errors import ConfigError
 
     assert limits_from({"CUSTODIAN_DEFER_DAYS": "30"}).defer_days == 30
     with pytest.raises(ConfigError, match="CUSTODIAN_DEFER_DAYS must be at most 30"):
@@ -179,7 +179,7 @@ def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
 
 
 def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
-    from custodian.core.budgets import recent_writes
+    from custodian_runtime.core.budgets import recent_writes
 
     old_event = _own("add_progress_event", 48, 1)
     old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")

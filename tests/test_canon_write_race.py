@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from custodian.canon import current_sha256, write_canon
-from custodian.errors import ApprovalError
 from custodian_hub import ReferenceHub
+from custodian_runtime.canon import current_sha256, write_canon
+from custodian_runtime.errors import ApprovalError
 from runsupport import CANON, plan_response, run_cli
 
 CONTENT = "# Race\n\nWritten by an approval.\n"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from custodian.errors import ConfigError
-from custodian.llm._child_env import extra_names, minimal_env
 from custodian_hub import ReferenceHub
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.llm._child_env import extra_names, minimal_env
 from runsupport import CANON, hub_get, run_cli
 
 HUB_TOKEN = "cronjob-test-token"

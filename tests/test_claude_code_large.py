@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from custodian.core.context import estimate_tokens
-from custodian.errors import ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.claude_code import ClaudeCodeModel
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.context import estimate_tokens
+from custodian_runtime.errors import ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.claude_code import ClaudeCodeModel
 from fakes.claude import SUCCESS, FakeClaude, result
 from fakes.clock import FakeSleep
 from runsupport import CANON, CliResult, plan_response, run_cli

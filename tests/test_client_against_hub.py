@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from custodian.core.contract import (
+from custodian_hub import ReferenceHub, demo_dataset, load_seed
+from custodian_runtime.core.contract import (
     DecisionResolution,
     NewDecision,
     NewEvent,
@@ -18,9 +19,8 @@ from custodian.core.contract import (
     NewWorkstream,
     TaskStatusUpdate,
 )
-from custodian.errors import HubRequestError, HubUnavailable
-from custodian.statehub.client import StateHubClient
-from custodian_hub import ReferenceHub, demo_dataset, load_seed
+from custodian_runtime.errors import HubRequestError, HubUnavailable
+from custodian_runtime.statehub.client import StateHubClient
 
 TOKEN = "hub-test-token"
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 import respx
 
-from custodian.core.contract import Task, TaskStatusUpdate
-from custodian.errors import HubPreconditionFailed, HubRequestError
-from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
+from custodian_runtime.core.contract import Task, TaskStatusUpdate
+from custodian_runtime.errors import HubPreconditionFailed, HubRequestError
+from custodian_runtime.statehub.client import StateHubClient
 
 BASE = "http://hub.test"
 TS = "2026-11-29T08:00:00Z"

@@ -14,9 +14,9 @@ import respx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from custodian import __version__
-from custodian._retry import parse_retry_after
-from custodian.core.contract import (
+from custodian_runtime import __version__
+from custodian_runtime._retry import parse_retry_after
+from custodian_runtime.core.contract import (
     DecisionResolution,
     NewDecision,
     NewEvent,
@@ -25,8 +25,8 @@ from custodian.core.contract import (
     NewWorkstream,
     TaskStatusUpdate,
 )
-from custodian.errors import ConfigError, HubError, HubRequestError, HubUnavailable
-from custodian.statehub.client import HubWrite, StateHubClient
+from custodian_runtime.errors import ConfigError, HubError, HubRequestError, HubUnavailable
+from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
 BASE = "http://hub.test"
 TOKEN = "s3cret-token"

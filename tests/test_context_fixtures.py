@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from custodian.core.context import ApprovalBrief, PromptInputs
-from custodian.core.contract import (
+from custodian_runtime.core.context import ApprovalBrief, PromptInputs
+from custodian_runtime.core.contract import (
     Decision,
     DomainOverview,
     DomainSummary,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian.core.context import CATEGORIES, block_opening, build_view
-from custodian.core.contract import TEXT_LIMITS
-from custodian.core.neutralize import (
+from custodian_runtime.core.context import CATEGORIES, block_opening, build_view
+from custodian_runtime.core.contract import TEXT_LIMITS
+from custodian_runtime.core.neutralize import (
     INVALID_DOMAIN,
     INVALID_ID,
     data_block,
@@ -21,7 +21,7 @@ from custodian.core.neutralize import (
     safe_domain,
     safe_id,
 )
-from custodian.render.prompt import render_prompt
+from custodian_runtime.render.prompt import render_prompt
 from test_context_fixtures import NONCE, task, typical_inputs, typical_summary
 
 DATA_OPEN = f"<<<DATA {NONCE}"

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from custodian.core.context import (
+from custodian_runtime.core.context import (
     CATEGORIES,
     PromptView,
     build_view,
     estimate_tokens,
     omitted_sentence,
 )
-from custodian.core.contract import DomainSummary
+from custodian_runtime.core.contract import DomainSummary
 from domaingen import generated_summary
 from test_context_fixtures import (
     NONCE,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from custodian.run import run
-from custodian.settings import load_settings
 from custodian_hub import ReferenceHub
+from custodian_runtime.run import run
+from custodian_runtime.settings import load_settings
 from runsupport import CANON, plan_response, run_cli
 
 QUIET = {"observations": ["nothing to do"]}

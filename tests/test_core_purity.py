@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import custodian.core
+import custodian_runtime.core
 
-CORE = Path(custodian.core.__file__).parent
+CORE = Path(custodian_runtime.core.__file__).parent
 
 FORBIDDEN_MODULES = {
     "httpx",
@@ -35,7 +35,7 @@ FORBIDDEN_MODULES = {
     "jinja2",
 }
 # Of the package itself the core sees only itself and the error types it raises.
-CORE_MAY_IMPORT = ("custodian.core", "custodian.errors")
+CORE_MAY_IMPORT = ("custodian_runtime.core", "custodian_runtime.errors")
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "breakpoint"}
 CLOCK_ATTRIBUTES = {"now", "utcnow", "today", "time", "monotonic", "perf_counter"}
 
@@ -79,7 +79,7 @@ def test_core_does_no_io_and_reads_no_clock() -> None:
 def test_the_checker_catches_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "import os\nfrom datetime import datetime\nfrom custodian.run import act\n"
+        "import os\nfrom datetime import datetime\nfrom custodian_runtime.run import act\n"
         "x = datetime.now()\nopen('f')\n"
     )
     assert len(_violations(bad)) == 4

@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from custodian.errors import HubError, HubUnavailable
-from custodian.phase_log import PhaseLog, retry_reporter
-from custodian.statehub.client import StateHubClient
 from custodian_hub import ReferenceHub
+from custodian_runtime.errors import HubError, HubUnavailable
+from custodian_runtime.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.statehub.client import StateHubClient
 from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
 from runsupport import CANON, CliResult, run_cli
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from custodian.core.display import columns
-from custodian.core.plan import extract_plan
 from custodian_hub import demo_dataset
+from custodian_runtime.core.display import columns
+from custodian_runtime.core.plan import extract_plan
 from runsupport import REPO, CliResult, run_cli
 from spinesupport import journal, of_run
 

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian.core.contract import DOMAIN_PATTERN, is_domain
-from custodian.core.neutralize import INVALID_DOMAIN, safe_domain
-from custodian.errors import ConfigError
-from custodian.memory.journal_store import JournalStore
-from custodian.memory.lock import RunLock
-from custodian.memory.snapshots import SnapshotStore
-from custodian.settings import parse_domain
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.contract import DOMAIN_PATTERN, is_domain
+from custodian_runtime.core.neutralize import INVALID_DOMAIN, safe_domain
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.memory.snapshots import SnapshotStore
+from custodian_runtime.settings import parse_domain
 
 VALID = ("website", "a", "9lives", "web-site-2", "web-", "x" * 63)
 # Each of these the hub refuses; the old journal rule let the first five name a file.

@@ -140,7 +140,7 @@ def test_a_write_to_a_locked_embedded_hub_ends_at_the_hub_deadline(tmp_path: Pat
         STATE_HUB_TIMEOUT_S="1",
         STATE_HUB_MAX_TOTAL_S="2",
     )
-    argv = [sys.executable, "-m", "custodian", *DEMO_RUN]
+    argv = [sys.executable, "-m", "custodian_runtime", *DEMO_RUN]
     seeded = subprocess.run([*argv, "--dry-run"], cwd=REPO, env=env, capture_output=True)
     assert seeded.returncode == 0, seeded.stderr
     holder = sqlite3.connect(tmp_path / "hub" / "hub.sqlite3", isolation_level=None)

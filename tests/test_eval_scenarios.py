@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from custodian.errors import ConfigError
-from custodian.evals.runner import _rows_digest
-from custodian.evals.scenario import load_scenario, load_scenarios
 from custodian_hub import load_seed
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.evals.runner import _rows_digest
+from custodian_runtime.evals.scenario import load_scenario, load_scenarios
 
 SEED = {
     "workstreams": [

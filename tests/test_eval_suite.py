@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from custodian.cli import main
-from custodian.evals.baseline import regressions, scores
+from custodian_runtime.cli import main
+from custodian_runtime.evals.baseline import regressions, scores
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "evals" / "scenarios"

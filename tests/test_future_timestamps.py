@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from custodian.core._timestamps import activity_age
-from custodian.core.context import build_view
-from custodian.core.contract import DomainSummary, Task
-from custodian.core.offline_planner import offline_plan
-from custodian.core.plan import extract_plan
-from custodian.core.planning_facts import PlanningFacts
+from custodian_runtime.core._timestamps import activity_age
+from custodian_runtime.core.context import build_view
+from custodian_runtime.core.contract import DomainSummary, Task
+from custodian_runtime.core.offline_planner import offline_plan
+from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.planning_facts import PlanningFacts
 from test_authority_support import NOW, workstream
 from test_context_fixtures import typical_inputs
 

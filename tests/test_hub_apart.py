@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import custodian
 import custodian_hub
+import custodian_runtime
 
-RUNTIME = Path(custodian.__file__).parent
+RUNTIME = Path(custodian_runtime.__file__).parent
 HUB = Path(custodian_hub.__file__).parent
 # The runtime modules that may import the hub, and whether they must do it inside a function.
 ALLOWED: dict[str, bool] = {
@@ -94,7 +94,8 @@ def test_the_checker_sees_an_eager_import(tmp_path: Path) -> None:
 
 def test_the_client_and_the_cli_load_without_the_hub() -> None:
     code = (
-        "import sys, custodian.cli, custodian.statehub.client, custodian.statehub.connect; "
+        "import sys, custodian_runtime.cli, custodian_runtime.statehub.client, "
+        "custodian_runtime.statehub.connect; "
         "print(sorted(m for m in sys.modules if m.startswith('custodian_hub')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

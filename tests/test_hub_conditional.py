@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from custodian.core import contract
 from custodian_hub import ReferenceHub, SeedError, load_seed
+from custodian_runtime.core import contract
 
 TASK = "/tasks/web-t-03"
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import HUB_NOW
-from custodian.core.contract import ID_PATTERN
 from custodian_hub import demo_dataset
+from custodian_runtime.core.contract import ID_PATTERN
 
 REQUESTS_PER_OPERATION = 18
 ODD_METHODS = ("PUT", "DELETE", "OPTIONS", "TRACE", "PROPFIND")

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian import __version__
-from custodian.core import contract
 from custodian_hub import ReferenceHub
+from custodian_runtime import __version__
+from custodian_runtime.core import contract
 
 
 @pytest.fixture

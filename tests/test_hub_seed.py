@@ -16,8 +16,6 @@ import httpx
 import pytest
 
 from conftest import HUB_NOW
-from custodian.core import contract
-from custodian.errors import ConfigError
 from custodian_hub import (
     ReferenceHub,
     SeedError,
@@ -26,6 +24,8 @@ from custodian_hub import (
     seed_database,
     serve_command,
 )
+from custodian_runtime.core import contract
+from custodian_runtime.errors import ConfigError
 from runsupport import run_cli
 
 

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from conftest import HubClock
-from custodian.core import contract
 from custodian_hub import ReferenceHub
+from custodian_runtime.core import contract
 
 EVENT = {
     "workstream_id": "web-ws-1",

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from custodian.core.inert import (
+from custodian_runtime.core.inert import (
     BIDI_CONTROLS,
     demote_headings,
     for_markdown,

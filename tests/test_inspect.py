@@ -6,9 +6,9 @@ import io
 from datetime import timedelta
 from pathlib import Path
 
-from custodian.audit.inspection import inspect_command
-from custodian.core import journal as J
-from custodian.memory.journal_store import JournalStore
+from custodian_runtime.audit.inspection import inspect_command
+from custodian_runtime.core import journal as J
+from custodian_runtime.memory.journal_store import JournalStore
 from test_journal_core import (
     APPROVAL_AUTH,
     APPROVAL_RULING,

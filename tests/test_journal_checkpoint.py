@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from custodian.core import journal as J
-from custodian.core.journal_fold import empty, fold
-from custodian.core.seals import SealKey
-from custodian.errors import JournalError
-from custodian.memory._journal_checkpoint import load_checkpoint
-from custodian.memory.journal_store import JournalStore
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal_fold import empty, fold
+from custodian_runtime.core.seals import SealKey
+from custodian_runtime.errors import JournalError
+from custodian_runtime.memory._journal_checkpoint import load_checkpoint
+from custodian_runtime.memory.journal_store import JournalStore
 from test_journal_core import (
     DOMAIN,
     T0,
@@ -39,7 +39,7 @@ def _killed(store: JournalStore, run_id: str) -> None:
 def _every_read(store: JournalStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The journal lines read, by file name, while the test runs."""
     seen: list[str] = []
-    import custodian.memory._journal_checkpoint as checkpoint_module
+    import custodian_runtime.memory._journal_checkpoint as checkpoint_module
 
     real = checkpoint_module.lines_from
 

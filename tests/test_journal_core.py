@@ -14,9 +14,9 @@ from typing import Any, Protocol
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian.core import journal as J
-from custodian.core.digest import canonical_json, sha256_hex
-from custodian.core.plan import fingerprint as real_fingerprint
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.digest import canonical_json, sha256_hex
+from custodian_runtime.core.plan import fingerprint as real_fingerprint
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 DOMAIN = "website"

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian.core import journal as J
-from custodian.core.journal_fold import (
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal_fold import (
     Checkpoint,
     compact,
     empty,
@@ -19,8 +19,8 @@ from custodian.core.journal_fold import (
     link_problems,
     own_problems,
 )
-from custodian.memory import journal_verify
-from custodian.memory.journal_store import JournalStore
+from custodian_runtime.memory import journal_verify
+from custodian_runtime.memory.journal_store import JournalStore
 from test_journal_core import (
     DOMAIN,
     MemoryWriter,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from custodian.memory.journal_store import JournalStore
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.memory.journal_store import JournalStore
 from runsupport import CANON, run_cli
 
 TASKS = 1500

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from custodian.core.journal_prune import parse_keep
-from custodian.memory.journal_store import JournalStore
-from custodian.memory.snapshots import ContentStore
+from custodian_runtime.core.journal_prune import parse_keep
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.snapshots import ContentStore
 from runsupport import CliResult, run_cli
 from test_journal_core import DOMAIN, StepClock, write_interrupted_run
 

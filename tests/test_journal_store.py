@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian.core import journal as J
-from custodian.errors import ConfigError, JournalError
-from custodian.memory.journal_store import JournalStore, parse_line
+from custodian_runtime.core import journal as J
+from custodian_runtime.errors import ConfigError, JournalError
+from custodian_runtime.memory.journal_store import JournalStore, parse_line
 from test_journal_core import DOMAIN, T0, StepClock, write_completed_run, write_interrupted_run
 
 

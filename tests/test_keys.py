@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-import custodian
-from custodian.core.keys import (
+import custodian_runtime
+from custodian_runtime.core.keys import (
     IDEMPOTENCY_WINDOW,
     approval_key,
     attempt_run_id,
@@ -57,7 +57,7 @@ def test_the_hub_forgets_a_key_after_a_day() -> None:
 def test_no_module_outside_core_keys_makes_a_key() -> None:
     # One definition: any other `custodian-...` or `approval-...` id built in the package is a
     # second format that could drift from the pinned one.
-    root = Path(custodian.__file__).parent
+    root = Path(custodian_runtime.__file__).parent
     formats = ('f"custodian-{', 'f"custodian-approval-', 'f"approval-{')
     makers = [
         path.relative_to(root).as_posix()

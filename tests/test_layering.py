@@ -1,9 +1,9 @@
 """Imports point one way: later run steps to earlier ones, the shell's upper floors to lower ones.
 
 The floors below are the plan of the house, written as data. A module may import its own
-package and anything on a lower floor, never a higher one; inside `custodian.run`, a module may
-import only the modules listed before it. The reference hub (`custodian_hub`) sees only the
-core, and the runtime reaches it only through the doors listed here.
+package and anything on a lower floor, never a higher one; inside `custodian_runtime.run`, a
+module may import only the modules listed before it. The reference hub (`custodian_hub`) sees only
+the core, and the runtime reaches it only through the doors listed here.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import custodian
+import custodian_runtime
 
-PACKAGE = Path(custodian.__file__).parent
+PACKAGE = Path(custodian_runtime.__file__).parent
 RUNTIME = PACKAGE.parent
 
 # Lowest first. Each entry names modules or packages under `custodian` (longest name wins).
@@ -40,7 +40,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 # errors carry the core's contract models.
 SHARED_FLOOR = 0
 
-# Inside `custodian.run`, in the order a run goes; a module may import only those before it.
+# Inside `custodian_runtime.run`, in the order a run goes; a module may import only those before it.
 RUN_ORDER: tuple[str, ...] = (
     "_preflight",
     "_origin",
@@ -60,7 +60,8 @@ RUN_ORDER: tuple[str, ...] = (
 # The runtime modules that may import the reference hub: the one hub connector (the embedded
 # default), `custodian hub serve`, and the evals' own seeded hub and seed checks.
 HUB_DOORS = ("statehub.connect", "cli", "evals.runner", "evals.scenario")
-# The hub sees the core, the error types, the version, and the one wall clock (custodian.clock).
+# The hub sees the core, the error types, the version, and the one wall clock
+# (custodian_runtime.clock).
 HUB_MAY_IMPORT = ("core", "errors", "", "__version__", "clock")
 
 
@@ -78,10 +79,12 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 def _inner(name: str) -> str | None:
-    """`custodian.run.act` -> `run.act`; `custodian` -> ``; None outside the runtime."""
-    if name == "custodian":
+    """`custodian_runtime.run.act` -> `run.act`; the package itself -> ``; else None."""
+    if name == "custodian_runtime":
         return ""
-    return name.removeprefix("custodian.") if name.startswith("custodian.") else None
+    return (
+        name.removeprefix("custodian_runtime.") if name.startswith("custodian_runtime.") else None
+    )
 
 
 def _within(name: str, entry: str) -> bool:
@@ -93,7 +96,7 @@ def _within(name: str, entry: str) -> bool:
 def _floor(name: str, *, strict: bool = False) -> tuple[int, str]:
     """The floor of a module (inner name) and the entry that placed it there.
 
-    An imported name on no floor is an attribute of the package (`custodian.__version__`);
+    An imported name on no floor is an attribute of the package (`custodian_runtime.__version__`);
     with `strict`, a module on no floor is an error.
     """
     best: tuple[int, str] | None = None
@@ -102,7 +105,7 @@ def _floor(name: str, *, strict: bool = False) -> tuple[int, str]:
             if _within(name, entry) and (best is None or len(entry) > len(best[1])):
                 best = (level, entry)
     if best is None and (strict or "." in name):
-        raise AssertionError(f"custodian.{name} is on no floor: add it to FLOORS")
+        raise AssertionError(f"custodian_runtime.{name} is on no floor: add it to FLOORS")
     return best or (0, "")
 
 
@@ -125,7 +128,7 @@ def _problem(module: str, name: str) -> str | None:
     top = name.split(".")[0]
     if module.split(".")[0] == "custodian_hub":
         inner = _inner(name)
-        if top == "custodian" and not any(_within(inner or "", e) for e in HUB_MAY_IMPORT):
+        if top == "custodian_runtime" and not any(_within(inner or "", e) for e in HUB_MAY_IMPORT):
             return f"the reference hub may import only the core, not {name}"
         return None
     source = _inner(module)
@@ -144,7 +147,7 @@ def _floor_problem(source: str, target: str) -> str | None:
     (low, low_entry), (high, high_entry) = _floor(target), _floor(source)
     if low_entry == high_entry or low < high or low == high == SHARED_FLOOR:
         return None
-    return f"{high_entry or 'custodian'} (floor {high}) imports {low_entry} (floor {low})"
+    return f"{high_entry or 'custodian_runtime'} (floor {high}) imports {low_entry} (floor {low})"
 
 
 def _step_problem(source: str, target: str) -> str | None:
@@ -168,7 +171,7 @@ def _sources() -> list[tuple[Path, str]]:
 def test_the_floors_and_the_run_order_name_real_modules() -> None:
     modules = {m for _, m in _sources()}
     for name in RUN_ORDER:
-        assert f"custodian.run.{name}" in modules, name
+        assert f"custodian_runtime.run.{name}" in modules, name
     for module in modules:
         inner = _inner(module)
         if inner is not None:
@@ -183,14 +186,14 @@ def test_imports_point_one_way() -> None:
 def test_the_checker_catches_a_backward_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from custodian.run import record\n"  # an earlier step importing a later one
-        "from custodian.run.act import send\n"
-        "import custodian.cli\n"  # the shell's top floor
-        "from custodian.core import plan\n"  # fine: lower floor
-        "from custodian.run.observe import Observation\n"  # fine: an earlier step
+        "from custodian_runtime.run import record\n"  # an earlier step importing a later one
+        "from custodian_runtime.run.act import send\n"
+        "import custodian_runtime.cli\n"  # the shell's top floor
+        "from custodian_runtime.core import plan\n"  # fine: lower floor
+        "from custodian_runtime.run.observe import Observation\n"  # fine: an earlier step
         "from custodian_hub import ReferenceHub\n"  # not a hub door
     )
-    found = violations(bad, "custodian.run.decide")
+    found = violations(bad, "custodian_runtime.run.decide")
     assert len(found) == 4, found
     assert any("run.decide comes before run.record" in v for v in found)
     assert any("run.decide comes before run.act" in v for v in found)
@@ -200,12 +203,17 @@ def test_the_checker_catches_a_backward_import(tmp_path: Path) -> None:
 
 def test_the_checker_catches_a_lower_floor_reaching_up(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("from custodian.run._result import RunResult\nimport custodian.settings\n")
-    assert len(violations(bad, "custodian.memory.notes")) == 2
-    assert violations(bad, "custodian.approvals._execute") == []
+    bad.write_text(
+        "from custodian_runtime.run._result import RunResult\nimport custodian_runtime.settings\n"
+    )
+    assert len(violations(bad, "custodian_runtime.memory.notes")) == 2
+    assert violations(bad, "custodian_runtime.approvals._execute") == []
     hub = tmp_path / "hub.py"
-    hub.write_text("from custodian.core import contract\nfrom custodian.settings import Settings\n")
+    hub.write_text(
+        "from custodian_runtime.core import contract\n"
+        "from custodian_runtime.settings import Settings\n"
+    )
     assert [v.split(": ", 1)[1] for v in violations(hub, "custodian_hub._app")] == [
-        "the reference hub may import only the core, not custodian.settings",
-        "the reference hub may import only the core, not custodian.settings.Settings",
+        "the reference hub may import only the core, not custodian_runtime.settings",
+        "the reference hub may import only the core, not custodian_runtime.settings.Settings",
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "runtime" / "custodian"
+PACKAGE = Path(__file__).resolve().parent.parent / "runtime" / "custodian_runtime"
 CLOCK = PACKAGE / "clock.py"
 # Reads of the time of day: datetime.now(), datetime.utcnow(), date.today(), time.time().
 WALL = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today")}
@@ -35,7 +35,7 @@ def test_only_the_clock_module_reads_the_wall_clock() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         if path != CLOCK and str(path.relative_to(PACKAGE)) not in EXCEPTIONS:
             found += _wall_reads(path)
-    assert found == [], "take the time from custodian.clock.utc_now (or a clock argument)"
+    assert found == [], "take the time from custodian_runtime.clock.utc_now (or a clock argument)"
 
 
 def test_each_exception_still_reads_the_wall_clock() -> None:

@@ -10,9 +10,9 @@ import httpx
 import pytest
 import respx
 
-from custodian.errors import ConfigError, ModelError
-from custodian.llm.anthropic import AnthropicModel
-from custodian.llm.base import ModelConfig, Prompt
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm.anthropic import AnthropicModel
+from custodian_runtime.llm.base import ModelConfig, Prompt
 from fakes.clock import FakeSleep
 
 URL = "https://api.anthropic.com/v1/messages"

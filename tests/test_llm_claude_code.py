@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from custodian.errors import ConfigError, ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.claude_code import ClaudeCodeModel, find_claude
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.claude_code import ClaudeCodeModel, find_claude
 from fakes.claude import (
     ANSWER,
     GARBAGE,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from custodian.errors import ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.openai import OpenAIModel
-from custodian.llm.registry import build_model
+from custodian_runtime.errors import ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.openai import OpenAIModel
+from custodian_runtime.llm.registry import build_model
 from fakes.clock import FakeSleep
 from fakes.providers import FAKE_ANSWER, FakeProvider, Reply
 

@@ -10,9 +10,9 @@ import httpx
 import pytest
 import respx
 
-from custodian.errors import ConfigError, ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.gemini import GeminiModel
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.gemini import GeminiModel
 from fakes.clock import FakeSleep
 
 URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"

@@ -10,10 +10,10 @@ import httpx
 import pytest
 import respx
 
-from custodian.errors import ConfigError, ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.ollama import OllamaModel, host_url
-from custodian.llm.openai_compatible import OpenAICompatibleModel
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.ollama import OllamaModel, host_url
+from custodian_runtime.llm.openai_compatible import OpenAICompatibleModel
 from fakes.clock import FakeSleep
 
 OLLAMA_URL = "http://localhost:11434/v1/chat/completions"

@@ -10,9 +10,9 @@ import httpx
 import pytest
 import respx
 
-from custodian.errors import ConfigError, ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.openai import OpenAIModel
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.openai import OpenAIModel
 from fakes.clock import FakeSleep
 
 URL = "https://api.openai.com/v1/chat/completions"

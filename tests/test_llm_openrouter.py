@@ -10,9 +10,9 @@ import httpx
 import pytest
 import respx
 
-from custodian.errors import ConfigError, ModelError
-from custodian.llm.base import ModelConfig, Prompt
-from custodian.llm.openrouter import OpenRouterModel
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.openrouter import OpenRouterModel
 from fakes.clock import FakeSleep
 
 URL = "https://openrouter.ai/api/v1/chat/completions"

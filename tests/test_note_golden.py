@@ -10,9 +10,9 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from custodian.memory.notes import last_note_prose
-from custodian.memory.notes import write_note as write_text
-from custodian.render.note import NoteAction, SessionNote, render_note
+from custodian_runtime.memory.notes import last_note_prose
+from custodian_runtime.memory.notes import write_note as write_text
+from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 
 GOLDEN = Path(__file__).parent / "golden" / "note.md"
 STARTED = datetime(2026, 11, 29, 8, 0, 0, tzinfo=UTC)

@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.contract import DomainSummary
-from custodian.core.observation import check_domain_summary
-from custodian.errors import HubError, ObservationRejected
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.observation import check_domain_summary
+from custodian_runtime.errors import HubError, ObservationRejected
 from runsupport import CANON, hub_get, plan_response, run_cli
 
 Rewrite = Callable[[dict[str, Any], ReferenceHub], dict[str, Any]]

@@ -6,13 +6,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from custodian.core.authority import ApprovalHistory, authorize
-from custodian.core.contract import DomainSummary
-from custodian.core.digest import workstream_digests
-from custodian.core.offline_planner import offline_plan
-from custodian.core.plan import extract_plan
-from custodian.core.planning_facts import PlanningFacts
-from custodian.core.policy import Policy
+from custodian_runtime.core.authority import ApprovalHistory, authorize
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.digest import workstream_digests
+from custodian_runtime.core.offline_planner import offline_plan
+from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.policy import Policy
 from test_authority_support import NOW, flag, task, workstream
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import custodian
+import custodian_runtime
 
-ROOT = Path(custodian.__file__).parent
+ROOT = Path(custodian_runtime.__file__).parent
 WRITES = {
     "add_event",
     "update_task_status",

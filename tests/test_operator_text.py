@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from custodian.core.inert import BIDI_CONTROLS
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.inert import BIDI_CONTROLS
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 
 # Cursor up + erase line (hides the line above), a carriage return that overwrites the start of

@@ -15,12 +15,12 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.journal_records import Record
-from custodian.memory.journal_store import JournalStore
-from custodian.memory.snapshots import SnapshotStore
-from custodian.run import RunResult, run
-from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.core.journal_records import Record
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.snapshots import SnapshotStore
+from custodian_runtime.run import RunResult, run
+from custodian_runtime.settings import load_settings
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
 
 CHANGE_THEN_ANSWER = """\
@@ -255,7 +255,7 @@ def test_a_dry_run_says_would_execute_on_the_terminal_and_in_its_phase_lines(
 
 
 def test_the_summary_lists_every_item_in_plan_order() -> None:
-    from custodian.core.outcomes import ItemOutcome
+    from custodian_runtime.core.outcomes import ItemOutcome
 
     result = RunResult(
         run_id="r1",
@@ -273,8 +273,8 @@ def test_the_summary_lists_every_item_in_plan_order() -> None:
 
 
 def _ruling(index: int, outcome: str = "execute") -> Any:
-    from custodian.core.authority import Ruling
-    from custodian.core.plan import ProposedItem
+    from custodian_runtime.core.authority import Ruling
+    from custodian_runtime.core.plan import ProposedItem
 
     item = ProposedItem(
         index=index,
@@ -289,7 +289,7 @@ def _ruling(index: int, outcome: str = "execute") -> Any:
 
 
 def test_assemble_wants_exactly_one_outcome_per_plan_item() -> None:
-    from custodian.core.outcomes import ItemOutcome, assemble, counts, denied
+    from custodian_runtime.core.outcomes import ItemOutcome, assemble, counts, denied
 
     rulings = (_ruling(0), _ruling(1, "deny"))
     sent = (ItemOutcome.of(rulings[0], "executed", hub_id="evt-1"),)
@@ -305,8 +305,8 @@ def test_assemble_wants_exactly_one_outcome_per_plan_item() -> None:
 def test_a_task_changed_when_its_status_or_updated_at_moved() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from custodian.core.contract import Task
-    from custodian.core.outcomes import task_changed
+    from custodian_runtime.core.contract import Task
+    from custodian_runtime.core.outcomes import task_changed
 
     at = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
     observed = Task(
@@ -331,10 +331,10 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 ) -> None:
     from datetime import UTC, datetime
 
-    from custodian.approvals import execute
-    from custodian.core.approvals import new_item
-    from custodian.memory.run_journal import MemoryJournal
-    from custodian.statehub.client import StateHubClient
+    from custodian_runtime.approvals import execute
+    from custodian_runtime.core.approvals import new_item
+    from custodian_runtime.memory.run_journal import MemoryJournal
+    from custodian_runtime.statehub.client import StateHubClient
 
     flags = {"domain": "website", "hub": small_hub.url, "llm": "offline", "canon": str(CANON)}
     settings = load_settings({**flags, "memory": str(tmp_path / "m")}, {"PATH": "/bin"}, tmp_path)
@@ -367,7 +367,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 
 
 def test_the_summary_shows_model_text_escaped() -> None:
-    from custodian.core.outcomes import ItemOutcome
+    from custodian_runtime.core.outcomes import ItemOutcome
 
     result = RunResult(
         run_id="r1",

@@ -37,8 +37,8 @@ def test_both_packages_are_found_and_every_package_data_pattern_matches_a_file()
 
     found = PYPROJECT["tool"]["setuptools"]["packages"]["find"]
     packages = find_packages(found["where"][0], include=found["include"])
-    assert {"custodian", "custodian.statehub", "custodian_hub"} <= set(packages)
-    assert all(p.split(".")[0] in ("custodian", "custodian_hub") for p in packages)
+    assert {"custodian_runtime", "custodian_runtime.statehub", "custodian_hub"} <= set(packages)
+    assert all(p.split(".")[0] in ("custodian_runtime", "custodian_hub") for p in packages)
     for package, patterns in PYPROJECT["tool"]["setuptools"]["package-data"].items():
         assert package in packages
         for pattern in patterns:
@@ -49,4 +49,4 @@ def test_both_packages_are_found_and_every_package_data_pattern_matches_a_file()
 
 
 def test_mypy_checks_the_runtime_and_the_reference_hub() -> None:
-    assert PYPROJECT["tool"]["mypy"]["packages"] == ["custodian", "custodian_hub"]
+    assert PYPROJECT["tool"]["mypy"]["packages"] == ["custodian_runtime", "custodian_hub"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian.core.approval_text import list_lines, show_text
-from custodian.core.approvals import ApprovalItem
-from custodian.core.display import age, columns, fit, item_line, params_line, why
-from custodian.core.outcomes import ItemOutcome
-from custodian.run import RunResult
+from custodian_runtime.core.approval_text import list_lines, show_text
+from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.display import age, columns, fit, item_line, params_line, why
+from custodian_runtime.core.outcomes import ItemOutcome
+from custodian_runtime.run import RunResult
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 RAW = ("\x1b", "\r", "\n", "\x07", "\x9b", "\u202e")

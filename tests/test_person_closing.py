@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from custodian.core.authority import ApprovalHistory, authorize
-from custodian.core.contract import DomainSummary
-from custodian.core.policy import Policy
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.core.authority import ApprovalHistory, authorize
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.policy import Policy
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
 from test_authority_support import plan_of, proposal, task, website
 

@@ -15,13 +15,13 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian.core.authority import authorize
-from custodian.core.budgets import RecentWrites
-from custodian.core.contract import ProgressEvent
-from custodian.core.journal import format_at
-from custodian.core.own_writes import OwnWrite
-from custodian.core.policy import Policy
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.budgets import RecentWrites
+from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.journal import format_at
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.policy import Policy
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from custodian.core.plan import MAX_DEPTH, extract_plan
-from custodian.errors import PlanRejected
+from custodian_runtime.core.plan import MAX_DEPTH, extract_plan
+from custodian_runtime.errors import PlanRejected
 from test_authority_support import markdown
 
 EMPTY = '{"observations": []}'

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from custodian.core.digest import canonical_json, sha256_hex
-from custodian.core.plan import (
+from custodian_runtime.core.digest import canonical_json, sha256_hex
+from custodian_runtime.core.plan import (
     APPROVABLE_OPERATIONS,
     SANCTIONED_OPERATIONS,
     ProposedItem,

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from custodian._env_numbers import limits_from
-from custodian.core.context import PromptInputs
-from custodian.core.planning_facts import PlanningFacts
-from custodian.core.policy import Policy
 from custodian_hub import ReferenceHub
+from custodian_runtime._env_numbers import limits_from
+from custodian_runtime.core.context import PromptInputs
+from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.policy import Policy
 from runsupport import CANON, REPO, plan_response, run_cli
 
 PLAN: dict[str, Any] = {
@@ -88,7 +88,7 @@ def test_settings_read_every_cap_from_its_variable() -> None:
 def test_no_other_class_declares_a_cap_with_its_own_default() -> None:
     caps = {f.name for f in fields(Policy)}
     found = []
-    for path in sorted((REPO / "runtime" / "custodian").rglob("*.py")):
+    for path in sorted((REPO / "runtime" / "custodian_runtime").rglob("*.py")):
         if path.name == "policy.py" and path.parent.name == "core":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

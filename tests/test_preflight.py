@@ -152,13 +152,13 @@ def test_a_dry_run_needs_no_writable_memory(tmp_path: Path) -> None:
 
 CRASH = """
 import sys
-import custodian.run.observe
+import custodian_runtime.run.observe
 def boom(*args, **kwargs):
     raise ValueError("an unexpected bug")
-custodian.run.observe.observe = boom
-import custodian.run._runner
-custodian.run._runner.observe = boom
-from custodian.cli import main
+custodian_runtime.run.observe.observe = boom
+import custodian_runtime.run._runner
+custodian_runtime.run._runner.observe = boom
+from custodian_runtime.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

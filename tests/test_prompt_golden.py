@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian.render.prompt import render_prompt
+from custodian_runtime.render.prompt import render_prompt
 from test_context_fixtures import typical_inputs
 
 GOLDEN = Path(__file__).parent / "golden"

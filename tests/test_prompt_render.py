@@ -7,9 +7,14 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from custodian.core.context import estimate_tokens
-from custodian.errors import ConfigError
-from custodian.render.prompt import SYSTEM_TEMPLATE, USER_TEMPLATE, make_environment, render_prompt
+from custodian_runtime.core.context import estimate_tokens
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.render.prompt import (
+    SYSTEM_TEMPLATE,
+    USER_TEMPLATE,
+    make_environment,
+    render_prompt,
+)
 from test_context_fixtures import NONCE, large_summary, task, typical_inputs, typical_summary
 
 CANON = Path(__file__).parents[1] / "canon"

@@ -25,7 +25,7 @@ PACKAGES = (
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_the_package_names_what_it_offers(name: str) -> None:
-    package = importlib.import_module(f"custodian.{name}")
+    package = importlib.import_module(f"custodian_runtime.{name}")
     offered = package.__all__
     assert offered and len(set(offered)) == len(offered)
     assert all(hasattr(package, n) and not n.startswith("_") for n in offered)
@@ -33,7 +33,7 @@ def test_the_package_names_what_it_offers(name: str) -> None:
 
 def _private_imports(path: Path) -> list[str]:
     """`custodian.<pkg>._x` imported by `path`, when `path` is not inside `<pkg>`."""
-    inside = path.relative_to(RUNTIME / "custodian").parts[0]
+    inside = path.relative_to(RUNTIME / "custodian_runtime").parts[0]
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names = []
@@ -51,12 +51,12 @@ def _private_imports(path: Path) -> list[str]:
 
 def test_no_private_module_is_imported_from_outside_its_package() -> None:
     found = []
-    for path in sorted((RUNTIME / "custodian").rglob("*.py")):
+    for path in sorted((RUNTIME / "custodian_runtime").rglob("*.py")):
         found += _private_imports(path)
     assert found == [], "import the package's public name instead"
 
 
 def test_the_core_names_each_public_module() -> None:
-    core = importlib.import_module("custodian.core")
-    modules = sorted(p.stem for p in (RUNTIME / "custodian" / "core").glob("[!_]*.py"))
+    core = importlib.import_module("custodian_runtime.core")
+    modules = sorted(p.stem for p in (RUNTIME / "custodian_runtime" / "core").glob("[!_]*.py"))
     assert core.__all__ == modules, "list a new public core module in core/__init__.py"

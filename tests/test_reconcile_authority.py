@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from custodian.core import journal as J
-from custodian.core.plan import fingerprint
-from custodian.memory.journal_store import JournalStore
-from custodian.run import run
-from custodian.settings import load_settings
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.run import run
+from custodian_runtime.settings import load_settings
 from runsupport import CANON, hub_get, small_dataset
 from spinesupport import (
     HOLD_TIMEOUT_S,

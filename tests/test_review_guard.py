@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from custodian.review.server import CSP, ReviewServer
 from custodian_hub import ReferenceHub
+from custodian_runtime.review.server import CSP, ReviewServer
 from reviewsupport import hub_state, queue_two, review_page, review_settings
 from runsupport import tree_digest
 
@@ -120,7 +120,7 @@ def test_custodian_review_prints_its_url_with_the_token_and_binds_loopback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     queued = queue_two(tmp_path, monkeypatch, small_hub)
-    argv = [sys.executable, "-m", "custodian", "review", "--memory", str(queued.memory)]
+    argv = [sys.executable, "-m", "custodian_runtime", "review", "--memory", str(queued.memory)]
     child = subprocess.Popen(
         [*argv, "--hub", small_hub.url, "--port", "0"],
         stdout=subprocess.PIPE,

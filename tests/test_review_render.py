@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from custodian.review.chart import build_chart
-from custodian.review.markdown import render_markdown, split_front_matter
-from custodian.review.pending import changes, duration
-from custodian.review.runs import RunRow
-from custodian.review.views import environment
+from custodian_runtime.review.chart import build_chart
+from custodian_runtime.review.markdown import render_markdown, split_front_matter
+from custodian_runtime.review.pending import changes, duration
+from custodian_runtime.review.runs import RunRow
+from custodian_runtime.review.views import environment
 
 
 def test_a_note_renders_without_raw_html_live_links_or_remote_images() -> None:

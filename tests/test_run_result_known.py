@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from custodian.core.outcomes import ItemOutcome
-from custodian.run import Known, RunResult
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.outcomes import ItemOutcome
+from custodian_runtime.run import Known, RunResult
 from runsupport import CANON, run_cli
 
 

@@ -7,10 +7,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from custodian.core.journal import CompletedObservation
-from custodian.core.run_rules import Ending, ending, failure, internal_error, settles, skip_reason
-from custodian.crash import report_crash
-from custodian.errors import (
+from custodian_runtime.core.journal import CompletedObservation
+from custodian_runtime.core.run_rules import (
+    Ending,
+    ending,
+    failure,
+    internal_error,
+    settles,
+    skip_reason,
+)
+from custodian_runtime.crash import report_crash
+from custodian_runtime.errors import (
     ConfigError,
     CustodianError,
     HubUnavailable,

@@ -18,12 +18,18 @@ from typing import Any
 
 import pytest
 
-from custodian.core.approvals import new_item
-from custodian.core.journal import make_record, parse_at
-from custodian.core.plan import fingerprint
-from custodian.core.seals import SealKey, item_seal_problem, seal_item, seal_record, verify_seals
-from custodian.settings import load_settings
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.approvals import new_item
+from custodian_runtime.core.journal import make_record, parse_at
+from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.seals import (
+    SealKey,
+    item_seal_problem,
+    seal_item,
+    seal_record,
+    verify_seals,
+)
+from custodian_runtime.settings import load_settings
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, tree_digest
 from spinesupport import THREE_WRITES, journal
 

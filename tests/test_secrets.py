@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from custodian.core.redact import redact
-from custodian.statehub.client import StateHubClient
+from custodian_runtime.core.redact import redact
+from custodian_runtime.statehub.client import StateHubClient
 from spinesupport import (
     THREE_WRITES,
     custodian_cli,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from custodian.errors import Interrupted
-from custodian.llm._process import run_child
-from custodian.statehub.client import StateHubClient
-from custodian.stopping import StopFlag
 from custodian_hub import ReferenceHub
+from custodian_runtime.errors import Interrupted
+from custodian_runtime.llm._process import run_child
+from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.stopping import StopFlag
 from fakes.slow_server import Drip, SlowServer
 from spinesupport import finish, journal, of_run, run_argv, start_run
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from custodian.core.journal import Record
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.journal import Record
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

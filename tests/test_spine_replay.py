@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from custodian.core import authority
 from custodian_hub import ReferenceHub
+from custodian_runtime.core import authority
 from runsupport import CANON, CliResult, plan_response, run_cli
 from spinesupport import THREE_WRITES, journal
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "runtime" / "custodian"
+PACKAGE = Path(__file__).resolve().parent.parent / "runtime" / "custodian_runtime"
 # Parameters and fields that carry something a run talks through: each has a type or Protocol.
 SEAMS = {
     "stop",

@@ -1,8 +1,8 @@
 """The reference state-hub: contract v1.1 of the state-hub API over SQLite, for runs and tests.
 
-It is not part of Custodian's runtime path: the runtime talks to any hub through
-`custodian.statehub`, and reaches this one only when asked for `embedded` (or when a person runs
-`custodian hub serve`).
+It is not part of Custodian's runtime path: the runtime talks to any hub
+through `custodian_runtime.statehub`, and reaches this one only when asked for
+`embedded` (or when a person runs `custodian hub serve`).
 
 - `ReferenceHub`: the hub over real HTTP on a loopback port, on a daemon thread.
 - `in_process`, `HubTransport`: the hub in the caller's process behind an httpx transport (no

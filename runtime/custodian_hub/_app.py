@@ -15,9 +15,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from custodian import __version__
-from custodian.core import contract
-from custodian.core.digest import digest
 from custodian_hub import _idempotency, _reads, _writes
 from custodian_hub._openapi import openapi_document
 from custodian_hub._routes import Route, match, query_params
@@ -31,6 +28,9 @@ from custodian_hub._wire import (
     to_utc,
     wire_timestamp,
 )
+from custodian_runtime import __version__
+from custodian_runtime.core import contract
+from custodian_runtime.core.digest import digest
 
 Clock = Callable[[], datetime]
 WriteHook = Callable[[str, str, str], None]

@@ -10,10 +10,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from custodian import __version__
-from custodian.core import contract
 from custodian_hub._routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
 from custodian_hub._wire import IF_MATCH_PATTERN
+from custodian_runtime import __version__
+from custodian_runtime.core import contract
 
 _REF = "#/components/schemas/{model}"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from custodian.core.contract import TASK_STATUSES, WORKSTREAM_STATUSES
 from custodian_hub._store import record
 from custodian_hub._wire import ApiError, wire_timestamp
+from custodian_runtime.core.contract import TASK_STATUSES, WORKSTREAM_STATUSES
 
 _EVENTS_BY_DOMAIN = (
     "SELECT e.* FROM events e JOIN workstreams w ON e.workstream_id = w.id WHERE w.domain = ?"

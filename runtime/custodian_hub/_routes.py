@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from custodian.core.contract import DOMAIN_PATTERN, ID_PATTERN
 from custodian_hub._wire import ApiError
+from custodian_runtime.core.contract import DOMAIN_PATTERN, ID_PATTERN
 
 _ID = re.compile(ID_PATTERN)
 _DOMAIN = re.compile(DOMAIN_PATTERN)

@@ -35,7 +35,10 @@ from pydantic import (
     model_validator,
 )
 
-from custodian.core.contract import (
+from custodian_hub._store import Store, is_empty
+from custodian_hub._wire import db_date, db_timestamp
+from custodian_hub._writes import insert
+from custodian_runtime.core.contract import (
     DomainName,
     EventType,
     FlagStatus,
@@ -46,10 +49,7 @@ from custodian.core.contract import (
     Title,
     WorkstreamStatus,
 )
-from custodian.errors import ConfigError
-from custodian_hub._store import Store, is_empty
-from custodian_hub._wire import db_date, db_timestamp
-from custodian_hub._writes import insert
+from custodian_runtime.errors import ConfigError
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 OptionalName = Annotated[str, StringConstraints(max_length=200)] | None

@@ -9,11 +9,11 @@ from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
-from custodian.clock import utc_now
-from custodian.errors import ConfigError
 from custodian_hub._demo import demo_dataset
 from custodian_hub._seed import load_seed, read_seed_file
 from custodian_hub._server import ReferenceHub
+from custodian_runtime.clock import utc_now
+from custodian_runtime.errors import ConfigError
 
 # Relative to the working directory, next to the runtime's other local state.
 DEFAULT_DB_PATH = Path(".custodian/hub.sqlite3")

@@ -33,10 +33,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from custodian.clock import utc_now
 from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook
 from custodian_hub._exchange import SERVER_NAME, Answer, answer, refusal
 from custodian_hub._store import Store
+from custodian_runtime.clock import utc_now
 
 log = logging.getLogger("custodian_hub")
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import httpx
 
-from custodian.clock import utc_now
 from custodian_hub._app import Clock, HubApp, WriteAborted, WriteHook
 from custodian_hub._exchange import HANDLED_METHODS, SERVER_HEADER, Answer, answer, refusal
 from custodian_hub._store import Store
+from custodian_runtime.clock import utc_now
 
 
 class HubTransport(httpx.BaseTransport):

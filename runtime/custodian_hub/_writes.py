@@ -6,7 +6,9 @@ import json
 import sqlite3
 from typing import Any
 
-from custodian.core.contract import (
+from custodian_hub._reads import domain_exists, get_by_id
+from custodian_hub._wire import ApiError, db_date, etag_header
+from custodian_runtime.core.contract import (
     DecisionResolution,
     FlagResolution,
     NewDecision,
@@ -16,8 +18,6 @@ from custodian.core.contract import (
     NewWorkstream,
     TaskStatusUpdate,
 )
-from custodian_hub._reads import domain_exists, get_by_id
-from custodian_hub._wire import ApiError, db_date, etag_header
 
 Result = tuple[int, dict[str, Any]]
 

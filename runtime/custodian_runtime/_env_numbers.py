@@ -1,0 +1,72 @@
+"""Numbers read from the environment: each a whole or decimal number in range, or a ConfigError.
+
+The run's caps, budgets and windows are `core.policy.Policy`'s fields, read from their
+`CUSTODIAN_*` variables with Policy's defaults; timeouts and attempts come through `env_int` and
+`env_float` too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.errors import ConfigError
+
+
+def env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    """An integer variable, or the default; a non-integer is a ConfigError."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number", setting=name) from None
+    if value < 1:
+        raise ConfigError(f"{name} must be at least 1, not {value}", setting=name)
+    return value
+
+
+def env_float(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive number variable, or the default."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number", setting=name) from None
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive, finite number, not {raw}", setting=name)
+    return value
+
+
+_AT_MOST = {"budget_window_hours": 720, "defer_days": 30}
+
+
+def limits_from(env: Mapping[str, str]) -> Policy:
+    """Caps and budgets (core/policy.py), each overridable by CUSTODIAN_<FIELD NAME>."""
+    default = Policy()
+    values = {}
+    for f in fields(Policy):
+        name = f"CUSTODIAN_{f.name.upper()}"
+        value = getattr(default, f.name)
+        most = _AT_MOST.get(f.name)
+        values[f.name] = (
+            env_int(env, name, value) if most is None else _at_most(env, name, value, most)
+        )
+    return Policy(**values)
+
+
+def _at_most(env: Mapping[str, str], name: str, default: int, most: int) -> int:
+    """A window the journal's checkpoint can answer: it keeps 31 days of Custodian's writes."""
+    value = env_int(env, name, default)
+    if value > most:
+        raise ConfigError(
+            f"{name} must be at most {most}: the journal's checkpoint keeps Custodian's own "
+            "writes for 31 days",
+            setting=name,
+        )
+    return value

@@ -1,0 +1,34 @@
+"""The person's side of the approval queue, and the execution of an approved item.
+
+`approvals_command` carries out `custodian approvals list|show|approve|reject` from a typed
+request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
+Every verdict is the core's (`core.approval_verdicts`); an approved write is sent through
+run/act's one send path and the approved dispatch table only.
+"""
+
+from custodian_runtime.approvals._commands import (
+    ApprovalsRequest,
+    ApproveRequest,
+    Decision,
+    ListRequest,
+    RejectRequest,
+    ShowRequest,
+    approvals_command,
+    decide_approve,
+    decide_reject,
+)
+from custodian_runtime.approvals._execute import execute, hub_client
+
+__all__ = [
+    "ApprovalsRequest",
+    "ApproveRequest",
+    "Decision",
+    "ListRequest",
+    "RejectRequest",
+    "ShowRequest",
+    "approvals_command",
+    "decide_approve",
+    "decide_reject",
+    "execute",
+    "hub_client",
+]

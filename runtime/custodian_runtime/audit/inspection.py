@@ -1,0 +1,91 @@
+"""`custodian inspect`: replay a journal read-only, re-check every chain, print the court record.
+
+Inspect never writes: a torn tail or a damaged line is reported as a problem, not repaired.
+It reads the journal once, segment by segment, in bounded memory (memory/journal_verify.py).
+It exits 0 when the replay is ok and 6 (JournalError's code) when any record breaks a rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal import replay_lines
+from custodian_runtime.core.journal_render import court_record
+from custodian_runtime.core.journal_runs import RunSummary
+from custodian_runtime.core.seals import SealKey
+from custodian_runtime.errors import JournalError
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.journal_verify import verify_domain
+
+EXIT_OK = 0
+EXIT_NOT_FOUND = 2
+EXIT_BROKEN = JournalError.exit_code
+
+
+def inspect_command(
+    memory_dir: Path,
+    run_id: str | None,
+    domain: str | None,
+    out: TextIO,
+    seal_key: SealKey | None = None,
+) -> int:
+    """Print the court record of a run (or list every run) and return the exit code.
+
+    With a seal key, a record without a valid seal is a problem like any other.
+    """
+    store = JournalStore(memory_dir)  # no key: inspect reports bad seals, it does not refuse
+    if run_id is None and domain is None:
+        return _list_all(store, out, seal_key)
+    if domain is None:
+        domain = store.find_run(str(run_id))
+        if domain is None:
+            out.write(f"no run {run_id} in {store.journal_dir}; `custodian inspect` lists runs\n")
+            return EXIT_NOT_FOUND
+    if run_id is None:  # the latest run: a first pass names it, a second renders it
+        run_id = _latest(verify_domain(store.layout(domain)).summaries)
+    report = verify_domain(store.layout(domain), run_id, seal_key)
+    if run_id is None or report.context is None:
+        what = f"run {run_id}" if run_id else "runs"
+        out.write(f"no {what} in the {domain} journal ({store.path(domain)})\n")
+        if report.damage:
+            _write(out, replay_lines(report.damage))
+            return EXIT_BROKEN
+        return EXIT_NOT_FOUND
+    problems = report.problem_lines()
+    totals = (report.records, report.last)
+    lines = court_record(report.context, run_id, problems, totals, report.seal_lines())
+    _write(out, lines)
+    return EXIT_OK if lines[-1] == "replay: ok" else EXIT_BROKEN
+
+
+def _latest(summaries: list[RunSummary]) -> str | None:
+    """The run that began last, preferring scheduled runs over approval runs."""
+    scheduled = [s.run_id for s in summaries if not s.approval]
+    candidates = scheduled or [s.run_id for s in summaries]
+    return candidates[-1] if candidates else None
+
+
+def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int:
+    domains = store.domains()
+    if not domains:
+        out.write(f"no journals under {store.journal_dir}\n")
+        return EXIT_OK
+    broken = False
+    for domain in domains:
+        report = verify_domain(store.layout(domain), seal_key=seal_key)
+        problems = report.problem_lines()
+        broken = broken or bool(problems)
+        verdict = "ok" if not problems else f"{len(problems)} problem(s)"
+        _write(out, [f"{domain}: {report.records} record(s), last {report.last}, chain {verdict}"])
+        _write(out, [f"  {summary.brief()}" for summary in report.summaries])
+        _write(out, [f"  ! {problem}" for problem in problems])
+    _write(out, ["replay: ok" if not broken else "replay: FAILED (see the problems above)"])
+    return EXIT_BROKEN if broken else EXIT_OK
+
+
+def _write(out: TextIO, lines: list[str]) -> None:
+    # Journal data is untrusted text: each line stays one line, with controls shown escaped.
+    for line in lines:
+        out.write(for_terminal(line) + "\n")

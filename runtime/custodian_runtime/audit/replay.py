@@ -1,0 +1,174 @@
+"""`custodian replay RUN_ID`: today's extraction and authorization on a stored run.
+
+No model call and no write: the stored snapshot and the stored model response go through
+today's code and today's configuration (the per-run caps), and every decision that differs
+from the recorded one is shown. The approval history is the one recorded with the run: the
+queue has moved on since (the run's own proposals are pending in it now), and judging the run
+against it would report differences no change of code or policy caused.
+A regression check for changes to the policy, the validator or the canon.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.approval_history import ApprovalHistory
+from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.budgets import RecentWrites
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.digest import digest
+from custodian_runtime.core.evidence import Evidence
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal_records import parse_at
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.snapshots import SnapshotStore, observed_summary
+from custodian_runtime.settings import Settings
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One item whose decision today differs from the recorded one."""
+
+    index: int
+    operation: str
+    recorded: str
+    today: str
+
+
+def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
+    """The records of `run_id`, from whichever domain's journal holds it."""
+    domain = store.find_run(run_id)
+    if domain is not None:
+        snapshots = SnapshotStore(store.memory_dir)
+        return [_inline(r, snapshots) for r in store.run_records(domain, run_id)]
+    raise RunNotFound(
+        f"no run {run_id!r} in any journal under {store.journal_dir}; "
+        "`custodian inspect` lists the runs"
+    )
+
+
+def _inline(record: J.Record, snapshots: SnapshotStore) -> J.Record:
+    """An `observed` record with its snapshot loaded by digest into `summary`."""
+    if record.kind != "observed" or "summary" in record.data:
+        return record
+    summary = observed_summary(snapshots, record.domain, record.data)
+    return record.model_copy(update={"data": {**record.data, "summary": summary}})
+
+
+def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:
+    return next((r.data for r in records if r.kind == kind), None)
+
+
+def policy_of(settings: Settings) -> Policy:
+    """The caps configured today."""
+    return settings.limits
+
+
+def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Difference], str]:
+    """Re-decide the stored run under `policy`; return the differences and a verdict."""
+    observed, response = _data(records, "observed"), _data(records, "model_response")
+    if observed is None or response is None:
+        raise JournalError("this run stored no observation or no model response: nothing to replay")
+    plan_record = _data(records, "plan") or {}
+    recorded = {r.data["index"]: r.data for r in records if r.kind == "ruling"}
+    try:
+        plan = extract_plan(str(response["text"]))
+    except PlanRejected as exc:
+        if plan_record.get("status") == "rejected":
+            return [], f"plan rejected, as recorded: {exc.message}"
+        return [Difference(-1, "plan", "accepted", f"rejected: {exc.message}")], "plan now rejected"
+    if plan_record.get("status") == "rejected":
+        return [Difference(-1, "plan", "rejected", "accepted")], "plan now accepted"
+    history = plan_record.get("history") or {}
+    rulings = authorize(
+        plan,
+        DomainSummary.model_validate(observed["summary"]),
+        policy,
+        ApprovalHistory.from_record(history),
+        evidence=_evidence(observed, plan_record),
+        recent=_recent_of(plan_record),
+    )
+    differences = []
+    for ruling in rulings:
+        was = recorded.get(ruling.item.index)
+        then = f"{was['outcome']}: {was['reason']}" if was else "no ruling recorded"
+        now = f"{ruling.outcome}: {ruling.reason}"
+        if then != now:
+            differences.append(Difference(ruling.item.index, ruling.item.operation, then, now))
+    return differences, f"plan accepted, {len(rulings)} item(s) re-decided"
+
+
+def _evidence(observed: dict[str, Any], plan_record: dict[str, Any]) -> Evidence:
+    """The evidence the run ruled with: its summary, the events it fetched, its own receipts."""
+    kept = plan_record.get("evidence") or {}
+    fetched = [ProgressEvent.model_validate(e) for e in kept.get("fetched", [])]
+    summary = DomainSummary.model_validate(observed["summary"])
+    return Evidence.of(summary, fetched, kept.get("own_ids", []))
+
+
+def _recent_of(plan_record: dict[str, Any]) -> RecentWrites | None:
+    """The own writes the run ruled with; None for a run from before they were kept."""
+    if "ruled_at" not in plan_record:
+        return None
+    writes = tuple(OwnWrite.model_validate(w) for w in plan_record.get("recent_writes") or ())
+    return RecentWrites(parse_at(str(plan_record["ruled_at"])), writes)
+
+
+def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:
+    """Print how today's code decides the stored run; exit 1 if any decision differs."""
+    records = find_run(JournalStore(settings.memory_dir, seal_key=settings.seal_key), run_id)
+    policy = policy_of(settings)
+    differences, verdict = compare(records, policy)
+    notes = {
+        "constitution": _canon_note(settings, records),
+        "policy": _policy_note(records, policy),
+    }
+    if as_json:
+        shown = [d.__dict__ for d in differences]
+        report = {"run_id": run_id, "verdict": verdict, **notes, "differences": shown}
+        out.write(json.dumps(report, indent=2) + "\n")
+    else:
+        _write_text(out, run_id, verdict, notes, differences)
+    return 0 if not differences else 1
+
+
+def _policy_note(records: Sequence[J.Record], policy: Policy) -> str:
+    recorded = (_data(records, "plan") or {}).get("policy")
+    today = dict(policy.__dict__)
+    return (
+        "unchanged" if recorded in (None, today) else f"changed: recorded {recorded}, today {today}"
+    )
+
+
+def _canon_note(settings: Settings, records: Sequence[J.Record]) -> str:
+    started = _data(records, "run_started") or {}
+    constitution = settings.canon_dir / "constitution.md"
+    today = digest(constitution.read_text("utf-8")) if constitution.is_file() else None
+    return "unchanged" if today == started.get("constitution_digest") else "changed since the run"
+
+
+def _write_text(
+    out: TextIO, run_id: str, verdict: str, notes: dict[str, str], differences: list[Difference]
+) -> None:
+    head = (
+        f"replay {run_id}: {verdict}; constitution {notes['constitution']}; "
+        f"policy {notes['policy']}"
+    )
+    out.write(for_terminal(head) + "\n")
+    for d in differences:
+        # Journal text is untrusted: each field stays on its line, controls shown escaped.
+        out.write(
+            f"  item {d.index} {for_terminal(str(d.operation))}\n"
+            f"    recorded: {for_terminal(str(d.recorded))}\n"
+            f"    today:    {for_terminal(str(d.today))}\n"
+        )
+    done = "same decisions" if not differences else f"{len(differences)} decision(s) differ"
+    out.write(f"replay: {done}\n")

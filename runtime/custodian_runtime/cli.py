@@ -1,0 +1,299 @@
+"""`custodian`: argparse -> settings -> the command; errors become exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, get_args
+
+from custodian_runtime import __version__
+from custodian_runtime.core.approvals import ApprovalStatus
+from custodian_runtime.core.inert import for_terminal, for_terminal_json
+from custodian_runtime.core.redact import redact
+from custodian_runtime.crash import report_crash
+from custodian_runtime.errors import ConfigError, CustodianError
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from custodian_runtime.settings import Settings
+
+    # What add_subparsers returns (generic only to the type checker).
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+
+Handler = Callable[[argparse.Namespace], int]
+MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
+
+
+def _run_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("run", help="one observe -> orient -> decide -> act pass for a domain")
+    p.add_argument("--domain", help="the domain to look after (env CUSTODIAN_DOMAIN)")
+    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument(
+        "--llm",
+        help="model spec: offline, claude-code, anthropic, openai, openrouter, "
+        "gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND (env CUSTODIAN_LLM)",
+    )
+    p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    p.add_argument("--memory", help=MEMORY_HELP)
+    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
+    p.add_argument("--show-prompt", action="store_true", help="print the rendered prompt")
+    p.add_argument("--force", action="store_true", help="run even if nothing changed")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
+    p.add_argument(
+        "--embedded-defaults",
+        action="store_true",
+        help="with nothing configured, use the embedded hub and claude-code or offline",
+    )
+    p.set_defaults(handler=_cmd_run)
+
+
+def _hub_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("hub", help="the reference state-hub")
+    hub_sub = p.add_subparsers(dest="hub_command", required=True)
+    serve = hub_sub.add_parser("serve", help="serve the reference hub over HTTP")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--db", type=Path, default=Path(".custodian/hub.sqlite3"))
+    serve.add_argument("--seed", help="'demo' or a JSON file, loaded into an empty database")
+    serve.add_argument("--token", help="require 'Authorization: Bearer TOKEN' on every request")
+    serve.set_defaults(handler=_cmd_hub_serve)
+
+
+def _spine_parsers(sub: Subparsers) -> None:
+    p = sub.add_parser("inspect", help="replay the journal read-only and verify every chain")
+    p.add_argument("run_id", nargs="?", help="a run id (default: the domain's latest run)")
+    p.add_argument("--domain")
+    p.add_argument("--memory")
+    p.set_defaults(handler=_cmd_inspect)
+    r = sub.add_parser("replay", help="re-run extraction and authorization on a stored run")
+    r.add_argument("run_id")
+    r.add_argument("--memory")
+    r.add_argument("--canon")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(handler=_cmd_replay)
+
+
+def _approvals_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("approvals", help="the queue of proposals waiting for a person")
+    p.add_argument("--memory", help=MEMORY_HELP)
+    a = p.add_subparsers(dest="approvals_command", required=True)
+    # `--memory` is taken before or after the subcommand; SUPPRESS keeps an absent one from
+    # overwriting the value given before it.
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--memory", default=argparse.SUPPRESS, help=MEMORY_HELP)
+    ls = a.add_parser("list", help="list approval items", parents=[after])
+    ls.add_argument("--domain")
+    ls.add_argument(
+        "--status", choices=get_args(ApprovalStatus), help="only items with this status"
+    )
+    ls.add_argument("--json", action="store_true")
+    show = a.add_parser("show", help="show one item", parents=[after])
+    show.add_argument("approval_id")
+    show.add_argument("--json", action="store_true", help="the item as stored, as JSON")
+    ok = a.add_parser(
+        "approve", help="approve and execute an item if its state still holds", parents=[after]
+    )
+    ok.add_argument("approval_id")
+    ok.add_argument("--by", required=True, help="who approves")
+    ok.add_argument("--note", help="a note kept with the decision")
+    ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    ok.add_argument(
+        "--canon", help="canon directory, for write_canon items (env CUSTODIAN_CANON_DIR)"
+    )
+    no = a.add_parser("reject", help="reject an item; it is never queued again", parents=[after])
+    no.add_argument("approval_id")
+    no.add_argument("--by", required=True)
+    no.add_argument("--reason", required=True)
+    p.set_defaults(handler=_cmd_approvals)
+
+
+def _journal_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("journal", help="maintain the journals under memory/journal")
+    j = p.add_subparsers(dest="journal_command", required=True)
+    prune = j.add_parser("prune", help="drop old segments; the chain left still verifies")
+    prune.add_argument("--domain", help="the domain whose journal to prune")
+    prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
+    prune.add_argument("--memory")
+    prune.set_defaults(handler=_cmd_journal_prune)
+
+
+def _review_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "review", help="a local web page to read runs and notes and decide approvals"
+    )
+    p.add_argument("--memory", help=MEMORY_HELP)
+    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8750, help="port to bind (default 8750)")
+    p.add_argument("--open", action="store_true", help="open the page in a browser")
+    p.set_defaults(handler=_cmd_review)
+
+
+def _eval_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
+    p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
+    p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--scenarios", type=Path, default=Path("evals/scenarios"))
+    p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--repeat", type=int, default=1, help="runs per scenario (default 1)")
+    p.set_defaults(handler=_cmd_eval)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = argparse.ArgumentParser(
+        prog="custodian", description="A bounded runtime that looks after a state-hub's domains."
+    )
+    parser.add_argument("--version", action="version", version=f"custodian {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _run_parser(sub)
+    _hub_parser(sub)
+    _spine_parsers(sub)
+    _approvals_parser(sub)
+    _journal_parser(sub)
+    _review_parser(sub)
+    _eval_parser(sub)
+    return parser
+
+
+def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
+    from custodian_runtime.settings import load_settings
+
+    return load_settings(vars(args), os.environ, Path.cwd(), **kwargs)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from custodian_runtime.run import run
+
+    settings = _settings(args)
+    result = run(settings)
+    if settings.json_output:
+        # One line for a cluster's log pipeline; indented for a person at a terminal.
+        indent = None if settings.log_format == "json" else 2
+        sys.stdout.write(for_terminal_json(result.summary(), indent=indent) + "\n")
+    else:
+        sys.stdout.write(result.human() + "\n")
+    if result.exit_code != 0:
+        sys.stderr.write(
+            for_terminal(f"custodian: {result.status}: {redact(result.message)}") + "\n"
+        )
+    return result.exit_code
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from custodian_runtime.evals import eval_command
+
+    flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
+    settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
+    if settings.model_source == "embedded default":
+        sys.stderr.write(f"custodian: eval: no --llm given; using {settings.model.spec}\n")
+    return eval_command(
+        settings, args.scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
+    )
+
+
+def _cmd_hub_serve(args: argparse.Namespace) -> int:
+    from custodian_hub import serve_command
+
+    return serve_command(args.host, args.port, args.db, args.seed, args.token)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from custodian_runtime.audit import inspect_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=False)
+    return inspect_command(
+        settings.memory_dir, args.run_id, settings.domain, sys.stdout, settings.seal_key
+    )
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from custodian_runtime.audit import replay_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=False)
+    return replay_command(settings, args.run_id, sys.stdout, as_json=args.json)
+
+
+def _cmd_approvals(args: argparse.Namespace) -> int:
+    from custodian_runtime import approvals as a
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    command = args.approvals_command
+    check_memory(settings.memory_dir, writable=command in ("approve", "reject"))
+    request: a.ApprovalsRequest
+    if command == "list":
+        request = a.ListRequest(args.domain, args.status, args.json)
+    elif command == "show":
+        request = a.ShowRequest(args.approval_id, args.json)
+    elif command == "reject":
+        request = a.RejectRequest(args.approval_id, args.by, args.reason)
+    else:
+        request = a.ApproveRequest(args.approval_id, args.by, args.note)
+    return a.approvals_command(settings, request, sys.stdout)
+
+
+def _cmd_journal_prune(args: argparse.Namespace) -> int:
+    from custodian_runtime.clock import utc_now
+    from custodian_runtime.core.journal_prune import parse_keep
+    from custodian_runtime.memory.journal_prune import prune
+
+    settings = _settings(args, hub_required=False)
+    try:
+        keep = parse_keep(args.keep)
+    except ValueError as exc:
+        raise ConfigError(str(exc), setting="--keep") from exc
+    domain = settings.domain
+    if domain is None:  # load_settings requires a domain here; this keeps the type honest
+        raise ConfigError("no domain given: pass --domain D", setting="--domain")
+    done = prune(settings.memory_dir, domain, keep, utc_now(), settings.seal_key)
+    sys.stdout.write(for_terminal(done.text()) + "\n")
+    return 0
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from custodian_runtime.review import review_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=True)
+    return review_command(settings, args.host, args.port, args.open)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, run the command, and map errors to exit codes with a message that says the fix."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except ConfigError as exc:
+        sys.stderr.write(
+            for_terminal(f"custodian: configuration error: {redact(exc.message)}") + "\n"
+        )
+        return exc.exit_code
+    except CustodianError as exc:
+        sys.stderr.write(for_terminal(f"custodian: {redact(exc.message)}") + "\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug: no traceback on the terminal, one line saying where it is
+        return report_crash(exc, _memory_dir(args), os.environ, sys.stderr)
+
+
+def _memory_dir(args: argparse.Namespace) -> Path:
+    """Where the memory directory most likely is, for a crash report (flag, then environment)."""
+    given = getattr(args, "memory", None) or os.environ.get("CUSTODIAN_MEMORY_DIR") or "memory"
+    return Path.cwd() / given

@@ -1,0 +1,64 @@
+"""What a domain's approval queue already holds, as the authority compares it.
+
+`core.approvals.history_for` builds it from the queue's items.
+
+Pending and rejected items count only within their own domain. A proposal matches an earlier
+one when its operation and params are the same after normalizing every text in them (NFKC,
+casefold, collapsed whitespace, trailing punctuation stripped): "Add a sitemap." repeats a
+rejected "Add a sitemap".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from custodian_runtime.core._normalized import text_key
+from custodian_runtime.core.plan import ProposedItem
+
+
+@dataclass(frozen=True)
+class ApprovalHistory:
+    """What the domain's approval queue already holds (see core/approval_history.py).
+
+    By fingerprint and by normalized text (`core.normalized.text_key`): approval id of each
+    pending item, the person's reason for each rejected one; and how many items wait.
+    """
+
+    pending: Mapping[str, str] = field(default_factory=dict)
+    rejected: Mapping[str, str] = field(default_factory=dict)
+    pending_texts: Mapping[str, str] = field(default_factory=dict)
+    rejected_texts: Mapping[str, str] = field(default_factory=dict)
+    pending_count: int = 0
+
+    def as_record(self) -> dict[str, Any]:
+        """The history as the journal's plan record keeps it (for replay)."""
+        return {
+            "pending": dict(self.pending),
+            "rejected": dict(self.rejected),
+            "pending_texts": dict(self.pending_texts),
+            "rejected_texts": dict(self.rejected_texts),
+            "pending_count": self.pending_count,
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> ApprovalHistory:
+        """The history a plan record kept; a record from before a field was kept lacks it."""
+        return cls(
+            pending=dict(data.get("pending") or {}),
+            rejected=dict(data.get("rejected") or {}),
+            pending_texts=dict(data.get("pending_texts") or {}),
+            rejected_texts=dict(data.get("rejected_texts") or {}),
+            pending_count=int(data.get("pending_count") or 0),
+        )
+
+    def pending_as(self, item: ProposedItem) -> str | None:
+        """The approval id of a pending item that says the same as `item`, if any."""
+        found = self.pending.get(item.fingerprint)
+        return found or self.pending_texts.get(text_key(item.operation, item.params))
+
+    def rejected_as(self, item: ProposedItem) -> str | None:
+        """Why a person rejected an item that says the same as `item`, if one was."""
+        found = self.rejected.get(item.fingerprint)
+        return found or self.rejected_texts.get(text_key(item.operation, item.params))

@@ -1,0 +1,232 @@
+"""What deciding a queued item comes to: every verdict on an approval, from what was observed.
+
+The shell observes (the item as stored, the hub and canon configured here, the domain or the
+canon file now), calls one of these functions, and performs what it returns: the records to
+journal, the item to store, whether to send the write, the exit code and the line to print.
+Whether the write may run is ruled by the one authority (`authority_path.rule_write`), as for a
+fresh plan and the reconcile of a killed run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, TypedDict
+
+from custodian_runtime.core.approvals import ApprovalItem, ApprovalStatus, effective_status
+from custodian_runtime.core.authority_path import PersonDecision, Verdict, as_item, rule_write
+from custodian_runtime.core.contract import DomainSummary, Task
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.origin import origin_problem
+from custodian_runtime.core.outcomes import planned_on
+from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS, normalize
+from custodian_runtime.core.precondition import canon_target, proposed_under
+from custodian_runtime.errors import ApprovalError
+
+EXIT_EXECUTED = 0
+EXIT_STALE = 1
+EXIT_REFUSED = ApprovalError.exit_code
+EXIT_FAILED = 5
+# What an approval can carry out: the approved hub writes (update_task_status among them, as a
+# task leaving `cancelled` waits for a person) and a canon write (a file, not a hub call).
+APPROVED_OPERATIONS = APPROVABLE_OPERATIONS | {"update_task_status"}
+
+JournalEntry = tuple[str, dict[str, Any]]
+Observe = Literal["hub", "canon", "nothing"]
+
+
+class Outcome(TypedDict, total=False):
+    """What sending an approved write came to, kept as the item's `result`."""
+
+    hub_id: str | None
+    error: str
+    stale: str
+    current_status: str | None
+    # A canon write: the path written, the content's hash and the file's name.
+    path: str
+    sha256: str
+    file: str
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """What one decision comes to: journal `records`, store `stored`, send if `execute`."""
+
+    exit_code: int
+    message: str
+    records: tuple[JournalEntry, ...] = ()
+    stored: ApprovalItem | None = None
+    execute: bool = False
+    # The task as the approval observed it: a status write is sent only on it.
+    task: Task | None = None
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Whether an item may be decided now; an expired item is stored as expired either way."""
+
+    refusal: str | None
+    stored: ApprovalItem | None = None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the shell observed for a ruling: the domain now, or the canon file now."""
+
+    summary: DomainSummary | None = None
+    canon_sha256: str | None = None
+    # Why the canon path is unsafe, met while reading the file (a symlink planted since).
+    canon_problem: str | None = None
+
+
+def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
+    """Only a pending item can be decided; one past its expiry is stored as expired."""
+    status = effective_status(item, now)
+    stored = None
+    if status == "expired" and item.status == "pending":
+        stored = item.model_copy(update={"status": "expired", "decided_at": now})
+    if status != "pending":
+        refusal = f"{approval_id} is {status}, not pending: only pending items can be decided"
+        return Gate(refusal, stored)
+    return Gate(None)
+
+
+def elsewhere(
+    approval_id: str, item: ApprovalItem, hub: str | None, canon: str
+) -> Settlement | None:
+    """Refused, undecided and unjournaled, when the item was proposed on another hub or canon.
+
+    `hub` and `canon` are the identities configured here (core/origin.py); without a hub the
+    check is left to the client, which says how to configure one.
+    """
+    if item.operation == "write_canon":
+        problem = origin_problem("canon", item.canon, canon, "Approve it with --canon")
+    elif hub is None:
+        return None
+    else:
+        problem = origin_problem("hub", item.hub, hub, "Approve it with --hub")
+    if problem is None:
+        return None
+    return Settlement(EXIT_REFUSED, for_terminal(f"{approval_id}: refused: {problem}"))
+
+
+def stored_refusal(item: ApprovalItem) -> str | None:
+    """Why the item cannot be carried out as stored, before anything is observed (None: it can)."""
+    if item.operation not in APPROVED_OPERATIONS:
+        return (
+            f"Custodian has no way to perform {item.operation!r}; reject the item "
+            "(a person can make such a change by hand)"
+        )
+    try:
+        normalize(item.operation, dict(item.params))
+    except ValueError as exc:
+        return f"its params do not fit {item.operation} ({exc}); reject it"
+    return None
+
+
+def to_observe(item: ApprovalItem) -> Observe:
+    """What the shell reads before the ruling: the domain on the hub, the canon file, or nothing
+    (the item is refused as stored)."""
+    if stored_refusal(item) is not None:
+        return "nothing"
+    return "canon" if canon_target(item.operation, item.params) is not None else "hub"
+
+
+def rejected(item: ApprovalItem, by: str, reason: str, now: datetime) -> Settlement:
+    """A person rejects the item: its fingerprint is never queued again."""
+    stored = _decided_item(item, "rejected", now, by, reject_reason=reason)
+    records = (_decided(item, "rejected", by, reason),)
+    return Settlement(0, for_terminal(f"{item.id}: rejected by {by}"), records, stored)
+
+
+def approved(
+    item: ApprovalItem, by: str, note: str | None, seen: Seen, now: datetime
+) -> Settlement:
+    """Refused, stale, or sent: the one authority rules on the item against what was seen now."""
+    refusal = stored_refusal(item) or seen.canon_problem
+    canon = canon_target(item.operation, item.params) is not None
+    if refusal is None and seen.summary is None and not canon:
+        refusal = "it could not be ruled on"
+    if refusal is not None:
+        return _refused_before(item, by, note, refusal, now)
+    summary = seen.summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
+    proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
+    person = PersonDecision(item.id, by, "approved", dict(item.precondition))
+    verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256)
+    if not verdict.allowed:
+        current = proposed_under(proposed, summary, seen.canon_sha256)
+        return _not_allowed(item, by, note, verdict, current, now)
+    records = (_decided(item, "approved", by, note), ("ruling", ruling_record(item, verdict)))
+    task = planned_on(verdict.ruling, summary)
+    return Settlement(EXIT_EXECUTED, "", records, execute=True, task=task)
+
+
+def carried_out(
+    item: ApprovalItem, by: str, note: str | None, outcome: Outcome, now: datetime
+) -> Settlement:
+    """What sending the approved write came to: executed, stale (the task moved) or failed."""
+    status: ApprovalStatus = (
+        "stale" if "stale" in outcome else "failed" if "error" in outcome else "executed"
+    )
+    stored = _decided_item(item, status, now, by, decision_note=note, result=dict(outcome))
+    code = {"executed": EXIT_EXECUTED, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
+    message = for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})")
+    return Settlement(code, message, stored=stored)
+
+
+def ruling_record(item: ApprovalItem, verdict: Verdict) -> dict[str, Any]:
+    """The approval run's `ruling`: the item as stored, the outcome and the reason."""
+    return {
+        "index": 0,
+        "operation": item.operation,
+        "target": verdict.ruling.item.target,
+        "params": dict(item.params),
+        "fingerprint": item.fingerprint,
+        "outcome": verdict.ruling.outcome,
+        "reason": verdict.ruling.reason,
+        "approval_id": item.id,
+        "precondition": dict(item.precondition),
+    }
+
+
+def _refused_before(
+    item: ApprovalItem, by: str, note: str | None, refusal: str, now: datetime
+) -> Settlement:
+    stored = _decided_item(item, "failed", now, by, decision_note=note, result={"error": refusal})
+    message = for_terminal(f"{item.id}: refused before anything ran: {refusal}")
+    return Settlement(EXIT_REFUSED, message, (_decided(item, "refused", by, refusal),), stored)
+
+
+def _not_allowed(
+    item: ApprovalItem,
+    by: str,
+    note: str | None,
+    verdict: Verdict,
+    current: dict[str, Any],
+    now: datetime,
+) -> Settlement:
+    """Stale (only the target moved) or refused by the authority; nothing reaches the hub."""
+    reason = verdict.ruling.reason
+    decision = "stale" if verdict.stale else "refused"
+    records = (_decided(item, decision, by, reason), ("ruling", ruling_record(item, verdict)))
+    if verdict.stale:
+        result = {"proposed_under": item.precondition, "now": current}
+        stored = _decided_item(item, "stale", now, by, decision_note=note, result=result)
+        message = f"{item.id}: stale: the target changed since it was proposed; nothing ran"
+        return Settlement(EXIT_STALE, message, records, stored)
+    stored = _decided_item(item, "failed", now, by, decision_note=note, result={"error": reason})
+    message = for_terminal(f"{item.id}: refused, nothing ran: {reason}")
+    return Settlement(EXIT_REFUSED, message, records, stored)
+
+
+def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> JournalEntry:
+    data = {"approval_id": item.id, "decision": decision, "by": by, "reason": reason}
+    return ("approval_decided", data)
+
+
+def _decided_item(
+    item: ApprovalItem, status: ApprovalStatus, now: datetime, by: str, **fields: Any
+) -> ApprovalItem:
+    update = {"status": status, "decided_at": now, "decided_by": by, **fields}
+    return item.model_copy(update=update)

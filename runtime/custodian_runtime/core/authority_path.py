@@ -1,0 +1,217 @@
+"""The one authority for writes outside a fresh plan: the reconcile of a killed run, an approval.
+
+Both decide from what is observed now, the item itself and, for a queued operation, the recorded
+decision of a person, through the same `authorize()` a fresh plan goes through. A journal record
+or an approval file that says "authorized" is evidence to check, never a permission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from custodian_runtime.core._journal_spine import PendingWrite
+from custodian_runtime.core.authority import Ruling, authorize
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.journal_records import parse_at
+from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
+from custodian_runtime.core.marks import same_text
+from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
+from custodian_runtime.core.precondition import edited_problem, proposed_under
+
+
+@dataclass(frozen=True)
+class PersonDecision:
+    """What a person decided on a queued item, and the state the item was proposed under."""
+
+    approval_id: str
+    by: str
+    decision: str
+    precondition: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The authority's ruling on one write; `stale` when only the target's state has moved."""
+
+    ruling: Ruling
+    stale: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the write may be sent."""
+        return self.ruling.outcome == "execute"
+
+
+def as_item(
+    operation: str, params: Mapping[str, Any], fp: str, index: int = 0, reason: str | None = None
+) -> ProposedItem:
+    """A write from a record or a queue file, shaped as the plan item the authority rules on."""
+    return ProposedItem(
+        index=index,
+        section="recorded",
+        operation=operation,
+        params=dict(params),
+        reason=reason,
+        error=None,
+        fingerprint=fp,
+    )
+
+
+def rule_write(
+    item: ProposedItem,
+    observed: DomainSummary,
+    person: PersonDecision | None = None,
+    *,
+    canon_sha256: str | None = None,
+) -> Verdict:
+    """Execute or deny one write, from the observation now and, if queued, a person's decision.
+
+    `canon_sha256` is a canon write's file hash now (None: no such file), which the hub does
+    not hold; any other target's state is taken from `observed`. A queued item whose target
+    merely moved is `stale`.
+    """
+    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
+    ruling = authorize(plan, observed)[0]
+    if person is None:
+        if ruling.outcome == "queue":
+            return _deny(item, "it needs a person's approval and none is on record")
+        return Verdict(ruling)
+    problem = _person_problem(item, person, observed.domain)
+    if problem is not None:
+        return _deny(item, problem)
+    now = proposed_under(item, observed, canon_sha256)
+    if now != dict(person.precondition):
+        reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
+        return Verdict(Ruling(item, "deny", reason), stale=True)
+    if ruling.outcome == "deny":
+        return Verdict(ruling)
+    label = f"Item #{item.index} ({item.operation})"
+    reason = f"{label} executes: approved by {person.by} as {person.approval_id}"
+    return Verdict(Ruling(item, "execute", reason))
+
+
+def _person_problem(item: ProposedItem, person: PersonDecision, domain: str) -> str | None:
+    """Why the item as stored does not carry the decision a person made (None when it does)."""
+    if person.decision != "approved":
+        return f"{person.approval_id} is {person.decision}, not approved"
+    stored = dict(person.precondition)
+    return edited_problem(item.operation, item.params, item.fingerprint, stored, domain)
+
+
+def _deny(item: ProposedItem, problem: str) -> Verdict:
+    label = f"Item #{item.index} ({item.operation})"
+    return Verdict(Ruling(item, "deny", f"{label} is denied: {problem}."))
+
+
+# --- reconcile --------------------------------------------------------------------------------
+
+Action = Literal["found", "resend", "refused", "expired"]
+# Who allowed a write: the policy (a run's own write) or a person (an approved item). A write is
+# sent only through the dispatch table of the authority that allowed it.
+Authority = Literal["policy", "person"]
+
+
+@dataclass(frozen=True)
+class ReconcileStep:
+    """What to do with one write a killed run left open, why, and who allowed it."""
+
+    action: Action
+    reason: str
+    hub_id: str | None = None
+    authority: Authority = "policy"
+
+
+def reconcile_step(
+    pending: PendingWrite,
+    observed: DomainSummary,
+    events: Sequence[ProgressEvent],
+    now: datetime,
+) -> ReconcileStep:
+    """Found on the hub, re-sent, or closed: the record chain, the hub and the window decide."""
+    if pending.problems:
+        return ReconcileStep("refused", "the journal does not prove it: " + pending.problems[0])
+    landed = landed_on_hub(pending, observed, events)
+    if landed is not None:
+        return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
+    if now - parse_at(pending.authorized_at) >= IDEMPOTENCY_WINDOW:
+        return ReconcileStep(
+            "expired",
+            "authorized more than 24 h ago, past the hub's idempotency window, and not found "
+            "on the hub: a re-send could make it twice, so a person must check",
+        )
+    person = _person_of(pending)
+    verdict = rule_write(_recorded_item(pending), observed, person)
+    if not verdict.allowed:
+        return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
+    authority: Authority = "policy" if person is None else "person"
+    return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
+
+
+def _recorded_item(pending: PendingWrite) -> ProposedItem:
+    ruling = pending.ruling or {}
+    return as_item(
+        str(ruling.get("operation")),
+        dict(ruling.get("params") or {}),
+        str(ruling.get("fingerprint")),
+        index=0,
+    )
+
+
+def _person_of(pending: PendingWrite) -> PersonDecision | None:
+    if pending.approval is None:
+        return None
+    ruling = pending.ruling or {}
+    return PersonDecision(
+        approval_id=str(pending.approval.get("approval_id")),
+        by=str(pending.approval.get("by")),
+        decision=str(pending.approval.get("decision")),
+        precondition=dict(ruling.get("precondition") or {}),
+    )
+
+
+def landed_on_hub(
+    pending: PendingWrite, observed: DomainSummary, events: Sequence[ProgressEvent]
+) -> str | None:
+    """The hub id that shows the write already made: its marked event, the status, the flag."""
+    params = pending.params
+    if pending.operation == "add_progress_event":
+        return _marked_event(pending, (*events, *observed.recent_events))
+    task = params.get("task_id")
+    if pending.operation in ("update_task_status", "set_task_status"):
+        tasks = [t for ws in observed.workstreams for t in ws.tasks if t.id == task]
+        return task if any(t.status == params.get("status") for t in tasks) else None
+    if pending.operation == "flag_for_human":
+        flags = [f.id for f in observed.open_flags if f.task_id == task and f.status == "open"]
+        return flags[0] if flags else None
+    return None
+
+
+def _marked_event(pending: PendingWrite, events: Sequence[ProgressEvent]) -> str | None:
+    params = pending.params
+    mark = f"[custodian run {pending.run_id}]"
+    for event in events:
+        if (
+            event.summary.endswith(mark)
+            and event.workstream_id == params.get("workstream_id")
+            and event.task_id == params.get("task_id")
+            and same_text(event.summary, str(params.get("summary")))
+        ):
+            return event.id
+    return None
+
+
+def escalation(pending: PendingWrite, reason: str, observed: DomainSummary) -> ProposedItem | None:
+    """A flag for a person on the write's task, when the authority would allow one now."""
+    task = pending.params.get("task_id")
+    if not isinstance(task, str):
+        return None
+    note = (
+        f"Custodian could not confirm a {pending.operation} that run {pending.run_id} "
+        f"authorized and may not resend it: {reason}. Check the task by hand."
+    )[:1000]
+    params = {"task_id": task, "note": note}
+    item = as_item("flag_for_human", params, fingerprint("flag_for_human", params))
+    return item if rule_write(item, observed).allowed else None

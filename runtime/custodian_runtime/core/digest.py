@@ -1,0 +1,86 @@
+"""Canonical JSON and SHA-256 digests: how the runtime names a state, a plan item or a record."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+from pydantic import BaseModel
+
+from custodian_runtime.core.contract import DomainSummary
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no insignificant white space, UTF-8 kept as is: equal data, equal text.
+
+    Strict JSON only: NaN and the infinities raise ValueError rather than being written as the
+    bare `NaN`/`Infinity` that no JSON parser has to accept.
+    """
+    return json.dumps(
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=_default,
+    )
+
+
+def strict_loads(text: str | bytes, **kwargs: Any) -> Any:
+    """`json.loads` that refuses NaN, Infinity and numbers too large for a float (`1e400`)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float, **kwargs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number; numbers must be finite")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large for a number; numbers must be finite")
+    return value
+
+
+def sha256_hex(text: str | bytes) -> str:
+    """SHA-256 of text (UTF-8) or bytes, as lowercase hex."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of the canonical JSON of `value`."""
+    return sha256_hex(canonical_json(value))
+
+
+def domain_state_digest(summary: DomainSummary) -> str:
+    """Digest of a domain's observed state without `generated_at` (which changes every read)."""
+    return digest(summary.model_dump(mode="json", exclude={"generated_at"}))
+
+
+def workstream_digests(summary: DomainSummary) -> dict[str, str]:
+    """One digest per workstream: its fields and tasks, its open flags and its recent events."""
+    result: dict[str, str] = {}
+    for ws in summary.workstreams:
+        flags = [f.model_dump(mode="json") for f in summary.open_flags if f.workstream_id == ws.id]
+        events = [
+            e.model_dump(mode="json") for e in summary.recent_events if e.workstream_id == ws.id
+        ]
+        result[ws.id] = digest(
+            {"workstream": ws.model_dump(mode="json"), "flags": flags, "events": events}
+        )
+    return result
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return list(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"cannot put {type(value).__name__} into canonical JSON")

@@ -1,0 +1,283 @@
+"""The court record: one run replayed from the journal as lines a person can read and check."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from custodian_runtime.core._journal_spine import verify_spine
+from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal_records import SCHEMA_VERSION, Problem, Record, verify_chain
+from custodian_runtime.core.journal_runs import RunSummary, counts_text, run_summaries
+from custodian_runtime.core.journal_trace import ItemTrace, trace_items
+from custodian_runtime.core.seals import SealKey, seals_seen, verify_seals
+
+
+@dataclass(frozen=True)
+class _Court:
+    """What every part of the court record needs: item traces, queued records, problems."""
+
+    items: dict[Any, ItemTrace]
+    queued: dict[Any, Record]
+    problems: Sequence[str]
+
+
+def _short(value: Any, width: int = 12) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[:width] + "…"
+
+
+def replay_problems(
+    records: Sequence[Record], extra: Sequence[str] = (), seal_key: SealKey | None = None
+) -> list[str]:
+    """Everything wrong with a domain journal: store damage first, then chain, seals, spine."""
+    found = [*verify_chain(records), *verify_spine(records)]
+    if seal_key is not None:
+        found.extend(verify_seals(records, seal_key))
+    return [*extra, *(str(p) for p in sorted(found, key=lambda p: p.seq))]
+
+
+def replay_lines(problems: Sequence[str]) -> list[str]:
+    """`replay: ok`, or a count followed by one line per problem."""
+    if not problems:
+        return ["replay: ok"]
+    return [f"replay: FAILED, {len(problems)} problem(s):", *(f"  {p}" for p in problems)]
+
+
+def render_run(
+    records: Sequence[Record],
+    run_id: str,
+    extra_problems: Sequence[str] = (),
+    seal_key: SealKey | None = None,
+) -> list[str]:
+    """The court record of `run_id` within its domain journal, ending with the replay verdict."""
+    if not records:
+        return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
+    problems = replay_problems(records, extra_problems, seal_key)
+    seals = seal_lines(records, seal_key)
+    return court_record(records, run_id, problems, (len(records), records[-1].ref), seals)
+
+
+def court_record(
+    context: Sequence[Record],
+    run_id: str,
+    problems: Sequence[str],
+    totals: tuple[int, str],
+    seals: Sequence[str] = (),
+) -> list[str]:
+    """The court record of `run_id` from the records around it and the domain's verdict.
+
+    `context` holds the run and what its items need (the journal's checkpoint before it and the
+    runs after it); `problems`, `totals` (record count, last record) and the `seals` lines are
+    of the whole domain.
+    """
+    run = [r for r in context if r.run_id == run_id]
+    if not run:
+        return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
+    summary = next(s for s in run_summaries(context) if s.run_id == run_id)
+    queued = {(r.run_id, r.data.get("index")): r for r in run if r.kind == "queued"}
+    ctx = _Court(trace_items(context), queued, list(problems))
+    lines = _header(summary, totals)
+    lines[-1:-1] = seals
+    for record in run:
+        lines.extend(_render_record(record, ctx))
+    return [*lines, *replay_lines(problems)]
+
+
+def _header(summary: RunSummary, totals: tuple[int, str]) -> list[str]:
+    exit_code = "" if summary.exit_code is None else f" (exit {summary.exit_code})"
+    counts = counts_text(summary.counts)
+    count, last = totals
+    return [
+        f"run       {summary.run_id}",
+        f"domain    {summary.domain}",
+        f"status    {summary.status}{exit_code}",
+        f"model     {summary.model or '-'}",
+        f"counts    {counts or '-'}",
+        f"started   {summary.started_at}",
+        f"journal   {summary.records} record(s) in this run "
+        f"({summary.domain}:{summary.first_seq} … {summary.domain}:{summary.last_seq}); "
+        f"{count} in the domain, schema v{SCHEMA_VERSION}, last {last}",
+        "",
+    ]
+
+
+def seal_lines(records: Sequence[Record], seal_key: SealKey | None) -> list[str]:
+    """Whether the domain's seals verified; nothing when no record is sealed and no key is set."""
+    bad = verify_seals(records, seal_key) if seal_key is not None else []
+    return seal_summary(len(records), seals_seen(records), bad, keyed=seal_key is not None)
+
+
+def seal_summary(total: int, sealed: int, bad: Sequence[Problem], *, keyed: bool) -> list[str]:
+    """The `seals` line of a court record from counts over the whole domain."""
+    if not keyed:
+        if not sealed:
+            return []
+        return [
+            f"seals     not checked: {sealed} of {total} record(s) sealed, "
+            "CUSTODIAN_SEAL_KEY is not set"
+        ]
+    if not bad:
+        return [f"seals     verified: all {total} record(s) in the domain"]
+    return [
+        f"seals     FAILED: {len(bad)} of {total} record(s) without a valid seal, "
+        f"first {bad[0].seq} ({bad[0].kind})"
+    ]
+
+
+def _render_record(record: Record, ctx: _Court) -> list[str]:
+    kind, data = record.kind, record.data
+    if kind == "ruling":
+        return _render_ruling(record, ctx)
+    if kind == "reconciled":
+        item = ctx.items.get((str(data.get("run_id_of_the_interrupted_run")), data.get("index")))
+        head = (
+            f"reconciled at {record.ref}: item #{data.get('index')} of run "
+            f"{data.get('run_id_of_the_interrupted_run')} key={data.get('idempotency_key')}"
+        )
+        if data.get("action"):
+            head += f" {data['action']}: {data.get('reason')}"
+        return [head, *_item_lines(item, record, ctx.problems), ""]
+    if kind == "approval_decided":
+        return _render_approval(record, ctx)
+    return _simple_line(record)
+
+
+def _simple_line(record: Record) -> list[str]:
+    kind, data = record.kind, record.data
+    text = {
+        "observed": lambda: f"state sha256={_short(data.get('state_digest'))}",
+        "prompt": lambda: f"about {data.get('estimated_tokens')} token(s)",
+        "model_response": lambda: _usage(data),
+        "model_failed": lambda: f"{data.get('provider')} failed: {data.get('error')}",
+        "plan": lambda: _plan(data),
+        "note_written": lambda: f"{data.get('path')} sha256={_short(data.get('sha256'))}",
+        "finished": lambda: _finished(data),
+    }.get(kind)
+    if text is None:
+        return []
+    return [f"{kind:<14} at {record.ref}: {text()}"]
+
+
+def _finished(data: dict[str, Any]) -> str:
+    if data.get("closed_by"):
+        return f"{data.get('status')} (closed by run {data['closed_by']})"
+    return f"{data.get('status')} exit {data.get('exit_code')}"
+
+
+def _usage(data: dict[str, Any]) -> str:
+    usage = data.get("usage") or {}
+    tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
+    parts = [f"{data.get('provider')}/{data.get('model')}"]
+    if tokens_in is None and tokens_out is None:
+        parts.append("usage not reported")
+    else:
+        parts.append(f"{_or_unknown(tokens_in)} in / {_or_unknown(tokens_out)} out")
+    if usage.get("cost_usd") is not None:
+        parts.append(f"${usage['cost_usd']}")
+    if data.get("request_id"):
+        parts.append(f"request {data['request_id']}")
+    return ", ".join(parts)
+
+
+def _or_unknown(value: Any) -> str:
+    return "?" if value is None else str(value)
+
+
+def _plan(data: dict[str, Any]) -> str:
+    if data.get("status") == "accepted":
+        return f"accepted, {data.get('items')} item(s)"
+    return f"rejected: {data.get('reason')}"
+
+
+def _render_ruling(ruling: Record, ctx: _Court) -> list[str]:
+    data = ruling.data
+    lines = [
+        f"request {ruling.ref} #{data.get('index')} {data.get('operation')} "
+        f"target={data.get('target')} fingerprint={_short(data.get('fingerprint'))}"
+    ]
+    outcome, reason = data.get("outcome"), data.get("reason")
+    if outcome == "deny":
+        lines.append(f"  DENIED at {ruling.ref}: {reason} (no execution, no receipt)")
+    elif outcome == "queue":
+        queued = ctx.queued.get((ruling.run_id, data.get("index")))
+        approval = (
+            f"approval {queued.data.get('approval_id')} at {queued.ref}"
+            if queued is not None
+            else "no queued record"
+        )
+        lines.append(f"  QUEUED at {ruling.ref}: {reason}; {approval}")
+    else:
+        lines.append(f"  ruled execute at {ruling.ref}: {reason}")
+        item = ctx.items.get((ruling.run_id, data.get("index")))
+        lines.extend(_item_lines(item, ruling, ctx.problems))
+    return [*lines, ""]
+
+
+def _render_approval(decided: Record, ctx: _Court) -> list[str]:
+    data = decided.data
+    lines = [
+        f"approval {data.get('approval_id')} at {decided.ref}: {data.get('decision')} "
+        f"by {data.get('by')}: {data.get('reason')}"
+    ]
+    for (run_id, _), item in ctx.items.items():
+        if run_id == decided.run_id:
+            lines.extend(_item_lines(item, decided, ctx.problems))
+    return [*lines, ""]
+
+
+def _item_lines(item: ItemTrace | None, start: Record, problems: Sequence[str]) -> list[str]:
+    if item is None:
+        return ["  not authorized (the run stopped before acting on it)"]
+    auth = item.authorized
+    lines = [
+        f"  authorized at {auth.ref} by {auth.data.get('by')} key={item.key} "
+        f"params={_short(canonical_json(auth.data.get('params')), 60)}"
+    ]
+    for step in item.steps:
+        lines.extend(_step_lines(step))
+    chain = [start, auth, *item.steps] if start.seq < auth.seq else [auth, *item.steps]
+    lines.append(
+        "    chain: " + " → ".join(r.ref for r in chain) + " " + _verdict(item, chain, problems)
+    )
+    return lines
+
+
+def _step_lines(step: Record) -> list[str]:
+    data, kind = step.data, step.kind
+    for_run = f" (for run {data['reconciles']})" if data.get("reconciles") else ""
+    if kind == "dispatched":
+        return [f"  dispatched at {step.ref}{for_run}"]
+    if kind == "reconciled":
+        return [f"  reconciled at {step.ref} by run {step.run_id}"]
+    if kind == "receipt" and data.get("found_on_hub"):
+        return [f"  receipt at {step.ref}{for_run}: found on the hub as {data.get('hub_id')}"]
+    if kind == "failed" and data.get("closed"):
+        return [f"  CLOSED ({data['closed']}) at {step.ref}{for_run}: {data.get('error')}"]
+    if kind == "receipt":
+        replayed = "yes" if data.get("replayed") else "no"
+        return [
+            f"  receipt at {step.ref}{for_run}: status {data.get('status_code')}, "
+            f"attempts {data.get('attempts')}",
+            f"    effect: hub_id={data.get('hub_id')} replayed={replayed} "
+            f"response sha256={_short(data.get('response_sha256'))}",
+        ]
+    if kind == "stale":
+        return [f"  STALE at {step.ref}{for_run}: {data.get('error')} (nothing written)"]
+    return [
+        f"  FAILED at {step.ref}{for_run}: {data.get('error')} "
+        f"(status {data.get('status')}, code {data.get('code')})"
+    ]
+
+
+def _verdict(item: ItemTrace, chain: Sequence[Record], problems: Sequence[str]) -> str:
+    named = {f"record {r.seq} (" for r in chain}
+    if item.outcome is None:
+        return "INCOMPLETE (no receipt)"
+    if any(p.startswith(tuple(named)) for p in problems):
+        return "BROKEN (see the problems below)"
+    if any(a.seq >= b.seq for a, b in itertools.pairwise(chain)):
+        return "OUT OF ORDER"
+    return "ordered ok"

@@ -1,0 +1,215 @@
+"""Each authorized write's trace through the journal: one walk over the records, rules checked.
+
+The walk follows every item from `authorized` to its closing record and collects the spine rules
+its records break; `journal_spine.py` turns what it found into problems and pending writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from custodian_runtime.core.journal_records import Problem, Record
+from custodian_runtime.core.precondition import edited_problem
+
+ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
+OUTCOME_KINDS = ("receipt", "failed", "stale")
+
+
+def executed_params(operation: str, params: dict[str, Any], domain: str) -> dict[str, Any]:
+    """The params a ruled item is sent with: a decision is recorded in the journal's domain."""
+    if operation == "record_decision":
+        return {**params, "domain": domain}
+    return dict(params)
+
+
+@dataclass
+class ItemTrace:
+    """Everything the journal says about one authorized write, in file order."""
+
+    authorized: Record
+    attempt_run: str
+    dispatched: Record | None = None
+    outcome: Record | None = None
+    steps: list[Record] = field(default_factory=list)
+
+    @property
+    def key(self) -> Any:
+        """The idempotency key the write was authorized with."""
+        return self.authorized.data.get("idempotency_key")
+
+
+class Tracker:
+    """Walks the records once, following each item's state and collecting broken rules."""
+
+    def __init__(self) -> None:
+        self.items: dict[ItemKey, ItemTrace] = {}
+        self.rulings: dict[ItemKey, Record] = {}
+        self.approvals: dict[str, Record] = {}
+        self.problems: list[Problem] = []
+        self.item_problems: dict[ItemKey, list[str]] = {}
+        self._handlers: dict[str, Callable[[Record], None]] = {
+            "ruling": self._ruling,
+            "queued": self._queued,
+            "approval_decided": self._approval,
+            "authorized": self._authorized,
+            "dispatched": self._dispatched,
+            "reconciled": self._reconciled,
+            "receipt": self._outcome,
+            "failed": self._outcome,
+            "stale": self._outcome,
+        }
+
+    def walk(self, records: Sequence[Record]) -> Tracker:
+        for record in records:
+            handler = self._handlers.get(record.kind)
+            if handler is not None:
+                handler(record)
+        return self
+
+    def _flag(self, record: Record, message: str, item: ItemKey | None = None) -> None:
+        self.problems.append(Problem.of(record, message))
+        if item is not None:
+            self.item_problems.setdefault(item, []).append(str(Problem.of(record, message)))
+
+    def _ruling(self, r: Record) -> None:
+        key = (r.run_id, r.data.get("index"))
+        if key in self.rulings:
+            self._flag(r, f"second ruling for item #{key[1]} (first at {self.rulings[key].ref})")
+        self.rulings[key] = r
+        if r.run_id in self.approvals:
+            # An approval run rules on the queued item as stored: one that cannot be the item
+            # that was queued (fingerprint, precondition) was edited after it was queued.
+            problem = _edited(r)
+            if problem is not None:
+                self._flag(r, f"the approved item was edited: {problem}", key)
+
+    def _queued(self, r: Record) -> None:
+        ruling = self.rulings.get((r.run_id, r.data.get("index")))
+        if ruling is None or ruling.data.get("outcome") != "queue":
+            self._flag(r, f"queued item #{r.data.get('index')} has no queue ruling in this run")
+
+    def _approval(self, r: Record) -> None:
+        self.approvals[r.run_id] = r
+
+    def _authorized(self, r: Record) -> None:
+        key = (r.run_id, r.data.get("index"))
+        if key in self.items:
+            first = self.items[key].authorized.ref
+            self._flag(r, f"second authorized record for item #{key[1]} (first at {first})")
+            return
+        self._check_authority(r, key)
+        self.items[key] = ItemTrace(authorized=r, attempt_run=r.run_id)
+
+    def _check_authority(self, r: Record, key: ItemKey) -> None:
+        by = str(r.data.get("by"))
+        if by.startswith("person:"):
+            decided = self.approvals.get(r.run_id)
+            if decided is None or decided.data.get("decision") != "approved":
+                message = "authorized by a person without an approved approval_decided record"
+                self._flag(r, message, key)
+        elif by != "policy":
+            message = f"unknown authority {by!r} (expected 'policy' or 'person:<name>')"
+            self._flag(r, message, key)
+            return
+        problem = self._ruling_problem(r, key)
+        if problem is not None:
+            self._flag(r, problem, key)
+
+    def _ruling_problem(self, r: Record, key: ItemKey) -> str | None:
+        """Why the run's ruling for the item does not decide this authorized record."""
+        ruling = self.rulings.get(key)
+        if ruling is None:
+            return f"authorized without an earlier ruling for item #{key[1]} in this run"
+        if ruling.data.get("outcome") != "execute":
+            return (
+                f"authorized although the ruling at {ruling.ref} says {ruling.data.get('outcome')}"
+            )
+        if ruling.data.get("fingerprint") != r.data.get("fingerprint"):
+            return f"fingerprint differs from the ruling at {ruling.ref}"
+        if ruling.data.get("operation") != r.data.get("operation"):
+            return f"operation differs from the ruling at {ruling.ref}"
+        ruled = ruling.data.get("params")
+        sent = executed_params(str(r.data.get("operation")), dict(ruled or {}), r.domain)
+        if not isinstance(ruled, dict) or sent != r.data.get("params"):
+            return f"params differ from the ruling at {ruling.ref}"
+        return None
+
+    def _lookup(self, r: Record) -> ItemTrace | None:
+        origin = r.data.get("reconciles") or r.run_id
+        item = self.items.get((origin, r.data.get("index")))
+        if item is None:
+            self._flag(r, f"{r.kind} without an authorized record for item #{r.data.get('index')}")
+        elif item.outcome is not None:
+            self._flag(r, f"{r.kind} after the item was closed at {item.outcome.ref}")
+            return None
+        return item
+
+    def _dispatched(self, r: Record) -> None:
+        item = self._lookup(r)
+        if item is None:
+            return
+        key = _key_of(item)
+        if r.data.get("idempotency_key") != item.key:
+            message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            self._flag(r, message, key)
+        if item.attempt_run != r.run_id:
+            message = (
+                f"dispatched by a run that did not reconcile the item (run {item.attempt_run} may)"
+            )
+            self._flag(r, message, key)
+        elif item.dispatched is not None:
+            self._flag(r, f"second dispatch of the item (first at {item.dispatched.ref})", key)
+        item.dispatched = r
+        item.steps.append(r)
+
+    def _outcome(self, r: Record) -> None:
+        item = self._lookup(r)
+        if item is None:
+            return
+        # A reconciling run may close an item without sending it: found on the hub, or refused.
+        closing = bool(r.data.get("found_on_hub") or r.data.get("closed"))
+        if closing and item.attempt_run == r.run_id and item.dispatched is None:
+            pass
+        elif item.dispatched is None or item.dispatched.run_id != r.run_id:
+            self._flag(r, f"{r.kind} without a dispatched record before it in this run")
+        item.outcome = r
+        item.steps.append(r)
+
+    def _reconciled(self, r: Record) -> None:
+        origin = r.data.get("run_id_of_the_interrupted_run")
+        item = self.items.get((str(origin), r.data.get("index")))
+        if item is None:
+            self._flag(
+                r, f"reconciles item #{r.data.get('index')} of run {origin}, never authorized"
+            )
+            return
+        key = _key_of(item)
+        if origin == r.run_id:
+            self._flag(r, "a run cannot reconcile its own item", key)
+        if item.outcome is not None:
+            self._flag(r, f"reconciles an item already closed at {item.outcome.ref}", key)
+        if r.data.get("idempotency_key") != item.key:
+            message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            self._flag(r, message, key)
+        item.attempt_run = r.run_id
+        item.dispatched = None
+        item.steps.append(r)
+
+
+def _edited(r: Record) -> str | None:
+    params, stored = r.data.get("params"), r.data.get("precondition")
+    if not isinstance(params, dict) or not isinstance(stored, dict):
+        return "its params or precondition are not objects"
+    operation, fp = str(r.data.get("operation")), str(r.data.get("fingerprint"))
+    return edited_problem(operation, params, fp, stored, r.domain)
+
+
+def _key_of(item: ItemTrace) -> ItemKey:
+    return (item.authorized.run_id, item.authorized.data.get("index"))
+
+
+def trace_items(records: Sequence[Record]) -> dict[ItemKey, ItemTrace]:
+    """Each authorized write keyed by (authorizing run, index), with its later steps."""
+    return Tracker().walk(records).items

@@ -1,0 +1,80 @@
+"""Custodian's own writes, as the checkpoint keeps them for the rules that span runs.
+
+Each is a write the authority allowed on its own (`authorized` by policy) that the hub took (a
+`receipt`). The checkpoint keeps those of the last `RETAIN` days, so the rolling budgets and the
+deference to a person (core/budgets.py) are counted without reading the journal again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from custodian_runtime.core.journal_records import Record, parse_at
+
+# The longest window a rule may look back: CUSTODIAN_DEFER_DAYS and the budget window stay within.
+RETAIN = timedelta(days=31)
+
+
+class OwnWrite(BaseModel):
+    """One write Custodian made on its own: when, what, on which task, and the task after it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: str
+    run_id: str
+    index: Any
+    operation: str
+    task_id: str | None = None
+    status: str | None = None
+    hub_id: str | None = None
+    # For a status write: the task as the hub answered it ({status, updated_at, version}).
+    after: dict[str, Any] | None = None
+
+
+def _origin(r: Record) -> tuple[str, Any]:
+    if r.kind == "authorized":
+        return (r.run_id, r.data.get("index"))
+    return (str(r.data.get("reconciles") or r.run_id), r.data.get("index"))
+
+
+def writes_in(earlier: Sequence[Record], new: Sequence[Record]) -> list[OwnWrite]:
+    """The own writes that a receipt among `new` closed; `earlier` may hold their authorization."""
+    authorized = {
+        _origin(r): r
+        for r in (*earlier, *new)
+        if r.kind == "authorized" and r.data.get("by") == "policy"
+    }
+    found: list[OwnWrite] = []
+    for r in new:
+        grant = authorized.get(_origin(r)) if r.kind == "receipt" else None
+        if grant is None:
+            continue
+        params = grant.data.get("params") or {}
+        task, status = params.get("task_id"), params.get("status")
+        found.append(
+            OwnWrite(
+                at=r.at,
+                run_id=grant.run_id,
+                index=grant.data.get("index"),
+                operation=str(grant.data.get("operation")),
+                task_id=task if isinstance(task, str) else None,
+                status=status if isinstance(status, str) else None,
+                hub_id=r.data.get("hub_id"),
+                after=r.data.get("task_after"),
+            )
+        )
+    return found
+
+
+def retained(writes: Iterable[OwnWrite], newest_at: str | None) -> tuple[OwnWrite, ...]:
+    """The writes of the last `RETAIN` before `newest_at`, once each, oldest first."""
+    unique = {(w.run_id, str(w.index)): w for w in writes}
+    kept = sorted(unique.values(), key=lambda w: w.at)
+    if newest_at is None:
+        return tuple(kept)
+    cutoff = parse_at(newest_at) - RETAIN
+    return tuple(w for w in kept if parse_at(w.at) >= cutoff)

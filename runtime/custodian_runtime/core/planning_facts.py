@@ -1,0 +1,26 @@
+"""The structured facts a run plans from, for adapters that plan from structure, not text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from custodian_runtime.core.contract import DomainSummary, StateSummary
+from custodian_runtime.core.policy import DEFAULT
+
+
+@dataclass(frozen=True)
+class PlanningFacts:
+    """The observed domain, the time of the run, and what the last completed run saw.
+
+    `previous_workstream_digests` maps workstream id to the digest of its state at the last
+    completed run of this domain (empty on a first run).
+    """
+
+    domain: str
+    now: datetime
+    summary: DomainSummary
+    overview: StateSummary | None = None
+    previous_workstream_digests: Mapping[str, str] = field(default_factory=dict)
+    stale_after_days: int = DEFAULT.stale_after_days

@@ -1,0 +1,10 @@
+"""`custodian eval`: scenarios run as dry runs against a fresh seeded hub, scored and compared.
+
+Each scenario (evals/scenarios/*.json) seeds a reference hub, runs `run()` with a fixed clock and
+`dry_run=True`, and checks the core's expectations against what the model proposed and what the
+authority ruled; the report sums them and compares the score with a committed baseline.
+"""
+
+from custodian_runtime.evals.command import eval_command
+
+__all__ = ["eval_command"]

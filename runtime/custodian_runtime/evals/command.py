@@ -1,0 +1,53 @@
+"""`custodian eval`: run every scenario (N times each) and print the report."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from custodian_runtime.core.inert import for_terminal_json
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.evals.report import ScenarioRuns, as_json, as_text, exit_code
+from custodian_runtime.evals.runner import run_scenario
+from custodian_runtime.evals.scenario import load_scenarios
+from custodian_runtime.llm.registry import build_model
+from custodian_runtime.run import check_canon
+from custodian_runtime.settings import Settings
+
+MAX_REPEAT = 100
+
+
+def eval_command(
+    settings: Settings,
+    scenarios_dir: Path,
+    only: Sequence[str],
+    repeat: int,
+    out: TextIO,
+    *,
+    as_json_output: bool,
+) -> int:
+    """Load the scenarios, run each `repeat` times, print the report; 0, or 1 if it failed."""
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise ConfigError(
+            f"--repeat must be between 1 and {MAX_REPEAT}, not {repeat}", setting="--repeat"
+        )
+    check_canon(settings.canon_dir)
+    scenarios = load_scenarios(scenarios_dir, only)
+    model = build_model(settings.model)  # a bad spec is a usage error before anything runs
+    name = model.model_name
+    model.close()
+    suite = []
+    with tempfile.TemporaryDirectory(prefix="custodian-eval-") as tmp:
+        for scenario in scenarios:
+            attempts = tuple(
+                run_scenario(scenario, settings, Path(tmp) / f"{scenario.name}.{k}")
+                for k in range(repeat)
+            )
+            suite.append(ScenarioRuns(scenario, attempts))
+    if as_json_output:
+        out.write(for_terminal_json(as_json(suite, settings.model.spec, name), indent=2) + "\n")
+    else:
+        out.write(as_text(suite, settings.model.spec, name) + "\n")
+    return exit_code(suite)

@@ -1,0 +1,103 @@
+"""The model interface: one required method, `complete`.
+
+Every adapter — rule-based, file replay, subprocess, or a vendor's HTTP API — takes a `Prompt` and
+returns a `Completion`. Vendor wire formats stay inside each adapter's own file.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.planning_facts import PlanningFacts
+    from custodian_runtime.stopping import OnRetry, StopFlag
+
+DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts and cost as the provider reported them; None where it did not."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What one model call is given.
+
+    `facts` is the structured observation the prompt was rendered from; only adapters whose
+    `uses_facts` is true (the rule-based `offline` planner) read it.
+    """
+
+    system: str
+    user: str
+    max_output_tokens: int = 8192
+    facts: PlanningFacts | None = None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer: the text, the model that produced it, and what it cost."""
+
+    text: str
+    model: str
+    provider: str
+    usage: Usage = field(default_factory=Usage)
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Everything an adapter may need, resolved by `settings` (adapters never read the environment).
+
+    `spec` is the full spec string (`anthropic`, `file:/path`, `cmd:./answer.sh`); `argument` is the
+    part after the first colon, if any. `env` is a snapshot of the environment taken by settings, in
+    which adapters look up their own key variables. `child_env` names the extra variables a model
+    child process may see (`CUSTODIAN_CMD_ENV`, checked by settings). `stop` and `on_retry` are
+    the run's, not settings: a signal cuts the call short, and each failed attempt is reported.
+    """
+
+    spec: str
+    argument: str | None = None
+    model: str | None = None
+    max_output_tokens: int = 8192
+    timeout_s: float = 300.0
+    base_url: str | None = None
+    max_attempts: int = 4
+    max_retry_wait_s: float = 60.0
+    max_total_s: float = 600.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    env: Mapping[str, str] = field(default_factory=dict)
+    child_env: tuple[str, ...] = ()
+    stop: StopFlag | None = field(default=None, compare=False, repr=False)
+    on_retry: OnRetry | None = field(default=None, compare=False, repr=False)
+
+
+class Model(ABC):
+    """A language model, or something that answers like one. Subclasses implement `complete`."""
+
+    provider: ClassVar[str] = "unnamed"
+    # Capabilities are attributes, never checks on the provider's name in shared code.
+    uses_facts: ClassVar[bool] = False
+    is_rule_based: ClassVar[bool] = False
+
+    @property
+    def model_name(self) -> str:
+        """The model that will answer, as far as it is known before the call."""
+        return self.provider
+
+    @abstractmethod
+    def complete(self, prompt: Prompt) -> Completion:
+        """Answer one prompt. Subclasses must implement `complete(prompt) -> Completion`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement complete(prompt) -> Completion"
+        )
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most adapters hold nothing
+        """Release what the adapter holds (an HTTP client, a temporary directory)."""

@@ -1,0 +1,98 @@
+"""`cmd:COMMAND`: the prompt goes to a command's stdin; its stdout is the answer."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, ClassVar
+
+from custodian_runtime._bounded_http import describe_size
+from custodian_runtime.errors import ConfigError, ModelError
+from custodian_runtime.llm._child_env import minimal_env, private_dirs
+from custodian_runtime.llm._process import ChildTimeout, ChildTooLarge, Finished, run_child
+from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+
+if TYPE_CHECKING:
+    import httpx
+
+STDERR_TAIL = 2000
+
+
+class CommandModel(Model):
+    """Runs a local command once per prompt; a timeout or a non-zero exit is a model error."""
+
+    provider: ClassVar[str] = "cmd"
+
+    def __init__(
+        self, config: ModelConfig, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        if not config.argument:
+            raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
+        try:
+            self._argv = shlex.split(config.argument)
+        except ValueError as exc:
+            raise ConfigError(f"cannot parse the cmd: command: {exc}", setting="--llm") from None
+        if not self._argv:
+            raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
+        self._timeout = config.timeout_s
+        self._env = dict(config.env)
+        self._extra = config.child_env
+        self._max_bytes = config.max_response_bytes
+        self._stop = config.stop
+
+    @property
+    def model_name(self) -> str:
+        """The command as given."""
+        return f"cmd:{shlex.join(self._argv)}"
+
+    def complete(self, prompt: Prompt) -> Completion:
+        """Send system and user prompt on stdin, return stdout."""
+        # A minimal environment with a private HOME and TMPDIR: the command is model code and
+        # must not see the hub token or any provider key.
+        with private_dirs("custodian-cmd-") as dirs:
+            return self._complete(prompt, minimal_env(self._env, dirs.home, dirs.tmp, self._extra))
+
+    def _complete(self, prompt: Prompt, env: dict[str, str]) -> Completion:
+        proc = self._run(f"{prompt.system}\n\n{prompt.user}", env)
+        out, err = proc.stdout, proc.stderr
+        if proc.returncode != 0:
+            raise ModelError(
+                f"{self.model_name} exited with status {proc.returncode}",
+                provider=self.provider,
+                stderr_tail=err.decode("utf-8", "replace")[-STDERR_TAIL:],
+            )
+        return Completion(
+            text=out.decode("utf-8", "replace"),
+            model=self.model_name,
+            provider=self.provider,
+            usage=Usage(),
+        )
+
+    def _run(self, text: str, env: dict[str, str]) -> Finished:
+        """The command run to its end, or a ModelError (Interrupted passes through)."""
+        try:
+            return run_child(
+                self._argv,
+                text.encode("utf-8"),
+                env=env,
+                timeout_s=self._timeout,
+                max_stdout=self._max_bytes,
+                stop=self._stop,
+            )
+        except OSError as exc:
+            raise ModelError(
+                f"cannot start {self._argv[0]!r}: {exc.strerror or exc}", provider=self.provider
+            ) from exc
+        except ChildTimeout as exc:
+            raise ModelError(
+                f"{self.model_name} did not answer within {self._timeout:g} s",
+                provider=self.provider,
+                stderr_tail=exc.stderr[-STDERR_TAIL:],
+            ) from None
+        except ChildTooLarge as exc:
+            raise ModelError(
+                f"{self.model_name} wrote more than {describe_size(exc.limit)} to stdout and was"
+                " stopped; raise CUSTODIAN_LLM_MAX_BYTES if such answers are expected",
+                provider=self.provider,
+                code="too_large",
+                stderr_tail=exc.stderr[-STDERR_TAIL:],
+            ) from None

@@ -1,0 +1,56 @@
+"""From a spec string (`offline`, `file:PATH`, `anthropic`, …) to an adapter, imported lazily."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.llm.base import Model, ModelConfig
+
+if TYPE_CHECKING:
+    import httpx
+
+# name -> "module:Class"; a spec is NAME or NAME:ARGUMENT.
+ADAPTERS: dict[str, str] = {
+    "offline": "custodian_runtime.llm.offline:OfflinePlanner",
+    "file": "custodian_runtime.llm.file_answer:FileModel",
+    "cmd": "custodian_runtime.llm.command:CommandModel",
+    "claude-code": "custodian_runtime.llm.claude_code:ClaudeCodeModel",
+    "anthropic": "custodian_runtime.llm.anthropic:AnthropicModel",
+    "openai": "custodian_runtime.llm.openai:OpenAIModel",
+    "openrouter": "custodian_runtime.llm.openrouter:OpenRouterModel",
+    "gemini": "custodian_runtime.llm.gemini:GeminiModel",
+    "ollama": "custodian_runtime.llm.ollama:OllamaModel",
+    "openai-compatible": "custodian_runtime.llm.openai_compatible:OpenAICompatibleModel",
+}
+
+# Specs whose argument is required (file:PATH, cmd:COMMAND).
+NEEDS_ARGUMENT = frozenset({"file", "cmd"})
+_EXAMPLES = {"file": "answer.md", "cmd": "./answer.sh"}
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """`file:notes/a.md` -> ("file", "notes/a.md"); `anthropic` -> ("anthropic", None)."""
+    name, sep, argument = spec.partition(":")
+    name = name.strip()
+    if name not in ADAPTERS:
+        valid = ", ".join(sorted(n + (":…" if n in NEEDS_ARGUMENT else "") for n in ADAPTERS))
+        raise ConfigError(
+            f"unknown model spec {spec!r}; use one of: {valid}", setting="CUSTODIAN_LLM"
+        )
+    if name in NEEDS_ARGUMENT and not argument:
+        raise ConfigError(
+            f"model spec {name!r} needs an argument, e.g. {name}:{_EXAMPLES[name]}",
+            setting="CUSTODIAN_LLM",
+        )
+    return name, (argument if sep else None)
+
+
+def build_model(config: ModelConfig, *, transport: httpx.BaseTransport | None = None) -> Model:
+    """Import the adapter named by `config.spec` and construct it (it may raise ConfigError)."""
+    name, _ = split_spec(config.spec)
+    module_name, _, class_name = ADAPTERS[name].partition(":")
+    adapter_class = getattr(importlib.import_module(module_name), class_name)
+    model: Model = adapter_class(config, transport=transport)
+    return model

@@ -1,0 +1,36 @@
+"""Files on disk: the journal, the run lock, the approval queue, session notes and snapshots.
+
+Everything here is written atomically; the modules with a leading underscore are the parts
+behind the journal store and are not imported from outside this package.
+"""
+
+from __future__ import annotations
+
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.journal_prune import prune
+from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened, ReadResult
+from custodian_runtime.memory.journal_verify import verify_domain
+from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.memory.notes import last_note_prose, note_prose, write_note
+from custodian_runtime.memory.run_journal import DiskJournal, Journal, MemoryJournal
+from custodian_runtime.memory.snapshots import ContentStore, SnapshotStore, observed_summary
+
+__all__ = [
+    "ApprovalStore",
+    "ContentStore",
+    "DiskJournal",
+    "Journal",
+    "JournalStore",
+    "JournalWriter",
+    "MemoryJournal",
+    "Opened",
+    "ReadResult",
+    "RunLock",
+    "SnapshotStore",
+    "last_note_prose",
+    "note_prose",
+    "observed_summary",
+    "prune",
+    "verify_domain",
+    "write_note",
+]

@@ -1,0 +1,113 @@
+"""`custodian journal prune`: drop a domain's old segments and the content only they referred to.
+
+Under the domain's run lock: the journal is opened (and so verified) as a run opens it, each
+segment is read once, the core decides how many of the oldest go (core/journal_prune.py), the
+anchor (seq and hash of the last dropped record) is written before anything is removed, and
+snapshots and prompts that no kept record or the checkpoint names are removed after.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal_prune import SegmentFacts, decide
+from custodian_runtime.core.seals import SealKey
+from custodian_runtime.errors import PruneRefused
+from custodian_runtime.memory._files import atomic_write_bytes, fsync_directory
+from custodian_runtime.memory._journal_checkpoint import Anchor, sealed
+from custodian_runtime.memory._journal_segments import Segment, lines_from
+from custodian_runtime.memory.journal_store import JournalStore, parse_line
+from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.memory.snapshots import ContentStore
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune did."""
+
+    domain: str
+    segments: int
+    anchor: Anchor | None
+    removed: dict[str, int]
+    reason: str
+
+    def text(self) -> str:
+        """One line for a person."""
+        if self.anchor is None:
+            return f"{self.domain}: nothing pruned ({self.reason})"
+        removed = ", ".join(f"{n} {kind}" for kind, n in self.removed.items())
+        return (
+            f"{self.domain}: dropped {self.segments} segment(s), records up to {self.anchor.seq}; "
+            f"the chain now starts after {self.anchor.seq} ({self.anchor.hash[:12]}); "
+            f"removed {removed}"
+        )
+
+
+def _facts(segment: Segment) -> tuple[SegmentFacts, set[str]]:
+    """What the segment holds, and the content digests its records name."""
+    facts = SegmentFacts(first_seq=segment.first_seq or 0)
+    named: set[str] = set()
+    for _, raw in lines_from(segment.path):
+        record = parse_line(raw.rstrip(b"\n"))
+        if isinstance(record, str):
+            continue  # opening the journal already refused damage; a torn tail is set aside
+        facts.add(record)
+        named |= _content_of(record)
+    return facts, named
+
+
+def _content_of(record: J.Record) -> set[str]:
+    key = {"observed": "snapshot", "prompt": "stored"}.get(record.kind)
+    value = record.data.get(key) if key else None
+    return {value} if isinstance(value, str) else set()
+
+
+def prune(
+    memory_dir: Path, domain: str, keep: timedelta, now: datetime, key: SealKey | None = None
+) -> Pruned:
+    """Drop the segments older than `now - keep` that no kept record needs."""
+    store = JournalStore(memory_dir, seal_key=key)
+    with RunLock(memory_dir, domain, run_id=f"prune-{now.strftime('%Y%m%dT%H%M%SZ')}"):
+        opened = store.open(domain)
+        layout = store.layout(domain)
+        segments = layout.segments()
+        gathered = [_facts(s) for s in segments]
+        open_seqs = [p.authorized_seq for p in J.unfinished_items(opened.history)]
+        decision = decide([f for f, _ in gathered], now - keep, open_seqs)
+        if decision.refused:
+            raise PruneRefused(
+                f"not pruning {domain}: {decision.reason} in a segment older than the cutoff. "
+                "Let the next run reconcile it (or `custodian inspect --domain "
+                f"{domain}` to see it), then prune again",
+                domain=domain,
+            )
+        if decision.drop == 0:
+            return Pruned(domain, 0, None, {}, decision.reason)
+        last = gathered[decision.drop - 1][0].last
+        assert last is not None
+        anchor = sealed(key, Anchor(domain=domain, seq=last.seq, hash=last.hash, at=last.at))
+        atomic_write_bytes(layout.anchor, canonical_json(anchor.model_dump()).encode("utf-8"))
+        for segment in segments[: decision.drop]:
+            os.unlink(segment.path)
+        fsync_directory(layout.sealed_dir)
+        named = set().union(*(n for _, n in gathered[decision.drop :]))
+        named |= set().union(set(), *(_content_of(r) for r in opened.checkpoint.records))
+        removed = {
+            folder: _remove_unnamed(ContentStore(memory_dir, folder), domain, named)
+            for folder in ("snapshots", "prompts")
+        }
+        return Pruned(domain, decision.drop, anchor, removed, decision.reason)
+
+
+def _remove_unnamed(content: ContentStore, domain: str, named: set[str]) -> int:
+    """Remove the domain's stored content no kept record names; return how many files went."""
+    gone = 0
+    for digest in sorted(content.digests(domain) - named):
+        os.unlink(content.path(domain, digest))
+        gone += 1
+    return gone

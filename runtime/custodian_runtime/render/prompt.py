@@ -1,0 +1,114 @@
+"""Render the prompt: the jinja2 templates filled from core/context.py's view, within the budget.
+
+The system prompt (role, constitution, domain guidance, rules, plan schema) does not depend on the
+view. The user prompt is rendered twice: once with no items, to measure the fixed part, and once
+with the items `build_view` chose for the room that is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, TextIO
+
+import jinja2
+
+from custodian_runtime.core.context import PromptInputs, PromptView, build_view, estimate_tokens
+from custodian_runtime.core.neutralize import data_close, data_open, safe_domain
+from custodian_runtime.errors import ConfigError
+
+SYSTEM_TEMPLATE = "system.md.j2"
+USER_TEMPLATE = "prompt.md.j2"
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """The two prompt texts, their estimated size, and what was left out per category."""
+
+    system: str
+    user: str
+    estimated_tokens: int
+    omitted: Mapping[str, int]
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The template environment: package templates, strict about undefined names, no escaping."""
+    return make_environment(jinja2.PackageLoader("custodian_runtime.render", "templates"))
+
+
+def make_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
+    """An environment configured as the prompt templates expect, over any loader."""
+    return jinja2.Environment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # the output is Markdown for a model, not HTML
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_prompt(inputs: PromptInputs, env: jinja2.Environment | None = None) -> RenderedPrompt:
+    """Render the system and user prompts for one run, keeping the estimate within the budget."""
+    env = env or environment()
+    system = _render(env, SYSTEM_TEMPLATE, _system_context(inputs))
+    # With no room, every item is left out: the frame then holds the longest "left out" text.
+    frame = render_user(build_view(inputs, inputs.token_budget), env)
+    fixed = estimate_tokens(system) + estimate_tokens(frame)
+    if fixed > inputs.token_budget:
+        raise ConfigError(
+            f"the fixed part of the prompt needs about {fixed} tokens (constitution, domain "
+            f"guidance, last note, overview), more than the token budget of "
+            f"{inputs.token_budget}; raise CUSTODIAN_TOKEN_BUDGET or shorten the canon",
+            setting="CUSTODIAN_TOKEN_BUDGET",
+        )
+    view = build_view(inputs, fixed)
+    user = render_user(view, env)
+    total = estimate_tokens(system) + estimate_tokens(user)
+    while total > inputs.token_budget and view.tokens > 0:
+        # The items were costed one by one; should the rendered whole come out above the budget
+        # anyway, give the items that much less room and choose again.
+        fixed += total - inputs.token_budget
+        view = build_view(inputs, fixed)
+        user = render_user(view, env)
+        total = estimate_tokens(system) + estimate_tokens(user)
+    return RenderedPrompt(system=system, user=user, estimated_tokens=total, omitted=view.omitted)
+
+
+def render_user(view: PromptView, env: jinja2.Environment | None = None) -> str:
+    """The user prompt for an already built view."""
+    return _render(env or environment(), USER_TEMPLATE, {"view": view})
+
+
+def _system_context(inputs: PromptInputs) -> dict[str, Any]:
+    return {
+        "domain": safe_domain(inputs.domain),
+        "constitution": inputs.constitution.strip(),
+        "domain_guidance": (inputs.domain_guidance or "").strip() or None,
+        "caps": dict(inputs.caps),
+        "stale_after_days": inputs.stale_after_days,
+        "nonce": inputs.nonce,
+        "data_open": data_open(inputs.nonce),
+        "data_close": data_close(inputs.nonce),
+    }
+
+
+def _render(env: jinja2.Environment, name: str, context: Mapping[str, Any]) -> str:
+    try:
+        return env.get_template(name).render(**context)
+    except jinja2.UndefinedError as exc:
+        raise ConfigError(
+            f"the prompt template {name} uses a name the renderer does not provide ({exc}); "
+            "fix the template or pass the value",
+            setting="templates",
+        ) from exc
+
+
+def show_prompt(rendered: RenderedPrompt, stream: TextIO) -> None:
+    """Print the rendered prompt (for --show-prompt)."""
+    stream.write("===== system prompt =====\n" + rendered.system.rstrip() + "\n")
+    stream.write("===== user prompt =====\n" + rendered.user.rstrip() + "\n")
+    stream.write(f"===== about {rendered.estimated_tokens} tokens =====\n")
+    stream.flush()

@@ -1,0 +1,85 @@
+"""What the pages read from memory/: runs per domain, one note, one court record.
+
+Journals are read with `JournalStore.scan` (read-only, never repaired) and summarized with the
+same functions as `custodian inspect`.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
+from custodian_runtime.core.continuity import PROSE_END, PROSE_START
+from custodian_runtime.core.inert import for_prose
+from custodian_runtime.core.journal_records import parse_at
+from custodian_runtime.memory.journal_store import JournalStore, ReadResult
+from custodian_runtime.review.chart import Chart, build_chart
+from custodian_runtime.review.markdown import render_markdown, split_front_matter
+from custodian_runtime.review.runs import RunRow, run_rows
+from custodian_runtime.settings import Settings
+
+NOTE_NAME = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+(\.\d+)?\.md$")
+
+
+@dataclass(frozen=True)
+class DomainRuns:
+    """One domain's runs, newest first, and its chart."""
+
+    domain: str
+    runs: tuple[RunRow, ...]
+    chart: Chart
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Note:
+    """A session note: its file name, front matter as text, and its body as inert HTML."""
+
+    name: str
+    front_matter: str
+    html: str
+
+
+def domain_runs(settings: Settings) -> list[DomainRuns]:
+    """Every domain with a journal, each with its runs and chart."""
+    store = JournalStore(settings.memory_dir)
+    found = []
+    for domain in store.domains():
+        result = store.scan(domain)
+        rows = run_rows(result.records)
+        scheduled = [r for r in rows if not r.approval]
+        chart = build_chart(scheduled, [parse_at(r.started_at) for r in scheduled])
+        problems = tuple(_store_problems(domain, result))
+        found.append(DomainRuns(domain, tuple(reversed(rows)), chart, problems))
+    return found
+
+
+def _store_problems(domain: str, result: ReadResult) -> list[str]:
+    found = [f"{domain}.jsonl {damage}" for damage in result.damage]
+    if result.torn_tail:
+        found.append(f"{domain}.jsonl {result.torn_tail}")
+    return found
+
+
+def court_record(settings: Settings, run_id: str) -> str | None:
+    """The court record of `run_id`, printed by `custodian inspect` itself; None if unknown."""
+    out = io.StringIO()
+    code = inspect_command(settings.memory_dir, run_id, None, out, settings.seal_key)
+    return None if code == EXIT_NOT_FOUND else out.getvalue()
+
+
+def note(settings: Settings, name: str) -> Note | None:
+    """The note `memory/working/<name>` rendered, or None when there is no such note."""
+    if not NOTE_NAME.match(name):
+        return None
+    path = Path(settings.memory_dir) / "working" / name
+    if not path.is_file():
+        return None
+    text = for_prose(path.read_text(encoding="utf-8", errors="replace"))
+    front, body = split_front_matter(text)
+    # The prose markers are HTML comments for machines; with raw HTML off they would show.
+    body = body.replace(PROSE_START, "").replace(PROSE_END, "")
+    return Note(name, front, render_markdown(body))

@@ -1,0 +1,180 @@
+"""The HTTP side of `custodian review`: stdlib ThreadingHTTPServer, every request guarded.
+
+Order of checks: the Host header, then the token (query, first visit) or the session cookie,
+then for a POST the CSRF token. Any failure is a 403 and nothing is read or written.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import webbrowser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TextIO
+from urllib.parse import parse_qs, urlsplit
+
+from custodian_runtime.review.auth import COOKIE, Guard, host_header
+from custodian_runtime.review.views import Page, Views
+from custodian_runtime.settings import Settings
+
+MAX_BODY = 64 * 1024
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+WILDCARD = ("0.0.0.0", "::", "")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ReviewHTTPServer
+    protocol_version = "HTTP/1.1"
+    timeout = 60  # an idle kept-alive connection does not hold a thread for ever
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: the token must not land in a log, and a person's terminal stays clean."""
+
+    def _send(self, page: Page) -> None:
+        self.send_response(page.status)
+        for name, value in {**HEADERS, **page.headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", page.content_type)
+        self.send_header("Content-Length", str(len(page.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(page.body)
+
+    def _forbidden(self, why: str) -> None:
+        self.close_connection = True
+        self._send(Page(403, f"403 forbidden: {why}\n".encode(), "text/plain; charset=utf-8"))
+
+    def _session(self) -> str | None:
+        """The request's session, or None after answering 403 (or 303 for a first visit)."""
+        session: str | None
+        guard = self.server.guard
+        if not guard.host_ok(self.headers.get("Host")):
+            self._forbidden("the Host header does not name this server")
+            return None
+        parts = urlsplit(self.path)
+        if parts.query and guard.token_ok(parts.query):
+            # First visit: trade the token for a session cookie, and drop it from the address.
+            session = guard.new_session()
+            headers = {"Location": parts.path or "/", "Set-Cookie": guard.set_cookie(session)}
+            self._send(Page(303, b"", "text/plain; charset=utf-8", headers))
+            return None
+        session = guard.session(self.headers.get("Cookie"))
+        if session is None:
+            self._forbidden("open the address with the token that `custodian review` printed")
+        return session
+
+    def do_GET(self) -> None:
+        """Serve a page."""
+        session = self._session()
+        if session is None:
+            return
+        path = urlsplit(self.path).path
+        self._send(self.server.views.get(path, self.server.guard.csrf_for(session)))
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:
+        """Decide an approval, once the CSRF token is checked."""
+        session = self._session()
+        if session is None:
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if length < 0 or length > MAX_BODY:
+            self._forbidden("the form is larger than a decision can be")
+            return
+        body = self.rfile.read(length).decode("utf-8", errors="replace")
+        form = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+        guard = self.server.guard
+        if not guard.csrf_ok(session, form.get("csrf")):
+            self._forbidden("the form's CSRF token is missing or wrong; reload the page")
+            return
+        path = urlsplit(self.path).path
+        self._send(self.server.views.post(path, form, guard.csrf_for(session)))
+
+
+class ReviewHTTPServer(ThreadingHTTPServer):
+    """The server, holding its guard and its views."""
+
+    daemon_threads = True
+    guard: Guard
+    views: Views
+
+
+class _ReviewHTTPServer6(ReviewHTTPServer):
+    address_family = socket.AF_INET6
+
+
+class ReviewServer:
+    """`custodian review` bound to host:port (port 0 picks a free one)."""
+
+    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 8750) -> None:
+        server_class = _ReviewHTTPServer6 if ":" in host else ReviewHTTPServer
+        self.httpd = server_class((host, port), _Handler)
+        self.port = int(self.httpd.server_address[1])
+        shown = socket.gethostname() if host in WILDCARD else host
+        self.address = host_header(shown, self.port)
+        self.httpd.guard = Guard(
+            allowed_hosts=frozenset({self.address.lower()}), cookie=f"{COOKIE}_{self.port}"
+        )
+        self.httpd.views = Views(settings)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The start address, with the token."""
+        return f"http://{self.address}/?token={self.httpd.guard.token}"
+
+    def start(self) -> ReviewServer:
+        """Serve in a background thread."""
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        if self._thread is not None:
+            self.httpd.shutdown()
+            self._thread.join()
+        self.httpd.server_close()
+
+    def __enter__(self) -> ReviewServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def review_command(
+    settings: Settings, host: str, port: int, open_browser: bool, out: TextIO = sys.stdout
+) -> int:
+    """Serve until interrupted; print the address with its token first."""
+    server = ReviewServer(settings, host, port)
+    out.write(f"custodian review: {server.url}\n")
+    if host in WILDCARD or (not host.startswith("127.") and host not in ("localhost", "::1")):
+        out.write(
+            "custodian review: listening beyond this machine; anyone with the token can decide\n"
+        )
+    out.flush()
+    if open_browser:
+        webbrowser.open(server.url)
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+    return 0

@@ -1,0 +1,38 @@
+"""One run of Custodian: observe -> orient -> decide -> act -> record.
+
+`run(settings)` is the whole pass; it returns a frozen `RunResult`. The step modules
+(`observe`, `orient`, `decide`, `act`, `record`) each take the run's `RunContext` and what the
+earlier steps returned, and return a value. The other names here are what the approvals, the
+review page, the evals and the CLI share with the run: the one write chain (`send`), the
+dispatch table of each authority, the summary read, the hub and canon identities, and the disk
+checks made before anything is read or written.
+"""
+
+from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._dispatch import APPROVED_CALLS, SANCTIONED_CALLS, Calls
+from custodian_runtime.run._origin import bound, canon_identity, hub_identity
+from custodian_runtime.run._preflight import check_canon, check_memory, check_run
+from custodian_runtime.run._result import Known, RunResult
+from custodian_runtime.run._runner import run
+from custodian_runtime.run.act import Sent, send
+from custodian_runtime.run.observe import Observation, read_summary
+
+__all__ = [
+    "APPROVED_CALLS",
+    "SANCTIONED_CALLS",
+    "Calls",
+    "Known",
+    "Observation",
+    "RunContext",
+    "RunResult",
+    "Sent",
+    "bound",
+    "canon_identity",
+    "check_canon",
+    "check_memory",
+    "check_run",
+    "hub_identity",
+    "read_summary",
+    "run",
+    "send",
+]

@@ -1,0 +1,136 @@
+"""What every step of one run shares: the `RunContext`, built once and never changed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+import httpx
+
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.redact import redact
+from custodian_runtime.llm.base import Model
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.run_journal import Journal
+from custodian_runtime.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.run._origin import bound
+from custodian_runtime.settings import Settings
+from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.statehub.connect import embedded_db, hub_label, open_hub
+from custodian_runtime.stopping import StopFlag
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The run's identity, the settings its steps use, and what they talk through.
+
+    A run that writes builds it once the lock is held, with the domain's journal on disk; a dry
+    run builds it with a journal in memory. Every step writes to the journal it was given.
+    """
+
+    run_id: str
+    domain: str
+    dry_run: bool
+    force: bool  # run even when the domain is unchanged
+    hub: str  # as journaled, noted and printed: `embedded`, or the URL without credentials
+    model_spec: str
+    max_output_tokens: int
+    memory_dir: Path
+    canon_dir: Path
+    limits: Policy  # the caps, budgets and windows of this run
+    # The configured hub and canon (origin.bound), named in every item the run authorizes.
+    bound: Mapping[str, str | None]
+    started_at: datetime
+    clock: Clock
+    stop: StopFlag
+    log: PhaseLog
+    client: StateHubClient
+    model: Model
+    journal: Journal
+    approvals: ApprovalStore
+    prompt_out: TextIO | None = None  # where --show-prompt prints the prompt; None: not shown
+
+    def now(self) -> datetime:
+        """The time now, by the run's clock."""
+        return self.clock()
+
+
+@dataclass(frozen=True)
+class Talk:
+    """What the run talks through, opened before its context is built."""
+
+    clock: Clock
+    stop: StopFlag
+    log: PhaseLog
+    client: StateHubClient
+    model: Model
+    hub: str
+    started_at: datetime
+
+
+def build_context(
+    settings: Settings, run_id: str, talk: Talk, journal: Journal, approvals: ApprovalStore
+) -> RunContext:
+    """The run's context from its settings, fixed for the whole run."""
+    assert settings.domain is not None
+    return RunContext(
+        run_id=run_id,
+        domain=settings.domain,
+        dry_run=settings.dry_run,
+        force=settings.force,
+        hub=talk.hub,
+        model_spec=settings.model.spec,
+        max_output_tokens=settings.model.max_output_tokens,
+        memory_dir=settings.memory_dir,
+        canon_dir=settings.canon_dir,
+        limits=settings.limits,
+        bound=bound(settings),
+        started_at=talk.started_at,
+        clock=talk.clock,
+        stop=talk.stop,
+        log=talk.log,
+        client=talk.client,
+        model=talk.model,
+        journal=journal,
+        approvals=approvals,
+        prompt_out=_prompt_out(settings),
+    )
+
+
+def _prompt_out(settings: Settings) -> TextIO | None:
+    if not settings.show_prompt:
+        return None
+    # With --json, stdout is the summary; the prompt goes to stderr.
+    return sys.stderr if settings.json_output else sys.stdout
+
+
+@contextmanager
+def open_client(
+    settings: Settings,
+    clock: Clock,
+    log: PhaseLog,
+    stop: StopFlag,
+    transport: httpx.BaseTransport | None,
+) -> Iterator[tuple[StateHubClient, str]]:
+    """A client of the configured hub (the embedded one in this process), and its label.
+
+    The label is what is journaled, noted and printed (`hub_label`).
+    """
+    hub = settings.hub
+    assert hub is not None
+    on_retry = retry_reporter(log, "hub")
+    with open_hub(
+        hub, settings.embedded_dir, clock, transport=transport, stop=stop, on_retry=on_retry
+    ) as client:
+        if hub.embedded:
+            log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)))
+        else:
+            log.line("hub", "configured", url=redact(hub.url), source=hub.source)
+        yield client, hub_label(hub)

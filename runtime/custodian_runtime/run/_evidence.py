@@ -1,0 +1,47 @@
+"""Read the events a plan's status changes cite, when the summary's recent events lack them.
+
+This module reads; it never decides. `core.evidence` says whether what was read is evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.evidence import Evidence, missing_events, own_write_ids
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.plan import Plan
+from custodian_runtime.statehub.client import StateHubClient
+
+EVENTS_PER_TASK = 1000  # the contract's largest page of GET /events
+
+
+def tasks_to_read(plan: Plan, summary: DomainSummary) -> tuple[str, ...]:
+    """Tasks whose status change cites an event the summary does not hold, once each."""
+    tasks = {
+        str(item.params["task_id"])
+        for item in plan.items
+        if item.operation == "update_task_status"
+        and item.error is None
+        and isinstance(item.params.get("task_id"), str)
+        and missing_events(item.params, summary)
+    }
+    return tuple(sorted(tasks))
+
+
+def read_evidence(
+    client: StateHubClient,
+    plan: Plan,
+    summary: DomainSummary,
+    history: Iterable[object],
+    kept: Iterable[OwnWrite] = (),
+) -> tuple[Evidence, tuple[ProgressEvent, ...]]:
+    """The run's evidence: the summary's events, each cited task's events, Custodian's receipts.
+
+    Receipts come from the records the run read and from the own writes the checkpoint keeps
+    (31 days), so an event Custodian wrote weeks ago still cannot be cited as a person's word.
+    """
+    fetched: list[ProgressEvent] = []
+    for task in tasks_to_read(plan, summary):
+        fetched.extend(client.list_events(task_id=task, limit=EVENTS_PER_TASK))
+    return Evidence.of(summary, fetched, own_write_ids(history, kept)), tuple(fetched)

@@ -1,0 +1,187 @@
+"""Reconcile: settle the writes a killed run left open, before this run plans anything.
+
+The core decides (`core.authority_path.reconcile_step`); this module reads the hub, re-sends
+through the same chain as any write, and journals what it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.authority import Ruling
+from custodian_runtime.core.authority_path import ReconcileStep, escalation, reconcile_step
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.keys import escalation_key
+from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
+from custodian_runtime.errors import ConfigError, HubError
+from custodian_runtime.memory.run_journal import Journal
+from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._dispatch import SANCTIONED_CALLS, calls_of
+from custodian_runtime.run.act import send
+from custodian_runtime.run.observe import Observation, observe
+from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.stopping import StopFlag
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """One report per write a killed run left open, and the domain as observed after them."""
+
+    reports: tuple[dict[str, Any], ...]
+    observation: Observation
+
+
+def settle_open_writes(
+    ctx: RunContext, history: list[J.Record], observation: Observation
+) -> Reconciled:
+    """Settle what a killed run left open; observe again if that wrote to the hub."""
+    rc = Reconciling(ctx.run_id, observation.summary, ctx.journal, ctx.client, ctx.now(), ctx.bound)
+    reports = tuple(reconcile(history, rc, ctx.log, ctx.stop))
+    wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
+    return Reconciled(reports, observe(ctx) if wrote else observation)
+
+
+@dataclass(frozen=True)
+class Reconciling:
+    """What reconciling needs from the run: its id, the observation now, where to write."""
+
+    run_id: str
+    observed: DomainSummary
+    journal: Journal
+    client: StateHubClient
+    now: datetime
+    # The configured hub and canon (origin.bound); an open write of another hub is not settled.
+    bound: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def reconcile(
+    history: list[J.Record], ctx: Reconciling, log: PhaseLog, stop: StopFlag
+) -> list[dict[str, Any]]:
+    """Settle each write a killed run left open: found on the hub, re-sent, or closed.
+
+    The core decides (`reconcile_step`); a write is re-sent, with its original key, only when
+    the record chain proves it and the authority allows it on the observation now. Returns one
+    report per item for the summary and the note.
+    """
+    reports: list[dict[str, Any]] = []
+    _refuse_other_hub(J.unfinished_items(history), ctx.bound.get("hub"))
+    for pending in J.unfinished_items(history):
+        if stop:
+            break
+        step = reconcile_step(pending, ctx.observed, _events_for(ctx.client, pending), ctx.now)
+        ctx.journal.append(
+            "reconciled",
+            {
+                "run_id_of_the_interrupted_run": pending.run_id,
+                "index": pending.index,
+                "idempotency_key": pending.idempotency_key,
+                "action": step.action,
+                "reason": step.reason,
+            },
+        )
+        report = {"run": pending.run_id, "index": pending.index, "operation": pending.operation}
+        report |= _settle_one(pending, step, ctx, len(reports))
+        reports.append(report)
+        log.line(
+            "reconcile", report["outcome"], **{k: v for k, v in report.items() if k != "outcome"}
+        )
+        if report["outcome"] == "failed":
+            raise HubError(
+                f"could not finish a write left by run {pending.run_id}: {report['error']}; "
+                "nothing new was attempted"
+            )
+    return reports
+
+
+def _refuse_other_hub(pending: Sequence[J.PendingWrite], hub: str | None) -> None:
+    """ConfigError (nothing sent) when a killed run left a write open on another hub."""
+    for write in pending:
+        if write.hub is not None and hub is not None and write.hub != hub:
+            raise ConfigError(
+                f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
+                f"not settled, and this run is configured with hub {hub}: it is neither "
+                f"re-sent here nor closed. Run once against {write.hub} to settle it",
+                setting="STATE_HUB_URL",
+            )
+
+
+def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:
+    if pending.operation not in STATUS_WRITES:
+        return None
+    task_id = pending.params.get("task_id")
+    return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
+
+
+def _events_for(client: StateHubClient, pending: J.PendingWrite) -> tuple[ProgressEvent, ...]:
+    # The run's mark on an event proves it landed; the domain summary shows only recent ones.
+    workstream = pending.params.get("workstream_id")
+    if pending.operation != "add_progress_event" or not isinstance(workstream, str):
+        return ()
+    return client.list_events(workstream_id=workstream, limit=1000)
+
+
+def _settle_one(
+    pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, position: int
+) -> dict[str, Any]:
+    marker = {"index": pending.index, "reconciles": pending.run_id}
+    if step.action == "found":
+        ctx.journal.append(
+            "receipt",
+            {**marker, "status_code": None, "hub_id": step.hub_id, "replayed": False,
+             "response_sha256": None, "attempts": 0, "found_on_hub": True},
+        )  # fmt: skip
+        return {"outcome": "found", "hub_id": step.hub_id, "reason": step.reason}
+    if step.action == "resend":
+        # A status write goes out only on the task as observed now (If-Match, or a re-read).
+        sent = send(
+            ctx.journal,
+            ctx.client,
+            calls_of(step.authority),
+            index=pending.index,
+            operation=pending.operation,
+            params=dict(pending.params),
+            run_id=pending.run_id,
+            key=pending.idempotency_key,
+            extra={"reconciles": pending.run_id},
+            observed_task=_observed_task(pending, ctx.observed),
+        )
+        outcome = {"executed": "resent", "failed": "failed", "stale": "stale"}[sent.kind]
+        return {"outcome": outcome, "hub_id": sent.hub_id, "error": sent.error or sent.stale}
+    ctx.journal.append(
+        "failed",
+        {**marker, "error": f"not sent: {step.reason}", "status": None, "code": None,
+         "closed": step.action},
+    )  # fmt: skip
+    report: dict[str, Any] = {"outcome": step.action, "reason": f"not sent: {step.reason}"}
+    if step.action == "expired":
+        report["flag"] = _escalate(pending, step, ctx, f"reconcile-{position}")
+    return report
+
+
+def _escalate(
+    pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, index: str
+) -> str | None:
+    """Flag the write's task for a person, through the same authority and chain as any write."""
+    item = escalation(pending, step.reason, ctx.observed)
+    if item is None:
+        return None
+    ctx.journal.append(
+        "ruling", {**ruling_data(Ruling(item, "execute", step.reason)), "index": index}
+    )
+    key = escalation_key(ctx.run_id, index, item.fingerprint)
+    ctx.journal.append(
+        "authorized",
+        {"index": index, "operation": item.operation, "params": dict(item.params),
+         "fingerprint": item.fingerprint, "idempotency_key": key, "by": "policy",
+         **ctx.bound},
+    )  # fmt: skip
+    sent = send(
+        ctx.journal, ctx.client, SANCTIONED_CALLS, index=index, operation=item.operation,
+        params=dict(item.params), run_id=ctx.run_id, key=key,
+    )  # fmt: skip
+    return sent.hub_id

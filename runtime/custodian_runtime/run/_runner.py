@@ -1,0 +1,284 @@
+"""One run: observe -> orient -> decide -> act -> record. This module wires; the core decides.
+
+Each step takes the run's context and what earlier steps returned, and returns a value. What
+the run has learned is one frozen `Known`, replaced (`dataclasses.replace`) as each step
+returns; it becomes the `RunResult` once, however the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import time
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any, TextIO
+
+import httpx
+
+from custodian_runtime.clock import new_run_id, utc_now
+from custodian_runtime.core import display
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.digest import digest
+from custodian_runtime.core.plan import Plan
+from custodian_runtime.core.run_rules import (
+    EXIT_OK,
+    Ending,
+    ending,
+    failure,
+    internal_error,
+    settles,
+    skip_reason,
+)
+from custodian_runtime.errors import CustodianError
+from custodian_runtime.llm.base import Model
+from custodian_runtime.llm.registry import build_model
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened
+from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
+from custodian_runtime.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
+from custodian_runtime.run._preflight import check_run
+from custodian_runtime.run._reconcile import settle_open_writes
+from custodian_runtime.run._result import Known, RunResult
+from custodian_runtime.run.act import act, dry_run
+from custodian_runtime.run.decide import ask, extract, rule, usage_dict
+from custodian_runtime.run.observe import Observation, check_known, observe, observe_after_act
+from custodian_runtime.run.orient import orient
+from custodian_runtime.run.record import NoteParts, NoteWritten, reconcile_text, record
+from custodian_runtime.settings import Settings
+from custodian_runtime.stopping import StopFlag, stop_on_signals
+
+
+def run(
+    settings: Settings,
+    *,
+    clock: Clock = utc_now,
+    transport: httpx.BaseTransport | None = None,
+    model_transport: httpx.BaseTransport | None = None,
+    stderr: TextIO | None = None,
+) -> RunResult:
+    """Run one pass for `settings.domain` and return its result (never raises CustodianError)."""
+    assert settings.domain is not None and settings.hub is not None
+    run_id = new_run_id(clock())
+    known = Known(run_id, settings.domain, settings.dry_run, settings.model.spec)
+    log = PhaseLog(
+        stderr or sys.stderr,
+        fmt=settings.log_format,
+        run_id=run_id,
+        domain=settings.domain,
+        clock=clock,
+        monotonic=time.monotonic,
+    )
+    stop = StopFlag()
+    try:
+        check_run(settings)  # before the hub is read and before anything is written
+        with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
+            client, hub = opened
+            known, started_at = replace(known, hub=hub), clock()
+            model = _model(settings, log, stop, model_transport)
+            try:
+                talk = Talk(clock, stop, log, client, model, hub, started_at)
+                return _go(settings, replace(known, model=model.model_name), talk)
+            finally:
+                model.close()
+    except CustodianError as exc:
+        return _ended(known, failure(exc, in_steps=False, dry_run=settings.dry_run).ending)
+
+
+def _model(
+    settings: Settings, log: PhaseLog, stop: StopFlag, transport: httpx.BaseTransport | None
+) -> Model:
+    """The configured model, validated before the lock is taken (a config error costs nothing)."""
+    config = replace(settings.model, stop=stop, on_retry=retry_reporter(log, "model"))
+    model = build_model(config, transport=transport)
+    log.line(
+        "model",
+        "selected",
+        spec=settings.model.spec,
+        model=model.model_name,
+        source=settings.model_source,
+    )
+    return model
+
+
+def _go(settings: Settings, known: Known, talk: Talk) -> RunResult:
+    """A dry run reads its journal and writes nothing; a run that writes holds the domain's lock."""
+    try:
+        if not settings.dry_run:
+            return _locked(settings, known, talk)
+        # Read-only: no lock, no repair of a torn tail, nothing appended.
+        store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+        opened = _open(store, known.domain, talk.log, repair=False)
+        journal = MemoryJournal(known.run_id, known.domain, talk.clock)
+        approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
+        ctx = build_context(settings, known.run_id, talk, journal, approvals)
+        return _steps(ctx, known, opened, _started_data(settings, talk.hub))
+    except CustodianError as exc:
+        return _ended(known, failure(exc, in_steps=False, dry_run=settings.dry_run).ending)
+
+
+def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
+    """Take the lock, open the journal on disk, and run the steps with it."""
+    domain, run_id = known.domain, known.run_id
+    if not JournalStore(settings.memory_dir).path(domain).exists():
+        # A first run: a mistyped domain must leave no journal behind.
+        check_known(talk.client, domain)
+    with RunLock(settings.memory_dir, domain, run_id=run_id) as lock:
+        if lock.left is not None:
+            talk.log.line("lock", "taken over", detail=str(lock.left))
+        store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+        opened = _open(store, domain, talk.log, repair=True)
+        approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
+        approvals.all()  # with a seal key: refuses an unsealed item
+        writer = store.writer(domain, run_id, talk.clock, opened)
+        ctx = build_context(settings, run_id, talk, DiskJournal(writer), approvals)
+        try:
+            return _steps(ctx, known, opened, _started_data(settings, talk.hub))
+        finally:
+            _commit(store, writer, talk.log)
+
+
+def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> Opened:
+    """The checkpoint and the tail after it; a full scan only when the checkpoint is off."""
+    opened = store.open(domain, repair=repair)
+    if opened.rebuilt is not None and opened.head is not None:
+        log.line(
+            "journal", "rebuilt", reason=opened.rebuilt, records=opened.head.seq, full_scan=True
+        )
+    if opened.torn is not None:
+        log.line("journal", "torn_tail", detail=opened.torn)
+    return opened
+
+
+def _commit(store: JournalStore, writer: JournalWriter, log: PhaseLog) -> None:
+    """Save the checkpoint; it is derived data, so a failure costs only a full scan later."""
+    try:
+        store.commit(writer)
+    except OSError as exc:
+        log.line("journal", "checkpoint_not_saved", error=str(exc))
+
+
+def _started_data(settings: Settings, hub: str) -> dict[str, Any]:
+    constitution = settings.canon_dir / "constitution.md"
+    return {
+        "settings_digest": digest(settings.digest_view()),
+        "constitution_digest": digest(constitution.read_text("utf-8"))
+        if constitution.is_file()
+        else None,
+        "model_spec": settings.model.spec,
+        "hub_url": hub,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "dry_run": settings.dry_run,
+    }
+
+
+def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any]) -> RunResult:
+    """The steps in order; `known` is replaced with what each returns, for any ending."""
+    history = opened.history
+    ctx.journal.append("run_started", started)
+    try:
+        seen = observe(ctx)
+        known = replace(known, titles=display.titles(seen.summary))
+        if not ctx.dry_run:
+            settled = settle_open_writes(ctx, history, seen)
+            seen = settled.observation
+            known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
+            ctx.journal.close_interrupted(history)
+        skip = _skip(ctx, seen, history)
+        if skip is not None:
+            return _skipped(ctx, known, skip)
+        orientation = orient(ctx, seen, history)
+        known = replace(known, omitted=orientation.omitted)
+        completion = ask(ctx, orientation)
+        known = replace(known, model=completion.model, usage=usage_dict(completion))
+        known = replace(known, answer=completion.text)
+        plan = extract(ctx, completion)
+        known = replace(known, observations=plan.observations)
+        rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
+        known = replace(known, rulings=rulings, contents=display.contents(rulings))
+        if ctx.dry_run:
+            ctx.stop.check("the dry run")
+            shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
+            return _finish(ctx, replace(known, outcomes=dry_run(rulings)), shown)
+        return _recorded(ctx, replace(known, outcomes=act(ctx, rulings, seen)), plan)
+    except CustodianError as exc:
+        return _failed(ctx, known, exc)
+    except Exception as exc:
+        # A bug: the CLI reports where the traceback is; the journal still closes the run.
+        _finish(ctx, known, internal_error(type(exc).__name__))
+        raise
+
+
+def _skip(ctx: RunContext, seen: Observation, history: list[J.Record]) -> str | None:
+    """Why the model call can be skipped (the core decides), or None."""
+    return skip_reason(
+        J.last_completed_observation(history),
+        seen.state_digest,
+        ctx.now(),
+        timedelta(hours=ctx.limits.skip_window_hours),
+        force=ctx.force or ctx.dry_run,
+    )
+
+
+def _skipped(ctx: RunContext, known: Known, reason: str) -> RunResult:
+    ctx.log.line("decide", "skipped", reason="state unchanged since the last completed run")
+    note = None
+    if known.reconciled:
+        note = record(ctx, known, "skipped", NoteParts(problem=reconcile_text(known.reconciled)))
+    return _finish(ctx, known, Ending("skipped", EXIT_OK, reason), note)
+
+
+def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
+    """After acting: observe what the writes left, write the note, and finish."""
+    c = known.counts()
+    if settles(c, stopped=bool(ctx.stop)):
+        observe_after_act(ctx)
+    end = ending(
+        stopped_by=ctx.stop.signal,
+        executed=c["executed"],
+        queued=c["queued"],
+        denied=c["denied"],
+        failed=c["failed"],
+        stale=c["stale"],
+    )
+    parts = NoteParts(
+        prose=plan.prose,
+        rulings=known.rulings,
+        observations=plan.observations,
+        problem=reconcile_text(known.reconciled),
+    )
+    return _finish(ctx, known, end, record(ctx, known, end.status, parts))
+
+
+def _failed(ctx: RunContext, known: Known, exc: CustodianError) -> RunResult:
+    """A run that raised: noted and journaled as the core rules (`run_rules.failure`)."""
+    how = failure(exc, in_steps=True, dry_run=ctx.dry_run)
+    if not how.journaled:
+        return _ended(known, how.ending)
+    note = None
+    if how.noted:
+        raw = known.answer if how.shows_answer else None
+        note = record(ctx, known, how.ending.status, NoteParts(problem=exc.message, raw=raw))
+    return _finish(ctx, known, how.ending, note)
+
+
+def _finish(
+    ctx: RunContext, known: Known, end: Ending, note: NoteWritten | None = None
+) -> RunResult:
+    """Journal and log how the run ended; the result, assembled once."""
+    counts = known.counts()
+    with contextlib.suppress(CustodianError):
+        ctx.journal.append(
+            "finished", {"status": end.status, "exit_code": end.exit_code, "counts": counts}
+        )
+    ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
+    return _ended(known, end, note)
+
+
+def _ended(known: Known, end: Ending, note: NoteWritten | None = None) -> RunResult:
+    return known.ended(end.status, end.exit_code, end.message, str(note.path) if note else None)

@@ -1,0 +1,155 @@
+"""Decide: the one model call (`ask`), the plan in its answer (`extract`), a ruling per item.
+
+Each step journals what it produced. The decisions themselves are made in the core
+(`core.plan.extract_plan`, `core.authority.authorize`); these functions only wire them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.approval_history import ApprovalHistory
+from custodian_runtime.core.approvals import history_for
+from custodian_runtime.core.authority import Ruling, authorize
+from custodian_runtime.core.budgets import RecentWrites, recent_writes
+from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.evidence import Evidence
+from custodian_runtime.core.outcomes import ruling_counts, ruling_data
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.plan import Plan, extract_plan
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.errors import ModelError, PlanRejected
+from custodian_runtime.llm.base import Completion
+from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._evidence import read_evidence
+from custodian_runtime.run.observe import Observation
+from custodian_runtime.run.orient import Orientation
+
+
+def ask(ctx: RunContext, orientation: Orientation) -> Completion:
+    """The one model call; its failure or its raw answer is journaled."""
+    with ctx.log.phase("decide") as info:
+        try:
+            completion = ctx.model.complete(orientation.prompt)
+        except ModelError as exc:
+            ctx.journal.append(
+                "model_failed",
+                {
+                    "error": exc.message,
+                    "provider": exc.provider,
+                    "status": exc.status,
+                    "code": exc.code,
+                },
+            )
+            raise
+        info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
+    ctx.journal.append("model_response", response_data(completion))
+    return completion
+
+
+def extract(ctx: RunContext, completion: Completion) -> Plan:
+    """The plan in the model's answer; a rejection is journaled, and raised."""
+    try:
+        return extract_plan(completion.text)
+    except PlanRejected as exc:
+        ctx.journal.append(
+            "plan",
+            {"status": "rejected", "reason": exc.message, "observations": [], "items": 0},
+        )
+        raise
+
+
+def rule(
+    ctx: RunContext,
+    plan: Plan,
+    observation: Observation,
+    history: list[J.Record],
+    writes: Sequence[OwnWrite],
+) -> tuple[Ruling, ...]:
+    """Read the events the plan cites, then rule on every item (one ruling each, journaled).
+
+    `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
+    """
+    evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
+    return _authorize(ctx, plan, observation, evidence, fetched, writes)
+
+
+def _authorize(
+    ctx: RunContext,
+    plan: Plan,
+    observation: Observation,
+    evidence: Evidence,
+    fetched: Sequence[ProgressEvent],
+    writes: Sequence[OwnWrite],
+) -> tuple[Ruling, ...]:
+    """One ruling per item, journaled with the policy, approval history, evidence and own writes.
+
+    `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
+    """
+    with ctx.log.phase("authorize") as info:
+        now = ctx.now()
+        policy, history = policy_and_history(ctx, now)
+        recent = recent_writes(policy, writes, now)
+        rulings = authorize(
+            plan, observation.summary, policy, history, evidence=evidence, recent=recent
+        )
+        ctx.journal.append("plan", _plan_data(plan, policy, history, evidence, fetched, recent))
+        for ruling in rulings:
+            ctx.journal.append("ruling", ruling_data(ruling))
+        info.update(**ruling_counts(rulings))
+    return rulings
+
+
+def _plan_data(
+    plan: Plan,
+    policy: Policy,
+    history: ApprovalHistory,
+    evidence: Evidence,
+    fetched: Sequence[ProgressEvent],
+    recent: RecentWrites,
+) -> dict[str, Any]:
+    """The journal's `plan` record of an accepted plan: what the authority ruled from."""
+    return {
+        "status": "accepted",
+        "reason": None,
+        "observations": list(plan.observations),
+        "items": len(plan.items),
+        "policy": dict(policy.__dict__),
+        "history": history.as_record(),
+        "evidence": {
+            "fetched": [e.model_dump(mode="json") for e in fetched],
+            "own_ids": sorted(evidence.own_ids),
+        },
+        "recent_writes": [w.model_dump(mode="json") for w in recent.writes],
+        "ruled_at": J.format_at(recent.now),
+    }
+
+
+def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
+    """The configured caps, and what the domain's approval queue holds or has refused."""
+    items = ctx.approvals.all(ctx.domain)
+    return ctx.limits, history_for(items, ctx.domain, now)
+
+
+def usage_dict(completion: Completion) -> dict[str, Any]:
+    """Tokens and cost as reported."""
+    u = completion.usage
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cost_usd": u.cost_usd,
+    }
+
+
+def response_data(completion: Completion) -> dict[str, Any]:
+    """The journal's `model_response` record: the raw text, kept whole."""
+    return {
+        "text": completion.text,
+        "provider": completion.provider,
+        "model": completion.model,
+        "usage": usage_dict(completion),
+        "request_id": completion.request_id,
+    }

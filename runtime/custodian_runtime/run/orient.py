@@ -1,0 +1,166 @@
+"""Orient: read the canon, memory and the last note, then render the prompt the model will see."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.approvals import ApprovalItem, pending_for, recently_rejected
+from custodian_runtime.core.context import SECTIONS, ApprovalBrief, PromptInputs
+from custodian_runtime.core.continuity import Continuity, continuity
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.digest import canonical_json, sha256_hex, workstream_digests
+from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.llm.base import Prompt
+from custodian_runtime.memory.notes import last_note_prose, note_prose
+from custodian_runtime.memory.snapshots import ContentStore, SnapshotStore
+from custodian_runtime.render.prompt import RenderedPrompt, render_prompt, show_prompt
+from custodian_runtime.run._context import RunContext
+from custodian_runtime.run.observe import Observation
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """The rendered prompt and the inputs it was rendered from."""
+
+    inputs: PromptInputs
+    rendered: RenderedPrompt
+    prompt: Prompt
+
+    @property
+    def omitted(self) -> dict[str, int]:
+        """Per prompt section, how many items were left out for space."""
+        return {k: n for k, n in self.rendered.omitted.items() if k in SECTIONS}
+
+
+def read_canon(canon_dir: Path, domain: str) -> tuple[str, str | None]:
+    """The constitution (required) and the domain's guidance (optional)."""
+    constitution_path = canon_dir / "constitution.md"
+    if not constitution_path.is_file():
+        raise ConfigError(
+            f"no constitution at {constitution_path}: point CUSTODIAN_CANON_DIR (or --canon) at "
+            "the canon directory that holds constitution.md",
+            setting="CUSTODIAN_CANON_DIR",
+        )
+    guidance_path = canon_dir / "domains" / f"{domain}.md"
+    guidance = guidance_path.read_text("utf-8") if guidance_path.is_file() else None
+    return constitution_path.read_text("utf-8"), guidance
+
+
+def brief(item: ApprovalItem) -> ApprovalBrief:
+    """How an approval item is shown to the model."""
+    target = next(
+        (
+            str(item.params[k])
+            for k in ("task_id", "decision_id", "flag_id", "workstream_id", "path")
+            if k in item.params
+        ),
+        item.domain,
+    )
+    summary = ", ".join(f"{k}={v}" for k, v in sorted(item.params.items()) if k != "content")
+    return ApprovalBrief(
+        id=item.id,
+        operation=item.operation,
+        target=target,
+        summary=summary[:300],
+        status=item.status,
+        reason=item.reject_reason if item.status == "rejected" else item.rationale,
+    )
+
+
+def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | None:
+    """The last prose a model wrote: from the note the journal names, else the newest file."""
+    if notes is None or notes.last is None:
+        return last_note_prose(working, domain)
+    return note_prose(working, notes.reasoning.file) if notes.reasoning is not None else None
+
+
+def orient(ctx: RunContext, observation: Observation, history: list[J.Record]) -> Orientation:
+    """Render the prompt from the canon, memory and the observation; journal it."""
+    with ctx.log.phase("orient") as info:
+        o = _orientation(ctx, observation, history, ctx.now())
+        info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(o.omitted.values()))
+    ctx.journal.append("prompt", _prompt_record(ctx, o))
+    if ctx.prompt_out is not None:
+        show_prompt(o.rendered, ctx.prompt_out)
+    return o
+
+
+def _orientation(
+    ctx: RunContext, observation: Observation, history: list[J.Record], now: datetime
+) -> Orientation:
+    """Build the prompt inputs from the canon, memory and the observation, and render them."""
+    inputs = _inputs(ctx, observation, continuity(history), now)
+    rendered = render_prompt(inputs)
+    facts = PlanningFacts(
+        domain=ctx.domain,
+        now=now,
+        summary=observation.summary,
+        overview=observation.overview,
+        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
+        stale_after_days=ctx.limits.stale_after_days,
+    )
+    prompt = Prompt(
+        system=rendered.system,
+        user=rendered.user,
+        max_output_tokens=ctx.max_output_tokens,
+        facts=facts,
+    )
+    return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
+
+
+def _inputs(
+    ctx: RunContext, observation: Observation, notes: Continuity | None, now: datetime
+) -> PromptInputs:
+    """What the prompt is rendered from."""
+    items = ctx.approvals.all(ctx.domain)
+    constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
+    limits = ctx.limits
+    return PromptInputs(
+        domain=ctx.domain,
+        now=now,
+        overview=observation.overview,
+        summary=observation.summary,
+        constitution=constitution,
+        domain_guidance=guidance,
+        last_note_prose=_reasoning(ctx.memory_dir / "working", ctx.domain, notes),
+        nonce=secrets.token_hex(6),  # this run's data markers: no earlier text can hold it
+        last_run=notes.last if notes is not None else None,
+        reasoning_run=notes.reasoning if notes is not None else None,
+        pending=tuple(brief(i) for i in pending_for(items, ctx.domain, now)),
+        rejected=tuple(brief(i) for i in recently_rejected(items, ctx.domain, now)),
+        token_budget=limits.token_budget,
+        stale_after_days=limits.stale_after_days,
+        caps=limits.prompt_caps(),
+    )
+
+
+def _prompt_record(ctx: RunContext, o: Orientation) -> dict[str, Any]:
+    """The journal's `prompt` record: the text is stored compressed once, named by its digest."""
+    text = canonical_json({"system": o.prompt.system, "user": o.prompt.user})
+    stored = (
+        sha256_hex(text)
+        if ctx.dry_run
+        else ContentStore(ctx.memory_dir, "prompts").put(ctx.domain, text)
+    )
+    return {
+        "stored": stored,
+        "chars": {"system": len(o.prompt.system), "user": len(o.prompt.user)},
+        "estimated_tokens": o.rendered.estimated_tokens,
+    }
+
+
+def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str]:
+    """Per-workstream digests of the state the last completed run left behind."""
+    last = J.last_completed_observation(history)
+    if last is None:
+        return {}
+    summary = last.summary
+    if not summary and last.snapshot is not None and history:
+        summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)
+    return workstream_digests(DomainSummary.model_validate(summary))

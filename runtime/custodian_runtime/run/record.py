@@ -1,0 +1,168 @@
+"""Record: the session note a person reads after a run."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from custodian_runtime.core import display
+from custodian_runtime.core.authority import Ruling
+from custodian_runtime.core.continuity import note_data
+from custodian_runtime.core.inert import code_span
+from custodian_runtime.core.outcomes import ItemOutcome
+from custodian_runtime.memory.notes import write_note
+from custodian_runtime.render.note import NoteAction, SessionNote, render_note
+from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._result import Known
+
+HEADLINES = {
+    "completed": "The run completed.",
+    "partial": "The run completed, but some authorized writes failed; the next run retries none "
+    "of them on its own (see Actions).",
+    "interrupted": "The run was stopped before it finished; writes not yet sent were not sent.",
+    "rejected": "The model's answer could not be used as a plan; nothing was written to the hub.",
+    "failed": "The run failed before it could act; nothing was written to the hub.",
+}
+
+
+def _actions(
+    outcomes: Sequence[ItemOutcome], rulings: Sequence[Ruling], titles: Mapping[str, str]
+) -> list[NoteAction]:
+    """One note entry per outcome, matched to its ruling by plan item index."""
+    by_index = {r.item.index: r for r in rulings}
+    return [_action(o, by_index.get(o.index), titles) for o in outcomes]
+
+
+def _action(o: ItemOutcome, ruling: Ruling | None, titles: Mapping[str, str]) -> NoteAction:
+    # Only what this item adds: the sentence every executed or ordinary queued item gets is left
+    # out (it stays in --json and the journal); a denial says why, a queued item why it was asked.
+    reason, result = display.why(o.reason), None
+    if o.kind == "executed" and o.hub_id != o.target:
+        result = f"hub id {code_span(o.hub_id or '-')}"
+    elif o.kind == "queued":
+        result = f"approval {code_span(o.approval_id or '-')}"
+    elif o.kind == "failed":
+        result = o.error
+    elif o.kind == "stale":
+        # The ruling's sentence describes a change that did not happen; say what did.
+        reason = (o.error or "the task changed under the run").capitalize() + "."
+        result = f"the hub shows {code_span(o.current_status or 'unknown')}"
+    item = ruling.item if ruling is not None else None
+    return NoteAction(
+        outcome=o.kind,
+        operation=o.operation,
+        target=o.target or "-",
+        detail=display.content(item.operation, item.params) if item is not None else "",
+        reason=reason or "",
+        result=result,
+        title=titles.get(o.target or ""),
+        rationale=item.reason if item is not None and o.kind in _ASKED else None,
+    )
+
+
+# Outcomes whose entry shows the model's rationale: a person decides on it.
+_ASKED = frozenset({"queued", "would_queue"})
+
+
+@dataclass(frozen=True)
+class NoteParts:
+    """What the note says beyond the run's facts: the plan, or the problem that ended the run."""
+
+    prose: str = ""
+    rulings: Sequence[Ruling] = ()
+    observations: Sequence[str] = ()
+    problem: str | None = None
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class NoteWritten:
+    """The session note a run wrote."""
+
+    path: Path
+    sha256: str
+
+
+def record(ctx: RunContext, known: Known, status: str, parts: NoteParts) -> NoteWritten:
+    """Write the session note and journal it (`note_written`)."""
+    finished_at = ctx.now()
+    path = write_session_note(ctx, known, status, finished_at, parts)
+    written = NoteWritten(path, file_sha256(path))
+    data = note_data(path.name, written.sha256, status, parts.prose, parts.problem)
+    ctx.journal.append("note_written", data)
+    return written
+
+
+def write_session_note(
+    ctx: RunContext, known: Known, status: str, finished_at: datetime, parts: NoteParts
+) -> Path:
+    """Write `memory/working/<UTC timestamp>-<domain>.md` atomically; return its path."""
+    started_at = ctx.started_at
+    front = {
+        "run_id": known.run_id,
+        "domain": known.domain,
+        "status": status,
+        "started_at": _ts(started_at),
+        "finished_at": _ts(finished_at),
+        "hub": known.hub,
+        "model_spec": known.model_spec,
+        "model": known.model,
+        "input_tokens": known.usage.get("input_tokens"),
+        "output_tokens": known.usage.get("output_tokens"),
+        "cost_usd": known.usage.get("cost_usd"),
+        "counts": known.counts(),
+        "omitted": dict(known.omitted),
+    }
+    note = SessionNote(
+        run_id=known.run_id,
+        domain=known.domain,
+        status=status,
+        started_at=started_at,
+        finished_at=finished_at,
+        headline=HEADLINES.get(status, status),
+        front=front,
+        prose=parts.prose,
+        actions=_actions(known.outcomes, parts.rulings, known.titles),
+        observations=list(parts.observations),
+        problem=parts.problem,
+        raw_response=parts.raw,
+    )
+    return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
+
+
+_RECONCILED = {
+    "found": "was found on the hub ({hub_id}) and closed without re-sending",
+    "resent": "was re-sent with its original key ({hub_id})",
+    "refused": "was {reason}; closed, and never retried",
+    "expired": "was {reason}; closed",
+}
+
+
+def reconcile_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """What the run did with writes a killed run left open, for the note (None if nothing)."""
+    if not reports:
+        return None
+    lines = ["Writes left open by an earlier run:", ""]
+    for r in reports:
+        what = _RECONCILED.get(r["outcome"], "{reason}").format(
+            hub_id=r.get("hub_id"), reason=r.get("reason")
+        )
+        line = f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) {what}"
+        if r["outcome"] == "expired":
+            flag = r.get("flag")
+            line += f"; flagged for a person as `{flag}`" if flag else "; check it by hand"
+        lines.append(line + ".")
+    return "\n".join(lines)
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _ts(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")

@@ -1,0 +1,85 @@
+"""The one way to reach the state-hub: a ready client of a URL, or of the embedded hub in-process.
+
+`embedded` is the reference hub (package `custodian_hub`) in this process, behind an httpx
+transport: no socket, no port, no server thread. Its database is `<embedded dir>/hub.sqlite3`,
+seeded with the demo data the first time. This module is the only place in the runtime that
+imports the reference hub, and it does so only for `embedded`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+
+from custodian_runtime.core.redact import redact
+from custodian_runtime.settings import HubSettings
+from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.stopping import OnRetry, StopFlag
+
+# The base URL the client is given for the in-process hub. `.invalid` never resolves (RFC 2606),
+# so nothing could reach a real host under this name.
+EMBEDDED_BASE_URL = "http://embedded.invalid"
+EMBEDDED_DB = "hub.sqlite3"
+
+
+def embedded_db(embedded_dir: Path) -> Path:
+    """Where the embedded hub keeps its data."""
+    return embedded_dir / EMBEDDED_DB
+
+
+def hub_label(hub: HubSettings) -> str:
+    """The hub as journaled, noted and printed: `embedded`, or the URL without credentials."""
+    return "embedded" if hub.embedded else redact(hub.url)
+
+
+@contextmanager
+def open_hub(
+    hub: HubSettings,
+    embedded_dir: Path,
+    clock: Callable[[], datetime],
+    *,
+    transport: httpx.BaseTransport | None = None,
+    stop: StopFlag | None = None,
+    on_retry: OnRetry | None = None,
+) -> Iterator[StateHubClient]:
+    """A client of `hub`, closed after the block; for `embedded`, the hub in this process too.
+
+    `transport` replaces the network (or the embedded hub) under the client; `stop` cuts reads
+    and retry waits short on a signal; `clock` dates the demo data of a new embedded hub.
+    """
+    with ExitStack() as stack:
+        url = hub.url
+        if hub.embedded:
+            url = EMBEDDED_BASE_URL
+            if transport is None:
+                transport = stack.enter_context(_embedded(embedded_db(embedded_dir), clock))
+        client = StateHubClient(
+            url,
+            token=hub.token,
+            timeout_s=hub.timeout_s,
+            max_attempts=hub.max_attempts,
+            max_total_s=hub.max_total_s,
+            max_response_bytes=hub.max_bytes,
+            transport=transport,
+            sleep=time.sleep if stop is None else stop.sleep,  # a signal cuts a retry wait short
+            stop=stop,
+            on_retry=on_retry,
+        )
+        yield stack.enter_context(client)
+
+
+@contextmanager
+def _embedded(db_path: Path, clock: Callable[[], datetime]) -> Iterator[httpx.BaseTransport]:
+    """The reference hub on `db_path` in this process, seeded with the demo data when new."""
+    from custodian_hub import demo_dataset, in_process, load_seed
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    if not db_path.exists():
+        load_seed(db_path, demo_dataset(clock()))
+    with in_process(db_path) as transport:
+        yield transport
