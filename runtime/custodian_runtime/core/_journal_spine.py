@@ -36,6 +36,8 @@ class PendingWrite:
     approval: dict[str, Any] | None = None
     # The hub the write was authorized on (core/origin.py); None in a record from before.
     hub: str | None = None
+    # A status write's task as its authorization saw it ({status, updated_at, version}).
+    planned_on: dict[str, Any] | None = None
 
 
 def verify_spine(records: Sequence[Record]) -> list[Problem]:
@@ -134,6 +136,12 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
                 ruling=dict(ruling.data) if ruling is not None else None,
                 approval=dict(approval.data) if approval is not None else None,
                 hub=data.get("hub") if isinstance(data.get("hub"), str) else None,
+                planned_on=_planned_on(data),
             )
         )
     return pending
+
+
+def _planned_on(data: dict[str, Any]) -> dict[str, Any] | None:
+    planned = data.get("planned_on")
+    return dict(planned) if isinstance(planned, dict) else None

@@ -10,17 +10,27 @@ fresh plan and the reconcile of a killed run.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
 from custodian_runtime.core.approvals import ApprovalItem, ApprovalStatus, effective_status
-from custodian_runtime.core.authority_path import PersonDecision, Verdict, as_item, rule_write
+from custodian_runtime.core.authority_path import (
+    Grounds,
+    PersonDecision,
+    Verdict,
+    as_item,
+    rule_write,
+)
+from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.origin import origin_problem
 from custodian_runtime.core.outcomes import planned_on
+from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS, normalize
+from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.precondition import canon_target, proposed_under
 from custodian_runtime.errors import ApprovalError
 
@@ -141,9 +151,20 @@ def rejected(item: ApprovalItem, by: str, reason: str, now: datetime) -> Settlem
 
 
 def approved(
-    item: ApprovalItem, by: str, note: str | None, seen: Seen, now: datetime
+    item: ApprovalItem,
+    by: str,
+    note: str | None,
+    seen: Seen,
+    now: datetime,
+    *,
+    policy: Policy | None = None,
+    writes: Sequence[OwnWrite] = (),
 ) -> Settlement:
-    """Refused, stale, or sent: the one authority rules on the item against what was seen now."""
+    """Refused, stale, or sent: the one authority rules on the item against what was seen now.
+
+    It rules from the grounds a fresh plan has: the caps (`policy`) and Custodian's own recent
+    writes (`writes`, from the checkpoint); the person's decision is this approval itself.
+    """
     refusal = stored_refusal(item) or seen.canon_problem
     canon = canon_target(item.operation, item.params) is not None
     if refusal is None and seen.summary is None and not canon:
@@ -153,7 +174,9 @@ def approved(
     summary = seen.summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
     proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
     person = PersonDecision(item.id, by, "approved", dict(item.precondition))
-    verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256)
+    rules = policy or Policy()
+    grounds = Grounds(policy=rules, recent=recent_writes(rules, writes, now))
+    verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
     if not verdict.allowed:
         current = proposed_under(proposed, summary, seen.canon_sha256)
         return _not_allowed(item, by, note, verdict, current, now)

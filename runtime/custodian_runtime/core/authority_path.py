@@ -1,25 +1,46 @@
 """The one authority for writes outside a fresh plan: the reconcile of a killed run, an approval.
 
-Both decide from what is observed now, the item itself and, for a queued operation, the recorded
-decision of a person, through the same `authorize()` a fresh plan goes through. A journal record
-or an approval file that says "authorized" is evidence to check, never a permission.
+Both decide through the same `authorize()` a fresh plan goes through, from the same grounds: the
+observation now, Custodian's recent writes (budgets, deference), the evidence, and the people's
+decisions. A journal record or an approval file that says "authorized" is evidence to check,
+never a permission. Each path differs only in its staleness check: an approval compares the
+state the item was proposed under, a reconcile the task state its write was authorized on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from custodian_runtime.core._journal_spine import PendingWrite
+from custodian_runtime.core.approval_history import ApprovalHistory
 from custodian_runtime.core.authority import Ruling, authorize
-from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.budgets import RecentWrites
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.evidence import Evidence
 from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.marks import same_text
 from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
+from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.precondition import edited_problem, proposed_under
+
+
+@dataclass(frozen=True)
+class Grounds:
+    """What every path rules from besides the observation and the item.
+
+    The caps (`policy`), what the queue holds or people refused (`history`), the events a
+    status write may cite (`evidence`; None: the observation's recent events) and Custodian's
+    recent writes, for the budgets and the deference to a person (`recent`; None: neither).
+    """
+
+    policy: Policy = field(default_factory=Policy)
+    history: ApprovalHistory = field(default_factory=ApprovalHistory)
+    evidence: Evidence | None = None
+    recent: RecentWrites | None = None
 
 
 @dataclass(frozen=True)
@@ -66,15 +87,15 @@ def rule_write(
     person: PersonDecision | None = None,
     *,
     canon_sha256: str | None = None,
+    grounds: Grounds | None = None,
 ) -> Verdict:
     """Execute or deny one write, from the observation now and, if queued, a person's decision.
 
     `canon_sha256` is a canon write's file hash now (None: no such file), which the hub does
     not hold; any other target's state is taken from `observed`. A queued item whose target
-    merely moved is `stale`.
+    merely moved is `stale`. `grounds` are the same a fresh plan is ruled from.
     """
-    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
-    ruling = authorize(plan, observed)[0]
+    ruling = fresh_ruling(item, observed, grounds)
     if person is None:
         if ruling.outcome == "queue":
             return _deny(item, "it needs a person's approval and none is on record")
@@ -93,6 +114,15 @@ def rule_write(
     return Verdict(Ruling(item, "execute", reason))
 
 
+def fresh_ruling(
+    item: ProposedItem, observed: DomainSummary, grounds: Grounds | None = None
+) -> Ruling:
+    """The ruling a fresh plan holding only `item` gets on `observed`, from `grounds`."""
+    g = grounds or Grounds()
+    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
+    return authorize(plan, observed, g.policy, g.history, evidence=g.evidence, recent=g.recent)[0]
+
+
 def _person_problem(item: ProposedItem, person: PersonDecision, domain: str) -> str | None:
     """Why the item as stored does not carry the decision a person made (None when it does)."""
     if person.decision != "approved":
@@ -108,7 +138,7 @@ def _deny(item: ProposedItem, problem: str) -> Verdict:
 
 # --- reconcile --------------------------------------------------------------------------------
 
-Action = Literal["found", "resend", "refused", "expired"]
+Action = Literal["found", "resend", "refused", "expired", "stale"]
 # Who allowed a write: the policy (a run's own write) or a person (an approved item). A write is
 # sent only through the dispatch table of the authority that allowed it.
 Authority = Literal["policy", "person"]
@@ -129,8 +159,13 @@ def reconcile_step(
     observed: DomainSummary,
     events: Sequence[ProgressEvent],
     now: datetime,
+    grounds: Grounds | None = None,
 ) -> ReconcileStep:
-    """Found on the hub, re-sent, or closed: the record chain, the hub and the window decide."""
+    """Found on the hub, re-sent, or closed: the record chain, the hub and the window decide.
+
+    A write is re-sent only when its target is still as the authorization saw it, and the one
+    authority allows it now from the same `grounds` a fresh plan would be ruled from.
+    """
     if pending.problems:
         return ReconcileStep("refused", "the journal does not prove it: " + pending.problems[0])
     landed = landed_on_hub(pending, observed, events)
@@ -142,12 +177,42 @@ def reconcile_step(
             "authorized more than 24 h ago, past the hub's idempotency window, and not found "
             "on the hub: a re-send could make it twice, so a person must check",
         )
+    moved = moved_since_authorized(pending, observed)
+    if moved is not None:
+        return ReconcileStep("stale", moved)
     person = _person_of(pending)
-    verdict = rule_write(_recorded_item(pending), observed, person)
+    verdict = rule_write(_recorded_item(pending), observed, person, grounds=grounds)
+    if verdict.stale:
+        return ReconcileStep("stale", "the authority finds it stale: " + verdict.ruling.reason)
     if not verdict.allowed:
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
     authority: Authority = "policy" if person is None else "person"
     return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
+
+
+def moved_since_authorized(pending: PendingWrite, observed: DomainSummary) -> str | None:
+    """Why a status write's task is no longer as its authorization saw it (None: it is)."""
+    planned = pending.planned_on
+    task_id = pending.params.get("task_id")
+    if planned is None or not isinstance(task_id, str):
+        return None
+    task = _task(observed, task_id)
+    if task is None:
+        return f"task {task_id} is no longer in the domain"
+    then = (planned.get("status"), planned.get("version"), planned.get("updated_at"))
+    version_moved = then[1] is not None and task.version is not None and then[1] != task.version
+    time_moved = then[2] is not None and parse_at(str(then[2])) != task.updated_at
+    if then[0] == task.status and not version_moved and not time_moved:
+        return None
+    return (
+        f"task {task_id} moved since the write was authorized: it was {then[0]} (version "
+        f"{then[1]}), the hub now shows {task.status} (version {task.version}); the next plan "
+        "decides"
+    )
+
+
+def _task(observed: DomainSummary, task_id: str) -> Task | None:
+    return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
 
 
 def _recorded_item(pending: PendingWrite) -> ProposedItem:

@@ -36,9 +36,13 @@ class RecentWrites:
     writes: tuple[OwnWrite, ...] = ()
 
     def since(self, span: timedelta) -> list[OwnWrite]:
-        """The writes made in the last `span` before now."""
+        """The writes made in the last `span` before now (Custodian's own and approved ones)."""
         start = self.now - span
         return [w for w in self.writes if parse_at(w.at) > start]
+
+    def own_since(self, span: timedelta) -> list[OwnWrite]:
+        """Custodian's own writes (by policy, not a person's approval) in the last `span`."""
+        return [w for w in self.since(span) if not w.by_person]
 
 
 def budget_problem(
@@ -46,7 +50,7 @@ def budget_problem(
 ) -> str | None:
     """Why `item` would overspend a rolling budget; `executed` counts this run's of its kind."""
     hours = policy.budget_window_hours
-    mine = recent.since(timedelta(hours=hours))
+    mine = recent.own_since(timedelta(hours=hours))
     limit = policy.budget(item.operation)
     if limit is not None:
         used = sum(1 for w in mine if w.operation == item.operation) + executed
@@ -86,6 +90,8 @@ def _status_deference(
     task_id: str, task: Task, mine: list[OwnWrite], view: View, policy: Policy
 ) -> str | None:
     last = next((w for w in reversed(mine) if w.operation in STATUS_OPERATIONS), None)
+    if last is not None and last.by_person:
+        return _person_approved(task_id, last, policy)
     if last is None or not _moved_since(last, task):
         return None
     changed = task.updated_at.isoformat().replace("+00:00", "Z")
@@ -96,6 +102,15 @@ def _status_deference(
         f"it was changed since{who}: the hub shows {task.status}, updated at {changed}. For "
         f"{policy.defer_days} days after a person's change, this task's status is a person's "
         "decision"
+    )
+
+
+def _person_approved(task_id: str, last: OwnWrite, policy: Policy) -> str:
+    who = last.by.removeprefix("person:")
+    return (
+        f"{who} approved setting task {task_id} to {last.status} at {last.at} (run "
+        f"{last.run_id}): for {policy.defer_days} days after a person's decision, this task's "
+        "status is a person's decision"
     )
 
 
@@ -114,7 +129,9 @@ def _moved_since(last: OwnWrite, task: Task) -> bool:
 def _flag_deference(
     task_id: str, mine: list[OwnWrite], view: View, policy: Policy, recent: RecentWrites
 ) -> str | None:
-    last = next((w for w in reversed(mine) if w.operation == "flag_for_human"), None)
+    last = next(
+        (w for w in reversed(mine) if w.operation == "flag_for_human" and not w.by_person), None
+    )
     if last is None:
         return None
     own_ids = {w.hub_id for w in recent.writes}

@@ -1,8 +1,9 @@
-"""Custodian's own writes, as the checkpoint keeps them for the rules that span runs.
+"""The writes Custodian made, as the checkpoint keeps them for the rules that span runs.
 
-Each is a write the authority allowed on its own (`authorized` by policy) that the hub took (a
-`receipt`). The checkpoint keeps those of the last `RETAIN` days, so the rolling budgets and the
-deference to a person (core/budgets.py) are counted without reading the journal again.
+Each is a write the hub took (a `receipt`) that the authority allowed on its own (`authorized`
+by policy) or that a person approved (`by` is `person:<name>`). The checkpoint keeps those of the
+last `RETAIN` days, so the rolling budgets (policy writes only) and the deference to a person
+(core/budgets.py) are counted without reading the journal again.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ class OwnWrite(BaseModel):
     hub_id: str | None = None
     # For a status write: the task as the hub answered it ({status, updated_at, version}).
     after: dict[str, Any] | None = None
+    # Who allowed it: "policy" (Custodian on its own) or "person:<name>" (an approved item).
+    by: str = "policy"
+
+    @property
+    def by_person(self) -> bool:
+        """Whether a person approved this write (it is a person's decision, not Custodian's)."""
+        return self.by.startswith("person:")
 
 
 def _origin(r: Record) -> tuple[str, Any]:
@@ -43,11 +51,7 @@ def _origin(r: Record) -> tuple[str, Any]:
 
 def writes_in(earlier: Sequence[Record], new: Sequence[Record]) -> list[OwnWrite]:
     """The own writes that a receipt among `new` closed; `earlier` may hold their authorization."""
-    authorized = {
-        _origin(r): r
-        for r in (*earlier, *new)
-        if r.kind == "authorized" and r.data.get("by") == "policy"
-    }
+    authorized = {_origin(r): r for r in (*earlier, *new) if r.kind == "authorized" and _counted(r)}
     found: list[OwnWrite] = []
     for r in new:
         grant = authorized.get(_origin(r)) if r.kind == "receipt" else None
@@ -65,9 +69,15 @@ def writes_in(earlier: Sequence[Record], new: Sequence[Record]) -> list[OwnWrite
                 status=status if isinstance(status, str) else None,
                 hub_id=r.data.get("hub_id"),
                 after=r.data.get("task_after"),
+                by=str(grant.data.get("by")),
             )
         )
     return found
+
+
+def _counted(r: Record) -> bool:
+    by = r.data.get("by")
+    return by == "policy" or (isinstance(by, str) and by.startswith("person:"))
 
 
 def retained(writes: Iterable[OwnWrite], newest_at: str | None) -> tuple[OwnWrite, ...]:

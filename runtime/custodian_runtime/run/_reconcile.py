@@ -7,22 +7,33 @@ through the same chain as any write, and journals what it did.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.authority import Ruling
-from custodian_runtime.core.authority_path import ReconcileStep, escalation, reconcile_step
+from custodian_runtime.core.authority_path import (
+    Grounds,
+    ReconcileStep,
+    as_item,
+    escalation,
+    reconcile_step,
+)
+from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.keys import escalation_key
 from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.plan import Plan
 from custodian_runtime.errors import ConfigError, HubError
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._dispatch import SANCTIONED_CALLS, calls_of
+from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run.act import send
+from custodian_runtime.run.decide import policy_and_history
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.stopping import StopFlag
@@ -37,11 +48,25 @@ class Reconciled:
 
 
 def settle_open_writes(
-    ctx: RunContext, history: list[J.Record], observation: Observation
+    ctx: RunContext,
+    history: list[J.Record],
+    observation: Observation,
+    writes: Sequence[OwnWrite] = (),
 ) -> Reconciled:
-    """Settle what a killed run left open; observe again if that wrote to the hub."""
-    rc = Reconciling(ctx.run_id, observation.summary, ctx.journal, ctx.client, ctx.now(), ctx.bound)
-    reports = tuple(reconcile(history, rc, ctx.log, ctx.stop))
+    """Settle what a killed run left open; observe again if that wrote to the hub.
+
+    Each write is ruled from the same grounds a fresh plan is: the caps, the approval queue's
+    history, Custodian's own recent writes (`writes`, from the checkpoint) and the evidence.
+    """
+    if not J.unfinished_items(history):
+        return Reconciled((), observation)
+    now = ctx.now()
+    policy, queue = policy_and_history(ctx, now)
+    grounds = Grounds(policy, queue, None, recent_writes(policy, writes, now))
+    rc = Reconciling(
+        ctx.run_id, observation.summary, ctx.journal, ctx.client, now, ctx.bound, grounds
+    )
+    reports = tuple(reconcile(history, rc, ctx.log, ctx.stop, writes))
     wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
     return Reconciled(reports, observe(ctx) if wrote else observation)
 
@@ -57,10 +82,16 @@ class Reconciling:
     now: datetime
     # The configured hub and canon (origin.bound); an open write of another hub is not settled.
     bound: Mapping[str, str | None] = field(default_factory=dict)
+    # What a fresh plan is ruled from besides the observation (evidence is read per write).
+    grounds: Grounds = field(default_factory=Grounds)
 
 
 def reconcile(
-    history: list[J.Record], ctx: Reconciling, log: PhaseLog, stop: StopFlag
+    history: list[J.Record],
+    ctx: Reconciling,
+    log: PhaseLog,
+    stop: StopFlag,
+    writes: Sequence[OwnWrite] = (),
 ) -> list[dict[str, Any]]:
     """Settle each write a killed run left open: found on the hub, re-sent, or closed.
 
@@ -73,7 +104,9 @@ def reconcile(
     for pending in J.unfinished_items(history):
         if stop:
             break
-        step = reconcile_step(pending, ctx.observed, _events_for(ctx.client, pending), ctx.now)
+        grounds = _with_evidence(ctx, pending, history, writes)
+        events = _events_for(ctx.client, pending)
+        step = reconcile_step(pending, ctx.observed, events, ctx.now, grounds)
         ctx.journal.append(
             "reconciled",
             {
@@ -117,6 +150,16 @@ def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | N
     return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
 
 
+def _with_evidence(
+    ctx: Reconciling, pending: J.PendingWrite, history: list[J.Record], writes: Sequence[OwnWrite]
+) -> Grounds:
+    """The grounds, with the events the write cites read as a fresh plan reads them."""
+    item = as_item(pending.operation, pending.params, pending.fingerprint)
+    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
+    evidence, _ = read_evidence(ctx.client, plan, ctx.observed, history, writes)
+    return replace(ctx.grounds, evidence=evidence)
+
+
 def _events_for(client: StateHubClient, pending: J.PendingWrite) -> tuple[ProgressEvent, ...]:
     # The run's mark on an event proves it landed; the domain summary shows only recent ones.
     workstream = pending.params.get("workstream_id")
@@ -152,6 +195,13 @@ def _settle_one(
         )
         outcome = {"executed": "resent", "failed": "failed", "stale": "stale"}[sent.kind]
         return {"outcome": outcome, "hub_id": sent.hub_id, "error": sent.error or sent.stale}
+    if step.action == "stale":
+        ctx.journal.append(
+            "stale",
+            {**marker, "error": f"not sent: {step.reason}", "observed": pending.planned_on,
+             "current": None},
+        )  # fmt: skip
+        return {"outcome": "stale", "reason": f"not sent: {step.reason}"}
     ctx.journal.append(
         "failed",
         {**marker, "error": f"not sent: {step.reason}", "status": None, "code": None,

@@ -185,7 +185,7 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
         seen = observe(ctx)
         known = replace(known, titles=display.titles(seen.summary))
         if not ctx.dry_run:
-            settled = settle_open_writes(ctx, history, seen)
+            settled = settle_open_writes(ctx, history, seen, opened.checkpoint.writes)
             seen = settled.observation
             known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
             ctx.journal.close_interrupted(history)

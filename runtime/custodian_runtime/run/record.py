@@ -139,6 +139,7 @@ _RECONCILED = {
     "resent": "was re-sent with its original key ({hub_id})",
     "refused": "was {reason}; closed, and never retried",
     "expired": "was {reason}; closed",
+    "stale": "was {reason}; closed as stale, and the next plan decides",
 }
 
 
