@@ -199,7 +199,7 @@ def _settle_one(
         ctx.journal.append(
             "stale",
             {**marker, "error": f"not sent: {step.reason}", "observed": pending.planned_on,
-             "current": None},
+             "current": None, "closed": "stale"},
         )  # fmt: skip
         return {"outcome": "stale", "reason": f"not sent: {step.reason}"}
     ctx.journal.append(
