@@ -109,6 +109,12 @@ def _approvals_parser(sub: Subparsers) -> None:
     no.add_argument("approval_id")
     no.add_argument("--by", required=True)
     no.add_argument("--reason", required=True)
+    no.add_argument(
+        "--hub",
+        help="state-hub URL or 'embedded' (env STATE_HUB_URL); needed only to settle an "
+        "earlier approval's write that was interrupted",
+    )
+    no.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR)")
     p.set_defaults(handler=_cmd_approvals)
 
 

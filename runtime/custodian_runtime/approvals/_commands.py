@@ -18,9 +18,16 @@ from custodian_runtime.approvals import _execute
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core import approval_text
 from custodian_runtime.core import approval_verdicts as verdicts
-from custodian_runtime.core.approval_verdicts import Settlement
+from custodian_runtime.core.approval_settle import (
+    executed_before,
+    landed_message,
+    open_writes_of,
+    settle_item_writes,
+)
+from custodian_runtime.core.approval_verdicts import Seen, Settlement
 from custodian_runtime.core.approvals import ApprovalItem, listed_status
 from custodian_runtime.core.inert import for_terminal_json
+from custodian_runtime.core.journal import Record
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.errors import ApprovalError
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -67,6 +74,10 @@ class RejectRequest:
 
 
 ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest
+
+
+# A decision that came after an earlier approval's write had landed: the item is executed.
+EXIT_LANDED = verdicts.EXIT_REFUSED
 
 
 @dataclass(frozen=True)
@@ -136,12 +147,20 @@ def _show_item(
 def decide_reject(
     settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
 ) -> Decision:
-    """Reject one item (never queued again); the CLI and the review page both call this."""
-    with _deciding(settings, store, approval_id, now) as (item, journal, _, _):
-        settled = verdicts.rejected(item, by, reason, now)
-        _journal(journal, settled)
+    """Reject one item (never queued again); the CLI and the review page both call this.
+
+    An earlier approval's write still open is settled first: if it landed, the item is
+    executed and the reject says so; if not, the write is closed and the reject stands.
+    """
+    with _deciding(settings, store, approval_id, now) as d:
+        settled = verdicts.rejected(d.item, by, reason, now)
+        _journal(d.journal, settled)
+        landed = _settle_open(settings, d, f"{by} rejected the item before it landed")
+        if landed is not None:
+            store.save(executed_before(d.item, by, landed, now))
+            return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
         _store(store, settled)
-    return Decision(item.id, settled.exit_code, settled.message)
+    return Decision(d.item.id, settled.exit_code, settled.message)
 
 
 def decide_approve(
@@ -154,7 +173,8 @@ def decide_approve(
 ) -> Decision:
     """Approve one item: the core rules on it now, and only an allowed write is sent.
 
-    The CLI and the review page both call this.
+    An earlier approval's write still open is settled first (found, or closed). The CLI and
+    the review page both call this.
     """
     item = _pending(store, approval_id, now)
     here = hub_identity(settings), canon_identity(settings.canon_dir)
@@ -162,17 +182,40 @@ def decide_approve(
     if elsewhere is not None:
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return Decision(approval_id, elsewhere.exit_code, elsewhere.message)
-    with _deciding(settings, store, approval_id, now) as (item, journal, run_id, writes):
-        seen = _execute.observe(settings, item)
+    with _deciding(settings, store, approval_id, now) as d:
+        seen = _execute.observe(settings, d.item)
         settled = verdicts.approved(
-            item, by, note, seen, now, policy=settings.limits, writes=writes
+            d.item, by, note, seen, now, policy=settings.limits, writes=d.writes
         )
-        _journal(journal, settled)
+        decided, *rest = settled.records or (None,)
+        if decided is not None:
+            d.journal.append(*decided)
+        landed = _settle_open(settings, d, f"{by} approved the item again", seen)
+        if landed is not None:
+            store.save(executed_before(d.item, by, landed, now))
+            return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
+        for entry in rest:
+            if entry is not None:
+                d.journal.append(*entry)
         if settled.execute:
-            outcome = _execute.execute(settings, item, by, journal, run_id, settled.task)
-            settled = verdicts.carried_out(item, by, note, outcome, now)
+            outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task)
+            settled = verdicts.carried_out(d.item, by, note, outcome, now)
         _store(store, settled)
-    return Decision(item.id, settled.exit_code, settled.message)
+    return Decision(d.item.id, settled.exit_code, settled.message)
+
+
+def _settle_open(
+    settings: Settings, d: Deciding, closing: str, seen: Seen | None = None
+) -> str | None:
+    """Settle the writes an earlier approval of the item left open; where one landed, if any."""
+    pending = open_writes_of(d.history, d.item.id)
+    if not pending:
+        return None
+    seen = seen or _execute.observe(settings, d.item)
+    settled = settle_item_writes(pending, seen.summary, seen.canon_sha256, closing)
+    for kind, data in settled.records:
+        d.journal.append(kind, data)
+    return settled.landed
 
 
 def _journal(journal: DiskJournal, settled: Settlement) -> None:
@@ -198,13 +241,23 @@ def _pending(store: ApprovalStore, approval_id: str, now: datetime) -> ApprovalI
     return item
 
 
+@dataclass(frozen=True)
+class Deciding:
+    """One decision under the domain's lock: the item (still pending), this attempt's journal
+    and run id, and what the journal's checkpoint holds (its records, Custodian's writes)."""
+
+    item: ApprovalItem
+    journal: DiskJournal
+    run_id: str
+    writes: tuple[OwnWrite, ...]
+    history: list[Record]
+
+
 @contextmanager
 def _deciding(
     settings: Settings, store: ApprovalStore, approval_id: str, now: datetime
-) -> Iterator[tuple[ApprovalItem, DiskJournal, str, tuple[OwnWrite, ...]]]:
-    """Hold the domain's lock; yield the item (still pending), this attempt's journal and run id,
-    and Custodian's own recent writes in the domain (the checkpoint's), which the authority
-    rules from."""
+) -> Iterator[Deciding]:
+    """Hold the domain's lock while one decision is journaled and stored."""
     item = _pending(store, approval_id, now)
     run_id = _execute.new_attempt_run_id(item)
     with RunLock(settings.memory_dir, item.domain, run_id=run_id):
@@ -214,7 +267,9 @@ def _deciding(
         opened = journals.open(item.domain)
         writer = journals.writer(item.domain, run_id, utc_now, opened)
         try:
-            yield item, DiskJournal(writer), run_id, opened.checkpoint.writes
+            yield Deciding(
+                item, DiskJournal(writer), run_id, opened.checkpoint.writes, opened.history
+            )
         finally:
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from custodian_runtime.core import (
     approval_history,
+    approval_settle,
     approval_text,
     approval_verdicts,
     approvals,
@@ -53,6 +54,7 @@ from custodian_runtime.core import (
 
 __all__ = [
     "approval_history",
+    "approval_settle",
     "approval_text",
     "approval_verdicts",
     "approvals",

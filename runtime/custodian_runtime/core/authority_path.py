@@ -9,11 +9,18 @@ state the item was proposed under, a reconcile the task state its write was auth
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from custodian_runtime.core._authority_checks import (
+    CREATE_OPERATIONS,
+    SAME_TITLE,
+    View,
+    same_titles,
+)
 from custodian_runtime.core._journal_spine import PendingWrite
 from custodian_runtime.core.approval_history import ApprovalHistory
 from custodian_runtime.core.authority import Ruling, authorize
@@ -160,14 +167,19 @@ def reconcile_step(
     events: Sequence[ProgressEvent],
     now: datetime,
     grounds: Grounds | None = None,
+    *,
+    canon_sha256: str | None = None,
 ) -> ReconcileStep:
     """Found on the hub, re-sent, or closed: the record chain, the hub and the window decide.
 
     A write is re-sent only when its target is still as the authorization saw it, and the one
-    authority allows it now from the same `grounds` a fresh plan would be ruled from.
+    authority allows it now from the same `grounds` a fresh plan would be ruled from. A canon
+    write is settled against its file's hash now (`canon_sha256`), never through the hub.
     """
     if pending.problems:
         return ReconcileStep("refused", "the journal does not prove it: " + pending.problems[0])
+    if pending.operation == "write_canon":
+        return _canon_step(pending, canon_sha256)
     landed = landed_on_hub(pending, observed, events)
     if landed is not None:
         return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
@@ -188,6 +200,18 @@ def reconcile_step(
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
     authority: Authority = "policy" if person is None else "person"
     return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
+
+
+def _canon_step(pending: PendingWrite, canon_sha256: str | None) -> ReconcileStep:
+    path = landed_canon(pending, canon_sha256)
+    if path is not None:
+        return ReconcileStep("found", f"the canon file {path} already holds the approved content")
+    return ReconcileStep(
+        "refused",
+        "the approved canon write did not land (the file does not hold its content); only its "
+        "approval writes the canon, so a person approves the item again",
+        authority="person",
+    )
 
 
 def moved_since_authorized(pending: PendingWrite, observed: DomainSummary) -> str | None:
@@ -240,18 +264,53 @@ def _person_of(pending: PendingWrite) -> PersonDecision | None:
 def landed_on_hub(
     pending: PendingWrite, observed: DomainSummary, events: Sequence[ProgressEvent]
 ) -> str | None:
-    """The hub id that shows the write already made: its marked event, the status, the flag."""
+    """The hub id that shows the write already made, for every operation the hub performs.
+
+    An event by its run mark; a status by the task's status; a flag by an open flag on the task;
+    a create by a new item with its title (one that bore the title when it was proposed does not
+    count); a resolve by the decision or flag no longer being open. None: not found.
+    """
     params = pending.params
-    if pending.operation == "add_progress_event":
+    operation = pending.operation
+    if operation == "add_progress_event":
         return _marked_event(pending, (*events, *observed.recent_events))
+    view = View.of(observed)
     task = params.get("task_id")
-    if pending.operation in ("update_task_status", "set_task_status"):
-        tasks = [t for ws in observed.workstreams for t in ws.tasks if t.id == task]
-        return task if any(t.status == params.get("status") for t in tasks) else None
-    if pending.operation == "flag_for_human":
-        flags = [f.id for f in observed.open_flags if f.task_id == task and f.status == "open"]
+    if operation in ("update_task_status", "set_task_status"):
+        found = view.tasks.get(str(task))
+        return found.id if found is not None and found.status == params.get("status") else None
+    if operation == "flag_for_human":
+        flags = sorted(f.id for f in view.flags.values() if f.task_id == task)
         return flags[0] if flags else None
+    if operation in CREATE_OPERATIONS:
+        return _created(pending, view)
+    if operation == "resolve_decision":
+        return _closed(params.get("decision_id"), view.decisions)
+    if operation == "resolve_flag":
+        return _closed(params.get("flag_id"), view.flags)
     return None
+
+
+def _closed(target: object, still_open: Mapping[str, object]) -> str | None:
+    """A resolve found done: its decision or flag is no longer open."""
+    return target if isinstance(target, str) and target not in still_open else None
+
+
+def _created(pending: PendingWrite, view: View) -> str | None:
+    """A created item with the write's title that was not there when the write was ruled."""
+    ruling = pending.ruling or {}
+    before = (ruling.get("precondition") or {}).get(SAME_TITLE) or []
+    new = [i for i in same_titles(pending.operation, pending.params, view) if i not in before]
+    return new[0] if new else None
+
+
+def landed_canon(pending: PendingWrite, canon_sha256: str | None) -> str | None:
+    """A canon write found done: the file's hash now is that of the approved content."""
+    content = pending.params.get("content")
+    if pending.operation != "write_canon" or not isinstance(content, str):
+        return None
+    wanted = hashlib.sha256(content.encode("utf-8")).hexdigest()
+    return str(pending.params.get("path")) if canon_sha256 == wanted else None
 
 
 def _marked_event(pending: PendingWrite, events: Sequence[ProgressEvent]) -> str | None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from custodian_runtime.canon import current_sha256
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.authority_path import (
@@ -26,6 +28,7 @@ from custodian_runtime.core.keys import escalation_key
 from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import Plan
+from custodian_runtime.core.precondition import canon_target
 from custodian_runtime.errors import ConfigError, HubError
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog
@@ -64,7 +67,14 @@ def settle_open_writes(
     policy, queue = policy_and_history(ctx, now)
     grounds = Grounds(policy, queue, None, recent_writes(policy, writes, now))
     rc = Reconciling(
-        ctx.run_id, observation.summary, ctx.journal, ctx.client, now, ctx.bound, grounds
+        ctx.run_id,
+        observation.summary,
+        ctx.journal,
+        ctx.client,
+        now,
+        ctx.bound,
+        grounds,
+        ctx.canon_dir,
     )
     reports = tuple(reconcile(history, rc, ctx.log, ctx.stop, writes))
     wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
@@ -84,6 +94,8 @@ class Reconciling:
     bound: Mapping[str, str | None] = field(default_factory=dict)
     # What a fresh plan is ruled from besides the observation (evidence is read per write).
     grounds: Grounds = field(default_factory=Grounds)
+    # The canon, whose file hash settles an approved canon write (None: not configured).
+    canon_dir: Path | None = None
 
 
 def reconcile(
@@ -106,7 +118,8 @@ def reconcile(
             break
         grounds = _with_evidence(ctx, pending, history, writes)
         events = _events_for(ctx.client, pending)
-        step = reconcile_step(pending, ctx.observed, events, ctx.now, grounds)
+        canon = _canon_sha256(ctx.canon_dir, pending)
+        step = reconcile_step(pending, ctx.observed, events, ctx.now, grounds, canon_sha256=canon)
         ctx.journal.append(
             "reconciled",
             {
@@ -148,6 +161,11 @@ def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | N
         return None
     task_id = pending.params.get("task_id")
     return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
+
+
+def _canon_sha256(canon_dir: Path | None, pending: J.PendingWrite) -> str | None:
+    path = canon_target(pending.operation, pending.params)
+    return None if path is None or canon_dir is None else current_sha256(canon_dir, path)
 
 
 def _with_evidence(
