@@ -185,3 +185,27 @@ def test_a_killed_runs_done_is_not_resent_over_a_status_a_person_approved_since(
         assert code == 0, err
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
         _replays(tmp_path)
+
+
+def test_an_interrupted_approvals_write_found_by_the_next_run_makes_the_item_executed(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="after_commit")
+    with held_hub(tmp_path, hold) as hub:
+        ids = _queue(tmp_path, hub.url, memory)
+        approval = ids["set_task_status"]
+        _approve_killed(tmp_path, hold, approval, hub.url)
+        hold.release()
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
+        assert ApprovalStore(memory).get(approval).status == "pending"
+
+        quiet = write_plan(tmp_path / "quiet.md", QUIET)
+        code, out, err = finish(start_run(tmp_path, run_argv(hub.url, quiet, memory, "--force")))
+        assert code == 0, err
+        [found] = json.loads(out)["reconciled"]
+        assert found["outcome"] == "found" and found["hub_id"] == "web-t-4"
+        item = ApprovalStore(memory).get(approval)
+        assert item.status == "executed" and item.result == {"hub_id": "web-t-4"}
+        assert "found done as web-t-4 by the reconcile of run" in str(item.decision_note)
+        _replays(tmp_path)

@@ -157,7 +157,7 @@ def decide_reject(
         _journal(d.journal, settled)
         landed = _settle_open(settings, d, f"{by} rejected the item before it landed")
         if landed is not None:
-            store.save(executed_before(d.item, by, landed, now))
+            store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
         _store(store, settled)
     return Decision(d.item.id, settled.exit_code, settled.message)
@@ -192,7 +192,7 @@ def decide_approve(
             d.journal.append(*decided)
         landed = _settle_open(settings, d, f"{by} approved the item again", seen)
         if landed is not None:
-            store.save(executed_before(d.item, by, landed, now))
+            store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
         for entry in rest:
             if entry is not None:

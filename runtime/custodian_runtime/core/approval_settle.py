@@ -84,12 +84,9 @@ def _reconciled(write: J.PendingWrite, action: str, reason: str) -> dict[str, An
     }
 
 
-def executed_before(item: ApprovalItem, by: str, landed: str, now: datetime) -> ApprovalItem:
-    """The item as executed: an earlier approval's write was found done on the hub."""
-    note = (
-        f"an earlier approval's write was found done as {landed} when {by} decided again; "
-        "the item is executed"
-    )
+def executed_before(item: ApprovalItem, found_by: str, landed: str, now: datetime) -> ApprovalItem:
+    """The item as executed: an earlier approval's write was found done (`found_by` says when)."""
+    note = f"an interrupted approval's write was found done as {landed} {found_by}"
     update = {"status": "executed", "decided_at": now, "result": {"hub_id": landed},
               "decision_note": note}  # fmt: skip
     return item.model_copy(update=update)

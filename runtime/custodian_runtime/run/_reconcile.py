@@ -14,6 +14,7 @@ from typing import Any
 
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core import journal as J
+from custodian_runtime.core.approval_settle import executed_before
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.authority_path import (
     Grounds,
@@ -30,6 +31,7 @@ from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import Plan
 from custodian_runtime.core.precondition import canon_target
 from custodian_runtime.errors import ConfigError, HubError
+from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
@@ -75,6 +77,7 @@ def settle_open_writes(
         ctx.bound,
         grounds,
         ctx.canon_dir,
+        ctx.approvals,
     )
     reports = tuple(reconcile(history, rc, ctx.log, ctx.stop, writes))
     wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
@@ -96,6 +99,8 @@ class Reconciling:
     grounds: Grounds = field(default_factory=Grounds)
     # The canon, whose file hash settles an approved canon write (None: not configured).
     canon_dir: Path | None = None
+    # The approval queue: an approved write found on the hub makes its item executed.
+    approvals: ApprovalStore | None = None
 
 
 def reconcile(
@@ -196,6 +201,7 @@ def _settle_one(
             {**marker, "status_code": None, "hub_id": step.hub_id, "replayed": False,
              "response_sha256": None, "attempts": 0, "found_on_hub": True},
         )  # fmt: skip
+        _item_executed(ctx, pending, step.hub_id)
         return {"outcome": "found", "hub_id": step.hub_id, "reason": step.reason}
     if step.action == "resend":
         # A status write goes out only on the task as observed now (If-Match, or a re-read).
@@ -229,6 +235,17 @@ def _settle_one(
     if step.action == "expired":
         report["flag"] = _escalate(pending, step, ctx, f"reconcile-{position}")
     return report
+
+
+def _item_executed(ctx: Reconciling, pending: J.PendingWrite, landed: str | None) -> None:
+    """The approval item of a person's write found on the hub says executed, as the journal does."""
+    approval = (pending.approval or {}).get("approval_id")
+    if ctx.approvals is None or not isinstance(approval, str) or landed is None:
+        return
+    item = ctx.approvals.get(approval)
+    if item.status in ("pending", "rejected", "approved"):
+        found_by = f"by the reconcile of run {ctx.run_id}"
+        ctx.approvals.save(executed_before(item, found_by, landed, ctx.now))
 
 
 def _escalate(
