@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 Handler = Callable[[argparse.Namespace], int]
+WAIT_HELP = (
+    "while a run holds the domain, wait up to this long, then record the decision to be "
+    "carried out when the run ends (default 10)"
+)
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 
 
@@ -102,6 +106,7 @@ def _approvals_parser(sub: Subparsers) -> None:
     ok.add_argument("--by", required=True, help="who approves")
     ok.add_argument("--note", help="a note kept with the decision")
     ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    ok.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
     ok.add_argument(
         "--canon", help="canon directory, for write_canon items (env CUSTODIAN_CANON_DIR)"
     )
@@ -115,6 +120,7 @@ def _approvals_parser(sub: Subparsers) -> None:
         "earlier approval's write that was interrupted",
     )
     no.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR)")
+    no.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
     p.set_defaults(handler=_cmd_approvals)
 
 
@@ -180,7 +186,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from custodian_runtime.run import run
 
     settings = _settings(args)
+    _carry_out_recorded(settings)
     result = run(settings)
+    _carry_out_recorded(settings)
     if settings.json_output:
         # One line for a cluster's log pipeline; indented for a person at a terminal.
         indent = None if settings.log_format == "json" else 2
@@ -192,6 +200,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             for_terminal(f"custodian: {result.status}: {redact(result.message)}") + "\n"
         )
     return result.exit_code
+
+
+def _carry_out_recorded(settings: Settings) -> None:
+    """Decisions a person made while the domain was busy are carried out once it is free."""
+    from custodian_runtime.approvals import carry_out_recorded_decisions
+
+    if settings.dry_run or settings.domain is None:
+        return
+    for done in carry_out_recorded_decisions(settings, settings.domain):
+        sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -245,9 +263,9 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
     elif command == "show":
         request = a.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
-        request = a.RejectRequest(args.approval_id, args.by, args.reason)
+        request = a.RejectRequest(args.approval_id, args.by, args.reason, args.wait)
     else:
-        request = a.ApproveRequest(args.approval_id, args.by, args.note)
+        request = a.ApproveRequest(args.approval_id, args.by, args.note, args.wait)
     return a.approvals_command(settings, request, sys.stdout)
 
 

@@ -14,6 +14,7 @@ from custodian_runtime.approvals._commands import (
     RejectRequest,
     ShowRequest,
     approvals_command,
+    carry_out_recorded_decisions,
     decide_approve,
     decide_reject,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "RejectRequest",
     "ShowRequest",
     "approvals_command",
+    "carry_out_recorded_decisions",
     "decide_approve",
     "decide_reject",
     "execute",

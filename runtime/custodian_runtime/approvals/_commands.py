@@ -15,6 +15,12 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from custodian_runtime.approvals import _execute
+from custodian_runtime.approvals._recorded import (
+    carry_out_recorded,
+    decide_or_record,
+    record_for_later,
+    recorded,
+)
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core import approval_text
 from custodian_runtime.core import approval_verdicts as verdicts
@@ -29,7 +35,8 @@ from custodian_runtime.core.approvals import ApprovalItem, listed_status
 from custodian_runtime.core.inert import for_terminal_json
 from custodian_runtime.core.journal import Record
 from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.errors import ApprovalError
+from custodian_runtime.core.recorded_decisions import RecordedDecision
+from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock
@@ -62,6 +69,7 @@ class ApproveRequest:
     approval_id: str
     by: str
     note: str | None = None
+    wait_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ class RejectRequest:
     approval_id: str
     by: str
     reason: str
+    wait_s: float = 0.0
 
 
 ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest
@@ -91,6 +100,8 @@ class Decision:
 
 def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO) -> int:
     """Carry out `approvals list|show|approve|reject`."""
+    for earlier in carry_out_recorded_decisions(settings):
+        out.write(f"carried out a recorded decision: {earlier.message}\n")
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
     now = utc_now()
     if isinstance(request, ListRequest):
@@ -98,9 +109,15 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
     if isinstance(request, ShowRequest):
         return _show_item(store, request.approval_id, now, request.as_json, out)
     if isinstance(request, RejectRequest):
-        done = decide_reject(settings, store, request.approval_id, request.by, request.reason, now)
+        done = decide_reject(
+            settings, store, request.approval_id, request.by, request.reason, now,
+            wait_s=request.wait_s,
+        )  # fmt: skip
     else:
-        done = decide_approve(settings, store, request.approval_id, request.by, request.note, now)
+        done = decide_approve(
+            settings, store, request.approval_id, request.by, request.note, now,
+            wait_s=request.wait_s,
+        )  # fmt: skip
     out.write(done.message + "\n")
     return done.exit_code
 
@@ -145,9 +162,34 @@ def _show_item(
 
 
 def decide_reject(
-    settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
+    settings: Settings,
+    store: ApprovalStore,
+    approval_id: str,
+    by: str,
+    reason: str,
+    now: datetime,
+    *,
+    wait_s: float = 0.0,
 ) -> Decision:
     """Reject one item (never queued again); the CLI and the review page both call this.
+
+    While a run holds the domain past `wait_s`, the rejection is recorded and journaled when
+    the domain is free (approvals/_recorded.py).
+    """
+
+    def later(busy: RunLocked) -> Decision:
+        item = _pending(store, approval_id, now)
+        return record_for_later(settings, item, recorded(item, "reject", by, reason, now), busy)
+
+    return decide_or_record(
+        lambda: _reject_now(settings, store, approval_id, by, reason, now), later, wait_s
+    )
+
+
+def _reject_now(
+    settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
+) -> Decision:
+    """Reject under the domain's lock (RunLocked while a run holds it).
 
     An earlier approval's write still open is settled first: if it landed, the item is
     executed and the reject says so; if not, the write is closed and the reject stands.
@@ -170,11 +212,48 @@ def decide_approve(
     by: str,
     note: str | None,
     now: datetime,
+    *,
+    wait_s: float = 0.0,
 ) -> Decision:
     """Approve one item: the core rules on it now, and only an allowed write is sent.
 
-    An earlier approval's write still open is settled first (found, or closed). The CLI and
-    the review page both call this.
+    The CLI and the review page both call this. While a run holds the domain past `wait_s`,
+    the approval is recorded, and ruled on and carried out when the domain is free.
+    """
+
+    def later(busy: RunLocked) -> Decision:
+        item = _pending(store, approval_id, now)
+        return record_for_later(settings, item, recorded(item, "approve", by, note, now), busy)
+
+    return decide_or_record(
+        lambda: _approve_now(settings, store, approval_id, by, note, now), later, wait_s
+    )
+
+
+def carry_out_recorded_decisions(settings: Settings, domain: str | None = None) -> list[Decision]:
+    """Carry out the decisions recorded while their domain was busy, where it is free now."""
+    store = ApprovalStore(settings.memory_dir, settings.seal_key)
+
+    def approve(d: RecordedDecision) -> Decision:
+        return _approve_now(settings, store, d.approval_id, d.by, d.text, utc_now())
+
+    def reject(d: RecordedDecision) -> Decision:
+        return _reject_now(settings, store, d.approval_id, d.by, d.text or "", utc_now())
+
+    return carry_out_recorded(settings, domain, approve, reject)
+
+
+def _approve_now(
+    settings: Settings,
+    store: ApprovalStore,
+    approval_id: str,
+    by: str,
+    note: str | None,
+    now: datetime,
+) -> Decision:
+    """Approve under the domain's lock (RunLocked while a run holds it).
+
+    An earlier approval's write still open is settled first (found, or closed).
     """
     item = _pending(store, approval_id, now)
     here = hub_identity(settings), canon_identity(settings.canon_dir)
