@@ -26,9 +26,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("_retry",),  # the one retry policy: its waits are cut short by the stop flag
     # The doors to the world: files on disk, the hub's client, the models, the renderer.
     ("memory", "statehub", "llm", "render"),
-    # Settings name the model adapters; the one hub connector opens a client from them.
-    ("settings",),
-    ("statehub.connect",),
+    # Settings name the model adapters; metrics (a run's push, `custodian status`) read memory/.
+    ("settings", "metrics"),
+    ("statehub.connect",),  # the one hub connector opens a client from the settings
     ("run",),
     ("approvals",),
     ("audit",),
@@ -54,6 +54,7 @@ RUN_ORDER: tuple[str, ...] = (
     "act",
     "_reconcile",
     "record",
+    "_metrics",
     "_runner",
 )
 

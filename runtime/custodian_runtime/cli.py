@@ -122,6 +122,16 @@ def _journal_parser(sub: Subparsers) -> None:
     prune.set_defaults(handler=_cmd_journal_prune)
 
 
+def _status_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("status", help="every domain's last run, last success, queue and cost")
+    p.add_argument("--memory", help=MEMORY_HELP)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="as JSON")
+    out.add_argument("--prometheus", action="store_true", help="Prometheus text format")
+    p.add_argument("--max-age", default="48h", help="exit 8 past this with no success: 48h, 2d")
+    p.set_defaults(handler=_cmd_status)
+
+
 def _review_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "review", help="a local web page to read runs and notes and decide approvals"
@@ -159,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     _spine_parsers(sub)
     _approvals_parser(sub)
     _journal_parser(sub)
+    _status_parser(sub)
     _review_parser(sub)
     _eval_parser(sub)
     return parser
@@ -261,6 +272,17 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
     done = prune(settings.memory_dir, domain, keep, utc_now(), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from custodian_runtime.clock import utc_now
+    from custodian_runtime.metrics import StatusRequest, parse_max_age, status_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=False)
+    request = StatusRequest(parse_max_age(args.max_age), args.json, args.prometheus)
+    return status_command(settings.memory_dir, settings.seal_key, request, sys.stdout, utc_now())
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

@@ -63,6 +63,7 @@ class Settings:
     force: bool = False
     json_output: bool = False
     log_format: str = "text"
+    pushgateway_url: str | None = None  # CUSTODIAN_PUSHGATEWAY_URL: push each run's metrics
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
     seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
@@ -207,6 +208,7 @@ def load_settings(
         force=bool(flags.get("force")),
         json_output=bool(flags.get("json")),
         log_format=_log_format(env),
+        pushgateway_url=_pushgateway(env),
         seal_key=seal_key,
     )
 
@@ -249,3 +251,15 @@ def _log_format(env: Mapping[str, str]) -> str:
             setting="CUSTODIAN_LOG_FORMAT",
         )
     return log_format
+
+
+def _pushgateway(env: Mapping[str, str]) -> str | None:
+    """CUSTODIAN_PUSHGATEWAY_URL: unset, or an http(s) URL of a Prometheus Pushgateway."""
+    url = env.get("CUSTODIAN_PUSHGATEWAY_URL") or None
+    if url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise ConfigError(
+            f"CUSTODIAN_PUSHGATEWAY_URL={redact(url)!r} is not an http(s) URL, "
+            "e.g. http://pushgateway:9091",
+            setting="CUSTODIAN_PUSHGATEWAY_URL",
+        )
+    return url.rstrip("/") if url else None

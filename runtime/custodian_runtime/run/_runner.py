@@ -41,6 +41,7 @@ from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
+from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._preflight import check_run
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
@@ -61,7 +62,10 @@ def run(
     model_transport: httpx.BaseTransport | None = None,
     stderr: TextIO | None = None,
 ) -> RunResult:
-    """Run one pass for `settings.domain` and return its result (never raises CustodianError)."""
+    """Run one pass for `settings.domain` and return its result (never raises CustodianError).
+
+    With a Pushgateway configured, a run that is not a dry run pushes its metrics at the end.
+    """
     assert settings.domain is not None and settings.hub is not None
     run_id = new_run_id(clock())
     known = Known(run_id, settings.domain, settings.dry_run, settings.model.spec)
@@ -73,6 +77,25 @@ def run(
         clock=clock,
         monotonic=time.monotonic,
     )
+    began = clock()
+    try:
+        result = _run(settings, known, log, clock, transport, model_transport)
+    except Exception:
+        push_after(settings, known.ended("failed", 1, "a bug"), began, clock, log)
+        raise
+    push_after(settings, result, began, clock, log)
+    return result
+
+
+def _run(
+    settings: Settings,
+    known: Known,
+    log: PhaseLog,
+    clock: Clock,
+    transport: httpx.BaseTransport | None,
+    model_transport: httpx.BaseTransport | None,
+) -> RunResult:
+    """The pass itself; the caller pushes its metrics."""
     stop = StopFlag()
     try:
         check_run(settings)  # before the hub is read and before anything is written
@@ -273,9 +296,10 @@ def _finish(
     """Journal and log how the run ended; the result, assembled once."""
     counts = known.counts()
     with contextlib.suppress(CustodianError):
-        ctx.journal.append(
-            "finished", {"status": end.status, "exit_code": end.exit_code, "counts": counts}
-        )
+        # The model and its usage are for the metrics (core/metrics.py, `custodian status`).
+        data = {"status": end.status, "exit_code": end.exit_code, "counts": counts}
+        data |= {"model": known.model, "usage": dict(known.usage)}
+        ctx.journal.append("finished", data)
     ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
     return _ended(known, end, note)
 
