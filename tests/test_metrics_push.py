@@ -6,6 +6,7 @@ persistence file; the run is a real `custodian run` process against the referenc
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -21,6 +23,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.metrics import RunFacts
+from custodian_runtime.metrics import push_run
+from custodian_runtime.phase_log import PhaseLog
 from runsupport import CANON, plan_response
 
 PUSHGATEWAY = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")
@@ -143,3 +148,33 @@ def test_an_unreachable_pushgateway_costs_one_warning_and_never_the_run(
     assert len(warnings) == 1, done.stderr
     assert warnings[0].startswith("custodian: metrics: not pushed")
     assert "severity=warning" in warnings[0] and closed in warnings[0]
+
+
+def test_a_push_ends_at_its_deadline_when_the_pushgateway_never_answers(tmp_path: Path) -> None:
+    silent = socket.socket()  # listens, never accepts or answers: the kernel completes connects
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    err = io.StringIO()
+    now = datetime.now(UTC)
+    log = PhaseLog(
+        err, fmt="json", run_id="r1", domain="website", clock=lambda: now, monotonic=time.monotonic
+    )
+    facts = RunFacts(now, now, 0, "completed", {"executed": 1})
+    (tmp_path / "memory").mkdir()
+    started = time.monotonic()
+    try:
+        pushed = push_run(
+            url, facts, (tmp_path / "memory", "website", None), now, log, deadline_s=0.5
+        )
+    finally:
+        silent.close()
+    assert pushed is False and time.monotonic() - started < 5
+    (line,) = err.getvalue().splitlines()
+    record = json.loads(line)
+    assert (record["phase"], record["outcome"], record["severity"]) == (
+        "metrics",
+        "not pushed",
+        "warning",
+    )
+    assert record["error"] == "PushFailed: no answer within the push's 0.5 s"

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from prometheus_client import push_to_gateway
 
-from custodian_runtime._bounded_http import exchange
+from custodian_runtime._bounded_http import DeadlinePassed, exchange
 from custodian_runtime.core.metrics import JOB, Figures, RunFacts
 from custodian_runtime.core.redact import redact
 from custodian_runtime.core.seals import SealKey
@@ -28,8 +28,8 @@ MAX_ANSWER_BYTES = 64 << 10  # a Pushgateway answers a push with an empty body
 Send = Callable[[], None]
 
 
-class PushRefused(Exception):
-    """The Pushgateway answered with an error status."""
+class PushFailed(Exception):
+    """The Pushgateway refused the push, or did not answer by the deadline."""
 
 
 def _handler(
@@ -43,15 +43,18 @@ def _handler(
         def send() -> None:
             with httpx.Client(transport=transport, trust_env=False) as client:
                 request = client.build_request(method, url, headers=headers, content=data)
-                answer = exchange(
-                    client,
-                    request,
-                    deadline=time.monotonic() + deadline_s,
-                    max_bytes=MAX_ANSWER_BYTES,
-                )
+                try:
+                    answer = exchange(
+                        client,
+                        request,
+                        deadline=time.monotonic() + deadline_s,
+                        max_bytes=MAX_ANSWER_BYTES,
+                    )
+                except DeadlinePassed:
+                    raise PushFailed(f"no answer within the push's {deadline_s:g} s") from None
             if answer.status_code >= 400:
                 body = answer.text[:200].strip()
-                raise PushRefused(f"HTTP {answer.status_code} {body}".strip())
+                raise PushFailed(f"HTTP {answer.status_code} {body}".strip())
 
         return send
 
