@@ -128,7 +128,7 @@ def _status_parser(sub: Subparsers) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="as JSON")
     out.add_argument("--prometheus", action="store_true", help="Prometheus text format")
-    p.add_argument("--max-age", default="48h", help="exit 8 past this with no success: 48h, 2d")
+    p.add_argument("--max-age", help="exit 8 past this with no success (default 48h; 2d, 1w)")
     p.set_defaults(handler=_cmd_status)
 
 
@@ -276,12 +276,14 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
 
 def _cmd_status(args: argparse.Namespace) -> int:
     from custodian_runtime.clock import utc_now
+    from custodian_runtime.metrics import DEFAULT_MAX_AGE as DEFAULT
     from custodian_runtime.metrics import StatusRequest, parse_max_age, status_command
     from custodian_runtime.run import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
-    request = StatusRequest(parse_max_age(args.max_age), args.json, args.prometheus)
+    max_age = parse_max_age(args.max_age or DEFAULT)
+    request = StatusRequest(max_age, args.json, args.prometheus)
     return status_command(settings.memory_dir, settings.seal_key, request, sys.stdout, utc_now())
 
 

@@ -35,7 +35,10 @@ class PushFailed(Exception):
 def _handler(
     deadline_s: float, transport: httpx.BaseTransport | None
 ) -> Callable[[str, str, float | None, list[tuple[str, str]], bytes], Send]:
-    """A prometheus-client handler that sends through one bounded exchange."""
+    """A prometheus-client handler that sends through one bounded exchange.
+
+    Its `timeout` (per socket operation) is not used: `deadline_s` bounds the whole exchange.
+    """
 
     def handler(
         url: str, method: str, timeout: float | None, headers: list[tuple[str, str]], data: bytes
