@@ -38,6 +38,17 @@ def test_a_local_canon_the_variable_and_the_flag_each_win_over_the_one_below(
     assert (flagged.canon_dir, flagged.canon_source) == (tmp_path / "mine", "flag")
 
 
+def test_a_broken_local_canon_is_reported_not_replaced_by_the_packaged_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "canon").symlink_to(tmp_path / "gone")
+    argv = ["run", "--domain", "website", "--hub", "embedded", "--llm", "offline"]
+    done = run_cli(argv, tmp_path, monkeypatch)
+    assert done.code == 2
+    assert f"no constitution at {tmp_path / 'gone' / 'constitution.md'}" in done.stderr
+    assert not (tmp_path / ".custodian").exists()
+
+
 def test_eval_scenarios_are_local_when_present_else_packaged(tmp_path: Path) -> None:
     packaged = default_scenarios(tmp_path)
     assert packaged.resolve() == (REPO / "evals" / "scenarios").resolve()

@@ -32,10 +32,11 @@ def demo_answers() -> tuple[Path, ...]:
 
 
 def local_or_packaged(cwd: Path, local: str, packaged: Path) -> tuple[Path, str]:
-    """`cwd/local` when that directory exists (a checkout, or a copy made by `init`), else the
-    packaged one; with where it came from."""
+    """`cwd/local` when it exists (a checkout, or a copy made by `init`), else the packaged one;
+    with where it came from. Anything there, even a file or a broken link, is used and checked:
+    the packaged copy never stands in for a local one that is broken."""
     here = cwd / local
-    if here.is_dir():
+    if here.exists() or here.is_symlink():
         return here.resolve(), "default"
     return packaged, PACKAGED
 
