@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[[argparse.Namespace], int]
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
+CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
 
 
 def _run_parser(sub: Subparsers) -> None:
@@ -39,7 +40,7 @@ def _run_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
     p.add_argument("--memory", help=MEMORY_HELP)
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
     p.add_argument("--show-prompt", action="store_true", help="print the rendered prompt")
     p.add_argument("--force", action="store_true", help="run even if nothing changed")
@@ -128,7 +129,7 @@ def _review_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--memory", help=MEMORY_HELP)
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8750, help="port to bind (default 8750)")
     p.add_argument("--open", action="store_true", help="open the page in a browser")
@@ -139,7 +140,7 @@ def _eval_parser(sub: Subparsers) -> None:
     p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
     p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--scenarios", type=Path, help="default ./evals/scenarios, else the packaged")
     p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")

@@ -32,10 +32,10 @@ def demo_answers() -> tuple[Path, ...]:
 
 
 def local_or_packaged(cwd: Path, local: str, packaged: Path) -> tuple[Path, str]:
-    """`cwd/local` when it exists (a checkout, or a copy made by `init`), else the packaged one;
-    with where it came from. Anything there, even a file or a broken link, is used and checked:
-    the packaged copy never stands in for a local one that is broken."""
+    """`cwd/local` if it exists (a checkout, an `init` copy), else the packaged one; and which."""
     here = cwd / local
+    # Even a file or a broken link there is used, and checked: the packaged copy never stands
+    # in for a local one that is broken.
     if here.exists() or here.is_symlink():
         return here.resolve(), "default"
     return packaged, PACKAGED
