@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
 from custodian_runtime.core.approvals import ApprovalStatus
-from custodian_runtime.core.inert import for_terminal, for_terminal_json
+from custodian_runtime.core.inert import for_prose, for_terminal, for_terminal_json
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
 from custodian_runtime.errors import ConfigError, CustodianError
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[[argparse.Namespace], int]
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
+CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
 
 
 def _run_parser(sub: Subparsers) -> None:
@@ -39,7 +40,7 @@ def _run_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
     p.add_argument("--memory", help=MEMORY_HELP)
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
     p.add_argument("--show-prompt", action="store_true", help="print the rendered prompt")
     p.add_argument("--force", action="store_true", help="run even if nothing changed")
@@ -138,7 +139,7 @@ def _review_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--memory", help=MEMORY_HELP)
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8750, help="port to bind (default 8750)")
     p.add_argument("--open", action="store_true", help="open the page in a browser")
@@ -149,12 +150,18 @@ def _eval_parser(sub: Subparsers) -> None:
     p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
     p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
-    p.add_argument("--scenarios", type=Path, default=Path("evals/scenarios"))
+    p.add_argument("--canon", help=CANON_HELP)
+    p.add_argument("--scenarios", type=Path, help="default ./evals/scenarios, else the packaged")
     p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario (default 1)")
     p.set_defaults(handler=_cmd_eval)
+
+
+def _init_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("init", help="copy the default canon into DIR, for editing")
+    p.add_argument("dir", type=Path, metavar="DIR", help="a new or empty directory")
+    p.set_defaults(handler=_cmd_init)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     _status_parser(sub)
     _review_parser(sub)
     _eval_parser(sub)
+    _init_parser(sub)
     return parser
 
 
@@ -201,14 +209,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from custodian_runtime.evals import eval_command
+    from custodian_runtime.packaged import default_scenarios
 
     flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
     settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
     if settings.model_source == "embedded default":
         sys.stderr.write(f"custodian: eval: no --llm given; using {settings.model.spec}\n")
+    scenarios = args.scenarios or default_scenarios(Path.cwd())
     return eval_command(
-        settings, args.scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
+        settings, scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
     )
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from custodian_runtime.packaged import init_canon, init_text
+
+    target = args.dir.resolve()
+    sys.stdout.write(for_prose(init_text(target, init_canon(target))) + "\n")
+    return 0
 
 
 def _cmd_hub_serve(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig
 from custodian_runtime.llm.registry import split_spec
+from custodian_runtime.packaged import default_canon, local_or_packaged
 
 EMBEDDED = "embedded"
 SEAL_KEY = "CUSTODIAN_SEAL_KEY"
@@ -57,6 +58,8 @@ class Settings:
     memory_dir: Path
     canon_dir: Path
     embedded_dir: Path
+    # "flag" or the variable that named it, "default" (./canon) or "packaged" (read-only).
+    canon_source: str = "flag"
     limits: Policy = field(default_factory=Policy)
     dry_run: bool = False
     show_prompt: bool = False
@@ -193,15 +196,16 @@ def load_settings(
     spec, model_source = _model_spec(flags, env, embedded=embedded_defaults, required=hub_required)
     model_name, _ = pick(flags.get("model"), env, "CUSTODIAN_MODEL")
     memory, _ = pick(flags.get("memory"), env, "CUSTODIAN_MEMORY_DIR")
-    canon, _ = pick(flags.get("canon"), env, "CUSTODIAN_CANON_DIR")
+    canon_dir, canon_source = _canon(flags, env, cwd)
     return Settings(
         domain=parse_domain(domain, required=domain_required),
         hub=hub,
         model=model_config(spec, model_name, env),
         model_source=model_source,
         memory_dir=(cwd / (memory or "memory")).resolve(),
-        canon_dir=(cwd / (canon or "canon")).resolve(),
+        canon_dir=canon_dir,
         embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
+        canon_source=canon_source,
         limits=limits_from(env),
         dry_run=bool(flags.get("dry_run")),
         show_prompt=bool(flags.get("show_prompt")),
@@ -223,6 +227,14 @@ def _hub(
     if url is None and not required:
         return None
     return parse_hub(url, env.get("STATE_HUB_TOKEN"), source, env)
+
+
+def _canon(flags: Mapping[str, Any], env: Mapping[str, str], cwd: Path) -> tuple[Path, str]:
+    """--canon, else CUSTODIAN_CANON_DIR, else ./canon if it exists, else the packaged canon."""
+    canon, source = pick(flags.get("canon"), env, "CUSTODIAN_CANON_DIR")
+    if canon is not None:
+        return (cwd / canon).resolve(), source
+    return local_or_packaged(cwd, "canon", default_canon())
 
 
 def _model_spec(

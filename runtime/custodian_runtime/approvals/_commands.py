@@ -161,6 +161,7 @@ def decide_approve(
     if elsewhere is not None:
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return Decision(approval_id, elsewhere.exit_code, elsewhere.message)
+    _execute.check_writable_canon(settings, item)
     with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
         seen = _execute.observe(settings, item)
         settled = verdicts.approved(item, by, note, seen, now)

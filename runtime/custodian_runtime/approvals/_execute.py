@@ -19,8 +19,10 @@ from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal_trace import executed_params
 from custodian_runtime.core.keys import approval_key, attempt_run_id
+from custodian_runtime.core.precondition import canon_target
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.run_journal import Journal
+from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.run import APPROVED_CALLS, bound, read_summary, send
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
@@ -43,6 +45,17 @@ def hub_client(settings: Settings) -> Iterator[StateHubClient]:
         )
     with open_hub(settings.hub, settings.embedded_dir, utc_now) as client:
         yield client
+
+
+def check_writable_canon(settings: Settings, item: ApprovalItem) -> None:
+    """A canon write never goes into the packaged canon: ConfigError, the item stays pending."""
+    if settings.canon_source == PACKAGED and canon_target(item.operation, item.params):
+        raise ConfigError(
+            f"{item.id} writes to the canon, and the canon in use is the packaged default, which "
+            "is never changed: reject it, copy the canon with `custodian init DIR`, and point "
+            "--canon (or CUSTODIAN_CANON_DIR) at the copy for future runs",
+            setting="CUSTODIAN_CANON_DIR",
+        )
 
 
 def observe(settings: Settings, item: ApprovalItem) -> Seen:

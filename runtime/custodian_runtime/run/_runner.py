@@ -39,6 +39,7 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
+from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
 from custodian_runtime.run._metrics import push_after
@@ -99,6 +100,8 @@ def _run(
     stop = StopFlag()
     try:
         check_run(settings)  # before the hub is read and before anything is written
+        if settings.canon_source == PACKAGED:
+            log.line("canon", "packaged", dir=str(settings.canon_dir), copy="custodian init DIR")
         with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
             client, hub = opened
             known, started_at = replace(known, hub=hub), clock()
