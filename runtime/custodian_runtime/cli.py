@@ -120,6 +120,10 @@ def _journal_parser(sub: Subparsers) -> None:
     prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
     prune.add_argument("--memory")
     prune.set_defaults(handler=_cmd_journal_prune)
+    reseal = j.add_parser("reseal", help="move what the previous seal key sealed to the new key")
+    reseal.add_argument("--domain", help="only this domain (default: every domain)")
+    reseal.add_argument("--memory")
+    reseal.set_defaults(handler=_cmd_journal_reseal)
 
 
 def _review_parser(sub: Subparsers) -> None:
@@ -261,6 +265,15 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
     done = prune(settings.memory_dir, domain, keep, utc_now(), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
+
+
+def _cmd_journal_reseal(args: argparse.Namespace) -> int:
+    from custodian_runtime.memory.journal_reseal import reseal_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=True)
+    return reseal_command(settings.memory_dir, settings.seal_key, settings.domain, sys.stdout)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

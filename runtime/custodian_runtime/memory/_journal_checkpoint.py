@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.core.journal_fold import VERSION, Checkpoint, Head, empty, own_problems
 from custodian_runtime.core.journal_records import Problem, Record, record_hash
-from custodian_runtime.core.seals import SealKey, Sealer
+from custodian_runtime.core.seals import Sealer, SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._files import atomic_write_bytes
 from custodian_runtime.memory._journal_segments import Layout, Segment, lines_from, read_range

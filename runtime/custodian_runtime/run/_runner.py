@@ -22,8 +22,8 @@ from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core import display
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
-from custodian_runtime.core.plan import Plan
 from custodian_runtime.core.journal_render import UNSEALED
+from custodian_runtime.core.plan import Plan
 from custodian_runtime.core.run_rules import (
     EXIT_OK,
     Ending,
