@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.seals import SealKey, seal_record
 from custodian_runtime.memory.journal_prune import prune
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import ContentStore
@@ -209,3 +209,31 @@ def test_reseal_moves_every_segment_the_anchor_and_the_checkpoint(
     court = _cli(tmp_path, monkeypatch, inspect, NEW_KEY)
     assert court.code == 0, court.stdout
     assert f"seals     verified: all {len(chain)} record(s) in the domain" in court.stdout
+
+
+def test_the_previous_key_only_verifies_and_is_never_shown() -> None:
+    from custodian_runtime.core.journal import make_record
+    from custodian_runtime.core.seals import record_sealer, verify_seals
+    from custodian_runtime.settings import load_settings
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    record = make_record(None, "r1", "website", "run_started", at, {"pid": 1})
+    by_old = seal_record(SealKey(OLD_KEY), record)
+    rotating = SealKey(NEW_KEY, OLD_KEY)
+    assert record_sealer(rotating, by_old) == "previous" and verify_seals([by_old], rotating) == []
+    assert seal_record(rotating, record).seal == _seal_of(NEW_KEY, record.hash)  # seals with new
+    assert record_sealer(rotating.current_only(), by_old) is None
+    assert verify_seals([by_old], SealKey(NEW_KEY))  # without the previous key: refused
+    assert record_sealer(SealKey(OLD_KEY, NEW_KEY), by_old) == "current"
+
+    env = {
+        "CUSTODIAN_SEAL_KEY": NEW_KEY,
+        "CUSTODIAN_SEAL_KEY_PREVIOUS": OLD_KEY,
+        "STATE_HUB_URL": "http://127.0.0.1:1",
+        "CUSTODIAN_LLM": "offline",
+    }
+    settings = load_settings({"domain": "website"}, env, Path("/nonexistent"))
+    assert settings.seal_key is not None and settings.seal_key.rotating
+    shown = repr(settings) + json.dumps(settings.digest_view()) + repr(settings.seal_key)
+    assert OLD_KEY not in shown and NEW_KEY not in shown
+    assert not {"CUSTODIAN_SEAL_KEY", "CUSTODIAN_SEAL_KEY_PREVIOUS"} & set(settings.model.env)
