@@ -214,6 +214,12 @@ def _resealed_line(raw: bytes, key: SealKey, current: SealKey) -> bytes:
     assert isinstance(record, Record)  # the survey, under the same lock, parsed every line
     if record_sealer(key, record) != "previous":
         return raw
+    # Only the seal's 64 hex characters change: every other byte, and so every offset, stays.
+    old, new = (
+        f'"seal":"{seal}"'.encode() for seal in (record.seal, seal_record(current, record).seal)
+    )
+    if raw.count(old) == 1:
+        return raw.replace(old, new)
     return (seal_record(current, record).line() + "\n").encode("utf-8")
 
 
