@@ -21,7 +21,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The pure core, the error types it raises, and the package's version.
     ("core", "errors", ""),
     # Small shell utilities every part may use.
-    ("clock", "stopping", "phase_log", "canon", "_dotenv", "_env_numbers", "packaged"),
+    ("clock", "stopping", "phase_log", "canon", "_dotenv", "_env_numbers", "packaged", "_seal_env"),
     ("_bounded_http", "crash"),
     ("_retry",),  # the one retry policy: its waits are cut short by the stop flag
     # The doors to the world: files on disk, the hub's client, the models, the renderer.

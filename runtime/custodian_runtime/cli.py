@@ -121,6 +121,10 @@ def _journal_parser(sub: Subparsers) -> None:
     prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
     prune.add_argument("--memory")
     prune.set_defaults(handler=_cmd_journal_prune)
+    reseal = j.add_parser("reseal", help="move what the previous seal key sealed to the new key")
+    reseal.add_argument("--domain", help="only this domain (default: every domain)")
+    reseal.add_argument("--memory")
+    reseal.set_defaults(handler=_cmd_journal_reseal)
 
 
 def _status_parser(sub: Subparsers) -> None:
@@ -303,6 +307,15 @@ def _cmd_status(args: argparse.Namespace) -> int:
     max_age = parse_max_age(args.max_age or DEFAULT)
     request = StatusRequest(max_age, args.json, args.prometheus)
     return status_command(settings.memory_dir, settings.seal_key, request, sys.stdout, utc_now())
+
+
+def _cmd_journal_reseal(args: argparse.Namespace) -> int:
+    from custodian_runtime.memory.journal_reseal import reseal_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=True)
+    return reseal_command(settings.memory_dir, settings.seal_key, settings.domain, sys.stdout)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from custodian_runtime._dotenv import layered_environment
 from custodian_runtime._env_numbers import env_float, env_int, limits_from
+from custodian_runtime._seal_env import SEAL_VARIABLES, seal_key_from
 from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
@@ -25,7 +26,6 @@ from custodian_runtime.llm.registry import split_spec
 from custodian_runtime.packaged import default_canon, local_or_packaged
 
 EMBEDDED = "embedded"
-SEAL_KEY = "CUSTODIAN_SEAL_KEY"
 DEFAULT_EMBEDDED_DIR = ".custodian"
 
 
@@ -153,18 +153,6 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
     )
 
 
-# The windows the journal's checkpoint can answer: it keeps 31 days of Custodian's writes.
-def seal_key_from(env: Mapping[str, str]) -> SealKey | None:
-    """The seal key, if CUSTODIAN_SEAL_KEY is set; a short key is a ConfigError (never echoed)."""
-    raw = env.get(SEAL_KEY)
-    if raw is None:
-        return None
-    try:
-        return SealKey(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{SEAL_KEY}: {exc}", setting=SEAL_KEY) from None
-
-
 def claude_on_path(env: Mapping[str, str]) -> str | None:
     """The Claude Code executable the embedded default would use, if any."""
     from custodian_runtime.llm.claude_code import find_claude
@@ -187,9 +175,9 @@ def load_settings(
     unconfigured model becomes `claude-code` when a `claude` executable is found, else `offline`.
     """
     env = layered_environment(environ, cwd)
-    seal_key = seal_key_from(env)
-    # The model's snapshot of the environment never holds the seal key.
-    env.pop(SEAL_KEY, None)
+    seal_key = seal_key_from(env, environ)
+    for name in SEAL_VARIABLES:  # the model's snapshot of the environment never holds a seal key
+        env.pop(name, None)
     embedded_defaults = bool(flags.get("embedded_defaults"))
     domain, _ = pick(flags.get("domain"), env, "CUSTODIAN_DOMAIN")
     hub = _hub(flags, env, embedded=embedded_defaults, required=hub_required)

@@ -22,6 +22,7 @@ from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core import display
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
+from custodian_runtime.core.journal_render import UNSEALED
 from custodian_runtime.core.plan import Plan
 from custodian_runtime.core.run_rules import (
     EXIT_OK,
@@ -170,6 +171,8 @@ def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
 
 def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> Opened:
     """The checkpoint and the tail after it; a full scan only when the checkpoint is off."""
+    if store.seal_key is None:
+        log.line("seals", "unsealed", detail=UNSEALED)
     opened = store.open(domain, repair=repair)
     if opened.rebuilt is not None and opened.head is not None:
         log.line(
