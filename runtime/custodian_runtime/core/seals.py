@@ -76,7 +76,7 @@ def verify_seals(records: Sequence[Record], key: SealKey) -> list[Problem]:
 def item_seal(key: SealKey, item: ApprovalItem) -> str:
     """The seal of an approval item: HMAC of its canonical JSON without the seal."""
     data = item.model_dump(mode="json", exclude={"seal"})
-    for unset in [k for k in ("hub", "canon") if data[k] is None]:
+    for unset in [k for k in ("hub", "hub_at", "canon") if data[k] is None]:
         del data[unset]  # an item from before items were bound keeps its seal
     return key.mac(_ITEM_PREFIX, canonical_json(data))
 

@@ -12,13 +12,14 @@ from typing import TextIO
 
 import httpx
 
+from custodian_runtime.core.origin import HubOrigin
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
 from custodian_runtime.llm.base import Model
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
-from custodian_runtime.run._origin import bound
+from custodian_runtime.run._origin import bound, hub_origin
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, hub_label, open_hub
@@ -73,6 +74,7 @@ class Talk:
     model: Model
     hub: str
     started_at: datetime
+    origin: HubOrigin | None = None  # the hub's identity, read once when the client opened
 
 
 def build_context(
@@ -91,7 +93,7 @@ def build_context(
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
         limits=settings.limits,
-        bound=bound(settings),
+        bound=bound(settings, talk.origin),
         started_at=talk.started_at,
         clock=talk.clock,
         stop=talk.stop,
@@ -111,6 +113,15 @@ def _prompt_out(settings: Settings) -> TextIO | None:
     return sys.stderr if settings.json_output else sys.stdout
 
 
+@dataclass(frozen=True)
+class Opened:
+    """The hub client, the hub's label and its identity (`core.origin.HubOrigin`)."""
+
+    client: StateHubClient
+    label: str
+    origin: HubOrigin | None
+
+
 @contextmanager
 def open_client(
     settings: Settings,
@@ -118,8 +129,9 @@ def open_client(
     log: PhaseLog,
     stop: StopFlag,
     transport: httpx.BaseTransport | None,
-) -> Iterator[tuple[StateHubClient, str]]:
-    """A client of the configured hub (the embedded one in this process), and its label.
+) -> Iterator[Opened]:
+    """A client of the configured hub (the embedded one in this process), its label and its
+    identity, read once from GET /health.
 
     The label is what is journaled, noted and printed (`hub_label`).
     """
@@ -129,8 +141,13 @@ def open_client(
     with open_hub(
         hub, settings.embedded_dir, clock, transport=transport, stop=stop, on_retry=on_retry
     ) as client:
+        origin = hub_origin(settings, client)
+        hub_id = None if origin is None else origin.hub_id
         if hub.embedded:
-            log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)))
+            log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)), hub_id=hub_id)
         else:
-            log.line("hub", "configured", url=redact(hub.url), source=hub.source)
-        yield client, hub_label(hub)
+            log.line("hub", "configured", url=redact(hub.url), source=hub.source, hub_id=hub_id)
+        notice = None if origin is None else origin.notice()
+        if notice is not None:
+            log.line("hub", "bound by URL", detail=notice)
+        yield Opened(client, hub_label(hub), origin)

@@ -69,7 +69,7 @@ def reconcile(
     report per item for the summary and the note.
     """
     reports: list[dict[str, Any]] = []
-    _refuse_other_hub(J.unfinished_items(history), ctx.bound.get("hub"))
+    _refuse_other_hub(J.unfinished_items(history), ctx.bound)
     for pending in J.unfinished_items(history):
         if stop:
             break
@@ -98,16 +98,19 @@ def reconcile(
     return reports
 
 
-def _refuse_other_hub(pending: Sequence[J.PendingWrite], hub: str | None) -> None:
-    """ConfigError (nothing sent) when a killed run left a write open on another hub."""
+def _refuse_other_hub(pending: Sequence[J.PendingWrite], here: Mapping[str, str | None]) -> None:
+    """ConfigError (nothing sent) when a killed run left a write open on another hub: one
+    bound to another hub_id, or, bound by URL, to another URL (core/origin.same_hub)."""
+    hub = here.get("hub")
     for write in pending:
-        if write.hub is not None and hub is not None and write.hub != hub:
-            raise ConfigError(
-                f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
-                f"not settled, and this run is configured with hub {hub}: it is neither "
-                f"re-sent here nor closed. Run once against {write.hub} to settle it",
-                setting="STATE_HUB_URL",
-            )
+        if write.hub is None or hub is None or write.hub in (hub, here.get("hub_at")):
+            continue
+        raise ConfigError(
+            f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
+            f"not settled, and this run is configured with hub {hub}: it is neither "
+            f"re-sent here nor closed. Run once against {write.hub_at or write.hub} to settle it",
+            setting="STATE_HUB_URL",
+        )
 
 
 def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:

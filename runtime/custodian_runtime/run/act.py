@@ -245,6 +245,7 @@ def _enqueue(
             now=now,
             ttl_days=ctx.limits.approval_ttl_days,
             hub=ctx.bound["hub"],
+            hub_at=ctx.bound["hub_at"],
             canon=ctx.bound["canon"],
         )
         taken.add(approval.id)
