@@ -12,7 +12,6 @@ from typing import TextIO
 
 import httpx
 
-from custodian_runtime.core.origin import HubOrigin
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
 from custodian_runtime.llm.base import Model
@@ -46,8 +45,9 @@ class RunContext:
     memory_dir: Path
     canon_dir: Path
     limits: Policy  # the caps, budgets and windows of this run
-    # The configured hub and canon (origin.bound), named in every item the run authorizes.
-    bound: Mapping[str, str | None]
+    # The configured hub and canon (origin.bound), named in every item the run authorizes or
+    # queues; the hub's identity is read the first time it is called.
+    bound: Callable[[], Mapping[str, str | None]]
     started_at: datetime
     clock: Clock
     stop: StopFlag
@@ -74,7 +74,6 @@ class Talk:
     model: Model
     hub: str
     started_at: datetime
-    origin: HubOrigin | None = None  # the hub's identity, read once when the client opened
 
 
 def build_context(
@@ -93,7 +92,7 @@ def build_context(
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
         limits=settings.limits,
-        bound=bound(settings, talk.origin),
+        bound=Binding(settings, talk.client, talk.log),
         started_at=talk.started_at,
         clock=talk.clock,
         stop=talk.stop,
@@ -113,13 +112,25 @@ def _prompt_out(settings: Settings) -> TextIO | None:
     return sys.stderr if settings.json_output else sys.stdout
 
 
-@dataclass(frozen=True)
-class Opened:
-    """The hub client, the hub's label and its identity (`core.origin.HubOrigin`)."""
+class Binding:
+    """What the run's items and authorizations are bound to (`origin.bound`), read when first
+    needed: the hub's identity costs a GET /health, which a run that binds nothing never asks."""
 
-    client: StateHubClient
-    label: str
-    origin: HubOrigin | None
+    def __init__(self, settings: Settings, client: StateHubClient, log: PhaseLog) -> None:
+        self._settings, self._client, self._log = settings, client, log
+        self._bound: dict[str, str | None] | None = None
+
+    def __call__(self) -> Mapping[str, str | None]:
+        """{"hub", "hub_at", "canon"}: the identity read, and a v1.1 notice said, once."""
+        if self._bound is None:
+            origin = hub_origin(self._settings, self._client)
+            if origin is not None:
+                self._log.line("hub", "identified", hub_id=origin.hub_id, at=origin.location)
+            notice = None if origin is None else origin.notice()
+            if notice is not None:
+                self._log.line("hub", "bound by URL", detail=notice)
+            self._bound = bound(self._settings, origin)
+        return self._bound
 
 
 @contextmanager
@@ -129,9 +140,8 @@ def open_client(
     log: PhaseLog,
     stop: StopFlag,
     transport: httpx.BaseTransport | None,
-) -> Iterator[Opened]:
-    """A client of the configured hub (the embedded one in this process), its label and its
-    identity, read once from GET /health.
+) -> Iterator[tuple[StateHubClient, str]]:
+    """A client of the configured hub (the embedded one in this process), and its label.
 
     The label is what is journaled, noted and printed (`hub_label`).
     """
@@ -141,13 +151,8 @@ def open_client(
     with open_hub(
         hub, settings.embedded_dir, clock, transport=transport, stop=stop, on_retry=on_retry
     ) as client:
-        origin = hub_origin(settings, client)
-        hub_id = None if origin is None else origin.hub_id
         if hub.embedded:
-            log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)), hub_id=hub_id)
+            log.line("hub", "embedded", db=str(embedded_db(settings.embedded_dir)))
         else:
-            log.line("hub", "configured", url=redact(hub.url), source=hub.source, hub_id=hub_id)
-        notice = None if origin is None else origin.notice()
-        if notice is not None:
-            log.line("hub", "bound by URL", detail=notice)
-        yield Opened(client, hub_label(hub), origin)
+            log.line("hub", "configured", url=redact(hub.url), source=hub.source)
+        yield client, hub_label(hub)

@@ -77,11 +77,11 @@ def run(
     try:
         check_run(settings)  # before the hub is read and before anything is written
         with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
-            client, hub = opened.client, opened.label
+            client, hub = opened
             known, started_at = replace(known, hub=hub), clock()
             model = _model(settings, log, stop, model_transport)
             try:
-                talk = Talk(clock, stop, log, client, model, hub, started_at, opened.origin)
+                talk = Talk(clock, stop, log, client, model, hub, started_at)
                 return _go(settings, replace(known, model=model.model_name), talk)
             finally:
                 model.close()
