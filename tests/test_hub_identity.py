@@ -222,6 +222,33 @@ def test_a_v11_hub_falls_back_to_its_url_says_so_and_keeps_working_by_url(
     assert approved.code == 0, approved.stdout + approved.stderr
 
 
+class _Counting(httpx.BaseTransport):
+    """The real hub, counting the requests per path."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+        self.paths: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(request.url.path)
+        return self._inner.handle_request(request)
+
+
+@pytest.mark.parametrize(("plan", "health_reads"), [({}, 0), (THREE_WRITES, 1)])
+def test_a_run_asks_the_hubs_identity_once_and_only_when_it_binds_something(
+    tmp_path: Path, small_hub: ReferenceHub, plan: dict[str, Any], health_reads: int
+) -> None:
+    llm = write_plan(tmp_path / "answer.md", plan)
+    flags = {"domain": "website", "hub": small_hub.url, "llm": llm, "force": True}
+    flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
+    settings = load_settings(flags, {"PATH": "/usr/bin:/bin"}, tmp_path)
+    counting = _Counting()
+    with (tmp_path / "stderr").open("w") as err:
+        result = run(settings, transport=counting, stderr=err)
+    assert result.summary()["exit_code"] == 0
+    assert counting.paths.count("/health") == health_reads
+
+
 def test_an_item_bound_by_url_before_v12_keeps_working_against_that_url(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
