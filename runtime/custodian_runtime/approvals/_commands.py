@@ -26,7 +26,6 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal
-from custodian_runtime.run import canon_identity, hub_identity
 from custodian_runtime.settings import Settings
 
 
@@ -156,18 +155,20 @@ def decide_approve(
     The CLI and the review page both call this.
     """
     item = _pending(store, approval_id, now)
-    here = hub_identity(settings), canon_identity(settings.canon_dir)
-    elsewhere = verdicts.elsewhere(approval_id, item, *here)
+    hub = _execute.hub_here(settings) if _execute.needs_hub(item) else None
+    here = _execute.here(settings, item, hub)
+    elsewhere = verdicts.elsewhere(item, here, by, note)
     if elsewhere is not None:
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return Decision(approval_id, elsewhere.exit_code, elsewhere.message)
     _execute.check_writable_canon(settings, item)
     with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
         seen = _execute.observe(settings, item)
-        settled = verdicts.approved(item, by, note, seen, now)
+        # The same ruling the review page previews (verdicts.on_approve), origin included.
+        settled = verdicts.on_approve(item, here, by, note, seen, now)
         _journal(journal, settled)
         if settled.execute:
-            outcome = _execute.execute(settings, item, by, journal, run_id, settled.task)
+            outcome = _execute.execute(settings, item, by, journal, run_id, settled.task, hub)
             settled = verdicts.carried_out(item, by, note, outcome, now)
         _store(store, settled)
     return Decision(item.id, settled.exit_code, settled.message)

@@ -9,6 +9,7 @@ path (authorized -> dispatched -> receipt, failed or stale) and the approved dis
 from __future__ import annotations
 
 import secrets
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -16,17 +17,25 @@ from custodian_runtime.canon import current_sha256, resolve_inside, write_canon
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
 from custodian_runtime.core.approvals import ApprovalItem
-from custodian_runtime.core.contract import Task
+from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal_trace import executed_params
 from custodian_runtime.core.keys import approval_key, attempt_run_id
+from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.precondition import canon_target
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.packaged import PACKAGED
-from custodian_runtime.run import APPROVED_CALLS, bound, read_summary, send
+from custodian_runtime.run import (
+    APPROVED_CALLS,
+    bound,
+    canon_identity,
+    hub_location,
+    read_summary,
+    send,
+)
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.statehub.connect import open_hub
+from custodian_runtime.statehub.connect import embedded_db, open_hub
 
 
 def new_attempt_run_id(item: ApprovalItem) -> str:
@@ -58,15 +67,50 @@ def check_writable_canon(settings: Settings, item: ApprovalItem) -> None:
         )
 
 
-def observe(settings: Settings, item: ApprovalItem) -> Seen:
-    """What the core asks to see before ruling: the domain on the hub now, or the canon file."""
+def hub_here(settings: Settings) -> HubOrigin | None:
+    """The configured hub's identity, from GET /health (v1.2); None without a hub. An embedded
+    hub not made yet is named by its database and not made by asking. A v1.1 hub is named by
+    its URL, and stderr says so."""
+    location = hub_location(settings)
+    if settings.hub is None or location is None:
+        return None
+    if settings.hub.embedded and not embedded_db(settings.embedded_dir).exists():
+        return HubOrigin(None, location)
+    with hub_client(settings) as client:
+        origin = client.hub_origin(location)
+    notice = origin.notice()
+    if notice is not None:
+        sys.stderr.write(f"custodian: hub: {notice}\n")
+    return origin
+
+
+def needs_hub(item: ApprovalItem) -> bool:
+    """True when deciding the item asks which hub is configured (every hub write)."""
+    return item.operation != "write_canon"
+
+
+def here(settings: Settings, item: ApprovalItem, hub: HubOrigin | None) -> Here:
+    """Where the item would be decided: the hub (only a hub write needs it), canon, memory."""
+    canon, memory = canon_identity(settings.canon_dir), str(settings.memory_dir)
+    return Here(hub if needs_hub(item) else None, canon, memory)
+
+
+def seen_for(settings: Settings, item: ApprovalItem, summary: DomainSummary | None) -> Seen:
+    """What the ruling sees: the domain `summary` read now, or the canon file now."""
     what = to_observe(item)
     if what == "nothing":
         return Seen()
     if what == "canon":
         return _canon_seen(settings, str(item.params["path"]))
+    return Seen(summary=summary)
+
+
+def observe(settings: Settings, item: ApprovalItem) -> Seen:
+    """What the core asks to see before ruling: the domain on the hub now, or the canon file."""
+    if to_observe(item) != "hub":
+        return seen_for(settings, item, None)
     with hub_client(settings) as client:
-        return Seen(summary=read_summary(client, item.domain))
+        return seen_for(settings, item, read_summary(client, item.domain))
 
 
 def _canon_seen(settings: Settings, path: str) -> Seen:
@@ -85,6 +129,7 @@ def execute(
     journal: Journal,
     run_id: str,
     observed_task: Task | None = None,
+    hub: HubOrigin | None = None,
 ) -> Outcome:
     """authorized (by the person) -> dispatched -> receipt, failed or stale; the item's result.
 
@@ -94,7 +139,7 @@ def execute(
     params = executed_params(item.operation, dict(item.params), item.domain)
     authorized = {"index": 0, "operation": item.operation, "params": params}
     authorized |= {"fingerprint": item.fingerprint, "idempotency_key": key, "by": f"person:{by}"}
-    journal.append("authorized", authorized | bound(settings))
+    journal.append("authorized", authorized | bound(settings, hub))
     if item.operation == "write_canon":
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:

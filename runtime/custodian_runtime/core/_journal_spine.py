@@ -34,8 +34,10 @@ class PendingWrite:
     problems: tuple[str, ...] = ()
     ruling: dict[str, Any] | None = None
     approval: dict[str, Any] | None = None
-    # The hub the write was authorized on (core/origin.py); None in a record from before.
+    # The hub the write was authorized on (core/origin.py), and where it was reached; None in
+    # a record from before.
     hub: str | None = None
+    hub_at: str | None = None
 
 
 def verify_spine(records: Sequence[Record]) -> list[Problem]:
@@ -134,6 +136,7 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
                 ruling=dict(ruling.data) if ruling is not None else None,
                 approval=dict(approval.data) if approval is not None else None,
                 hub=data.get("hub") if isinstance(data.get("hub"), str) else None,
+                hub_at=data.get("hub_at") if isinstance(data.get("hub_at"), str) else None,
             )
         )
     return pending

@@ -114,7 +114,7 @@ def verify_seals(records: Sequence[Record], key: SealKey) -> list[Problem]:
 
 def _item_message(item: ApprovalItem) -> str:
     data = item.model_dump(mode="json", exclude={"seal"})
-    for unset in [k for k in ("hub", "canon") if data[k] is None]:
+    for unset in [k for k in ("hub", "hub_at", "canon") if data[k] is None]:
         del data[unset]  # an item from before items were bound keeps its seal
     return canonical_json(data)
 
