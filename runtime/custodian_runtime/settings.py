@@ -240,6 +240,15 @@ def _model_spec(
     return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"
 
 
+def early_log_format(environ: Mapping[str, str], cwd: Path) -> str:
+    """CUSTODIAN_LOG_FORMAT read first, so that even a broken setting is logged as asked."""
+    try:
+        env: Mapping[str, str] = layered_environment(environ, cwd)
+    except ConfigError:  # a broken .env: the process environment still says
+        env = environ
+    return "json" if env.get("CUSTODIAN_LOG_FORMAT", "").strip().lower() == "json" else "text"
+
+
 def _log_format(env: Mapping[str, str]) -> str:
     """CUSTODIAN_LOG_FORMAT: `text` (the default) or `json`."""
     log_format = env.get("CUSTODIAN_LOG_FORMAT", "text")
