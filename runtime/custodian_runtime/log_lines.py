@@ -37,9 +37,13 @@ def _size(text: str) -> int:
 
 
 def _cut(text: str, over: int) -> str:
-    """`text` shortened by at least `over` bytes' worth of characters, with a marker."""
-    keep = max(0, min(len(text) // 2, len(text) - over - 64))
-    return f"{text[:keep]}…[truncated {len(text) - keep} chars]"
+    """`text` shortened by `over` bytes, or by half if that is less, with a marker.
+
+    Halving the largest field each time shares the cut among several large fields.
+    """
+    raw = text.encode("utf-8")
+    kept = raw[: max(0, len(raw) - over - 64, len(raw) // 2)].decode("utf-8", "ignore")
+    return f"{kept}…[truncated {len(text) - len(kept)} chars]"
 
 
 def fit_record(record: dict[str, Any]) -> str:
