@@ -15,7 +15,7 @@ from custodian_runtime.core.approvals import ApprovalStatus
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
-from custodian_runtime.errors import ConfigError, CustodianError
+from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -283,7 +283,8 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
         )
         return exc.exit_code
     except CustodianError as exc:
-        say("ERROR", redact(exc.message), phase="error", exit_code=exc.exit_code)
+        severity = "WARNING" if isinstance(exc, Interrupted) else "ERROR"
+        say(severity, redact(exc.message), phase="error", exit_code=exc.exit_code)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
