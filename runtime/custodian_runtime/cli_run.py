@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 @contextlib.contextmanager
 def stderr_routed() -> Iterator[None]:
     """In JSON mode, every line written to stderr while the block runs becomes a JSON record."""
-    if early_log_format(os.environ, Path.cwd()) != "json":
+    if early_log_format(os.environ, _cwd()) != "json":
         yield
         return
     log = JsonLog(sys.stderr, utc_now)
@@ -47,6 +47,13 @@ def stderr_routed() -> Iterator[None]:
             yield
         finally:
             stream.close()
+
+
+def _cwd() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:  # a removed working directory: the environment alone says
+        return None
 
 
 def say(severity: str, text: str, **fields: Any) -> None:

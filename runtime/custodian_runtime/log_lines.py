@@ -112,6 +112,7 @@ class LineStream(io.TextIOBase):
         self.log = log
         self.severity = severity
         self._partial = ""
+        self._lock = threading.Lock()
 
     def writable(self) -> bool:
         """Always: it is a stream to write to."""
@@ -119,7 +120,8 @@ class LineStream(io.TextIOBase):
 
     def write(self, s: str) -> int:
         """Buffer `s`; emit one record per complete line."""
-        *lines, self._partial = (self._partial + s).split("\n")
+        with self._lock:  # threads (a server's) write to stderr too
+            *lines, self._partial = (self._partial + s).split("\n")
         for line in lines:
             self.log.emit(self.severity, {"message": line})
         return len(s)

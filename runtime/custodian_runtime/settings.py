@@ -6,6 +6,7 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -240,12 +241,13 @@ def _model_spec(
     return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"
 
 
-def early_log_format(environ: Mapping[str, str], cwd: Path) -> str:
+def early_log_format(environ: Mapping[str, str], cwd: Path | None) -> str:
     """CUSTODIAN_LOG_FORMAT read first, so that even a broken setting is logged as asked."""
-    try:
-        env: Mapping[str, str] = layered_environment(environ, cwd)
-    except ConfigError:  # a broken .env: the process environment still says
-        env = environ
+    env: Mapping[str, str] = environ
+    if cwd is not None:
+        # A broken .env: the process environment still says.
+        with contextlib.suppress(ConfigError, OSError):
+            env = layered_environment(environ, cwd)
     return "json" if env.get("CUSTODIAN_LOG_FORMAT", "").strip().lower() == "json" else "text"
 
 
