@@ -230,3 +230,12 @@ def test_python_warnings_and_logging_records_are_json_records_of_the_run(
     [logged] = [r for r in lines if r.get("logger") == "somelib"]
     assert logged["severity"] == "ERROR" and logged["message"] == "a library's error record"
     assert logged["run_id"] == run_id and logged["domain"] == "website"
+
+
+def test_in_text_mode_a_configuration_error_still_prints_the_summary(tmp_path: Path) -> None:
+    done = custodian_cli(tmp_path, "run", "--domain", "website", "--llm", "offline", "--json")
+    assert done.returncode == 2
+    assert done.stderr.startswith("custodian: configuration error: no state-hub configured")
+    summary = json.loads(done.stdout)  # indented for a person
+    assert summary["exit_code"] == 2 and summary["setting"] == "STATE_HUB_URL"
+    assert set(summary) >= SUMMARY_KEYS | {"ts", "finished_at", "duration_s"}

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal_json
@@ -75,14 +75,13 @@ def error_stream() -> TextIO:
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse the command line; in JSON mode a usage error is one ERROR record (exit 2)."""
-    if not isinstance(sys.stderr, LineStream):
-        return parser.parse_args(argv)
-    caught = io.StringIO()
+    json_mode = isinstance(sys.stderr, LineStream)
+    caught: IO[str] = io.StringIO() if json_mode else sys.stderr
     try:
         with contextlib.redirect_stderr(caught):
             return parser.parse_args(argv)
     except SystemExit as exc:
-        if caught.getvalue():
+        if isinstance(caught, io.StringIO) and caught.getvalue():
             say("ERROR", caught.getvalue().strip(), phase="usage", exit_code=exc.code)
         given = list(sys.argv[1:] if argv is None else argv)
         if exc.code == 2 and given[:1] == ["run"] and "--json" in given:
