@@ -21,8 +21,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The pure core, the error types it raises, and the package's version.
     ("core", "errors", ""),
     # Small shell utilities every part may use.
-    ("clock", "stopping", "phase_log", "canon", "_dotenv", "_env_numbers", "packaged", "_seal_env"),
-    ("_bounded_http", "crash"),
+    ("clock", "stopping", "log_lines", "canon", "_dotenv", "_env_numbers", "packaged", "_seal_env"),
+    ("_bounded_http", "crash", "phase_log"),
     ("_retry",),  # the one retry policy: its waits are cut short by the stop flag
     # The doors to the world: files on disk, the hub's client, the models, the renderer.
     ("memory", "statehub", "llm", "render"),
@@ -32,7 +32,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("run",),
     ("approvals",),
     ("audit",),
-    ("review", "evals"),
+    ("review", "evals", "cli_run"),
     ("cli",),
     ("__main__",),
 )

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
+from custodian_runtime.cli_run import error_stream, parse, say, stderr_routed
 from custodian_runtime.core.approvals import ApprovalStatus
-from custodian_runtime.core.inert import for_prose, for_terminal, for_terminal_json
+from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
-from custodian_runtime.errors import ConfigError, CustodianError
+from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -194,21 +195,9 @@ def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from custodian_runtime.run import run
+    from custodian_runtime.cli_run import cmd_run
 
-    settings = _settings(args)
-    result = run(settings)
-    if settings.json_output:
-        # One line for a cluster's log pipeline; indented for a person at a terminal.
-        indent = None if settings.log_format == "json" else 2
-        sys.stdout.write(for_terminal_json(result.summary(), indent=indent) + "\n")
-    else:
-        sys.stdout.write(result.human() + "\n")
-    if result.exit_code != 0:
-        sys.stderr.write(
-            for_terminal(f"custodian: {result.status}: {redact(result.message)}") + "\n"
-        )
-    return result.exit_code
+    return cmd_run(args, lambda: _settings(args))
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -329,23 +318,33 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, run the command, and map errors to exit codes with a message that says the fix."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    with stderr_routed():
+        return _main(build_parser(), argv)
+
+
+def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    args = parse(parser, argv)
     handler: Handler = args.handler
     try:
         return handler(args)
     except ConfigError as exc:
-        sys.stderr.write(
-            for_terminal(f"custodian: configuration error: {redact(exc.message)}") + "\n"
+        message = redact(exc.message)
+        say(
+            "ERROR",
+            f"configuration error: {message}",
+            phase="config",
+            setting=exc.setting,
+            exit_code=exc.exit_code,
         )
         return exc.exit_code
     except CustodianError as exc:
-        sys.stderr.write(for_terminal(f"custodian: {redact(exc.message)}") + "\n")
+        severity = "WARNING" if isinstance(exc, Interrupted) else "ERROR"
+        say(severity, redact(exc.message), phase="error", exit_code=exc.exit_code)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug: no traceback on the terminal, one line saying where it is
-        return report_crash(exc, _memory_dir(args), os.environ, sys.stderr)
+        return report_crash(exc, _memory_dir(args), os.environ, error_stream())
 
 
 def _memory_dir(args: argparse.Namespace) -> Path:

@@ -24,6 +24,7 @@ from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal_render import UNSEALED
 from custodian_runtime.core.plan import Plan
+from custodian_runtime.core.redact import redact
 from custodian_runtime.core.run_rules import (
     EXIT_OK,
     Ending,
@@ -33,7 +34,7 @@ from custodian_runtime.core.run_rules import (
     settles,
     skip_reason,
 )
-from custodian_runtime.errors import CustodianError
+from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.llm.base import Model
 from custodian_runtime.llm.registry import build_model
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -287,6 +288,8 @@ def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
 def _failed(ctx: RunContext, known: Known, exc: CustodianError) -> RunResult:
     """A run that raised: noted and journaled as the core rules (`run_rules.failure`)."""
     how = failure(exc, in_steps=True, dry_run=ctx.dry_run)
+    if isinstance(exc, ModelError) and exc.stderr_tail:
+        known = replace(known, model_stderr=redact(exc.stderr_tail))
     if not how.journaled:
         return _ended(known, how.ending)
     note = None
