@@ -14,8 +14,12 @@ FROM python:${PYTHON_VERSION}-slim-bookworm AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY runtime ./runtime
+# runtime/custodian_runtime/_data links to these: the wheel ships the files they hold.
+COPY canon ./canon
+COPY demo ./demo
+COPY evals ./evals
 RUN pip wheel --no-deps --wheel-dir /wheels .
 
 # ---- final ----

@@ -26,8 +26,11 @@ REQUIRED_ENV = (
     "CUSTODIAN_MEMORY_DIR",
     "CUSTODIAN_CANON_DIR",
     "CUSTODIAN_LOG_FORMAT",
+    "CUSTODIAN_SEAL_KEY",
     "HOME",
 )
+# Never optional: a missing key in the Secret would start every run unsealed, silently.
+REQUIRED_SECRETS = ("STATE_HUB_TOKEN", "CUSTODIAN_SEAL_KEY")
 FIXED_ENV = {"HOME": "/tmp", "CUSTODIAN_MEMORY_DIR": MEMORY_DIR, "CUSTODIAN_LOG_FORMAT": "json"}
 SECRET_ENV_RE = re.compile(r"(_API_KEY|_SEAL_KEY|_TOKEN|_SECRET|_PASSWORD)$")
 
@@ -183,6 +186,19 @@ def check_env(cj: Doc, container: Doc, docs: list[Doc], domain: str) -> Iterator
         yield f"{where}: {MEMORY_DIR} needs the memory PVC mounted"
 
 
+def check_required_secrets(cj: Doc, container: Doc) -> Iterator[str]:
+    """The hub token and the seal key come from a Secret key that must exist (not optional)."""
+    where = f"{ident(cj)}: container {container.get('name')!r} env"
+    env = {e.get("name"): e for e in container.get("env") or []}
+    for name in REQUIRED_SECRETS:
+        ref = dig(env.get(name), "valueFrom.secretKeyRef")
+        if name in env and ref is not None and ref.get("optional"):
+            yield (
+                f"{where}: {name} is optional in its secretKeyRef; remove `optional: true` so a "
+                "Secret without it stops the pod instead of running without it"
+            )
+
+
 def domain_of(cj: Doc, overlay_domain: str | None) -> str:
     """The overlay's directory name, or else the CronJob name after `custodian-`."""
     if overlay_domain:
@@ -209,6 +225,7 @@ def check_render(docs: list[Doc], overlay_domain: str | None) -> list[str]:
         for container in dig(cj, "spec.jobTemplate.spec.template.spec.containers") or []:
             problems.extend(check_container(cj, container))
             problems.extend(check_env(cj, container, docs, domain))
+            problems.extend(check_required_secrets(cj, container))
     problems.extend(check_companions(docs, cronjobs))
     return problems
 

@@ -11,6 +11,7 @@ from custodian_runtime.core import approval_verdicts as v
 from custodian_runtime.core.approval_verdicts import Seen
 from custodian_runtime.core.approvals import ApprovalItem, listed_status, new_item
 from custodian_runtime.core.authority_path import as_item
+from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.plan import fingerprint
 from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS
 from custodian_runtime.core.precondition import precondition
@@ -69,27 +70,71 @@ def test_a_decided_item_is_refused_and_left_as_it_is() -> None:
     assert gate.stored is None and gate.refusal is not None and "is executed" in gate.refusal
 
 
+BY_URL = HubOrigin(None, HUB)  # a v1.1 hub: items are bound to its URL
+HUB_A = HubOrigin("hub-a", "http://hub-a.test:8765")
+
+
 @pytest.mark.parametrize(
     ("item", "hub", "canon", "expected"),
     [
-        (_item(*CANCEL), HUB, CANON, None),
+        (_item(*CANCEL), BY_URL, CANON, None),
         (_item(*CANCEL), None, CANON, None),  # no hub here: the client says how to set one
-        (_item(*CANCEL), "http://other.test", CANON, "proposed on hub http://hub.test"),
-        (_item(*CANCEL, hub=None), HUB, CANON, "records no hub"),
+        (_item(*CANCEL), HubOrigin(None, "http://other.test"), CANON, "proposed on hub http:"),
+        (_item(*CANCEL, hub=None), BY_URL, CANON, "records no hub"),
         (_item(*CANON_WRITE), None, CANON, None),
-        (_item(*CANON_WRITE), HUB, "/elsewhere", "proposed for the canon /srv/canon"),
+        (_item(*CANON_WRITE), BY_URL, "/elsewhere", "proposed for the canon /srv/canon"),
+        # Bound by hub_id: the same hub under another URL is the same hub; another is not.
+        (_item(*CANCEL, hub="hub_id:hub-a"), HUB_A, CANON, None),
+        (_item(*CANCEL, hub="hub_id:hub-a"), HubOrigin("hub-a", "http://proxy:1"), CANON, None),
+        (_item(*CANCEL, hub="hub_id:hub-a"), HubOrigin("hub-b", HUB), CANON, "hub_id:hub-b"),
+        (_item(*CANCEL, hub="hub_id:hub-a"), BY_URL, CANON, "proposed on hub hub_id:hub-a"),
+        # Bound by URL before v1.2: it keeps working against that URL, now serving a hub_id.
+        (_item(*CANCEL), HubOrigin("hub-a", HUB), CANON, None),
     ],
 )
 def test_an_item_acts_only_on_the_hub_or_canon_it_was_proposed_on(
-    item: ApprovalItem, hub: str | None, canon: str, expected: str | None
+    item: ApprovalItem, hub: HubOrigin | None, canon: str, expected: str | None
 ) -> None:
-    refused = v.elsewhere("apr-1", item, hub, canon)
+    refused = v.elsewhere(item, Here(hub, canon, "/m"), "ana", None)
     if expected is None:
         assert refused is None
         return
     assert refused is not None and refused.exit_code == v.EXIT_REFUSED
     assert refused.message.startswith("apr-1: refused: ") and expected in refused.message
     assert refused.records == () and refused.stored is None and not refused.execute
+
+
+@pytest.mark.parametrize(
+    ("item", "command"),
+    [
+        (_item(*CANCEL), f"custodian approvals --memory /m approve apr-1 --by ana --hub {HUB}"),
+        (
+            _item(*CANCEL, hub="hub_id:hub-a", hub_at="http://hub-a.test:8765"),
+            "custodian approvals --memory /m approve apr-1 --by ana --hub http://hub-a.test:8765",
+        ),
+        (
+            _item(*CANCEL, hub="hub_id:hub-a", hub_at="embedded:/var/my hub/hub.sqlite3"),
+            "CUSTODIAN_EMBEDDED_DIR='/var/my hub' custodian approvals --memory /m approve apr-1"
+            " --by ana --hub embedded",
+        ),
+        (
+            _item(*CANON_WRITE),
+            "custodian approvals --memory /m approve apr-1 --by ana --canon /srv/canon",
+        ),
+    ],
+)
+def test_a_refusal_names_a_command_for_the_items_own_hub_or_canon(
+    item: ApprovalItem, command: str
+) -> None:
+    here = Here(HubOrigin("hub-z", "http://z.test"), "/elsewhere", "/m")
+    refused = v.elsewhere(item, here, "ana", None)
+    assert refused is not None and refused.message.endswith(command)
+
+
+def test_without_where_its_hub_was_a_refusal_names_no_command() -> None:
+    item = _item(*CANCEL, hub="hub_id:hub-a")
+    refused = v.elsewhere(item, Here(HubOrigin("hub-z", "http://z"), CANON, "/m"), "ana", None)
+    assert refused is not None and "custodian approvals" not in refused.message
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,8 @@ def test_items_record_the_hub_without_userinfo_and_the_canon(
 ) -> None:
     queued = _queue_all(tmp_path, monkeypatch, small_hub, CANON)
     item = _item(tmp_path, queued["create_task"])
-    assert item["hub"] == small_hub.url.rstrip("/")
+    assert item["hub"] == f"hub_id:{hub_get(small_hub, '/health')['hub_id']}"
+    assert item["hub_at"] == small_hub.url.rstrip("/")
     assert item["canon"] == str(CANON.resolve())
     authorized = [r for r in journal(tmp_path / "memory") if r.kind == "authorized"]
     assert authorized == []  # nothing executed in this run; see the reconcile test below
@@ -110,7 +111,9 @@ def test_approving_on_another_hub_is_refused_and_writes_nothing(
     refused = _approve(tmp_path, monkeypatch, other_hub.url, CANON, approval_id)
     assert refused.code == 2, refused.stdout + refused.stderr
     said = refused.stdout + refused.stderr
-    assert f"proposed on hub {small_hub.url.rstrip('/')}" in said and other_hub.url in said
+    hub_id = hub_get(small_hub, "/health")["hub_id"]
+    assert f"proposed on hub hub_id:{hub_id}" in said and other_hub.url in said
+    assert f"--hub {small_hub.url.rstrip('/')}" in said
     assert _hub_state(other_hub) == before
     assert len(journal(tmp_path / "memory")) == records
     assert _item(tmp_path, approval_id) == item_before  # still pending, for the right hub
@@ -170,11 +173,13 @@ def test_a_killed_runs_write_is_not_resent_to_another_hub(
         hold.release(abort=True)
         first_hub = hub.url
     (authorized,) = [r for r in journal(memory) if r.kind == "authorized"]
-    assert authorized.data["hub"] == first_hub.rstrip("/")
+    assert authorized.data["hub_at"] == first_hub.rstrip("/")
+    assert authorized.data["hub"].startswith("hub_id:")
     before, records = _hub_state(other_hub), len(journal(memory))
     code, _, err = finish(start_run(tmp_path, run_argv(other_hub.url, llm, memory, "--force")))
     assert code == 2, err
-    assert f"add_progress_event on hub {first_hub.rstrip('/')}, which is not settled" in err
+    assert f"add_progress_event on hub {authorized.data['hub']}, which is not settled" in err
+    assert f"Run once against {first_hub.rstrip('/')} to settle it" in err
     assert _hub_state(other_hub) == before
     events = hub_get(other_hub, "/events?domain=website&limit=1000")["events"]
     assert [e for e in events if e["source"] == "custodian"] == []

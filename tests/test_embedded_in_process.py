@@ -118,13 +118,17 @@ def test_an_item_queued_on_the_embedded_hub_is_bound_to_its_database(
     queued = _cli(tmp_path, monkeypatch, DEMO_RUN).json()["queued"]
     item = next(q["approval_id"] for q in queued if q["operation"] == "create_task")
     bound_to = f"embedded:{(tmp_path / 'hub' / 'hub.sqlite3').resolve()}"
+    stored = tmp_path / "memory" / "approvals" / f"{item}.json"
+    assert json.loads(stored.read_text(encoding="utf-8"))["hub_at"] == bound_to
     argv = ["approvals", "approve", item, "--by", "ana", "--hub", "embedded"]
     monkeypatch.setenv("CUSTODIAN_EMBEDDED_DIR", str(tmp_path / "other-hub"))
     elsewhere = run_cli(
         argv, REPO, monkeypatch, **{"CUSTODIAN_MEMORY_DIR": str(tmp_path / "memory")}
     )
     assert elsewhere.code != 0
-    assert f"it was proposed on hub {bound_to}" in elsewhere.stdout + elsewhere.stderr
+    said = elsewhere.stdout + elsewhere.stderr
+    assert "it was proposed on hub hub_id:" in said
+    assert f"CUSTODIAN_EMBEDDED_DIR={(tmp_path / 'hub').resolve()} custodian" in said
     assert not (tmp_path / "other-hub" / "hub.sqlite3").exists(), "refused before the hub opened"
     assert _cli(tmp_path, monkeypatch, argv).code == 0
 

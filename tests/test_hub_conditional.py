@@ -164,7 +164,7 @@ def test_a_schema_1_database_is_migrated_with_every_task_at_version_1(tmp_path: 
     with ReferenceHub(db) as hub, httpx.Client(base_url=hub.url) as http:  # opens again as is
         assert http.get("/tasks/t").json()["version"] == 2
     check = sqlite3.connect(db)
-    assert check.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+    assert check.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("3",)
     check.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,8 +27,10 @@ def get_json(http: httpx.Client, path: str, **params: Any) -> Any:
     return response.json()
 
 
-def test_health_answers_ok_and_the_version(http: httpx.Client) -> None:
-    assert get_json(http, "/health") == {"status": "ok", "version": __version__}
+def test_health_answers_ok_the_version_and_the_hub_id(http: httpx.Client) -> None:
+    body = get_json(http, "/health")
+    assert body == {"status": "ok", "version": __version__, "hub_id": body["hub_id"]}
+    assert re.fullmatch(contract.ID_PATTERN, body["hub_id"])
 
 
 def test_the_url_is_loopback_with_the_bound_port(hub: ReferenceHub) -> None:

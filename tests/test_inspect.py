@@ -8,6 +8,7 @@ from pathlib import Path
 
 from custodian_runtime.audit.inspection import inspect_command
 from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal_render import UNSEALED
 from custodian_runtime.memory.journal_store import JournalStore
 from test_journal_core import (
     APPROVAL_AUTH,
@@ -91,6 +92,7 @@ def test_inspect_with_a_domain_shows_its_latest_run_and_with_nothing_lists_runs(
         "failed 0  model offline (offline/rules-1)",
         "  r2  2025-03-01T09:00:15.000000Z  completed  seq 15-28  executed 1, queued 1, denied 1, "
         "failed 0  model offline (offline/rules-1)",
+        f"seals     unsealed: {UNSEALED}",
         "replay: ok",
     ]
 

@@ -135,3 +135,25 @@ def test_an_overlay_that_does_not_render_fails_naming_it(k8s_copy: Path) -> None
     assert "FAIL overlays/website: 0 resources" in result.stdout
     assert "kustomize failed" in result.stdout
     assert "ok   overlays/platform" in result.stdout
+
+
+def test_an_optional_or_missing_seal_key_fails(k8s_copy: Path) -> None:
+    cronjob = k8s_copy / "base" / "cronjob.yaml"
+    edit(cronjob, "key: CUSTODIAN_SEAL_KEY}", "key: CUSTODIAN_SEAL_KEY, optional: true}")
+    result = run_validator(k8s_copy)
+    assert result.returncode == 1
+    assert "CUSTODIAN_SEAL_KEY is optional in its secretKeyRef" in result.stdout
+    edit(cronjob, "- name: CUSTODIAN_SEAL_KEY\n", "- name: CUSTODIAN_SEAL_KEY_UNUSED\n")
+    result = run_validator(k8s_copy)
+    assert result.returncode == 1
+    assert "env: CUSTODIAN_SEAL_KEY is not set" in result.stdout
+
+
+def test_the_example_secret_holds_no_empty_or_usable_seal_key() -> None:
+    import yaml
+
+    secret = yaml.safe_load((K8S / "secret.example.yaml").read_text(encoding="utf-8"))
+    placeholder = secret["stringData"]["CUSTODIAN_SEAL_KEY"]
+    # Not empty (that used to mean "no seals"), and too short to pass for a key (exit 2 if used).
+    assert placeholder and len(placeholder) < 32
+    assert "CUSTODIAN_SEAL_KEY_PREVIOUS" not in secret["stringData"]

@@ -93,6 +93,7 @@ def test_the_cronjob_command_completes_a_run(
     local = {
         "STATE_HUB_URL": small_hub_with_token.url,
         "STATE_HUB_TOKEN": TOKEN,
+        "CUSTODIAN_SEAL_KEY": "k8s-test-seal-key-" + "0" * 32,  # the CronJob requires one
         "CUSTODIAN_LLM": "offline",
         "CUSTODIAN_MEMORY_DIR": str(sandbox["memory"]),
         "CUSTODIAN_CANON_DIR": str(sandbox["canon"]),
@@ -137,6 +138,7 @@ def test_the_cronjob_command_completes_a_run(
     }
     assert all(p["run_id"] == summary["run_id"] and p["domain"] == "website" for p in phases)
     assert all("duration_ms" in p and "outcome" in p for p in phases)
+    assert "seals" not in {p["phase"] for p in phases}  # sealed: no "unsealed" line
 
     flags = hub_get(small_hub_with_token, "/flags?domain=website&status=open", token=TOKEN)["flags"]
     assert any(f["task_id"] == "web-t-2" and f["raised_by"] == "custodian" for f in flags)

@@ -21,18 +21,18 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The pure core, the error types it raises, and the package's version.
     ("core", "errors", ""),
     # Small shell utilities every part may use.
-    ("clock", "stopping", "phase_log", "canon", "_dotenv", "_env_numbers"),
-    ("_bounded_http", "crash"),
+    ("clock", "stopping", "log_lines", "canon", "_dotenv", "_env_numbers", "packaged", "_seal_env"),
+    ("_bounded_http", "crash", "phase_log"),
     ("_retry",),  # the one retry policy: its waits are cut short by the stop flag
     # The doors to the world: files on disk, the hub's client, the models, the renderer.
     ("memory", "statehub", "llm", "render"),
-    # Settings name the model adapters; the one hub connector opens a client from them.
-    ("settings",),
-    ("statehub.connect",),
+    # Settings name the model adapters; metrics (a run's push, `custodian status`) read memory/.
+    ("settings", "metrics"),
+    ("statehub.connect",),  # the one hub connector opens a client from the settings
     ("run",),
     ("approvals",),
     ("audit",),
-    ("review", "evals"),
+    ("review", "evals", "cli_run"),
     ("cli",),
     ("__main__",),
 )
@@ -54,6 +54,7 @@ RUN_ORDER: tuple[str, ...] = (
     "act",
     "_reconcile",
     "record",
+    "_metrics",
     "_runner",
 )
 

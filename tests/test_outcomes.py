@@ -149,7 +149,9 @@ class _V1Answers(httpx.BaseTransport):
             for k, v in response.headers.items()
             if k.lower() not in ("etag", "content-length", "content-encoding", "transfer-encoding")
         }
-        if response.headers.get("content-type", "").startswith("application/json"):
+        # /health's `version` is the hub's software version, which a v1 hub sends too.
+        is_json = response.headers.get("content-type", "").startswith("application/json")
+        if is_json and request.url.path != "/health":
             body = json.dumps(_without_version(json.loads(body))).encode()
         return httpx.Response(response.status_code, headers=headers, content=body)
 

@@ -20,6 +20,7 @@ PACKAGES = (
     "run",
     "review",
     "evals",
+    "metrics",
 )
 
 

@@ -1,4 +1,4 @@
-"""The reference state-hub: contract v1.1 of the state-hub API over SQLite, for runs and tests.
+"""The reference state-hub: contract v1.2 of the state-hub API over SQLite, for runs and tests.
 
 It is not part of Custodian's runtime path: the runtime talks to any hub
 through `custodian_runtime.statehub`, and reaches this one only when asked for

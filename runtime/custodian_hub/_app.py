@@ -18,12 +18,13 @@ from pydantic import BaseModel, ValidationError
 from custodian_hub import _idempotency, _reads, _writes
 from custodian_hub._openapi import openapi_document
 from custodian_hub._routes import Route, match, query_params
-from custodian_hub._store import Store
+from custodian_hub._store import Store, bump_revision
 from custodian_hub._wire import (
     ApiError,
     db_timestamp,
     etag_header,
     parse_if_match,
+    parse_if_none_match,
     parse_json_body,
     to_utc,
     wire_timestamp,
@@ -104,6 +105,8 @@ class HubApp:
         query = query_params(route, split.query)
         if route.is_write:
             return self._write(request, route, path, params)
+        if route.name == "domain_summary":
+            return self._domain_summary(request, params["domain"], query["events"])
         body = self._read(route, params, query)
         return HubResponse(200, body, _etag(route, body))
 
@@ -124,15 +127,12 @@ class HubApp:
 
     def _read(self, route: Route, params: dict[str, str], query: dict[str, Any]) -> Any:
         if route.name == "health":
-            return {"status": "ok", "version": __version__}
+            return {"status": "ok", "version": __version__, "hub_id": self.store.hub_id}
         if route.name == "openapi":
             return openapi_document()
         generated_at = _wire(self._now())
         readers: dict[str, Callable[[sqlite3.Connection], Any]] = {
             "state_summary": lambda c: _reads.state_summary(c, generated_at),
-            "domain_summary": lambda c: _reads.domain_summary(
-                c, params["domain"], query["events"], generated_at
-            ),
             "get_task": lambda c: _reads.get_task(c, params["task_id"]),
             "list_events": lambda c: _reads.list_events(c, **query),
             "list_flags": lambda c: _reads.list_flags(c, query["domain"], query["status"]),
@@ -141,6 +141,17 @@ class HubApp:
         }
         with self.store.read() as conn:
             return readers[route.name](conn)
+
+    def _domain_summary(self, request: HubRequest, domain: str, events: int) -> HubResponse:
+        """GET /domains/{domain}/summary; 304 without a body while `If-None-Match` holds (v1.2)."""
+        wanted = parse_if_none_match(request.headers.get("if-none-match"))
+        generated_at = _wire(self._now())
+        with self.store.read() as conn:
+            current = _reads.domain_revision(conn, domain)
+            tag = {"ETag": f'"{current}"'}
+            if wanted is not None and (wanted == "*" or current in wanted):
+                return HubResponse(304, None, tag)
+            return HubResponse(200, _reads.domain_summary(conn, domain, events, generated_at), tag)
 
     def _write(
         self, request: HubRequest, route: Route, path: str, params: dict[str, str]
@@ -158,6 +169,9 @@ class HubApp:
             if replay is None:
                 body = _validate(model, payload)
                 answer = function(conn, db_timestamp(now), body, **params, **conditions)
+                # Only a write that changed something gets here: refusals raised, replays did not
+                # run. Each one moves its domain's revision (v1.2).
+                bump_revision(conn, _writes.domain_of(conn, answer[1]))
                 if key is not None:
                     _idempotency.remember(conn, key, route.method, path, body_sha256, answer, now)
                 self._hook("before_commit", route.method, path)

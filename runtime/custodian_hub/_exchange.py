@@ -101,13 +101,15 @@ def error_response(err: ApiError) -> HubResponse:
 
 
 def encode(response: HubResponse, method: str | None, *, close: bool) -> Answer:
-    """The answer's bytes and headers: JSON, its length, the response's own headers."""
-    payload = dumps(response.body)
-    headers = [
-        ("Content-Type", "application/json"),
-        ("Content-Length", str(len(payload))),
-        *response.headers.items(),
-    ]
+    """The answer's bytes and headers: JSON, its length, the response's own headers.
+
+    A 304 (Not Modified) has no body, so it sends neither a type nor a length.
+    """
+    payload, framing = b"", []
+    if response.status != 304:
+        payload = dumps(response.body)
+        framing = [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
+    headers = [*framing, *response.headers.items()]
     if close:
         headers.append(("Connection", "close"))
     return Answer(response.status, tuple(headers), b"" if method == "HEAD" else payload, close)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from custodian_hub._routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
-from custodian_hub._wire import IF_MATCH_PATTERN
+from custodian_hub._wire import IF_MATCH_PATTERN, IF_NONE_MATCH_PATTERN
 from custodian_runtime import __version__
 from custodian_runtime.core import contract
 
@@ -80,6 +80,27 @@ _IF_MATCH = {
     "schema": {"type": "string", "pattern": IF_MATCH_PATTERN},
 }
 
+_IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": 'v1.2: a domain revision seen before, quoted ("7"); 304 while it is current',
+    "schema": {"type": "string", "pattern": IF_NONE_MATCH_PATTERN},
+}
+
+_REVISION_ETAG = {
+    "ETag": {
+        "description": 'v1.2: the domain\'s revision, quoted ("7")',
+        "schema": {"type": "string", "pattern": '^"[0-9]+"$'},
+        "required": True,
+    }
+}
+
+_NOT_MODIFIED = {
+    "description": "v1.2: the domain is still at the revision If-None-Match names; no body",
+    "headers": _REVISION_ETAG,
+}
+
 _ETAG = {
     "ETag": {
         "description": 'v1.1: the task\'s version, quoted ("3")',
@@ -134,7 +155,7 @@ def _document() -> dict[str, Any]:
         "info": {
             "title": "State-hub API (reference hub)",
             "version": __version__,
-            "description": "Contract v1.1 of the state-hub, served by the Custodian reference hub.",
+            "description": "Contract v1.2 of the state-hub, served by the Custodian reference hub.",
         },
         "paths": paths,
         "components": {
@@ -150,7 +171,18 @@ def _hub_schemas(schemas: dict[str, Any]) -> dict[str, Any]:
     task = schemas["Task"]
     task["properties"]["version"] = {"type": "integer", "minimum": 1, "title": "Version"}
     task["required"] = [*task["required"], "version"]
+    # v1.2: the client tolerates a v1.1 hub without them; this hub always sends them.
+    _always(schemas, "Health", "hub_id", {"type": "string", "pattern": contract.ID_PATTERN})
+    _always(schemas, "StateSummary", "hub_id", {"type": "string", "pattern": contract.ID_PATTERN})
+    for model in ("DomainOverview", "DomainSummary"):
+        _always(schemas, model, "revision", {"type": "integer", "minimum": 0})
     return schemas
+
+
+def _always(schemas: dict[str, Any], model: str, name: str, schema: dict[str, Any]) -> None:
+    entry = schemas[model]
+    entry["properties"][name] = {**schema, "title": name.replace("_", " ").title()}
+    entry["required"] = [*entry.get("required", []), name]
 
 
 def openapi_document() -> dict[str, Any]:
@@ -173,6 +205,9 @@ def _operation(route: Route) -> dict[str, Any]:
         }
     if route.name == "update_task_status":
         responses["412"] = _PRECONDITION_FAILED
+    if route.name == "domain_summary":
+        responses[str(status)]["headers"] = _REVISION_ETAG
+        responses["304"] = _NOT_MODIFIED
     operation: dict[str, Any] = {
         "operationId": route.name,
         "summary": summary,
@@ -200,6 +235,8 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
     ]
     if route.name == "update_task_status":
         params.append(_IF_MATCH)
+    if route.name == "domain_summary":
+        params.append(_IF_NONE_MATCH)
     if route.is_write:
         params.append(_IDEMPOTENCY_KEY)
     return params

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from custodian_hub._store import record
+from custodian_hub._store import hub_id, record, revision
 from custodian_hub._wire import ApiError, wire_timestamp
 from custodian_runtime.core.contract import TASK_STATUSES, WORKSTREAM_STATUSES
 
@@ -91,14 +91,20 @@ def list_events(
     return {"events": [record(row) for row in rows]}
 
 
-def domain_summary(
-    conn: sqlite3.Connection, domain: str, events: int, generated_at: str
-) -> dict[str, Any]:
-    """GET /domains/{domain}/summary."""
+def domain_revision(conn: sqlite3.Connection, domain: str) -> int:
+    """The revision of a domain that exists (v1.2); 404 for an unknown domain."""
     if not domain_exists(conn, domain):
         raise ApiError(
             404, f"no domain named {domain!r} (a domain exists once it has a workstream)"
         )
+    return revision(conn, domain)
+
+
+def domain_summary(
+    conn: sqlite3.Connection, domain: str, events: int, generated_at: str
+) -> dict[str, Any]:
+    """GET /domains/{domain}/summary."""
+    current = domain_revision(conn, domain)
     workstreams = list_workstreams(conn, domain)["workstreams"]
     tasks_sql = (
         "SELECT t.* FROM tasks t JOIN workstreams w ON t.workstream_id = w.id"
@@ -112,6 +118,7 @@ def domain_summary(
     ).fetchall()
     return {
         "domain": domain,
+        "revision": current,
         "generated_at": generated_at,
         "workstreams": [{**ws, "tasks": by_workstream[ws["id"]]} for ws in workstreams],
         "open_decisions": list_decisions(conn, domain, "open")["decisions"],
@@ -151,12 +158,16 @@ def state_summary(conn: sqlite3.Connection, generated_at: str) -> dict[str, Any]
     )
     for row in conn.execute(last_events):
         domains[row["domain"]]["last_event_at"] = wire_timestamp(row["last"])
-    return {"generated_at": generated_at, "domains": [domains[name] for name in sorted(domains)]}
+    for name, entry in domains.items():
+        entry["revision"] = revision(conn, name)
+    listed = [domains[name] for name in sorted(domains)]
+    return {"generated_at": generated_at, "hub_id": hub_id(conn), "domains": listed}
 
 
 def _empty_overview(domain: str) -> dict[str, Any]:
     return {
         "domain": domain,
+        "revision": 0,
         "workstreams": dict.fromkeys(WORKSTREAM_STATUSES, 0),
         "tasks": dict.fromkeys(TASK_STATUSES, 0),
         "open_flags": 0,

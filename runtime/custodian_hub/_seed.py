@@ -35,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from custodian_hub._store import Store, is_empty
+from custodian_hub._store import Store, bump_revision, is_empty
 from custodian_hub._wire import db_date, db_timestamp
 from custodian_hub._writes import insert
 from custodian_runtime.core.contract import (
@@ -166,6 +166,8 @@ def load_seed(db_path: Path, dataset: Mapping[str, Any]) -> bool:
             for table, rows in _rows(parsed):
                 for row in rows:
                     insert(conn, table, row)
+            for domain in sorted({ws.domain for ws in parsed.workstreams}):
+                bump_revision(conn, domain)  # seeding is each domain's first change (v1.2)
         return True
     finally:
         store.close()

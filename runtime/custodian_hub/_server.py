@@ -1,4 +1,4 @@
-"""The reference state-hub: serves contract v1.1 of the state-hub API for local runs and tests.
+"""The reference state-hub: serves contract v1.2 of the state-hub API for local runs and tests.
 
 Standard library only (`http.server.ThreadingHTTPServer` and `sqlite3`): the runtime's
 dependencies stay httpx, pydantic, jinja2 and tenacity, so running a local hub never pulls in a
@@ -18,6 +18,8 @@ Where the contract is silent, this hub:
 - records idempotency keys for successful writes only: a refused write changed nothing, so its key
   may be retried; the body is compared as canonical JSON (key order does not matter);
 - bumps a workstream's `updated_at` when one of its tasks is created or changes status;
+- makes a `hub_id` (`hub-<16 hex>`) once per database and grows a domain's `revision` on every
+  write that succeeds in it; answers `If-None-Match` on a domain summary with 304 and no body;
 - on an `on_write` hook that raises, rolls back (`before_commit`) or keeps the commit
   (`after_commit`) and drops the connection without an answer, as a crashed hub would.
 """

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import queue
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from typing import Any
 
 from custodian_hub._wire import wire_timestamp
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 SCHEMA = """
 BEGIN;
@@ -50,6 +51,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
   key TEXT PRIMARY KEY, method TEXT NOT NULL, path TEXT NOT NULL, body_sha256 TEXT NOT NULL,
   status INTEGER NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
+CREATE TABLE IF NOT EXISTS revisions (domain TEXT PRIMARY KEY, value INTEGER NOT NULL);
 COMMIT;
 """
 
@@ -81,36 +83,69 @@ def is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 def init_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables when missing, migrate schema 1; refuse any other schema version."""
+    """Create the tables when missing, migrate schemas 1 and 2; refuse any other version."""
     conn.executescript(SCHEMA)
+    if _current(conn):
+        return  # nothing to write: a store in use by another writer opens without waiting
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _migrate(conn)
+        # Made once, with the store: a copy or restore of the file keeps it (contract v1.2).
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('hub_id', ?)",
+            (f"hub-{secrets.token_hex(8)}",),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    return rows.get("schema_version") == SCHEMA_VERSION and "hub_id" in rows
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    # Read again inside the write transaction: another process may have migrated meanwhile.
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
         )
         return
-    if row["value"] == "1":
-        _migrate_1_to_2(conn)
-    elif row["value"] != SCHEMA_VERSION:
+    version = row["value"]
+    if version not in ("1", "2", SCHEMA_VERSION):
         raise RuntimeError(
-            f"hub database has schema version {row['value']}, this hub reads {SCHEMA_VERSION}"
+            f"hub database has schema version {version}, this hub reads {SCHEMA_VERSION}"
         )
+    if version == "1":
+        # Schema 1 (contract v1) had no task versions: every stored task starts at version 1.
+        conn.execute("ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+    # Schema 2 (contract v1.1) had no revisions table (made above) and no hub_id (made after):
+    # its domains start at revision 0 and grow from their next write.
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
 
 
-def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
-    # Schema 1 (contract v1) had no task versions: every stored task starts at version 1.
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row["value"] == "1":  # not migrated meanwhile by another process
-            conn.execute("ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
-            conn.execute(
-                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
-            )
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+def hub_id(conn: sqlite3.Connection) -> str:
+    """The store's hub_id (contract v1.2)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'hub_id'").fetchone()
+    return str(row["value"])
+
+
+def revision(conn: sqlite3.Connection, domain: str) -> int:
+    """The domain's revision: 0 until its first write in a store from before v1.2."""
+    row = conn.execute("SELECT value FROM revisions WHERE domain = ?", (domain,)).fetchone()
+    return 0 if row is None else int(row["value"])
+
+
+def bump_revision(conn: sqlite3.Connection, domain: str) -> None:
+    """One more change in `domain`, inside the caller's write transaction."""
+    conn.execute(
+        "INSERT INTO revisions (domain, value) VALUES (?, 1)"
+        " ON CONFLICT (domain) DO UPDATE SET value = value + 1",
+        (domain,),
+    )
 
 
 def is_empty(conn: sqlite3.Connection) -> bool:
@@ -141,6 +176,7 @@ class Store:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = connect(db_path)
         init_schema(self._writer)
+        self.hub_id = hub_id(self._writer)
         self._write_lock = threading.Lock()
         self._readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False

@@ -11,6 +11,12 @@ from typing import Any
 # One task version, quoted as an entity tag ("3"); a bare version (3) is read the same way.
 IF_MATCH_PATTERN = r'^("[0-9]{1,18}"|[0-9]{1,18})$'
 _IF_MATCH = re.compile(IF_MATCH_PATTERN)
+# `*`, or a list of entity tags (weak or strong; a bare revision too). A tag that names no
+# revision (`"abc"`) is well formed and matches nothing; no comma inside a tag.
+_TAG = r'(W/)?"[!#-+\--~]*"|[0-9]{1,18}'
+IF_NONE_MATCH_PATTERN = rf"^\s*(\*|({_TAG})(\s*,\s*({_TAG}))*)\s*$"
+_IF_NONE_MATCH = re.compile(IF_NONE_MATCH_PATTERN)
+_REVISION_TAG = re.compile(r'^(W/)?"?([0-9]{1,18})"?$')
 
 ERROR_STATUS_CODES: dict[int, str] = {
     400: "bad_request",
@@ -65,6 +71,25 @@ def parse_if_match(raw: str | None) -> int | None:
     if found is None:
         raise ApiError(400, f'If-Match must be one quoted task version like "3", not {raw[:80]!r}')
     return int(found.group(1).strip('"'))
+
+
+def parse_if_none_match(raw: str | None) -> frozenset[int] | str | None:
+    """The revisions an `If-None-Match` header names, `*`, or None without the header (v1.2).
+
+    A malformed header is a 400, as the OpenAPI document says.
+    """
+    if raw is None:
+        return None
+    if _IF_NONE_MATCH.fullmatch(raw) is None:
+        raise ApiError(400, f'If-None-Match must be entity tags like "3" (or *), not {raw[:80]!r}')
+    if raw.strip() == "*":
+        return "*"
+    revisions = set()
+    for tag in raw.split(","):
+        found = _REVISION_TAG.fullmatch(tag.strip())
+        if found is not None:
+            revisions.add(int(found.group(2)))
+    return frozenset(revisions)
 
 
 def to_utc(moment: datetime) -> datetime:

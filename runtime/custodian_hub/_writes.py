@@ -56,6 +56,16 @@ def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> None
     conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(values.values()))
 
 
+def domain_of(conn: sqlite3.Connection, resource: dict[str, Any]) -> str:
+    """The domain a written resource is in: its own, or its workstream's."""
+    if "domain" in resource:
+        return str(resource["domain"])
+    row = conn.execute(
+        "SELECT domain FROM workstreams WHERE id = ?", (resource["workstream_id"],)
+    ).fetchone()
+    return str(row["domain"])
+
+
 def _require(conn: sqlite3.Connection, table: str, item_id: str, noun: str) -> dict[str, Any]:
     found = get_by_id(conn, table, item_id)
     if found is None:

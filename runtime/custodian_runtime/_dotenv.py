@@ -1,37 +1,56 @@
-"""`.env` in the working directory, under the process environment: parsed, errors told by line."""
+"""`.env` in the working directory, under the process environment: read by python-dotenv.
+
+Values are taken literally (no `${VAR}` expansion) and a quoted value ends on its own line. A
+line that cannot be read is a ConfigError that names its number, never its content.
+"""
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NoReturn
+
+from dotenv import dotenv_values
+from dotenv.parser import Binding, parse_stream
 
 from custodian_runtime.errors import ConfigError
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 def read_dotenv(text: str) -> dict[str, str]:
-    """Parse `.env` text: KEY=VALUE lines, `export` allowed, quotes stripped, `#` comments."""
-    values: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = line.removeprefix("export ").strip()
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            # The line itself is not shown: it may hold a secret.
-            raise ConfigError(
-                f".env line {number} is not KEY=VALUE (a variable name, '=', then the value)",
-                setting=".env",
-            )
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        values[key] = value
-    return values
+    """Parse `.env` text: KEY=VALUE lines, `export` allowed, quotes and escapes, `#` comments."""
+    for binding in parse_stream(io.StringIO(text)):
+        _check(binding)
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _check(binding: Binding) -> None:
+    """A line python-dotenv could not read, or would read as other than one KEY=VALUE."""
+    # python-dotenv's binding starts with the blank lines before it: count from its first text.
+    text = binding.original.string
+    body = text.lstrip()
+    number = binding.original.line + text[: len(text) - len(body)].count("\n")
+    if binding.error:
+        _refuse(
+            number,
+            "is not KEY=VALUE that python-dotenv can read: close a quoted value's quote on the "
+            "same line, with only a # comment after it",
+        )
+    if binding.key is None:  # a blank or comment line
+        return
+    if not _NAME.fullmatch(binding.key) or binding.value is None:
+        _refuse(number, "is not KEY=VALUE (a variable name, '=', then the value)")
+    if "\n" in body.rstrip("\r\n"):
+        _refuse(number, "opens a quote that is not closed on the same line: close it there")
+
+
+def _refuse(number: int, problem: str) -> NoReturn:
+    # The line itself is never shown: it may hold a secret.
+    raise ConfigError(f".env line {number} {problem}", setting=".env")
 
 
 def layered_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:

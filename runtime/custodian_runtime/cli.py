@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
+from custodian_runtime.cli_run import error_stream, parse, say, stderr_routed
 from custodian_runtime.core.approvals import ApprovalStatus
-from custodian_runtime.core.inert import for_terminal, for_terminal_json
+from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
-from custodian_runtime.errors import ConfigError, CustodianError
+from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -30,6 +31,7 @@ WAIT_HELP = (
     "carried out when the run ends (default 10)"
 )
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
+CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
 
 
 def _run_parser(sub: Subparsers) -> None:
@@ -43,7 +45,7 @@ def _run_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
     p.add_argument("--memory", help=MEMORY_HELP)
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
     p.add_argument("--show-prompt", action="store_true", help="print the rendered prompt")
     p.add_argument("--force", action="store_true", help="run even if nothing changed")
@@ -132,6 +134,20 @@ def _journal_parser(sub: Subparsers) -> None:
     prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
     prune.add_argument("--memory")
     prune.set_defaults(handler=_cmd_journal_prune)
+    reseal = j.add_parser("reseal", help="move what the previous seal key sealed to the new key")
+    reseal.add_argument("--domain", help="only this domain (default: every domain)")
+    reseal.add_argument("--memory")
+    reseal.set_defaults(handler=_cmd_journal_reseal)
+
+
+def _status_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("status", help="every domain's last run, last success, queue and cost")
+    p.add_argument("--memory", help=MEMORY_HELP)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="as JSON")
+    out.add_argument("--prometheus", action="store_true", help="Prometheus text format")
+    p.add_argument("--max-age", help="exit 8 past this with no success (default 48h; 2d, 1w)")
+    p.set_defaults(handler=_cmd_status)
 
 
 def _review_parser(sub: Subparsers) -> None:
@@ -140,7 +156,7 @@ def _review_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--memory", help=MEMORY_HELP)
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
+    p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8750, help="port to bind (default 8750)")
     p.add_argument("--open", action="store_true", help="open the page in a browser")
@@ -151,12 +167,18 @@ def _eval_parser(sub: Subparsers) -> None:
     p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
     p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
-    p.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR; default canon)")
-    p.add_argument("--scenarios", type=Path, default=Path("evals/scenarios"))
+    p.add_argument("--canon", help=CANON_HELP)
+    p.add_argument("--scenarios", type=Path, help="default ./evals/scenarios, else the packaged")
     p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario (default 1)")
     p.set_defaults(handler=_cmd_eval)
+
+
+def _init_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("init", help="copy the default canon into DIR, for editing")
+    p.add_argument("dir", type=Path, metavar="DIR", help="a new or empty directory")
+    p.set_defaults(handler=_cmd_init)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,8 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     _spine_parsers(sub)
     _approvals_parser(sub)
     _journal_parser(sub)
+    _status_parser(sub)
     _review_parser(sub)
     _eval_parser(sub)
+    _init_parser(sub)
     return parser
 
 
@@ -183,23 +207,14 @@ def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from custodian_runtime.run import run
+    from custodian_runtime.cli_run import cmd_run
 
-    settings = _settings(args)
-    _carry_out_recorded(settings)
-    result = run(settings)
-    _carry_out_recorded(settings)
-    if settings.json_output:
-        # One line for a cluster's log pipeline; indented for a person at a terminal.
-        indent = None if settings.log_format == "json" else 2
-        sys.stdout.write(for_terminal_json(result.summary(), indent=indent) + "\n")
-    else:
-        sys.stdout.write(result.human() + "\n")
-    if result.exit_code != 0:
-        sys.stderr.write(
-            for_terminal(f"custodian: {result.status}: {redact(result.message)}") + "\n"
-        )
-    return result.exit_code
+    def load() -> Settings:
+        settings = _settings(args)
+        _carry_out_recorded(settings)  # decided while the domain was busy: carried out first
+        return settings
+
+    return cmd_run(args, load, after=_carry_out_recorded)
 
 
 def _carry_out_recorded(settings: Settings) -> None:
@@ -214,14 +229,24 @@ def _carry_out_recorded(settings: Settings) -> None:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from custodian_runtime.evals import eval_command
+    from custodian_runtime.packaged import default_scenarios
 
     flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
     settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
     if settings.model_source == "embedded default":
         sys.stderr.write(f"custodian: eval: no --llm given; using {settings.model.spec}\n")
+    scenarios = args.scenarios or default_scenarios(Path.cwd())
     return eval_command(
-        settings, args.scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
+        settings, scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
     )
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from custodian_runtime.packaged import init_canon, init_text
+
+    target = args.dir.resolve()
+    sys.stdout.write(for_prose(init_text(target, init_canon(target))) + "\n")
+    return 0
 
 
 def _cmd_hub_serve(args: argparse.Namespace) -> int:
@@ -287,6 +312,28 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_status(args: argparse.Namespace) -> int:
+    from custodian_runtime.clock import utc_now
+    from custodian_runtime.metrics import DEFAULT_MAX_AGE as DEFAULT
+    from custodian_runtime.metrics import StatusRequest, parse_max_age, status_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=False)
+    max_age = parse_max_age(args.max_age or DEFAULT)
+    request = StatusRequest(max_age, args.json, args.prometheus)
+    return status_command(settings.memory_dir, settings.seal_key, request, sys.stdout, utc_now())
+
+
+def _cmd_journal_reseal(args: argparse.Namespace) -> int:
+    from custodian_runtime.memory.journal_reseal import reseal_command
+    from custodian_runtime.run import check_memory
+
+    settings = _settings(args, domain_required=False, hub_required=False)
+    check_memory(settings.memory_dir, writable=True)
+    return reseal_command(settings.memory_dir, settings.seal_key, settings.domain, sys.stdout)
+
+
 def _cmd_review(args: argparse.Namespace) -> int:
     from custodian_runtime.review import review_command
     from custodian_runtime.run import check_memory
@@ -298,23 +345,33 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, run the command, and map errors to exit codes with a message that says the fix."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    with stderr_routed():
+        return _main(build_parser(), argv)
+
+
+def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    args = parse(parser, argv)
     handler: Handler = args.handler
     try:
         return handler(args)
     except ConfigError as exc:
-        sys.stderr.write(
-            for_terminal(f"custodian: configuration error: {redact(exc.message)}") + "\n"
+        message = redact(exc.message)
+        say(
+            "ERROR",
+            f"configuration error: {message}",
+            phase="config",
+            setting=exc.setting,
+            exit_code=exc.exit_code,
         )
         return exc.exit_code
     except CustodianError as exc:
-        sys.stderr.write(for_terminal(f"custodian: {redact(exc.message)}") + "\n")
+        severity = "WARNING" if isinstance(exc, Interrupted) else "ERROR"
+        say(severity, redact(exc.message), phase="error", exit_code=exc.exit_code)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug: no traceback on the terminal, one line saying where it is
-        return report_crash(exc, _memory_dir(args), os.environ, sys.stderr)
+        return report_crash(exc, _memory_dir(args), os.environ, error_stream())
 
 
 def _memory_dir(args: argparse.Namespace) -> Path:

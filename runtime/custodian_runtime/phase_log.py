@@ -7,7 +7,24 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TextIO
 
-from custodian_runtime.core.inert import for_terminal, for_terminal_json
+from custodian_runtime.log_lines import JsonLog, LineStream, fit_text
+
+# Outcomes a person or an alert should notice although the run goes on.
+WARNING_OUTCOMES = frozenset(
+    {"retry", "taken over", "torn_tail", "rebuilt", "checkpoint_not_saved", "not_pushed"}
+)
+
+
+def severity_of(phase: str, outcome: str, exit_code: object = None) -> str:
+    """INFO, WARNING or ERROR for a phase line."""
+    if outcome == "failed" or (phase == "finish" and exit_code not in (None, 0)):
+        return "WARNING" if outcome == "interrupted" else "ERROR"
+    return "WARNING" if outcome in WARNING_OUTCOMES or outcome == "interrupted" else "INFO"
+
+
+def json_log_of(stream: TextIO, clock: Callable[[], datetime]) -> JsonLog:
+    """The JSON log behind `stream`: the CLI's, if stderr was routed through one; else a new one."""
+    return stream.log if isinstance(stream, LineStream) else JsonLog(stream, clock)
 
 
 class PhaseLog:
@@ -25,30 +42,42 @@ class PhaseLog:
     ) -> None:
         self._stream = stream
         self._fmt = fmt
-        self._run_id = run_id
-        self._domain = domain
         self._clock = clock
         self._monotonic = monotonic
+        self._json: JsonLog | None = None
+        if fmt == "json":
+            self._json = json_log_of(stream, clock)
+            # Every later line of the process (a warning, the final line) belongs to this run.
+            self._json.bind(run_id, domain)
 
     def line(self, phase: str, outcome: str, duration_ms: int | None = None, **detail: Any) -> None:
-        """Write one phase line."""
-        if self._fmt == "json":
-            record = {
-                "ts": self._clock().isoformat().replace("+00:00", "Z"),
-                "run_id": self._run_id,
-                "domain": self._domain,
-                "phase": phase,
-                "outcome": outcome,
-                "duration_ms": duration_ms,
-                **detail,
-            }
-            self._stream.write(for_terminal_json(record, default=str) + "\n")
-        else:
-            extra = " ".join(f"{k}={v}" for k, v in detail.items() if v is not None)
-            took = f" ({duration_ms} ms)" if duration_ms is not None else ""
-            line = f"custodian: {phase}: {outcome}{took} {extra}".rstrip()
-            self._stream.write(for_terminal(line) + "\n")
+        """Write one phase line; its severity follows from the phase and outcome."""
+        if self._json is not None:
+            level = severity_of(phase, outcome, detail.get("exit_code"))
+            fields = {"phase": phase, "outcome": outcome, "duration_ms": duration_ms, **detail}
+            self._json.emit(level, fields, ts=self._clock())
+            return
+        extra = " ".join(f"{k}={v}" for k, v in detail.items() if v is not None)
+        took = f" ({duration_ms} ms)" if duration_ms is not None else ""
+        line = f"custodian: {phase}: {outcome}{took} {extra}".rstrip()
+        self._stream.write(fit_text(line) + "\n")
         self._stream.flush()
+
+    def retry(self, who: str, attempt: int, max_attempts: int, cause: str, wait_s: float) -> None:
+        """A failed attempt and the wait before the next: fields in JSON, one sentence in text."""
+        if self._json is None:
+            self.line(
+                who, f"attempt {attempt}/{max_attempts} failed: {cause}; next in {wait_s:.1f} s"
+            )
+            return
+        self.line(
+            who,
+            "retry",
+            attempt=attempt,
+            max_attempts=max_attempts,
+            wait_s=round(wait_s, 3),
+            cause=cause,
+        )
 
     @contextmanager
     def phase(self, name: str) -> Iterator[dict[str, Any]]:
@@ -69,6 +98,6 @@ def retry_reporter(log: PhaseLog, who: str) -> Callable[[int, int, str, float], 
     """A retry progress callback that writes `hub: attempt 2/5 failed: ...; next in 3.2 s`."""
 
     def report(attempt: int, max_attempts: int, reason: str, wait_s: float) -> None:
-        log.line(who, f"attempt {attempt}/{max_attempts} failed: {reason}; next in {wait_s:.1f} s")
+        log.retry(who, attempt, max_attempts, reason, wait_s)
 
     return report

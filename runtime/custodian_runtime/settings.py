@@ -6,6 +6,7 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 
 from custodian_runtime._dotenv import layered_environment
 from custodian_runtime._env_numbers import env_float, env_int, limits_from
+from custodian_runtime._seal_env import SEAL_VARIABLES, seal_key_from
 from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
@@ -22,9 +24,9 @@ from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig
 from custodian_runtime.llm.registry import split_spec
+from custodian_runtime.packaged import default_canon, local_or_packaged
 
 EMBEDDED = "embedded"
-SEAL_KEY = "CUSTODIAN_SEAL_KEY"
 DEFAULT_EMBEDDED_DIR = ".custodian"
 
 
@@ -57,12 +59,15 @@ class Settings:
     memory_dir: Path
     canon_dir: Path
     embedded_dir: Path
+    # "flag" or the variable that named it, "default" (./canon) or "packaged" (read-only).
+    canon_source: str = "flag"
     limits: Policy = field(default_factory=Policy)
     dry_run: bool = False
     show_prompt: bool = False
     force: bool = False
     json_output: bool = False
     log_format: str = "text"
+    pushgateway_url: str | None = None  # CUSTODIAN_PUSHGATEWAY_URL: push each run's metrics
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
     seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
@@ -149,18 +154,6 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
     )
 
 
-# The windows the journal's checkpoint can answer: it keeps 31 days of Custodian's writes.
-def seal_key_from(env: Mapping[str, str]) -> SealKey | None:
-    """The seal key, if CUSTODIAN_SEAL_KEY is set; a short key is a ConfigError (never echoed)."""
-    raw = env.get(SEAL_KEY)
-    if raw is None:
-        return None
-    try:
-        return SealKey(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{SEAL_KEY}: {exc}", setting=SEAL_KEY) from None
-
-
 def claude_on_path(env: Mapping[str, str]) -> str | None:
     """The Claude Code executable the embedded default would use, if any."""
     from custodian_runtime.llm.claude_code import find_claude
@@ -183,30 +176,32 @@ def load_settings(
     unconfigured model becomes `claude-code` when a `claude` executable is found, else `offline`.
     """
     env = layered_environment(environ, cwd)
-    seal_key = seal_key_from(env)
-    # The model's snapshot of the environment never holds the seal key.
-    env.pop(SEAL_KEY, None)
+    seal_key = seal_key_from(env, environ)
+    for name in SEAL_VARIABLES:  # the model's snapshot of the environment never holds a seal key
+        env.pop(name, None)
     embedded_defaults = bool(flags.get("embedded_defaults"))
     domain, _ = pick(flags.get("domain"), env, "CUSTODIAN_DOMAIN")
     hub = _hub(flags, env, embedded=embedded_defaults, required=hub_required)
     spec, model_source = _model_spec(flags, env, embedded=embedded_defaults, required=hub_required)
     model_name, _ = pick(flags.get("model"), env, "CUSTODIAN_MODEL")
     memory, _ = pick(flags.get("memory"), env, "CUSTODIAN_MEMORY_DIR")
-    canon, _ = pick(flags.get("canon"), env, "CUSTODIAN_CANON_DIR")
+    canon_dir, canon_source = _canon(flags, env, cwd)
     return Settings(
         domain=parse_domain(domain, required=domain_required),
         hub=hub,
         model=model_config(spec, model_name, env),
         model_source=model_source,
         memory_dir=(cwd / (memory or "memory")).resolve(),
-        canon_dir=(cwd / (canon or "canon")).resolve(),
+        canon_dir=canon_dir,
         embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
+        canon_source=canon_source,
         limits=limits_from(env),
         dry_run=bool(flags.get("dry_run")),
         show_prompt=bool(flags.get("show_prompt")),
         force=bool(flags.get("force")),
         json_output=bool(flags.get("json")),
         log_format=_log_format(env),
+        pushgateway_url=_pushgateway(env),
         seal_key=seal_key,
     )
 
@@ -221,6 +216,14 @@ def _hub(
     if url is None and not required:
         return None
     return parse_hub(url, env.get("STATE_HUB_TOKEN"), source, env)
+
+
+def _canon(flags: Mapping[str, Any], env: Mapping[str, str], cwd: Path) -> tuple[Path, str]:
+    """--canon, else CUSTODIAN_CANON_DIR, else ./canon if it exists, else the packaged canon."""
+    canon, source = pick(flags.get("canon"), env, "CUSTODIAN_CANON_DIR")
+    if canon is not None:
+        return (cwd / canon).resolve(), source
+    return local_or_packaged(cwd, "canon", default_canon())
 
 
 def _model_spec(
@@ -240,6 +243,16 @@ def _model_spec(
     return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"
 
 
+def early_log_format(environ: Mapping[str, str], cwd: Path | None) -> str:
+    """CUSTODIAN_LOG_FORMAT read first, so that even a broken setting is logged as asked."""
+    env: Mapping[str, str] = environ
+    if cwd is not None:
+        # A broken .env: the process environment still says.
+        with contextlib.suppress(ConfigError, OSError):
+            env = layered_environment(environ, cwd)
+    return "json" if env.get("CUSTODIAN_LOG_FORMAT", "").strip().lower() == "json" else "text"
+
+
 def _log_format(env: Mapping[str, str]) -> str:
     """CUSTODIAN_LOG_FORMAT: `text` (the default) or `json`."""
     log_format = env.get("CUSTODIAN_LOG_FORMAT", "text")
@@ -249,3 +262,15 @@ def _log_format(env: Mapping[str, str]) -> str:
             setting="CUSTODIAN_LOG_FORMAT",
         )
     return log_format
+
+
+def _pushgateway(env: Mapping[str, str]) -> str | None:
+    """CUSTODIAN_PUSHGATEWAY_URL: unset, or an http(s) URL of a Prometheus Pushgateway."""
+    url = env.get("CUSTODIAN_PUSHGATEWAY_URL") or None
+    if url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise ConfigError(
+            f"CUSTODIAN_PUSHGATEWAY_URL={redact(url)!r} is not an http(s) URL, "
+            "e.g. http://pushgateway:9091",
+            setting="CUSTODIAN_PUSHGATEWAY_URL",
+        )
+    return url.rstrip("/") if url else None

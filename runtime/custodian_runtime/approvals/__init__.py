@@ -18,7 +18,14 @@ from custodian_runtime.approvals._commands import (
     decide_approve,
     decide_reject,
 )
-from custodian_runtime.approvals._execute import execute, hub_client
+from custodian_runtime.approvals._execute import (
+    execute,
+    here,
+    hub_client,
+    hub_here,
+    needs_hub,
+    seen_for,
+)
 
 __all__ = [
     "ApprovalsRequest",
@@ -32,5 +39,9 @@ __all__ = [
     "decide_approve",
     "decide_reject",
     "execute",
+    "here",
     "hub_client",
+    "hub_here",
+    "needs_hub",
+    "seen_for",
 ]

@@ -41,7 +41,6 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal
-from custodian_runtime.run import canon_identity, hub_identity
 from custodian_runtime.settings import Settings
 
 
@@ -256,16 +255,17 @@ def _approve_now(
     An earlier approval's write still open is settled first (found, or closed).
     """
     item = _pending(store, approval_id, now)
-    here = hub_identity(settings), canon_identity(settings.canon_dir)
-    elsewhere = verdicts.elsewhere(approval_id, item, *here)
+    hub = _execute.hub_here(settings) if _execute.needs_hub(item) else None
+    here = _execute.here(settings, item, hub)
+    elsewhere = verdicts.elsewhere(item, here, by, note)
     if elsewhere is not None:
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return Decision(approval_id, elsewhere.exit_code, elsewhere.message)
+    _execute.check_writable_canon(settings, item)
     with _deciding(settings, store, approval_id, now) as d:
-        seen = _execute.observe(settings, d.item)
-        settled = verdicts.approved(
-            d.item, by, note, seen, now, policy=settings.limits, writes=d.writes
-        )
+        seen = _execute.observe(settings, d.item, d.writes)
+        # The same ruling the review page previews (verdicts.on_approve), origin included.
+        settled = verdicts.on_approve(d.item, here, by, note, seen, now)
         decided, *rest = settled.records or (None,)
         if decided is not None:
             d.journal.append(*decided)
@@ -274,10 +274,9 @@ def _approve_now(
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
         for entry in rest:
-            if entry is not None:
-                d.journal.append(*entry)
+            d.journal.append(*entry)
         if settled.execute:
-            outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task)
+            outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task, hub)
             settled = verdicts.carried_out(d.item, by, note, outcome, now)
         _store(store, settled)
     return Decision(d.item.id, settled.exit_code, settled.message)
@@ -290,7 +289,7 @@ def _settle_open(
     pending = open_writes_of(d.history, d.item.id)
     if not pending:
         return None
-    seen = seen or _execute.observe(settings, d.item)
+    seen = seen or _execute.observe(settings, d.item, d.writes)
     settled = settle_item_writes(pending, seen.summary, seen.canon_sha256, closing)
     for kind, data in settled.records:
         d.journal.append(kind, data)

@@ -9,22 +9,36 @@ path (authorized -> dispatched -> receipt, failed or stale) and the approved dis
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 
 from custodian_runtime.canon import current_sha256, resolve_inside, write_canon
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
 from custodian_runtime.core.approvals import ApprovalItem
-from custodian_runtime.core.contract import Task
+from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal_trace import executed_params
 from custodian_runtime.core.keys import approval_key, attempt_run_id
+from custodian_runtime.core.origin import Here, HubOrigin
+from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.precondition import canon_target
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
+from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
-from custodian_runtime.run import APPROVED_CALLS, bound, read_summary, send
+from custodian_runtime.packaged import PACKAGED
+from custodian_runtime.run import (
+    APPROVED_CALLS,
+    bound,
+    canon_identity,
+    hub_location,
+    read_summary,
+    send,
+)
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.statehub.connect import open_hub
+from custodian_runtime.statehub.connect import embedded_db, open_hub
 
 
 def new_attempt_run_id(item: ApprovalItem) -> str:
@@ -45,15 +59,81 @@ def hub_client(settings: Settings) -> Iterator[StateHubClient]:
         yield client
 
 
-def observe(settings: Settings, item: ApprovalItem) -> Seen:
-    """What the core asks to see before ruling: the domain on the hub now, or the canon file."""
+def check_writable_canon(settings: Settings, item: ApprovalItem) -> None:
+    """A canon write never goes into the packaged canon: ConfigError, the item stays pending."""
+    if settings.canon_source == PACKAGED and canon_target(item.operation, item.params):
+        raise ConfigError(
+            f"{item.id} writes to the canon, and the canon in use is the packaged default, which "
+            "is never changed: reject it, copy the canon with `custodian init DIR`, and point "
+            "--canon (or CUSTODIAN_CANON_DIR) at the copy for future runs",
+            setting="CUSTODIAN_CANON_DIR",
+        )
+
+
+def hub_here(settings: Settings) -> HubOrigin | None:
+    """The configured hub's identity, from GET /health (v1.2); None without a hub. An embedded
+    hub not made yet is named by its database and not made by asking. A v1.1 hub is named by
+    its URL, and stderr says so."""
+    location = hub_location(settings)
+    if settings.hub is None or location is None:
+        return None
+    if settings.hub.embedded and not embedded_db(settings.embedded_dir).exists():
+        return HubOrigin(None, location)
+    with hub_client(settings) as client:
+        origin = client.hub_origin(location)
+    notice = origin.notice()
+    if notice is not None:
+        sys.stderr.write(f"custodian: hub: {notice}\n")
+    return origin
+
+
+def needs_hub(item: ApprovalItem) -> bool:
+    """True when deciding the item asks which hub is configured (every hub write)."""
+    return item.operation != "write_canon"
+
+
+def here(settings: Settings, item: ApprovalItem, hub: HubOrigin | None) -> Here:
+    """Where the item would be decided: the hub (only a hub write needs it), canon, memory."""
+    canon, memory = canon_identity(settings.canon_dir), str(settings.memory_dir)
+    return Here(hub if needs_hub(item) else None, canon, memory)
+
+
+def seen_for(
+    settings: Settings,
+    item: ApprovalItem,
+    summary: DomainSummary | None,
+    writes: Sequence[OwnWrite] | None = None,
+) -> Seen:
+    """What the ruling sees: the domain `summary` read now, or the canon file now, with the
+    caps and Custodian's recent writes in the domain (`writes`; None: read from the journal's
+    checkpoint)."""
     what = to_observe(item)
     if what == "nothing":
         return Seen()
+    grounds = Seen(policy=settings.limits, writes=tuple(_writes(settings, item, writes)))
     if what == "canon":
-        return _canon_seen(settings, str(item.params["path"]))
+        return replace(_canon_seen(settings, str(item.params["path"])), policy=grounds.policy)
+    return replace(grounds, summary=summary)
+
+
+def observe(
+    settings: Settings, item: ApprovalItem, writes: Sequence[OwnWrite] | None = None
+) -> Seen:
+    """What the core asks to see before ruling: the domain on the hub now, or the canon file."""
+    if to_observe(item) != "hub":
+        return seen_for(settings, item, None, writes)
     with hub_client(settings) as client:
-        return Seen(summary=read_summary(client, item.domain))
+        return seen_for(settings, item, read_summary(client, item.domain), writes)
+
+
+def _writes(
+    settings: Settings, item: ApprovalItem, writes: Sequence[OwnWrite] | None
+) -> Sequence[OwnWrite]:
+    """Custodian's recent writes in the item's domain, as the journal's checkpoint keeps them."""
+    if writes is not None:
+        return writes
+    store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+    return store.open(item.domain, repair=False).checkpoint.writes
 
 
 def _canon_seen(settings: Settings, path: str) -> Seen:
@@ -72,6 +152,7 @@ def execute(
     journal: Journal,
     run_id: str,
     observed_task: Task | None = None,
+    hub: HubOrigin | None = None,
 ) -> Outcome:
     """authorized (by the person) -> dispatched -> receipt, failed or stale; the item's result.
 
@@ -81,7 +162,7 @@ def execute(
     params = executed_params(item.operation, dict(item.params), item.domain)
     authorized = {"index": 0, "operation": item.operation, "params": params}
     authorized |= {"fingerprint": item.fingerprint, "idempotency_key": key, "by": f"person:{by}"}
-    journal.append("authorized", authorized | bound(settings))
+    journal.append("authorized", authorized | bound(settings, hub))
     if item.operation == "write_canon":
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:

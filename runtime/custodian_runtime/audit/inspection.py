@@ -12,7 +12,7 @@ from typing import TextIO
 
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal import replay_lines
-from custodian_runtime.core.journal_render import court_record
+from custodian_runtime.core.journal_render import UNSEALED, court_record
 from custodian_runtime.core.journal_runs import RunSummary
 from custodian_runtime.core.seals import SealKey
 from custodian_runtime.errors import JournalError
@@ -81,6 +81,8 @@ def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int
         _write(out, [f"{domain}: {report.records} record(s), last {report.last}, chain {verdict}"])
         _write(out, [f"  {summary.brief()}" for summary in report.summaries])
         _write(out, [f"  ! {problem}" for problem in problems])
+    if seal_key is None:
+        _write(out, [f"seals     unsealed: {UNSEALED}"])
     _write(out, ["replay: ok" if not broken else "replay: FAILED (see the problems above)"])
     return EXIT_BROKEN if broken else EXIT_OK
 

@@ -34,8 +34,10 @@ class PendingWrite:
     problems: tuple[str, ...] = ()
     ruling: dict[str, Any] | None = None
     approval: dict[str, Any] | None = None
-    # The hub the write was authorized on (core/origin.py); None in a record from before.
+    # The hub the write was authorized on (core/origin.py), and where it was reached; None in
+    # a record from before.
     hub: str | None = None
+    hub_at: str | None = None
     # A status write's task as its authorization saw it ({status, updated_at, version}).
     planned_on: dict[str, Any] | None = None
 
@@ -136,6 +138,7 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
                 ruling=dict(ruling.data) if ruling is not None else None,
                 approval=dict(approval.data) if approval is not None else None,
                 hub=data.get("hub") if isinstance(data.get("hub"), str) else None,
+                hub_at=data.get("hub_at") if isinstance(data.get("hub_at"), str) else None,
                 planned_on=_planned_on(data),
             )
         )

@@ -10,7 +10,6 @@ fresh plan and the reconcile of a killed run.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypedDict
@@ -26,7 +25,13 @@ from custodian_runtime.core.authority_path import (
 from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.origin import origin_problem
+from custodian_runtime.core.origin import (
+    HUB_ID_PREFIX,
+    Here,
+    approve_command,
+    hub_problem,
+    origin_problem,
+)
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS, normalize
@@ -82,12 +87,16 @@ class Gate:
 
 @dataclass(frozen=True)
 class Seen:
-    """What the shell observed for a ruling: the domain now, or the canon file now."""
+    """What the shell observed for a ruling: the domain now, or the canon file now; and the
+    grounds a fresh plan is ruled from besides it: the caps and Custodian's recent writes."""
 
     summary: DomainSummary | None = None
     canon_sha256: str | None = None
     # Why the canon path is unsafe, met while reading the file (a symlink planted since).
     canon_problem: str | None = None
+    policy: Policy | None = None
+    # Custodian's own (and approved) writes in the domain, from the journal's checkpoint.
+    writes: tuple[OwnWrite, ...] = ()
 
 
 def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
@@ -102,23 +111,45 @@ def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
     return Gate(None)
 
 
-def elsewhere(
-    approval_id: str, item: ApprovalItem, hub: str | None, canon: str
-) -> Settlement | None:
+def elsewhere(item: ApprovalItem, here: Here, by: str, note: str | None) -> Settlement | None:
     """Refused, undecided and unjournaled, when the item was proposed on another hub or canon.
 
-    `hub` and `canon` are the identities configured here (core/origin.py); without a hub the
-    check is left to the client, which says how to configure one.
+    `here` is where this decision is made (core/origin.py): a hub is the same hub when it has
+    the same hub_id, or, for an item bound by URL, the same URL. Without a hub the check is left
+    to the client, which says how to configure one. The refusal names a command that decides
+    the item where it belongs, and runs as printed.
     """
     if item.operation == "write_canon":
-        problem = origin_problem("canon", item.canon, canon, "Approve it with --canon")
-    elif hub is None:
+        command = approve_command(item.id, by, note, here.memory, canon=item.canon)
+        fix = f"Approve it with the canon it was proposed for: {command}"
+        problem = origin_problem("canon", item.canon, here.canon, fix)
+    elif here.hub is None:
         return None
     else:
-        problem = origin_problem("hub", item.hub, hub, "Approve it with --hub")
+        problem = hub_problem(item.hub, here.hub, _hub_fix(item, by, note, here.memory))
     if problem is None:
         return None
-    return Settlement(EXIT_REFUSED, for_terminal(f"{approval_id}: refused: {problem}"))
+    return Settlement(EXIT_REFUSED, for_terminal(f"{item.id}: refused: {problem}"))
+
+
+def _hub_fix(item: ApprovalItem, by: str, note: str | None, memory: str) -> str:
+    """How to decide the item on its own hub: a command when it is known where that hub was."""
+    hub_at = item.hub_at
+    if hub_at is None and item.hub is not None and not item.hub.startswith(HUB_ID_PREFIX):
+        hub_at = item.hub  # bound by URL: the URL is where it was
+    if hub_at is None:
+        return "Approve it where that hub is configured."
+    command = approve_command(item.id, by, note, memory, hub_at=hub_at)
+    return f"Approve it on that hub: {command}"
+
+
+def on_approve(
+    item: ApprovalItem, here: Here, by: str, note: str | None, seen: Seen, now: datetime
+) -> Settlement:
+    """Every ruling of an approve, in order: the item's origin, then the one authority on what
+    was seen. `approvals approve` performs it; the review page's preview shows it."""
+    refused = elsewhere(item, here, by, note)
+    return refused if refused is not None else approved(item, by, note, seen, now)
 
 
 def stored_refusal(item: ApprovalItem) -> str | None:
@@ -156,14 +187,11 @@ def approved(
     note: str | None,
     seen: Seen,
     now: datetime,
-    *,
-    policy: Policy | None = None,
-    writes: Sequence[OwnWrite] = (),
 ) -> Settlement:
     """Refused, stale, or sent: the one authority rules on the item against what was seen now.
 
-    It rules from the grounds a fresh plan has: the caps (`policy`) and Custodian's own recent
-    writes (`writes`, from the checkpoint); the person's decision is this approval itself.
+    It rules from the grounds a fresh plan has (`seen.policy`, `seen.writes`); the person's
+    decision is this approval itself.
     """
     refusal = stored_refusal(item) or seen.canon_problem
     canon = canon_target(item.operation, item.params) is not None
@@ -174,8 +202,8 @@ def approved(
     summary = seen.summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
     proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
     person = PersonDecision(item.id, by, "approved", dict(item.precondition))
-    rules = policy or Policy()
-    grounds = Grounds(policy=rules, recent=recent_writes(rules, writes, now))
+    rules = seen.policy or Policy()
+    grounds = Grounds(policy=rules, recent=recent_writes(rules, seen.writes, now))
     verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
     if not verdict.allowed:
         current = proposed_under(proposed, summary, seen.canon_sha256)

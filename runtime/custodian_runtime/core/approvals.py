@@ -32,7 +32,8 @@ class ApprovalItem(BaseModel):
     fingerprint: str
     precondition: dict[str, Any]
     # Where it came from (core/origin.py): approve acts only on the same hub, or canon.
-    hub: str | None = None
+    hub: str | None = None  # `hub_id:<id>` (v1.2), or the URL of a v1.1 hub
+    hub_at: str | None = None  # where that hub was reached: what a refusal's command names
     canon: str | None = None
     status: ApprovalStatus = "pending"
     created_at: datetime
@@ -96,6 +97,7 @@ def new_item(
     ttl_days: int,
     hub: str | None = None,
     canon: str | None = None,
+    hub_at: str | None = None,
 ) -> ApprovalItem:
     """A fresh pending item that expires `ttl_days` after `now`."""
     return ApprovalItem(
@@ -108,6 +110,7 @@ def new_item(
         fingerprint=fingerprint,
         precondition=precondition,
         hub=hub,
+        hub_at=hub_at,
         canon=canon,
         created_at=now,
         expires_at=now + timedelta(days=ttl_days),

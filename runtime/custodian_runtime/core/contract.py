@@ -1,4 +1,4 @@
-"""Pydantic models of the state-hub contract v1.1 (v1 plus task versions for conditional writes).
+"""Pydantic models of the state-hub contract v1.2 (v1, task versions, hub ids, domain revisions).
 
 Responses tolerate unknown fields (the hub may grow); request bodies are strict and forbid them.
 """
@@ -131,6 +131,7 @@ class Flag(Response):
 class Health(Response):
     status: str
     version: str
+    hub_id: Id | None = None  # v1.2: the hub's store, whatever URL reaches it; None from v1.1
 
 
 class WorkstreamCounts(Response):
@@ -149,6 +150,7 @@ class TaskCounts(Response):
 
 class DomainOverview(Response):
     domain: str
+    revision: int | None = None  # v1.2: grows on every change in the domain; None from v1.1
     workstreams: WorkstreamCounts
     tasks: TaskCounts
     open_flags: int
@@ -158,6 +160,7 @@ class DomainOverview(Response):
 
 class StateSummary(Response):
     generated_at: datetime
+    hub_id: Id | None = None  # v1.2
     domains: tuple[DomainOverview, ...]
 
 
@@ -167,6 +170,7 @@ class WorkstreamWithTasks(Workstream):
 
 class DomainSummary(Response):
     domain: str
+    revision: int | None = None  # v1.2: what `If-None-Match` names; None from v1.1
     generated_at: datetime
     workstreams: tuple[WorkstreamWithTasks, ...]
     open_decisions: tuple[Decision, ...] = ()

@@ -2,8 +2,9 @@
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
 run's observation, the writes still open with every record that proves them, the records of the
-newest run, and the notes the next prompt feeds forward (core/continuity.py). `compact(records)`
-keeps exactly those records, so the journal's pure views
+newest run, the notes the next prompt feeds forward (core/continuity.py), and the first and
+`finished` records of the newest run and of the newest successful one (core/metrics.py).
+`compact(records)` keeps exactly those records, so the journal's pure views
 (`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
 the compact list as on the whole journal. `fold(checkpoint, records)` is `compact` over the
 checkpoint's records followed by the new ones: folding in chunks equals folding all at once.
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from custodian_runtime.core.continuity import note_records
 from custodian_runtime.core.journal_records import GENESIS, Problem, Record, record_hash
+from custodian_runtime.core.metrics import run_index
 from custodian_runtime.core.own_writes import OwnWrite, retained, writes_in
 
 # Kinds a run's views read. The prompt, the model's answer and the plan are for people and replay.
@@ -113,6 +115,8 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
     for r in _last_completed(records, finished):
         keep[r.seq] = r
     for r in note_records(records):  # the notes the next prompt feeds forward (core/continuity)
+        keep[r.seq] = r
+    for r in run_index(records):  # the last run and the last success (core/metrics, `status`)
         keep[r.seq] = r
     for run in {r.run_id for r in keep.values()}:
         for r in [firsts[run], *finished.get(run, [])]:

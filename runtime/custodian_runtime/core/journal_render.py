@@ -104,6 +104,13 @@ def _header(summary: RunSummary, totals: tuple[int, str]) -> list[str]:
     ]
 
 
+# Said once by every run and by `inspect` when no seal key is set (README, Seals).
+UNSEALED = (
+    "CUSTODIAN_SEAL_KEY is not set; an edited journal, checkpoint or approval file goes "
+    "undetected (README, Seals)"
+)
+
+
 def seal_lines(records: Sequence[Record], seal_key: SealKey | None) -> list[str]:
     """Whether the domain's seals verified; nothing when no record is sealed and no key is set."""
     bad = verify_seals(records, seal_key) if seal_key is not None else []
@@ -114,7 +121,7 @@ def seal_summary(total: int, sealed: int, bad: Sequence[Problem], *, keyed: bool
     """The `seals` line of a court record from counts over the whole domain."""
     if not keyed:
         if not sealed:
-            return []
+            return [f"seals     unsealed: {UNSEALED}"]
         return [
             f"seals     not checked: {sealed} of {total} record(s) sealed, "
             "CUSTODIAN_SEAL_KEY is not set"

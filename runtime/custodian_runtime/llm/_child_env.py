@@ -40,6 +40,15 @@ LOCALE_NAMES = ("LANG", "LANGUAGE")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# Variables whose values never appear in what a model process said (its stderr, quoted to people).
+SECRET_NAMES = PROVIDER_KEYS | {"STATE_HUB_TOKEN", "CUSTODIAN_SEAL_KEY"}
+
+
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the known secrets in `env`, to redact from a child's output."""
+    return tuple(value for name, value in env.items() if name in SECRET_NAMES and value)
+
+
 def refused(name: str) -> bool:
     """True for a variable no model child may ever see, whatever `CUSTODIAN_CMD_ENV` says."""
     return name in PROVIDER_KEYS or name.upper().startswith(RUNTIME_PREFIXES)

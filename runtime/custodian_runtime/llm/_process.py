@@ -105,19 +105,40 @@ def run_child(
         _thread(_drain, process.stdout, out),
         _thread(_drain, process.stderr, err),
     ]
+    try:
+        _wait(process, threads, out, err, timeout_s, stop, argv[0])
+    finally:
+        # Closed once their readers are done (at EOF after a kill), so no fd is read after reuse.
+        for pipe, reader in zip((process.stdout, process.stderr), threads[1:], strict=True):
+            reader.join(POLL_S * 4)
+            if not reader.is_alive():
+                with contextlib.suppress(OSError):
+                    pipe.close()
+    return Finished(process.returncode, out.data(), err.data())
+
+
+def _wait(
+    process: subprocess.Popen[bytes],
+    threads: list[threading.Thread],
+    out: _Sink,
+    err: _Sink,
+    timeout_s: float,
+    stop: Stoppable | None,
+    name: str,
+) -> None:
+    """Until the child exits and its output is read; killed on a signal, the cap or the deadline."""
     deadline = time.monotonic() + timeout_s
     while process.poll() is None or any(t.is_alive() for t in threads[1:]):
         if stop is not None and stop.signal is not None:
             _kill(process)
-            raise interrupted(stop.signal, f"the model call ({argv[0]})")
+            raise interrupted(stop.signal, f"the model call ({name})")
         if out.over:
             _kill(process)
-            raise ChildTooLarge(max_stdout, _text(err))
+            raise ChildTooLarge(out.limit, _text(err))
         if time.monotonic() >= deadline:
             _kill(process)
             raise ChildTimeout(_text(err))
         threads[1].join(POLL_S)
-    return Finished(process.returncode, out.data(), err.data())
 
 
 def _thread(target: Callable[..., None], *args: object) -> threading.Thread:

@@ -6,15 +6,28 @@ import shlex
 from typing import TYPE_CHECKING, ClassVar
 
 from custodian_runtime._bounded_http import describe_size
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.redact import redact_values
 from custodian_runtime.errors import ConfigError, ModelError
-from custodian_runtime.llm._child_env import minimal_env, private_dirs
+from custodian_runtime.llm._child_env import minimal_env, private_dirs, secret_values
 from custodian_runtime.llm._process import ChildTimeout, ChildTooLarge, Finished, run_child
 from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
 if TYPE_CHECKING:
     import httpx
 
-STDERR_TAIL = 2000
+STDERR_TAIL = 2000  # bytes of a failing command's stderr quoted in the error, the note, --json
+
+
+def said(stderr: bytes | str, secrets: tuple[str, ...]) -> str:
+    """The end of a command's stderr for people: known secrets redacted, one inert line, ≤ 2 KB."""
+    raw = stderr.encode("utf-8", "replace") if isinstance(stderr, str) else stderr
+    # A wider tail first, so that a secret across the cut is still seen whole and redacted.
+    text = raw[-2 * STDERR_TAIL :].decode("utf-8", "replace").strip()
+    line = for_terminal(redact_values(text, secrets))
+    while len(line.encode("utf-8")) > STDERR_TAIL:
+        line = line[len(line.encode("utf-8")) - STDERR_TAIL :]
+    return line
 
 
 class CommandModel(Model):
@@ -38,6 +51,7 @@ class CommandModel(Model):
         self._extra = config.child_env
         self._max_bytes = config.max_response_bytes
         self._stop = config.stop
+        self._secrets = secret_values(config.env)
 
     @property
     def model_name(self) -> str:
@@ -55,10 +69,12 @@ class CommandModel(Model):
         proc = self._run(f"{prompt.system}\n\n{prompt.user}", env)
         out, err = proc.stdout, proc.stderr
         if proc.returncode != 0:
+            words = said(err, self._secrets)
             raise ModelError(
-                f"{self.model_name} exited with status {proc.returncode}",
+                f"{self.model_name} exited with status {proc.returncode}"
+                + (f": {words}" if words else ""),
                 provider=self.provider,
-                stderr_tail=err.decode("utf-8", "replace")[-STDERR_TAIL:],
+                stderr_tail=words or None,
             )
         return Completion(
             text=out.decode("utf-8", "replace"),
@@ -86,7 +102,7 @@ class CommandModel(Model):
             raise ModelError(
                 f"{self.model_name} did not answer within {self._timeout:g} s",
                 provider=self.provider,
-                stderr_tail=exc.stderr[-STDERR_TAIL:],
+                stderr_tail=said(exc.stderr, self._secrets) or None,
             ) from None
         except ChildTooLarge as exc:
             raise ModelError(
@@ -94,5 +110,5 @@ class CommandModel(Model):
                 " stopped; raise CUSTODIAN_LLM_MAX_BYTES if such answers are expected",
                 provider=self.provider,
                 code="too_large",
-                stderr_tail=exc.stderr[-STDERR_TAIL:],
+                stderr_tail=said(exc.stderr, self._secrets) or None,
             ) from None

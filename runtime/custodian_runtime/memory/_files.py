@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -37,3 +38,22 @@ def fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_lines(path: Path, change: Callable[[bytes], bytes]) -> None:
+    """Rewrite `path` line by line through `change`, atomically, keeping its mode."""
+    mode = os.stat(path).st_mode & 0o777
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, path.open("rb") as source:
+            os.fchmod(out.fileno(), mode)
+            for raw in source:
+                out.write(change(raw))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    fsync_directory(path.parent)

@@ -9,7 +9,6 @@ record, so a tampered or truncated journal fails closed with JournalError.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.core.journal_fold import VERSION, Checkpoint, Head, empty, own_problems
 from custodian_runtime.core.journal_records import Problem, Record, record_hash
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.seals import Sealer, SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._files import atomic_write_bytes
 from custodian_runtime.memory._journal_segments import Layout, Segment, lines_from, read_range
@@ -103,12 +102,15 @@ def sealed(key: SealKey | None, value: Sealable) -> Sealable:
     return value.model_copy(update={"seal": file_seal(key, prefix, value)})
 
 
-def _seal_holds(key: SealKey | None, value: CheckpointFile | Anchor) -> bool:
-    if key is None:
-        return True
+def file_sealer(key: SealKey, value: CheckpointFile | Anchor) -> Sealer | None:
+    """Which key sealed the checkpoint or anchor file (None: neither, or no seal)."""
     prefix = _ANCHOR_PREFIX if isinstance(value, Anchor) else _CHECKPOINT_PREFIX
-    want = file_seal(key, prefix, value).encode("utf-8")
-    return value.seal is not None and hmac.compare_digest(value.seal.encode("utf-8"), want)
+    message = canonical_json(value.model_dump(mode="json", exclude={"seal"}))
+    return key.sealer(prefix, message, value.seal)
+
+
+def _seal_holds(key: SealKey | None, value: CheckpointFile | Anchor) -> bool:
+    return key is None or file_sealer(key, value) is not None
 
 
 def load_anchor(layout: Layout, key: SealKey | None = None) -> Anchor | None:

@@ -33,6 +33,12 @@ class ApprovalStore:
             items = [i for i in items if i.domain == domain]
         return sorted(items, key=lambda i: (i.created_at, i.id))
 
+    def entries(self) -> list[tuple[Path, ApprovalItem]]:
+        """Every file and the item it holds, seals not checked (for `journal reseal`)."""
+        if not self.directory.is_dir():
+            return []
+        return [(path, self._read(path, False)) for path in sorted(self.directory.glob("*.json"))]
+
     def get(self, approval_id: str, *, verify: bool = True) -> ApprovalItem:
         """The item with this id, or ApprovalError saying how to list the ids."""
         path = self._path(approval_id)
@@ -92,8 +98,10 @@ class ApprovalStore:
             return
         raise SealError(
             f"approval file {path.name} {problem}. CUSTODIAN_SEAL_KEY is set, so every approval "
-            "item must carry a valid seal; nothing was done. Move the file out of the queue "
-            "(keep a copy): an item queued before the key was set can be proposed again by a "
-            "later run; an edited one was changed by someone without the key",
+            "item must carry a valid seal; nothing was done. If the key was just rotated, set "
+            "CUSTODIAN_SEAL_KEY_PREVIOUS to the old key (then `custodian journal reseal`). "
+            "Otherwise move the file out of the queue (keep a copy): an item queued before the "
+            "key was set can be proposed again by a later run; an edited one was changed by "
+            "someone without the key",
             path=str(path),
         )

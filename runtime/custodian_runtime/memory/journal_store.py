@@ -143,10 +143,12 @@ class JournalStore:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise SealError(
             f"journal {path.name}, domain {domain}: {problems[0]}{more}. CUSTODIAN_SEAL_KEY is "
-            "set, so every record must carry a valid seal; nothing was done. If the journal was "
-            "written before the key was set, move it aside to start a new sealed journal "
-            "(`custodian inspect` reads the old one with the key unset); otherwise someone "
-            "without the key wrote to the memory volume: keep a copy and find out who",
+            "set, so every record must carry a valid seal; nothing was done. If the key was "
+            "just rotated, set CUSTODIAN_SEAL_KEY_PREVIOUS to the old key (then `custodian "
+            "journal reseal`); if the journal was written before any key was set, move it aside "
+            "to start a new sealed journal (`custodian inspect` reads the old one with the key "
+            "unset); otherwise someone without the key wrote to the memory volume: keep a copy "
+            "and find out who",
             path=str(path),
             seq=problems[0].seq,
             kind=problems[0].kind,

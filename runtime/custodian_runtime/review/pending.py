@@ -8,11 +8,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.approvals import hub_client
+from custodian_runtime.approvals import here, hub_client, hub_here, needs_hub, seen_for
 from custodian_runtime.canon import current_sha256
+from custodian_runtime.core.approval_verdicts import Seen, on_approve, to_observe
 from custodian_runtime.core.approvals import ApprovalItem, effective_status
-from custodian_runtime.core.authority_path import PersonDecision, as_item, rule_write
+from custodian_runtime.core.authority_path import as_item
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.precondition import precondition
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -83,15 +85,17 @@ def _state_now(
     return None if summary is None else precondition(proposed, summary)
 
 
-def preview(item: ApprovalItem, summary: DomainSummary, canon_sha256: str | None) -> str:
-    """What the one authority would rule if the item were approved against `summary` now."""
-    proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
-    person = PersonDecision(item.id, "(preview)", "approved", dict(item.precondition))
-    verdict = rule_write(proposed, summary, person, canon_sha256=canon_sha256)
-    if verdict.allowed:
+# Who the preview's suggested commands name; the page does not know who will decide.
+PREVIEW_BY = "NAME"
+
+
+def preview(item: ApprovalItem, where: Here, seen: Seen, now: datetime) -> str:
+    """What approving the item now would come to: the very ruling `approvals approve` performs
+    (`approval_verdicts.on_approve`: the item's origin, then the one authority)."""
+    settled = on_approve(item, where, PREVIEW_BY, None, seen, now)
+    if settled.execute:
         return "would run"
-    what = "stale" if verdict.stale else "refused"
-    return f"{what}: {verdict.ruling.reason}"
+    return settled.message.removeprefix(f"{item.id}: ")
 
 
 def view_of(
@@ -100,15 +104,16 @@ def view_of(
     now: datetime,
     summary: DomainSummary | None,
     hub_problem: str | None,
+    hub: HubOrigin | None = None,
 ) -> PendingView:
     """The page's view of one pending item against the domain as read now (or why not)."""
     state = _state_now(settings, item, summary)
-    canon = item.operation == "write_canon"
     verdict = None
-    if summary is not None or canon:
-        observed = summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
-        canon_sha256 = (state or {}).get("file_sha256") if canon else None
-        verdict = preview(item, observed, canon_sha256)
+    # Without the hub's identity, approve cannot be foreseen: no preview rather than a guess.
+    unknown_hub = needs_hub(item) and settings.hub is not None and hub is None
+    if not unknown_hub and (summary is not None or to_observe(item) != "hub"):
+        seen = seen_for(settings, item, summary)
+        verdict = preview(item, here(settings, item, hub), seen, now)
     return PendingView(
         item=item,
         params=tuple((k, shown(v)) for k, v in sorted(item.params.items())),
@@ -122,13 +127,18 @@ def view_of(
     )
 
 
+def _quick(settings: Settings) -> Settings:
+    """A page waits seconds, not a run's minute, for a hub that does not answer."""
+    if settings.hub is None:
+        return settings
+    quick = replace(settings.hub, timeout_s=3.0, max_attempts=1, max_total_s=5.0)
+    return replace(settings, hub=quick)
+
+
 def read_domains(settings: Settings, domains: Iterable[str]) -> dict[str, DomainSummary | str]:
     """Each domain's summary read now through the hub client, or the reason it could not be."""
     found: dict[str, DomainSummary | str] = {}
-    if settings.hub is not None:
-        # A page waits seconds, not a run's minute, for a hub that does not answer.
-        quick = replace(settings.hub, timeout_s=3.0, max_attempts=1, max_total_s=5.0)
-        settings = replace(settings, hub=quick)
+    settings = _quick(settings)
     for domain in sorted(set(domains)):
         try:
             with hub_client(settings) as client:
@@ -144,11 +154,24 @@ def pending_views(settings: Settings, store: ApprovalStore, now: datetime) -> li
     items.sort(key=lambda i: i.created_at)
     hub_domains = {i.domain for i in items if i.operation != "write_canon"}
     summaries = read_domains(settings, hub_domains)
+    hub = _hub_here(settings) if hub_domains else None
     views = []
     for item in items:
         read = summaries.get(item.domain)
         summary = read if isinstance(read, DomainSummary) else None
         problem = read if isinstance(read, str) else None
-        view = view_of(settings, item, now, summary, problem)
-        views.append(replace(view, seal_problem=store.seal_problem(item)))
+        view = view_of(settings, item, now, summary, problem, hub)
+        seal = store.seal_problem(item)
+        if seal is not None:  # approve reads the item sealed, and refuses it
+            view = replace(view, verdict=f"refused: the item {seal}")
+        views.append(replace(view, seal_problem=seal))
     return views
+
+
+def _hub_here(settings: Settings) -> HubOrigin | None:
+    """The configured hub's identity, as approve reads it; None when it cannot be read (the
+    domains' reads say why)."""
+    try:
+        return hub_here(_quick(settings))
+    except CustodianError:
+        return None

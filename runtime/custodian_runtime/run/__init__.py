@@ -10,7 +10,7 @@ checks made before anything is read or written.
 
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._dispatch import APPROVED_CALLS, SANCTIONED_CALLS, Calls
-from custodian_runtime.run._origin import bound, canon_identity, hub_identity
+from custodian_runtime.run._origin import bound, canon_identity, hub_location, hub_origin
 from custodian_runtime.run._preflight import check_canon, check_memory, check_run
 from custodian_runtime.run._result import Known, RunResult
 from custodian_runtime.run._runner import run
@@ -31,7 +31,8 @@ __all__ = [
     "check_canon",
     "check_memory",
     "check_run",
-    "hub_identity",
+    "hub_location",
+    "hub_origin",
     "read_summary",
     "run",
     "send",

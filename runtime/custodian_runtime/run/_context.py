@@ -18,7 +18,7 @@ from custodian_runtime.llm.base import Model
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
-from custodian_runtime.run._origin import bound
+from custodian_runtime.run._origin import bound, hub_origin
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, hub_label, open_hub
@@ -45,8 +45,9 @@ class RunContext:
     memory_dir: Path
     canon_dir: Path
     limits: Policy  # the caps, budgets and windows of this run
-    # The configured hub and canon (origin.bound), named in every item the run authorizes.
-    bound: Mapping[str, str | None]
+    # The configured hub and canon (origin.bound), named in every item the run authorizes or
+    # queues; the hub's identity is read the first time it is called.
+    bound: Callable[[], Mapping[str, str | None]]
     started_at: datetime
     clock: Clock
     stop: StopFlag
@@ -91,7 +92,7 @@ def build_context(
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
         limits=settings.limits,
-        bound=bound(settings),
+        bound=Binding(settings, talk.client, talk.log),
         started_at=talk.started_at,
         clock=talk.clock,
         stop=talk.stop,
@@ -109,6 +110,27 @@ def _prompt_out(settings: Settings) -> TextIO | None:
         return None
     # With --json, stdout is the summary; the prompt goes to stderr.
     return sys.stderr if settings.json_output else sys.stdout
+
+
+class Binding:
+    """What the run's items and authorizations are bound to (`origin.bound`), read when first
+    needed: the hub's identity costs a GET /health, which a run that binds nothing never asks."""
+
+    def __init__(self, settings: Settings, client: StateHubClient, log: PhaseLog) -> None:
+        self._settings, self._client, self._log = settings, client, log
+        self._bound: dict[str, str | None] | None = None
+
+    def __call__(self) -> Mapping[str, str | None]:
+        """{"hub", "hub_at", "canon"}: the identity read, and a v1.1 notice said, once."""
+        if self._bound is None:
+            origin = hub_origin(self._settings, self._client)
+            if origin is not None:
+                self._log.line("hub", "identified", hub_id=origin.hub_id, at=origin.location)
+            notice = None if origin is None else origin.notice()
+            if notice is not None:
+                self._log.line("hub", "bound by URL", detail=notice)
+            self._bound = bound(self._settings, origin)
+        return self._bound
 
 
 @contextmanager

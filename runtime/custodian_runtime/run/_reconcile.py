@@ -6,7 +6,7 @@ through the same chain as any write, and journals what it did.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -93,8 +93,9 @@ class Reconciling:
     journal: Journal
     client: StateHubClient
     now: datetime
-    # The configured hub and canon (origin.bound); an open write of another hub is not settled.
-    bound: Mapping[str, str | None] = field(default_factory=dict)
+    # The configured hub and canon (origin.bound), read when first called; an open write of
+    # another hub is not settled.
+    bound: Callable[[], Mapping[str, str | None]] = dict
     # What a fresh plan is ruled from besides the observation (evidence is read per write).
     grounds: Grounds = field(default_factory=Grounds)
     # The canon, whose file hash settles an approved canon write (None: not configured).
@@ -117,7 +118,7 @@ def reconcile(
     report per item for the summary and the note.
     """
     reports: list[dict[str, Any]] = []
-    _refuse_other_hub(J.unfinished_items(history), ctx.bound.get("hub"))
+    _refuse_other_hub(J.unfinished_items(history), ctx.bound)
     for pending in J.unfinished_items(history):
         if stop:
             break
@@ -149,16 +150,24 @@ def reconcile(
     return reports
 
 
-def _refuse_other_hub(pending: Sequence[J.PendingWrite], hub: str | None) -> None:
-    """ConfigError (nothing sent) when a killed run left a write open on another hub."""
+def _refuse_other_hub(
+    pending: Sequence[J.PendingWrite], bound: Callable[[], Mapping[str, str | None]]
+) -> None:
+    """ConfigError (nothing sent) when a killed run left a write open on another hub: one
+    bound to another hub_id, or, bound by URL, to another URL (core/origin.same_hub)."""
+    if not any(write.hub is not None for write in pending):
+        return  # nothing to compare: the hub's identity is not asked for
+    here = bound()
+    hub = here.get("hub")
     for write in pending:
-        if write.hub is not None and hub is not None and write.hub != hub:
-            raise ConfigError(
-                f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
-                f"not settled, and this run is configured with hub {hub}: it is neither "
-                f"re-sent here nor closed. Run once against {write.hub} to settle it",
-                setting="STATE_HUB_URL",
-            )
+        if write.hub is None or hub is None or write.hub in (hub, here.get("hub_at")):
+            continue
+        raise ConfigError(
+            f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
+            f"not settled, and this run is configured with hub {hub}: it is neither "
+            f"re-sent here nor closed. Run once against {write.hub_at or write.hub} to settle it",
+            setting="STATE_HUB_URL",
+        )
 
 
 def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:
@@ -263,7 +272,7 @@ def _escalate(
         "authorized",
         {"index": index, "operation": item.operation, "params": dict(item.params),
          "fingerprint": item.fingerprint, "idempotency_key": key, "by": "policy",
-         **ctx.bound},
+         **ctx.bound()},
     )  # fmt: skip
     sent = send(
         ctx.journal, ctx.client, SANCTIONED_CALLS, index=index, operation=item.operation,

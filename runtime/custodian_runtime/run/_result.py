@@ -54,6 +54,8 @@ class Known:
     contents: Mapping[int, str] = field(default_factory=dict)
     # The model's raw answer, for the note of a run whose answer held no usable plan.
     answer: str | None = field(default=None, repr=False)
+    # What a failing model process said last on its stderr (inert, secrets redacted).
+    model_stderr: str | None = None
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
@@ -103,6 +105,7 @@ class RunResult(Known):
             "reconciled": [dict(r) for r in self.reconciled],
             "omitted": dict(self.omitted),
             "note": self.note_path,
+            "model_stderr": self.model_stderr,
         }
 
     def human(self) -> str:

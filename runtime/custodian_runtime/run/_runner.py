@@ -22,7 +22,9 @@ from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core import display
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
+from custodian_runtime.core.journal_render import UNSEALED
 from custodian_runtime.core.plan import Plan
+from custodian_runtime.core.redact import redact
 from custodian_runtime.core.run_rules import (
     EXIT_OK,
     Ending,
@@ -32,15 +34,17 @@ from custodian_runtime.core.run_rules import (
     settles,
     skip_reason,
 )
-from custodian_runtime.errors import CustodianError
+from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.llm.base import Model
 from custodian_runtime.llm.registry import build_model
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
+from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
+from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._preflight import check_run
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
@@ -61,7 +65,10 @@ def run(
     model_transport: httpx.BaseTransport | None = None,
     stderr: TextIO | None = None,
 ) -> RunResult:
-    """Run one pass for `settings.domain` and return its result (never raises CustodianError)."""
+    """Run one pass for `settings.domain` and return its result (never raises CustodianError).
+
+    With a Pushgateway configured, a run that is not a dry run pushes its metrics at the end.
+    """
     assert settings.domain is not None and settings.hub is not None
     run_id = new_run_id(clock())
     known = Known(run_id, settings.domain, settings.dry_run, settings.model.spec)
@@ -73,9 +80,30 @@ def run(
         clock=clock,
         monotonic=time.monotonic,
     )
+    began = clock()
+    try:
+        result = _run(settings, known, log, clock, transport, model_transport)
+    except Exception:
+        push_after(settings, known.ended("failed", 1, "a bug"), began, clock, log)
+        raise
+    push_after(settings, result, began, clock, log)
+    return result
+
+
+def _run(
+    settings: Settings,
+    known: Known,
+    log: PhaseLog,
+    clock: Clock,
+    transport: httpx.BaseTransport | None,
+    model_transport: httpx.BaseTransport | None,
+) -> RunResult:
+    """The pass itself; the caller pushes its metrics."""
     stop = StopFlag()
     try:
         check_run(settings)  # before the hub is read and before anything is written
+        if settings.canon_source == PACKAGED:
+            log.line("canon", "packaged", dir=str(settings.canon_dir), copy="custodian init DIR")
         with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
             client, hub = opened
             known, started_at = replace(known, hub=hub), clock()
@@ -144,6 +172,8 @@ def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
 
 def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> Opened:
     """The checkpoint and the tail after it; a full scan only when the checkpoint is off."""
+    if store.seal_key is None:
+        log.line("seals", "unsealed", detail=UNSEALED)
     opened = store.open(domain, repair=repair)
     if opened.rebuilt is not None and opened.head is not None:
         log.line(
@@ -258,6 +288,8 @@ def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
 def _failed(ctx: RunContext, known: Known, exc: CustodianError) -> RunResult:
     """A run that raised: noted and journaled as the core rules (`run_rules.failure`)."""
     how = failure(exc, in_steps=True, dry_run=ctx.dry_run)
+    if isinstance(exc, ModelError) and exc.stderr_tail:
+        known = replace(known, model_stderr=redact(exc.stderr_tail))
     if not how.journaled:
         return _ended(known, how.ending)
     note = None
@@ -273,9 +305,10 @@ def _finish(
     """Journal and log how the run ended; the result, assembled once."""
     counts = known.counts()
     with contextlib.suppress(CustodianError):
-        ctx.journal.append(
-            "finished", {"status": end.status, "exit_code": end.exit_code, "counts": counts}
-        )
+        # The model and its usage are for the metrics (core/metrics.py, `custodian status`).
+        data = {"status": end.status, "exit_code": end.exit_code, "counts": counts}
+        data |= {"model": known.model, "usage": dict(known.usage)}
+        ctx.journal.append("finished", data)
     ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
     return _ended(known, end, note)
 

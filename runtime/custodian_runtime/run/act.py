@@ -200,7 +200,7 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
             "fingerprint": item.fingerprint,
             "idempotency_key": key,
             "by": "policy",
-            **ctx.bound,
+            **ctx.bound(),
             **({"planned_on": _task_state(task)} if task is not None else {}),
         },
     )
@@ -233,6 +233,7 @@ def _enqueue(
     done: list[ItemOutcome] = []
     for ruling in (r for r in rulings if r.outcome == "queue"):
         item = ruling.item
+        bound = ctx.bound()
         approval = new_item(
             approval_id=approval_id_for(item.fingerprint, taken),
             domain=observed.domain,
@@ -244,8 +245,9 @@ def _enqueue(
             precondition=proposed_under(item, observed, _canon_sha256(item, ctx.canon_dir)),
             now=now,
             ttl_days=ctx.limits.approval_ttl_days,
-            hub=ctx.bound["hub"],
-            canon=ctx.bound["canon"],
+            hub=bound["hub"],
+            hub_at=bound["hub_at"],
+            canon=bound["canon"],
         )
         taken.add(approval.id)
         ctx.approvals.save(approval)

@@ -6,6 +6,7 @@ does not import it; callers import it from its module.
 
 from __future__ import annotations
 
+from custodian_runtime.statehub._conditional import NotModified
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
-__all__ = ["HubWrite", "StateHubClient"]
+__all__ = ["HubWrite", "NotModified", "StateHubClient"]

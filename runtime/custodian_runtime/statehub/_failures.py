@@ -205,10 +205,16 @@ def _spent(call: Call, budget_spent: bool) -> str:
     return f" (stopped early: the next wait would pass the {call.policy.max_total_s:g} s budget)"
 
 
-def succeeded(call: Call, result: Attempted[Outcome]) -> tuple[httpx.Response, int]:
-    """The response of a call that succeeded, else the HubError its last outcome calls for."""
-    if isinstance(result.outcome, httpx.Response) and result.outcome.is_success:
-        return result.outcome, result.attempts
+def succeeded(
+    call: Call, result: Attempted[Outcome], also_ok: frozenset[int] = frozenset()
+) -> tuple[httpx.Response, int]:
+    """The response of a call that succeeded (a 2xx, or a status in `also_ok`, such as a 304
+    asked for), else the HubError its last outcome calls for."""
+    outcome = result.outcome
+    if isinstance(outcome, httpx.Response) and (
+        outcome.is_success or outcome.status_code in also_ok
+    ):
+        return outcome, result.attempts
     failure = failure_for(call, result.outcome, budget_spent=result.budget_spent)
     if isinstance(result.outcome, httpx.Response) and result.outcome.status_code == 412:
         raise _precondition_failed(failure, result.outcome)

@@ -44,8 +44,10 @@ class Sender:
         params: Params | None = None,
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
+        also_ok: frozenset[int] = frozenset(),
     ) -> tuple[httpx.Response, int]:
-        """Send one request under the policy; the response of a success, else its HubError."""
+        """Send one request under the policy; the response of a success (a 2xx, or a status in
+        `also_ok`), else its HubError."""
         query = {name: value for name, value in (params or {}).items() if value is not None}
         request = self._http.build_request(
             method, path, params=query, content=content, headers=headers
@@ -75,9 +77,8 @@ class Sender:
         except (DeadlinePassed, TooLarge) as exc:
             call = Call(method, str(request.url), self._base_url, tries[0], self._policy)
             raise overrun_failure(call, exc) from None
-        return succeeded(
-            Call(method, str(request.url), self._base_url, result.attempts, self._policy), result
-        )
+        call = Call(method, str(request.url), self._base_url, result.attempts, self._policy)
+        return succeeded(call, result, also_ok)
 
     def _verdict(self, outcome: Outcome) -> Retry | None:
         return retry_verdict(outcome, now=self._policy.wall_clock())

@@ -1,4 +1,4 @@
-"""StateHubClient: the only code in the runtime that talks to the state-hub (contract v1.1).
+"""StateHubClient: the only code in the runtime that talks to the state-hub (contract v1.2).
 
 One method per read and per write of the contract, and no other write. Reads parse into the
 models of `custodian_runtime.core.contract`; every write takes its request model and a
@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 import httpx
 
@@ -44,6 +44,7 @@ from custodian_runtime.core.contract import (
     WorkstreamList,
 )
 from custodian_runtime.core.digest import canonical_json, sha256_hex
+from custodian_runtime.core.origin import HubOrigin, hub_identity_of
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.statehub._checks import (
     check_limits,
@@ -54,9 +55,13 @@ from custodian_runtime.statehub._checks import (
     checked_token,
     checked_version,
 )
-from custodian_runtime.statehub._failures import (
-    parse_body,
+from custodian_runtime.statehub._conditional import (
+    NOT_MODIFIED,
+    NotModified,
+    if_none_match_header,
+    summary_or_not_modified,
 )
+from custodian_runtime.statehub._failures import parse_body
 from custodian_runtime.statehub._sender import Params, Sender
 from custodian_runtime.stopping import OnRetry
 
@@ -115,6 +120,7 @@ class StateHubClient:
         )
         # A signal abandons a read in flight; a write in flight is finished.
         self._sender = Sender(self._http, self.base_url, policy, max_response_bytes, stop)
+        self._health: Health | None = None  # read once, for hub_origin()
 
     def __enter__(self) -> StateHubClient:
         return self
@@ -141,12 +147,41 @@ class StateHubClient:
         """GET /state/summary: counts per domain."""
         return self._read("/state/summary", StateSummary)
 
-    def domain_summary(self, domain: str, events: int = 50) -> DomainSummary:
-        """GET /domains/{domain}/summary: workstreams with tasks, open items, recent events."""
+    def hub_origin(self, location: str | None = None) -> HubOrigin:
+        """Who the hub is: its hub_id from GET /health (v1.2; read once per client), and where
+        it is reached: `location`, else this client's URL. From a v1.1 hub the hub_id is None
+        and items fall back to the URL (`HubOrigin.notice()` says so)."""
+        if self._health is None:
+            self._health = self.health()
+        return HubOrigin(self._health.hub_id, location or hub_identity_of(self.base_url))
+
+    @overload
+    def domain_summary(
+        self, domain: str, events: int = 50, *, if_none_match: None = None
+    ) -> DomainSummary: ...
+
+    @overload
+    def domain_summary(
+        self, domain: str, events: int = 50, *, if_none_match: int
+    ) -> DomainSummary | NotModified: ...
+
+    def domain_summary(
+        self, domain: str, events: int = 50, *, if_none_match: int | None = None
+    ) -> DomainSummary | NotModified:
+        """GET /domains/{domain}/summary: workstreams with tasks, open items, recent events.
+
+        With `if_none_match` (a revision seen before, v1.2), a hub whose domain is still at
+        that revision answers 304 and this returns `NotModified`; a v1.1 hub sends the summary.
+        """
         if not 0 <= events <= 500:
             raise ValueError(f"events must be between 0 and 500 (the hub's maximum), not {events}")
         path = f"/domains/{checked_domain(domain)}/summary"
-        return self._read(path, DomainSummary, {"events": events})
+        headers = if_none_match_header(if_none_match)
+        ok = frozenset({NOT_MODIFIED}) if headers else frozenset()
+        response, attempts = self._sender.send(
+            "GET", path, params={"events": events}, headers=headers, also_ok=ok
+        )
+        return summary_or_not_modified(response, attempts, domain, if_none_match)
 
     def get_task(self, task_id: str) -> Task:
         """GET /tasks/{id}."""

@@ -1,0 +1,31 @@
+"""Metrics: a run's figures pushed to a Prometheus Pushgateway, and `custodian status`.
+
+Which figures, and their names, are the core's (core/metrics.py); here they are read from
+memory/, turned into a fresh prometheus-client registry, pushed or printed.
+"""
+
+from __future__ import annotations
+
+from custodian_runtime.metrics.push import PUSH_DEADLINE_S, push_figures, push_run
+from custodian_runtime.metrics.status import (
+    DEFAULT_MAX_AGE,
+    EXIT_OVERDUE,
+    StatusRequest,
+    all_figures,
+    domain_figures,
+    parse_max_age,
+    status_command,
+)
+
+__all__ = [
+    "DEFAULT_MAX_AGE",
+    "EXIT_OVERDUE",
+    "PUSH_DEADLINE_S",
+    "StatusRequest",
+    "all_figures",
+    "domain_figures",
+    "parse_max_age",
+    "push_figures",
+    "push_run",
+    "status_command",
+]
