@@ -48,7 +48,8 @@ lint: setup
 
 types: setup
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py
+	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py \
+		k8s/workload_policy.py
 
 check: lint types k8s test
 

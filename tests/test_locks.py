@@ -1,4 +1,4 @@
-"""The hash-locked requirement files cover pyproject.toml, and the running environment is the lock."""
+"""The hash-locked requirement files cover pyproject.toml; the running environment is the lock."""
 
 from __future__ import annotations
 
