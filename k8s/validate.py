@@ -72,8 +72,8 @@ def find_targets(root: Path) -> list[Target]:
     targets = [Target(path, path.name) for path in overlays]
     if (root / "kustomization.yaml").is_file():
         targets.append(Target(root, None))
-    if (root / "review" / "kustomization.yaml").is_file():
-        targets.append(Target(root / "review", None, review=True))
+    reviews = sorted(p.parent for p in root.glob("review*/kustomization.yaml"))
+    targets += [Target(path, None, review=True) for path in reviews]
     return targets
 
 
