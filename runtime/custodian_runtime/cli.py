@@ -120,6 +120,12 @@ def _journal_parser(sub: Subparsers) -> None:
     prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
     prune.add_argument("--memory")
     prune.set_defaults(handler=_cmd_journal_prune)
+    settle = j.add_parser("settle", help="close an open write by hand (its id: see inspect)")
+    settle.add_argument("ref", help="the open write's id, <domain>:<seq>, as inspect lists it")
+    settle.add_argument("--by", required=True, help="who settles it")
+    settle.add_argument("--reason", required=True, help="why, kept in the journal")
+    settle.add_argument("--memory")
+    settle.set_defaults(handler=_cmd_journal_settle)
 
 
 def _review_parser(sub: Subparsers) -> None:
@@ -261,6 +267,13 @@ def _cmd_journal_prune(args: argparse.Namespace) -> int:
     done = prune(settings.memory_dir, domain, keep, utc_now(), settings.seal_key)
     sys.stdout.write(for_terminal(done.text()) + "\n")
     return 0
+
+
+def _cmd_journal_settle(args: argparse.Namespace) -> int:
+    from custodian_runtime.audit import settle_command
+
+    s = _settings(args, domain_required=False, hub_required=False)
+    return settle_command(s.memory_dir, args.ref, args.by, args.reason, sys.stdout, s.seal_key)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

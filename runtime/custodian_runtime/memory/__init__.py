@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_prune import prune
+from custodian_runtime.memory.journal_settle import settle
 from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened, ReadResult
 from custodian_runtime.memory.journal_verify import verify_domain
 from custodian_runtime.memory.lock import RunLock
@@ -31,6 +32,7 @@ __all__ = [
     "note_prose",
     "observed_summary",
     "prune",
+    "settle",
     "verify_domain",
     "write_note",
 ]
