@@ -16,6 +16,7 @@ from custodian_runtime.core import journal as J
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.authority_path import ReconcileStep, escalation, reconcile_step
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.journal_settle import write_ref
 from custodian_runtime.core.keys import escalation_key
 from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
 from custodian_runtime.errors import ConfigError, HubError
@@ -73,7 +74,7 @@ def reconcile(
     report per item for the summary and the note.
     """
     reports: list[dict[str, Any]] = []
-    _refuse_other_hub(J.unfinished_items(history), ctx.bound.get("hub"))
+    _refuse_other_hub(J.unfinished_items(history), ctx.bound.get("hub"), ctx.observed.domain)
     for pending in J.unfinished_items(history):
         if stop:
             break
@@ -102,14 +103,16 @@ def reconcile(
     return reports
 
 
-def _refuse_other_hub(pending: Sequence[J.PendingWrite], hub: str | None) -> None:
+def _refuse_other_hub(pending: Sequence[J.PendingWrite], hub: str | None, domain: str) -> None:
     """ConfigError (nothing sent) when a killed run left a write open on another hub."""
     for write in pending:
         if write.hub is not None and hub is not None and write.hub != hub:
             raise ConfigError(
                 f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
                 f"not settled, and this run is configured with hub {hub}: it is neither "
-                f"re-sent here nor closed. Run once against {write.hub} to settle it",
+                f"re-sent here nor closed. Run once against {write.hub} to settle it; if that "
+                "hub is gone, a person closes it by hand: custodian journal settle "
+                f"{write_ref(domain, write)} --by NAME --reason TEXT",
                 setting="STATE_HUB_URL",
             )
 
