@@ -117,7 +117,7 @@ def _journal_parser(sub: Subparsers) -> None:
     j = p.add_subparsers(dest="journal_command", required=True)
     prune = j.add_parser("prune", help="drop old segments; the chain left still verifies")
     prune.add_argument("--domain", help="the domain whose journal to prune")
-    prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
+    prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w (31d+)")
     prune.add_argument("--memory")
     prune.set_defaults(handler=_cmd_journal_prune)
     settle = j.add_parser("settle", help="close an open write by hand (its id: see inspect)")
