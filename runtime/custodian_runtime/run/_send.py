@@ -87,6 +87,22 @@ def _send(journal: Journal, client: StateHubClient, calls: Calls, write: Write) 
     extra = write.extra or {}
     journal.append("dispatched", {"index": write.index, "idempotency_key": write.key, **extra})
     try:
+        changed = _changed_since(client, write.observed_task)
+    except (HubError, Interrupted) as exc:
+        # The re-read before the write failed: the write itself never left, so it failed.
+        message = f"not sent: the task could not be read again first ({exc.message})"
+        _failed(journal, write, message, getattr(exc, "status", None), getattr(exc, "code", None))
+        if isinstance(exc, Interrupted):
+            raise
+        return Sent(error=message)
+    if changed is not None:
+        return _stale(journal, write, changed)
+    return _written(journal, client, calls, write)
+
+
+def _written(journal: Journal, client: StateHubClient, calls: Calls, write: Write) -> Sent:
+    """The write itself: receipt, stale (412), unknown (no answer came) or failed (refused)."""
+    try:
         return _call(journal, client, calls, write)
     except HubPreconditionFailed as exc:
         return _stale(journal, write, exc.current)
@@ -105,9 +121,6 @@ def _send(journal: Journal, client: StateHubClient, calls: Calls, write: Write) 
 
 
 def _call(journal: Journal, client: StateHubClient, calls: Calls, write: Write) -> Sent:
-    changed = _changed_since(client, write.observed_task)
-    if changed is not None:
-        return _stale(journal, write, changed)
     task = write.observed_task
     done = perform(
         calls,
