@@ -21,6 +21,8 @@ from custodian_runtime.core import approval_verdicts as verdicts
 from custodian_runtime.core.approval_verdicts import Settlement
 from custodian_runtime.core.approvals import ApprovalItem, listed_status
 from custodian_runtime.core.inert import for_terminal_json
+from custodian_runtime.core.journal import PendingWrite, unfinished_items
+from custodian_runtime.core.journal_settle import open_attempt
 from custodian_runtime.errors import ApprovalError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
@@ -135,7 +137,7 @@ def decide_reject(
     settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
 ) -> Decision:
     """Reject one item (never queued again); the CLI and the review page both call this."""
-    with _deciding(settings, store, approval_id, now) as (item, journal, _):
+    with _deciding(settings, store, approval_id, now) as (item, journal, _, _):
         settled = verdicts.rejected(item, by, reason, now)
         _journal(journal, settled)
         _store(store, settled)
@@ -162,7 +164,11 @@ def decide_approve(
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return Decision(approval_id, elsewhere.exit_code, elsewhere.message)
     _execute.check_writable_canon(settings, item)
-    with _deciding(settings, store, approval_id, now) as (item, journal, run_id):
+    with _deciding(settings, store, approval_id, now) as (item, journal, run_id, pending):
+        # An earlier approval's write still open: a new authorization would be a second write.
+        refusal = open_attempt(pending, item.domain, item.id)
+        if refusal is not None:
+            raise ApprovalError(refusal)
         seen = _execute.observe(settings, item)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(item, here, by, note, seen, now)
@@ -200,17 +206,19 @@ def _pending(store: ApprovalStore, approval_id: str, now: datetime) -> ApprovalI
 @contextmanager
 def _deciding(
     settings: Settings, store: ApprovalStore, approval_id: str, now: datetime
-) -> Iterator[tuple[ApprovalItem, DiskJournal, str]]:
-    """Hold the domain's lock, and yield the item (still pending) and this attempt's journal."""
+) -> Iterator[tuple[ApprovalItem, DiskJournal, str, list[PendingWrite]]]:
+    """Hold the domain's lock; yield the item (still pending), this attempt's journal and run id,
+    and the domain's open writes."""
     item = _pending(store, approval_id, now)
     run_id = _execute.new_attempt_run_id(item)
     with RunLock(settings.memory_dir, item.domain, run_id=run_id):
         item = _pending(store, approval_id, now)  # again under the lock: decided only once
         journals = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         # Opened from its checkpoint and tail (a torn tail is set aside before appending).
-        writer = journals.writer(item.domain, run_id, utc_now)
+        opened = journals.open(item.domain)
+        writer = journals.writer(item.domain, run_id, utc_now, opened)
         try:
-            yield item, DiskJournal(writer), run_id
+            yield item, DiskJournal(writer), run_id, unfinished_items(opened.history)
         finally:
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)
