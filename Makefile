@@ -6,15 +6,34 @@ CUSTODIAN := $(VENV)/bin/custodian
 STAMP     := $(VENV)/.installed-stamp
 DOMAIN    ?=
 
-.PHONY: setup test check format lint types k8s bench hub agent-run dry-run demo clean
+LOCKS     := requirements/build.txt requirements/dev.txt
+
+.PHONY: setup lock test check format lint types k8s bench hub agent-run dry-run demo clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Every package comes from the locks, hash-checked; the project itself is installed without
+# resolving anything, and `pip check` fails if pyproject.toml names a dependency the lock lacks.
+$(STAMP): pyproject.toml $(LOCKS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes $(foreach lock,$(LOCKS),-r $(lock))
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	@touch $(STAMP)
+
+# Regenerates the locks from pyproject.toml and requirements/build.in against the public index
+# (local pip configuration is ignored so the hashes are the index's); pins already in a lock are
+# kept unless pyproject.toml excludes them. Add PIP_COMPILE_ARGS=--upgrade to move every pin.
+PIP_COMPILE := PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_EXTRA_INDEX_URL= \
+	$(VENV)/bin/pip-compile --quiet --generate-hashes --no-emit-index-url --strip-extras \
+	$(PIP_COMPILE_ARGS)
+lock: setup
+	$(PY) -m pip install --quiet 'pip-tools>=7.4,<8'
+	$(PIP_COMPILE) --allow-unsafe --output-file=requirements/build.txt requirements/build.in
+	$(PIP_COMPILE) --output-file=requirements/runtime.txt pyproject.toml
+	$(PIP_COMPILE) --allow-unsafe --constraint=requirements/runtime.txt --extra=dev \
+		--output-file=requirements/dev.txt pyproject.toml
 
 test: setup
 	$(PY) -m pytest -q
@@ -29,7 +48,8 @@ lint: setup
 
 types: setup
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py
+	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py \
+		k8s/workload_policy.py
 
 check: lint types k8s test
 

@@ -109,10 +109,10 @@ def check_job_spec(cj: Doc) -> Iterator[str]:
         yield f"{where} fails the Job on exit codes {sorted(wrong)}; a retry can help there"
 
 
-def check_pod_spec(cj: Doc) -> Iterator[str]:
+def check_pod_spec(cj: Doc, pod: str = "spec.jobTemplate.spec.template.spec") -> Iterator[str]:
     """Pod-level fields: no restarts in place, no API token, non-root, a generous grace period."""
-    pod = "spec.jobTemplate.spec.template.spec"
-    yield from _expect(cj, f"{pod}.restartPolicy", "Never")
+    if pod.startswith("spec.jobTemplate"):
+        yield from _expect(cj, f"{pod}.restartPolicy", "Never")
     yield from _expect(cj, f"{pod}.automountServiceAccountToken", False)
     yield from _expect(cj, f"{pod}.securityContext.runAsNonRoot", True)
     yield from _expect(cj, f"{pod}.securityContext.runAsUser", UID)
@@ -132,6 +132,11 @@ def check_container(cj: Doc, container: Doc) -> Iterator[str]:
     command = (container.get("command") or []) + (container.get("args") or [])
     if command != COMMAND:
         yield f"{where}: command+args is {command!r}; must be {COMMAND!r}"
+    yield from check_locked_down(where, container)
+
+
+def check_locked_down(where: str, container: Doc) -> Iterator[str]:
+    """Pinned image, no privilege, read-only root, dropped capabilities, resource bounds."""
     image = str(container.get("image", ""))
     if "@" not in image and (":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest")):
         yield f"{where}: image {image!r} must be pinned to a tag other than latest, or a digest"
@@ -156,7 +161,7 @@ def _configmap_value(ref: Doc, docs: list[Doc]) -> str | None:
     return None
 
 
-def _env_value(entry: Doc, docs: list[Doc]) -> str | None:
+def env_value(entry: Doc, docs: list[Doc]) -> str | None:
     if "value" in entry:
         return str(entry["value"])
     ref = dig(entry, "valueFrom.configMapKeyRef")
@@ -171,7 +176,7 @@ def check_env(cj: Doc, container: Doc, docs: list[Doc], domain: str) -> Iterator
         if name not in env:
             yield f"{where}: {name} is not set"
     for name, wanted in {**FIXED_ENV, "CUSTODIAN_DOMAIN": domain}.items():
-        if name in env and (actual := _env_value(env[name], docs)) != wanted:
+        if name in env and (actual := env_value(env[name], docs)) != wanted:
             yield f"{where}: {name} resolves to {actual!r}; must be {wanted!r}"
     for name, entry in env.items():
         if SECRET_ENV_RE.search(str(name)) and dig(entry, "valueFrom.secretKeyRef") is None:
@@ -179,6 +184,11 @@ def check_env(cj: Doc, container: Doc, docs: list[Doc], domain: str) -> Iterator
         ref = dig(entry, "valueFrom.configMapKeyRef")
         if ref and not ref.get("optional") and _configmap_value(ref, docs) is None:
             yield f"{where}: {name} refers to {ref.get('name')}/{ref.get('key')}, not rendered"
+    yield from check_mounts(where, container)
+
+
+def check_mounts(where: str, container: Doc) -> Iterator[str]:
+    """A writable /tmp (read-only root) and the memory volume at its path."""
     mounts = {m.get("mountPath"): m.get("name") for m in container.get("volumeMounts") or []}
     if "/tmp" not in mounts:
         yield f"{where}: /tmp needs a writable volume (HOME=/tmp, read-only root filesystem)"
@@ -213,7 +223,7 @@ def check_render(docs: list[Doc], overlay_domain: str | None) -> list[str]:
         for d in docs
         if d.get("kind") == "Secret"
     ]
-    cronjobs = [d for d in docs if d.get("kind") == "CronJob"]
+    cronjobs = [d for d in docs if d.get("kind") == "CronJob" and not is_prune(d)]
     if not cronjobs:
         problems.append("no CronJob rendered")
     for cj in cronjobs:
@@ -226,8 +236,14 @@ def check_render(docs: list[Doc], overlay_domain: str | None) -> list[str]:
             problems.extend(check_container(cj, container))
             problems.extend(check_env(cj, container, docs, domain))
             problems.extend(check_required_secrets(cj, container))
-    problems.extend(check_companions(docs, cronjobs))
+    problems.extend(check_companions(docs, [d for d in docs if d.get("kind") == "CronJob"]))
     return problems
+
+
+def is_prune(cj: Doc) -> bool:
+    """A CronJob whose container runs `custodian journal prune` (workload_policy checks it)."""
+    containers = dig(cj, "spec.jobTemplate.spec.template.spec.containers") or [{}]
+    return bool((containers[0].get("command") or [])[1:3] == ["journal", "prune"])
 
 
 def check_companions(docs: list[Doc], cronjobs: list[Doc]) -> Iterator[str]:

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Render every kustomize overlay and check it offline: strict schemas plus project rules.
 
-Usage: python k8s/validate.py [--root DIR] [--yaml] [--k8s-version 1.32]
+Usage: python k8s/validate.py [--root DIR] [--yaml] [--k8s-version 1.29 ...]
+Without --k8s-version, every target is checked against the minimum Kubernetes version the
+manifests support and the newest one kubernetes-validate knows.
 Exit 0 when every target renders and passes; 1 on any problem; 2 when kubectl is missing.
 """
 
@@ -22,8 +24,16 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on the environment
     sys.exit(f"error: {missing.name} is not installed; run `make setup` (pip install -e '.[dev]')")
 from manifest_policy import Doc, check_render, dig, ident
+from workload_policy import (
+    check_prometheus_rule,
+    check_review,
+    check_snapshot,
+    check_workloads,
+)
 
-K8S_VERSION = "1.32"
+# The oldest Kubernetes these manifests are valid for: before 1.29 a podFailurePolicy rule must
+# name onPodConditions even when it matches exit codes (docs/operations.md, "Upgrade").
+MIN_K8S_VERSION = "1.29"
 HERE = Path(__file__).resolve().parent
 INSTALL_HINT = (
     "kubectl (1.27 or newer, with kustomize v5) is needed to render the overlays and was not "
@@ -45,6 +55,7 @@ class Target:
 
     path: Path
     domain: str | None
+    review: bool = False
     docs: list[Doc] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -66,7 +77,14 @@ def find_targets(root: Path) -> list[Target]:
     targets = [Target(path, path.name) for path in overlays]
     if (root / "kustomization.yaml").is_file():
         targets.append(Target(root, None))
+    reviews = sorted(p.parent for p in root.glob("review*/kustomization.yaml"))
+    targets += [Target(path, None, review=True) for path in reviews]
     return targets
+
+
+def newest_version() -> str:
+    """The newest Kubernetes minor version whose schemas kubernetes-validate bundles."""
+    return ".".join(str(kubernetes_validate.latest_version()).split(".")[:2])
 
 
 def render(command: list[str], target: Target) -> str:
@@ -117,7 +135,7 @@ def schema_problems(doc: Doc, version: str) -> list[str]:
         kubernetes_validate.validate(doc, version, strict=True)
     except kubernetes_validate.ValidationError as exc:
         path = ".".join(str(p) for p in exc.path) or "(top level)"
-        return [f"{ident(doc)}: {path}: {exc.message}"]
+        return [f"{ident(doc)}: {path}: {exc.message} (Kubernetes {version})"]
     except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as exc:
         return [f"{ident(doc)}: no usable schema for Kubernetes {version}: {exc}"]
     return []
@@ -136,30 +154,42 @@ def load_docs(text: str, target: Target) -> list[Doc]:
     return good
 
 
-def check_target(target: Target, command: list[str], root: Path, version: str) -> str:
+def check_target(target: Target, command: list[str], root: Path, versions: list[str]) -> str:
     """Render, schema-check and policy-check one target; returns the rendered YAML."""
     text = render(command, target)
     target.docs = load_docs(text, target)
     index = source_index(root)
     origins = {ident(doc): origin(doc, target, root, index) for doc in target.docs}
-    found = [p for doc in target.docs for p in schema_problems(doc, version)]
-    found += check_render(target.docs, target.domain)
+    found = [p for doc in target.docs for v in versions for p in schema_problems(doc, v)]
+    if target.review:
+        found += check_review(target.docs)
+    else:
+        found += check_render(target.docs, target.domain)
+        found += check_workloads(target.docs, target.domain)
     for problem in found:
         where = origins.get(problem.split(":", 1)[0])
         target.problems.append(f"{problem}  [{where}]" if where else problem)
     return text
 
 
-def check_example_secret(root: Path, version: str) -> list[str]:
-    """secret.example.yaml must stay a valid Secret and out of every kustomization."""
-    path = root / "secret.example.yaml"
-    if not path.is_file():
-        return []
-    problems = [f"secret.example.yaml: {p}" for p in schema_problems(_load_one(path), version)]
-    for kustomization in root.rglob("kustomization.yaml"):
-        if "secret.example.yaml" in kustomization.read_text(encoding="utf-8"):
-            rel = kustomization.relative_to(root)
-            problems.append(f"{rel}: must not include secret.example.yaml")
+def check_examples(root: Path, versions: list[str]) -> list[str]:
+    """Each *.example.yaml stays valid (a Secret, a VolumeSnapshot, a PrometheusRule) and out of
+    kustomizations."""
+    problems = []
+    for path in sorted(root.rglob("*.example.yaml")):
+        rel = path.relative_to(root).as_posix()
+        doc = _load_one(path)
+        if isinstance(doc, dict) and doc.get("kind") == "VolumeSnapshot":
+            found = check_snapshot(doc)  # a CRD: no bundled schema, checked field by field
+        elif isinstance(doc, dict) and doc.get("kind") == "PrometheusRule":
+            found = check_prometheus_rule(doc)  # a CRD too
+        else:
+            found = [p for v in versions for p in schema_problems(doc, v)]
+        problems += [f"{rel}: {p}" for p in found]
+        for kustomization in root.rglob("kustomization.yaml"):
+            if path.name in kustomization.read_text(encoding="utf-8"):
+                where = kustomization.relative_to(root)
+                problems.append(f"{where}: must not include {path.name}")
     return problems
 
 
@@ -184,8 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--root", type=Path, default=HERE, help="the k8s/ directory")
     parser.add_argument("--yaml", action="store_true", help="print the rendered YAML in full")
-    parser.add_argument("--k8s-version", default=K8S_VERSION, help="schema version, e.g. 1.32")
+    parser.add_argument(
+        "--k8s-version",
+        action="append",
+        dest="versions",
+        help=f"schema version, repeatable (default: {MIN_K8S_VERSION} and the newest known)",
+    )
     args = parser.parse_args(argv)
+    versions = args.versions or [MIN_K8S_VERSION, newest_version()]
     root = args.root.resolve()
     try:
         command = render_command()
@@ -198,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     failed = 0
     for target in targets:
-        text = check_target(target, command, root, args.k8s_version)
+        text = check_target(target, command, root, versions)
         rel = target.path.relative_to(root).as_posix()
         name = "(root)" if rel == "." else rel
         status = "FAIL" if target.problems else "ok"
@@ -208,14 +244,15 @@ def main(argv: list[str] | None = None) -> int:
         for problem in target.problems:
             print(f"  problem: {problem}")
         failed += bool(target.problems)
-    secret_problems = check_example_secret(root, args.k8s_version)
+    secret_problems = check_examples(root, versions)
     for problem in secret_problems:
         print(f"  problem: {problem}")
     total = sum(len(t.docs) for t in targets)
     problems = sum(len(t.problems) for t in targets) + len(secret_problems)
     print(
-        f"{len(targets)} kustomizations, {total} resources, Kubernetes {args.k8s_version} schemas "
-        f"(strict) and project policy: {failed} kustomization(s) failed, {problems} problem(s)"
+        f"{len(targets)} kustomizations, {total} resources, Kubernetes {' and '.join(versions)} "
+        f"schemas (strict) and project policy: {failed} kustomization(s) failed, "
+        f"{problems} problem(s)"
     )
     if problems:
         print(f"error: {problems} problem(s) in {root}; see the lines above", file=sys.stderr)

@@ -115,14 +115,22 @@ def memory_state(queued: Queued) -> Any:
         item = json.loads(path.read_text(encoding="utf-8"))
         items[name] = {k: item[k] for k in ("status", "decided_by", "reject_reason", "result")}
     runs: dict[str, list[Any]] = {}
+    # Approval ids end with a random part, so each side's ids are named by their item.
+    names = {queued.create_id: "create", queued.resolve_id: "resolve"}
     for record in journal(queued.memory):
         if record.run_id.startswith("approval-"):
-            approval_id = "-".join(record.run_id.split("-")[1:3])
+            approval_id = record.run_id.removeprefix("approval-").rsplit("-", 1)[0]
             # A hub answer holds its own timestamps, and each side is bound to its own hub and
-            # memory's canon; everything else must match exactly.
-            skip = ("response_sha256", "hub", "canon")
+            # memory's canon; each authorization draws its own nonce (in its key); everything
+            # else must match exactly.
+            skip = ("response_sha256", "hub", "canon", "nonce", "idempotency_key")
             data = {k: v for k, v in record.data.items() if k not in skip}
-            runs.setdefault(approval_id, []).append((record.kind, _strip_times(data)))
+            text = json.dumps(data)
+            for full, name in names.items():
+                text = text.replace(full, name)
+            runs.setdefault(names[approval_id], []).append(
+                (record.kind, _strip_times(json.loads(text)))
+            )
     return {"items": items, "runs": dict(sorted(runs.items()))}
 
 

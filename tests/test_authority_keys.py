@@ -10,25 +10,27 @@ from custodian_runtime.core.precondition import precondition
 from test_authority_support import plan_of, proposal, website
 
 FP = "ab" * 32
+NONCE = "0f1e2d3c4b5a"
 
 
-def test_the_idempotency_key_names_the_run_and_the_item() -> None:
-    assert run_key("20261130T080000Z-website", FP) == (
-        f"custodian-20261130T080000Z-website-{FP[:32]}"
+def test_the_idempotency_key_names_the_run_the_item_and_the_authorization() -> None:
+    assert run_key("20261130T080000Z-website", FP, NONCE) == (
+        f"custodian-20261130T080000Z-website-{FP[:32]}-{NONCE}"
     )
 
 
 @pytest.mark.parametrize("run_id", ["", "a b/ç\n\x00", "r" * 1000])
 def test_the_idempotency_key_is_printable_ascii_of_at_most_255(run_id: str) -> None:
-    key = run_key(run_id, FP)
+    key = run_key(run_id, FP, NONCE)
     assert 1 <= len(key) <= 255
     assert all(33 <= ord(ch) <= 126 for ch in key)
-    assert key.endswith(FP[:32])
+    assert key.endswith(f"{FP[:32]}-{NONCE}")
 
 
-def test_different_runs_or_items_give_different_keys() -> None:
-    assert run_key("run-1", FP) != run_key("run-2", FP)
-    assert run_key("run-1", FP) != run_key("run-1", "cd" * 32)
+def test_different_runs_items_or_authorizations_give_different_keys() -> None:
+    assert run_key("run-1", FP, NONCE) != run_key("run-2", FP, NONCE)
+    assert run_key("run-1", FP, NONCE) != run_key("run-1", "cd" * 32, NONCE)
+    assert run_key("run-1", FP, NONCE) != run_key("run-1", FP, "a" * 12)
 
 
 def _item(entry: dict[str, object]) -> ProposedItem:

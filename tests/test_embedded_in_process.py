@@ -157,6 +157,7 @@ def test_a_write_to_a_locked_embedded_hub_ends_at_the_hub_deadline(tmp_path: Pat
         holder.execute("ROLLBACK")
         holder.close()
     summary = json.loads(ran.stdout)
-    assert ran.returncode == 5, ran.stderr  # authorized writes failed; nothing was half-written
-    assert summary["counts"]["failed"] >= 1 and summary["counts"]["executed"] == 0
+    # No authorized write got an answer in time: each is `unknown`, for the next run to settle.
+    assert ran.returncode == 5, ran.stderr
+    assert summary["counts"]["unknown"] >= 1 and summary["counts"]["executed"] == 0
     assert took < 20, f"the write waited {took:.1f} s, past its 2 s deadline"

@@ -40,7 +40,7 @@ def _history(memory: Path) -> tuple[JournalStore, dict[str, str]]:
     return store, {"old": old, "new": new, "stray": stray}
 
 
-def _prune(memory: Path, monkeypatch: pytest.MonkeyPatch, keep: str = "30d") -> CliResult:
+def _prune(memory: Path, monkeypatch: pytest.MonkeyPatch, keep: str = "31d") -> CliResult:
     argv = ["journal", "prune", "--domain", DOMAIN, "--keep", keep, "--memory", str(memory)]
     return run_cli(argv, memory.parent, monkeypatch)
 

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.log_lines import fit_summary
 from custodian_runtime.run import RunResult
 from fakes.slow_server import Behaviour, Fixed, SlowServer
 from spinesupport import custodian_cli, finish, run_argv, start_run, write_plan
@@ -239,3 +240,40 @@ def test_in_text_mode_a_configuration_error_still_prints_the_summary(tmp_path: P
     summary = json.loads(done.stdout)  # indented for a person
     assert summary["exit_code"] == 2 and summary["setting"] == "STATE_HUB_URL"
     assert set(summary) >= SUMMARY_KEYS | {"ts", "finished_at", "duration_s"}
+
+
+def test_a_summary_of_many_items_stays_one_line_under_16_kib(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    # 60 events with long summaries: most are denied by the run's cap, each with its reason.
+    long = "A long account of what happened on the CDN rollout, repeated. " * 12
+    plan = {
+        "observations": ["Many events."],
+        "progress_events": [
+            {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"{n} {long}"}
+            for n in range(60)
+        ],
+    }
+    llm = write_plan(tmp_path / "many.md", plan)
+    argv = run_argv(small_hub.url, llm, tmp_path / "memory", "--dry-run")
+    code, out, err = finish(start_run(tmp_path, argv, **JSON))
+    assert code == 0, err
+    records(err)
+    assert len(out.encode("utf-8")) < LIMIT
+    summary = summary_of(out)
+    assert summary["counts"]["would_execute"] + summary["counts"]["denied"] == 60
+    assert summary["truncated"]["items"] > 0
+    assert len(summary["items"]) + summary["truncated"]["items"] == 60
+
+
+def test_fit_summary_keeps_a_small_summary_whole_and_cuts_a_large_one_by_its_lists() -> None:
+    small = {"run_id": "r", "counts": {"executed": 1}, "items": [{"reason": "ok"}]}
+    assert json.loads(fit_summary(small)) == small
+    items = [{"index": n, "reason": "x" * 2000} for n in range(100)]
+    large = {"run_id": "r", "status": "completed", "counts": {"executed": 100}, "items": items}
+    line = fit_summary(large)
+    assert len(line.encode("utf-8")) < LIMIT
+    fitted = json.loads(line)
+    assert fitted["run_id"] == "r" and fitted["counts"] == {"executed": 100}
+    assert fitted["items"][0]["index"] == 0 and "truncated" in fitted["items"][0]["reason"]
+    assert len(fitted["items"]) + fitted["truncated"]["items"] == 100

@@ -47,9 +47,12 @@ def edit(path: Path, old: str, new: str) -> None:
 def test_real_tree_passes_with_one_cronjob_per_domain() -> None:
     result = run_validator(K8S)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "ok   overlays/website: 5 resources, 1 CronJob(s)" in result.stdout
-    assert "ok   overlays/platform: 5 resources, 1 CronJob(s)" in result.stdout
+    assert "ok   overlays/website: 6 resources, 2 CronJob(s)" in result.stdout
+    assert "ok   overlays/platform: 6 resources, 2 CronJob(s)" in result.stdout
     assert "CronJob/custodian-website" in result.stdout
+    assert "CronJob/custodian-prune-website" in result.stdout
+    assert "ok   review: 1 resources" in result.stdout
+    assert "Kubernetes 1.29 and " in result.stdout
     assert "0 problem(s)" in result.stdout
 
 

@@ -36,7 +36,9 @@ def _rendered_cronjob() -> tuple[dict[str, Any], dict[str, str]]:
         timeout=60,
     ).stdout
     docs = [d for d in yaml.safe_load_all(out) if d]
-    cronjob = next(d for d in docs if d["kind"] == "CronJob")
+    cronjob = next(
+        d for d in docs if d["kind"] == "CronJob" and d["metadata"]["name"] == "custodian-website"
+    )
     config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
     return cronjob, config
 

@@ -1,8 +1,8 @@
 """The idempotency keys, pinned: they are on disk in journals and in the hub's 24-hour memory.
 
-A reconcile re-sends a killed run's write with the key its `authorized` record holds, and a
-retried approval is replayed by the hub under its key. Were a format to change, an upgrade
-would send those writes a second time, so these strings must never change.
+A reconcile re-sends a killed run's write with the key its `authorized` record holds (read back,
+never rebuilt). Every authorization's key ends with its own random nonce, so an equal proposal
+authorized again, in a later run or a later approval, is a new write for the hub.
 """
 
 from __future__ import annotations
@@ -20,34 +20,41 @@ from custodian_runtime.core.keys import (
 )
 
 FP = "0123456789abcdef" * 4
+NONCE = "a1b2c3d4e5f6"
 
 
-def test_a_plan_items_key_names_the_run_and_the_fingerprint() -> None:
-    assert run_key("r20261130T080000Z-1a2b3c", FP) == (
-        "custodian-r20261130T080000Z-1a2b3c-0123456789abcdef0123456789abcdef"
+def test_a_plan_items_key_names_the_run_the_fingerprint_and_the_nonce() -> None:
+    assert run_key("r20261130T080000Z-1a2b3c", FP, NONCE) == (
+        "custodian-r20261130T080000Z-1a2b3c-0123456789abcdef0123456789abcdef-a1b2c3d4e5f6"
     )
-    assert run_key("", FP) == "custodian-run-0123456789abcdef0123456789abcdef"
-    assert run_key("a b/ç", "x y") == "custodian-a_b__-x_y"
-    assert run_key("r" * 300, FP) == f"custodian-{'r' * 200}-{FP[:32]}"
+    assert run_key("", FP, NONCE) == f"custodian-run-{FP[:32]}-{NONCE}"
+    assert run_key("a b/ç", "x y", "n/1") == "custodian-a_b__-x_y-n_1"
+    assert run_key("r" * 300, FP, NONCE) == f"custodian-{'r' * 180}-{FP[:32]}-{NONCE}"
+    assert len(run_key("r" * 300, FP * 2, NONCE * 3)) <= 255
 
 
 def test_a_reconcile_flags_key_names_its_position() -> None:
-    assert escalation_key("r1", "reconcile-0", FP) == (
-        "custodian-r1-reconcile-0-0123456789abcdef0123"
+    assert escalation_key("r1", "reconcile-0", FP, NONCE) == (
+        "custodian-r1-reconcile-0-0123456789abcdef0123-a1b2c3d4e5f6"
     )
 
 
-def test_an_approvals_key_names_the_approval_not_the_run() -> None:
-    assert approval_key("apr-0123456789ab", FP) == (
-        "custodian-approval-apr-0123456789ab-0123456789abcdef0123456789abcdef"
+def test_an_approvals_key_names_the_approval_and_the_authorization() -> None:
+    assert approval_key("apr-01234567-89ab", FP, NONCE) == (
+        f"custodian-approval-apr-01234567-89ab-0123456789abcdef0123456789abcdef-{NONCE}"
     )
-    assert approval_key("apr-0123456789ab-2", FP) != approval_key("apr-0123456789ab", FP)
-    assert approval_key("", FP) == "custodian-approval-approval-" + FP[:32]
-    assert approval_key("a" * 300, FP) == f"custodian-approval-{'a' * 120}-{FP[:32]}"
+    # The same approval authorized again (a new nonce) is a new key.
+    assert approval_key("apr-01234567-89ab", FP, "ffffffffffff") != approval_key(
+        "apr-01234567-89ab", FP, NONCE
+    )
+    assert approval_key("", FP, NONCE) == f"custodian-approval-approval-{FP[:32]}-{NONCE}"
+    assert approval_key("a" * 300, FP, NONCE) == (
+        f"custodian-approval-{'a' * 120}-{FP[:32]}-{NONCE}"
+    )
 
 
 def test_an_approval_attempt_gets_a_run_id_of_its_own() -> None:
-    assert attempt_run_id("apr-0123456789ab", "a1b2c3") == "approval-apr-0123456789ab-a1b2c3"
+    assert attempt_run_id("apr-01234567-89ab", "a1b2c3") == "approval-apr-01234567-89ab-a1b2c3"
 
 
 def test_the_hub_forgets_a_key_after_a_day() -> None:

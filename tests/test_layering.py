@@ -45,6 +45,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_preflight",
     "_origin",
     "_dispatch",
+    "_send",
     "_evidence",
     "_result",
     "_context",

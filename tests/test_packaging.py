@@ -74,15 +74,21 @@ def _imported_top_levels() -> set[str]:
     return found - set(sys.stdlib_module_names) - {"custodian_runtime", "custodian_hub"}
 
 
+def _normal(name: str) -> str:
+    """A distribution name as the index compares it (PEP 503): `prometheus_client` is
+    `prometheus-client`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def test_every_library_the_runtime_imports_is_a_declared_dependency() -> None:
     declared = {
-        re.split(r"[<>=!~\[ ;]", r)[0].lower() for r in PYPROJECT["project"]["dependencies"]
+        _normal(re.split(r"[<>=!~\[ ;]", r)[0]) for r in PYPROJECT["project"]["dependencies"]
     }
     distributions = packages_distributions()
     missing = {
         module: distributions.get(module)
         for module in _imported_top_levels()
-        if not {d.lower() for d in distributions.get(module, [])} & declared
+        if not {_normal(d) for d in distributions.get(module, [])} & declared
     }
     assert missing == {}, "declare these in [project] dependencies"
     assert {"markupsafe", "python-dotenv"} <= declared

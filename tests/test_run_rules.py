@@ -14,6 +14,7 @@ from custodian_runtime.core.run_rules import (
     failure,
     internal_error,
     settles,
+    signalled,
     skip_reason,
 )
 from custodian_runtime.crash import report_crash
@@ -129,3 +130,24 @@ def test_a_bug_fails_the_run_with_exit_1_and_names_the_exception() -> None:
     )
     # The CLI's crash report exits with the code the run's journal records.
     assert report_crash(KeyError("k"), None, {}, io.StringIO()) == ended.exit_code
+
+
+@pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])
+def test_a_signal_turns_any_ending_into_interrupted(signum: int, code: int) -> None:
+    for end in (
+        Ending("skipped", 0, "state unchanged"),
+        Ending("completed", 0, "1 executed"),
+        Ending("failed", 3, "the hub refused"),
+    ):
+        stopped = signalled(end, signum)
+        assert (stopped.status, stopped.exit_code) == ("interrupted", code)
+        assert end.status in stopped.message
+    assert signalled(Ending("skipped", 0, "x"), None) == Ending("skipped", 0, "x")
+    already = Ending("interrupted", code, "stopped")
+    assert signalled(already, signum) is already
+
+
+def test_a_write_without_an_answer_makes_the_run_partial() -> None:
+    end = ending(stopped_by=None, executed=1, queued=0, denied=0, failed=0, unknown=1)
+    assert (end.status, end.exit_code) == ("partial", 5)
+    assert "1 got no answer" in end.message

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.errors import Interrupted
 from custodian_runtime.llm._process import run_child
+from custodian_runtime.run import run
+from custodian_runtime.settings import load_settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.stopping import StopFlag
 from fakes.slow_server import Drip, SlowServer
-from spinesupport import finish, journal, of_run, run_argv, start_run
+from runsupport import CANON
+from spinesupport import finish, journal, of_run, run_argv, start_run, write_plan
 
 WITHIN_S = 2.0  # the promise: a signal ends the wait within this
 STARTUP_S = 30.0  # a cold interpreter on a busy machine
@@ -169,3 +175,57 @@ def _gone_soon(pgid: int) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+# --- a signal after the last hub read ---------------------------------------------------------
+
+
+class _SignalAfterRead(httpx.BaseTransport):
+    """In front of the real hub: once the domain's summary has been read, arm the clock."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+        self.armed = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        response.read()
+        if self.armed is False and request.url.path.startswith("/domains/"):
+            self.armed = True
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _SignallingClock:
+    """The wall clock; its first call after the last hub read sends `signum` to this process."""
+
+    def __init__(self, transport: _SignalAfterRead, signum: int) -> None:
+        self._transport, self._signum, self.sent = transport, signum, False
+
+    def __call__(self) -> datetime:
+        if self._transport.armed and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self._signum)
+        return datetime.now(UTC)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_between_the_last_hub_read_and_a_skipped_ending_exits_by_the_signal(
+    tmp_path: Path, small_hub: ReferenceHub, signum: int, code: int
+) -> None:
+    memory = tmp_path / "memory"
+    llm = write_plan(tmp_path / "quiet.md", {"observations": ["Nothing to do."]})
+    flags = {"domain": "website", "hub": small_hub.url, "llm": llm, "memory": str(memory)}
+    settings = load_settings({**flags, "canon": str(CANON)}, {}, tmp_path)
+    assert run(settings, stderr=io.StringIO()).status == "completed"
+    # Unchanged state: this run skips the model call, and the signal comes after its last read.
+    transport = _SignalAfterRead()
+    clock = _SignallingClock(transport, signum)
+    log = io.StringIO()
+    result = run(settings, clock=clock, transport=transport, stderr=log)
+    assert clock.sent and "skipped" in log.getvalue()
+    assert (result.status, result.exit_code) == ("interrupted", code)
+    finished = of_run(journal(memory), result.run_id, "finished")
+    assert [(f.data["status"], f.data["exit_code"]) for f in finished] == [("interrupted", code)]

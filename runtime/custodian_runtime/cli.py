@@ -131,13 +131,19 @@ def _journal_parser(sub: Subparsers) -> None:
     j = p.add_subparsers(dest="journal_command", required=True)
     prune = j.add_parser("prune", help="drop old segments; the chain left still verifies")
     prune.add_argument("--domain", help="the domain whose journal to prune")
-    prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w, 36h")
+    prune.add_argument("--keep", required=True, help="how much history to keep: 90d, 12w (31d+)")
     prune.add_argument("--memory")
     prune.set_defaults(handler=_cmd_journal_prune)
     reseal = j.add_parser("reseal", help="move what the previous seal key sealed to the new key")
     reseal.add_argument("--domain", help="only this domain (default: every domain)")
     reseal.add_argument("--memory")
     reseal.set_defaults(handler=_cmd_journal_reseal)
+    settle = j.add_parser("settle", help="close an open write by hand (its id: see inspect)")
+    settle.add_argument("ref", help="the open write's id, <domain>:<seq>, as inspect lists it")
+    settle.add_argument("--by", required=True, help="who settles it")
+    settle.add_argument("--reason", required=True, help="why, kept in the journal")
+    settle.add_argument("--memory")
+    settle.set_defaults(handler=_cmd_journal_settle)
 
 
 def _status_parser(sub: Subparsers) -> None:
@@ -332,6 +338,13 @@ def _cmd_journal_reseal(args: argparse.Namespace) -> int:
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=True)
     return reseal_command(settings.memory_dir, settings.seal_key, settings.domain, sys.stdout)
+
+
+def _cmd_journal_settle(args: argparse.Namespace) -> int:
+    from custodian_runtime.audit import settle_command
+
+    s = _settings(args, domain_required=False, hub_required=False)
+    return settle_command(s.memory_dir, args.ref, args.by, args.reason, sys.stdout, s.seal_key)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

@@ -26,7 +26,14 @@ from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal_json
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError, Interrupted
-from custodian_runtime.log_lines import JsonLog, LineStream, fit_text, iso, python_logs_to
+from custodian_runtime.log_lines import (
+    JsonLog,
+    LineStream,
+    fit_summary,
+    fit_text,
+    iso,
+    python_logs_to,
+)
 from custodian_runtime.settings import Settings, early_log_format
 from custodian_runtime.stopping import interrupted
 
@@ -173,8 +180,9 @@ def _print_summary(
     # One line for a cluster's log pipeline; indented for a person at a terminal.
     if one_line is None:
         one_line = isinstance(sys.stderr, LineStream)
-    indent = None if one_line else 2
-    sys.stdout.write(for_terminal_json(stamped, indent=indent) + "\n")
+    # A container runtime splits a log line past 16 KiB: the one-line summary stays under it.
+    text = fit_summary(stamped) if one_line else for_terminal_json(stamped, indent=2)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

@@ -1,4 +1,4 @@
-"""The wall clock and the run id: the one place the shell reads the time of day."""
+"""The wall clock, the run id and the authorization nonce: the shell's time and randomness."""
 
 from __future__ import annotations
 
@@ -14,3 +14,8 @@ def utc_now() -> datetime:
 def new_run_id(now: datetime) -> str:
     """A sortable, unique run id: `r20261130T081500Z-3fa9c2`."""
     return f"r{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def new_nonce() -> str:
+    """A fresh random nonce for one authorization (12 hex digits; core/keys.py puts it in keys)."""
+    return secrets.token_hex(6)

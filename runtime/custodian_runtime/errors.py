@@ -173,3 +173,9 @@ class PruneRefused(CustodianError):
     """A prune would drop a write still open; nothing was removed (exit 2)."""
 
     exit_code = 2
+
+
+class SettleRefused(CustodianError):
+    """`journal settle` names no open write (or no write at all); nothing was journaled (exit 2)."""
+
+    exit_code = 2

@@ -67,6 +67,45 @@ def fit_record(record: dict[str, Any]) -> str:
     return for_terminal_json({**kept, "truncated": True}, default=str)
 
 
+ENTRY_TEXT = 300  # a string inside a summary's list entry is cut to about this many characters
+
+
+def fit_summary(summary: dict[str, Any]) -> str:
+    """A run's `--json` summary as one JSON line under MAX_LINE_BYTES, its schema kept.
+
+    Strings inside list entries are cut first; then the longest lists lose their last entries,
+    and `truncated` says how many each lost (the note and the journal hold them all). Counts,
+    ids and the status are never cut.
+    """
+    fitted: dict[str, Any] = dict(summary)
+    line = for_terminal_json(fitted, default=str)
+    if _size(line) <= MAX_LINE_BYTES:
+        return line
+    lists = [k for k, v in fitted.items() if isinstance(v, list)]
+    fitted.update({k: [_short_entry(e) for e in fitted[k]] for k in lists})
+    dropped: dict[str, int] = {}
+    line = for_terminal_json(fitted, default=str)
+    while _size(line) > MAX_LINE_BYTES:
+        longest = max(lists, key=lambda k: _size(for_terminal_json(fitted[k], default=str)))
+        entries = fitted[longest]
+        if not entries:
+            return fit_record(fitted)  # no list left to shorten: cut the long fields
+        keep = len(entries) // 2
+        dropped[longest] = dropped.get(longest, 0) + len(entries) - keep
+        fitted[longest] = entries[:keep]
+        fitted["truncated"] = dict(dropped)
+        line = for_terminal_json(fitted, default=str)
+    return line
+
+
+def _short_entry(entry: Any) -> Any:
+    if isinstance(entry, str) and len(entry) > ENTRY_TEXT:
+        return _cut(entry, len(entry.encode("utf-8")) - ENTRY_TEXT)
+    if isinstance(entry, dict):
+        return {k: _short_entry(v) for k, v in entry.items()}
+    return entry
+
+
 def fit_text(line: str) -> str:
     """A plain text line (made inert) under MAX_LINE_BYTES, cut with a marker when longer."""
     text = for_terminal(line)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from custodian_runtime.canon import current_sha256, resolve_inside, write_canon
-from custodian_runtime.clock import utc_now
+from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
 from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.contract import DomainSummary, Task
@@ -42,7 +42,7 @@ from custodian_runtime.statehub.connect import embedded_db, open_hub
 
 
 def new_attempt_run_id(item: ApprovalItem) -> str:
-    """A fresh journal run id for this attempt (its idempotency key stays the item's)."""
+    """A fresh journal run id for this attempt (its write gets a key of its own)."""
     return attempt_run_id(item.id, secrets.token_hex(3))
 
 
@@ -156,11 +156,13 @@ def execute(
 ) -> Outcome:
     """authorized (by the person) -> dispatched -> receipt, failed or stale; the item's result.
 
-    A status write is sent only on `observed_task`, the task as the approval observed it.
+    A status write is sent only on `observed_task`, the task as the approval observed it. This
+    authorization draws its own nonce, so its key is new even for an equal proposal.
     """
-    key = approval_key(item.id, item.fingerprint)
+    nonce = new_nonce()
+    key = approval_key(item.id, item.fingerprint, nonce)
     params = executed_params(item.operation, dict(item.params), item.domain)
-    authorized = {"index": 0, "operation": item.operation, "params": params}
+    authorized = {"index": 0, "operation": item.operation, "params": params, "nonce": nonce}
     authorized |= {"fingerprint": item.fingerprint, "idempotency_key": key, "by": f"person:{by}"}
     journal.append("authorized", authorized | bound(settings, hub))
     if item.operation == "write_canon":
@@ -179,6 +181,8 @@ def execute(
         )
     if sent.stale:
         return {"stale": sent.stale, "current_status": sent.current_status}
+    if sent.unknown:
+        return {"unknown": sent.unknown}
     return {"error": sent.error} if sent.error else {"hub_id": sent.hub_id}
 
 

@@ -56,7 +56,7 @@ def inspect_command(
     problems = report.problem_lines()
     totals = (report.records, report.last)
     lines = court_record(report.context, run_id, problems, totals, report.seal_lines())
-    _write(out, lines)
+    _write(out, [*lines[:-1], *report.open_writes, lines[-1]])
     return EXIT_OK if lines[-1] == "replay: ok" else EXIT_BROKEN
 
 
@@ -80,6 +80,7 @@ def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int
         verdict = "ok" if not problems else f"{len(problems)} problem(s)"
         _write(out, [f"{domain}: {report.records} record(s), last {report.last}, chain {verdict}"])
         _write(out, [f"  {summary.brief()}" for summary in report.summaries])
+        _write(out, [f"  {line}" for line in report.open_writes])
         _write(out, [f"  ! {problem}" for problem in problems])
     if seal_key is None:
         _write(out, [f"seals     unsealed: {UNSEALED}"])

@@ -1,7 +1,8 @@
 """The authority spine: ruling -> authorized -> dispatched -> receipt, checked over records.
 
-An item's chain closes with `receipt` (the hub took the write), `failed`, or `stale` (the task
-changed under the run, so nothing was written).
+An item's chain closes with `receipt` (the hub took the write), `failed`, `stale` (the task
+changed under the run, so nothing was written) or `settled_by_hand` (a person closed it). An
+`unknown` step (no answer came) leaves it open for the next run to settle.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import Any
 
 from custodian_runtime.core.journal_records import KINDS, Problem, Record
 from custodian_runtime.core.journal_trace import ItemTrace, Tracker
+
+# A person's runs have no run_started/finished pair: an approval, a write settled by hand.
+PERSON_RUN_FIRST = frozenset({"approval_decided", "settled_by_hand"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,11 @@ def verify_spine(records: Sequence[Record]) -> list[Problem]:
 
 
 def _unfinished_message(item: ItemTrace) -> str:
+    if any(step.kind == "unknown" for step in item.steps):
+        return (
+            "no receipt, failed or stale record: its answer never came (unknown); the next run "
+            f"settles it, or a person: custodian journal settle {item.authorized.ref}"
+        )
     if item.attempt_run != item.authorized.run_id:
         return (
             f"reconciled by run {item.attempt_run} but still has no receipt, failed or stale record"
@@ -75,8 +84,8 @@ def group_runs(records: Sequence[Record]) -> dict[str, list[Record]]:
 
 
 def is_approval_run(run: Sequence[Record]) -> bool:
-    """An approval run begins with approval_decided and has no run_started/finished pair."""
-    return bool(run) and run[0].kind == "approval_decided"
+    """A person's run (an approval, a hand settling) has no run_started/finished pair."""
+    return bool(run) and run[0].kind in PERSON_RUN_FIRST
 
 
 def run_structure_problems(records: Sequence[Record]) -> list[Problem]:
@@ -86,7 +95,7 @@ def run_structure_problems(records: Sequence[Record]) -> list[Problem]:
     last = max(scheduled, key=lambda rid: runs[rid][0].seq, default=None)
     problems: list[Problem] = []
     for run_id, run in runs.items():
-        if run[0].kind not in ("run_started", "approval_decided"):
+        if run[0].kind not in ("run_started", *PERSON_RUN_FIRST):
             problems.append(Problem.of(run[0], "run begins without a run_started record"))
         problems.extend(_inside_run_problems(run))
         finished = any(r.kind == "finished" for r in run)

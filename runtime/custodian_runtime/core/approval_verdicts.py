@@ -57,6 +57,8 @@ class Outcome(TypedDict, total=False):
     hub_id: str | None
     error: str
     stale: str
+    # No answer came: the write stays open in the journal until a run or a person settles it.
+    unknown: str
     current_status: str | None
     # A canon write: the path written, the content's hash and the file's name.
     path: str
@@ -216,14 +218,21 @@ def approved(
 def carried_out(
     item: ApprovalItem, by: str, note: str | None, outcome: Outcome, now: datetime
 ) -> Settlement:
-    """What sending the approved write came to: executed, stale (the task moved) or failed."""
-    status: ApprovalStatus = (
-        "stale" if "stale" in outcome else "failed" if "error" in outcome else "executed"
-    )
+    """What sending the approved write came to: executed, stale (the task moved), unknown (no
+    answer came) or failed."""
+    status = _carried_status(outcome)
     stored = _decided_item(item, status, now, by, decision_note=note, result=dict(outcome))
     code = {"executed": EXIT_EXECUTED, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
     message = for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})")
     return Settlement(code, message, stored=stored)
+
+
+def _carried_status(outcome: Outcome) -> ApprovalStatus:
+    if "stale" in outcome:
+        return "stale"
+    if "unknown" in outcome:
+        return "unknown"
+    return "failed" if "error" in outcome else "executed"
 
 
 def ruling_record(item: ApprovalItem, verdict: Verdict) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from custodian_runtime.core._normalized import text_key
 from custodian_runtime.core.approval_history import ApprovalHistory
 
 ApprovalStatus = Literal[
-    "pending", "approved", "executed", "failed", "stale", "expired", "rejected"
+    "pending", "approved", "executed", "failed", "stale", "expired", "rejected", "unknown"
 ]
 OPEN_STATUSES = ("pending",)
 RECENTLY_REJECTED = timedelta(days=30)
@@ -117,10 +117,14 @@ def new_item(
     )
 
 
-def approval_id_for(fingerprint: str, taken: Iterable[str]) -> str:
-    """`apr-<12 hex of the fingerprint>`, with a counter if that id was used before."""
+def approval_id_for(fingerprint: str, nonce: str, taken: Iterable[str]) -> str:
+    """`apr-<8 hex of the fingerprint>-<4 hex of the shell's nonce>`, counted on if taken.
+
+    The random part makes every queueing a new id, even of an equal proposal whose earlier file
+    was moved aside or deleted; the fingerprint part lets a person see equal proposals.
+    """
     used = set(taken)
-    base = f"apr-{fingerprint[:12]}"
+    base = f"apr-{fingerprint[:8]}-{nonce[:4]}"
     candidate, counter = base, 2
     while candidate in used:
         candidate = f"{base}-{counter}"

@@ -143,6 +143,7 @@ KIND_WORDS = {
     "executed": "executed",
     "failed": "failed",
     "stale": "stale",
+    "unknown": "unknown",
     "not_sent": "not sent",
     "queued": "queued",
     "denied": "denied",
@@ -179,7 +180,7 @@ def item_line(
     return fit(head + middle + tail, width)
 
 
-_PROBLEMS = frozenset({"denied", "failed", "stale", "not_sent"})
+_PROBLEMS = frozenset({"denied", "failed", "stale", "unknown", "not_sent"})
 
 
 def _problem(o: ItemOutcome) -> str | None:

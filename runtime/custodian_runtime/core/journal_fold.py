@@ -36,12 +36,15 @@ KEPT_KINDS = frozenset(
         "receipt",
         "failed",
         "stale",
+        "unknown",
+        "settled_by_hand",
         "note_written",
         "finished",
     }
 )
-OUTCOME_KINDS = frozenset({"receipt", "failed", "stale"})
-STEP_KINDS = frozenset({"dispatched", "reconciled", *OUTCOME_KINDS})
+OUTCOME_KINDS = frozenset({"receipt", "failed", "stale", "settled_by_hand"})
+STEP_KINDS = frozenset({"dispatched", "reconciled", "unknown", *OUTCOME_KINDS})
+PERSON_RUN_FIRST = frozenset({"approval_decided", "settled_by_hand"})
 
 ItemKey = tuple[str, Any]
 
@@ -107,7 +110,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
     whole = {
         run
         for run, first in firsts.items()
-        if (run not in finished and (first.kind != "approval_decided" or run == newest))
+        if (run not in finished and (first.kind not in PERSON_RUN_FIRST or run == newest))
     }
     keep = {r.seq: r for r in records if r.kind in KEPT_KINDS and r.run_id in whole}
     for r in _open_item_records(records):
@@ -131,7 +134,9 @@ def _origin(r: Record) -> ItemKey | None:
         return (r.run_id, index)
     if r.kind == "reconciled":
         return (str(r.data.get("run_id_of_the_interrupted_run")), index)
-    if r.kind in ("dispatched", *OUTCOME_KINDS):
+    if r.kind == "settled_by_hand":
+        return (str(r.data.get("run_id_of_the_open_write")), index)
+    if r.kind in ("dispatched", "unknown", *OUTCOME_KINDS):
         return (str(r.data.get("reconciles") or r.run_id), index)
     return None
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from custodian_runtime.core.journal_records import Record, parse_at
+from custodian_runtime.core.own_writes import RETAIN
 
 _KEEP = re.compile(r"^([1-9][0-9]{0,5})([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
@@ -19,6 +20,27 @@ def parse_keep(text: str) -> timedelta:
     if match is None:
         raise ValueError(f"--keep {text!r}: give a count and a unit, h, d or w (e.g. 90d)")
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def keep_problem(keep: timedelta) -> str | None:
+    """Why `keep` is too short: the authority reads Custodian's own writes of the last `RETAIN`.
+
+    Deference (CUSTODIAN_DEFER_DAYS, at most 30 days), the rolling budgets (at most 720 h) and
+    the checkpoint's own writes (31 days) must come out the same after a checkpoint rebuild, which
+    reads only the segments a prune leaves.
+    """
+    if keep >= RETAIN:
+        return None
+    return (
+        f"--keep {_span(keep)} is shorter than the {RETAIN.days} days of Custodian's own writes "
+        "that deference (CUSTODIAN_DEFER_DAYS) and the rolling budgets read back: pruning them "
+        f"would let a write a person reversed run again. Pass --keep {RETAIN.days}d or more"
+    )
+
+
+def _span(keep: timedelta) -> str:
+    hours = int(keep.total_seconds() // 3600)
+    return f"{hours}h" if hours % 24 else f"{hours // 24}d"
 
 
 @dataclass

@@ -40,6 +40,8 @@ KINDS = frozenset(
         "note_written",
         "finished",
         "approval_decided",
+        "unknown",
+        "settled_by_hand",
     }
 )
 

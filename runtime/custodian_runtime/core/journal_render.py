@@ -162,6 +162,10 @@ def _simple_line(record: Record) -> list[str]:
         "plan": lambda: _plan(data),
         "note_written": lambda: f"{data.get('path')} sha256={_short(data.get('sha256'))}",
         "finished": lambda: _finished(data),
+        "settled_by_hand": lambda: (
+            f"item #{data.get('index')} of run {data.get('run_id_of_the_open_write')} closed by "
+            f"hand by {data.get('by')}: {data.get('reason')}"
+        ),
     }.get(kind)
     if text is None:
         return []
@@ -273,6 +277,13 @@ def _step_lines(step: Record) -> list[str]:
         ]
     if kind == "stale":
         return [f"  STALE at {step.ref}{for_run}: {data.get('error')} (nothing written)"]
+    if kind == "unknown":
+        return [f"  UNKNOWN at {step.ref}{for_run}: {data.get('error')}"]
+    if kind == "settled_by_hand":
+        return [
+            f"  CLOSED BY HAND at {step.ref} by {data.get('by')}: {data.get('reason')} "
+            "(whether it landed is for that person to know)"
+        ]
     return [
         f"  FAILED at {step.ref}{for_run}: {data.get('error')} "
         f"(status {data.get('status')}, code {data.get('code')})"

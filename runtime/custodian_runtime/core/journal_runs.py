@@ -81,7 +81,7 @@ def _summarize(run_id: str, run: Sequence[Record], records: Sequence[Record]) ->
         exit_code = finished.data.get("exit_code")
         counts = dict(finished.data.get("counts") or {})
     else:
-        status = f"approval {run[0].data.get('decision')}" if approval else "no finished record"
+        status = _person_status(run) if approval else "no finished record"
         exit_code = None
         counts = derived_counts(records, run_id)
     return RunSummary(
@@ -97,6 +97,12 @@ def _summarize(run_id: str, run: Sequence[Record], records: Sequence[Record]) ->
         counts=counts,
         model=_model(run),
     )
+
+
+def _person_status(run: Sequence[Record]) -> str:
+    if run[0].kind == "settled_by_hand":
+        return f"settled by hand by {run[0].data.get('by')}"
+    return f"approval {run[0].data.get('decision')}"
 
 
 def _model(run: Sequence[Record]) -> str | None:

@@ -14,7 +14,7 @@ from custodian_runtime.core._journal_spine import unfinished_items, verify_spine
 from custodian_runtime.core.journal_fold import Checkpoint, fold, link_problems
 from custodian_runtime.core.journal_records import Problem, Record
 
-RUN_FIRST_KINDS = frozenset({"run_started", "approval_decided"})
+RUN_FIRST_KINDS = frozenset({"run_started", "approval_decided", "settled_by_hand"})
 
 
 def windows(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

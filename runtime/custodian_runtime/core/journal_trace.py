@@ -14,7 +14,9 @@ from custodian_runtime.core.journal_records import Problem, Record
 from custodian_runtime.core.precondition import edited_problem
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
-OUTCOME_KINDS = ("receipt", "failed", "stale")
+OUTCOME_KINDS = ("receipt", "failed", "stale", "settled_by_hand")
+# A person's hand closing of an open write names the write by these fields.
+BY_HAND_RUN, BY_HAND_INDEX = "run_id_of_the_open_write", "index"
 
 
 def executed_params(operation: str, params: dict[str, Any], domain: str) -> dict[str, Any]:
@@ -59,6 +61,8 @@ class Tracker:
             "receipt": self._outcome,
             "failed": self._outcome,
             "stale": self._outcome,
+            "unknown": self._unknown,
+            "settled_by_hand": self._by_hand,
         }
 
     def walk(self, records: Sequence[Record]) -> Tracker:
@@ -174,6 +178,31 @@ class Tracker:
             pass
         elif item.dispatched is None or item.dispatched.run_id != r.run_id:
             self._flag(r, f"{r.kind} without a dispatched record before it in this run")
+        item.outcome = r
+        item.steps.append(r)
+
+    def _unknown(self, r: Record) -> None:
+        """No answer came: a step after the dispatch in the same run that leaves the item open."""
+        item = self._lookup(r)
+        if item is None:
+            return
+        if item.dispatched is None or item.dispatched.run_id != r.run_id:
+            self._flag(r, "unknown without a dispatched record before it in this run")
+        item.steps.append(r)
+
+    def _by_hand(self, r: Record) -> None:
+        """A person closed an open write by hand: its own run, with the write's key."""
+        origin = (str(r.data.get(BY_HAND_RUN)), r.data.get(BY_HAND_INDEX))
+        item = self.items.get(origin)
+        if item is None:
+            self._flag(r, f"settles item #{origin[1]} of run {origin[0]}, never authorized")
+            return
+        if item.outcome is not None:
+            self._flag(r, f"settles an item already closed at {item.outcome.ref}", origin)
+            return
+        if r.data.get("idempotency_key") != item.key:
+            message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            self._flag(r, message, origin)
         item.outcome = r
         item.steps.append(r)
 

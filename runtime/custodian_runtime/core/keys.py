@@ -1,9 +1,11 @@
 """Every idempotency key Custodian sends, and the run id of an approval's attempt.
 
-Keys are written into journals and remembered by the hub for 24 hours: a reconcile re-sends a
-killed run's write with the key its `authorized` record holds, and an approval retried after a
-crash must be replayed, not made twice. A changed format would re-send writes after an upgrade,
-so these strings stay exactly as they are (tests/test_keys.py pins them).
+Keys are written into journals and remembered by the hub for 24 hours. Every authorization
+draws a random nonce in the shell (`new_nonce` there; the core stays pure) and its key ends with
+it: transport retries and a reconcile's re-send of that authorization reuse the key its
+`authorized` record holds, and any other authorization, of an equal proposal too, has a key of
+its own. Keys already in a journal are read back, never rebuilt, so an open write keeps its key
+across an upgrade (tests/test_keys.py pins the formats).
 """
 
 from __future__ import annotations
@@ -21,30 +23,34 @@ def _safe(text: str) -> str:
     return _KEY_UNSAFE.sub("_", text)
 
 
-def run_key(run_id: str, fp: str) -> str:
-    """The key of one plan item of one run: printable ASCII, at most 255 characters."""
-    run = _safe(run_id)[:200] or "run"
-    return f"custodian-{run}-{_safe(fp[:32])}"
+# The nonce's length in hex digits (48 random bits per authorization).
+NONCE_HEX = 12
 
 
-def escalation_key(run_id: str, index: str, fp: str) -> str:
+def run_key(run_id: str, fp: str, nonce: str) -> str:
+    """The key of one authorization of one plan item: printable ASCII, at most 255 characters."""
+    run = _safe(run_id)[:180] or "run"
+    return f"custodian-{run}-{_safe(fp[:32])}-{_safe(nonce[:NONCE_HEX])}"
+
+
+def escalation_key(run_id: str, index: str, fp: str, nonce: str) -> str:
     """The key of a flag raised while reconciling (`index` is `reconcile-<n>`)."""
-    return run_key(run_id, f"{index}-{fp}")
+    return run_key(run_id, f"{index}-{fp}", nonce)
 
 
-def approval_key(approval_id: str, fp: str) -> str:
-    """The key of one approval: stable across its retries, new for every other approval.
+def approval_key(approval_id: str, fp: str, nonce: str) -> str:
+    """The key of one authorization of an approved item: new for every authorization.
 
-    An equal proposal approved again later is a new write, so the key names the approval, not
-    only the fingerprint (the hub would replay the first answer and change nothing).
+    An equal proposal approved again later is a new write, so the key carries the
+    authorization's nonce (the hub would replay the first answer and change nothing).
     """
     approval = _safe(approval_id)[:120] or "approval"
-    return f"custodian-approval-{approval}-{_safe(fp[:32])}"
+    return f"custodian-approval-{approval}-{_safe(fp[:32])}-{_safe(nonce[:NONCE_HEX])}"
 
 
 def attempt_run_id(approval_id: str, nonce: str) -> str:
     """The journal run id of one attempt at an approval; the shell draws `nonce` fresh each time.
 
-    A retried approval must not reuse an earlier attempt's run id; its key stays the item's.
+    A retried approval must not reuse an earlier attempt's run id.
     """
     return f"approval-{approval_id}-{nonce}"

@@ -17,6 +17,7 @@ OutcomeKind = Literal[
     "executed",  # the hub took the write (hub_id)
     "failed",  # the hub refused it or could not be reached (error)
     "stale",  # the task changed under the run: nothing written (error, current_status)
+    "unknown",  # no answer came (deadline, lost connection, signal): open until settled (error)
     "not_sent",  # a signal stopped the run before the write was authorized
     "queued",  # waits for a person (approval_id)
     "denied",  # refused by the rules (reason)
@@ -103,11 +104,14 @@ def of_kind(outcomes: Iterable[ItemOutcome], kind: OutcomeKind) -> tuple[ItemOut
 
 
 def counts(outcomes: Sequence[ItemOutcome], *, dry_run: bool = False) -> dict[str, int]:
-    """How many items got each outcome; `not_sent` is counted only when there is one."""
+    """How many items got each outcome; `unknown` and `not_sent` only when there is one."""
     kinds = DRY_RUN_KINDS if dry_run else RUN_KINDS
     tally: dict[str, int] = {kind: len(of_kind(outcomes, kind)) for kind in kinds}
-    not_sent = len(of_kind(outcomes, "not_sent"))
-    return {**tally, "not_sent": not_sent} if not_sent else tally
+    for rare in ("unknown", "not_sent"):
+        found = len(of_kind(outcomes, rare))
+        if found:
+            tally[rare] = found
+    return tally
 
 
 def task_changed(observed: Task, current: Task) -> str | None:

@@ -52,6 +52,7 @@ def ending(
     denied: int,
     failed: int,
     stale: int = 0,
+    unknown: int = 0,
 ) -> Ending:
     """The status of a run that acted: interrupted by a signal, partly failed, or completed.
 
@@ -64,8 +65,11 @@ def ending(
             EXIT_SIGNAL_BASE + stopped_by,
             f"stopped by signal {stopped_by}; writes not yet sent were not sent",
         )
-    if failed:
-        return Ending("partial", EXIT_WRITES, f"{failed} authorized write(s) failed")
+    if failed or unknown:
+        said = [f"{failed} authorized write(s) failed"] if failed else []
+        if unknown:
+            said.append(f"{unknown} got no answer (unknown; the next run settles them)")
+        return Ending("partial", EXIT_WRITES, ", ".join(said))
     message = f"{executed} executed, {queued} queued, {denied} denied"
     if stale:
         message += f", {stale} stale (the task changed under the run; nothing written for it)"
@@ -107,6 +111,17 @@ def failure(exc: CustodianError, *, in_steps: bool, dry_run: bool) -> Failure:
         journaled=kept,
         noted=noted,
         shows_answer=noted and isinstance(exc, PlanRejected),
+    )
+
+
+def signalled(end: Ending, signum: int | None) -> Ending:
+    """A run a signal reached ends interrupted (128 + the signal), whatever step it was in."""
+    if signum is None or end.exit_code == EXIT_SIGNAL_BASE + signum:
+        return end
+    return Ending(
+        "interrupted",
+        EXIT_SIGNAL_BASE + signum,
+        f"stopped by signal {signum} ({end.status}: {end.message})",
     )
 
 

@@ -17,6 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from custodian_hub import in_process, load_seed
+from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals import approval_id_for, new_item
 from custodian_runtime.core.eval_expect import EvalItem, Scored, Verdict, score
 from custodian_runtime.core.plan import fingerprint
@@ -115,7 +116,7 @@ def _seed_approvals(scenario: Scenario, memory: Path, base: Settings) -> None:
         created = scenario.now - timedelta(days=seeded.days_ago)
         fp = fingerprint(seeded.operation, dict(seeded.params))
         item = new_item(
-            approval_id=approval_id_for(fp, store.ids()),
+            approval_id=approval_id_for(fp, new_nonce(), store.ids()),
             domain=scenario.spec.domain,
             operation=seeded.operation,
             params=dict(seeded.params),

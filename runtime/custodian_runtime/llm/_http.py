@@ -171,7 +171,7 @@ class JsonHttp:
             raise Retryable(error) from exc
         except DeadlinePassed as exc:
             error = self.error(
-                f"no complete answer from {url} within {exc.budget_s:g} s"
+                f"no complete answer from {url} within {round(exc.budget_s, 1):g} s"
                 f" (raise {TIMEOUT_SETTING} if the model is slow)",
                 code="timeout",
                 retryable=True,

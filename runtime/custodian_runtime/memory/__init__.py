@@ -9,6 +9,7 @@ from __future__ import annotations
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_prune import prune
 from custodian_runtime.memory.journal_reseal import reseal, reseal_command
+from custodian_runtime.memory.journal_settle import settle
 from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened, ReadResult
 from custodian_runtime.memory.journal_verify import verify_domain
 from custodian_runtime.memory.lock import RunLock
@@ -34,6 +35,7 @@ __all__ = [
     "prune",
     "reseal",
     "reseal_command",
+    "settle",
     "verify_domain",
     "write_note",
 ]

@@ -73,7 +73,7 @@ class ApprovalStore:
 
     def _path(self, approval_id: str) -> Path:
         if not approval_id or "/" in approval_id or approval_id.startswith("."):
-            raise ApprovalError(f"{approval_id!r} is not an approval id (e.g. apr-3f2a9c1b7d20)")
+            raise ApprovalError(f"{approval_id!r} is not an approval id (e.g. apr-3f2a9c1b-7d20)")
         return self.directory / f"{approval_id}.json"
 
     def _read(self, path: Path, verify: bool = True) -> ApprovalItem:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal_prune import SegmentFacts, decide
+from custodian_runtime.core.journal_prune import SegmentFacts, decide, keep_problem
 from custodian_runtime.core.seals import SealKey
 from custodian_runtime.errors import PruneRefused
 from custodian_runtime.memory._files import atomic_write_bytes, fsync_directory
@@ -70,7 +70,10 @@ def _content_of(record: J.Record) -> set[str]:
 def prune(
     memory_dir: Path, domain: str, keep: timedelta, now: datetime, key: SealKey | None = None
 ) -> Pruned:
-    """Drop the segments older than `now - keep` that no kept record needs."""
+    """Drop the segments older than `now - keep` that no kept record needs (`keep` >= 31 d)."""
+    too_short = keep_problem(keep)
+    if too_short is not None:
+        raise PruneRefused(f"not pruning {domain}: {too_short}", domain=domain)
     store = JournalStore(memory_dir, seal_key=key)
     with RunLock(memory_dir, domain, run_id=f"prune-{now.strftime('%Y%m%dT%H%M%SZ')}"):
         opened = store.open(domain)

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from custodian_runtime.core.journal import unfinished_items
 from custodian_runtime.core.journal_fold import Checkpoint
 from custodian_runtime.core.journal_records import Problem, Record
 from custodian_runtime.core.journal_render import seal_summary
 from custodian_runtime.core.journal_runs import RunSummary, run_summaries
+from custodian_runtime.core.journal_settle import open_write_lines
 from custodian_runtime.core.journal_stream import step, windows
 from custodian_runtime.core.seals import SealKey, seals_seen, verify_seals
 from custodian_runtime.memory._journal_checkpoint import start_of
@@ -38,6 +40,8 @@ class DomainReport:
     seal_key: SealKey | None = None
     sealed: int = 0
     bad_seals: list[Problem] = field(default_factory=list)
+    # The writes still open after the last record, listed with the id `journal settle` takes.
+    open_writes: list[str] = field(default_factory=list)
 
     def seal_lines(self) -> list[str]:
         """The court record's `seals` line for the whole domain."""
@@ -127,6 +131,7 @@ def _check(
         else:
             report.summaries.append(summary)
     if final:
+        report.open_writes = open_write_lines(report.domain, unfinished_items(after.records))
         report.summaries.extend(report.deferred.values())
         report.summaries.sort(key=lambda s: s.first_seq)
     if run_id is not None and report.context is None and run_id in starts:

@@ -56,6 +56,7 @@ class SessionNote:
 _GROUPS = (
     ("executed", "Executed"),
     ("failed", "Authorized but failed"),
+    ("unknown", "Sent, but no answer came (unknown: the next run settles it)"),
     ("stale", "Not written: the task changed under the run"),
     ("not_sent", "Authorized but not sent"),
     ("queued", "Queued for a person's approval"),

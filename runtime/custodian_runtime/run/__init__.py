@@ -14,7 +14,7 @@ from custodian_runtime.run._origin import bound, canon_identity, hub_location, h
 from custodian_runtime.run._preflight import check_canon, check_memory, check_run
 from custodian_runtime.run._result import Known, RunResult
 from custodian_runtime.run._runner import run
-from custodian_runtime.run.act import Sent, send
+from custodian_runtime.run._send import Sent, send
 from custodian_runtime.run.observe import Observation, read_summary
 
 __all__ = [

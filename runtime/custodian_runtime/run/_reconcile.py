@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian_runtime.canon import current_sha256
+from custodian_runtime.clock import new_nonce
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approval_settle import executed_before
 from custodian_runtime.core.authority import Ruling
@@ -25,6 +26,7 @@ from custodian_runtime.core.authority_path import (
 )
 from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.journal_settle import write_ref
 from custodian_runtime.core.keys import escalation_key
 from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
 from custodian_runtime.core.own_writes import OwnWrite
@@ -37,11 +39,14 @@ from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._dispatch import SANCTIONED_CALLS, calls_of
 from custodian_runtime.run._evidence import read_evidence
-from custodian_runtime.run.act import send
+from custodian_runtime.run._send import send
 from custodian_runtime.run.decide import policy_and_history
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.stopping import StopFlag
+
+# A re-send's outcome as reconcile reports it; `unknown` and `failed` stop the run.
+_RESENT = {"executed": "resent", "failed": "failed", "stale": "stale", "unknown": "unknown"}
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def reconcile(
     report per item for the summary and the note.
     """
     reports: list[dict[str, Any]] = []
-    _refuse_other_hub(J.unfinished_items(history), ctx.bound)
+    _refuse_other_hub(J.unfinished_items(history), ctx.bound, ctx.observed.domain)
     for pending in J.unfinished_items(history):
         if stop:
             break
@@ -142,7 +147,7 @@ def reconcile(
         log.line(
             "reconcile", report["outcome"], **{k: v for k, v in report.items() if k != "outcome"}
         )
-        if report["outcome"] == "failed":
+        if report["outcome"] in ("failed", "unknown"):
             raise HubError(
                 f"could not finish a write left by run {pending.run_id}: {report['error']}; "
                 "nothing new was attempted"
@@ -151,7 +156,7 @@ def reconcile(
 
 
 def _refuse_other_hub(
-    pending: Sequence[J.PendingWrite], bound: Callable[[], Mapping[str, str | None]]
+    pending: Sequence[J.PendingWrite], bound: Callable[[], Mapping[str, str | None]], domain: str
 ) -> None:
     """ConfigError (nothing sent) when a killed run left a write open on another hub: one
     bound to another hub_id, or, bound by URL, to another URL (core/origin.same_hub)."""
@@ -165,7 +170,9 @@ def _refuse_other_hub(
         raise ConfigError(
             f"run {write.run_id} authorized {write.operation} on hub {write.hub}, which is "
             f"not settled, and this run is configured with hub {hub}: it is neither "
-            f"re-sent here nor closed. Run once against {write.hub_at or write.hub} to settle it",
+            f"re-sent here nor closed. Run once against {write.hub_at or write.hub} to settle "
+            "it; if that hub is gone, a person closes it by hand: custodian journal settle "
+            f"{write_ref(domain, write)} --by NAME --reason TEXT",
             setting="STATE_HUB_URL",
         )
 
@@ -225,9 +232,12 @@ def _settle_one(
             key=pending.idempotency_key,
             extra={"reconciles": pending.run_id},
             observed_task=_observed_task(pending, ctx.observed),
+            sent_before=pending.dispatched,
         )
-        outcome = {"executed": "resent", "failed": "failed", "stale": "stale"}[sent.kind]
-        return {"outcome": outcome, "hub_id": sent.hub_id, "error": sent.error or sent.stale}
+        error = sent.error or sent.stale or sent.unknown
+        if sent.kind == "executed":
+            _item_executed(ctx, pending, sent.hub_id)
+        return {"outcome": _RESENT[sent.kind], "hub_id": sent.hub_id, "error": error}
     if step.action == "stale":
         ctx.journal.append(
             "stale",
@@ -252,7 +262,7 @@ def _item_executed(ctx: Reconciling, pending: J.PendingWrite, landed: str | None
     if ctx.approvals is None or not isinstance(approval, str) or landed is None:
         return
     item = ctx.approvals.get(approval)
-    if item.status in ("pending", "rejected", "approved"):
+    if item.status in ("pending", "rejected", "approved", "unknown"):
         found_by = f"by the reconcile of run {ctx.run_id}"
         ctx.approvals.save(executed_before(item, found_by, landed, ctx.now))
 
@@ -267,12 +277,13 @@ def _escalate(
     ctx.journal.append(
         "ruling", {**ruling_data(Ruling(item, "execute", step.reason)), "index": index}
     )
-    key = escalation_key(ctx.run_id, index, item.fingerprint)
+    nonce = new_nonce()
+    key = escalation_key(ctx.run_id, index, item.fingerprint, nonce)
     ctx.journal.append(
         "authorized",
         {"index": index, "operation": item.operation, "params": dict(item.params),
-         "fingerprint": item.fingerprint, "idempotency_key": key, "by": "policy",
-         **ctx.bound()},
+         "fingerprint": item.fingerprint, "idempotency_key": key, "nonce": nonce,
+         "by": "policy", **ctx.bound()},
     )  # fmt: skip
     sent = send(
         ctx.journal, ctx.client, SANCTIONED_CALLS, index=index, operation=item.operation,

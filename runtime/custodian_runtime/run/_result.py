@@ -86,7 +86,7 @@ class RunResult(Known):
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary printed by `--json`."""
-        kinds: tuple[OutcomeKind, ...] = (*RUN_KINDS, "would_execute", "would_queue")
+        kinds: tuple[OutcomeKind, ...] = (*RUN_KINDS, "unknown", "would_execute", "would_queue")
         return {
             "run_id": self.run_id,
             "domain": self.domain,

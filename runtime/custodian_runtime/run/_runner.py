@@ -32,6 +32,7 @@ from custodian_runtime.core.run_rules import (
     failure,
     internal_error,
     settles,
+    signalled,
     skip_reason,
 )
 from custodian_runtime.errors import CustodianError, ModelError
@@ -114,7 +115,8 @@ def _run(
             finally:
                 model.close()
     except CustodianError as exc:
-        return _ended(known, failure(exc, in_steps=False, dry_run=settings.dry_run).ending)
+        end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
+        return _ended(known, signalled(end, stop.signal))
 
 
 def _model(
@@ -146,7 +148,8 @@ def _go(settings: Settings, known: Known, talk: Talk) -> RunResult:
         ctx = build_context(settings, known.run_id, talk, journal, approvals)
         return _steps(ctx, known, opened, _started_data(settings, talk.hub))
     except CustodianError as exc:
-        return _ended(known, failure(exc, in_steps=False, dry_run=settings.dry_run).ending)
+        end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
+        return _ended(known, signalled(end, talk.stop.signal))
 
 
 def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
@@ -275,6 +278,7 @@ def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
         denied=c["denied"],
         failed=c["failed"],
         stale=c["stale"],
+        unknown=c.get("unknown", 0),
     )
     parts = NoteParts(
         prose=plan.prose,
@@ -302,7 +306,11 @@ def _failed(ctx: RunContext, known: Known, exc: CustodianError) -> RunResult:
 def _finish(
     ctx: RunContext, known: Known, end: Ending, note: NoteWritten | None = None
 ) -> RunResult:
-    """Journal and log how the run ended; the result, assembled once."""
+    """Journal and log how the run ended; the result, assembled once.
+
+    A signal that came at any step, even after the last hub read, makes it interrupted.
+    """
+    end = signalled(end, ctx.stop.signal)
     counts = known.counts()
     with contextlib.suppress(CustodianError):
         # The model and its usage are for the metrics (core/metrics.py, `custodian status`).

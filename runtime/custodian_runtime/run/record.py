@@ -45,7 +45,7 @@ def _action(o: ItemOutcome, ruling: Ruling | None, titles: Mapping[str, str]) ->
         result = f"hub id {code_span(o.hub_id or '-')}"
     elif o.kind == "queued":
         result = f"approval {code_span(o.approval_id or '-')}"
-    elif o.kind == "failed":
+    elif o.kind in ("failed", "unknown"):
         result = o.error
     elif o.kind == "stale":
         # The ruling's sentence describes a change that did not happen; say what did.

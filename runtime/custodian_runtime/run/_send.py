@@ -1,0 +1,208 @@
+"""The one write chain: dispatched -> the hub call -> receipt, failed, stale or unknown.
+
+Every hub write leaves through `send`: a run's own, a reconcile's re-send, an approved item's.
+`unknown` does not close the chain: no answer came (deadline, lost connection, a signal during a
+retry wait), so the write may have landed, and the next run settles it by observing the hub.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from custodian_runtime.core.contract import Task
+from custodian_runtime.core.outcomes import OutcomeKind, stale_message, task_changed
+from custodian_runtime.errors import (
+    HubError,
+    HubPreconditionFailed,
+    HubUnavailable,
+    Interrupted,
+)
+from custodian_runtime.memory.run_journal import Journal
+from custodian_runtime.run._dispatch import Calls, perform
+from custodian_runtime.statehub.client import HubWrite, StateHubClient
+
+UNKNOWN_NOTE = "the next run settles it by observing the hub"
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one write came to: a hub id, an error, stale, or unknown (no answer came)."""
+
+    hub_id: str | None = None
+    error: str | None = None
+    stale: str | None = None
+    current_status: str | None = None
+    unknown: str | None = None
+
+    @property
+    def kind(self) -> OutcomeKind:
+        """executed, failed, stale or unknown."""
+        if self.unknown:
+            return "unknown"
+        return "stale" if self.stale else "failed" if self.error else "executed"
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write to send: what, with which key, and whether this memory sent that key before."""
+
+    index: int | str
+    operation: str
+    params: dict[str, Any]
+    run_id: str
+    key: str
+    extra: dict[str, Any] | None = None
+    observed_task: Task | None = None
+    # A reconcile's re-send of a dispatched write: the hub may replay its first answer.
+    sent_before: bool = False
+
+
+def send(
+    journal: Journal,
+    client: StateHubClient,
+    calls: Calls,
+    *,
+    index: int | str,
+    operation: str,
+    params: dict[str, Any],
+    run_id: str,
+    key: str,
+    extra: dict[str, Any] | None = None,
+    observed_task: Task | None = None,
+    sent_before: bool = False,
+) -> Sent:
+    """dispatched -> the hub call -> receipt, failed, stale or unknown; through `calls` only.
+
+    A status write goes out only on the state it was planned on (`observed_task`): with the
+    observed version as `If-Match`, or, from a hub without versions, after reading the task again.
+    A replayed answer counts only for a key this memory sent before (`sent_before`, or an
+    earlier attempt of this call); otherwise it is a failure, never executed.
+    """
+    write = Write(index, operation, params, run_id, key, extra, observed_task, sent_before)
+    return _send(journal, client, calls, write)
+
+
+def _send(journal: Journal, client: StateHubClient, calls: Calls, write: Write) -> Sent:
+    extra = write.extra or {}
+    journal.append("dispatched", {"index": write.index, "idempotency_key": write.key, **extra})
+    try:
+        changed = _changed_since(client, write.observed_task)
+    except (HubError, Interrupted) as exc:
+        # The re-read before the write failed: the write itself never left, so it failed.
+        message = f"not sent: the task could not be read again first ({exc.message})"
+        _failed(journal, write, message, getattr(exc, "status", None), getattr(exc, "code", None))
+        if isinstance(exc, Interrupted):
+            raise
+        return Sent(error=message)
+    if changed is not None:
+        return _stale(journal, write, changed)
+    return _written(journal, client, calls, write)
+
+
+def _written(journal: Journal, client: StateHubClient, calls: Calls, write: Write) -> Sent:
+    """The write itself: receipt, stale (412), unknown (no answer came) or failed (refused)."""
+    try:
+        return _call(journal, client, calls, write)
+    except HubPreconditionFailed as exc:
+        return _stale(journal, write, exc.current)
+    except Interrupted as exc:
+        _unknown(journal, write, exc.message)
+        raise
+    except HubUnavailable as exc:
+        return _unknown(journal, write, exc.message)
+    except HubError as exc:
+        return _failed(journal, write, exc.message, exc.status, exc.code)
+    except (KeyError, ValueError) as exc:
+        # Raised before any request left (unknown operation, bad params). Close the chain, or
+        # every later run would reconcile it and fail the same way.
+        message = f"{write.operation} cannot be sent to the hub with these params ({exc!r})"
+        return _failed(journal, write, message, None, None)
+
+
+def _call(journal: Journal, client: StateHubClient, calls: Calls, write: Write) -> Sent:
+    task = write.observed_task
+    done = perform(
+        calls,
+        client,
+        write.operation,
+        write.params,
+        run_id=write.run_id,
+        idempotency_key=write.key,
+        if_match=task.version if task is not None else None,
+    )
+    if done.replayed and done.attempts == 1 and not write.sent_before:
+        message = (
+            f"the hub replayed an earlier answer to key {write.key}, which this memory never "
+            "sent before: another writer used the key, or the hub's memory is not this "
+            "journal's; nothing is known to have changed. Check the hub, then plan again"
+        )
+        return _failed(journal, write, message, done.status_code, "replayed_unknown_key")
+    journal.append("receipt", {"index": write.index, **_receipt(done), **(write.extra or {})})
+    return Sent(hub_id=getattr(done.resource, "id", None))
+
+
+def _failed(
+    journal: Journal, write: Write, message: str, status: int | None, code: str | None
+) -> Sent:
+    failed = {"error": message, "status": status, "code": code}
+    journal.append("failed", {"index": write.index, **failed, **(write.extra or {})})
+    return Sent(error=message)
+
+
+def _unknown(journal: Journal, write: Write, message: str) -> Sent:
+    """No answer came: journaled `unknown`, left open for the next run to settle."""
+    error = f"no answer came ({message}); {UNKNOWN_NOTE}"
+    journal.append("unknown", {"index": write.index, "error": error, **(write.extra or {})})
+    return Sent(unknown=error)
+
+
+def _receipt(write: HubWrite[Any]) -> dict[str, Any]:
+    """What the hub answered to one write, for its `receipt` record."""
+    after = task_state(write.resource) if isinstance(write.resource, Task) else None
+    return {
+        "status_code": write.status_code,
+        "hub_id": getattr(write.resource, "id", None),
+        "replayed": write.replayed,
+        "response_sha256": write.response_sha256,
+        "attempts": write.attempts,
+        # The task as the write left it: a later change by someone else shows against it.
+        **({"task_after": after} if after is not None else {}),
+    }
+
+
+def _changed_since(client: StateHubClient, observed: Task | None) -> Task | None:
+    """From a hub without task versions: the task as it is now, if it changed since observed."""
+    if observed is None or observed.version is not None:
+        return None
+    current = client.get_task(observed.id)
+    return current if task_changed(observed, current) else None
+
+
+def _stale(journal: Journal, write: Write, current: Task | None) -> Sent:
+    observed = write.observed_task
+    observed_status = observed.status if observed is not None else "unknown"
+    current_status = current.status if current is not None else None
+    message = stale_message(observed_status, current_status)
+    journal.append(
+        "stale",
+        {
+            "index": write.index,
+            "error": message,
+            "observed": task_state(observed),
+            "current": task_state(current),
+            **(write.extra or {}),
+        },
+    )
+    return Sent(stale=message, current_status=current_status)
+
+
+def task_state(task: Task | None) -> dict[str, Any] | None:
+    """A task's status, update time and version, as the journal records them."""
+    if task is None:
+        return None
+    return {
+        "status": task.status,
+        "updated_at": task.updated_at.isoformat(),
+        "version": task.version,
+    }
