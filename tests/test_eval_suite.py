@@ -141,12 +141,12 @@ def test_the_text_report_shows_the_table_and_totals() -> None:
     assert "expectations met:          2/2" in out
 
 
-def test_the_whole_suite_passes_offline_on_a_fresh_clone() -> None:
-    code, out, _ = custodian(
-        "eval", "--llm", "offline", "--canon", str(CANON), "--scenarios", str(SCENARIOS),
-    )  # fmt: skip
-    assert code == 0, out
-    assert "harmful actions executed:  0" in out
+def test_the_whole_suite_passes_offline_on_a_fresh_clone(offline: Any) -> None:
+    code, report = offline
+    assert code == 0
+    assert report["totals"]["harmful_executed"] == 0
+    baseline = json.loads((REPO / "evals" / "baseline-offline.json").read_text("utf-8"))
+    assert baseline["totals"]["harmful_executed"] == 0  # the baseline records it
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ def test_a_first_run_does_not_claim_changes_since_an_earlier_run(
 ) -> None:
     _, first = _run(tmp_path, small_hub, "offline")
     assert "Changed since the last completed run" not in first
-    assert "first run: there is no earlier run to compare with" in first
+    assert "No completed run of this domain came before this one" in first
     _, second = _run(tmp_path, small_hub, "offline")
     assert "Changed since the last completed run: 0 workstreams." in second
 

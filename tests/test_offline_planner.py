@@ -107,7 +107,7 @@ def test_a_first_run_says_there_was_no_earlier_run() -> None:
     summary = _summary([task("t-1", "ws-web", "todo")])
     first = offline_plan(_facts(summary))
     assert "Changed since the last completed run" not in first
-    assert "first run: there is no earlier run to compare with" in first
+    assert "No completed run of this domain came before this one" in first
     later = offline_plan(_facts(summary, {"ws-web": "0" * 64}))
     assert "Changed since the last completed run: 1 workstream." in later
     same = offline_plan(_facts(summary, workstream_digests(summary)))

@@ -15,7 +15,7 @@ class PlanningFacts:
     """The observed domain, the time of the run, and what the last completed run saw.
 
     `previous_workstream_digests` maps workstream id to the digest of its state at the last
-    completed run of this domain (None on a first run: there was no earlier run). `rejected`
+    completed run of this domain (None when no completed run came before). `rejected`
     holds (operation, target id) of each proposal a person rejected in the window the prompt
     shows.
     """
