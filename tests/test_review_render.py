@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal_records import Record, parse_at
+from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.review.chart import LEFT, RIGHT, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
 from custodian_runtime.review.pages import DomainRuns
@@ -20,7 +23,10 @@ from custodian_runtime.review.runs import (
     run_rows,
 )
 from custodian_runtime.review.views import Views, environment
+from custodian_runtime.run import run
+from custodian_runtime.settings import load_settings
 from reviewsupport import review_settings
+from runsupport import CANON
 
 
 def test_a_note_renders_without_raw_html_live_links_or_remote_images() -> None:
@@ -139,6 +145,8 @@ def test_tokens_and_cost_come_from_the_adapters_usage_and_the_price_table() -> N
     ]
     assert days[1].cost_text == "$5.0000 + ? (1 unknown)"  # r4's cost is unknown
     assert days[0].cost_text == "$0.0000"
+    assert days[1].tokens_text == "1000000 / 100000 + ? (2 unknown)"  # r2 and r4
+    assert days[0].tokens_text == "0 / 0"  # r3 asked no model: nothing unknown
 
 
 def _page_row(n: int, status: str = "completed") -> RunRow:
@@ -195,3 +203,17 @@ def test_the_runs_pages_are_served_and_a_page_number_is_checked(tmp_path: Path) 
     assert views.get("/runs/page/2", "csrf").status == 200
     assert b"No journal yet" in views.get("/", "csrf").body
     assert views.get("/runs/page/0", "csrf").status == 404
+
+
+def test_real_runs_give_the_open_flags_line_and_their_cost(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    flags = {"domain": "website", "hub": small_hub.url, "llm": "offline", "force": True}
+    flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
+    for _ in range(2):
+        run(load_settings(flags, {}, tmp_path), stderr=io.StringIO())
+    rows = run_rows(JournalStore(tmp_path / "memory").scan("website").records)
+    assert [r.open_flags for r in rows] == [1, 3]  # fl-1, then the two the first run raised
+    assert {(r.tokens_text, r.cost_text, r.tone) for r in rows} == {("0 / 0", "$0.0000", "ok")}
+    html = Views(review_settings(tmp_path / "memory", "embedded", tmp_path)).get("/", "c").body
+    assert b'<polyline class="flags"' in html

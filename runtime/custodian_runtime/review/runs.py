@@ -83,6 +83,13 @@ class DayTotal:
     tokens_out: int
     cost_usd: float
     unknown: int  # runs that called a model whose cost the journal does not tell
+    tokens_unknown: int = 0  # runs that called a model whose token counts it does not tell
+
+    @property
+    def tokens_text(self) -> str:
+        """`6120 / 412`, with `+ ?` when some run's token counts are unknown."""
+        known = f"{self.tokens_in} / {self.tokens_out}"
+        return known + (f" + ? ({self.tokens_unknown} unknown)" if self.tokens_unknown else "")
 
     @property
     def cost_text(self) -> str:
@@ -108,6 +115,9 @@ def _total(day: str, rows: Sequence[RunRow]) -> DayTotal:
         tokens_out=sum(r.tokens_out or 0 for r in rows),
         cost_usd=sum(r.cost_usd or 0.0 for r in rows),
         unknown=len(unknown),
+        tokens_unknown=sum(
+            1 for r in rows if r.asked and (r.tokens_in is None or r.tokens_out is None)
+        ),
     )
 
 
