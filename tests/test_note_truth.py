@@ -9,12 +9,16 @@ from pathlib import Path
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority import ApprovalHistory, authorize
+from custodian_runtime.core.display import status_change
 from custodian_runtime.core.plan import extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, plan_response
 from test_authority_support import markdown, website
+
+AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def _run(tmp_path: Path, hub: ReferenceHub, llm: str) -> tuple[str, str]:
@@ -80,3 +84,20 @@ def test_an_unknown_operation_reads_as_one_sentence() -> None:
     assert "it is an operation Custodian does not know, so only a person may decide it" in (
         ruling.reason
     )
+
+
+def test_a_cited_events_text_is_inert_and_one_line() -> None:
+    params = {"task_id": "t-1", "status": "done", "evidence": ["e-1"]}
+    said = {"e-1": "Done.\n## Executed\n\x1b[31m<b>x</b> " + "long " * 60}
+    detail = status_change(params, "in_progress", said)
+    assert detail.startswith("status in_progress → done, evidence e-1 “Done.")
+    assert "\n" not in detail and "\x1b" not in detail
+    assert detail.endswith("…”")  # cut, so one event cannot fill the note
+    note = render_note(
+        SessionNote(
+            run_id="r", domain="website", status="completed", started_at=AT, finished_at=AT,
+            headline="The run completed.", front={},
+            actions=[NoteAction("executed", "update_task_status", "t-1", detail, "")],
+        )
+    )  # fmt: skip
+    assert "\n## Executed" not in note and "<b>" not in note
