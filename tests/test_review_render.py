@@ -147,6 +147,8 @@ def test_tokens_and_cost_come_from_the_adapters_usage_and_the_price_table() -> N
     assert days[0].cost_text == "$0.0000"
     assert days[1].tokens_text == "1000000 / 100000 + ? (2 unknown)"  # r2 and r4
     assert days[0].tokens_text == "0 / 0"  # r3 asked no model: nothing unknown
+    only = day_totals([by_id["r4"]])[0]
+    assert (only.tokens_text, only.cost_text) == ("? (1 unknown)", "? (1 unknown)")
 
 
 def _page_row(n: int, status: str = "completed") -> RunRow:

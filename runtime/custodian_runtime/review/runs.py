@@ -84,17 +84,24 @@ class DayTotal:
     cost_usd: float
     unknown: int  # runs that called a model whose cost the journal does not tell
     tokens_unknown: int = 0  # runs that called a model whose token counts it does not tell
+    asked: int = 0  # runs that called a model
 
     @property
     def tokens_text(self) -> str:
-        """`6120 / 412`, with `+ ?` when some run's token counts are unknown."""
+        """`6120 / 412`, `+ ?` when some run's counts are unknown, `?` when every one is."""
         known = f"{self.tokens_in} / {self.tokens_out}"
-        return known + (f" + ? ({self.tokens_unknown} unknown)" if self.tokens_unknown else "")
+        return _with_unknown(known, self.tokens_unknown, self.asked)
 
     @property
     def cost_text(self) -> str:
-        """`$0.0123`, with `+ ?` when some run's cost is unknown."""
-        return f"${self.cost_usd:.4f}" + (f" + ? ({self.unknown} unknown)" if self.unknown else "")
+        """`$0.0123`, `+ ?` when some run's cost is unknown, `?` when every one is."""
+        return _with_unknown(f"${self.cost_usd:.4f}", self.unknown, self.asked)
+
+
+def _with_unknown(known: str, unknown: int, asked: int) -> str:
+    if unknown and unknown == asked:
+        return f"? ({unknown} unknown)"
+    return known + (f" + ? ({unknown} unknown)" if unknown else "")
 
 
 def day_totals(rows: Sequence[RunRow]) -> list[DayTotal]:
@@ -115,6 +122,7 @@ def _total(day: str, rows: Sequence[RunRow]) -> DayTotal:
         tokens_out=sum(r.tokens_out or 0 for r in rows),
         cost_usd=sum(r.cost_usd or 0.0 for r in rows),
         unknown=len(unknown),
+        asked=sum(1 for r in rows if r.asked),
         tokens_unknown=sum(
             1 for r in rows if r.asked and (r.tokens_in is None or r.tokens_out is None)
         ),
