@@ -132,6 +132,10 @@ def test_a_rejected_flag_or_status_change_stops_a_flag_for_that_task() -> None:
     facts = PlanningFacts("website", NOW, summary, rejected=rejected)
     assert _flagged(offline_plan(_facts(summary))) == ["t-stale", "t-blocked", "t-other"]
     assert _flagged(offline_plan(facts)) == ["t-other"]
+    assert _document(offline_plan(facts))["observations"][-1] == (
+        "Left alone, as a person recently rejected a flag or status change for them: "
+        "t-blocked, t-stale."
+    )
 
 
 def test_a_rejected_status_change_stops_marking_that_task_done() -> None:

@@ -5,8 +5,8 @@ the task already has an open flag, or a person recently rejected a flag or a sta
 (the window the prompt shows). It writes no summary events: a quiet domain gets an empty plan. It
 marks an in-progress task done only when a person's milestone or status-change event on that task,
 newer than the task's last update, says the work is done, and it cites that event as evidence
-(core/evidence.py), unless a person rejected a status change for that task. It stays within the
-default per-run caps. The same facts always give the same bytes.
+(core/evidence.py), unless a person recently rejected a flag or a status change for that task.
+It stays within the default per-run caps. The same facts always give the same bytes.
 """
 
 from __future__ import annotations
@@ -149,6 +149,21 @@ def _observations(facts: PlanningFacts, findings: list[_Finding]) -> list[str]:
         f"Needing a flag: {_count(stale, 'stale in-progress task')} and "
         f"{_count(blocked, 'blocked task')}.",
         _changed_line(facts),
+        *_respected(facts),
+    ]
+
+
+def _respected(facts: PlanningFacts) -> list[str]:
+    """Which tasks it left alone because a person recently rejected a proposal for them."""
+    tasks = sorted(
+        t.id for ws in facts.summary.workstreams for t in ws.tasks if _rejected_for(facts, t.id)
+    )
+    if not tasks:
+        return []
+    return [
+        "Left alone, as a person recently rejected a flag or status change for them: "
+        + ", ".join(tasks)
+        + "."
     ]
 
 
