@@ -134,10 +134,19 @@ def test_the_text_report_shows_the_table_and_totals() -> None:
         "eval", "--llm", "offline", "--canon", str(CANON), "--scenarios", str(SCENARIOS),
         "--only", "quiet-domain",
     )  # fmt: skip
-    assert code == 1  # the offline planner writes an event in a quiet domain
-    assert "FAIL  nothing_executes" in out
-    assert "! #0 add_progress_event web-ws-1: would execute" in out
-    assert "harmful actions executed:  1" in out
+    assert code == 0  # the offline planner leaves a quiet domain alone
+    assert "PASS  nothing_executes" in out
+    assert "add_progress_event" not in out
+    assert "harmful actions executed:  0" in out
+    assert "expectations met:          2/2" in out
+
+
+def test_the_whole_suite_passes_offline_on_a_fresh_clone(offline: Any) -> None:
+    code, report = offline
+    assert code == 0
+    assert report["totals"]["harmful_executed"] == 0
+    baseline = json.loads((REPO / "evals" / "baseline-offline.json").read_text("utf-8"))
+    assert baseline["totals"]["harmful_executed"] == 0  # the baseline records it
 
 
 @pytest.mark.parametrize(

@@ -186,7 +186,7 @@ def test_a_cited_event_outside_the_summary_window_is_fetched_and_counts(
     assert [a["operation"] for a in result.json()["executed"]] == ["update_task_status"]
     assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "done"
     note = Path(result.json()["note"]).read_text(encoding="utf-8")
-    assert f"status → done, evidence {old}" in note
+    assert f"status in_progress → done, evidence {old}" in note  # outside the summary: id only
 
 
 def test_custodians_own_event_as_evidence_queues_and_the_hub_is_unchanged(
@@ -217,8 +217,9 @@ def test_custodians_own_event_as_evidence_queues_and_the_hub_is_unchanged(
     ):
         assert hub_get(small_hub, f"/tasks/{task}")["status"] == status
     note = Path(summary["note"]).read_text(encoding="utf-8")
-    assert f"status → done, evidence {other}, ev-1, {mine}" in note
-    assert "status → in_progress, no evidence cited" in note
+    said = "“CDN done.”, ev-1 “CDN config deployed to production and verified.”"
+    assert f"status in_progress → done, evidence {other} {said}, {mine} “CDN done." in note
+    assert "status todo → in_progress, no evidence cited" in note
 
 
 def test_a_queued_change_a_person_approves_is_written(

@@ -13,7 +13,7 @@ from custodian_runtime.core.offline_planner import offline_plan
 from custodian_runtime.core.plan import extract_plan
 from custodian_runtime.core.planning_facts import PlanningFacts
 from custodian_runtime.core.policy import Policy
-from test_authority_support import NOW, flag, task, workstream
+from test_authority_support import NOW, flag, person_event, task, workstream
 
 
 def _summary(
@@ -29,7 +29,7 @@ def _summary(
 
 def _facts(summary: DomainSummary, previous: Mapping[str, str] | None = None) -> PlanningFacts:
     return PlanningFacts(
-        domain="website", now=NOW, summary=summary, previous_workstream_digests=previous or {}
+        domain="website", now=NOW, summary=summary, previous_workstream_digests=previous
     )
 
 
@@ -89,29 +89,62 @@ def test_it_never_marks_a_task_done_or_changes_any_status() -> None:
     assert "proposals" not in document
 
 
-def test_a_first_run_records_one_observation_per_workstream() -> None:
+def test_a_quiet_domain_gets_an_empty_plan_and_no_summary_events() -> None:
     docs = workstream("ws-docs", "website", [task("t-d", "ws-docs", "todo")])
     summary = _summary(
-        [task("t-1", "ws-web", "done"), task("t-2", "ws-web", "blocked")], extra=(docs,)
+        [task("t-1", "ws-web", "done"), task("t-2", "ws-web", "in_progress", idle_days=1)],
+        extra=(docs,),
     )
-    text = offline_plan(_facts(summary))
-    events = _document(text)["progress_events"]
-    assert [e["workstream_id"] for e in events] == ["ws-docs", "ws-web"]
-    assert {e["event_type"] for e in events} == {"observation"}
-    assert events[1]["summary"] == (
-        "Rule-based review: workstream ws-web is active with 2 tasks (1 blocked, 1 done)."
-    )
-    assert "first run" in text
+    for previous in (None, {"ws-web": "0" * 64}):  # a first run, and a run after a change
+        document = _document(offline_plan(_facts(summary, previous)))
+        assert document["progress_events"] == []
+        assert document["tasks_to_flag"] == []
+        assert document["tasks_to_update"] == []
+    assert "Rule-based review: workstream" not in offline_plan(_facts(summary))
 
 
-def test_only_changed_workstreams_get_an_event_after_a_run() -> None:
-    docs = workstream("ws-docs", "website", [task("t-d", "ws-docs", "todo")])
-    summary = _summary([task("t-1", "ws-web", "todo")], extra=(docs,))
-    previous = workstream_digests(summary)
-    assert _document(offline_plan(_facts(summary, previous)))["progress_events"] == []
-    changed = {**previous, "ws-docs": "0" * 64}
-    events = _document(offline_plan(_facts(summary, changed)))["progress_events"]
-    assert [e["workstream_id"] for e in events] == ["ws-docs"]
+def test_a_first_run_says_there_was_no_earlier_run() -> None:
+    summary = _summary([task("t-1", "ws-web", "todo")])
+    first = offline_plan(_facts(summary))
+    assert "Changed since the last completed run" not in first
+    assert "No completed run of this domain came before this one" in first
+    later = offline_plan(_facts(summary, {"ws-web": "0" * 64}))
+    assert "Changed since the last completed run: 1 workstream." in later
+    same = offline_plan(_facts(summary, workstream_digests(summary)))
+    assert "Changed since the last completed run: 0 workstreams." in same
+
+
+def test_a_rejected_flag_or_status_change_stops_a_flag_for_that_task() -> None:
+    summary = _summary(
+        [
+            task("t-blocked", "ws-web", "blocked", idle_days=2),
+            task("t-stale", "ws-web", "in_progress", idle_days=30),
+            task("t-other", "ws-web", "blocked", idle_days=2),
+        ]
+    )
+    rejected = frozenset(
+        {
+            ("set_task_status", "t-blocked"),
+            ("flag_for_human", "t-stale"),
+            ("create_task", "t-other"),
+        }
+    )
+    facts = PlanningFacts("website", NOW, summary, rejected=rejected)
+    assert _flagged(offline_plan(_facts(summary))) == ["t-stale", "t-blocked", "t-other"]
+    assert _flagged(offline_plan(facts)) == ["t-other"]
+    assert _document(offline_plan(facts))["observations"][-1] == (
+        "Left alone, as a person recently rejected a flag or status change for them: "
+        "t-blocked, t-stale."
+    )
+
+
+def test_a_rejected_status_change_stops_marking_that_task_done() -> None:
+    summary = _summary([task("t-1", "ws-web", "in_progress", idle_days=1)])
+    said = person_event("e-1", "ws-web", "t-1").model_copy(update={"summary": "All done."})
+    done = summary.model_copy(update={"recent_events": (said,)})
+    assert _document(offline_plan(_facts(done)))["tasks_to_update"] != []
+    facts = PlanningFacts("website", NOW, done, rejected=frozenset({("update_task_status", "t-1")}))
+    assert _document(offline_plan(facts))["tasks_to_update"] == []
 
 
 def test_the_output_is_byte_stable_for_the_same_facts() -> None:
@@ -129,14 +162,11 @@ def test_the_output_is_byte_stable_for_the_same_facts() -> None:
 
 def test_caps_are_kept_and_the_prose_says_what_was_left_out() -> None:
     stuck = [task(f"t-{n:02}", "ws-web", "blocked", idle_days=n) for n in range(14)]
-    extra = tuple(workstream(f"ws-{n:02}", "website", []) for n in range(24))
-    text = offline_plan(_facts(_summary(stuck, extra=extra)))
+    text = offline_plan(_facts(_summary(stuck)))
     document = _document(text)
     assert len(document["tasks_to_flag"]) == 10
     assert _flagged(text)[0] == "t-13"  # the longest-blocked come first
-    assert len(document["progress_events"]) == 20
     assert "Left out: 4 more flags, over the cap of 10 per run." in text
-    assert "Left out: 5 more events, over the cap of 20 per run." in text
 
 
 def test_the_plan_says_it_is_rule_based_and_everything_in_it_executes() -> None:
@@ -148,7 +178,7 @@ def test_the_plan_says_it_is_rule_based_and_everything_in_it_executes() -> None:
     assert "rule-based offline planner; no language model was consulted" in plan.prose
     assert text.count("```json") == 1
     rulings = authorize(plan, summary, Policy(), ApprovalHistory())
-    assert [r.outcome for r in rulings] == ["execute"] * 3
+    assert [r.outcome for r in rulings] == ["execute"] * 2
 
 
 def test_untrusted_task_titles_never_reach_the_plan() -> None:

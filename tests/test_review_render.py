@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
-from custodian_runtime.review.chart import build_chart
+from custodian_hub import ReferenceHub
+from custodian_runtime.core.journal_records import Record, parse_at
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.review.chart import LEFT, RIGHT, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
+from custodian_runtime.review.pages import DomainRuns
 from custodian_runtime.review.pending import changes, duration
-from custodian_runtime.review.runs import RunRow
-from custodian_runtime.review.views import environment
+from custodian_runtime.review.runs import (
+    PAGE_SIZE,
+    RunRow,
+    day_totals,
+    page_count,
+    page_of,
+    run_rows,
+)
+from custodian_runtime.review.views import Views, environment
+from custodian_runtime.run import run
+from custodian_runtime.settings import load_settings
+from reviewsupport import review_settings
+from runsupport import CANON
 
 
 def test_a_note_renders_without_raw_html_live_links_or_remote_images() -> None:
@@ -70,3 +88,134 @@ def test_the_chart_stacks_each_runs_counts_and_draws_open_flags() -> None:
     assert chart.bars[0].x < chart.bars[2].x  # the later run is further right
     assert len(chart.flags_points.split()) == 2 and not chart.empty
     assert build_chart([], []).empty
+
+
+def _record(seq: int, run: str, kind: str, data: dict[str, Any], at: str) -> Record:
+    return Record(
+        v=1, seq=seq, run_id=run, domain="website", kind=kind, at=at, data=data,
+        prev="0" * 64, hash="0" * 64,
+    )  # fmt: skip
+
+
+def _journal(run: str, at: str, status: str, usage: dict[str, Any] | None) -> list[Record]:
+    """One run's records as the runner writes them (hash chain left out: unread here)."""
+    overview = {"domains": [{"domain": "platform", "open_flags": 9},
+                            {"domain": "website", "open_flags": 3}]}  # fmt: skip
+    records = [
+        _record(1, run, "run_started", {"model_spec": "anthropic"}, at),
+        _record(2, run, "observed", {"overview": overview, "snapshot": "x"}, at),
+    ]
+    if usage is not None:
+        answer = {"provider": "anthropic", "model": "claude-sonnet-4-5", "usage": usage}
+        records.append(_record(3, run, "model_response", answer, at))
+    finished = {"status": status, "counts": {"executed": 1}, "exit_code": 0}
+    return [*records, _record(4, run, "finished", finished, at)]
+
+
+def test_the_open_flags_line_is_drawn_from_what_the_journal_holds() -> None:
+    records = _journal("r1", "2026-01-01T08:00:00Z", "completed", None)
+    records += _journal("r2", "2026-01-02T08:00:00Z", "completed", None)
+    rows = run_rows(records)
+    assert [r.open_flags for r in rows] == [3, 3]  # the run's domain, not another's
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    chart = build_chart(rows, [start, start + timedelta(days=1)])
+    assert len(chart.flags_points.split()) == 2
+    svg = environment().get_template("chart.svg.j2").render(chart=chart, domain="website")
+    assert '<polyline class="flags"' in svg
+
+
+def test_tokens_and_cost_come_from_the_adapters_usage_and_the_price_table() -> None:
+    records = _journal("r1", "2026-01-01T08:00:00Z", "completed",
+                       {"input_tokens": 1_000_000, "output_tokens": 100_000})  # fmt: skip
+    records += _journal("r2", "2026-01-01T09:00:00Z", "completed", {"cost_usd": 0.5})
+    records += _journal("r3", "2026-01-02T08:00:00Z", "skipped", None)
+    records += _journal("r4", "2026-01-01T10:00:00Z", "completed", {})
+    by_id = {r.run_id: r for r in run_rows(records)}
+    assert by_id["r1"].tokens_text == "1000000 / 100000"
+    assert by_id["r1"].cost_text == "$4.5000"  # 3.00 + 1.50 from core/prices.py
+    assert by_id["r2"].tokens_text == "? / ?"
+    assert by_id["r2"].cost_text == "$0.5000"
+    assert by_id["r3"].cost_text == "-"  # no model was asked: nothing is unknown
+    assert by_id["r3"].tokens_text == "-"
+    assert by_id["r4"].cost_text == "?"  # asked, but the adapter reported no usage
+    days = day_totals(list(by_id.values()))
+    assert [(d.day, d.runs, d.tokens_in) for d in days] == [
+        ("2026-01-02", 1, 0),
+        ("2026-01-01", 3, 1_000_000),
+    ]
+    assert days[1].cost_text == "$5.0000 + ? (1 unknown)"  # r4's cost is unknown
+    assert days[0].cost_text == "$0.0000"
+    assert days[1].tokens_text == "1000000 / 100000 + ? (2 unknown)"  # r2 and r4
+    assert days[0].tokens_text == "0 / 0"  # r3 asked no model: nothing unknown
+    only = day_totals([by_id["r4"]])[0]
+    assert (only.tokens_text, only.cost_text) == ("? (1 unknown)", "? (1 unknown)")
+
+
+def _page_row(n: int, status: str = "completed") -> RunRow:
+    at = (datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    counts = {"executed": 1}
+    return RunRow(f"r{n:04}", "website", at, status, False, counts, "m", None, None, None, None, 1)
+
+
+def _runs_page(rows: list[RunRow], page: int) -> str:
+    newest = rows[::-1]
+    shown = page_of(newest, page)
+    chart = build_chart(shown[::-1], [parse_at(r.started_at) for r in shown[::-1]])
+    domain = DomainRuns("website", tuple(shown), chart, (), tuple(day_totals(shown)),
+                        page_count(newest))  # fmt: skip
+    template = environment().get_template("runs.html.j2")
+    return template.render(domains=[domain], page=page, last=domain.pages, css="/c.css")
+
+
+def test_a_failed_run_is_coloured_apart_from_completed_ones() -> None:
+    html = _runs_page([_page_row(1), _page_row(2, "failed"), _page_row(3, "partial")], 1)
+    assert 'data-run-id="r0002"' in html
+    assert '<span class="status bad">failed</span>' in html
+    assert '<span class="status ok">completed</span>' in html
+    assert '<span class="status warn">partial</span>' in html
+    assert 'class="run tone-bad"' in html
+    assert '<rect class="failure"' in html  # and marked on the chart
+    assert "style=" not in html and "<script" not in html  # the CSP stays strict
+
+
+def test_a_thousand_runs_are_paged_and_totalled_per_day() -> None:
+    rows = [_page_row(n) for n in range(1000)]
+    first = _runs_page(rows, 1)
+    assert first.count("data-run-id=") == PAGE_SIZE
+    assert 'data-run-id="r0999"' in first and 'data-run-id="r0949"' not in first
+    assert "page 1 of 20" in first and 'href="/runs/page/2"' in first
+    last = _runs_page(rows, 20)
+    assert 'data-run-id="r0000"' in last and "newer runs" in last
+    assert first.count('class="day"') == 3  # 50 hourly runs span three days
+    assert "? / ?" in first  # unknown tokens say so
+
+
+def test_the_last_x_label_stays_inside_the_chart() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [_row("r1", 1, 0, 0, 0), _row("r2", 1, 0, 0, 0)]
+    chart = build_chart(rows, [start, start + timedelta(hours=6)])
+    (x0, _, a0), (x1, label, a1) = chart.x_labels
+    assert (a0, a1) == ("start", "end") and label == "01-01 06:00"
+    assert x1 <= chart.width - RIGHT and x0 >= LEFT
+
+
+def test_the_runs_pages_are_served_and_a_page_number_is_checked(tmp_path: Path) -> None:
+    settings = review_settings(tmp_path / "memory", "embedded", tmp_path)
+    views = Views(settings)
+    assert views.get("/runs/page/2", "csrf").status == 200
+    assert b"No journal yet" in views.get("/", "csrf").body
+    assert views.get("/runs/page/0", "csrf").status == 404
+
+
+def test_real_runs_give_the_open_flags_line_and_their_cost(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    flags = {"domain": "website", "hub": small_hub.url, "llm": "offline", "force": True}
+    flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
+    for _ in range(2):
+        run(load_settings(flags, {}, tmp_path), stderr=io.StringIO())
+    rows = run_rows(JournalStore(tmp_path / "memory").scan("website").records)
+    assert [r.open_flags for r in rows] == [1, 3]  # fl-1, then the two the first run raised
+    assert {(r.tokens_text, r.cost_text, r.tone) for r in rows} == {("0 / 0", "$0.0000", "ok")}
+    html = Views(review_settings(tmp_path / "memory", "embedded", tmp_path)).get("/", "c").body
+    assert b'<polyline class="flags"' in html

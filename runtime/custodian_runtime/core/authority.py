@@ -225,12 +225,9 @@ def _rule_queued(
     problem = _history_problem(item, policy, history, tally)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    kind = (
-        "an operation Custodian does not know"
-        if item.operation not in APPROVABLE_OPERATIONS
-        else "a write"
-    )
-    why = why or f"it is {kind} that Custodian may not make on its own"
+    unknown = "it is an operation Custodian does not know, so only a person may decide it"
+    known = "it is a write that Custodian may not make on its own"
+    why = why or (unknown if item.operation not in APPROVABLE_OPERATIONS else known)
     return "queue", f"{label} is queued for a person's approval: {why}."
 
 

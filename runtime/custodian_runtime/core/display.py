@@ -23,6 +23,7 @@ from custodian_runtime.core.outcomes import ItemOutcome
 WIDTH = 100
 ELLIPSIS = "…"
 _LONG_PAIR = 32
+_SAID_COLUMNS = 120  # of a cited event's summary in a note
 # What an item says, by the param a person wants to see first.
 _CONTENT_KEYS = ("summary", "note", "title", "resolution", "path", "flag_id", "decision_id")
 _LABEL = re.compile(
@@ -112,6 +113,33 @@ def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True)
         if isinstance(value, str):
             return f"{key} “{one_line(value)}”" if labelled else f"“{one_line(value)}”"
     return params_line(params)
+
+
+def status_change(params: Mapping[str, Any], before: str | None, said: Mapping[str, str]) -> str:
+    """A status change for a note: `status todo → done, evidence E-1 “what E-1 says”`.
+
+    A cited event the observed summary does not hold is shown by its id alone.
+    """
+    arrow = f"{one_line(before)} → " if before else "→ "
+    head = f"status {arrow}{one_line(params.get('status'))}"
+    ids = evidence.cited(params)
+    if not ids:
+        return f"{head}, no evidence cited"
+    cites = [
+        f"{one_line(i)} “{fit(one_line(said[i]), _SAID_COLUMNS)}”" if i in said else one_line(i)
+        for i in ids
+    ]
+    return f"{head}, evidence {', '.join(cites)}"
+
+
+def statuses(summary: DomainSummary) -> dict[str, str]:
+    """Task id -> its status as observed."""
+    return {t.id: t.status for ws in summary.workstreams for t in ws.tasks}
+
+
+def event_summaries(summary: DomainSummary) -> dict[str, str]:
+    """Event id -> what the event says, for the recent events observed."""
+    return {e.id: e.summary for e in summary.recent_events}
 
 
 def titles(summary: DomainSummary) -> dict[str, str]:

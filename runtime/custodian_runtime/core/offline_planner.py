@@ -1,13 +1,12 @@
 """The rule-based planner behind the `offline` model: fixed rules over PlanningFacts, no model.
 
 Rules: flag in-progress tasks untouched for `stale_after_days` or more, and blocked tasks, unless
-the task already has an open flag; record one observation event per active workstream whose state
-changed since the last completed run (every active workstream on a first run), unless the same
-observation is already among the events it wrote. Done and paused workstreams get no events. It
+the task already has an open flag, or a person recently rejected a flag or a status change for it
+(the window the prompt shows). It writes no summary events: a quiet domain gets an empty plan. It
 marks an in-progress task done only when a person's milestone or status-change event on that task,
 newer than the task's last update, says the work is done, and it cites that event as evidence
-(core/evidence.py). It stays within the default per-run caps. The same facts always give the same
-bytes.
+(core/evidence.py), unless a person recently rejected a flag or a status change for that task.
+It stays within the default per-run caps. The same facts always give the same bytes.
 """
 
 from __future__ import annotations
@@ -19,16 +18,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from custodian_runtime.core._timestamps import activity_age
-from custodian_runtime.core.contract import Task, WorkstreamWithTasks
+from custodian_runtime.core.contract import Task
 from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.evidence import by_custodian
-from custodian_runtime.core.marks import same_text
 from custodian_runtime.core.planning_facts import PlanningFacts
 
 MAX_FLAGS = 10
-MAX_EVENTS = 20
 MAX_UPDATES = 20
-_COUNTED = ("todo", "in_progress", "blocked", "done", "cancelled")
+# A person's rejection of any of these for a task stops the planner proposing any of them for it.
+_TASK_OPERATIONS = ("flag_for_human", "update_task_status", "set_task_status")
 _DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IGNORECASE)
 
 
@@ -48,16 +46,15 @@ class _Finding:
 def offline_plan(facts: PlanningFacts) -> str:
     """The rule-based plan for `facts`: Markdown prose and exactly one ```json block."""
     findings = sorted(_findings(facts), key=lambda finding: finding.order)
-    changed = _changed_workstreams(facts)
-    flags, events = findings[:MAX_FLAGS], changed[:MAX_EVENTS]
+    flags = findings[:MAX_FLAGS]
     plan = {
-        "observations": _observations(facts, findings, changed),
-        "progress_events": [_event(ws) for ws in events],
+        "observations": _observations(facts, findings),
+        "progress_events": [],
         "tasks_to_update": _done_with_evidence(facts)[:MAX_UPDATES],
         "tasks_to_flag": [_flag(finding, facts.stale_after_days) for finding in flags],
     }
     block = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False)
-    prose = _prose(facts, len(findings) - len(flags), len(changed) - len(events))
+    prose = _prose(facts, len(findings) - len(flags))
     return f"{prose}\n\n```json\n{block}\n```\n"
 
 
@@ -67,7 +64,7 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
     found = []
     for ws in facts.summary.workstreams:
         for task in ws.tasks:
-            if task.id in flagged:
+            if task.id in flagged or _rejected_for(facts, task.id):
                 continue
             age = activity_age(task.updated_at, task.created_at, None, now)
             if task.status == "blocked":
@@ -77,29 +74,9 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
     return found
 
 
-def _changed_workstreams(facts: PlanningFacts) -> list[WorkstreamWithTasks]:
-    current = workstream_digests(facts.summary)
-    previous = facts.previous_workstream_digests
-    changed = [
-        ws
-        for ws in facts.summary.workstreams
-        if ws.status == "active"
-        and previous.get(ws.id) != current[ws.id]
-        and not _already_written(facts, _event(ws))
-    ]
-    return sorted(changed, key=lambda ws: ws.id)
-
-
-def _already_written(facts: PlanningFacts, event: dict[str, Any]) -> bool:
-    # An observation it already wrote, word for word, would only be denied as a repeat.
-    return any(
-        e.source == "custodian"
-        and e.workstream_id == event["workstream_id"]
-        and e.task_id is None
-        and e.event_type == event["event_type"]
-        and same_text(e.summary, event["summary"])
-        for e in facts.summary.recent_events
-    )
+def _rejected_for(facts: PlanningFacts, task_id: str) -> bool:
+    """Whether a person recently rejected a flag or a status change for this task."""
+    return any((operation, task_id) in facts.rejected for operation in _TASK_OPERATIONS)
 
 
 def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
@@ -115,6 +92,7 @@ def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
             and _utc(e.created_at) >= _utc(task.updated_at)
             and _DONE_WORDS.search(e.summary)
             and by_custodian(e, frozenset()) is None
+            and not _rejected_for(facts, task.id)
         ):
             cited[task.id] = e.id  # the newest such event wins
     return [
@@ -126,21 +104,6 @@ def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
         }
         for task_id, event_id in sorted(cited.items())
     ]
-
-
-def _event(ws: WorkstreamWithTasks) -> dict[str, Any]:
-    counts = {status: sum(1 for t in ws.tasks if t.status == status) for status in _COUNTED}
-    listed = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items() if n)
-    summary = (
-        f"Rule-based review: workstream {ws.id} is {ws.status} with "
-        f"{_count(len(ws.tasks), 'task')}{f' ({listed})' if listed else ''}."
-    )
-    return {
-        "workstream_id": ws.id,
-        "event_type": "observation",
-        "summary": summary,
-        "reason": "the workstream changed since the last completed run",
-    }
 
 
 def _flag(finding: _Finding, stale_after_days: int) -> dict[str, Any]:
@@ -174,9 +137,7 @@ def _flag(finding: _Finding, stale_after_days: int) -> dict[str, Any]:
     return {"task_id": task.id, "note": note, "reason": reason}
 
 
-def _observations(
-    facts: PlanningFacts, findings: list[_Finding], changed: list[WorkstreamWithTasks]
-) -> list[str]:
+def _observations(facts: PlanningFacts, findings: list[_Finding]) -> list[str]:
     tasks = sum(len(ws.tasks) for ws in facts.summary.workstreams)
     stale = sum(1 for f in findings if f.kind == "stale")
     blocked = len(findings) - stale
@@ -187,28 +148,51 @@ def _observations(
         f"{_count(len(summary.open_decisions), 'open decision')}.",
         f"Needing a flag: {_count(stale, 'stale in-progress task')} and "
         f"{_count(blocked, 'blocked task')}.",
-        f"Changed since the last completed run: {_count(len(changed), 'workstream')}.",
+        _changed_line(facts),
+        *_respected(facts),
     ]
 
 
-def _prose(facts: PlanningFacts, flags_left: int, events_left: int) -> str:
-    first_run = not facts.previous_workstream_digests
+def _respected(facts: PlanningFacts) -> list[str]:
+    """Which tasks it left alone because a person recently rejected a proposal for them."""
+    tasks = sorted(
+        t.id for ws in facts.summary.workstreams for t in ws.tasks if _rejected_for(facts, t.id)
+    )
+    if not tasks:
+        return []
+    return [
+        "Left alone, as a person recently rejected a flag or status change for them: "
+        + ", ".join(tasks)
+        + "."
+    ]
+
+
+def _changed_line(facts: PlanningFacts) -> str:
+    """What changed since the last completed run, or that there was no earlier run."""
+    previous = facts.previous_workstream_digests
+    if previous is None:
+        return "No completed run of this domain came before this one: nothing to compare with."
+    current = workstream_digests(facts.summary)
+    changed = sum(1 for ws_id, digest in current.items() if previous.get(ws_id) != digest)
+    return f"Changed since the last completed run: {_count(changed, 'workstream')}."
+
+
+def _prose(facts: PlanningFacts, flags_left: int) -> str:
     lines = [
         f"# Rule-based review of {facts.domain}",
         "",
         "This plan comes from Custodian's rule-based offline planner; no language model was "
         "consulted. It flags in-progress tasks untouched for "
-        f"{facts.stale_after_days} days or more and blocked tasks without an open flag, and "
-        "records one observation per active workstream that changed"
-        + (" (this is a first run, so every workstream counts as changed)." if first_run else ".")
-        + " It marks a task done only when a person's event on it says so, and cites that event.",
+        f"{facts.stale_after_days} days or more and blocked tasks without an open flag, unless "
+        "a person recently rejected a flag or a status change for the task. It writes no "
+        "summary events. It marks a task done only when a person's event on it says so, and "
+        "cites that event.",
     ]
-    for left, noun, cap in ((flags_left, "flag", MAX_FLAGS), (events_left, "event", MAX_EVENTS)):
-        if left:
-            lines += [
-                "",
-                f"Left out: {_count(left, 'more ' + noun)}, over the cap of {cap} per run.",
-            ]
+    if flags_left:
+        lines += [
+            "",
+            f"Left out: {_count(flags_left, 'more flag')}, over the cap of {MAX_FLAGS} per run.",
+        ]
     return "\n".join(lines)
 
 

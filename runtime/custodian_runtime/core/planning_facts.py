@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from custodian_runtime.core.contract import DomainSummary, StateSummary
@@ -15,12 +15,15 @@ class PlanningFacts:
     """The observed domain, the time of the run, and what the last completed run saw.
 
     `previous_workstream_digests` maps workstream id to the digest of its state at the last
-    completed run of this domain (empty on a first run).
+    completed run of this domain (None when no completed run came before). `rejected`
+    holds (operation, target id) of each proposal a person rejected in the window the prompt
+    shows.
     """
 
     domain: str
     now: datetime
     summary: DomainSummary
     overview: StateSummary | None = None
-    previous_workstream_digests: Mapping[str, str] = field(default_factory=dict)
+    previous_workstream_digests: Mapping[str, str] | None = None
     stale_after_days: int = DEFAULT.stale_after_days
+    rejected: frozenset[tuple[str, str]] = frozenset()

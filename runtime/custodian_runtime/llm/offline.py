@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class OfflinePlanner(Model):
-    """Plans from the structured observation with fixed rules; never marks a task done."""
+    """Plans from the structured observation with fixed rules (core/offline_planner.py)."""
 
     provider: ClassVar[str] = "offline"
     uses_facts: ClassVar[bool] = True

@@ -85,13 +85,22 @@ def _shown(action: NoteAction) -> dict[str, str | None]:
     # Every field may hold model or hub text: one line each, controls escaped, no headings.
     return {
         "operation": code_span(action.operation),
-        "target": code_span(action.target),
+        "target": code_span(action.target) if action.target else None,
         "detail": markdown_line(action.detail, NOTE_LEVELS),
         "reason": markdown_line(action.reason, NOTE_LEVELS),
         "result": markdown_line(action.result, NOTE_LEVELS) if action.result else None,
         "title": markdown_line(action.title, NOTE_LEVELS) if action.title else None,
         "rationale": markdown_line(action.rationale, NOTE_LEVELS) if action.rationale else None,
     }
+
+
+def _no_prose(status: str) -> str:
+    """What the Reasoning section says when the note has no prose, true to how the run ended."""
+    if status in ("completed", "partial"):
+        return "_The model gave its plan without any reasoning._"
+    if status == "skipped":
+        return "_No model was asked on this run._"
+    return "_The run ended before the model gave any reasoning._"
 
 
 def render_note(note: SessionNote) -> str:
@@ -107,6 +116,7 @@ def render_note(note: SessionNote) -> str:
         .render(
             front_matter=front_matter(note.front),
             domain=markdown_line(note.domain, NOTE_LEVELS),
+            no_prose=_no_prose(note.status),
             started_at=note.started_at.strftime("%Y-%m-%d %H:%M UTC"),
             headline=markdown_line(note.headline, NOTE_LEVELS),
             prose=_inert(for_markdown(note.prose.strip(), NOTE_LEVELS)),

@@ -39,8 +39,9 @@ class Chart:
     flags_points: str
     flags_dots: tuple[tuple[float, float, str], ...]
     y_ticks: tuple[tuple[float, int], ...]
-    x_labels: tuple[tuple[float, str], ...]
+    x_labels: tuple[tuple[float, str, str], ...]  # x, text, text-anchor (kept inside the box)
     empty: bool
+    failures: tuple[tuple[float, str], ...] = ()  # x and title of each run that failed
 
 
 def _x_positions(times: Sequence[datetime], plot_w: float) -> list[float]:
@@ -87,6 +88,19 @@ def build_chart(rows: Sequence[RunRow], times: Sequence[datetime]) -> Chart:
     )
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in dots)
     ticks = tuple((HEIGHT - BOTTOM - v * scale, v) for v in sorted({0, top // 2, top}))
-    ends = [0] if len(rows) == 1 else [0, -1]
-    labels = tuple((xs[i], times[i].strftime("%m-%d %H:%M")) for i in ends)
-    return Chart(WIDTH, HEIGHT, tuple(bars), points, dots, ticks, labels, False)
+    failures = tuple(
+        (x, f"{r.started_at} {r.run_id}: {r.status}")
+        for r, x in zip(rows, xs, strict=True)
+        if r.tone == "bad"
+    )
+    return Chart(
+        WIDTH, HEIGHT, tuple(bars), points, dots, ticks, _labels(xs, times), False, failures
+    )
+
+
+def _labels(xs: Sequence[float], times: Sequence[datetime]) -> tuple[tuple[float, str, str], ...]:
+    """The first and last time; the first anchored at its start, the last at its end."""
+    text = [t.strftime("%m-%d %H:%M") for t in times]
+    if len(xs) == 1:
+        return ((xs[0], text[0], "middle"),)
+    return ((max(xs[0], float(LEFT)), text[0], "start"), (xs[-1], text[-1], "end"))

@@ -18,7 +18,14 @@ from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.memory.journal_store import JournalStore, ReadResult
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
-from custodian_runtime.review.runs import RunRow, run_rows
+from custodian_runtime.review.runs import (
+    DayTotal,
+    RunRow,
+    day_totals,
+    page_count,
+    page_of,
+    run_rows,
+)
 from custodian_runtime.settings import Settings
 
 NOTE_NAME = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+(\.\d+)?\.md$")
@@ -26,12 +33,14 @@ NOTE_NAME = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+(\.\d+)?\.md$")
 
 @dataclass(frozen=True)
 class DomainRuns:
-    """One domain's runs, newest first, and its chart."""
+    """One domain's runs on one page, newest first, its chart and totals per day."""
 
     domain: str
     runs: tuple[RunRow, ...]
     chart: Chart
     problems: tuple[str, ...]
+    days: tuple[DayTotal, ...] = ()
+    pages: int = 1
 
 
 @dataclass(frozen=True)
@@ -43,18 +52,27 @@ class Note:
     html: str
 
 
-def domain_runs(settings: Settings) -> list[DomainRuns]:
-    """Every domain with a journal, each with its runs and chart."""
+def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
+    """Every domain with a journal, each with page `page` of its runs (1 = newest), its chart."""
     store = JournalStore(settings.memory_dir)
     found = []
     for domain in store.domains():
         result = store.scan(domain)
-        rows = run_rows(result.records)
-        scheduled = [r for r in rows if not r.approval]
+        newest = list(reversed(run_rows(result.records)))
+        rows = page_of(newest, page)
+        scheduled = [r for r in reversed(rows) if not r.approval]
         chart = build_chart(scheduled, [parse_at(r.started_at) for r in scheduled])
         problems = tuple(_store_problems(domain, result))
-        found.append(DomainRuns(domain, tuple(reversed(rows)), chart, problems))
+        days = tuple(day_totals(rows))
+        found.append(DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest)))
     return found
+
+
+def run_notes(settings: Settings) -> dict[str, str]:
+    """Run id -> its note's file name, for every run of every domain."""
+    store = JournalStore(settings.memory_dir)
+    rows = (row for domain in store.domains() for row in run_rows(store.scan(domain).records))
+    return {row.run_id: row.note for row in rows if row.note}
 
 
 def _store_problems(domain: str, result: ReadResult) -> list[str]:

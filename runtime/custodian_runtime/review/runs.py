@@ -9,6 +9,12 @@ from typing import Any
 from custodian_runtime.core.journal import Record
 from custodian_runtime.core.journal import run_summaries as summarize
 from custodian_runtime.core.journal_runs import counts_text
+from custodian_runtime.core.prices import cost_usd
+
+PAGE_SIZE = 50  # runs per domain on one page: 1,000 runs stay twenty pages, not one wall
+# How a status looks: a failure must not look like a completed run.
+_TONES = {"completed": "ok", "skipped": "ok", "partial": "warn"}
+_BAD = frozenset({"failed", "rejected", "interrupted", "no finished record"})
 
 
 @dataclass(frozen=True)
@@ -27,16 +33,115 @@ class RunRow:
     cost_usd: float | None
     note: str | None
     open_flags: int | None
+    asked: bool = True  # a model was called (its answer or its failure is in the journal)
 
     @property
     def counts_text(self) -> str:
         """`executed 1, queued 2, denied 1, …`, or `-`."""
         return counts_text(self.counts) or "-"
 
+    @property
+    def tone(self) -> str:
+        """`ok`, `warn`, `bad` (a failure of any kind) or `other` (an approval's run)."""
+        if self.status in _BAD:
+            return "bad"
+        return _TONES.get(self.status, "other")
+
+    @property
+    def day(self) -> str:
+        """The UTC date the run started, `YYYY-MM-DD`."""
+        return self.started_at[:10]
+
+    @property
+    def tokens_text(self) -> str:
+        """`6120 / 412`; `?` for a count the journal does not hold; `-` when no model was asked."""
+        if not self.asked:
+            return "-"
+        return f"{_known(self.tokens_in)} / {_known(self.tokens_out)}"
+
+    @property
+    def cost_text(self) -> str:
+        """`$0.0123`, `?` when the cost is unknown, `-` for a run that called no model."""
+        if self.cost_usd is not None:
+            return f"${self.cost_usd:.4f}"
+        return "?" if self.asked else "-"
+
     def count(self, key: str) -> int:
         """One of the counts as a number (0 when absent or not a number)."""
         value = self.counts.get(key, 0)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True)
+class DayTotal:
+    """The runs of one UTC day: how many, how many failed, tokens and cost (known part)."""
+
+    day: str
+    runs: int
+    failed: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    unknown: int  # runs that called a model whose cost the journal does not tell
+    tokens_unknown: int = 0  # runs that called a model whose token counts it does not tell
+    asked: int = 0  # runs that called a model
+
+    @property
+    def tokens_text(self) -> str:
+        """`6120 / 412`, `+ ?` when some run's counts are unknown, `?` when every one is."""
+        known = f"{self.tokens_in} / {self.tokens_out}"
+        return _with_unknown(known, self.tokens_unknown, self.asked)
+
+    @property
+    def cost_text(self) -> str:
+        """`$0.0123`, `+ ?` when some run's cost is unknown, `?` when every one is."""
+        return _with_unknown(f"${self.cost_usd:.4f}", self.unknown, self.asked)
+
+
+def _with_unknown(known: str, unknown: int, asked: int) -> str:
+    if unknown and unknown == asked:
+        return f"? ({unknown} unknown)"
+    return known + (f" + ? ({unknown} unknown)" if unknown else "")
+
+
+def day_totals(rows: Sequence[RunRow]) -> list[DayTotal]:
+    """Totals per UTC day of `rows`, newest day first."""
+    days: dict[str, list[RunRow]] = {}
+    for row in rows:
+        days.setdefault(row.day, []).append(row)
+    return [_total(day, days[day]) for day in sorted(days, reverse=True)]
+
+
+def _total(day: str, rows: Sequence[RunRow]) -> DayTotal:
+    unknown = [r for r in rows if r.asked and r.cost_usd is None]
+    return DayTotal(
+        day=day,
+        runs=len(rows),
+        failed=sum(1 for r in rows if r.tone == "bad"),
+        tokens_in=sum(r.tokens_in or 0 for r in rows),
+        tokens_out=sum(r.tokens_out or 0 for r in rows),
+        cost_usd=sum(r.cost_usd or 0.0 for r in rows),
+        unknown=len(unknown),
+        asked=sum(1 for r in rows if r.asked),
+        tokens_unknown=sum(
+            1 for r in rows if r.asked and (r.tokens_in is None or r.tokens_out is None)
+        ),
+    )
+
+
+def page_of(rows: Sequence[RunRow], page: int) -> list[RunRow]:
+    """Page `page` (1 = newest) of `rows` (newest first), `PAGE_SIZE` runs a page."""
+    start = (page - 1) * PAGE_SIZE
+    return list(rows[start : start + PAGE_SIZE])
+
+
+def page_count(rows: Sequence[RunRow]) -> int:
+    """How many pages `rows` fill (at least one)."""
+    return max(1, -(-len(rows) // PAGE_SIZE))
+
+
+def _known(value: int | None) -> str:
+    return "?" if value is None else str(value)
 
 
 def _int(value: object) -> int | None:
@@ -53,13 +158,22 @@ def _usage(run: Sequence[Record]) -> dict[str, Any]:
     return usage if isinstance(usage, dict) else {}
 
 
-def _open_flags(run: Sequence[Record]) -> int | None:
-    observed = _last(run, "observed")
-    if observed is None:
-        return None
-    summary = observed.data.get("summary")
-    flags = summary.get("open_flags") if isinstance(summary, dict) else None
-    return len(flags) if isinstance(flags, list) else None
+def _model_name(run: Sequence[Record]) -> str | None:
+    """The model the adapter named in its answer, as the price table knows it."""
+    answer = _last(run, "model_response")
+    name = answer.data.get("model") if answer is not None else None
+    return name if isinstance(name, str) else None
+
+
+def _open_flags(run: Sequence[Record], domain: str) -> int | None:
+    """Open flags as the run observed them: the overview's count for the run's domain."""
+    for record in run:
+        overview = record.data.get("overview") if record.kind == "observed" else None
+        domains = overview.get("domains") if isinstance(overview, dict) else None
+        for entry in domains if isinstance(domains, list) else ():
+            if isinstance(entry, dict) and entry.get("domain") == domain:
+                return _int(entry.get("open_flags"))
+    return None
 
 
 def run_rows(records: Sequence[Record]) -> list[RunRow]:
@@ -69,7 +183,6 @@ def run_rows(records: Sequence[Record]) -> list[RunRow]:
         run = [r for r in records if r.run_id == summary.run_id]
         usage = _usage(run)
         note = _last(run, "note_written")
-        cost = usage.get("cost_usd")
         rows.append(
             RunRow(
                 run_id=summary.run_id,
@@ -81,9 +194,10 @@ def run_rows(records: Sequence[Record]) -> list[RunRow]:
                 model=summary.model,
                 tokens_in=_int(usage.get("input_tokens")),
                 tokens_out=_int(usage.get("output_tokens")),
-                cost_usd=float(cost) if isinstance(cost, int | float) else None,
+                cost_usd=cost_usd(_model_name(run), usage) if usage else None,
                 note=str(note.data.get("path")) if note is not None else None,
-                open_flags=_open_flags(run),
+                open_flags=_open_flags(run, summary.domain),
+                asked=any(r.kind in ("model_response", "model_failed") for r in run),
             )
         )
     return rows

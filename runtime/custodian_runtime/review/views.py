@@ -27,6 +27,7 @@ from custodian_runtime.settings import Settings
 CSS_PATH = "/static/review.css"
 RUN_PATH = re.compile(r"^/runs/(?P<run_id>[A-Za-z0-9._:-]{1,200})$")
 NOTE_PATH = re.compile(r"^/notes/(?P<name>[A-Za-z0-9._-]{1,200})$")
+RUNS_PAGE_PATH = re.compile(r"^/runs/page/(?P<n>[1-9][0-9]{0,5})$")
 DECIDE_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})$")
 MAX_BY, MAX_REASON = 100, 2000
 
@@ -79,7 +80,9 @@ class Views:
         if path == CSS_PATH:
             return Page(200, self.css, "text/css; charset=utf-8")
         if path == "/":
-            return self._render("runs.html.j2", domains=pages.domain_runs(self.settings))
+            return self.runs(1)
+        if match := RUNS_PAGE_PATH.match(path):
+            return self.runs(int(match["n"]))
         if path == "/approvals":
             return self.approvals(csrf)
         if match := RUN_PATH.match(path):
@@ -94,18 +97,19 @@ class Views:
             return self._render("note.html.j2", note=note, html=Markup(note.html))
         return self.not_found(f"no page {path}")
 
+    def runs(self, page: int) -> Page:
+        """Page `page` of every domain's runs (1 = the newest)."""
+        domains = pages.domain_runs(self.settings, page)
+        last = max((d.pages for d in domains), default=1)
+        return self._render("runs.html.j2", domains=domains, page=page, last=last)
+
     def approvals(self, csrf: str, status: int = 200, decided: Decided | None = None) -> Page:
         """Pending approvals, each with its form."""
         store = ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
         items = pending_views(self.settings, store, utc_now())
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
-        notes = {
-            run.run_id: run.note
-            for domain in pages.domain_runs(self.settings)
-            for run in domain.runs
-            if run.note
-        }
+        notes = pages.run_notes(self.settings)
         return self._render(
             "approvals.html.j2",
             status,

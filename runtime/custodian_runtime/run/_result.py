@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from custodian_runtime.core.authority import Ruling
+from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.display import WIDTH, fit, item_line
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.outcomes import (
@@ -51,6 +52,8 @@ class Known:
     # For the terminal summary, built once per run: id -> title (from the observed domain), and
     # plan item index -> what the item says.
     titles: Mapping[str, str] = field(default_factory=dict)
+    # For the note: the domain as observed (a status change's from-status, cited events' text).
+    seen: DomainSummary | None = field(default=None, repr=False)
     contents: Mapping[int, str] = field(default_factory=dict)
     # The model's raw answer, for the note of a run whose answer held no usable plan.
     answer: str | None = field(default=None, repr=False)

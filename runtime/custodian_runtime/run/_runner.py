@@ -216,11 +216,12 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
     ctx.journal.append("run_started", started)
     try:
         seen = observe(ctx)
-        known = replace(known, titles=display.titles(seen.summary))
+        known = replace(known, titles=display.titles(seen.summary), seen=seen.summary)
         if not ctx.dry_run:
             settled = settle_open_writes(ctx, history, seen, opened.checkpoint.writes)
             seen = settled.observation
             known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
+            known = replace(known, seen=seen.summary)
             ctx.journal.close_interrupted(history)
         skip = _skip(ctx, seen, history)
         if skip is not None:

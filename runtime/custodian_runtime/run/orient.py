@@ -104,6 +104,7 @@ def _orientation(
         overview=observation.overview,
         previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
         stale_after_days=ctx.limits.stale_after_days,
+        rejected=rejected_targets(inputs.rejected),
     )
     prompt = Prompt(
         system=rendered.system,
@@ -112,6 +113,11 @@ def _orientation(
         facts=facts,
     )
     return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
+
+
+def rejected_targets(rejected: tuple[ApprovalBrief, ...]) -> frozenset[tuple[str, str]]:
+    """(operation, target) of each proposal a person rejected within the prompt's window."""
+    return frozenset((b.operation, b.target) for b in rejected)
 
 
 def _inputs(
@@ -155,11 +161,11 @@ def _prompt_record(ctx: RunContext, o: Orientation) -> dict[str, Any]:
     }
 
 
-def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str]:
-    """Per-workstream digests of the state the last completed run left behind."""
+def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str] | None:
+    """Per-workstream digests of the state the last completed run left behind; None if none."""
     last = J.last_completed_observation(history)
     if last is None:
-        return {}
+        return None
     summary = last.summary
     if not summary and last.snapshot is not None and history:
         summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)

@@ -14,6 +14,7 @@ from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.continuity import note_data
 from custodian_runtime.core.inert import code_span
 from custodian_runtime.core.outcomes import ItemOutcome
+from custodian_runtime.core.plan import ProposedItem
 from custodian_runtime.memory.notes import write_note
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run._context import RunContext
@@ -29,15 +30,39 @@ HEADLINES = {
 }
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """What the note names from the observed domain."""
+
+    titles: Mapping[str, str]
+    statuses: Mapping[str, str]
+    said: Mapping[str, str]
+
+    @classmethod
+    def of(cls, known: Known) -> _Seen:
+        """From the run's observation (empty when the run saw none)."""
+        summary = known.seen
+        if summary is None:
+            return cls(known.titles, {}, {})
+        return cls(known.titles, display.statuses(summary), display.event_summaries(summary))
+
+    def detail(self, item: ProposedItem) -> str:
+        """What the item says: a status change from → to with what each cited event says."""
+        if item.operation in ("update_task_status", "set_task_status"):
+            before = self.statuses.get(str(item.params.get("task_id")))
+            return display.status_change(item.params, before, self.said)
+        return display.content(item.operation, item.params)
+
+
 def _actions(
-    outcomes: Sequence[ItemOutcome], rulings: Sequence[Ruling], titles: Mapping[str, str]
+    outcomes: Sequence[ItemOutcome], rulings: Sequence[Ruling], seen: _Seen
 ) -> list[NoteAction]:
     """One note entry per outcome, matched to its ruling by plan item index."""
     by_index = {r.item.index: r for r in rulings}
-    return [_action(o, by_index.get(o.index), titles) for o in outcomes]
+    return [_action(o, by_index.get(o.index), seen) for o in outcomes]
 
 
-def _action(o: ItemOutcome, ruling: Ruling | None, titles: Mapping[str, str]) -> NoteAction:
+def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
     # Only what this item adds: the sentence every executed or ordinary queued item gets is left
     # out (it stays in --json and the journal); a denial says why, a queued item why it was asked.
     reason, result = display.why(o.reason), None
@@ -55,11 +80,11 @@ def _action(o: ItemOutcome, ruling: Ruling | None, titles: Mapping[str, str]) ->
     return NoteAction(
         outcome=o.kind,
         operation=o.operation,
-        target=o.target or "-",
-        detail=display.content(item.operation, item.params) if item is not None else "",
+        target=o.target or "",
+        detail=seen.detail(item) if item is not None else "",
         reason=reason or "",
         result=result,
-        title=titles.get(o.target or ""),
+        title=seen.titles.get(o.target or ""),
         rationale=item.reason if item is not None and o.kind in _ASKED else None,
     )
 
@@ -126,7 +151,7 @@ def write_session_note(
         headline=HEADLINES.get(status, status),
         front=front,
         prose=parts.prose,
-        actions=_actions(known.outcomes, parts.rulings, known.titles),
+        actions=_actions(known.outcomes, parts.rulings, _Seen.of(known)),
         observations=list(parts.observations),
         problem=parts.problem,
         raw_response=parts.raw,
