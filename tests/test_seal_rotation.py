@@ -179,7 +179,7 @@ def _sealed_history(memory: Path, key: SealKey) -> JournalStore:
     clock.now = datetime.now(UTC) - timedelta(days=2)
     for n in range(40, 50):
         _skipped_run(store, f"r{n:03d}", clock, new)
-    done = prune(memory, DOMAIN, timedelta(days=30), datetime.now(UTC), key)
+    done = prune(memory, DOMAIN, timedelta(days=31), datetime.now(UTC), key)
     assert done.anchor is not None and done.anchor.seal is not None
     return store
 

@@ -199,8 +199,8 @@ def test_init_never_overwrites(installed: Installed, tmp_path: Path) -> None:
 def test_eval_runs_the_packaged_scenarios(installed: Installed, tmp_path: Path) -> None:
     work = _workdir(tmp_path)
     done = installed.custodian(work, "eval", "--llm", "offline", "--json")
-    # 1, as in the checkout: the rule-based planner writes an event in the quiet domain.
-    assert done.returncode == 1, done.stderr
+    # 0, as in the checkout: the offline planner proposes nothing harmful in any scenario.
+    assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert sorted(s["name"] for s in report["scenarios"]) == SCENARIOS
     baseline = json.loads((REPO / "evals" / "baseline-offline.json").read_text("utf-8"))
