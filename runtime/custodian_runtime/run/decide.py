@@ -7,6 +7,7 @@ Each step journals what it produced. The decisions themselves are made in the co
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -46,14 +47,28 @@ def ask(ctx: RunContext, orientation: Orientation) -> Completion:
             )
             raise
         info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
+    completion = storable(completion)
     ctx.journal.append("model_response", response_data(completion))
+    return completion
+
+
+def storable(completion: Completion) -> Completion:
+    """The answer with any lone surrogate written as its `\\udXXX` escape, so it can be journaled.
+
+    In the plan's JSON such an escape is a lone surrogate again, which extract_plan rejects.
+    """
+    try:
+        completion.text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = completion.text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return replace(completion, text=text)
     return completion
 
 
 def extract(ctx: RunContext, completion: Completion) -> Plan:
     """The plan in the model's answer; a rejection is journaled, and raised."""
     try:
-        return extract_plan(completion.text)
+        return extract_plan(completion.text, ctx.limits.max_plan_items)
     except PlanRejected as exc:
         ctx.journal.append(
             "plan",
