@@ -13,7 +13,6 @@ from typing import Any
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approval_history import ApprovalHistory
-from custodian_runtime.core.approvals import history_for
 from custodian_runtime.core.authority import Ruling, authorize
 from custodian_runtime.core.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.contract import ProgressEvent
@@ -145,8 +144,7 @@ def _plan_data(
 
 def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
     """The configured caps, and what the domain's approval queue holds or has refused."""
-    items = ctx.approvals.all(ctx.domain)
-    return ctx.limits, history_for(items, ctx.domain, now)
+    return ctx.limits, ctx.approvals.view(ctx.domain, now).history(now)
 
 
 def usage_dict(completion: Completion) -> dict[str, Any]:
