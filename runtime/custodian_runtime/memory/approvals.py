@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from custodian_runtime.core.approvals import ApprovalItem, QueueView
+from custodian_runtime.core.approvals import ApprovalItem, QueueView, prunable
 from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.seals import SealKey, item_seal_problem, seal_item
 from custodian_runtime.errors import ApprovalError, SealError
 from custodian_runtime.memory._approval_index import Refreshed, refresh
-from custodian_runtime.memory._files import atomic_write_text
+from custodian_runtime.memory._files import atomic_write_text, fsync_directory
 
 
 class ApprovalStore:
@@ -45,6 +45,19 @@ class ApprovalStore:
                 self.directory, domain, now, self._read, self._seal_key, write=self._write_index
             )
         return self._views[domain]
+
+    def prune(self, domain: str, now: datetime, keep: timedelta) -> int:
+        """Remove the domain's decided items past `keep` and their window; return how many.
+
+        Every file of the domain is read and verified first (a seal problem removes nothing).
+        """
+        mine = [i for i in self.all(domain) if prunable(i, now, keep)]
+        for item in mine:
+            self._path(item.id).unlink()
+        if mine:
+            fsync_directory(self.directory)
+            self._views.clear()
+        return len(mine)
 
     def __contains__(self, approval_id: object) -> bool:
         """Whether an item file of this id exists: ids are never reused."""
