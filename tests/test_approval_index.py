@@ -72,6 +72,15 @@ def _index(memory: Path) -> Path:
     return memory / "approvals" / "index" / "website.json"
 
 
+def _read_index(memory: Path) -> tuple[dict[str, Any], str]:
+    body, seal = _index(memory).read_text(encoding="utf-8").splitlines()
+    return json.loads(body), seal
+
+
+def _write_index(memory: Path, data: dict[str, Any], seal: str) -> None:
+    _index(memory).write_text(json.dumps(data) + "\n" + seal + "\n", encoding="utf-8")
+
+
 def test_a_second_run_reads_no_item_file_and_sees_the_same_queue(tmp_path: Path) -> None:
     items = _queue(ApprovalStore(tmp_path))
     first = ApprovalStore(tmp_path).refreshed("website", NOW)
@@ -115,11 +124,10 @@ def test_a_store_that_may_not_write_leaves_memory_as_it_was(tmp_path: Path) -> N
 def test_with_a_key_an_edited_index_is_rebuilt_from_the_files(tmp_path: Path) -> None:
     _queue(ApprovalStore(tmp_path, KEY))
     ApprovalStore(tmp_path, KEY).view("website", NOW)
-    index = json.loads(_index(tmp_path).read_text(encoding="utf-8"))
-    forged = _item(51, "pending").model_copy(update={"params": {"title": "forged"}})
-    entry = index["files"][f"{forged.id}.json"]
-    entry["item"] = {**entry["item"], "params": forged.params}
-    _index(tmp_path).write_text(json.dumps(index), encoding="utf-8")
+    index, seal = _read_index(tmp_path)
+    entry = index["used"][f"{_item(51, 'pending').id}.json"]
+    entry[1] = {**entry[1], "params": {"title": "forged"}}
+    _write_index(tmp_path, index, seal)
     again = ApprovalStore(tmp_path, KEY).refreshed("website", NOW)
     assert again.rebuilt == "bad seal" and again.read == 50
     assert all(i.params.get("title") != "forged" for i in again.view.items)
@@ -139,11 +147,9 @@ def test_with_a_key_an_index_entry_kept_for_an_edited_item_is_checked_again(
     store = ApprovalStore(tmp_path, KEY)
     _queue(store)
     store.view("website", NOW)
-    index = json.loads(_index(tmp_path).read_text(encoding="utf-8"))
-    name = f"{_item(51, 'x').id}.json"
-    index["files"][name]["item"]["rationale"] = "edited"
-    index.pop("seal")  # an index without its seal is rebuilt, never read
-    _index(tmp_path).write_text(json.dumps(index), encoding="utf-8")
+    index, _ = _read_index(tmp_path)
+    index["used"][f"{_item(51, 'x').id}.json"][1]["rationale"] = "edited"
+    _write_index(tmp_path, index, "-")  # an index without its seal is rebuilt, never read
     assert ApprovalStore(tmp_path, KEY).refreshed("website", NOW).rebuilt == "unsealed"
 
 
@@ -195,3 +201,29 @@ def test_journal_prune_removes_decided_items_past_their_windows(
     assert "removed 4 decided approval item(s)" in result.stdout
     assert sorted(ApprovalStore(memory).ids()) == sorted(i.id for i in kept)
     assert _run(tmp_path, monkeypatch, small_hub).code == 0  # the index follows the files
+    body = _index(memory).read_text(encoding="utf-8")
+    assert all(i.id in body for i in kept) and all(i.id not in body for i in old)
+
+
+def test_without_a_key_a_damaged_index_is_rebuilt(tmp_path: Path) -> None:
+    _queue(ApprovalStore(tmp_path))
+    ApprovalStore(tmp_path).view("website", NOW)
+    _index(tmp_path).write_text("{not json\n-\n", encoding="utf-8")
+    again = ApprovalStore(tmp_path).refreshed("website", NOW)
+    assert again.rebuilt == "damaged" and again.read == 50
+    assert len(again.view.pending(NOW)) == 2
+
+
+def test_an_in_place_edit_of_an_item_a_run_reads_whole_is_seen(tmp_path: Path) -> None:
+    store = ApprovalStore(tmp_path, KEY)
+    _queue(store)
+    store.view("website", NOW)
+    ApprovalStore(tmp_path, KEY).view("website", NOW)  # the index is settled
+    path = tmp_path / "approvals" / f"{_item(51, 'x').id}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["rationale"] = "edited in place"
+    with path.open("r+", encoding="utf-8") as handle:  # no rename: the directory is unchanged
+        handle.write(json.dumps(data, indent=2))
+        handle.truncate()
+    with pytest.raises(SealError, match=path.name):
+        ApprovalStore(tmp_path, KEY).view("website", NOW)

@@ -126,10 +126,9 @@ def approval_id_for(fingerprint: str, taken: Container[str]) -> str:
     return candidate
 
 
-class RejectedMark(BaseModel):
+@dataclass(frozen=True)
+class RejectedMark:
     """What the authority keeps of a rejected item: its fingerprint, its text key, and why."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     fingerprint: str
     text: str
