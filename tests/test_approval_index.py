@@ -227,3 +227,14 @@ def test_an_in_place_edit_of_an_item_a_run_reads_whole_is_seen(tmp_path: Path) -
         handle.truncate()
     with pytest.raises(SealError, match=path.name):
         ApprovalStore(tmp_path, KEY).view("website", NOW)
+
+
+def test_damaged_stamps_are_read_again_from_the_files(tmp_path: Path) -> None:
+    _queue(ApprovalStore(tmp_path))
+    ApprovalStore(tmp_path).view("website", NOW)
+    index, seal = _read_index(tmp_path)
+    index["files"] = "no-slashes-here\0"
+    index["directory"] = "changed"
+    _write_index(tmp_path, index, seal)
+    again = ApprovalStore(tmp_path).refreshed("website", NOW)
+    assert again.read == 50 and len(again.view.pending(NOW)) == 2

@@ -145,7 +145,7 @@ def rejected_mark(item: ApprovalItem) -> RejectedMark:
 def is_hot(item: ApprovalItem, now: datetime) -> bool:
     """Whether a run reads the item whole: it waits, or was rejected within RECENTLY_REJECTED."""
     if item.status == "pending":
-        return True
+        return effective_status(item, now) == "pending"
     return item.status == "rejected" and _recent(item, now)
 
 

@@ -93,7 +93,7 @@ def refresh(
     old, rebuilt = _load(path, domain, key)
     if old is not None and old.directory == seen and _hot_unchanged(directory, old, key):
         return Refreshed(_view(domain, old.used), 0, None)
-    known = {} if old is None else old.files()
+    known = _known(old)
     files: dict[str, Entry] = {}
     read = 0
     for name, stamp in _stamps(directory):
@@ -107,6 +107,14 @@ def refresh(
     if write:
         _save(path, domain, seen, files, key)
     return Refreshed(_view(domain, files), read, rebuilt)
+
+
+def _known(index: Index | None) -> dict[str, Entry]:
+    """The indexed files' entries; none when their stamps do not parse (the index is rebuilt)."""
+    try:
+        return {} if index is None else index.files()
+    except ValueError:
+        return {}
 
 
 def _stamp(path: Path, *, directory: bool = False) -> str:
