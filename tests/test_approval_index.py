@@ -238,3 +238,25 @@ def test_damaged_stamps_are_read_again_from_the_files(tmp_path: Path) -> None:
     _write_index(tmp_path, index, seal)
     again = ApprovalStore(tmp_path).refreshed("website", NOW)
     assert again.read == 50 and len(again.view.pending(NOW)) == 2
+
+
+def test_a_plan_record_keeps_only_the_history_its_items_can_match() -> None:
+    from custodian_runtime.core.authority import authorize
+    from custodian_runtime.core.policy import Policy
+    from test_authority_support import plan_of, proposal, website
+
+    items = [_item(n, "rejected") for n in range(30)] + [_item(40 + n, "pending") for n in range(3)]
+    history = history_for(items, "website", NOW)
+    plan = plan_of(
+        proposals=[
+            proposal("create_task", workstream_id="web-ws-1", title="Task number 3"),
+            proposal("create_task", workstream_id="web-ws-1", title="task  number 7."),
+            proposal("create_task", workstream_id="web-ws-1", title="Task number 41"),
+            proposal("create_task", workstream_id="web-ws-1", title="Something new"),
+        ]
+    )
+    kept = history.for_items(plan.items)
+    assert len(kept.rejected) + len(kept.rejected_texts) <= 4 and kept.pending_count == 3
+    full = authorize(plan, website(), Policy(), history)
+    assert authorize(plan, website(), Policy(), kept) == full
+    assert [r.outcome for r in full][:3] == ["deny", "deny", "deny"]

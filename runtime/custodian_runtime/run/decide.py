@@ -132,7 +132,7 @@ def _plan_data(
         "observations": list(plan.observations),
         "items": len(plan.items),
         "policy": dict(policy.__dict__),
-        "history": history.as_record(),
+        "history": history.for_items(plan.items).as_record(),
         "evidence": {
             "fetched": [e.model_dump(mode="json") for e in fetched],
             "own_ids": sorted(evidence.own_ids),
