@@ -59,6 +59,7 @@ k8s: setup
 bench: setup
 	$(PY) bench/run.py
 	$(PY) bench/history.py $(BENCH_ARGS)
+	$(PY) bench/approvals.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

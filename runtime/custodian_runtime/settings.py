@@ -27,6 +27,7 @@ from custodian_runtime.llm.registry import split_spec
 from custodian_runtime.packaged import default_canon, local_or_packaged
 
 EMBEDDED = "embedded"
+HUB_PROXY = "STATE_HUB_PROXY"
 DEFAULT_EMBEDDED_DIR = ".custodian"
 
 
@@ -41,6 +42,8 @@ class HubSettings:
     max_total_s: float = 60.0
     max_bytes: int = 32 << 20
     source: str = "flag"
+    # The hub's own proxy (STATE_HUB_PROXY); HTTP(S)_PROXY never carries the hub's token.
+    proxy: str | None = None
 
     @property
     def embedded(self) -> bool:
@@ -132,7 +135,22 @@ def parse_hub(
         max_total_s=env_float(env, "STATE_HUB_MAX_TOTAL_S", 60.0),
         max_bytes=env_int(env, "STATE_HUB_MAX_BYTES", 32 << 20),
         source=source,
+        proxy=hub_proxy(env),
     )
+
+
+def hub_proxy(env: Mapping[str, str]) -> str | None:
+    """STATE_HUB_PROXY, the one proxy the hub's requests (and token) may go through, or None."""
+    proxy = env.get(HUB_PROXY, "").strip()
+    if not proxy:
+        return None
+    if not re.fullmatch(r"https?://[^\s/]+/?", proxy):
+        raise ConfigError(
+            f"{HUB_PROXY}={redact(proxy)!r} is not a proxy URL: give http(s)://host:port, "
+            "or leave it unset to reach the hub directly",
+            setting=HUB_PROXY,
+        )
+    return proxy
 
 
 def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelConfig:

@@ -80,7 +80,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
     plan_record = _data(records, "plan") or {}
     recorded = {r.data["index"]: r.data for r in records if r.kind == "ruling"}
     try:
-        plan = extract_plan(str(response["text"]))
+        plan = extract_plan(str(response["text"]), policy.max_plan_items)
     except PlanRejected as exc:
         if plan_record.get("status") == "rejected":
             return [], f"plan rejected, as recorded: {exc.message}"

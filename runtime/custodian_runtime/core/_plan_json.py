@@ -32,6 +32,19 @@ def parse_plan_object(text: str) -> dict[str, Any]:
     return document
 
 
+def require_unicode(text: str, what: str) -> None:
+    """PlanRejected if `text` holds a lone surrogate, which no UTF-8 text can carry."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = f"U+{ord(text[exc.start]):04X}"
+        raise PlanRejected(
+            f"{what} is not valid Unicode: it holds a lone surrogate ({code}): write the plan "
+            "as UTF-8 text, and escape only whole characters "
+            "(a pair such as \\ud83d\\ude00, never half of one)."
+        ) from None
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:

@@ -10,7 +10,7 @@ rejected "Add a sitemap".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,24 @@ class ApprovalHistory:
             pending_texts=dict(data.get("pending_texts") or {}),
             rejected_texts=dict(data.get("rejected_texts") or {}),
             pending_count=int(data.get("pending_count") or 0),
+        )
+
+    def for_items(self, items: Iterable[ProposedItem]) -> ApprovalHistory:
+        """Only the entries these items can match (and the count): what a plan record keeps.
+
+        The authority looks the history up by each item's fingerprint and text, so replay rules
+        the same from this, and the record grows with the plan, not with the queue's past.
+        """
+        prints, texts = set(), set()
+        for item in items:
+            prints.add(item.fingerprint)
+            texts.add(text_key(item.operation, item.params))
+        return ApprovalHistory(
+            pending={k: v for k, v in self.pending.items() if k in prints},
+            rejected={k: v for k, v in self.rejected.items() if k in prints},
+            pending_texts={k: v for k, v in self.pending_texts.items() if k in texts},
+            rejected_texts={k: v for k, v in self.rejected_texts.items() if k in texts},
+            pending_count=self.pending_count,
         )
 
     def pending_as(self, item: ProposedItem) -> str | None:

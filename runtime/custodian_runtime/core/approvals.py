@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from custodian_runtime.core._normalized import text_key
 from custodian_runtime.core.approval_history import ApprovalHistory
+from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
 
 ApprovalStatus = Literal[
     "pending", "approved", "executed", "failed", "stale", "expired", "rejected", "unknown"
@@ -117,33 +119,101 @@ def new_item(
     )
 
 
-def approval_id_for(fingerprint: str, nonce: str, taken: Iterable[str]) -> str:
+def approval_id_for(fingerprint: str, nonce: str, taken: Container[str]) -> str:
     """`apr-<8 hex of the fingerprint>-<4 hex of the shell's nonce>`, counted on if taken.
 
     The random part makes every queueing a new id, even of an equal proposal whose earlier file
     was moved aside or deleted; the fingerprint part lets a person see equal proposals.
     """
-    used = set(taken)
     base = f"apr-{fingerprint[:8]}-{nonce[:4]}"
     candidate, counter = base, 2
-    while candidate in used:
+    while candidate in taken:
         candidate = f"{base}-{counter}"
         counter += 1
     return candidate
+
+
+@dataclass(frozen=True)
+class RejectedMark:
+    """What the authority keeps of a rejected item: its fingerprint, its text key, and why."""
+
+    fingerprint: str
+    text: str
+    why: str
+
+
+def rejected_mark(item: ApprovalItem) -> RejectedMark:
+    """The mark a rejected item leaves: no re-proposal of the same write is queued again."""
+    return RejectedMark(
+        fingerprint=item.fingerprint, text=text_key(item.operation, item.params), why=_why(item)
+    )
+
+
+def is_hot(item: ApprovalItem, now: datetime) -> bool:
+    """Whether a run reads the item whole: it waits, or was rejected within RECENTLY_REJECTED."""
+    if item.status == "pending":
+        return effective_status(item, now) == "pending"
+    return item.status == "rejected" and _recent(item, now)
+
+
+def _recent(item: ApprovalItem, now: datetime) -> bool:
+    return item.decided_at is not None and now - item.decided_at <= RECENTLY_REJECTED
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """What a run needs of one domain's queue: the items it reads whole, and rejected marks."""
+
+    domain: str
+    items: tuple[ApprovalItem, ...]
+    marks: tuple[RejectedMark, ...]
+
+    def pending(self, now: datetime) -> list[ApprovalItem]:
+        """Items still waiting, oldest first."""
+        return pending_for(self.items, self.domain, now)
+
+    def rejected(self, now: datetime) -> list[ApprovalItem]:
+        """Items rejected in the last 30 days, newest first."""
+        return recently_rejected(self.items, self.domain, now)
+
+    def history(self, now: datetime) -> ApprovalHistory:
+        """What the authority compares a plan with."""
+        return history_from(self.pending(now), self.marks)
 
 
 def history_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> ApprovalHistory:
     """The pending and rejected items of `domain`, by fingerprint and by normalized text."""
     mine = [i for i in items if i.domain == domain]
     pending = [i for i in mine if effective_status(i, now) == "pending"]
-    rejected = [i for i in mine if i.status == "rejected"]
+    return history_from(pending, [rejected_mark(i) for i in mine if i.status == "rejected"])
+
+
+def history_from(
+    pending: Iterable[ApprovalItem], rejected: Iterable[RejectedMark]
+) -> ApprovalHistory:
+    """The history of these pending items and rejected marks."""
+    waiting, marks = list(pending), list(rejected)
     return ApprovalHistory(
-        pending={i.fingerprint: i.id for i in pending},
-        rejected={i.fingerprint: _why(i) for i in rejected},
-        pending_texts={text_key(i.operation, i.params): i.id for i in pending},
-        rejected_texts={text_key(i.operation, i.params): _why(i) for i in rejected},
-        pending_count=len(pending),
+        pending={i.fingerprint: i.id for i in waiting},
+        rejected={m.fingerprint: m.why for m in marks},
+        pending_texts={text_key(i.operation, i.params): i.id for i in waiting},
+        rejected_texts={m.text: m.why for m in marks},
+        pending_count=len(waiting),
     )
+
+
+def prunable(item: ApprovalItem, now: datetime, keep: timedelta) -> bool:
+    """A decided item past `keep` and past its own window, which `journal prune` may remove.
+
+    A rejection holds for RECENTLY_REJECTED (shown to the model, refusing a re-proposal); any
+    other outcome for the hub's idempotency window. Pending and approved items always stay.
+    """
+    status = effective_status(item, now)
+    if status in ("pending", "approved"):
+        return False
+    window = RECENTLY_REJECTED if status == "rejected" else IDEMPOTENCY_WINDOW
+    since = item.expires_at if status == "expired" else item.decided_at or item.created_at
+    return now - since > max(keep, window)
 
 
 def _why(item: ApprovalItem) -> str:

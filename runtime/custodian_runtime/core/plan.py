@@ -4,8 +4,10 @@ The plan is the one fenced block whose info string is exactly `json` (any case, 
 ignored): ```json or ~~~json. Fences follow CommonMark (see core/_fences.py), so a ```json line
 inside another fenced block is content, not a second plan. No such block, more than one, one that
 is never closed, invalid JSON, duplicate keys, nesting deeper than MAX_DEPTH or a top level that
-is not an object raise PlanRejected. Inside a usable plan, each entry is validated on its own:
-a malformed entry becomes an item with `error` set and the others go on.
+is not an object raise PlanRejected; so do more than `max_items` entries (Policy.max_plan_items)
+and text that is not valid Unicode (a lone surrogate, raw or as a `\ud800` escape). Inside a
+usable plan, each entry is validated on its own: a malformed entry becomes an item with `error`
+set and the others go on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from custodian_runtime.core._fences import Fence, find_fences
-from custodian_runtime.core._plan_json import MAX_DEPTH, parse_plan_object
+from custodian_runtime.core._plan_json import MAX_DEPTH, parse_plan_object, require_unicode
 from custodian_runtime.core.digest import canonical_json, digest
 from custodian_runtime.core.plan_schema import (
     APPROVABLE_OPERATIONS,
@@ -33,6 +35,7 @@ from custodian_runtime.core.plan_schema import (
     normalize,
     short,
 )
+from custodian_runtime.core.policy import DEFAULT
 from custodian_runtime.errors import PlanRejected
 
 __all__ = [
@@ -86,11 +89,14 @@ class Plan:
     raw_json: str
 
 
-def extract_plan(markdown: str) -> Plan:
+def extract_plan(markdown: str, max_items: int = DEFAULT.max_plan_items) -> Plan:
     """Find the one ```json block in `markdown` and turn it into a Plan, or raise PlanRejected."""
+    require_unicode(markdown, "The answer")
     lines = markdown.splitlines()
     block = _the_json_block(lines, find_fences(lines))
     document = parse_plan_object(block.body)
+    _require_at_most(document, max_items)
+    require_unicode(canonical_json(document), "The ```json block")
     before = "\n".join(lines[: block.first_line]).strip()
     after = "\n".join(lines[block.end_line :]).strip()
     prose = "\n\n".join(part for part in (before, after) if part)
@@ -102,6 +108,28 @@ def extract_plan(markdown: str) -> Plan:
         else:
             builder.section(key, value)
     return Plan(prose, tuple(observations), tuple(builder.items), block.body)
+
+
+def _require_at_most(document: dict[str, Any], max_items: int) -> None:
+    """Refuse a plan of more than `max_items` entries before any of them is built or journaled."""
+    count = sum(_entries(key, value) for key, value in document.items())
+    if count > max_items:
+        raise PlanRejected(
+            f"The ```json block holds {count} items, more than the {max_items} one plan may "
+            "hold (CUSTODIAN_MAX_PLAN_ITEMS): propose the most important ones; the rest can "
+            "wait for the next run."
+        )
+
+
+def _entries(key: str, value: Any) -> int:
+    """How many ProposedItems a top-level key becomes, as _Builder makes them."""
+    if key == "observations":
+        return 0 if value is None or isinstance(value, list) else 1
+    if key not in _HANDLERS:
+        return 1
+    if value is None:
+        return 0
+    return len(value) if isinstance(value, list) else 1
 
 
 def _the_json_block(lines: list[str], fences: list[Fence]) -> Fence:

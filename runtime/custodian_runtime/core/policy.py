@@ -20,6 +20,8 @@ class Policy:
     max_status_updates: int = 20
     max_flags: int = 10
     max_queued: int = 10
+    # How many items one plan may hold at all; a plan with more is rejected whole (exit 4).
+    max_plan_items: int = 200
     # What the model sees: the prompt's token budget, and when an in-progress task is stale.
     token_budget: int = 24000
     stale_after_days: int = 14

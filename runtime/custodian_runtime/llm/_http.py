@@ -14,6 +14,7 @@ from custodian_runtime._bounded_http import DeadlinePassed, TooLarge, describe_s
 from custodian_runtime._retry import Sleep, retry_after_seconds, retryable_status
 from custodian_runtime.errors import ConfigError, ModelError
 from custodian_runtime.llm._attempts import Retryable, call_model, model_policy
+from custodian_runtime.llm._proxy import proxy_mounts
 from custodian_runtime.llm.base import ModelConfig
 
 T = TypeVar("T")
@@ -117,8 +118,14 @@ class JsonHttp:
         self.timeout_s = config.timeout_s
         self.max_bytes = config.max_response_bytes
         self.stop = config.stop
-        # trust_env=False: adapters take nothing from the process environment, proxies included.
-        self.client = httpx.Client(headers=dict(headers), transport=transport, trust_env=False)
+        # Proxies follow the standard variables, from the settings' snapshot: trust_env=False so
+        # nothing else (netrc, the live environment) is taken; a test's transport is used as is.
+        self.client = httpx.Client(
+            headers=dict(headers),
+            transport=transport,
+            trust_env=False,
+            mounts=proxy_mounts(config.env) if transport is None else None,
+        )
 
     def post(
         self, url: str, body: Mapping[str, Any], parse: Callable[[Any, httpx.Response], T]

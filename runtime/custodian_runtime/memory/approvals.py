@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.approvals import ApprovalItem, QueueView, prunable
 from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.seals import SealKey, item_seal_problem, seal_item
 from custodian_runtime.errors import ApprovalError, SealError
-from custodian_runtime.memory._files import atomic_write_text
+from custodian_runtime.memory._approval_index import Refreshed, refresh
+from custodian_runtime.memory._files import atomic_write_text, fsync_directory
 
 
 class ApprovalStore:
@@ -20,9 +22,46 @@ class ApprovalStore:
     not hold (except `all(verify=False)`, for a listing that marks them instead).
     """
 
-    def __init__(self, memory_dir: Path, seal_key: SealKey | None = None) -> None:
+    def __init__(
+        self, memory_dir: Path, seal_key: SealKey | None = None, *, write_index: bool = True
+    ) -> None:
         self.directory = memory_dir / "approvals"
         self._seal_key = seal_key
+        self._write_index = write_index  # a dry run reads memory and writes nothing
+        self._views: dict[str, Refreshed] = {}
+
+    def view(self, domain: str, now: datetime) -> QueueView:
+        """What a run needs of the domain's queue, from its index (memory/_approval_index.py).
+
+        Every item file changed since it was indexed is read and verified (with a seal key, an
+        unsealed one anywhere in the queue raises SealError); the answer is kept until a save.
+        """
+        return self.refreshed(domain, now).view
+
+    def refreshed(self, domain: str, now: datetime) -> Refreshed:
+        """The view with how many item files it read, and why its index was rebuilt, if it was."""
+        if domain not in self._views:
+            self._views[domain] = refresh(
+                self.directory, domain, now, self._read, self._seal_key, write=self._write_index
+            )
+        return self._views[domain]
+
+    def prune(self, domain: str, now: datetime, keep: timedelta) -> int:
+        """Remove the domain's decided items past `keep` and their window; return how many.
+
+        Every file of the domain is read and verified first (a seal problem removes nothing).
+        """
+        mine = [i for i in self.all(domain) if prunable(i, now, keep)]
+        for item in mine:
+            self._path(item.id).unlink()
+        if mine:
+            fsync_directory(self.directory)
+            self._views.clear()
+        return len(mine)
+
+    def __contains__(self, approval_id: object) -> bool:
+        """Whether an item file of this id exists: ids are never reused."""
+        return isinstance(approval_id, str) and self._path(approval_id).is_file()
 
     def all(self, domain: str | None = None, *, verify: bool = True) -> list[ApprovalItem]:
         """Every item (of `domain`, if given), ordered by creation time."""
@@ -57,6 +96,7 @@ class ApprovalStore:
         else:
             text = item.model_dump_json(indent=2, exclude={"seal"})
         atomic_write_text(path, text + "\n")
+        self._views.clear()
         return path
 
     def seal_problem(self, item: ApprovalItem) -> str | None:

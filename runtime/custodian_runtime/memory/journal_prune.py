@@ -9,7 +9,7 @@ snapshots and prompts that no kept record or the checkpoint names are removed af
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from custodian_runtime.errors import PruneRefused
 from custodian_runtime.memory._files import atomic_write_bytes, fsync_directory
 from custodian_runtime.memory._journal_checkpoint import Anchor, sealed
 from custodian_runtime.memory._journal_segments import Segment, lines_from
+from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore, parse_line
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.snapshots import ContentStore
@@ -35,16 +36,18 @@ class Pruned:
     anchor: Anchor | None
     removed: dict[str, int]
     reason: str
+    approvals: int = 0  # decided approval items removed (core.approvals.prunable)
 
     def text(self) -> str:
         """One line for a person."""
+        items = f"; removed {self.approvals} decided approval item(s)" if self.approvals else ""
         if self.anchor is None:
-            return f"{self.domain}: nothing pruned ({self.reason})"
+            return f"{self.domain}: nothing pruned ({self.reason}){items}"
         removed = ", ".join(f"{n} {kind}" for kind, n in self.removed.items())
         return (
             f"{self.domain}: dropped {self.segments} segment(s), records up to {self.anchor.seq}; "
             f"the chain now starts after {self.anchor.seq} ({self.anchor.hash[:12]}); "
-            f"removed {removed}"
+            f"removed {removed}{items}"
         )
 
 
@@ -70,10 +73,23 @@ def _content_of(record: J.Record) -> set[str]:
 def prune(
     memory_dir: Path, domain: str, keep: timedelta, now: datetime, key: SealKey | None = None
 ) -> Pruned:
-    """Drop the segments older than `now - keep` that no kept record needs (`keep` >= 31 d)."""
+    """Drop old segments (below), then the domain's decided approval items past their windows.
+
+    `keep` is at least 31 days: what the authority reads back must survive (core/journal_prune).
+    """
     too_short = keep_problem(keep)
     if too_short is not None:
         raise PruneRefused(f"not pruning {domain}: {too_short}", domain=domain)
+    done = prune_segments(memory_dir, domain, keep, now, key)
+    with RunLock(memory_dir, domain, run_id=f"prune-{now.strftime('%Y%m%dT%H%M%SZ')}"):
+        gone = ApprovalStore(memory_dir, key).prune(domain, now, keep)
+    return replace(done, approvals=gone)
+
+
+def prune_segments(
+    memory_dir: Path, domain: str, keep: timedelta, now: datetime, key: SealKey | None = None
+) -> Pruned:
+    """Drop the segments older than `now - keep` that no kept record needs."""
     store = JournalStore(memory_dir, seal_key=key)
     with RunLock(memory_dir, domain, run_id=f"prune-{now.strftime('%Y%m%dT%H%M%SZ')}"):
         opened = store.open(domain)

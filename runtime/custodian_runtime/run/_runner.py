@@ -144,7 +144,7 @@ def _go(settings: Settings, known: Known, talk: Talk) -> RunResult:
         store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         opened = _open(store, known.domain, talk.log, repair=False)
         journal = MemoryJournal(known.run_id, known.domain, talk.clock)
-        approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
+        approvals = ApprovalStore(settings.memory_dir, settings.seal_key, write_index=False)
         ctx = build_context(settings, known.run_id, talk, journal, approvals)
         return _steps(ctx, known, opened, _started_data(settings, talk.hub))
     except CustodianError as exc:
@@ -164,7 +164,7 @@ def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
         store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         opened = _open(store, domain, talk.log, repair=True)
         approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
-        approvals.all()  # with a seal key: refuses an unsealed item
+        approvals.view(domain, talk.clock())  # with a seal key: refuses an unsealed item
         writer = store.writer(domain, run_id, talk.clock, opened)
         ctx = build_context(settings, run_id, talk, DiskJournal(writer), approvals)
         try:

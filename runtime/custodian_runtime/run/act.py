@@ -103,7 +103,7 @@ def _enqueue(
     ctx: RunContext, rulings: tuple[Ruling, ...], observed: DomainSummary
 ) -> tuple[ItemOutcome, ...]:
     """Write each `queue` ruling to the approval queue, with the state it was proposed under."""
-    taken = set(ctx.approvals.ids())
+    taken = ctx.approvals  # an id whose file exists is taken; ids are never reused
     now = ctx.now()
     done: list[ItemOutcome] = []
     for ruling in (r for r in rulings if r.outcome == "queue"):
@@ -124,7 +124,6 @@ def _enqueue(
             hub_at=bound["hub_at"],
             canon=bound["canon"],
         )
-        taken.add(approval.id)
         ctx.approvals.save(approval)
         ctx.journal.append(
             "queued",

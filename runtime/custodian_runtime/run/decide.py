@@ -7,12 +7,12 @@ Each step journals what it produced. The decisions themselves are made in the co
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approval_history import ApprovalHistory
-from custodian_runtime.core.approvals import history_for
 from custodian_runtime.core.authority import Ruling, authorize
 from custodian_runtime.core.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.contract import ProgressEvent
@@ -46,14 +46,28 @@ def ask(ctx: RunContext, orientation: Orientation) -> Completion:
             )
             raise
         info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
+    completion = storable(completion)
     ctx.journal.append("model_response", response_data(completion))
+    return completion
+
+
+def storable(completion: Completion) -> Completion:
+    """The answer with any lone surrogate written as its `\\udXXX` escape, so it can be journaled.
+
+    In the plan's JSON such an escape is a lone surrogate again, which extract_plan rejects.
+    """
+    try:
+        completion.text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = completion.text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return replace(completion, text=text)
     return completion
 
 
 def extract(ctx: RunContext, completion: Completion) -> Plan:
     """The plan in the model's answer; a rejection is journaled, and raised."""
     try:
-        return extract_plan(completion.text)
+        return extract_plan(completion.text, ctx.limits.max_plan_items)
     except PlanRejected as exc:
         ctx.journal.append(
             "plan",
@@ -118,7 +132,7 @@ def _plan_data(
         "observations": list(plan.observations),
         "items": len(plan.items),
         "policy": dict(policy.__dict__),
-        "history": history.as_record(),
+        "history": history.for_items(plan.items).as_record(),
         "evidence": {
             "fetched": [e.model_dump(mode="json") for e in fetched],
             "own_ids": sorted(evidence.own_ids),
@@ -130,8 +144,7 @@ def _plan_data(
 
 def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
     """The configured caps, and what the domain's approval queue holds or has refused."""
-    items = ctx.approvals.all(ctx.domain)
-    return ctx.limits, history_for(items, ctx.domain, now)
+    return ctx.limits, ctx.approvals.view(ctx.domain, now).history(now)
 
 
 def usage_dict(completion: Completion) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian_runtime.core import journal as J
-from custodian_runtime.core.approvals import ApprovalItem, pending_for, recently_rejected
+from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.context import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.continuity import Continuity, continuity
 from custodian_runtime.core.contract import DomainSummary
@@ -124,7 +124,7 @@ def _inputs(
     ctx: RunContext, observation: Observation, notes: Continuity | None, now: datetime
 ) -> PromptInputs:
     """What the prompt is rendered from."""
-    items = ctx.approvals.all(ctx.domain)
+    queue = ctx.approvals.view(ctx.domain, now)
     constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
     limits = ctx.limits
     return PromptInputs(
@@ -138,8 +138,8 @@ def _inputs(
         nonce=secrets.token_hex(6),  # this run's data markers: no earlier text can hold it
         last_run=notes.last if notes is not None else None,
         reasoning_run=notes.reasoning if notes is not None else None,
-        pending=tuple(brief(i) for i in pending_for(items, ctx.domain, now)),
-        rejected=tuple(brief(i) for i in recently_rejected(items, ctx.domain, now)),
+        pending=tuple(brief(i) for i in queue.pending(now)),
+        rejected=tuple(brief(i) for i in queue.rejected(now)),
         token_budget=limits.token_budget,
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),

@@ -100,12 +100,13 @@ class StateHubClient:
         max_response_bytes: int = DEFAULT_MAX_BYTES,
         stop: Stoppable | None = None,
         on_retry: OnRetry | None = None,
+        proxy: str | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
         if max_response_bytes < 1:
             raise ConfigError(f"the state-hub size cap must be positive, not {max_response_bytes}")
-        self.base_url, self._http = _http_client(base_url, token, timeout_s, transport)
+        self.base_url, self._http = _http_client(base_url, token, timeout_s, transport, proxy)
         check_limits(max_attempts, max_total_s, max_retry_wait_s)
         policy = RetryPolicy(
             max_attempts=max_attempts,
@@ -292,7 +293,11 @@ class StateHubClient:
 
 
 def _http_client(
-    base_url: str, token: str | None, timeout_s: float, transport: httpx.BaseTransport | None
+    base_url: str,
+    token: str | None,
+    timeout_s: float,
+    transport: httpx.BaseTransport | None,
+    proxy: str | None,
 ) -> tuple[str, httpx.Client]:
     """The hub's base URL without credentials, and the httpx client that talks to it."""
     # Credentials in the URL become Basic auth, so no request URL (and no error naming one)
@@ -308,5 +313,9 @@ def _http_client(
         transport=transport,
         auth=basic,
         follow_redirects=False,  # a redirect would resend the token and body somewhere else
+        # The token goes through no proxy but the one named for the hub (STATE_HUB_PROXY):
+        # HTTP(S)_PROXY, ALL_PROXY and netrc are the model clients' and other tools' business.
+        trust_env=False,
+        proxy=proxy if transport is None else None,
     )
     return url, client

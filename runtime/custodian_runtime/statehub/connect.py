@@ -69,6 +69,7 @@ def open_hub(
             sleep=time.sleep if stop is None else stop.sleep,  # a signal cuts a retry wait short
             stop=stop,
             on_retry=on_retry,
+            proxy=None if hub.embedded else hub.proxy,
         )
         yield stack.enter_context(client)
 
