@@ -180,8 +180,8 @@ def test_journal_prune_removes_decided_items_past_their_windows(
     assert _run(tmp_path, monkeypatch, small_hub).code == 0
     now = datetime.now(UTC)
     store = ApprovalStore(memory)
-    old = [
-        _item(n, "executed").model_copy(update={"decided_at": now - timedelta(days=3)})
+    old = [  # past the shortest keep prune allows (31 days, what the authority reads back)
+        _item(n, "executed").model_copy(update={"decided_at": now - timedelta(days=40)})
         for n in range(4)
     ]
     kept = [
@@ -195,7 +195,7 @@ def test_journal_prune_removes_decided_items_past_their_windows(
     ]
     for item in [*old, *kept]:
         store.save(item)
-    argv = ["journal", "prune", "--domain", "website", "--keep", "36h", "--memory", str(memory)]
+    argv = ["journal", "prune", "--domain", "website", "--keep", "31d", "--memory", str(memory)]
     result = run_cli(argv, tmp_path, monkeypatch)
     assert result.code == 0, result.stderr
     assert "removed 4 decided approval item(s)" in result.stdout
