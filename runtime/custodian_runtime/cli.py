@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
 from custodian_runtime.cli_run import error_stream, parse, say, stderr_routed
-from custodian_runtime.core.approvals import ApprovalStatus
+from custodian_runtime.core.approval_status import ApprovalStatus
 from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from custodian_runtime.core import (
         approval_history,
         approval_settle,
+        approval_status,
         approval_text,
         approval_verdicts,
         approvals,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = [
     "approval_history",
     "approval_settle",
+    "approval_status",
     "approval_text",
     "approval_verdicts",
     "approvals",
