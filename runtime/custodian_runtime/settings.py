@@ -6,13 +6,13 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from custodian_runtime._dotenv import early_log_format as early_log_format
 from custodian_runtime._dotenv import layered_environment
 from custodian_runtime._env_numbers import env_float, env_int, limits_from
 from custodian_runtime._seal_env import SEAL_VARIABLES, seal_key_from
@@ -263,16 +263,6 @@ def _model_spec(
             setting="CUSTODIAN_LLM",
         )
     return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"
-
-
-def early_log_format(environ: Mapping[str, str], cwd: Path | None) -> str:
-    """CUSTODIAN_LOG_FORMAT read first, so that even a broken setting is logged as asked."""
-    env: Mapping[str, str] = environ
-    if cwd is not None:
-        # A broken .env: the process environment still says.
-        with contextlib.suppress(ConfigError, OSError):
-            env = layered_environment(environ, cwd)
-    return "json" if env.get("CUSTODIAN_LOG_FORMAT", "").strip().lower() == "json" else "text"
 
 
 def _log_format(env: Mapping[str, str]) -> str:
