@@ -3,7 +3,9 @@
 It runs the venv's `custodian --help` and `python -c "import argparse"` as whole processes, in
 pairs, alternating which goes first, and takes each process's wall time (perf_counter around the
 spawn and the wait) and CPU time (user + system, from os.wait4). It prints the medians and the
-median of the per-pair ratios; nothing here asserts a target.
+median of the per-pair ratios; nothing here asserts a target. Both get a bytecode cache in a
+temporary directory (PYTHONPYCACHEPREFIX), filled by a warm-up, as an installed package has one,
+whatever PYTHONDONTWRITEBYTECODE says; `--no-bytecode` measures with the caller's environment.
 
     python bench/startup.py              # 20 pairs
     python bench/startup.py --pairs 50
@@ -18,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,10 +31,10 @@ COMMANDS = {
 }
 
 
-def timed_process(argv: list[str]) -> tuple[float, float]:
+def timed_process(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU seconds of one process running `argv` to its end."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -40,19 +43,20 @@ def timed_process(argv: list[str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def measure(pairs: int) -> list[dict[str, tuple[float, float]]]:
+def measure(pairs: int, env: dict[str, str]) -> list[dict[str, tuple[float, float]]]:
     """`pairs` figures per command, the order alternating from pair to pair."""
     names = list(COMMANDS)
     found = []
     for n in range(pairs):
         order = names if n % 2 == 0 else names[::-1]
-        found.append({name: timed_process(COMMANDS[name]) for name in order})
+        found.append({name: timed_process(COMMANDS[name], env) for name in order})
     return found
 
 
-def report(samples: list[dict[str, tuple[float, float]]]) -> None:
+def report(samples: list[dict[str, tuple[float, float]]], bytecode: bool) -> None:
     """The medians of each command and of the per-pair ratios."""
-    print(f"startup: {len(samples)} interleaved pairs of whole processes")
+    cache = "with a bytecode cache" if bytecode else "with the caller's environment"
+    print(f"startup: {len(samples)} interleaved pairs of whole processes, {cache}")
     for index, kind in enumerate(("wall", "cpu")):
         for name in COMMANDS:
             median = statistics.median(s[name][index] for s in samples)
@@ -70,10 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     """Measure and print the ratios."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--no-bytecode", action="store_true", help="keep the caller's environment")
     args = parser.parse_args(argv)
-    for argv_ in COMMANDS.values():  # warm-up: the page cache and the .pyc files
-        timed_process(argv_)
-    report(measure(args.pairs))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ)
+        if not args.no_bytecode:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = cache
+        for command in COMMANDS.values():  # warm-up: the page cache and the bytecode cache
+            timed_process(command, env)
+        report(measure(args.pairs, env), not args.no_bytecode)
     return 0
 
 
