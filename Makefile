@@ -60,6 +60,7 @@ bench: setup
 	$(PY) bench/run.py
 	$(PY) bench/history.py $(BENCH_ARGS)
 	$(PY) bench/approvals.py
+	$(PY) bench/startup.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

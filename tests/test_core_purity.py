@@ -34,8 +34,9 @@ FORBIDDEN_MODULES = {
     "custodian_hub",
     "jinja2",
 }
-# Of the package itself the core sees only itself and the error types it raises.
-CORE_MAY_IMPORT = ("custodian_runtime.core", "custodian_runtime.errors")
+# Of the package itself the core sees only itself, the error types it raises, and the lazy
+# attributes of its __init__ (importlib only).
+CORE_MAY_IMPORT = ("custodian_runtime.core", "custodian_runtime.errors", "custodian_runtime._lazy")
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "breakpoint"}
 CLOCK_ATTRIBUTES = {"now", "utcnow", "today", "time", "monotonic", "perf_counter"}
 

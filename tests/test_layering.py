@@ -18,8 +18,9 @@ RUNTIME = PACKAGE.parent
 
 # Lowest first. Each entry names modules or packages under `custodian` (longest name wins).
 FLOORS: tuple[tuple[str, ...], ...] = (
-    # The pure core, the error types it raises, and the package's version.
-    ("core", "errors", ""),
+    # The pure core, the error types it raises, the package's version, and the lazy attributes
+    # every package's __init__ uses.
+    ("core", "errors", "", "_lazy"),
     # Small shell utilities every part may use.
     ("clock", "stopping", "log_lines", "canon", "_dotenv", "_env_numbers", "packaged", "_seal_env"),
     ("_bounded_http", "crash", "phase_log"),
@@ -62,9 +63,9 @@ RUN_ORDER: tuple[str, ...] = (
 # The runtime modules that may import the reference hub: the one hub connector (the embedded
 # default), `custodian hub serve`, and the evals' own seeded hub and seed checks.
 HUB_DOORS = ("statehub.connect", "cli", "evals.runner", "evals.scenario")
-# The hub sees the core, the error types, the version, and the one wall clock
-# (custodian_runtime.clock).
-HUB_MAY_IMPORT = ("core", "errors", "", "__version__", "clock")
+# The hub sees the core, the error types, the version, the one wall clock
+# (custodian_runtime.clock) and the lazy attributes of its __init__.
+HUB_MAY_IMPORT = ("core", "errors", "", "__version__", "clock", "_lazy")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

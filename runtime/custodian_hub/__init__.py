@@ -12,12 +12,19 @@ through `custodian_runtime.statehub`, and reaches this one only when asked for
 - `serve_command`, `seed_database`, `DEFAULT_DB_PATH`: `custodian hub serve`.
 """
 
-from custodian_hub._app import Clock, WriteHook
-from custodian_hub._demo import DEMO_DOMAINS, demo_dataset
-from custodian_hub._seed import SeedError, load_seed, read_seed_file, validate_seed
-from custodian_hub._serve import DEFAULT_DB_PATH, DEFAULT_PORT, seed_database, serve_command
-from custodian_hub._server import ReferenceHub
-from custodian_hub._transport import HubTransport, in_process
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_hub._app import Clock, WriteHook
+    from custodian_hub._demo import DEMO_DOMAINS, demo_dataset
+    from custodian_hub._seed import SeedError, load_seed, read_seed_file, validate_seed
+    from custodian_hub._serve import DEFAULT_DB_PATH, DEFAULT_PORT, seed_database, serve_command
+    from custodian_hub._server import ReferenceHub
+    from custodian_hub._transport import HubTransport, in_process
 
 __all__ = [
     "DEFAULT_DB_PATH",
@@ -36,3 +43,19 @@ __all__ = [
     "serve_command",
     "validate_seed",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(
+                ("DEFAULT_DB_PATH", "DEFAULT_PORT", "seed_database", "serve_command"), "_serve"
+            ),
+            **dict.fromkeys(("DEMO_DOMAINS", "demo_dataset"), "_demo"),
+            **dict.fromkeys(("Clock", "WriteHook"), "_app"),
+            **dict.fromkeys(("HubTransport", "in_process"), "_transport"),
+            **dict.fromkeys(("ReferenceHub",), "_server"),
+            **dict.fromkeys(("SeedError", "load_seed", "read_seed_file", "validate_seed"), "_seed"),
+        },
+    )

@@ -6,22 +6,27 @@ line that cannot be read is a ConfigError that names its number, never its conte
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NoReturn
-
-from dotenv import dotenv_values
-from dotenv.parser import Binding, parse_stream
+from typing import TYPE_CHECKING, NoReturn
 
 from custodian_runtime.errors import ConfigError
+
+if TYPE_CHECKING:
+    from dotenv.parser import Binding
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def read_dotenv(text: str) -> dict[str, str]:
     """Parse `.env` text: KEY=VALUE lines, `export` allowed, quotes and escapes, `#` comments."""
+    # Imported here: with no `.env` (and for `custodian --help`) python-dotenv is not loaded.
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
     for binding in parse_stream(io.StringIO(text)):
         _check(binding)
     values = dotenv_values(stream=io.StringIO(text), interpolate=False)
@@ -61,6 +66,16 @@ def layered_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, str]
         layered.update(read_dotenv(_dotenv_text(dotenv_path)))
     layered.update({k: v for k, v in environ.items() if v != ""})
     return layered
+
+
+def early_log_format(environ: Mapping[str, str], cwd: Path | None) -> str:
+    """CUSTODIAN_LOG_FORMAT read first, so that even a broken setting is logged as asked."""
+    env: Mapping[str, str] = environ
+    if cwd is not None:
+        # A broken .env: the process environment still says.
+        with contextlib.suppress(ConfigError, OSError):
+            env = layered_environment(environ, cwd)
+    return "json" if env.get("CUSTODIAN_LOG_FORMAT", "").strip().lower() == "json" else "text"
 
 
 def _dotenv_text(path: Path) -> str:

@@ -7,9 +7,12 @@ is not set at all. Values are never echoed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from custodian_runtime.core.seals import MIN_KEY_CHARS, SealKey
 from custodian_runtime.errors import ConfigError
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.seals import SealKey
 
 SEAL_KEY = "CUSTODIAN_SEAL_KEY"
 SEAL_KEY_PREVIOUS = "CUSTODIAN_SEAL_KEY_PREVIOUS"
@@ -24,6 +27,8 @@ def _raw(name: str, env: Mapping[str, str], environ: Mapping[str, str]) -> str |
 
 
 def _empty(name: str) -> ConfigError:
+    from custodian_runtime.core.seals import MIN_KEY_CHARS  # off the startup path
+
     fix = (
         "unset it to run unsealed (README, Seals: what an unsealed memory cannot detect), or give "
         f"it at least {MIN_KEY_CHARS} characters (`openssl rand -hex 32`)"
@@ -47,6 +52,8 @@ def seal_key_from(env: Mapping[str, str], environ: Mapping[str, str]) -> SealKey
                 setting=SEAL_KEY,
             )
         return None
+    from custodian_runtime.core.seals import MIN_KEY_CHARS, SealKey
+
     try:
         return SealKey(current, previous)
     except ValueError as exc:

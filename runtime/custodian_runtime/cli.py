@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
 from custodian_runtime.cli_run import error_stream, parse, say, stderr_routed
-from custodian_runtime.core.approvals import ApprovalStatus
+from custodian_runtime.core.approval_status import ApprovalStatus
 from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
-from custodian_runtime.crash import report_crash
 from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 
 if TYPE_CHECKING:
@@ -384,6 +383,8 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug: no traceback on the terminal, one line saying where it is
+        from custodian_runtime.crash import report_crash
+
         return report_crash(exc, _memory_dir(args), os.environ, error_stream())
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
+from custodian_runtime._dotenv import early_log_format
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal_json
 from custodian_runtime.core.redact import redact
@@ -34,11 +35,11 @@ from custodian_runtime.log_lines import (
     iso,
     python_logs_to,
 )
-from custodian_runtime.settings import Settings, early_log_format
 from custodian_runtime.stopping import interrupted
 
 if TYPE_CHECKING:
     from custodian_runtime.run import RunResult
+    from custodian_runtime.settings import Settings
 
 
 @contextlib.contextmanager

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from datetime import UTC, datetime
 
 
@@ -13,9 +12,13 @@ def utc_now() -> datetime:
 
 def new_run_id(now: datetime) -> str:
     """A sortable, unique run id: `r20261130T081500Z-3fa9c2`."""
+    import secrets  # here, not at import: `custodian --help` draws nothing
+
     return f"r{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
 def new_nonce() -> str:
     """A fresh random nonce for one authorization (12 hex digits; core/keys.py puts it in keys)."""
+    import secrets
+
     return secrets.token_hex(6)

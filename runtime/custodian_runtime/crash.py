@@ -17,13 +17,14 @@ from typing import TextIO
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.redact import redact
-from custodian_runtime.core.run_rules import EXIT_INTERNAL
 
 
 def report_crash(
     exc: BaseException, memory_dir: Path | None, environ: Mapping[str, str], stderr: TextIO
 ) -> int:
     """Keep the traceback where a person can find it, say where in one line; return 1."""
+    from custodian_runtime.core.run_rules import EXIT_INTERNAL  # off the startup path
+
     details = redact("".join(traceback.format_exception(exc)))
     where = _save(details, memory_dir)
     if environ.get("CUSTODIAN_DEBUG") == "1":

@@ -6,25 +6,26 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from custodian_runtime._dotenv import early_log_format as early_log_format
 from custodian_runtime._dotenv import layered_environment
 from custodian_runtime._env_numbers import env_float, env_int, limits_from
 from custodian_runtime._seal_env import SEAL_VARIABLES, seal_key_from
-from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
-from custodian_runtime.core.seals import SealKey
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig
 from custodian_runtime.llm.registry import split_spec
 from custodian_runtime.packaged import default_canon, local_or_packaged
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.seals import SealKey
 
 EMBEDDED = "embedded"
 HUB_PROXY = "STATE_HUB_PROXY"
@@ -105,6 +106,9 @@ def parse_domain(value: str | None, *, required: bool) -> str | None:
                 "no domain given: pass --domain D or set CUSTODIAN_DOMAIN", setting="--domain"
             )
         return None
+    # The contract's models (pydantic) load only when a domain is checked, not for `--help`.
+    from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
+
     if not is_domain(value):
         raise ConfigError(
             f"domain {value!r} is not a valid domain name ({DOMAIN_RULE})", setting="--domain"
@@ -259,16 +263,6 @@ def _model_spec(
             setting="CUSTODIAN_LLM",
         )
     return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"
-
-
-def early_log_format(environ: Mapping[str, str], cwd: Path | None) -> str:
-    """CUSTODIAN_LOG_FORMAT read first, so that even a broken setting is logged as asked."""
-    env: Mapping[str, str] = environ
-    if cwd is not None:
-        # A broken .env: the process environment still says.
-        with contextlib.suppress(ConfigError, OSError):
-            env = layered_environment(environ, cwd)
-    return "json" if env.get("CUSTODIAN_LOG_FORMAT", "").strip().lower() == "json" else "text"
 
 
 def _log_format(env: Mapping[str, str]) -> str:

@@ -6,26 +6,33 @@ Every verdict is the core's (`core.approval_verdicts`); an approved write is sen
 run/act's one send path and the approved dispatch table only.
 """
 
-from custodian_runtime.approvals._commands import (
-    ApprovalsRequest,
-    ApproveRequest,
-    Decision,
-    ListRequest,
-    RejectRequest,
-    ShowRequest,
-    approvals_command,
-    carry_out_recorded_decisions,
-    decide_approve,
-    decide_reject,
-)
-from custodian_runtime.approvals._execute import (
-    execute,
-    here,
-    hub_client,
-    hub_here,
-    needs_hub,
-    seen_for,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.approvals._commands import (
+        ApprovalsRequest,
+        ApproveRequest,
+        Decision,
+        ListRequest,
+        RejectRequest,
+        ShowRequest,
+        approvals_command,
+        carry_out_recorded_decisions,
+        decide_approve,
+        decide_reject,
+    )
+    from custodian_runtime.approvals._execute import (
+        execute,
+        here,
+        hub_client,
+        hub_here,
+        needs_hub,
+        seen_for,
+    )
 
 __all__ = [
     "ApprovalsRequest",
@@ -45,3 +52,29 @@ __all__ = [
     "needs_hub",
     "seen_for",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(
+                (
+                    "ApprovalsRequest",
+                    "ApproveRequest",
+                    "Decision",
+                    "ListRequest",
+                    "RejectRequest",
+                    "ShowRequest",
+                    "approvals_command",
+                    "carry_out_recorded_decisions",
+                    "decide_approve",
+                    "decide_reject",
+                ),
+                "_commands",
+            ),
+            **dict.fromkeys(
+                ("execute", "here", "hub_client", "hub_here", "needs_hub", "seen_for"), "_execute"
+            ),
+        },
+    )

@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
-from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
-from custodian_runtime.audit.replay import replay_command
-from custodian_runtime.audit.settle import settle_command
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
+    from custodian_runtime.audit.replay import replay_command
+    from custodian_runtime.audit.settle import settle_command
 
 __all__ = ["EXIT_NOT_FOUND", "inspect_command", "replay_command", "settle_command"]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(("EXIT_NOT_FOUND", "inspect_command"), "inspection"),
+            **dict.fromkeys(("replay_command",), "replay"),
+            **dict.fromkeys(("settle_command",), "settle"),
+        },
+    )

@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from custodian_runtime.core._normalized import text_key
 from custodian_runtime.core.approval_history import ApprovalHistory
+from custodian_runtime.core.approval_status import ApprovalStatus as ApprovalStatus
 from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
 
-ApprovalStatus = Literal[
-    "pending", "approved", "executed", "failed", "stale", "expired", "rejected", "unknown"
-]
 OPEN_STATUSES = ("pending",)
 RECENTLY_REJECTED = timedelta(days=30)
 

@@ -14,8 +14,6 @@ import re
 import unicodedata
 from typing import Any
 
-from custodian_runtime.core._fences import find_fences
-
 # Bidirectional controls: embeddings, overrides, isolates and marks (all of category Cf).
 BIDI_CONTROLS = frozenset(
     "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -120,6 +118,8 @@ def _demote_line(line: str, floor: int) -> str:
 
 
 def _fenced_lines(lines: list[str]) -> set[int]:
+    from custodian_runtime.core._fences import find_fences  # off the CLI's startup path
+
     inside: set[int] = set()
     for fence in find_fences(lines):
         inside.update(range(fence.first_line, fence.end_line))
@@ -127,6 +127,8 @@ def _fenced_lines(lines: list[str]) -> set[int]:
 
 
 def _close_open_fence(lines: list[str]) -> str:
+    from custodian_runtime.core._fences import find_fences
+
     fences = find_fences(lines)
     if not fences or fences[-1].closed:
         return ""

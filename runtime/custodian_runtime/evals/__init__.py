@@ -5,6 +5,22 @@ Each scenario (evals/scenarios/*.json) seeds a reference hub, runs `run()` with 
 authority ruled; the report sums them and compares the score with a committed baseline.
 """
 
-from custodian_runtime.evals.command import eval_command
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.evals.command import eval_command
 
 __all__ = ["eval_command"]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(("eval_command",), "command"),
+        },
+    )

@@ -6,9 +6,14 @@ types, the registry and the child environment's names, never an adapter module.
 
 from __future__ import annotations
 
-from custodian_runtime.llm._child_env import EXTRA_VAR, extra_names
-from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt
-from custodian_runtime.llm.registry import build_model, split_spec
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.llm._child_env import EXTRA_VAR, extra_names
+    from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt
+    from custodian_runtime.llm.registry import build_model, split_spec
 
 __all__ = [
     "EXTRA_VAR",
@@ -20,3 +25,14 @@ __all__ = [
     "extra_names",
     "split_spec",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(("EXTRA_VAR", "extra_names"), "_child_env"),
+            **dict.fromkeys(("Completion", "Model", "ModelConfig", "Prompt"), "base"),
+            **dict.fromkeys(("build_model", "split_spec"), "registry"),
+        },
+    )

@@ -6,16 +6,21 @@ memory/, turned into a fresh prometheus-client registry, pushed or printed.
 
 from __future__ import annotations
 
-from custodian_runtime.metrics.push import PUSH_DEADLINE_S, push_figures, push_run
-from custodian_runtime.metrics.status import (
-    DEFAULT_MAX_AGE,
-    EXIT_OVERDUE,
-    StatusRequest,
-    all_figures,
-    domain_figures,
-    parse_max_age,
-    status_command,
-)
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.metrics.push import PUSH_DEADLINE_S, push_figures, push_run
+    from custodian_runtime.metrics.status import (
+        DEFAULT_MAX_AGE,
+        EXIT_OVERDUE,
+        StatusRequest,
+        all_figures,
+        domain_figures,
+        parse_max_age,
+        status_command,
+    )
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -29,3 +34,24 @@ __all__ = [
     "push_run",
     "status_command",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(
+                (
+                    "DEFAULT_MAX_AGE",
+                    "EXIT_OVERDUE",
+                    "StatusRequest",
+                    "all_figures",
+                    "domain_figures",
+                    "parse_max_age",
+                    "status_command",
+                ),
+                "status",
+            ),
+            **dict.fromkeys(("PUSH_DEADLINE_S", "push_figures", "push_run"), "push"),
+        },
+    )

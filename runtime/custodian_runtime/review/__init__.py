@@ -5,6 +5,22 @@ autoescape on; notes are Markdown rendered by markdown-it-py with raw HTML off a
 Approve and reject call the same functions as `custodian approvals`.
 """
 
-from custodian_runtime.review.server import review_command
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.review.server import review_command
 
 __all__ = ["review_command"]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(("review_command",), "server"),
+        },
+    )

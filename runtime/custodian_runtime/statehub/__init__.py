@@ -6,7 +6,22 @@ does not import it; callers import it from its module.
 
 from __future__ import annotations
 
-from custodian_runtime.statehub._conditional import NotModified
-from custodian_runtime.statehub.client import HubWrite, StateHubClient
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.statehub._conditional import NotModified
+    from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
 __all__ = ["HubWrite", "NotModified", "StateHubClient"]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(("HubWrite", "StateHubClient"), "client"),
+            **dict.fromkeys(("NotModified",), "_conditional"),
+        },
+    )

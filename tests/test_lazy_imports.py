@@ -1,0 +1,116 @@
+"""Packages import their names on first access, so `custodian --help` loads only what it needs.
+
+Not timed (bench/startup.py measures): the tests check which modules a real process loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import custodian_hub
+import custodian_runtime.core
+import custodian_runtime.run
+
+CUSTODIAN = Path(sys.executable).parent / "custodian"
+# What `--help` must not load: the HTTP client, templates, the models' validation, the hub.
+HEAVY = ("httpx", "jinja2", "pydantic", "pydantic_core", "custodian_hub", "dotenv")
+PACKAGES = (
+    "custodian_runtime.core",
+    "custodian_runtime.approvals",
+    "custodian_runtime.audit",
+    "custodian_runtime.evals",
+    "custodian_runtime.llm",
+    "custodian_runtime.memory",
+    "custodian_runtime.metrics",
+    "custodian_runtime.render",
+    "custodian_runtime.review",
+    "custodian_runtime.run",
+    "custodian_runtime.statehub",
+    "custodian_hub",
+)
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("CUSTODIAN_", "STATE_HUB_"))}
+
+
+def _loaded(argv: list[str], cwd: Path) -> tuple[set[str], str]:
+    """The modules a process running `argv[0]` as a script held at exit, and its stdout."""
+    listing = cwd / "modules.txt"
+    wrapper = (
+        "import atexit, runpy, sys\n"
+        f"atexit.register(lambda: open({str(listing)!r}, 'w').write('\\n'.join(sys.modules)))\n"
+        "sys.argv = sys.argv[1:]\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_clean_env(),
+        timeout=60,
+        check=True,
+    )
+    return set(listing.read_text().split("\n")), done.stdout
+
+
+def _script(tmp_path: Path, code: str) -> str:
+    path = tmp_path / "script.py"
+    path.write_text(code)
+    return str(path)
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_help_loads_no_http_client_templates_pydantic_or_hub(tmp_path: Path) -> None:
+    modules, out = _loaded([str(CUSTODIAN), "--help"], tmp_path)
+    assert "usage: custodian" in out and "approvals" in out
+    assert "custodian_runtime.cli" in modules
+    assert _heavy(modules) == [], "import these inside the command that needs them"
+    assert "custodian_runtime.settings" not in modules
+
+
+def test_a_subcommands_help_is_as_light(tmp_path: Path) -> None:
+    modules, out = _loaded([str(CUSTODIAN), "approvals", "list", "--help"], tmp_path)
+    assert "--status" in out and "rejected" in out
+    assert _heavy(modules) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_importing_a_package_loads_none_of_its_modules(package: str, tmp_path: Path) -> None:
+    modules, _ = _loaded([_script(tmp_path, f"import {package}")], tmp_path)
+    assert package in modules
+    inside = sorted(m for m in modules if m.startswith(package + "."))
+    assert inside == [], f"{package}/__init__.py imports {inside} at once"
+
+
+def test_the_embedded_hub_does_not_load_the_http_server(tmp_path: Path) -> None:
+    code = "import custodian_hub; custodian_hub.in_process"
+    modules, _ = _loaded([_script(tmp_path, code)], tmp_path)
+    assert "custodian_hub._transport" in modules
+    assert "custodian_hub._server" not in modules and "custodian_hub._serve" not in modules
+
+
+def test_a_name_is_the_one_its_module_defines_and_listed_by_dir() -> None:
+    from custodian_hub._transport import in_process
+    from custodian_runtime.run._runner import run
+
+    assert custodian_hub.in_process is in_process
+    assert custodian_runtime.run.run is run
+    assert custodian_runtime.core.plan is sys.modules["custodian_runtime.core.plan"]
+    assert set(custodian_runtime.run.__all__) <= set(dir(custodian_runtime.run))
+    assert set(custodian_runtime.core.__all__) <= set(dir(custodian_runtime.core))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        _ = custodian_hub.nothing_here  # type: ignore[attr-defined]
+    assert not hasattr(custodian_runtime.core, "nothing_here")
