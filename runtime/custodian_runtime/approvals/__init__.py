@@ -1,7 +1,7 @@
 """The person's side of the approval queue, and the execution of an approved item.
 
-`approvals_command` carries out `custodian approvals list|show|approve|reject` from a typed
-request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
+`approvals_command` carries out `custodian approvals list|show|approve|reject|repair` from a
+typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
 Every verdict is the core's (`core.approval_verdicts`); an approved write is sent through
 run/act's one send path and the approved dispatch table only.
 """
@@ -18,6 +18,12 @@ from custodian_runtime.approvals._commands import (
     decide_approve,
     decide_reject,
 )
+from custodian_runtime.approvals._repair import (
+    RepairRequest,
+    disagreement_lines,
+    ledger_disagreements,
+    repair_command,
+)
 from custodian_runtime.approvals._execute import (
     execute,
     here,
@@ -33,15 +39,19 @@ __all__ = [
     "Decision",
     "ListRequest",
     "RejectRequest",
+    "RepairRequest",
     "ShowRequest",
     "approvals_command",
     "carry_out_recorded_decisions",
     "decide_approve",
     "decide_reject",
+    "disagreement_lines",
     "execute",
     "here",
     "hub_client",
     "hub_here",
+    "ledger_disagreements",
     "needs_hub",
+    "repair_command",
     "seen_for",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from custodian_runtime.core import (
     approval_history,
+    approval_ledger,
     approval_settle,
     approval_text,
     approval_verdicts,
@@ -58,6 +59,7 @@ from custodian_runtime.core import (
 
 __all__ = [
     "approval_history",
+    "approval_ledger",
     "approval_settle",
     "approval_text",
     "approval_verdicts",
