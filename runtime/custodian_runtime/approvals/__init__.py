@@ -18,12 +18,6 @@ from custodian_runtime.approvals._commands import (
     decide_approve,
     decide_reject,
 )
-from custodian_runtime.approvals._repair import (
-    RepairRequest,
-    disagreement_lines,
-    ledger_disagreements,
-    repair_command,
-)
 from custodian_runtime.approvals._execute import (
     execute,
     here,
@@ -31,6 +25,12 @@ from custodian_runtime.approvals._execute import (
     hub_here,
     needs_hub,
     seen_for,
+)
+from custodian_runtime.approvals._repair import (
+    RepairRequest,
+    disagreement_lines,
+    ledger_disagreements,
+    repair_command,
 )
 
 __all__ = [

@@ -15,13 +15,13 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from custodian_runtime.approvals import _execute
-from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.approvals._recorded import (
     carry_out_recorded,
     decide_or_record,
     record_for_later,
     recorded,
 )
+from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core import approval_text
 from custodian_runtime.core import approval_verdicts as verdicts
