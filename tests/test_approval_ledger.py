@@ -8,9 +8,13 @@ reference hub, with `custodian` run as real processes.
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approval_ledger import (
@@ -26,8 +30,21 @@ from custodian_runtime.core.seals import SealKey
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.lock import RunLock
 from runsupport import hub_get
-from spinesupport import custodian_cli, finish, held_hub, journal, run_argv, start_run, write_plan
+from spinesupport import (
+    HOLD_TIMEOUT_S,
+    WriteHold,
+    custodian_cli,
+    finish,
+    held_hub,
+    journal,
+    run_argv,
+    start_run,
+    write_plan,
+)
 
+# The whole call's budget: the held write outlives it, so no answer comes.
+SHORT = {"STATE_HUB_MAX_TOTAL_S": "1", "STATE_HUB_MAX_ATTEMPTS": "1"}
+LATER_S = 3.0
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 KEY = "k" * 20 + "-seal-key-for-tests-0123456789"
 BLOCK = {
@@ -253,3 +270,34 @@ def test_repair_seals_with_the_key_and_refuses_a_file_edited_without_it(tmp_path
     code, text = _cli(tmp_path, "approvals", "repair", **env)
     assert code == 0 and "pending -> executed" in text, text
     assert keyed.get(approval).status == "executed"  # read back verified: the seal holds
+
+
+def test_a_run_that_closes_an_approvals_unknown_write_keeps_its_item_in_step(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="before_commit")  # the approval's write, never committed
+    with held_hub(tmp_path, hold) as hub:
+        approval = _queue_block(tmp_path, hub.url, memory)
+        args = ("approvals", "approve", approval, "--by", "ana", "--hub", hub.url)
+        approve = start_run(tmp_path, [sys.executable, "-m", "custodian_runtime", *args,
+                                       "--memory", str(memory)], **SHORT)  # fmt: skip
+        assert hold.reached.wait(HOLD_TIMEOUT_S), "the approval never reached its write"
+        threading.Timer(LATER_S, lambda: hold.release(abort=True)).start()
+        code, out, err = finish(approve)
+        assert code == 5, out + err
+        assert ApprovalStore(memory).get(approval).status == "unknown"
+        # A person moves the task meanwhile: the approval's write is no longer what it was.
+        moved = httpx.patch(f"{hub.url}/tasks/web-t-4", json={"status": "done"}, timeout=5)
+        assert moved.status_code == 200, moved.text
+
+        quiet = write_plan(tmp_path / "quiet.md", {"observations": ["Nothing to do."]})
+        code, out, err = finish(start_run(tmp_path, run_argv(hub.url, quiet, memory, "--force")))
+        assert code == 0, err
+        [closed] = json.loads(out)["reconciled"]
+        assert closed["outcome"] in ("stale", "refused", "expired"), closed
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "done"
+    item = ApprovalStore(memory).get(approval)
+    assert item.status == ("stale" if closed["outcome"] == "stale" else "failed")
+    code, text = _cli(tmp_path, "inspect", "--domain", "website")
+    assert code == 0 and "approvals " not in text, text

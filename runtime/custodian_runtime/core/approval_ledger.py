@@ -113,11 +113,21 @@ def _status_after(before: Said | None, record: Record) -> Said | None:
         return before if status is None else Said(status, record.ref)
     if kind == "settled_by_hand":
         return None
-    if kind in ("failed", "stale") and data.get("closed"):
-        # Closed without being sent: it settles a write whose answer never came, nothing else.
-        unknown = before is not None and before.status == "unknown"
-        return Said(SENT[kind], record.ref) if unknown else before
-    return Said(SENT[kind], record.ref)
+    status = settled_status(
+        None if before is None else before.status, kind, bool(data.get("closed"))
+    )
+    return before if status is None else Said(status, record.ref)
+
+
+def settled_status(before: str | None, kind: str, closed: bool) -> str | None:
+    """The item's status once its write's `kind` record is read (`closed`: closed, not sent).
+
+    A write closed without being sent settles a write whose answer never came (an `unknown`
+    item), and nothing else: a person's decision stands, and an undecided item stays pending.
+    """
+    if closed and kind in ("failed", "stale") and before != "unknown":
+        return before
+    return SENT[kind]
 
 
 def disagreements(
