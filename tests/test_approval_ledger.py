@@ -301,3 +301,14 @@ def test_a_run_that_closes_an_approvals_unknown_write_keeps_its_item_in_step(
     assert item.status == ("stale" if closed["outcome"] == "stale" else "failed")
     code, text = _cli(tmp_path, "inspect", "--domain", "website")
     assert code == 0 and "approvals " not in text, text
+
+
+def test_a_damaged_item_file_is_reported_by_inspect_not_a_crash(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        approval = _queue_block(tmp_path, hub.url, memory)
+    (memory / "approvals" / f"{approval}.json").write_text("{not json", encoding="utf-8")
+    code, text = _cli(tmp_path, "inspect", "--domain", "website")
+    assert code == 6, text
+    assert "approvals cannot be compared with the journal: approval file" in text
+    assert text.rstrip().splitlines()[-1].startswith("replay: FAILED")

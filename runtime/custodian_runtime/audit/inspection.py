@@ -18,7 +18,7 @@ from custodian_runtime.core.journal import replay_lines
 from custodian_runtime.core.journal_render import UNSEALED, court_record
 from custodian_runtime.core.journal_runs import RunSummary
 from custodian_runtime.core.seals import SealKey
-from custodian_runtime.errors import JournalError
+from custodian_runtime.errors import ApprovalError, JournalError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.journal_verify import DomainReport, verify_domain
 
@@ -68,7 +68,10 @@ def inspect_command(
 
 def _approvals(memory_dir: Path, report: DomainReport) -> list[str]:
     """The `approvals` section: each item file that says another status than the journal."""
-    found = ledger_disagreements(memory_dir, report.domain, report.ledger, utc_now())
+    try:
+        found = ledger_disagreements(memory_dir, report.domain, report.ledger, utc_now())
+    except ApprovalError as exc:  # a damaged item file is a problem to report, not a crash
+        return [f"approvals cannot be compared with the journal: {exc.message}"]
     return disagreement_lines(found, report.domain)
 
 
