@@ -122,6 +122,10 @@ def _approvals_parser(sub: Subparsers) -> None:
     )
     no.add_argument("--canon", help="canon directory (env CUSTODIAN_CANON_DIR)")
     no.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
+    fix = a.add_parser(
+        "repair", help="rewrite item files that disagree with the journal", parents=[after]
+    )
+    fix.add_argument("--domain", help="only this domain (default: every domain)")
     p.set_defaults(handler=_cmd_approvals)
 
 
@@ -286,7 +290,7 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
 
     settings = _settings(args, domain_required=False, hub_required=False)
     command = args.approvals_command
-    check_memory(settings.memory_dir, writable=command in ("approve", "reject"))
+    check_memory(settings.memory_dir, writable=command in ("approve", "reject", "repair"))
     request: a.ApprovalsRequest
     if command == "list":
         request = a.ListRequest(args.domain, args.status, args.json)
@@ -294,6 +298,8 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
         request = a.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
         request = a.RejectRequest(args.approval_id, args.by, args.reason, args.wait)
+    elif command == "repair":
+        request = a.RepairRequest(args.domain)
     else:
         request = a.ApproveRequest(args.approval_id, args.by, args.note, args.wait)
     return a.approvals_command(settings, request, sys.stdout)

@@ -1,7 +1,7 @@
 """The person's side of the approval queue, and the execution of an approved item.
 
-`approvals_command` carries out `custodian approvals list|show|approve|reject` from a typed
-request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
+`approvals_command` carries out `custodian approvals list|show|approve|reject|repair` from a
+typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
 Every verdict is the core's (`core.approval_verdicts`); an approved write is sent through
 run/act's one send path and the approved dispatch table only.
 """
@@ -33,6 +33,12 @@ if TYPE_CHECKING:
         needs_hub,
         seen_for,
     )
+    from custodian_runtime.approvals._repair import (
+        RepairRequest,
+        disagreement_lines,
+        ledger_disagreements,
+        repair_command,
+    )
 
 __all__ = [
     "ApprovalsRequest",
@@ -40,16 +46,20 @@ __all__ = [
     "Decision",
     "ListRequest",
     "RejectRequest",
+    "RepairRequest",
     "ShowRequest",
     "approvals_command",
     "carry_out_recorded_decisions",
     "decide_approve",
     "decide_reject",
+    "disagreement_lines",
     "execute",
     "here",
     "hub_client",
     "hub_here",
+    "ledger_disagreements",
     "needs_hub",
+    "repair_command",
     "seen_for",
 ]
 
@@ -75,6 +85,10 @@ if not TYPE_CHECKING:
             ),
             **dict.fromkeys(
                 ("execute", "here", "hub_client", "hub_here", "needs_hub", "seen_for"), "_execute"
+            ),
+            **dict.fromkeys(
+                ("RepairRequest", "disagreement_lines", "ledger_disagreements", "repair_command"),
+                "_repair",
             ),
         },
     )

@@ -21,6 +21,7 @@ from custodian_runtime.approvals._recorded import (
     record_for_later,
     recorded,
 )
+from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core import approval_text
 from custodian_runtime.core import approval_verdicts as verdicts
@@ -81,7 +82,7 @@ class RejectRequest:
     wait_s: float = 0.0
 
 
-ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest
+ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest | RepairRequest
 
 
 # A decision that came after an earlier approval's write had landed: the item is executed.
@@ -98,9 +99,11 @@ class Decision:
 
 
 def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO) -> int:
-    """Carry out `approvals list|show|approve|reject`."""
+    """Carry out `approvals list|show|approve|reject|repair`."""
     for earlier in carry_out_recorded_decisions(settings):
         out.write(f"carried out a recorded decision: {earlier.message}\n")
+    if isinstance(request, RepairRequest):
+        return repair_command(settings, request, out)
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
     now = utc_now()
     if isinstance(request, ListRequest):

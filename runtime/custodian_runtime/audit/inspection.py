@@ -2,7 +2,8 @@
 
 Inspect never writes: a torn tail or a damaged line is reported as a problem, not repaired.
 It reads the journal once, segment by segment, in bounded memory (memory/journal_verify.py).
-It exits 0 when the replay is ok and 6 (JournalError's code) when any record breaks a rule.
+It exits 0 when the replay is ok and 6 (JournalError's code) when any record breaks a rule, or
+when an approval item file says another status than the journal (its `approvals` section).
 """
 
 from __future__ import annotations
@@ -10,18 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from custodian_runtime.approvals import disagreement_lines, ledger_disagreements
+from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal import replay_lines
 from custodian_runtime.core.journal_render import UNSEALED, court_record
 from custodian_runtime.core.journal_runs import RunSummary
 from custodian_runtime.core.seals import SealKey
-from custodian_runtime.errors import JournalError
+from custodian_runtime.errors import ApprovalError, JournalError
 from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.journal_verify import verify_domain
+from custodian_runtime.memory.journal_verify import DomainReport, verify_domain
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 2
 EXIT_BROKEN = JournalError.exit_code
+DISAGREE = "replay: FAILED (approval items disagree with the journal; see above)"
 
 
 def inspect_command(
@@ -56,8 +60,19 @@ def inspect_command(
     problems = report.problem_lines()
     totals = (report.records, report.last)
     lines = court_record(report.context, run_id, problems, totals, report.seal_lines())
-    _write(out, [*lines[:-1], *report.open_writes, lines[-1]])
-    return EXIT_OK if lines[-1] == "replay: ok" else EXIT_BROKEN
+    approvals = _approvals(memory_dir, report)
+    verdict = DISAGREE if approvals and lines[-1] == "replay: ok" else lines[-1]
+    _write(out, [*lines[:-1], *report.open_writes, *approvals, verdict])
+    return EXIT_OK if verdict == "replay: ok" else EXIT_BROKEN
+
+
+def _approvals(memory_dir: Path, report: DomainReport) -> list[str]:
+    """The `approvals` section: each item file that says another status than the journal."""
+    try:
+        found = ledger_disagreements(memory_dir, report.domain, report.ledger, utc_now())
+    except ApprovalError as exc:  # a damaged item file is a problem to report, not a crash
+        return [f"approvals cannot be compared with the journal: {exc.message}"]
+    return disagreement_lines(found, report.domain)
 
 
 def _latest(summaries: list[RunSummary]) -> str | None:
@@ -76,12 +91,14 @@ def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int
     for domain in domains:
         report = verify_domain(store.layout(domain), seal_key=seal_key)
         problems = report.problem_lines()
-        broken = broken or bool(problems)
+        approvals = _approvals(store.memory_dir, report)
+        broken = broken or bool(problems) or bool(approvals)
         verdict = "ok" if not problems else f"{len(problems)} problem(s)"
         _write(out, [f"{domain}: {report.records} record(s), last {report.last}, chain {verdict}"])
         _write(out, [f"  {summary.brief()}" for summary in report.summaries])
         _write(out, [f"  {line}" for line in report.open_writes])
         _write(out, [f"  ! {problem}" for problem in problems])
+        _write(out, [f"  {line}" for line in approvals])
     if seal_key is None:
         _write(out, [f"seals     unsealed: {UNSEALED}"])
     _write(out, ["replay: ok" if not broken else "replay: FAILED (see the problems above)"])

@@ -15,6 +15,7 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.core import (
         approval_history,
+        approval_ledger,
         approval_settle,
         approval_status,
         approval_text,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "approval_history",
+    "approval_ledger",
     "approval_settle",
     "approval_status",
     "approval_text",

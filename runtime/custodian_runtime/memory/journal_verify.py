@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from custodian_runtime.core.approval_ledger import Ledger, fold_ledger
 from custodian_runtime.core.journal import unfinished_items
 from custodian_runtime.core.journal_fold import Checkpoint
 from custodian_runtime.core.journal_records import Problem, Record
@@ -42,6 +43,8 @@ class DomainReport:
     bad_seals: list[Problem] = field(default_factory=list)
     # The writes still open after the last record, listed with the id `journal settle` takes.
     open_writes: list[str] = field(default_factory=list)
+    # What the journal says of each approval item (core/approval_ledger.py).
+    ledger: Ledger = field(default_factory=Ledger)
 
     def seal_lines(self) -> list[str]:
         """The court record's `seals` line for the whole domain."""
@@ -120,6 +123,7 @@ def _check(
         report.bad_seals.extend(bad)
         report.problems.extend(bad)
     report.records += len(window)
+    report.ledger = fold_ledger(report.ledger, window)
     report.last = window[-1].ref
     starts = _runs_begun(window)
     _close_deferred(report, window)

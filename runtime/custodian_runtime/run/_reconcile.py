@@ -15,6 +15,7 @@ from typing import Any
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core import journal as J
+from custodian_runtime.core.approval_ledger import settled_status
 from custodian_runtime.core.approval_settle import executed_before
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.authority_path import (
@@ -47,6 +48,8 @@ from custodian_runtime.stopping import StopFlag
 
 # A re-send's outcome as reconcile reports it; `unknown` and `failed` stop the run.
 _RESENT = {"executed": "resent", "failed": "failed", "stale": "stale", "unknown": "unknown"}
+# The journal record each re-send outcome closes (or leaves open) the write with.
+_SENT_KIND = {"executed": "receipt", "failed": "failed", "stale": "stale", "unknown": "unknown"}
 
 
 @dataclass(frozen=True)
@@ -217,7 +220,7 @@ def _settle_one(
             {**marker, "status_code": None, "hub_id": step.hub_id, "replayed": False,
              "response_sha256": None, "attempts": 0, "found_on_hub": True},
         )  # fmt: skip
-        _item_executed(ctx, pending, step.hub_id)
+        _item_follows(ctx, pending, "receipt", landed=step.hub_id)
         return {"outcome": "found", "hub_id": step.hub_id, "reason": step.reason}
     if step.action == "resend":
         # A status write goes out only on the task as observed now (If-Match, or a re-read).
@@ -235,8 +238,7 @@ def _settle_one(
             sent_before=pending.dispatched,
         )
         error = sent.error or sent.stale or sent.unknown
-        if sent.kind == "executed":
-            _item_executed(ctx, pending, sent.hub_id)
+        _item_follows(ctx, pending, _SENT_KIND[sent.kind], landed=sent.hub_id)
         return {"outcome": _RESENT[sent.kind], "hub_id": sent.hub_id, "error": error}
     if step.action == "stale":
         ctx.journal.append(
@@ -244,27 +246,44 @@ def _settle_one(
             {**marker, "error": f"not sent: {step.reason}", "observed": pending.planned_on,
              "current": None, "closed": "stale"},
         )  # fmt: skip
+        _item_follows(ctx, pending, "stale", closed=True)
         return {"outcome": "stale", "reason": f"not sent: {step.reason}"}
     ctx.journal.append(
         "failed",
         {**marker, "error": f"not sent: {step.reason}", "status": None, "code": None,
          "closed": step.action},
     )  # fmt: skip
+    _item_follows(ctx, pending, "failed", closed=True)
     report: dict[str, Any] = {"outcome": step.action, "reason": f"not sent: {step.reason}"}
     if step.action == "expired":
         report["flag"] = _escalate(pending, step, ctx, f"reconcile-{position}")
     return report
 
 
-def _item_executed(ctx: Reconciling, pending: J.PendingWrite, landed: str | None) -> None:
-    """The approval item of a person's write found on the hub says executed, as the journal does."""
+def _item_follows(
+    ctx: Reconciling,
+    pending: J.PendingWrite,
+    kind: str,
+    *,
+    landed: str | None = None,
+    closed: bool = False,
+) -> None:
+    """The approval item of a person's write says what the journal now says of it
+    (core/approval_ledger.py): executed when found or re-sent, as its closing record says."""
     approval = (pending.approval or {}).get("approval_id")
-    if ctx.approvals is None or not isinstance(approval, str) or landed is None:
+    if ctx.approvals is None or not isinstance(approval, str) or approval not in ctx.approvals:
         return
     item = ctx.approvals.get(approval)
-    if item.status in ("pending", "rejected", "approved", "unknown"):
+    status = settled_status(item.status, kind, closed)
+    if status is None or status == item.status:
+        return
+    if kind == "receipt" and landed is not None:
         found_by = f"by the reconcile of run {ctx.run_id}"
         ctx.approvals.save(executed_before(item, found_by, landed, ctx.now))
+    else:
+        note = f"its write was settled by the reconcile of run {ctx.run_id}"
+        update = {"status": status, "decided_at": ctx.now, "decision_note": note}
+        ctx.approvals.save(item.model_copy(update=update))
 
 
 def _escalate(
