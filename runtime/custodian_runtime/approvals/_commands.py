@@ -269,15 +269,16 @@ def _approve_now(
         seen = _execute.observe(settings, d.item, d.writes)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(d.item, here, by, note, seen, now)
-        decided, *rest = settled.records or (None,)
-        if decided is not None:
-            d.journal.append(*decided)
+        # The decision comes first in the attempt's records, then what settling the item's open
+        # write found, then the ruling and the write.
+        for kind, data in settled.records[:1]:
+            d.journal.append(kind, data)
         landed = _settle_open(settings, d, f"{by} approved the item again", seen)
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
-        for entry in rest:
-            d.journal.append(*entry)
+        for kind, data in settled.records[1:]:
+            d.journal.append(kind, data)
         if settled.execute:
             outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task, hub)
             settled = verdicts.carried_out(d.item, by, note, outcome, now)
