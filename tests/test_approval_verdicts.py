@@ -15,7 +15,7 @@ from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.plan import fingerprint
 from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS
 from custodian_runtime.core.precondition import precondition
-from custodian_runtime.run import APPROVED_CALLS, SANCTIONED_CALLS
+from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
 
 HUB = "http://hub.test"

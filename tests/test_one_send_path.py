@@ -1,7 +1,7 @@
-"""Every hub write leaves through one path: run/_dispatch's tables, called only from run/.
+"""Every hub write leaves through one path: writes/_dispatch's tables, called only from writes/.
 
 A run's own writes, reconcile's re-sends and approved items all go authorized -> dispatched ->
-receipt through `act.send`; nothing else in the package calls a client write or `perform`.
+receipt through `writes.send`; nothing else in the package calls a client write or `perform`.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def _callers(names: set[str]) -> list[str]:
 
 
 def test_only_dispatch_calls_the_clients_writes() -> None:
-    assert _callers(WRITES) == ["run/_dispatch.py"]
+    assert _callers(WRITES) == ["writes/_dispatch.py"]
 
 
-def test_only_the_run_package_performs_a_write() -> None:
+def test_only_the_write_chain_performs_a_write() -> None:
     callers = _callers({"perform"})
-    assert callers and all(c.startswith("run/") for c in callers), callers
+    assert callers and all(c.startswith("writes/") for c in callers), callers

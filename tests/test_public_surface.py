@@ -17,6 +17,7 @@ PACKAGES = (
     "render",
     "audit",
     "approvals",
+    "writes",
     "run",
     "review",
     "evals",

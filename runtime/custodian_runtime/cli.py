@@ -266,7 +266,7 @@ def _cmd_hub_serve(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from custodian_runtime.audit import inspect_command
-    from custodian_runtime.run import check_memory
+    from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -277,7 +277,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from custodian_runtime.audit import replay_command
-    from custodian_runtime.run import check_memory
+    from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -286,7 +286,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
     from custodian_runtime import approvals as a
-    from custodian_runtime.run import check_memory
+    from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     command = args.approvals_command
@@ -327,7 +327,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from custodian_runtime.clock import utc_now
     from custodian_runtime.metrics import DEFAULT_MAX_AGE as DEFAULT
     from custodian_runtime.metrics import StatusRequest, parse_max_age, status_command
-    from custodian_runtime.run import check_memory
+    from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=False)
@@ -338,7 +338,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 def _cmd_journal_reseal(args: argparse.Namespace) -> int:
     from custodian_runtime.memory.journal_reseal import reseal_command
-    from custodian_runtime.run import check_memory
+    from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=True)
@@ -354,7 +354,7 @@ def _cmd_journal_settle(args: argparse.Namespace) -> int:
 
 def _cmd_review(args: argparse.Namespace) -> int:
     from custodian_runtime.review import review_command
-    from custodian_runtime.run import check_memory
+    from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     check_memory(settings.memory_dir, writable=True)

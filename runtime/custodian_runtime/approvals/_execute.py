@@ -2,7 +2,7 @@
 
 This module observes and performs; it never decides. What to observe, whether the item may run
 and what it came to are the core's (`core.approval_verdicts`, ruled by the one authority
-`core.authority_path.rule_write`). An approved hub write goes out through run/act's one send
+`core.authority_path.rule_write`). An approved hub write goes out through the one send
 path (authorized -> dispatched -> receipt, failed or stale) and the approved dispatch table only.
 """
 
@@ -28,7 +28,7 @@ from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.packaged import PACKAGED
-from custodian_runtime.run import (
+from custodian_runtime.writes import (
     APPROVED_CALLS,
     bound,
     canon_identity,

@@ -38,9 +38,9 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
-from custodian_runtime.run._dispatch import SANCTIONED_CALLS, calls_of
+from custodian_runtime.writes import SANCTIONED_CALLS, calls_of
 from custodian_runtime.run._evidence import read_evidence
-from custodian_runtime.run._send import send
+from custodian_runtime.writes import send
 from custodian_runtime.run.decide import policy_and_history
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient

@@ -46,7 +46,7 @@ from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
 from custodian_runtime.run._metrics import push_after
-from custodian_runtime.run._preflight import check_run
+from custodian_runtime.writes import check_run
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
 from custodian_runtime.run.act import act, dry_run

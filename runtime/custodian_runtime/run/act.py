@@ -1,7 +1,7 @@
 """Act: send the authorized writes, queue what needs a person, and journal every step.
 
 Every write travels one chain: authorized (journaled before dispatch, with its idempotency key
-and the authorization's nonce) -> dispatched -> receipt, failed, stale or unknown (run/_send.py).
+and the authorization's nonce) -> dispatched -> receipt, failed, stale or unknown (writes/_send.py).
 Nothing here decides whether a write may happen. Each step returns one `ItemOutcome` per plan
 item it handled; the run assembles them once.
 """
@@ -21,8 +21,8 @@ from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan import ProposedItem
 from custodian_runtime.core.precondition import canon_target, proposed_under
 from custodian_runtime.run._context import RunContext
-from custodian_runtime.run._dispatch import SANCTIONED_CALLS
-from custodian_runtime.run._send import Sent, send, task_state
+from custodian_runtime.writes import SANCTIONED_CALLS
+from custodian_runtime.writes import Sent, send, task_state
 from custodian_runtime.run.observe import Observation
 
 __all__ = ["Sent", "act", "dry_run", "send"]

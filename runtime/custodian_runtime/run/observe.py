@@ -6,18 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.budgets import wider_window
 from custodian_runtime.core.contract import DomainSummary, StateSummary
 from custodian_runtime.core.digest import domain_state_digest
-from custodian_runtime.core.observation import check_domain_summary
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.statehub.client import StateHubClient
-
-# The hub's default summary window; read_summary widens it when Custodian's events crowd it.
-SUMMARY_EVENTS = 50
-
+from custodian_runtime.writes import read_summary
 
 @dataclass(frozen=True)
 class Observation:
@@ -76,23 +71,6 @@ def read_observation(client: StateHubClient, domain: str) -> Observation:
             raise
         raise _unknown(domain, overview) from exc
     return Observation(overview, summary, domain_state_digest(summary))
-
-
-def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
-    """GET the domain's summary and check it is all of `domain` (else ObservationRejected).
-
-    When Custodian's own events fill the summary's event window, read it again with a wider
-    one (up to the hub's 500), so that people's events stay in view.
-    """
-    asked = SUMMARY_EVENTS
-    summary = client.domain_summary(domain, events=asked)
-    wider = wider_window([e.source for e in summary.recent_events], asked)
-    while wider is not None:
-        asked = wider
-        summary = client.domain_summary(domain, events=asked)
-        wider = wider_window([e.source for e in summary.recent_events], asked)
-    check_domain_summary(summary, domain)
-    return summary
 
 
 def check_known(client: StateHubClient, domain: str) -> None:

@@ -1,0 +1,28 @@
+"""The domain summary as every reader needs it: checked, and wide enough to show people's events."""
+
+from __future__ import annotations
+
+from custodian_runtime.core.budgets import wider_window
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.observation import check_domain_summary
+from custodian_runtime.statehub.client import StateHubClient
+
+# The hub's default summary window; read_summary widens it when Custodian's events crowd it.
+SUMMARY_EVENTS = 50
+
+
+def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
+    """GET the domain's summary and check it is all of `domain` (else ObservationRejected).
+
+    When Custodian's own events fill the summary's event window, read it again with a wider
+    one (up to the hub's 500), so that people's events stay in view.
+    """
+    asked = SUMMARY_EVENTS
+    summary = client.domain_summary(domain, events=asked)
+    wider = wider_window([e.source for e in summary.recent_events], asked)
+    while wider is not None:
+        asked = wider
+        summary = client.domain_summary(domain, events=asked)
+        wider = wider_window([e.source for e in summary.recent_events], asked)
+    check_domain_summary(summary, domain)
+    return summary
