@@ -18,8 +18,8 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.memory.run_journal import MemoryJournal
-from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Calls, send
 from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Calls, send
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest
 from spinesupport import journal
 

@@ -13,8 +13,8 @@ import pytest
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.memory.run_journal import MemoryJournal
-from custodian_runtime.writes import SANCTIONED_CALLS, send
 from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.writes import SANCTIONED_CALLS, send
 
 PARAMS = {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Looked."}
 EVENT = {

@@ -28,6 +28,9 @@ from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.packaged import PACKAGED
+from custodian_runtime.settings import Settings
+from custodian_runtime.statehub.client import StateHubClient
+from custodian_runtime.statehub.connect import embedded_db, open_hub
 from custodian_runtime.writes import (
     APPROVED_CALLS,
     bound,
@@ -36,9 +39,6 @@ from custodian_runtime.writes import (
     read_summary,
     send,
 )
-from custodian_runtime.settings import Settings
-from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.statehub.connect import embedded_db, open_hub
 
 
 def new_attempt_run_id(item: ApprovalItem) -> str:

@@ -13,8 +13,8 @@ from custodian_runtime.evals.report import ScenarioRuns, as_json, as_text, exit_
 from custodian_runtime.evals.runner import run_scenario
 from custodian_runtime.evals.scenario import load_scenarios
 from custodian_runtime.llm.registry import build_model
-from custodian_runtime.writes import check_canon
 from custodian_runtime.settings import Settings
+from custodian_runtime.writes import check_canon
 
 MAX_REPEAT = 100
 

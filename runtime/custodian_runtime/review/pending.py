@@ -18,8 +18,8 @@ from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.precondition import precondition
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.writes import read_summary
 from custodian_runtime.settings import Settings
+from custodian_runtime.writes import read_summary
 
 
 @dataclass(frozen=True)

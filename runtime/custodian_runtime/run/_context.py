@@ -18,11 +18,11 @@ from custodian_runtime.llm.base import Model
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
-from custodian_runtime.writes import bound, hub_origin
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, hub_label, open_hub
 from custodian_runtime.stopping import StopFlag
+from custodian_runtime.writes import bound, hub_origin
 
 Clock = Callable[[], datetime]
 

@@ -38,13 +38,12 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
-from custodian_runtime.writes import SANCTIONED_CALLS, calls_of
 from custodian_runtime.run._evidence import read_evidence
-from custodian_runtime.writes import send
 from custodian_runtime.run.decide import policy_and_history
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.stopping import StopFlag
+from custodian_runtime.writes import SANCTIONED_CALLS, calls_of, send
 
 # A re-send's outcome as reconcile reports it; `unknown` and `failed` stop the run.
 _RESENT = {"executed": "resent", "failed": "failed", "stale": "stale", "unknown": "unknown"}

@@ -46,7 +46,6 @@ from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
 from custodian_runtime.run._metrics import push_after
-from custodian_runtime.writes import check_run
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
 from custodian_runtime.run.act import act, dry_run
@@ -56,6 +55,7 @@ from custodian_runtime.run.orient import orient
 from custodian_runtime.run.record import NoteParts, NoteWritten, reconcile_text, record
 from custodian_runtime.settings import Settings
 from custodian_runtime.stopping import StopFlag, stop_on_signals
+from custodian_runtime.writes import check_run
 
 
 def run(

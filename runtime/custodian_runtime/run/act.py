@@ -21,9 +21,8 @@ from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan import ProposedItem
 from custodian_runtime.core.precondition import canon_target, proposed_under
 from custodian_runtime.run._context import RunContext
-from custodian_runtime.writes import SANCTIONED_CALLS
-from custodian_runtime.writes import Sent, send, task_state
 from custodian_runtime.run.observe import Observation
+from custodian_runtime.writes import SANCTIONED_CALLS, Sent, send, task_state
 
 __all__ = ["Sent", "act", "dry_run", "send"]
 

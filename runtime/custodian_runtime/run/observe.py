@@ -14,6 +14,7 @@ from custodian_runtime.run._context import RunContext
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import read_summary
 
+
 @dataclass(frozen=True)
 class Observation:
     """What the hub showed this run."""

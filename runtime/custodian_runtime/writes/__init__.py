@@ -30,6 +30,7 @@ __all__ = [
     "Calls",
     "Sent",
     "bound",
+    "calls_of",
     "canon_identity",
     "check_canon",
     "check_memory",
@@ -37,7 +38,6 @@ __all__ = [
     "hub_location",
     "hub_origin",
     "read_summary",
-    "calls_of",
     "send",
     "task_state",
 ]
@@ -47,7 +47,9 @@ if not TYPE_CHECKING:
         __name__,
         globals(),
         {
-            **dict.fromkeys(("APPROVED_CALLS", "SANCTIONED_CALLS", "Calls", "calls_of"), "_dispatch"),
+            **dict.fromkeys(
+                ("APPROVED_CALLS", "SANCTIONED_CALLS", "Calls", "calls_of"), "_dispatch"
+            ),
             **dict.fromkeys(("Sent", "send", "task_state"), "_send"),
             **dict.fromkeys(("bound", "canon_identity", "hub_location", "hub_origin"), "_origin"),
             **dict.fromkeys(("check_canon", "check_memory", "check_run"), "_preflight"),

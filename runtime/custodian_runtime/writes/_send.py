@@ -19,8 +19,8 @@ from custodian_runtime.errors import (
     Interrupted,
 )
 from custodian_runtime.memory.run_journal import Journal
-from custodian_runtime.writes._dispatch import Calls, perform
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
+from custodian_runtime.writes._dispatch import Calls, perform
 
 UNKNOWN_NOTE = "the next run settles it by observing the hub"
 
