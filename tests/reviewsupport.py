@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.cli_hub import with_embedded_hub
 from custodian_runtime.review.server import ReviewServer
 from custodian_runtime.settings import Settings, load_settings
 from runsupport import CANON, REPO, hub_get, plan_response, run_cli
@@ -82,7 +83,8 @@ def queue_two(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Queu
 def review_settings(memory: Path, hub_url: str, cwd: Path) -> Settings:
     """The settings `custodian review --memory M --hub URL` resolves to."""
     flags = {"memory": str(memory), "hub": hub_url, "canon": str(CANON)}
-    return load_settings(flags, {}, cwd, domain_required=False, hub_required=False)
+    settings = load_settings(flags, {}, cwd, domain_required=False, hub_required=False)
+    return with_embedded_hub(settings)
 
 
 @contextmanager

@@ -36,7 +36,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
     ("audit",),
-    ("review", "evals", "cli_run"),
+    ("review", "evals", "cli_run", "cli_hub"),
     ("cli",),
     ("__main__",),
 )
@@ -59,9 +59,9 @@ RUN_ORDER: tuple[str, ...] = (
     "_runner",
 )
 
-# The runtime modules that may import the reference hub: the one hub connector (the embedded
-# default), `custodian hub serve`, and the evals' own seeded hub and seed checks.
-HUB_DOORS = ("statehub.connect", "cli", "evals.runner", "evals.scenario")
+# The runtime modules that may import the reference hub: where the CLI wires in the embedded hub,
+# `custodian hub serve`, and the evals' own seeded hub and seed checks. Never the client package.
+HUB_DOORS = ("cli_hub", "cli", "evals.runner", "evals.scenario")
 # The hub sees the core, the error types, the version, the one wall clock
 # (custodian_runtime.clock) and the lazy attributes of its __init__.
 HUB_MAY_IMPORT = ("core", "errors", "", "__version__", "clock", "_lazy")
@@ -233,3 +233,16 @@ def test_the_approvals_import_nothing_of_the_run() -> None:
     assert approvals and found == []
     assert _floor_problem("approvals._execute", "run") is not None
     assert _floor_problem("run.act", "approvals") is not None
+
+
+def test_the_hub_client_never_imports_the_reference_hub() -> None:
+    client = sorted((PACKAGE / "statehub").rglob("*.py"))
+    found = [
+        f"{path.name}:{line} {name}"
+        for path in client
+        for line, name in _imports(path)
+        if name.split(".")[0] == "custodian_hub"
+    ]
+    assert client and found == []
+    assert not any(_within(door, "statehub") for door in HUB_DOORS)
+    assert _problem("custodian_runtime.statehub.connect", "custodian_hub") is not None

@@ -210,9 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
+    from custodian_runtime.cli_hub import with_embedded_hub
     from custodian_runtime.settings import load_settings
 
-    return load_settings(vars(args), os.environ, Path.cwd(), **kwargs)
+    return with_embedded_hub(load_settings(vars(args), os.environ, Path.cwd(), **kwargs))
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -7,8 +7,10 @@ directory, then defaults. Every mistake is a ConfigError that names the setting 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +27,17 @@ from custodian_runtime.llm.registry import split_spec
 from custodian_runtime.packaged import default_canon, local_or_packaged
 
 if TYPE_CHECKING:
+    import httpx
+
     from custodian_runtime.core.seals import SealKey
 
 EMBEDDED = "embedded"
 HUB_PROXY = "STATE_HUB_PROXY"
 DEFAULT_EMBEDDED_DIR = ".custodian"
+# Opens the in-process hub on a database file (dating new demo data by the clock): its transport.
+EmbeddedHub = Callable[
+    [Path, Callable[[], datetime]], AbstractContextManager["httpx.BaseTransport"]
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,8 @@ class HubSettings:
     source: str = "flag"
     # The hub's own proxy (STATE_HUB_PROXY); HTTP(S)_PROXY never carries the hub's token.
     proxy: str | None = None
+    # For `embedded`: the reference hub, wired in where the program is composed (cli_hub.py).
+    open_embedded: EmbeddedHub | None = field(default=None, repr=False, compare=False)
 
     @property
     def embedded(self) -> bool:

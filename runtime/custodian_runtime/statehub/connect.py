@@ -1,9 +1,8 @@
 """The one way to reach the state-hub: a ready client of a URL, or of the embedded hub in-process.
 
-`embedded` is the reference hub (package `custodian_hub`) in this process, behind an httpx
-transport: no socket, no port, no server thread. Its database is `<embedded dir>/hub.sqlite3`,
-seeded with the demo data the first time. This module is the only place in the runtime that
-imports the reference hub, and it does so only for `embedded`.
+`embedded` is the reference hub in this process, behind an httpx transport: no socket, no port,
+no server thread. Its database is `<embedded dir>/hub.sqlite3`. This module does not know the
+reference hub: the program wires it into the settings where it is composed (`cli_hub.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,8 @@ from pathlib import Path
 import httpx
 
 from custodian_runtime.core.redact import redact
-from custodian_runtime.settings import HubSettings
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.settings import EmbeddedHub, HubSettings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.stopping import OnRetry, StopFlag
 
@@ -57,7 +57,7 @@ def open_hub(
         if hub.embedded:
             url = EMBEDDED_BASE_URL
             if transport is None:
-                transport = stack.enter_context(_embedded(embedded_db(embedded_dir), clock))
+                transport = stack.enter_context(_embedded(hub)(embedded_db(embedded_dir), clock))
         client = StateHubClient(
             url,
             token=hub.token,
@@ -74,13 +74,12 @@ def open_hub(
         yield stack.enter_context(client)
 
 
-@contextmanager
-def _embedded(db_path: Path, clock: Callable[[], datetime]) -> Iterator[httpx.BaseTransport]:
-    """The reference hub on `db_path` in this process, seeded with the demo data when new."""
-    from custodian_hub import demo_dataset, in_process, load_seed
-
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    if not db_path.exists():
-        load_seed(db_path, demo_dataset(clock()))
-    with in_process(db_path) as transport:
-        yield transport
+def _embedded(hub: HubSettings) -> EmbeddedHub:
+    """The opener of the in-process hub the program wired in, or a ConfigError that says how."""
+    if hub.open_embedded is None:
+        raise ConfigError(
+            "the embedded hub is not wired into this program: compose the settings with "
+            "custodian_runtime.cli_hub.with_embedded_hub (as the CLI does), or pass --hub URL",
+            setting="--hub",
+        )
+    return hub.open_embedded
