@@ -24,9 +24,11 @@ def _now() -> datetime:
 def test_settings_alone_do_not_open_the_embedded_hub(tmp_path: Path) -> None:
     settings = load_settings(FLAGS, {}, tmp_path)
     assert settings.hub is not None and settings.hub.open_embedded is None
-    with pytest.raises(ConfigError, match="with_embedded_hub") as caught:
-        with open_hub(settings.hub, tmp_path, _now):
-            pass
+    with (
+        pytest.raises(ConfigError, match="with_embedded_hub") as caught,
+        open_hub(settings.hub, tmp_path, _now),
+    ):
+        pass
     assert caught.value.setting == "--hub"
     assert not (tmp_path / "hub.sqlite3").exists()  # refused before anything was created
 
