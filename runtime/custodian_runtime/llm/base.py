@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.planning_facts import PlanningFacts
     from custodian_runtime.stopping import OnRetry, StopFlag
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
@@ -31,14 +30,15 @@ class Usage:
 class Prompt:
     """What one model call is given.
 
-    `facts` is the structured observation the prompt was rendered from; only adapters whose
-    `uses_facts` is true (the rule-based `offline` planner) read it.
+    `facts` is the structured observation the prompt was rendered from, opaque to this
+    interface: a run builds it only for an adapter whose `uses_facts` is true (the rule-based
+    `offline` planner), and that adapter checks its type.
     """
 
     system: str
     user: str
     max_output_tokens: int = 8192
-    facts: PlanningFacts | None = None
+    facts: object = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from custodian_runtime.core.offline_planner import offline_plan
+from custodian_runtime.core.planning_facts import PlanningFacts
 from custodian_runtime.errors import ModelError
 from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
@@ -31,7 +32,7 @@ class OfflinePlanner(Model):
 
     def complete(self, prompt: Prompt) -> Completion:
         """Answer with the rule-based plan for `prompt.facts`."""
-        if prompt.facts is None:
+        if not isinstance(prompt.facts, PlanningFacts):
             raise ModelError(
                 "the offline planner needs the structured observation (prompt.facts)",
                 provider=self.provider,

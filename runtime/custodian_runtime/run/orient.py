@@ -97,15 +97,7 @@ def _orientation(
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     inputs = _inputs(ctx, observation, continuity(history), now)
     rendered = render_prompt(inputs)
-    facts = PlanningFacts(
-        domain=ctx.domain,
-        now=now,
-        summary=observation.summary,
-        overview=observation.overview,
-        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
-        stale_after_days=ctx.limits.stale_after_days,
-        rejected=rejected_targets(inputs.rejected),
-    )
+    facts = _facts(ctx, observation, history, inputs) if ctx.model.uses_facts else None
     prompt = Prompt(
         system=rendered.system,
         user=rendered.user,
@@ -113,6 +105,21 @@ def _orientation(
         facts=facts,
     )
     return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
+
+
+def _facts(
+    ctx: RunContext, observation: Observation, history: list[J.Record], inputs: PromptInputs
+) -> PlanningFacts:
+    """The structured observation, for a model that plans from it (it loads the last snapshot)."""
+    return PlanningFacts(
+        domain=ctx.domain,
+        now=inputs.now,
+        summary=observation.summary,
+        overview=observation.overview,
+        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
+        stale_after_days=ctx.limits.stale_after_days,
+        rejected=rejected_targets(inputs.rejected),
+    )
 
 
 def rejected_targets(rejected: tuple[ApprovalBrief, ...]) -> frozenset[tuple[str, str]]:
