@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from custodian_runtime.core._prompt_sections import PROMPT_SECTIONS
 from custodian_runtime.core._timestamps import activity_age, in_future
 from custodian_runtime.core.contract import (
     TEXT_LIMITS,
@@ -35,22 +36,7 @@ KNOWN_OPERATIONS = APPROVABLE_OPERATIONS | SANCTIONED_OPERATIONS
 SUSPECT = "suspect"  # an age column whose time lies in the future
 
 # The columns of each section's data block, as its opening marker names them.
-TASK_COLUMNS = (
-    "id workstream updated_days last_event_days due flag | assignee | title | description"
-)
-COLUMNS: dict[str, str] = {
-    "workstreams": "id status todo in_progress blocked done cancelled | owner | title",
-    "flags": "id task workstream age_days | raised_by | note",
-    "blocked": TASK_COLUMNS,
-    "in_progress": "id workstream updated_days last_event_days stale due flag | assignee | title "
-    "| description",
-    "decisions": "id workstream age_days | title | context | options",
-    "events": "id age_days type workstream task | source | summary",
-    "pending": "id operation | target | summary | rationale",
-    "rejected": "id operation | target | summary | reason",
-    "todo": TASK_COLUMNS,
-    "closed": "id status | title",
-}
+COLUMNS: dict[str, str] = {s.key: s.columns for s in PROMPT_SECTIONS}
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from custodian_runtime.core._context_items import (
     workstream_piece,
 )
 from custodian_runtime.core._context_select import Candidates, select
+from custodian_runtime.core._prompt_sections import PROMPT_SECTIONS
 from custodian_runtime.core._timestamps import activity_age
 from custodian_runtime.core.continuity import NoteRef
 from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
@@ -59,27 +60,15 @@ __all__ = [
     "build_view",
     "estimate_tokens",
     "omitted_sentence",
+    "section_items",
 ]
 
 NOTE_LIMIT = 6000  # characters of the last session note shown for continuity
 
-# (key, heading, singular, plural), in the order the sections are shown.
-CATEGORIES: tuple[tuple[str, str, str, str], ...] = (
-    ("workstreams", "Workstreams", "workstream", "workstreams"),
-    ("in_progress", "In-progress tasks (longest idle first)", "in-progress task",
-     "in-progress tasks"),
-    ("blocked", "Blocked tasks (longest blocked first)", "blocked task", "blocked tasks"),
-    ("todo", "Todo tasks (due soonest, then oldest, first)", "todo task", "todo tasks"),
-    ("decisions", "Open decisions (oldest first)", "open decision", "open decisions"),
-    ("flags", "Open flags (oldest first)", "open flag", "open flags"),
-    ("events", "Recent events (newest first)", "event", "events"),
-    ("pending", "Pending approvals (waiting for a person; do not propose these again)",
-     "pending approval", "pending approvals"),
-    ("rejected", "Recently rejected proposals (do not propose these again)",
-     "rejected proposal", "rejected proposals"),
-    ("closed", "Done or cancelled tasks (most recently updated first)",
-     "done or cancelled task", "done or cancelled tasks"),
-)  # fmt: skip
+# (key, heading, singular, plural), in the order the sections are shown (core/_prompt_sections.py).
+CATEGORIES: tuple[tuple[str, str, str, str], ...] = tuple(
+    (s.key, s.heading, s.singular, s.plural) for s in PROMPT_SECTIONS
+)
 SECTIONS: tuple[str, ...] = tuple(key for key, *_ in CATEGORIES)
 T = TypeVar("T")
 _DETAILS = ("details", "long text (descriptions, contexts)", "long text")
@@ -241,6 +230,12 @@ def omitted_sentence(omitted: Mapping[str, int]) -> str | None:
 
 
 def _candidates(inputs: PromptInputs) -> list[Candidates]:
+    lists = section_items(inputs)
+    return [Candidates(key, lists[key], _overhead(key, inputs.nonce)) for key in SECTIONS]
+
+
+def section_items(inputs: PromptInputs) -> dict[str, list[Callable[[], Piece]]]:
+    """Each section's items in the order shown, each rendered only when considered."""
     summary, now = inputs.summary, inputs.now
     tasks = [task for ws in summary.workstreams for task in ws.tasks]
     last_event = _last_event_by_task(summary)
@@ -275,7 +270,7 @@ def _candidates(inputs: PromptInputs) -> list[Candidates]:
         "closed": _lazy(sorted(closed, key=lambda t: (-t.updated_at.timestamp(), t.id)),
                         closed_task_piece),
     }  # fmt: skip
-    return [Candidates(key, lists[key], _overhead(key, inputs.nonce)) for key, *_ in CATEGORIES]
+    return lists
 
 
 def _with_now(render: Callable[[T, datetime], Piece], now: datetime, item: T) -> Piece:
