@@ -1,4 +1,4 @@
-"""Facts the runtime once kept by hand in several places come from one source, or a test ties them."""
+"""Facts once kept by hand in several places come from one source, or a test ties them."""
 
 from __future__ import annotations
 
