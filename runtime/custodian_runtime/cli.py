@@ -15,6 +15,7 @@ from custodian_runtime.core.approval_status import ApprovalStatus
 from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
+from custodian_runtime.llm.specs import SPEC_CHOICES
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -39,8 +40,7 @@ def _run_parser(sub: Subparsers) -> None:
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
     p.add_argument(
         "--llm",
-        help="model spec: offline, claude-code, anthropic, openai, openrouter, "
-        "gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND (env CUSTODIAN_LLM)",
+        help=f"model spec: {SPEC_CHOICES} (env CUSTODIAN_LLM)",
     )
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
     p.add_argument("--memory", help=MEMORY_HELP)

@@ -24,6 +24,7 @@ from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig
 from custodian_runtime.llm.registry import split_spec
+from custodian_runtime.llm.specs import SPEC_CHOICES
 from custodian_runtime.packaged import default_canon, local_or_packaged
 
 if TYPE_CHECKING:
@@ -267,9 +268,7 @@ def _model_spec(
         return spec, source
     if not embedded and required:
         raise ConfigError(
-            "no model configured: pass --llm SPEC (offline, claude-code, anthropic, openai, "
-            "openrouter, gemini, ollama, openai-compatible, file:PATH, cmd:COMMAND) "
-            "or set CUSTODIAN_LLM",
+            f"no model configured: pass --llm SPEC ({SPEC_CHOICES}) or set CUSTODIAN_LLM",
             setting="CUSTODIAN_LLM",
         )
     return ("claude-code" if claude_on_path(env) else "offline"), "embedded default"

@@ -7,26 +7,11 @@ from typing import TYPE_CHECKING
 
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.base import Model, ModelConfig
+from custodian_runtime.llm.specs import ADAPTERS, NEEDS_ARGUMENT
 
 if TYPE_CHECKING:
     import httpx
 
-# name -> "module:Class"; a spec is NAME or NAME:ARGUMENT.
-ADAPTERS: dict[str, str] = {
-    "offline": "custodian_runtime.llm.offline:OfflinePlanner",
-    "file": "custodian_runtime.llm.file_answer:FileModel",
-    "cmd": "custodian_runtime.llm.command:CommandModel",
-    "claude-code": "custodian_runtime.llm.claude_code:ClaudeCodeModel",
-    "anthropic": "custodian_runtime.llm.anthropic:AnthropicModel",
-    "openai": "custodian_runtime.llm.openai:OpenAIModel",
-    "openrouter": "custodian_runtime.llm.openrouter:OpenRouterModel",
-    "gemini": "custodian_runtime.llm.gemini:GeminiModel",
-    "ollama": "custodian_runtime.llm.ollama:OllamaModel",
-    "openai-compatible": "custodian_runtime.llm.openai_compatible:OpenAICompatibleModel",
-}
-
-# Specs whose argument is required (file:PATH, cmd:COMMAND).
-NEEDS_ARGUMENT = frozenset({"file", "cmd"})
 _EXAMPLES = {"file": "answer.md", "cmd": "./answer.sh"}
 
 

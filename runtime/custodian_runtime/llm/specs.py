@@ -1,0 +1,28 @@
+"""The model specs the runtime knows: the one table the registry, the CLI and settings read.
+
+Importing this module costs nothing beyond itself, so `custodian --help` can list the specs.
+"""
+
+from __future__ import annotations
+
+# name -> "module:Class"; a spec is NAME or NAME:ARGUMENT.
+ADAPTERS: dict[str, str] = {
+    "offline": "custodian_runtime.llm.offline:OfflinePlanner",
+    "file": "custodian_runtime.llm.file_answer:FileModel",
+    "cmd": "custodian_runtime.llm.command:CommandModel",
+    "claude-code": "custodian_runtime.llm.claude_code:ClaudeCodeModel",
+    "anthropic": "custodian_runtime.llm.anthropic:AnthropicModel",
+    "openai": "custodian_runtime.llm.openai:OpenAIModel",
+    "openrouter": "custodian_runtime.llm.openrouter:OpenRouterModel",
+    "gemini": "custodian_runtime.llm.gemini:GeminiModel",
+    "ollama": "custodian_runtime.llm.ollama:OllamaModel",
+    "openai-compatible": "custodian_runtime.llm.openai_compatible:OpenAICompatibleModel",
+}
+# Specs whose argument is required, and what the argument is (file:PATH, cmd:COMMAND).
+ARGUMENTS: dict[str, str] = {"file": "PATH", "cmd": "COMMAND"}
+NEEDS_ARGUMENT = frozenset(ARGUMENTS)
+# Every spec as help and errors list it: the plain names, then those that take an argument.
+SPEC_CHOICES = ", ".join(
+    [name for name in ADAPTERS if name not in ARGUMENTS]
+    + [f"{name}:{placeholder}" for name, placeholder in ARGUMENTS.items()]
+)
