@@ -12,6 +12,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime._env_numbers import limits_from
+from custodian_runtime.core import offline_planner
 from custodian_runtime.core.context import PromptInputs
 from custodian_runtime.core.planning_facts import PlanningFacts
 from custodian_runtime.core.policy import Policy
@@ -77,6 +78,8 @@ def test_every_default_elsewhere_is_the_policys() -> None:
     assert dict(inputs.caps) == dict(policy.prompt_caps())
     facts = PlanningFacts("d", now, None)  # type: ignore[arg-type]
     assert facts.stale_after_days == policy.stale_after_days
+    assert policy.max_flags == offline_planner.MAX_FLAGS
+    assert policy.max_status_updates == offline_planner.MAX_STATUS_UPDATES
 
 
 def test_settings_read_every_cap_from_its_variable() -> None:
@@ -117,3 +120,19 @@ def test_the_readme_names_every_caps_variable_and_default() -> None:
         assert "| " + ", ".join(map(str, row)) in table, row
     assert f"| {p.token_budget} estimated" in table and f"| {p.max_pending} pending" in table
     assert f"| {p.defer_days} (at most" in table
+
+
+def test_no_module_keeps_a_cap_as_a_number_of_its_own() -> None:
+    caps = {f.name for f in fields(Policy)}
+    found = []
+    for path in sorted((REPO / "runtime" / "custodian_runtime").rglob("*.py")):
+        if path.name == "policy.py" and path.parent.name == "core":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                found += [
+                    f"{path.relative_to(REPO)}:{node.lineno} {t.id}"
+                    for t in node.targets
+                    if isinstance(t, ast.Name) and t.id.lower() in caps
+                ]
+    assert found == [], "derive the cap from core/policy.py's Policy (DEFAULT)"

@@ -22,9 +22,11 @@ from custodian_runtime.core.contract import Task
 from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.evidence import by_custodian
 from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.policy import DEFAULT
 
-MAX_FLAGS = 10
-MAX_UPDATES = 20
+# The default per-run caps (core/policy.py), so that the plan is never cut by the authority.
+MAX_FLAGS = DEFAULT.max_flags
+MAX_STATUS_UPDATES = DEFAULT.max_status_updates
 # A person's rejection of any of these for a task stops the planner proposing any of them for it.
 _TASK_OPERATIONS = ("flag_for_human", "update_task_status", "set_task_status")
 _DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IGNORECASE)
@@ -50,7 +52,7 @@ def offline_plan(facts: PlanningFacts) -> str:
     plan = {
         "observations": _observations(facts, findings),
         "progress_events": [],
-        "tasks_to_update": _done_with_evidence(facts)[:MAX_UPDATES],
+        "tasks_to_update": _done_with_evidence(facts)[:MAX_STATUS_UPDATES],
         "tasks_to_flag": [_flag(finding, facts.stale_after_days) for finding in flags],
     }
     block = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False)
