@@ -11,9 +11,11 @@ from typing import Any
 
 from custodian_runtime.core.approval_text import list_lines, show_text
 from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.authority import authorize
 from custodian_runtime.core.display import age, columns, fit, item_line, params_line, why
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.run import RunResult
+from test_authority_support import plan_of, proposal, website
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 RAW = ("\x1b", "\r", "\n", "\x07", "\x9b", "\u202e")
@@ -129,15 +131,29 @@ def test_show_labels_every_field_with_params_one_per_line_and_dates_with_ages() 
     assert "  (none: nothing to compare when it is approved)" in empty.splitlines()
 
 
+def _ruled(**sections: Any) -> ItemOutcome:
+    """The outcome of the authority's real ruling on a one-item plan over the website domain."""
+    (ruling,) = authorize(plan_of(**sections), website())
+    return ItemOutcome.of(ruling, "denied" if ruling.outcome == "deny" else "queued")
+
+
 def test_a_ruling_sentence_loses_its_label_and_says_nothing_for_an_ordinary_write() -> None:
-    assert why("Plan item #3 (flag_for_human) is denied: task web-t-14 has a flag.") == (
-        "Task web-t-14 has a flag."
+    flagged = _ruled(tasks_to_flag=[{"task_id": "t-block", "note": "Stuck again."}])
+    assert flagged.reason.startswith("Plan item #0 (flag_for_human) is denied: task t-block")
+    assert flagged.code == "stated" and flagged.clause is not None
+    assert why(flagged) == "T" + flagged.clause[1:] and "already has an open flag" in flagged.clause
+    queued = _ruled(proposals=[proposal("create_task", workstream_id="ws-web", title="Audit")])
+    assert queued.kind == "queued" and queued.code == "routine" and why(queued) is None
+    unknown = _ruled(proposals=[proposal("delete_domain", domain="website")])
+    assert unknown.kind == "queued", unknown.reason
+    assert why(unknown) == (
+        "It is an operation Custodian does not know, so only a person may decide it."
     )
-    assert why("Plan item #0 (add_progress_event) executes: an event is added.") is None
-    queued = "Plan item #4 (create_task) is queued for a person's approval: "
-    assert why(queued + "it is a write that Custodian may not make on its own.") is None
-    assert why(queued + "it is an operation Custodian does not know.") == (
-        "It is an operation Custodian does not know."
+    executes = ItemOutcome(0, "add_progress_event", "ws-web", "executed", "x", code="executes")
+    assert why(executes) is None
+    # A sentence without a label (a reconcile's, a stale approval's) is shown whole.
+    assert why(ItemOutcome(0, "flag_for_human", "t", "denied", "state changed: x")) == (
+        "state changed: x"
     )
 
 
@@ -168,7 +184,9 @@ def test_summary_lines_fit_in_100_columns_and_keep_the_approval_id() -> None:
     assert columns(queued) == 100 and queued.endswith(" [apr-c4a190ea8bec]")
     assert "(Checkout performance …): “Find the caus" in queued
     denied = item_line(
-        ItemOutcome(3, "flag_for_human", "web-t-14", "denied", "Plan item #3 (f) is denied: a."),
+        ItemOutcome(
+            3, "flag_for_human", "web-t-14", "denied", "Plan item #3 (f) is denied: a.", clause="a."
+        ),
         title="Upgrade Stripe.js",
         said="“x”",
     )

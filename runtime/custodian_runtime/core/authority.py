@@ -32,15 +32,30 @@ from custodian_runtime.core.plan_schema import (
 from custodian_runtime.core.policy import Policy
 
 Outcome = Literal["execute", "queue", "deny"]
+# What a ruling's sentence tells a person: nothing beyond the outcome (`executes`, or `routine`:
+# queued as every proposal is), or a reason of its own (`stated`).
+ReasonCode = Literal["executes", "routine", "stated"]
+_VERBS: dict[Outcome, str] = {
+    "execute": "executes",
+    "deny": "is denied",
+    "queue": "is queued for a person's approval",
+}
+EVERY_PROPOSAL = "it is a write that Custodian may not make on its own"
 
 
 @dataclass(frozen=True)
 class Ruling:
-    """The outcome for one item and the sentence that explains it to a person."""
+    """The outcome for one item and the sentence that explains it to a person.
+
+    Beside the sentence: its `code`, and its `clause` (the sentence without the item's label,
+    None when the sentence has no label), so that no reader parses the English.
+    """
 
     item: ProposedItem
     outcome: Outcome
     reason: str
+    code: ReasonCode = "stated"
+    clause: str | None = None
 
 
 def authorize(
@@ -68,8 +83,22 @@ def authorize(
     for item in plan.items:
         outcome, reason = _rule(item, view, policy, history, tally, seen, recent)
         tally.record(item, outcome)
-        rulings.append(Ruling(item, outcome, reason))
+        rulings.append(_ruling(item, outcome, reason))
     return tuple(rulings)
+
+
+def _label(item: ProposedItem) -> str:
+    return f"Plan item #{item.index} ({item.operation})"
+
+
+def _ruling(item: ProposedItem, outcome: Outcome, reason: str) -> Ruling:
+    """The ruling, with the code and the clause of the sentence `_rule` put together."""
+    clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
+    if clause == reason:
+        return Ruling(item, outcome, reason)
+    routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
+    code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
+    return Ruling(item, outcome, reason, code=code, clause=clause)
 
 
 def _rule(
@@ -81,7 +110,7 @@ def _rule(
     evidence: Evidence,
     recent: RecentWrites | None,
 ) -> tuple[Outcome, str]:
-    label = f"Plan item #{item.index} ({item.operation})"
+    label = _label(item)
     problem = _form_problem(item)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
@@ -226,7 +255,7 @@ def _rule_queued(
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
     unknown = "it is an operation Custodian does not know, so only a person may decide it"
-    known = "it is a write that Custodian may not make on its own"
+    known = EVERY_PROPOSAL
     why = why or (unknown if item.operation not in APPROVABLE_OPERATIONS else known)
     return "queue", f"{label} is queued for a person's approval: {why}."
 

@@ -26,13 +26,6 @@ _LONG_PAIR = 32
 _SAID_COLUMNS = 120  # of a cited event's summary in a note
 # What an item says, by the param a person wants to see first.
 _CONTENT_KEYS = ("summary", "note", "title", "resolution", "path", "flag_id", "decision_id")
-_LABEL = re.compile(
-    r"^Plan item #\d+ \([^)]*\) "
-    r"(?P<verb>executes|is denied|is queued for a person's approval): (?P<why>.*)$",
-    re.DOTALL,
-)
-# The sentence every ordinary proposal gets: it says nothing about this item.
-_EVERY_PROPOSAL = "it is a write that Custodian may not make on its own."
 
 
 def columns(text: str) -> int:
@@ -153,18 +146,16 @@ def titles(summary: DomainSummary) -> dict[str, str]:
     return found
 
 
-def why(reason: str) -> str | None:
+def why(o: ItemOutcome) -> str | None:
     """The part of a ruling's sentence a person needs, without the `Plan item #n (op)` label.
 
     None for an item that simply executes, or is queued for the reason every proposal is.
     """
-    match = _LABEL.match(reason)
-    if match is None:
-        return reason
-    rest = match.group("why")
-    if match.group("verb") == "executes" or rest == _EVERY_PROPOSAL:
+    if o.code != "stated":
         return None
-    return rest[:1].upper() + rest[1:]
+    if o.clause is None:
+        return o.reason
+    return o.clause[:1].upper() + o.clause[1:]
 
 
 KIND_WORDS = {
@@ -215,7 +206,7 @@ def _problem(o: ItemOutcome) -> str | None:
     """Why an item did not go through, in a few words (None for one that did)."""
     if o.kind == "stale" and o.current_status is not None:
         return f"now {one_line(o.current_status)} on the hub, nothing written"
-    text = o.error or (why(o.reason) if o.kind in _PROBLEMS else None)
+    text = o.error or (why(o) if o.kind in _PROBLEMS else None)
     return text.rstrip(".") if text else None
 
 

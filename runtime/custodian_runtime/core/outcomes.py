@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from custodian_runtime.core.authority import Ruling
+from custodian_runtime.core.authority import ReasonCode, Ruling
 from custodian_runtime.core.contract import DomainSummary, Task
 
 OutcomeKind = Literal[
@@ -46,6 +46,9 @@ class ItemOutcome:
     approval_id: str | None = None
     error: str | None = None
     current_status: str | None = None
+    # The ruling's reason code and clause (core/authority.py), for what a person reads.
+    code: ReasonCode = "stated"
+    clause: str | None = None
 
     @classmethod
     def of(
@@ -70,6 +73,8 @@ class ItemOutcome:
             approval_id=approval_id,
             error=error,
             current_status=current_status,
+            code=ruling.code,
+            clause=ruling.clause,
         )
 
 

@@ -65,7 +65,7 @@ def _actions(
 def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
     # Only what this item adds: the sentence every executed or ordinary queued item gets is left
     # out (it stays in --json and the journal); a denial says why, a queued item why it was asked.
-    reason, result = display.why(o.reason), None
+    reason, result = display.why(o), None
     if o.kind == "executed" and o.hub_id != o.target:
         result = f"hub id {code_span(o.hub_id or '-')}"
     elif o.kind == "queued":
