@@ -24,9 +24,9 @@ _STATUS_VERBS = {
     "todo": ("Reopen", "reopened"),
 }
 _CREATES = {
-    "create_task": ("task", "title"),
-    "create_workstream": ("workstream", "title"),
-    "record_decision": ("decision", "title"),
+    "create_task": ("Create", "created", "task"),
+    "create_workstream": ("Create", "created", "workstream"),
+    "record_decision": ("Record", "recorded", "decision"),
 }
 _TARGETS = (("task_id", "task"), ("decision_id", "decision"), ("flag_id", "flag"))
 
@@ -65,10 +65,10 @@ def _parts(item: ApprovalItem, facts: Facts) -> tuple[str, str, str]:
     if op in ("set_task_status", "update_task_status"):
         return _status_change(item, facts)
     if op in _CREATES:
-        noun, key = _CREATES[op]
+        verb, past, noun = _CREATES[op]
         under = _named(facts, params.get("workstream_id"), "workstream")
         where = f" under {under}" if under else ""
-        return "Create", "created", f"{noun} {_quoted(params.get(key))}{where}"
+        return verb, past, f"{noun} {_quoted(params.get('title'))}{where}"
     if op == "resolve_decision":
         target = _named(facts, params.get("decision_id"), "decision", item.precondition)
         return "Resolve", "resolved", f"{target} as {_quoted(params.get('resolution'))}"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
@@ -100,6 +100,9 @@ class Views:
             return self.runs(1)
         if match := RUNS_PAGE_PATH.match(path):
             return self.runs(int(match["n"]))
+        if path == BULK_PATH:
+            ids = parse_qs(query).get("ids", [])
+            return self.selected(csrf, ids, Typed(by))
         if path == "/history":
             return self._render("history.html.j2", items=history(self._store(), utc_now()))
         if match := DECIDE_PATH.match(path):
@@ -169,10 +172,23 @@ class Views:
         view = pending_views(self.settings, self._store(), utc_now(), [item])[0]
         return self._render("confirm.html.j2", v=view, asked=asked, nonce=nonce, csrf=csrf)
 
+    def selected(self, csrf: str, ids: list[str], typed: Typed, status: int = 200) -> Page:
+        """The items ticked for a reject together, with one form for the name and reason."""
+        now = utc_now()
+        chosen = [i for i in queue(self._store(), now, Filter()).items if i.id in set(ids)]
+        items = pending_views(self.settings, self._store(), now, chosen) if chosen else []
+        values = {"items": items, "typed": typed, "csrf": csrf, "next": "/"}
+        return self._render("bulk.html.j2", status, **values)
+
     def post(self, path: str, form: Form, csrf: str) -> Page:
         """Decide: every form answers with a redirect, or the queue again with what was typed."""
         if path == BULK_PATH:
-            return self._answer(self.deciding.reject_many(form, csrf), csrf, form)
+            answer = self.deciding.reject_many(form, csrf)
+            if answer.location is None:
+                typed = answer.typed or Typed()
+                page = self.selected(csrf, sorted(typed.selected), typed, answer.status)
+                return self._with_name(page, answer)
+            return self._answer(answer, csrf, form)
         if match := CONFIRM_PATH.match(path):
             return self._answer(self.deciding.confirm(match["id"], form, csrf), csrf, form)
         if match := DECIDE_PATH.match(path):
@@ -180,13 +196,17 @@ class Views:
         return self.not_found(f"nothing to post to at {path}")
 
     def _answer(self, answer: Answer, csrf: str, form: Form) -> Page:
-        headers = {}
+        if answer.location is not None:
+            page = Page(answer.status, b"", "text/plain; charset=utf-8")
+            return self._with_name(page, answer, {"Location": answer.location})
+        keep = Filter.parse(form.get("next", [""])[0].partition("?")[2])
+        page = self.approvals(csrf, keep, answer.typed or Typed(), answer.status)
+        return self._with_name(page, answer)
+
+    def _with_name(self, page: Page, answer: Answer, more: dict[str, str] | None = None) -> Page:
+        """The page, remembering the decider's name for the session (HttpOnly, SameSite)."""
+        headers = dict(more or {})
         if answer.by:
             value = quote(answer.by, safe="")
             headers["Set-Cookie"] = f"{self.name_cookie}={value}; HttpOnly; SameSite=Strict; Path=/"
-        if answer.location is not None:
-            headers["Location"] = answer.location
-            return Page(answer.status, b"", "text/plain; charset=utf-8", headers)
-        keep = Filter.parse(form.get("next", [""])[0].partition("?")[2])
-        page = self.approvals(csrf, keep, answer.typed or Typed(), answer.status)
-        return Page(page.status, page.body, page.content_type, headers)
+        return Page(page.status, page.body, page.content_type, {**page.headers, **headers})
