@@ -146,7 +146,7 @@ def test_filters_counts_history_and_the_item_page(
         assert 'data-fate="rejected"' in item and "Rejected by cy on " in item
         history = page.get("/history").text
         assert f'data-history-id="{flag}"' in history
-        assert "Resolve flag fl-1 in website" in history  # from what the item recorded
+        assert "Resolve flag fl-1 ‘Image CDN credentials missing’ in website" in history
         assert page.client.get("/approvals/apr-nothing").status_code == 404
     shown = run_cli(["approvals", "--memory", str(memory), "show", flag], tmp_path, monkeypatch)
     assert "fate:          Rejected by cy on " in shown.stdout and ": Later." in shown.stdout

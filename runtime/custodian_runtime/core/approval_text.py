@@ -110,10 +110,11 @@ def fate(item: ApprovalItem, status: str) -> str:
     who = f"{one_line(item.decided_by or 'a person')}"
     when = item.decided_at.strftime(" on %Y-%m-%d %H:%M UTC") if item.decided_at else ""
     answer = answer_words(item.result)
+    reason = item.reject_reason or "no reason"
     sentences = {
         "pending": f"Waiting for a person until {item.expires_at:%Y-%m-%d %H:%M UTC}.",
         "expired": f"Expired on {item.expires_at:%Y-%m-%d %H:%M UTC} without a decision.",
-        "rejected": f"Rejected by {who}{when}: {one_line(item.reject_reason or 'no reason')}.",
+        "rejected": f"Rejected by {who}{when}: {one_line(reason).rstrip('.')}.",
         "executed": f"Approved by {who}{when} and executed; the hub answered {answer}.",
         "stale": f"Approved by {who}{when}, but the target had changed: nothing ran.",
         "failed": f"Approved by {who}{when}, but it was not carried out: {answer}.",

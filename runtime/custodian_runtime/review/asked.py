@@ -76,6 +76,8 @@ class SessionState:
         """Keep sentences for the session's next page."""
         with self._lock:
             self._flashes.setdefault(session, []).extend(flashes)
+            while len(self._flashes) > MAX_OPEN:  # sessions that never came back
+                del self._flashes[next(iter(self._flashes))]
 
     def flashes(self, session: str) -> list[Flash]:
         """The sentences kept for this session, removed once read."""

@@ -4,6 +4,7 @@ domain, and the decided items' history."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import parse_qs, urlencode
@@ -75,17 +76,21 @@ class Past:
     fate: str
 
 
-def history(store: ApprovalStore, now: datetime) -> list[Past]:
-    """Decided items, the latest first (at most MAX_HISTORY)."""
-    done = []
-    for item in store.all(verify=False):
-        status = effective_status(item, now)
-        if status != "pending":
-            done.append(past(item, status))
-    done.sort(key=lambda p: p.item.decided_at or p.item.expires_at, reverse=True)
+def decided(store: ApprovalStore, now: datetime) -> list[ApprovalItem]:
+    """Decided (or expired) items, the latest first (at most MAX_HISTORY)."""
+    done = [i for i in store.all(verify=False) if effective_status(i, now) != "pending"]
+    done.sort(key=lambda i: i.decided_at or i.expires_at, reverse=True)
     return done[:MAX_HISTORY]
 
 
-def past(item: ApprovalItem, status: str) -> Past:
-    """An item with its sentence (from what it recorded) and its fate."""
-    return Past(item, status, card_sentence(item, Facts()), fate(item, status))
+def history(
+    items: list[ApprovalItem], now: datetime, facts: Mapping[str, Facts] | None = None
+) -> list[Past]:
+    """Each item with its sentence (titles from `facts` per domain) and its fate."""
+    known = facts or {}
+    return [past(i, effective_status(i, now), known.get(i.domain)) for i in items]
+
+
+def past(item: ApprovalItem, status: str, facts: Facts | None = None) -> Past:
+    """An item with its sentence and its fate."""
+    return Past(item, status, card_sentence(item, facts or Facts()), fate(item, status))

@@ -23,10 +23,11 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review import pages
+from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import SessionState
 from custodian_runtime.review.deciding import Answer, Deciding, Form, Typed
-from custodian_runtime.review.pending import pending_views
-from custodian_runtime.review.queue import Filter, history, past, queue
+from custodian_runtime.review.pending import pending_views, read_domains
+from custodian_runtime.review.queue import Filter, decided, history, past, queue
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
@@ -104,7 +105,7 @@ class Views:
             ids = parse_qs(query).get("ids", [])
             return self.selected(csrf, ids, Typed(by))
         if path == "/history":
-            return self._render("history.html.j2", items=history(self._store(), utc_now()))
+            return self.history()
         if match := DECIDE_PATH.match(path):
             return self.item(match["id"])
         if match := ASKED_PATH.match(path):
@@ -149,6 +150,16 @@ class Views:
             flashes=self.state.flashes(csrf),
             hub=redact(hub_name),
         )
+
+    def history(self) -> Page:
+        """Decided items, the latest first, with titles read from the hub once per domain."""
+        now = utc_now()
+        items = decided(self._store(), now)
+        read = read_domains(
+            self.settings, {i.domain for i in items if i.operation != "write_canon"}
+        )
+        facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
+        return self._render("history.html.j2", items=history(items, now, facts))
 
     def item(self, approval_id: str) -> Page:
         """One item, pending or decided: what it was and what became of it."""
