@@ -204,3 +204,22 @@ def test_a_canon_diff_marks_each_line() -> None:
         ("ctx", " c"),
         ("add", "+d"),
     ]
+
+
+def test_every_new_page_escapes_model_text_and_holds_no_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    params = {"workstream_id": "web-ws-1", "title": "<img src=x onerror=alert(1)>"}
+    evil = {"operation": "create_task", "rationale": "<script>alert(1)</script>", "params": params}
+    memory, names = queue_plan(tmp_path, monkeypatch, small_hub, [evil])
+    (approval_id,) = names
+    with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+        page = Browser(server)
+        pages = [page.get("/").text, page.get(f"/reject-selected?ids={approval_id}").text]
+        nonce = page.ask(approval_id, "ana")
+        pages.append(page.get(f"/approvals/{approval_id}/confirm/{nonce}").text)
+        page.post(f"/approvals/{approval_id}", decision="reject", by="ana", reason="No.")
+        pages += [page.get("/history").text, page.get(f"/approvals/{approval_id}").text]
+    for html in pages:
+        assert "<img" not in html and "<script" not in html and "style=" not in html
+        assert "‘&lt;img src=x onerror=alert(1)&gt;’" in html

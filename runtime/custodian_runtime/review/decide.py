@@ -11,8 +11,8 @@ from custodian_runtime.core.approval_text import answer_words, fate
 from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.review.asked import Flash
+from custodian_runtime.review.pending import recorded_decisions
 from custodian_runtime.settings import Settings
 
 
@@ -62,7 +62,7 @@ def said(
     """The flash sentence for a decision on `item`; `sentences` state the decision, in the
     imperative (the card's) and in the past tense."""
     sentence, past = sentences
-    inbox = {d.approval_id for d in DecisionInbox(settings.memory_dir).waiting(item.domain)}
+    inbox = recorded_decisions(settings, item.domain)
     if decided.ok and item.id in inbox:
         return Flash(item.id, True, _recorded(item, decided.decision, sentence))
     try:

@@ -177,7 +177,7 @@ def pending_views(
     """The pending items (all, or `items`), oldest first, each with its target as the hub has
     it now: one read of each domain's summary for the whole page."""
     items = pending_items(store, now) if items is None else items
-    inbox = {d.approval_id: d for d in DecisionInbox(settings.memory_dir).waiting()}
+    inbox = recorded_decisions(settings)
     hub_domains = {i.domain for i in items if i.operation != "write_canon"}
     summaries = read_domains(settings, hub_domains)
     hub = _hub_here(settings) if hub_domains else None
@@ -192,6 +192,18 @@ def pending_views(
             view = replace(view, verdict=f"refused: the item {seal}")
         views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id)))
     return views
+
+
+def recorded_decisions(
+    settings: Settings, domain: str | None = None
+) -> dict[str, RecordedDecision]:
+    """Decisions recorded while a run held their domain, by item id ({} if unreadable: the
+    CLI's `approvals` command says why)."""
+    try:
+        waiting = DecisionInbox(settings.memory_dir).waiting(domain)
+    except CustodianError:
+        return {}
+    return {d.approval_id: d for d in waiting}
 
 
 def _hub_here(settings: Settings) -> HubOrigin | None:
