@@ -4,13 +4,20 @@ PYTHON    ?= python3
 PY        := $(VENV)/bin/python
 CUSTODIAN := $(VENV)/bin/custodian
 STAMP     := $(VENV)/.installed-stamp
+AXE       := .cache/axe/node_modules/axe-core/axe.min.js
 DOMAIN    ?=
 
 LOCKS     := requirements/build.txt requirements/dev.txt
 
 .PHONY: setup lock test check format lint types k8s bench hub agent-run dry-run demo clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(AXE)
+
+# axe-core for the review page's accessibility test, from its lock (integrity-checked by npm ci;
+# --prefer-offline takes it from npm's cache when it is there).
+$(AXE): tests/axe/package.json tests/axe/package-lock.json
+	mkdir -p .cache/axe && cp tests/axe/package.json tests/axe/package-lock.json .cache/axe/
+	npm ci --prefix .cache/axe --prefer-offline --ignore-scripts --no-audit --no-fund
 
 # Every package comes from the locks, hash-checked; the project itself is installed without
 # resolving anything, and `pip check` fails if pyproject.toml names a dependency the lock lacks.

@@ -80,9 +80,9 @@ def queue_two(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Queu
     )
 
 
-def review_settings(memory: Path, hub_url: str, cwd: Path) -> Settings:
+def review_settings(memory: Path, hub_url: str, cwd: Path, canon: Path = CANON) -> Settings:
     """The settings `custodian review --memory M --hub URL` resolves to."""
-    flags = {"memory": str(memory), "hub": hub_url, "canon": str(CANON)}
+    flags = {"memory": str(memory), "hub": hub_url, "canon": str(canon)}
     settings = load_settings(flags, {}, cwd, domain_required=False, hub_required=False)
     return with_embedded_hub(settings)
 
@@ -156,3 +156,73 @@ def screenshot_dir(tmp_path: Path) -> Path:
     """Where screenshots go: REVIEW_SCREENSHOTS (e.g. `docs`, under the repo) or the test's tmp."""
     given = os.environ.get("REVIEW_SCREENSHOTS")
     return REPO / given if given else tmp_path
+
+
+TEN = [
+    {"operation": "create_task", "rationale": "The launch needs a sitemap.",
+     "params": {"workstream_id": "web-ws-1", "title": "Add a sitemap"}},
+    {"operation": "create_task", "rationale": "Old links must keep working.",
+     "params": {"workstream_id": "web-ws-2", "title": "Redirect old blog URLs"}},
+    {"operation": "create_task", "rationale": "Images need alt text.",
+     "params": {"workstream_id": "web-ws-1", "title": "Check alt texts"}},
+    RESOLVE,
+    {"operation": "set_task_status", "rationale": "The announcement moved to the blog team.",
+     "params": {"task_id": "web-t-3", "status": "cancelled"}},
+    {"operation": "resolve_flag", "rationale": "Ben added the credentials.",
+     "params": {"flag_id": "fl-1"}},
+    {"operation": "create_workstream", "rationale": "An audit is due.",
+     "params": {"domain": "website", "title": "Accessibility audit"}},
+    {"operation": "record_decision", "rationale": "The CMS choice blocks the migration.",
+     "params": {"title": "Which CMS?", "options": ["Ghost", "Hugo"], "workstream_id": "web-ws-2"}},
+    {"operation": "set_task_status", "rationale": "It waits on the CMS choice.",
+     "params": {"task_id": "web-t-5", "status": "blocked"}},
+    {"operation": "create_task", "rationale": "Nobody reads the forum.",
+     "params": {"workstream_id": "web-ws-2", "title": "Archive the old forum"}},
+]  # fmt: skip
+
+
+def queue_plan(
+    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, proposals: list[Any],
+    canon: Path = CANON,
+) -> tuple[Path, dict[str, str]]:  # fmt: skip
+    """One real run that queues `proposals`; memory/ and approval id -> its stable name."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "answer.md").write_text(
+        plan_response({"proposals": proposals}, prose=PROSE), encoding="utf-8"
+    )
+    memory = tmp_path / "memory"
+    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", "file:answer.md"]
+    result = run_cli(
+        [*argv, "--memory", str(memory), "--canon", str(canon), "--json"], tmp_path, mp
+    )
+    assert result.code == 0, result.stderr
+    return memory, item_names(memory)
+
+
+def item_names(memory: Path) -> dict[str, str]:
+    """Approval id -> a name both twins share: the operation and its params."""
+    names = {}
+    for path in sorted((memory / "approvals").glob("*.json")):
+        item = json.loads(path.read_text(encoding="utf-8"))
+        names[item["id"]] = f"{item['operation']} {json.dumps(item['params'], sort_keys=True)}"
+    return names
+
+
+def memory_of(memory: Path, names: dict[str, str]) -> Any:
+    """Every item's decision and every approval run's records, by the items' stable names."""
+    items = {}
+    for approval_id, name in names.items():
+        item = json.loads((memory / "approvals" / f"{approval_id}.json").read_text("utf-8"))
+        items[name] = {k: item[k] for k in ("status", "decided_by", "reject_reason", "result")}
+    runs: dict[str, list[Any]] = {}
+    skip = ("response_sha256", "hub", "canon", "nonce", "idempotency_key")
+    for record in journal(memory):
+        if record.run_id.startswith("approval-"):
+            approval_id = record.run_id.removeprefix("approval-").rsplit("-", 1)[0]
+            text = json.dumps({k: v for k, v in record.data.items() if k not in skip})
+            for full in names:
+                text = text.replace(full, "ID")
+            runs.setdefault(names[approval_id], []).append(
+                (record.kind, _strip_times(json.loads(text)))
+            )
+    return {"items": items, "runs": dict(sorted(runs.items()))}

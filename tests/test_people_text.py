@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.approval_text import list_lines, show_text
+from custodian_runtime.core.approval_text import fate, list_lines, show_text
 from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.authority import authorize
 from custodian_runtime.core.display import age, columns, fit, item_line, params_line, why
@@ -223,3 +223,17 @@ def test_hub_and_model_text_in_a_summary_line_is_escaped_and_still_fits() -> Non
     assert not [ch for ch in RAW if ch in line]
     assert "web-t-1\\x1b[2K (title\\r\\n  executed f…)" in line
     assert columns(line) <= 100
+
+
+def test_show_says_what_became_of_an_item_in_one_sentence() -> None:
+    at = NOW - timedelta(minutes=10)
+    executed = _item(status="executed", decided_at=at, decided_by="ana",
+                     result={"hub_id": "web-t-9"})  # fmt: skip
+    assert fate(executed, "executed") == (
+        "Approved by ana on 2026-11-30 11:50 UTC and executed; the hub answered hub id web-t-9."
+    )
+    assert fate(_item(), "expired") == "Expired on 2026-12-14 08:00 UTC without a decision."
+    stale = _item(status="stale", decided_at=at, decided_by="ben")
+    assert fate(stale, "stale").endswith("but the target had changed: nothing ran.")
+    text = show_text(executed, "executed", NOW, None)
+    assert "fate:          Approved by ana on 2026-11-30 11:50 UTC and executed; the hub" in text

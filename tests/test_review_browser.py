@@ -1,28 +1,38 @@
-"""The review page in a real headless Chromium: read a note, approve one item, reject another.
-
-The hub and memory/ must end up exactly as the same decisions through the CLI leave a twin
-setup (same seed, same model answer).
+"""The review page in a real headless Chromium: read a note, approve (with its confirmation) and
+reject; Enter decides nothing; a write_canon card shows its diff; ten items decided through the
+page leave the hub and memory/ exactly as the CLI does; axe-core finds nothing serious.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from browsersupport import (
+    approve,
+    card,
+    fill,
+    press,
+    reject,
+    shot,
+    wait_for,
+)
 from custodian_hub import ReferenceHub, load_seed
 from reviewsupport import (
     REJECT_REASON,
     chrome,
     hub_state,
     memory_state,
+    queue_plan,
     queue_two,
     review_page,
     review_settings,
     screenshot_dir,
 )
-from runsupport import run_cli, small_dataset
+from runsupport import CANON, run_cli, small_dataset, tree_digest
 
 pytestmark = pytest.mark.slow
 
@@ -43,52 +53,28 @@ def _twin_by_cli(tmp_path: Path, mp: pytest.MonkeyPatch) -> tuple[Any, Any]:
         return hub_state(hub), memory_state(twin)
 
 
-def _wait_for(driver: Any, css: str) -> Any:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, css))
-
-
-def _shot(driver: Any, folder: Path, name: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"review-{name}.png"
-    assert driver.save_screenshot(str(path))
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
 def _read_runs_and_note(driver: Any, url: str, run_id: str, shots: Path) -> None:
     from selenium.webdriver.common.by import By
 
     driver.get(url)
-    row = _wait_for(driver, f'tr[data-run-id="{run_id}"]')
+    wait_for(driver, "section.approval")  # the pending queue is the landing page
+    assert "token=" not in driver.current_url  # traded for a cookie
+    driver.find_element(By.LINK_TEXT, "Runs").click()
+    row = wait_for(driver, f'tr[data-run-id="{run_id}"]')
     assert "queued 2" in row.text
     # The stylesheet loaded under the Content-Security-Policy (style-src 'self').
     body = driver.find_element(By.TAG_NAME, "body")
     assert body.value_of_css_property("background-color") == "rgba(247, 248, 250, 1)"
     assert driver.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar.queued")
-    assert "token=" not in driver.current_url  # traded for a cookie
-    _shot(driver, shots, "runs")
+    shot(driver, shots, "runs")
     row.find_element(By.CSS_SELECTOR, "a.note-link").click()
-    note = _wait_for(driver, "article.note")
+    note = wait_for(driver, "article.note")
     assert "the sitemap is missing" in note.text
     assert "<script>alert(1)</script>" in note.text  # shown as text, never run
     assert "https://vendor.invalid/pick" in note.text
     assert note.find_elements(By.TAG_NAME, "a") == []
     assert note.find_elements(By.TAG_NAME, "img") == []
-    _shot(driver, shots, "note")
-
-
-def _decide(driver: Any, approval_id: str, decision: str, by: str, reason: str = "") -> str:
-    from selenium.webdriver.common.by import By
-
-    section = _wait_for(driver, f'[data-approval-id="{approval_id}"]')
-    section.find_element(By.CSS_SELECTOR, 'input[name="by"]').send_keys(by)
-    if reason:
-        section.find_element(By.CSS_SELECTOR, 'textarea[name="reason"]').send_keys(reason)
-    section.find_element(By.CSS_SELECTOR, f'button[name="decision"][value="{decision}"]').click()
-    text: str = _wait_for(driver, f'p.decided[data-decided="{approval_id}"]').text
-    return text
+    shot(driver, shots, "note")
 
 
 def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
@@ -101,20 +87,102 @@ def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
     try:
         with review_page(review_settings(queued.memory, small_hub.url, tmp_path)) as server:
             _read_runs_and_note(driver, server.url, queued.run_id, shots)
-            driver.find_element("link text", "Pending approvals").click()
-            section = _wait_for(driver, f'[data-approval-id="{queued.create_id}"]')
-            assert "The launch needs a sitemap." in section.text
-            assert "Unchanged since it was proposed." in section.text
+            driver.find_element("link text", "Pending approvals 2").click()
+            section = card(driver, queued.create_id)
+            assert section.find_element("css selector", "h2").text == (
+                "Create task ‘Add a sitemap’ under workstream web-ws-1 "
+                "‘Relaunch the marketing site’ in website"
+            )
+            assert "Unchanged on the hub since it was proposed." in section.text
             assert "If approved now, the authority rules: would run" in section.text
-            assert '"Add a sitemap"' in section.text
-            _shot(driver, shots, "approvals")
-            approved = _decide(driver, queued.create_id, "approve", "ana")
-            assert "executed" in approved
-            rejected = _decide(driver, queued.resolve_id, "reject", "ben", REJECT_REASON)
-            assert "rejected by ben" in rejected
+            section.find_element("css selector", "details.more summary").click()
+            assert "The launch needs a sitemap." in section.text
+            assert "Add a sitemap" in section.find_element("css selector", "table.fields").text
+            approved = approve(driver, queued.create_id, "ana", shots)
+            assert approved.startswith("Approved and executed: created task ‘Add a sitemap’")
+            # The name is remembered for the session: the next card has it already.
+            by = card(driver, queued.resolve_id).find_element("css selector", 'input[name="by"]')
+            assert by.get_attribute("value") == "ana"
+            rejected = reject(driver, queued.resolve_id, "ben", REJECT_REASON)
+            assert rejected.startswith("Rejected by ben: Resolve decision dec-1")
+            driver.find_element("link text", "History").click()
+            assert "rejected" in wait_for(driver, f'[data-history-id="{queued.resolve_id}"]').text
+            shot(driver, shots, "history")
     finally:
         driver.quit()
     assert hub_state(small_hub) == twin_hub
     assert memory_state(queued) == twin_memory
     statuses = {k: v["status"] for k, v in memory_state(queued)["items"].items()}
     assert statuses == {"create": "executed", "resolve": "rejected"}
+
+
+def test_enter_in_any_field_decides_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    queued = queue_two(tmp_path, monkeypatch, small_hub)
+    before = (tree_digest(queued.memory), hub_state(small_hub))
+    driver = chrome(tmp_path / "chrome-profile")
+    try:
+        with review_page(review_settings(queued.memory, small_hub.url, tmp_path)) as server:
+            driver.get(server.url)
+            section = card(driver, queued.resolve_id)
+            fill(section, "reviewer", REJECT_REASON)
+            for field in (
+                section.find_element(By.CSS_SELECTOR, 'input[name="by"]'),
+                section.find_element(By.CSS_SELECTOR, 'textarea[name="reason"]'),
+            ):
+                field.send_keys(Keys.ENTER)
+            assert driver.find_elements(By.CSS_SELECTOR, "p.decided, p.problem") == []
+            # Enter on a ticked box opens the page of selected items, and decides nothing.
+            box = section.find_element(By.CSS_SELECTOR, 'input[name="ids"]')
+            box.send_keys(Keys.SPACE)
+            box.send_keys(Keys.ENTER)
+            wait_for(driver, f'[data-selected-id="{queued.resolve_id}"]')
+            bulk = driver.find_element(By.ID, "bulk-reject")
+            fill(bulk, "reviewer")
+            bulk.find_element(By.CSS_SELECTOR, 'input[name="reason"]').send_keys("no", Keys.ENTER)
+            bulk.find_element(By.CSS_SELECTOR, 'input[name="by"]').send_keys(Keys.ENTER)
+            assert driver.find_elements(By.CSS_SELECTOR, "p.decided, p.problem") == []
+            driver.find_element(By.LINK_TEXT, "Back to the queue").click()
+            assert driver.find_elements(By.CSS_SELECTOR, "p.decided") == []
+            # An approve click asks; leaving the confirmation decides nothing either.
+            fill(card(driver, queued.create_id), "reviewer")
+            press(card(driver, queued.create_id), "approve")
+            wait_for(driver, f'[data-confirm-approval-id="{queued.create_id}"]')
+            driver.find_element(By.LINK_TEXT, "No, back to the queue").click()
+            assert len(driver.find_elements(By.CSS_SELECTOR, "section.approval")) == 2
+    finally:
+        driver.quit()
+    assert (tree_digest(queued.memory), hub_state(small_hub)) == before
+
+
+def test_a_write_canon_card_shows_its_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    canon = tmp_path / "canon"
+    shutil.copytree(CANON, canon)
+    old = (canon / "domains" / "website.md").read_text(encoding="utf-8")
+    new = old.replace(old.splitlines()[0], "# Website (relaunched)") + "A new last line.\n"
+    write = {"operation": "write_canon", "rationale": "The relaunch changed the site.",
+             "params": {"path": "domains/website.md", "content": new}}  # fmt: skip
+    memory, names = queue_plan(tmp_path, monkeypatch, small_hub, [write], canon)
+    (approval_id,) = names
+    shots = screenshot_dir(tmp_path)
+    driver = chrome(tmp_path / "chrome-profile")
+    try:
+        with review_page(review_settings(memory, small_hub.url, tmp_path, canon)) as server:
+            driver.get(server.url)
+            section = card(driver, approval_id)
+            section.find_element(By.CSS_SELECTOR, "details.diff summary").click()
+            added = [e.text for e in section.find_elements(By.CSS_SELECTOR, ".diff-add")]
+            removed = [e.text for e in section.find_elements(By.CSS_SELECTOR, ".diff-del")]
+            assert "+# Website (relaunched)" in added and "+A new last line." in added
+            assert removed == [f"-{old.splitlines()[0]}"]
+            shot(driver, shots, "diff")
+    finally:
+        driver.quit()

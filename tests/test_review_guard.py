@@ -76,7 +76,9 @@ def test_without_token_with_a_foreign_host_or_a_bad_csrf_the_page_answers_403(
         assert (tree_digest(queued.memory), hub_state(small_hub)) == before
         # The same form with the session's own token is carried out: the 403s were the guard.
         done = httpx.post(post, data={**form, "csrf": csrf}, headers=cookie, timeout=10)
-        assert done.status_code == 200 and "rejected by mallory" in done.text
+        assert done.status_code == 303 and done.headers["location"] == "/"
+        landing = httpx.get(f"{base}/", headers=cookie, timeout=10)
+        assert "Rejected by mallory" in landing.text
         assert tree_digest(queued.memory) != before[0]
 
 
@@ -96,9 +98,16 @@ def test_a_stale_item_says_so_on_the_page_and_nothing_runs(
         assert "decision.status: &#34;open&#34; -&gt; (absent)" in page
         assert "If approved now, the authority rules: <strong>stale:" in page
         form = {"decision": "approve", "by": "ana", "csrf": _csrf(page)}
-        done = httpx.post(f"{base}/approvals/{queued.resolve_id}", data=form, headers=cookie)
-        assert done.status_code == 409
-        assert "stale: the target changed since it was proposed; nothing ran" in done.text
+        asked = httpx.post(f"{base}/approvals/{queued.resolve_id}", data=form, headers=cookie)
+        assert asked.status_code == 303
+        confirm = httpx.get(base + asked.headers["location"], headers=cookie, timeout=10).text
+        nonce = re.search(r'name="nonce" value="([\w-]+)"', confirm)
+        assert nonce is not None
+        yes = {"decision": "confirm", "nonce": nonce.group(1), "csrf": _csrf(page)}
+        done = httpx.post(f"{base}/approvals/{queued.resolve_id}/confirm", data=yes, headers=cookie)
+        assert done.status_code == 303
+        landing = httpx.get(f"{base}/", headers=cookie, timeout=10).text
+        assert "but the target had changed: nothing ran" in landing
     decisions = httpx.get(f"{small_hub.url}/decisions?domain=website", timeout=5).json()
     assert [d["resolution"] for d in decisions["decisions"] if d["id"] == "dec-1"] == ["B"]
 
@@ -145,7 +154,7 @@ def test_a_session_of_one_review_page_does_not_open_another(tmp_path: Path) -> N
     with review_page(settings) as first, review_page(settings) as second:
         cookie = _session(first)
         assert cookie.startswith(f"custodian_review_{first.port}=")
-        mine = httpx.get(f"http://{first.address}/", headers={"Cookie": cookie}, timeout=10)
+        mine = httpx.get(f"http://{first.address}/runs", headers={"Cookie": cookie}, timeout=10)
         theirs = httpx.get(f"http://{second.address}/", headers={"Cookie": cookie}, timeout=10)
         assert (mine.status_code, theirs.status_code) == (200, 403)
         assert "No journal yet" in mine.text

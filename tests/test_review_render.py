@@ -203,7 +203,7 @@ def test_the_runs_pages_are_served_and_a_page_number_is_checked(tmp_path: Path) 
     settings = review_settings(tmp_path / "memory", "embedded", tmp_path)
     views = Views(settings)
     assert views.get("/runs/page/2", "csrf").status == 200
-    assert b"No journal yet" in views.get("/", "csrf").body
+    assert b"No journal yet" in views.get("/runs", "csrf").body
     assert views.get("/runs/page/0", "csrf").status == 404
 
 
@@ -217,5 +217,5 @@ def test_real_runs_give_the_open_flags_line_and_their_cost(
     rows = run_rows(JournalStore(tmp_path / "memory").scan("website").records)
     assert [r.open_flags for r in rows] == [1, 3]  # fl-1, then the two the first run raised
     assert {(r.tokens_text, r.cost_text, r.tone) for r in rows} == {("0 / 0", "$0.0000", "ok")}
-    html = Views(review_settings(tmp_path / "memory", "embedded", tmp_path)).get("/", "c").body
+    html = Views(review_settings(tmp_path / "memory", "embedded", tmp_path)).get("/runs", "c").body
     assert b'<polyline class="flags"' in html

@@ -35,6 +35,7 @@ def show_text(item: ApprovalItem, status: str, now: datetime, seal_problem: str 
         f"{one_line(item.id)}: {one_line(item.operation)} ({one_line(status)})",
         _field("domain", item.domain),
         _field("status", status),
+        *_wrapped("fate", fate(item, status)),
         _field("operation", item.operation),
         "params:",
         *_block(item.params, "(none)"),
@@ -101,4 +102,32 @@ def _when(moment: datetime, now: datetime) -> str:
         f"{stamp} (in {age(moment - now)})"
         if moment > now
         else f"{stamp} ({age(now - moment)} ago)"
+    )
+
+
+def fate(item: ApprovalItem, status: str) -> str:
+    """What became of a queued item, in one sentence: executed, rejected, expired, and so on."""
+    who = f"{one_line(item.decided_by or 'a person')}"
+    when = item.decided_at.strftime(" on %Y-%m-%d %H:%M UTC") if item.decided_at else ""
+    answer = answer_words(item.result)
+    reason = item.reject_reason or "no reason"
+    sentences = {
+        "pending": f"Waiting for a person until {item.expires_at:%Y-%m-%d %H:%M UTC}.",
+        "expired": f"Expired on {item.expires_at:%Y-%m-%d %H:%M UTC} without a decision.",
+        "rejected": f"Rejected by {who}{when}: {one_line(reason).rstrip('.')}.",
+        "executed": f"Approved by {who}{when} and executed; the hub answered {answer}.",
+        "stale": f"Approved by {who}{when}, but the target had changed: nothing ran.",
+        "failed": f"Approved by {who}{when}, but it was not carried out: {answer}.",
+        "unknown": f"Approved by {who}{when}; no answer came, the next run settles it.",
+        "approved": f"Approved by {who}{when}; being carried out.",
+    }
+    return sentences.get(status, f"{one_line(status)}.")
+
+
+def answer_words(result: Mapping[str, Any] | None) -> str:
+    """A write's result as words: `hub_id web-t-09`, or `nothing` when there is none."""
+    if not result:
+        return "nothing"
+    return ", ".join(
+        f"{one_line(k).replace('_', ' ')} {one_line(v, 200)}" for k, v in result.items()
     )

@@ -57,7 +57,7 @@ class Guard:
 
     def session(self, cookie_header: str | None) -> str | None:
         """The live session the cookie names, or None."""
-        given = _cookie_value(cookie_header, self.cookie)
+        given = cookie_value(cookie_header, self.cookie)
         if given is None:
             return None
         with self._lock:
@@ -80,7 +80,8 @@ class Guard:
         return f"{self.cookie}={session}; HttpOnly; SameSite=Strict; Path=/"
 
 
-def _cookie_value(header: str | None, name: str) -> str | None:
+def cookie_value(header: str | None, name: str) -> str | None:
+    """The value of cookie `name` in a Cookie header, or None."""
     if not header:
         return None
     cookie: SimpleCookie = SimpleCookie()

@@ -1,4 +1,5 @@
-"""Approve or reject from the page through the very functions `custodian approvals` runs."""
+"""Approve or reject from the page through the very functions `custodian approvals` runs, and
+say what it came to as a sentence (never a raw result)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ from dataclasses import dataclass
 
 from custodian_runtime.approvals import decide_approve, decide_reject
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.approval_text import answer_words, fate
+from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.review.asked import Flash
+from custodian_runtime.review.pending import recorded_decisions
 from custodian_runtime.settings import Settings
 
 
@@ -40,3 +45,55 @@ def decide(
     except CustodianError as exc:
         return Decided(approval_id, decision, exc.exit_code, exc.message)
     return Decided(approval_id, decision, done.exit_code, done.message)
+
+
+def decide_and_say(
+    settings: Settings, item: ApprovalItem, decision: str, by: str, reason: str | None,
+    sentences: tuple[str, str],
+) -> Flash:  # fmt: skip
+    """Decide, then say in one sentence what happened and what happens next."""
+    decided = decide(settings, item.id, decision, by, reason)
+    return said(settings, item, decided, sentences)
+
+
+def said(
+    settings: Settings, item: ApprovalItem, decided: Decided, sentences: tuple[str, str]
+) -> Flash:
+    """The flash sentence for a decision on `item`; `sentences` state the decision, in the
+    imperative (the card's) and in the past tense."""
+    sentence, past = sentences
+    inbox = recorded_decisions(settings, item.domain)
+    if decided.ok and item.id in inbox:
+        return Flash(item.id, True, _recorded(item, decided.decision, sentence))
+    try:
+        now = ApprovalStore(settings.memory_dir, settings.seal_key).get(item.id, verify=False)
+    except CustodianError:
+        now = None
+    if now is None or now.status == "pending":
+        why = decided.message.removeprefix(f"{item.id}: ")
+        return Flash(item.id, False, f"Not decided: {sentence}. {_capital(why)}")
+    if now.status == "executed":
+        text = f"Approved and executed: {past}; the hub answered {answer_words(now.result)}."
+    elif now.status == "rejected":
+        text = f"Rejected by {now.decided_by}: {sentence}. Reason: {now.reject_reason}"
+    else:
+        text = f"Approved, not carried out: {sentence}. {fate(now, now.status)}"
+    return Flash(item.id, now.status in ("executed", "rejected"), text)
+
+
+def _recorded(item: ApprovalItem, decision: str, sentence: str) -> str:
+    if decision == "reject":
+        return (
+            f"Rejection recorded: {sentence}. A run is working on {item.domain} right now; "
+            "the rejection takes effect as soon as it ends."
+        )
+    return (
+        f"Approval recorded: {sentence}. A run is working on {item.domain} right now; when it "
+        "ends, the hub is checked again and, if nothing changed, the write is carried out."
+    )
+
+
+def _capital(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith(".") else text + "."

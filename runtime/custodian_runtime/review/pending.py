@@ -16,8 +16,12 @@ from custodian_runtime.core.authority_path import as_item
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.precondition import precondition
+from custodian_runtime.core.recorded_decisions import RecordedDecision
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.review._sentence import card_sentence, facts_of
+from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import read_summary
 
@@ -36,6 +40,11 @@ class PendingView:
     hub_problem: str | None
     verdict: str | None = None
     seal_problem: str | None = None
+    sentence: str = ""
+    diff: tuple[DiffLine, ...] | None = None
+    fields: tuple[tuple[str, str], ...] = ()
+    cited: tuple[Cited, ...] = ()
+    recorded: RecordedDecision | None = None
 
 
 def shown(value: object) -> str:
@@ -114,7 +123,12 @@ def view_of(
     if not unknown_hub and (summary is not None or to_observe(item) != "hub"):
         seen = seen_for(settings, item, summary)
         verdict = preview(item, here(settings, item, hub), seen, now)
+    facts = facts_of(summary)
     return PendingView(
+        sentence=card_sentence(item, facts),
+        diff=diff_of(settings.canon_dir, item),
+        fields=fields_of(item),
+        cited=cited_events(item, facts),
         item=item,
         params=tuple((k, shown(v)) for k, v in sorted(item.params.items())),
         age=duration(now - item.created_at),
@@ -148,10 +162,22 @@ def read_domains(settings: Settings, domains: Iterable[str]) -> dict[str, Domain
     return found
 
 
-def pending_views(settings: Settings, store: ApprovalStore, now: datetime) -> list[PendingView]:
-    """Every pending item, oldest first, each with its target as the hub has it now."""
+def pending_items(store: ApprovalStore, now: datetime) -> list[ApprovalItem]:
+    """Every pending item, oldest first."""
     items = [i for i in store.all(verify=False) if effective_status(i, now) == "pending"]
-    items.sort(key=lambda i: i.created_at)
+    return sorted(items, key=lambda i: (i.created_at, i.id))
+
+
+def pending_views(
+    settings: Settings,
+    store: ApprovalStore,
+    now: datetime,
+    items: list[ApprovalItem] | None = None,
+) -> list[PendingView]:
+    """The pending items (all, or `items`), oldest first, each with its target as the hub has
+    it now: one read of each domain's summary for the whole page."""
+    items = pending_items(store, now) if items is None else items
+    inbox = recorded_decisions(settings)
     hub_domains = {i.domain for i in items if i.operation != "write_canon"}
     summaries = read_domains(settings, hub_domains)
     hub = _hub_here(settings) if hub_domains else None
@@ -164,8 +190,20 @@ def pending_views(settings: Settings, store: ApprovalStore, now: datetime) -> li
         seal = store.seal_problem(item)
         if seal is not None:  # approve reads the item sealed, and refuses it
             view = replace(view, verdict=f"refused: the item {seal}")
-        views.append(replace(view, seal_problem=seal))
+        views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id)))
     return views
+
+
+def recorded_decisions(
+    settings: Settings, domain: str | None = None
+) -> dict[str, RecordedDecision]:
+    """Decisions recorded while a run held their domain, by item id ({} if unreadable: the
+    CLI's `approvals` command says why)."""
+    try:
+        waiting = DecisionInbox(settings.memory_dir).waiting(domain)
+    except CustodianError:
+        return {}
+    return {d.approval_id: d for d in waiting}
 
 
 def _hub_here(settings: Settings) -> HubOrigin | None:

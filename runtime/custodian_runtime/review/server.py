@@ -12,9 +12,9 @@ import threading
 import webbrowser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TextIO
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from custodian_runtime.review.auth import COOKIE, Guard, host_header
+from custodian_runtime.review.auth import COOKIE, Guard, cookie_value, host_header
 from custodian_runtime.review.views import Page, Views
 from custodian_runtime.settings import Settings
 
@@ -82,8 +82,9 @@ class _Handler(BaseHTTPRequestHandler):
         session = self._session()
         if session is None:
             return
-        path = urlsplit(self.path).path
-        self._send(self.server.views.get(path, self.server.guard.csrf_for(session)))
+        parts, guard = urlsplit(self.path), self.server.guard
+        by = unquote(cookie_value(self.headers.get("Cookie"), self.server.views.name_cookie) or "")
+        self._send(self.server.views.get(parts.path, guard.csrf_for(session), parts.query, by))
 
     do_HEAD = do_GET
 
@@ -97,9 +98,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._forbidden("the form is larger than a decision can be")
             return
         body = self.rfile.read(length).decode("utf-8", errors="replace")
-        form = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+        form = parse_qs(body, keep_blank_values=True)
         guard = self.server.guard
-        if not guard.csrf_ok(session, form.get("csrf")):
+        if not guard.csrf_ok(session, form.get("csrf", [None])[0]):
             self._forbidden("the form's CSRF token is missing or wrong; reload the page")
             return
         path = urlsplit(self.path).path
@@ -130,7 +131,7 @@ class ReviewServer:
         self.httpd.guard = Guard(
             allowed_hosts=frozenset({self.address.lower()}), cookie=f"{COOKIE}_{self.port}"
         )
-        self.httpd.views = Views(settings)
+        self.httpd.views = Views(settings, name_cookie=f"{COOKIE}_by_{self.port}")
         self._thread: threading.Thread | None = None
 
     @property

@@ -11,17 +11,23 @@ import re
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
+from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.approvals import effective_status
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
+from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review import pages
-from custodian_runtime.review.decide import Decided, decide
-from custodian_runtime.review.pending import pending_views
+from custodian_runtime.review._sentence import facts_of
+from custodian_runtime.review.asked import SessionState
+from custodian_runtime.review.deciding import Answer, Deciding, Form, Typed
+from custodian_runtime.review.pending import pending_views, read_domains
+from custodian_runtime.review.queue import Filter, decided, history, past, queue
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
@@ -29,7 +35,10 @@ RUN_PATH = re.compile(r"^/runs/(?P<run_id>[A-Za-z0-9._:-]{1,200})$")
 NOTE_PATH = re.compile(r"^/notes/(?P<name>[A-Za-z0-9._-]{1,200})$")
 RUNS_PAGE_PATH = re.compile(r"^/runs/page/(?P<n>[1-9][0-9]{0,5})$")
 DECIDE_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})$")
-MAX_BY, MAX_REASON = 100, 2000
+CONFIRM_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})/confirm$")
+ASKED_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})/confirm/(?P<nonce>[\w-]{1,64})$")
+BULK_PATH = "/reject-selected"
+NAME_COOKIE = "custodian_review_by"
 
 
 @dataclass(frozen=True)
@@ -62,29 +71,48 @@ def environment() -> Environment:
 class Views:
     """Renders the pages of one `custodian review` server."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, name_cookie: str = NAME_COOKIE) -> None:
         self.settings = settings
         self.env = environment()
         self.css = files("custodian_runtime.review").joinpath("static/review.css").read_bytes()
+        self.state = SessionState()
+        self.deciding = Deciding(settings, self.state)
+        self.name_cookie = name_cookie
+
+    def _store(self) -> ApprovalStore:
+        return ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
 
     def _render(self, template: str, status: int = 200, **values: Any) -> Page:
-        html = self.env.get_template(template).render(css=CSS_PATH, **values)
+        waiting = queue(self._store(), utc_now(), Filter())
+        html = self.env.get_template(template).render(css=CSS_PATH, waiting=waiting, **values)
         return Page(status, html.encode("utf-8"))
 
     def not_found(self, what: str) -> Page:
         """404 with a line that says what was not found."""
         return self._render("message.html.j2", 404, title="Not found", message=what)
 
-    def get(self, path: str, csrf: str) -> Page:
+    def get(self, path: str, csrf: str, query: str = "", by: str = "") -> Page:
         """The page at `path` for a session whose CSRF token is `csrf`."""
         if path == CSS_PATH:
             return Page(200, self.css, "text/css; charset=utf-8")
-        if path == "/":
+        if path in ("/", "/approvals"):
+            return self.approvals(csrf, Filter.parse(query), Typed(by))
+        if path == "/runs":
             return self.runs(1)
         if match := RUNS_PAGE_PATH.match(path):
             return self.runs(int(match["n"]))
-        if path == "/approvals":
-            return self.approvals(csrf)
+        if path == BULK_PATH:
+            ids = parse_qs(query).get("ids", [])
+            return self.selected(csrf, ids, Typed(by))
+        if path == "/history":
+            return self.history()
+        if match := DECIDE_PATH.match(path):
+            return self.item(match["id"])
+        if match := ASKED_PATH.match(path):
+            return self.confirmation(match["id"], match["nonce"], csrf)
+        return self._record_or_note(path)
+
+    def _record_or_note(self, path: str) -> Page:
         if match := RUN_PATH.match(path):
             record = pages.court_record(self.settings, match["run_id"])
             if record is None:
@@ -103,44 +131,93 @@ class Views:
         last = max((d.pages for d in domains), default=1)
         return self._render("runs.html.j2", domains=domains, page=page, last=last)
 
-    def approvals(self, csrf: str, status: int = 200, decided: Decided | None = None) -> Page:
-        """Pending approvals, each with its form."""
-        store = ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
-        items = pending_views(self.settings, store, utc_now())
+    def approvals(self, csrf: str, keep: Filter, typed: Typed, status: int = 200) -> Page:
+        """The pending queue (the landing page): oldest first, filtered, each with its form."""
+        now = utc_now()
+        shown = queue(self._store(), now, keep)
+        items = pending_views(self.settings, self._store(), now, list(shown.items))
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
-        notes = pages.run_notes(self.settings)
         return self._render(
             "approvals.html.j2",
             status,
             items=items,
-            notes=notes,
+            queue=shown,
+            keep=keep,
+            typed=typed,
+            notes=pages.run_notes(self.settings),
             csrf=csrf,
-            decided=decided,
+            flashes=self.state.flashes(csrf),
             hub=redact(hub_name),
         )
 
-    def post(self, path: str, form: dict[str, str], csrf: str) -> Page:
-        """Approve or reject one item; the answer is the approvals page with the outcome."""
-        match = DECIDE_PATH.match(path)
-        if match is None:
-            return self.not_found(f"nothing to post to at {path}")
-        decision, by = form.get("decision", ""), form.get("by", "").strip()
-        reason = form.get("reason", "").strip() or None
-        problem = _form_problem(decision, by, reason)
-        if problem is not None:
-            return self._render("message.html.j2", 400, title="Not decided", message=problem)
-        decided = decide(self.settings, match["id"], decision, by, reason)
-        return self.approvals(csrf, 200 if decided.ok else 409, decided)
+    def history(self) -> Page:
+        """Decided items, the latest first, with titles read from the hub once per domain."""
+        now = utc_now()
+        items = decided(self._store(), now)
+        read = read_domains(
+            self.settings, {i.domain for i in items if i.operation != "write_canon"}
+        )
+        facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
+        return self._render("history.html.j2", items=history(items, now, facts))
 
+    def item(self, approval_id: str) -> Page:
+        """One item, pending or decided: what it was and what became of it."""
+        try:
+            item = self._store().get(approval_id, verify=False)
+        except CustodianError:
+            return self.not_found(f"no approval item {approval_id}")
+        now = utc_now()
+        view = pending_views(self.settings, self._store(), now, [item])[0]
+        return self._render("item.html.j2", v=view, past=past(item, effective_status(item, now)))
 
-def _form_problem(decision: str, by: str, reason: str | None) -> str | None:
-    if decision not in ("approve", "reject"):
-        return "the decision must be approve or reject; nothing was decided"
-    if not by or len(by) > MAX_BY:
-        return f"say who decides in 'by' (1 to {MAX_BY} characters); nothing was decided"
-    if decision == "reject" and reason is None:
-        return "a reject needs a reason; nothing was decided"
-    if reason is not None and len(reason) > MAX_REASON:
-        return f"the reason is longer than {MAX_REASON} characters; nothing was decided"
-    return None
+    def confirmation(self, approval_id: str, nonce: str, csrf: str) -> Page:
+        """The confirmation step of an approval: the sentence again, and one deliberate button."""
+        asked = self.state.peek(csrf, nonce)
+        if asked is None or asked.approval_id != approval_id:
+            return self.not_found("this confirmation is not open; approve again from the queue")
+        try:
+            item = self._store().get(approval_id, verify=False)
+        except CustodianError:
+            return self.not_found(f"no approval item {approval_id}")
+        view = pending_views(self.settings, self._store(), utc_now(), [item])[0]
+        return self._render("confirm.html.j2", v=view, asked=asked, nonce=nonce, csrf=csrf)
+
+    def selected(self, csrf: str, ids: list[str], typed: Typed, status: int = 200) -> Page:
+        """The items ticked for a reject together, with one form for the name and reason."""
+        now = utc_now()
+        chosen = [i for i in queue(self._store(), now, Filter()).items if i.id in set(ids)]
+        items = pending_views(self.settings, self._store(), now, chosen) if chosen else []
+        values = {"items": items, "typed": typed, "csrf": csrf, "next": "/"}
+        return self._render("bulk.html.j2", status, **values)
+
+    def post(self, path: str, form: Form, csrf: str) -> Page:
+        """Decide: every form answers with a redirect, or the queue again with what was typed."""
+        if path == BULK_PATH:
+            answer = self.deciding.reject_many(form, csrf)
+            if answer.location is None:
+                typed = answer.typed or Typed()
+                page = self.selected(csrf, sorted(typed.selected), typed, answer.status)
+                return self._with_name(page, answer)
+            return self._answer(answer, csrf, form)
+        if match := CONFIRM_PATH.match(path):
+            return self._answer(self.deciding.confirm(match["id"], form, csrf), csrf, form)
+        if match := DECIDE_PATH.match(path):
+            return self._answer(self.deciding.decide_one(match["id"], form, csrf), csrf, form)
+        return self.not_found(f"nothing to post to at {path}")
+
+    def _answer(self, answer: Answer, csrf: str, form: Form) -> Page:
+        if answer.location is not None:
+            page = Page(answer.status, b"", "text/plain; charset=utf-8")
+            return self._with_name(page, answer, {"Location": answer.location})
+        keep = Filter.parse(form.get("next", [""])[0].partition("?")[2])
+        page = self.approvals(csrf, keep, answer.typed or Typed(), answer.status)
+        return self._with_name(page, answer)
+
+    def _with_name(self, page: Page, answer: Answer, more: dict[str, str] | None = None) -> Page:
+        """The page, remembering the decider's name for the session (HttpOnly, SameSite)."""
+        headers = dict(more or {})
+        if answer.by:
+            value = quote(answer.by, safe="")
+            headers["Set-Cookie"] = f"{self.name_cookie}={value}; HttpOnly; SameSite=Strict; Path=/"
+        return Page(page.status, page.body, page.content_type, {**page.headers, **headers})

@@ -1,0 +1,85 @@
+"""What one review session holds between requests: approvals waiting for their confirmation,
+and the sentences to show after a redirect (flash messages).
+
+A confirmation is bound to its session, its item and the item's state when it was asked for:
+a confirm after the item changed or was decided is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.digest import canonical_json
+
+MAX_OPEN = 256
+
+
+def item_state(item: ApprovalItem) -> str:
+    """A digest of the item as stored: any change to it (a decision, an edit) changes this."""
+    data = item.model_dump(mode="json", exclude={"seal"})
+    return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Asked:
+    """An approval a person asked for, waiting for its confirmation."""
+
+    approval_id: str
+    state: str
+    by: str
+    note: str | None
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Flash:
+    """One sentence shown once on the next page: what a decision came to."""
+
+    approval_id: str
+    ok: bool
+    text: str
+
+
+@dataclass
+class SessionState:
+    """Confirmations and flash messages, per session (keyed by the session's CSRF token)."""
+
+    _asked: OrderedDict[tuple[str, str], Asked] = field(default_factory=OrderedDict)
+    _flashes: dict[str, list[Flash]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ask(self, session: str, asked: Asked) -> str:
+        """Keep `asked` for its confirmation; the nonce its confirm form must carry."""
+        nonce = secrets.token_urlsafe(18)
+        with self._lock:
+            self._asked[(session, nonce)] = asked
+            while len(self._asked) > MAX_OPEN:
+                self._asked.popitem(last=False)
+        return nonce
+
+    def peek(self, session: str, nonce: str) -> Asked | None:
+        """The confirmation open under `nonce` in this session, if any."""
+        with self._lock:
+            return self._asked.get((session, nonce))
+
+    def take(self, session: str, nonce: str) -> Asked | None:
+        """The confirmation under `nonce`, removed: a confirmation is used at most once."""
+        with self._lock:
+            return self._asked.pop((session, nonce), None)
+
+    def flash(self, session: str, flashes: list[Flash]) -> None:
+        """Keep sentences for the session's next page."""
+        with self._lock:
+            self._flashes.setdefault(session, []).extend(flashes)
+            while len(self._flashes) > MAX_OPEN:  # sessions that never came back
+                del self._flashes[next(iter(self._flashes))]
+
+    def flashes(self, session: str) -> list[Flash]:
+        """The sentences kept for this session, removed once read."""
+        with self._lock:
+            return self._flashes.pop(session, [])

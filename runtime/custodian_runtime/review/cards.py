@@ -1,0 +1,96 @@
+"""What a card shows under its sentence: a write_canon's diff, a create's fields, the evidence."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from custodian_runtime.canon import resolve_inside
+from custodian_runtime.core import evidence
+from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.display import one_line
+from custodian_runtime.errors import CustodianError
+from custodian_runtime.review._sentence import Facts
+
+MAX_OLD_BYTES = 1_000_000
+CREATES = frozenset({"create_task", "create_workstream", "record_decision"})
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a unified diff and its class: `add`, `del`, `hunk`, `head` or `ctx`."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Cited:
+    """An event a proposal cites, and what the event says (None when the hub no longer shows it)."""
+
+    event_id: str
+    said: str | None
+
+
+def old_canon(canon_dir: Path, relative: str) -> str | None:
+    """The canon file as it is now ("" when absent), or None when it cannot be read safely."""
+    try:
+        path = resolve_inside(canon_dir, relative)
+    except CustodianError:
+        return None
+    if not path.is_file():
+        return ""
+    if path.stat().st_size > MAX_OLD_BYTES:
+        return None
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def canon_diff(old: str, new: str, relative: str) -> tuple[DiffLine, ...]:
+    """The unified diff of the canon file, old (now) against new (proposed), line by line."""
+    lines = difflib.unified_diff(
+        old.splitlines(),
+        new.splitlines(),
+        f"{relative} (now)",
+        f"{relative} (proposed)",
+        lineterm="",
+    )
+    return tuple(DiffLine(_kind(line), line) for line in lines)
+
+
+def _kind(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "head"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "ctx")
+
+
+def diff_of(canon_dir: Path, item: ApprovalItem) -> tuple[DiffLine, ...] | None:
+    """A write_canon item's diff against the file now; None for other items or an unsafe path."""
+    if item.operation != "write_canon":
+        return None
+    relative, new = item.params.get("path"), item.params.get("content")
+    if not isinstance(relative, str) or not isinstance(new, str):
+        return None
+    old = old_canon(canon_dir, relative)
+    return None if old is None else canon_diff(old, new, relative)
+
+
+def fields_of(item: ApprovalItem) -> tuple[tuple[str, str], ...]:
+    """A create's fields as (name, value) rows; empty for other operations."""
+    if item.operation not in CREATES:
+        return ()
+    return tuple((one_line(k), _value(v)) for k, v in item.params.items() if v is not None)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(one_line(v) for v in value)
+    return one_line(value)
+
+
+def cited_events(item: ApprovalItem, facts: Facts) -> tuple[Cited, ...]:
+    """The events the item cites as evidence, each with what it says on the hub now."""
+    return tuple(Cited(i, facts.said.get(i)) for i in evidence.cited(item.params))

@@ -1,0 +1,96 @@
+"""The landing page's data: the pending queue filtered by domain and operation, its counts per
+domain, and the decided items' history."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import parse_qs, urlencode
+
+from custodian_runtime.core.approval_text import fate
+from custodian_runtime.core.approvals import ApprovalItem, effective_status
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.review._sentence import Facts, card_sentence
+from custodian_runtime.review.pending import pending_items
+
+MAX_HISTORY = 200
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What the queue shows: one domain and one operation, or all ("")."""
+
+    domain: str = ""
+    operation: str = ""
+
+    @classmethod
+    def parse(cls, query: str) -> Filter:
+        """The filter a query string asks for (unknown keys are ignored)."""
+        given = parse_qs(query)
+        return cls(given.get("domain", [""])[0][:100], given.get("operation", [""])[0][:64])
+
+    def keeps(self, item: ApprovalItem) -> bool:
+        """True when `item` is shown under this filter."""
+        return (not self.domain or item.domain == self.domain) and (
+            not self.operation or item.operation == self.operation
+        )
+
+    @property
+    def query(self) -> str:
+        """The filter as a query string, "" for none."""
+        pairs = {k: v for k, v in (("domain", self.domain), ("operation", self.operation)) if v}
+        return f"?{urlencode(pairs)}" if pairs else ""
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The pending items a filter keeps, the counts per domain and the operations of all."""
+
+    items: tuple[ApprovalItem, ...]
+    counts: tuple[tuple[str, int], ...]
+    operations: tuple[str, ...]
+    total: int
+
+
+def queue(store: ApprovalStore, now: datetime, keep: Filter) -> Queue:
+    """Every pending item, oldest first, and the ones `keep` shows."""
+    waiting = pending_items(store, now)
+    counts = Counter(i.domain for i in waiting)
+    return Queue(
+        items=tuple(i for i in waiting if keep.keeps(i)),
+        counts=tuple(sorted(counts.items())),
+        operations=tuple(sorted({i.operation for i in waiting})),
+        total=len(waiting),
+    )
+
+
+@dataclass(frozen=True)
+class Past:
+    """One decided item for the history: what it was, who decided when, what it came to."""
+
+    item: ApprovalItem
+    status: str
+    sentence: str
+    fate: str
+
+
+def decided(store: ApprovalStore, now: datetime) -> list[ApprovalItem]:
+    """Decided (or expired) items, the latest first (at most MAX_HISTORY)."""
+    done = [i for i in store.all(verify=False) if effective_status(i, now) != "pending"]
+    done.sort(key=lambda i: i.decided_at or i.expires_at, reverse=True)
+    return done[:MAX_HISTORY]
+
+
+def history(
+    items: list[ApprovalItem], now: datetime, facts: Mapping[str, Facts] | None = None
+) -> list[Past]:
+    """Each item with its sentence (titles from `facts` per domain) and its fate."""
+    known = facts or {}
+    return [past(i, effective_status(i, now), known.get(i.domain)) for i in items]
+
+
+def past(item: ApprovalItem, status: str, facts: Facts | None = None) -> Past:
+    """An item with its sentence and its fate."""
+    return Past(item, status, card_sentence(item, facts or Facts()), fate(item, status))

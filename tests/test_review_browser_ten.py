@@ -1,0 +1,142 @@
+"""Ten items decided through the page in headless Chromium change the hub and memory/ exactly as
+the CLI does; axe-core finds no serious or critical violation on any kind of page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browsersupport import approve, axe_violations, card, fill, press, reject, shot, wait_for
+from custodian_hub import ReferenceHub, load_seed
+from reviewsupport import (
+    TEN,
+    chrome,
+    hub_state,
+    memory_of,
+    queue_plan,
+    review_page,
+    review_settings,
+    screenshot_dir,
+)
+from runsupport import run_cli, small_dataset
+
+pytestmark = pytest.mark.slow
+
+
+def _decide_ten(driver: Any, url: str, ids: dict[str, str], shots: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.set_window_size(1280, 800)
+    driver.get(url)
+    wait_for(driver, "section.approval")
+    bottom = driver.execute_script("return window.innerHeight")
+    tops = [
+        e.rect["y"] + e.rect["height"]
+        for e in driver.find_elements(By.CSS_SELECTOR, "section.approval")
+    ]
+    assert sum(1 for t in tops if t <= bottom) >= 4, (bottom, tops)  # compact cards
+    shot(driver, shots, "approvals")
+    for name in APPROVE:
+        assert approve(driver, ids[name], "ana").startswith("Approved and executed")
+    for name in REJECT_ONE:
+        assert reject(driver, ids[name], "ben", "Not this quarter.").startswith("Rejected by ben")
+    for name in REJECT_MANY:
+        card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[name="ids"]').click()
+    driver.find_element(By.CSS_SELECTOR, "#bulk button").click()
+    bulk = wait_for(driver, "#bulk-reject")
+    shot(driver, shots, "reject-selected")
+    fill(bulk, "cy")
+    bulk.find_element(By.CSS_SELECTOR, 'input[name="reason"]').send_keys("Out of scope.")
+    press(bulk, "reject")
+    flashes = [wait_for(driver, f'p.decided[data-decided="{ids[n]}"]') for n in REJECT_MANY]
+    assert all(f.text.startswith("Rejected by cy") for f in flashes)
+    assert "Nothing waits for a decision." in driver.page_source
+
+
+def _name(operation: str, **params: Any) -> str:
+    return f"{operation} {json.dumps(params, sort_keys=True)}"
+
+
+APPROVE = [
+    _name("create_task", title="Add a sitemap", workstream_id="web-ws-1"),
+    _name("resolve_decision", decision_id="dec-1", resolution="A"),
+    _name("set_task_status", status="cancelled", task_id="web-t-3"),
+    _name("resolve_flag", flag_id="fl-1"),
+    _name("create_workstream", domain="website", title="Accessibility audit"),
+]
+REJECT_ONE = [
+    _name("create_task", title="Redirect old blog URLs", workstream_id="web-ws-2"),
+    _name("create_task", title="Check alt texts", workstream_id="web-ws-1"),
+]
+REJECT_MANY = [
+    _name("record_decision", options=["Ghost", "Hugo"], title="Which CMS?",
+          workstream_id="web-ws-2"),
+    _name("set_task_status", status="blocked", task_id="web-t-5"),
+    _name("create_task", title="Archive the old forum", workstream_id="web-ws-2"),
+]  # fmt: skip
+
+
+def _ten_by_cli(tmp_path: Path, mp: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    db = tmp_path / "twin-hub.sqlite3"
+    load_seed(db, small_dataset())
+    with ReferenceHub(db) as hub:
+        memory, names = queue_plan(tmp_path / "twin", mp, hub, TEN)
+        ids = {name: i for i, name in names.items()}
+        base = ["approvals", "--memory", str(memory)]
+        for name in APPROVE:
+            argv = [*base, "approve", ids[name], "--by", "ana", "--hub", hub.url]
+            assert run_cli(argv, tmp_path, mp).code == 0
+        for by, reason, group in (("ben", "Not this quarter.", REJECT_ONE),
+                                  ("cy", "Out of scope.", REJECT_MANY)):  # fmt: skip
+            for name in group:
+                argv = [*base, "reject", ids[name], "--by", by, "--reason", reason]
+                assert run_cli(argv, tmp_path, mp).code == 0
+        return hub_state(hub), memory_of(memory, names)
+
+
+def test_ten_items_decided_through_the_page_change_what_the_cli_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    twin_hub, twin_memory = _ten_by_cli(tmp_path, monkeypatch)
+    memory, names = queue_plan(tmp_path / "page", monkeypatch, small_hub, TEN)
+    assert len(names) == 10
+    ids = {name: i for i, name in names.items()}
+    driver = chrome(tmp_path / "chrome-profile")
+    try:
+        with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+            _decide_ten(driver, server.url, ids, screenshot_dir(tmp_path))
+    finally:
+        driver.quit()
+    assert hub_state(small_hub) == twin_hub
+    assert memory_of(memory, names) == twin_memory
+
+
+def test_axe_core_finds_no_serious_or_critical_violation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    memory, names = queue_plan(tmp_path, monkeypatch, small_hub, TEN[:4])
+    first = next(iter(names))
+    driver = chrome(tmp_path / "chrome-profile")
+    found = {}
+    try:
+        with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+            driver.get(server.url)
+            wait_for(driver, "section.approval")
+            found["queue"] = axe_violations(driver)
+            fill(card(driver, first), "ana")
+            press(card(driver, first), "reject")  # no reason: refused inline
+            wait_for(driver, f'[data-problem="{first}"]')
+            found["refused"] = axe_violations(driver)
+            press(card(driver, first), "approve")
+            wait_for(driver, "[data-confirm-approval-id]")
+            found["confirm"] = axe_violations(driver)
+            for path in ("/history", f"/approvals/{first}", "/runs"):
+                driver.get(f"http://{server.address}{path}")
+                wait_for(driver, "main")
+                found[path] = axe_violations(driver)
+    finally:
+        driver.quit()
+    assert found == {k: [] for k in found}
