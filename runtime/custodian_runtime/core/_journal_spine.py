@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from custodian_runtime.core.journal_kinds import ApprovalDecided, RulingRecord
 from custodian_runtime.core.journal_records import KINDS, Problem, Record
 from custodian_runtime.core.journal_trace import ItemTrace, Tracker
 
@@ -36,8 +37,8 @@ class PendingWrite:
     dispatched: bool
     authorized_at: str = ""
     problems: tuple[str, ...] = ()
-    ruling: dict[str, Any] | None = None
-    approval: dict[str, Any] | None = None
+    ruling: RulingRecord | None = None
+    approval: ApprovalDecided | None = None
     # The hub the write was authorized on (core/origin.py), and where it was reached; None in
     # a record from before.
     hub: str | None = None
@@ -129,31 +130,26 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
     for (run_id, index), item in tracker.items.items():
         if item.outcome is not None:
             continue
-        data = item.authorized.data
+        data = item.grant
         ruling = tracker.rulings.get((run_id, index))
         approval = tracker.approvals.get(run_id)
         pending.append(
             PendingWrite(
                 run_id=run_id,
                 index=index,
-                operation=str(data.get("operation")),
-                params=dict(data.get("params") or {}),
-                idempotency_key=str(data.get("idempotency_key")),
-                fingerprint=str(data.get("fingerprint")),
+                operation=str(data.operation),
+                params=dict(data.params or {}),
+                idempotency_key=str(data.idempotency_key),
+                fingerprint=str(data.fingerprint),
                 authorized_seq=item.authorized.seq,
                 dispatched=item.dispatched is not None,
                 authorized_at=item.authorized.at,
                 problems=tuple(tracker.item_problems.get((run_id, index), ())),
-                ruling=dict(ruling.data) if ruling is not None else None,
-                approval=dict(approval.data) if approval is not None else None,
-                hub=data.get("hub") if isinstance(data.get("hub"), str) else None,
-                hub_at=data.get("hub_at") if isinstance(data.get("hub_at"), str) else None,
-                planned_on=_planned_on(data),
+                ruling=ruling[1] if ruling is not None else None,
+                approval=approval,
+                hub=data.hub,
+                hub_at=data.hub_at,
+                planned_on=dict(data.planned_on) if data.planned_on is not None else None,
             )
         )
     return pending
-
-
-def _planned_on(data: dict[str, Any]) -> dict[str, Any] | None:
-    planned = data.get("planned_on")
-    return dict(planned) if isinstance(planned, dict) else None

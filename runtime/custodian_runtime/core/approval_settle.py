@@ -36,7 +36,7 @@ def open_writes_of(history: Sequence[J.Record], approval_id: str) -> list[J.Pend
     return [
         p
         for p in J.unfinished_items(history)
-        if p.approval is not None and p.approval.get("approval_id") == approval_id
+        if p.approval is not None and p.approval.approval_id == approval_id
     ]
 
 

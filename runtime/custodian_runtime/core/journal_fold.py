@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from custodian_runtime.core.continuity import note_records
+from custodian_runtime.core.journal_kinds import Finished, item_of, read_as
 from custodian_runtime.core.journal_records import GENESIS, Problem, Record, record_hash
 from custodian_runtime.core.metrics import run_index
 from custodian_runtime.core.own_writes import OwnWrite, retained, writes_in
@@ -129,16 +130,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
 
 def _origin(r: Record) -> ItemKey | None:
     """The item (authorizing run, index) a spine record speaks of."""
-    index = r.data.get("index")
-    if r.kind in ("ruling", "queued", "authorized"):
-        return (r.run_id, index)
-    if r.kind == "reconciled":
-        return (str(r.data.get("run_id_of_the_interrupted_run")), index)
-    if r.kind == "settled_by_hand":
-        return (str(r.data.get("run_id_of_the_open_write")), index)
-    if r.kind in ("dispatched", "unknown", *OUTCOME_KINDS):
-        return (str(r.data.get("reconciles") or r.run_id), index)
-    return None
+    return item_of(r)
 
 
 def _open_item_records(records: Sequence[Record]) -> list[Record]:
@@ -169,7 +161,7 @@ def _open_item_records(records: Sequence[Record]) -> list[Record]:
 def _last_completed(records: Sequence[Record], finished: dict[str, list[Record]]) -> list[Record]:
     """The last completed run's finished record and its last observation."""
     for r in reversed(records):
-        if r.kind == "finished" and r.data.get("status") == "completed":
+        if r.kind == "finished" and read_as(r, Finished).status == "completed":
             observed = [o for o in records if o.kind == "observed" and o.run_id == r.run_id]
             return [r, *observed[-1:], *finished.get(r.run_id, [])]
     return []

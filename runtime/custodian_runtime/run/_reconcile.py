@@ -270,7 +270,7 @@ def _item_follows(
 ) -> None:
     """The approval item of a person's write says what the journal now says of it
     (core/approval_ledger.py): executed when found or re-sent, as its closing record says."""
-    approval = (pending.approval or {}).get("approval_id")
+    approval = pending.approval.approval_id if pending.approval is not None else None
     if ctx.approvals is None or not isinstance(approval, str) or approval not in ctx.approvals:
         return
     item = ctx.approvals.get(approval)
