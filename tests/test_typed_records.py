@@ -63,13 +63,36 @@ def test_the_rule_catches_each_way_of_reading_by_key(source: str) -> None:
     assert data_reads(source) == [1]
 
 
+def literal_appends(source: str) -> list[int]:
+    """Lines that journal a record by a literal kind and a dict: `x.append("receipt", {...})`."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "append"
+        and len(node.args) == 2
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in J.KINDS
+    )
+
+
+def test_writers_journal_typed_entries_not_dicts() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        found += [f"{relative}:{line}" for line in literal_appends(path.read_text("utf-8"))]
+    assert found == [], f"build the kind's model and pass it to journal.write(entry): {found}"
+    assert literal_appends('journal.append("receipt", {"index": 0})') == [1]
+
+
 def test_calling_a_data_method_is_not_a_read() -> None:
     assert data_reads("out = sink.data()\nerr = buffer.data().decode()") == []
 
 
 def test_every_kind_has_one_model() -> None:
     assert set(K.MODELS) == set(J.KINDS)
-    assert all(model.KIND == kind for kind, model in K.MODELS.items())
+    assert all(kind == model.KIND for kind, model in K.MODELS.items())
 
 
 def test_a_typed_entry_journals_the_same_bytes_as_the_dict_it_replaces() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from custodian_runtime.core.journal_kinds import ApprovalDecided, RulingRecord
 from custodian_runtime.core.journal_records import KINDS, Problem, Record
-from custodian_runtime.core.journal_trace import ItemTrace, Tracker
+from custodian_runtime.core.journal_trace import ItemKey, ItemTrace, Tracker
 
 # A person's runs have no run_started/finished pair: an approval, a write settled by hand.
 PERSON_RUN_FIRST = frozenset({"approval_decided", "settled_by_hand"})
@@ -126,30 +126,30 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
     person's recorded decision: reconcile re-sends only what these prove.
     """
     tracker = Tracker().walk(records)
-    pending: list[PendingWrite] = []
-    for (run_id, index), item in tracker.items.items():
-        if item.outcome is not None:
-            continue
-        data = item.grant
-        ruling = tracker.rulings.get((run_id, index))
-        approval = tracker.approvals.get(run_id)
-        pending.append(
-            PendingWrite(
-                run_id=run_id,
-                index=index,
-                operation=str(data.operation),
-                params=dict(data.params or {}),
-                idempotency_key=str(data.idempotency_key),
-                fingerprint=str(data.fingerprint),
-                authorized_seq=item.authorized.seq,
-                dispatched=item.dispatched is not None,
-                authorized_at=item.authorized.at,
-                problems=tuple(tracker.item_problems.get((run_id, index), ())),
-                ruling=ruling[1] if ruling is not None else None,
-                approval=approval,
-                hub=data.hub,
-                hub_at=data.hub_at,
-                planned_on=dict(data.planned_on) if data.planned_on is not None else None,
-            )
-        )
-    return pending
+    return [
+        write_of(tracker, key, item) for key, item in tracker.items.items() if item.outcome is None
+    ]
+
+
+def write_of(tracker: Tracker, key: ItemKey, item: ItemTrace) -> PendingWrite:
+    """The write `item` (authorized as `key`) as the tracker knows it."""
+    run_id, index = key
+    data = item.grant
+    ruling = tracker.rulings.get(key)
+    return PendingWrite(
+        run_id=run_id,
+        index=index,
+        operation=str(data.operation),
+        params=dict(data.params or {}),
+        idempotency_key=str(data.idempotency_key),
+        fingerprint=str(data.fingerprint),
+        authorized_seq=item.authorized.seq,
+        dispatched=item.dispatched is not None,
+        authorized_at=item.authorized.at,
+        problems=tuple(tracker.item_problems.get(key, ())),
+        ruling=ruling[1] if ruling is not None else None,
+        approval=tracker.approvals.get(run_id),
+        hub=data.hub,
+        hub_at=data.hub_at,
+        planned_on=dict(data.planned_on) if data.planned_on is not None else None,
+    )

@@ -53,17 +53,15 @@ class Continuity:
     reasoning: NoteRef | None = None
 
 
-def note_data(
-    file: str, sha256: str, status: str, prose: str, problem: str | None
-) -> dict[str, object]:
-    """The data of a `note_written` record."""
-    return {
-        "path": file,
-        "sha256": sha256,
-        "status": status,
-        "prose": bool(prose.strip()),
-        "problem": problem[:PROBLEM_LIMIT] if problem else None,
-    }
+def note_data(file: str, sha256: str, status: str, prose: str, problem: str | None) -> NoteWritten:
+    """The `note_written` record."""
+    return NoteWritten(
+        path=file,
+        sha256=sha256,
+        status=status,
+        prose=bool(prose.strip()),
+        problem=problem[:PROBLEM_LIMIT] if problem else None,
+    )
 
 
 def continuity(records: Sequence[Record]) -> Continuity:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from custodian_runtime.core.continuity import note_records
 from custodian_runtime.core.journal_kinds import Finished, item_of, read_as
 from custodian_runtime.core.journal_records import GENESIS, Problem, Record, record_hash
+from custodian_runtime.core.late_landings import closed_item_records
 from custodian_runtime.core.metrics import run_index
 from custodian_runtime.core.own_writes import OwnWrite, retained, writes_in
 
@@ -114,7 +115,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
         if (run not in finished and (first.kind not in PERSON_RUN_FIRST or run == newest))
     }
     keep = {r.seq: r for r in records if r.kind in KEPT_KINDS and r.run_id in whole}
-    for r in _open_item_records(records):
+    for r in [*_open_item_records(records), *closed_item_records(records)]:
         keep[r.seq] = r
     for r in _last_completed(records, finished):
         keep[r.seq] = r

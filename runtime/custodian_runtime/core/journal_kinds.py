@@ -62,7 +62,7 @@ class Observed(Entry):
     after_act: bool | None = None
 
 
-class Prompt(Entry):
+class PromptRecord(Entry):
     """`prompt`: the rendered prompt's size and where it is stored."""
 
     KIND = "prompt"
@@ -307,7 +307,7 @@ class SettledByHand(Entry):
 MODELS: dict[str, type[Entry]] = {
     m.KIND: m
     for m in (
-        RunStarted, Observed, Prompt, ModelResponse, ModelFailed, PlanRecord, RulingRecord,
+        RunStarted, Observed, PromptRecord, ModelResponse, ModelFailed, PlanRecord, RulingRecord,
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
         NoteWritten, Finished, ApprovalDecided, SettledByHand,
     )
@@ -370,7 +370,7 @@ def content_named(record: Record) -> str | None:
     entry = decode(record)
     if isinstance(entry, Observed):
         return entry.snapshot
-    if isinstance(entry, Prompt):
+    if isinstance(entry, PromptRecord):
         return entry.stored
     return None
 

@@ -20,7 +20,7 @@ from custodian_runtime.core.journal_kinds import (
     NoteWritten,
     Observed,
     PlanRecord,
-    Prompt,
+    PromptRecord,
     Queued,
     Receipt,
     Reconciled,
@@ -176,6 +176,12 @@ def _render_record(record: Record, ctx: _Court) -> list[str]:
         return [head, *_item_lines(item, record, ctx.problems), ""]
     if isinstance(entry, ApprovalDecided):
         return _render_approval(record, entry, ctx)
+    if isinstance(entry, Receipt) and entry.late:
+        return [
+            f"FOUND LATE at {record.ref}: item #{entry.index} of run {entry.reconciles}, closed "
+            f"({entry.late}) earlier, landed as {entry.hub_id}; for a person to check",
+            "",
+        ]
     return _simple_line(record, entry)
 
 
@@ -189,7 +195,7 @@ def _simple_line(record: Record, entry: Entry) -> list[str]:
 def _simple_text(e: Entry) -> str | None:
     if isinstance(e, Observed):
         return f"state sha256={_short(e.state_digest)}"
-    if isinstance(e, Prompt):
+    if isinstance(e, PromptRecord):
         return f"about {e.estimated_tokens} token(s)"
     if isinstance(e, ModelResponse):
         return _usage(e)

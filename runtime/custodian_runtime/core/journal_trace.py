@@ -16,6 +16,7 @@ from custodian_runtime.core.journal_kinds import (
     Dispatched,
     Entry,
     Queued,
+    Receipt,
     Reconciled,
     RecordDataError,
     RulingRecord,
@@ -49,6 +50,8 @@ class ItemTrace:
     dispatched: Record | None = None
     outcome: Record | None = None
     steps: list[Record] = field(default_factory=list)
+    # A write closed without being sent that a later observation found landed anyway.
+    late: Record | None = None
 
     @property
     def key(self) -> Any:
@@ -188,6 +191,9 @@ class Tracker:
         item.steps.append(r)
 
     def _outcome(self, r: Record, d: WriteStep) -> None:
+        if isinstance(d, Receipt) and d.late:
+            self._late(r, d)
+            return
         item = self._lookup(r, d)
         if item is None:
             return
@@ -198,6 +204,19 @@ class Tracker:
         elif item.dispatched is None or item.dispatched.run_id != r.run_id:
             self._flag(r, f"{r.kind} without a dispatched record before it in this run")
         item.outcome = r
+        item.steps.append(r)
+
+    def _late(self, r: Record, d: Receipt) -> None:
+        """A closed write found landed later: once, after the record that closed it."""
+        key = d.item(r.run_id)
+        item = self.items.get(key) if key is not None else None
+        if item is None or item.outcome is None:
+            self._flag(r, f"found late, but item #{d.index} was never closed")
+            return
+        if item.late is not None:
+            self._flag(r, f"found late a second time (first at {item.late.ref})", _key_of(item))
+            return
+        item.late = r
         item.steps.append(r)
 
     def _unknown(self, r: Record, d: WriteStep) -> None:

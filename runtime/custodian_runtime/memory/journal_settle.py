@@ -61,6 +61,6 @@ def settle(
         except ValueError as exc:
             raise SettleRefused(str(exc)) from None
         writer = store.writer(domain, run_id, clock, opened)
-        record = writer.append("settled_by_hand", by_hand(write, f"{domain}:{seq}", by, reason))
+        record = writer.write(by_hand(write, f"{domain}:{seq}", by, reason))
         store.commit(writer)
     return Settled(f"{domain}:{seq}", write.operation, write.run_id, record)
