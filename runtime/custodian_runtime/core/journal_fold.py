@@ -1,9 +1,10 @@
 """The checkpoint: what a run needs from a domain's journal, folded from its records.
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
-run's observation, the writes still open with every record that proves them, the records of the
-newest run, the notes the next prompt feeds forward (core/continuity.py), and the first and
-`finished` records of the newest run and of the newest successful one (core/metrics.py).
+run's observation, the writes still open with every record that proves them, the writes closed
+without being sent in the last 7 days (core/late_landings.py), the records of the newest run,
+the notes the next prompt feeds forward (core/continuity.py), and the first and `finished`
+records of the newest run and of the newest successful one (core/metrics.py).
 `compact(records)` keeps exactly those records, so the journal's pure views
 (`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
 the compact list as on the whole journal. `fold(checkpoint, records)` is `compact` over the
