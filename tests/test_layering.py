@@ -54,6 +54,7 @@ RUN_ORDER: tuple[str, ...] = (
     "orient",
     "decide",
     "act",
+    "_late",
     "_reconcile",
     "record",
     "_metrics",

@@ -31,8 +31,6 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal_kinds import Authorized, Failed, Stale
 from custodian_runtime.core.journal_settle import write_ref
 from custodian_runtime.core.keys import escalation_key
-from custodian_runtime.core.late_landings import FOUND_LATE as LATE
-from custodian_runtime.core.late_landings import late_landings
 from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import Plan
@@ -44,6 +42,7 @@ from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._dispatch import SANCTIONED_CALLS, calls_of
 from custodian_runtime.run._evidence import read_evidence
+from custodian_runtime.run._late import record_late_landings
 from custodian_runtime.run._send import send
 from custodian_runtime.run.decide import policy_and_history
 from custodian_runtime.run.observe import Observation, observe
@@ -95,36 +94,6 @@ def settle_open_writes(
     reports = tuple(reconcile(history, rc, ctx.log, ctx.stop, writes))
     wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
     return Reconciled((*late, *reports), observe(ctx) if wrote else observation)
-
-
-def record_late_landings(
-    ctx: RunContext, history: list[J.Record], observation: Observation
-) -> tuple[dict[str, Any], ...]:
-    """Journal each closed write the hub shows landed anyway (once: a `receipt` marked late),
-    make its approval item executed, and report it for a person. Nothing is sent to the hub."""
-    reports = []
-    for landing in late_landings(history, observation.summary):
-        closed = landing.closed
-        receipt = found_receipt(closed.write, landing.hub_id, late=closed.how)
-        ctx.journal.write(receipt)
-        _late_item(ctx, closed.write, landing.hub_id)
-        report = landing.report()
-        reason = (
-            f"closed ({closed.how}) at {closed.closed.ref}, but the hub shows it landed as "
-            f"{landing.hub_id}: a person should check it"
-        )
-        reports.append({**report, "outcome": LATE, "reason": reason})
-        ctx.log.line("reconcile", LATE, run=closed.write.run_id, hub_id=landing.hub_id)
-    return tuple(reports)
-
-
-def _late_item(ctx: RunContext, write: J.PendingWrite, hub_id: str) -> None:
-    """A person's write found landed after it was closed: its item says executed."""
-    approval = write.approval.approval_id if write.approval is not None else None
-    if approval is None or approval not in ctx.approvals:
-        return
-    found_by = f"after it was closed, by run {ctx.run_id}"
-    ctx.approvals.save(executed_before(ctx.approvals.get(approval), found_by, hub_id, ctx.now()))
 
 
 @dataclass(frozen=True)
