@@ -17,9 +17,10 @@ from typing import Any
 from custodian_runtime.core._journal_spine import PendingWrite, write_of
 from custodian_runtime.core.authority_path import landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal_kinds import Failed, SettledByHand, Stale, decode
 from custodian_runtime.core.journal_records import Record, parse_at
-from custodian_runtime.core.journal_trace import ItemTrace, Tracker
+from custodian_runtime.core.journal_trace import ItemKey, ItemTrace, Tracker
 
 # How long after it was closed a write is still compared with the hub.
 LATE_WINDOW = timedelta(days=7)
@@ -60,11 +61,38 @@ def closed_writes(records: Sequence[Record]) -> list[ClosedWrite]:
     """Writes closed without being sent and not yet found landed, oldest first."""
     tracker = Tracker().walk(records)
     found = []
-    for key, item in tracker.items.items():
+    for key in _still_closed(tracker):
+        item = tracker.items[key]
         how = _closed_how(item)
-        if how is not None and item.outcome is not None and item.late is None:
+        if how is not None and item.outcome is not None:
             found.append(ClosedWrite(write_of(tracker, key, item), how, item.outcome))
     return found
+
+
+def _still_closed(tracker: Tracker) -> list[ItemKey]:
+    """Closed items not found landed, and whose effect no later write that landed made (an
+    approval approved again after its first write was closed sends the same change again)."""
+    landed: dict[tuple[str, str], int] = {}
+    for item in tracker.items.values():
+        if item.outcome is not None and item.outcome.kind == "receipt":
+            effect = _effect(item)
+            landed[effect] = max(landed.get(effect, 0), item.authorized.seq)
+    return [
+        key
+        for key, item in tracker.items.items()
+        if _closed_how(item) is not None
+        and item.late is None
+        and landed.get(_effect(item), 0) < item.authorized.seq
+    ]
+
+
+def _effect(item: ItemTrace) -> tuple[str, str]:
+    """What a write changes: a task's status, or its operation with its params."""
+    params = item.grant.params or {}
+    task, status = params.get("task_id"), params.get("status")
+    if isinstance(task, str) and isinstance(status, str):
+        return (f"status of {task}", status)
+    return (str(item.grant.operation), canonical_json(params))
 
 
 def late_landings(records: Sequence[Record], observed: DomainSummary) -> list[LateLanding]:
@@ -92,10 +120,9 @@ def closed_item_records(records: Sequence[Record]) -> list[Record]:
         if r.kind == "approval_decided":
             decided.setdefault(r.run_id, []).append(r)
     kept: list[Record] = []
-    for (run_id, index), item in tracker.items.items():
-        if item.outcome is None or item.late is not None or _closed_how(item) is None:
-            continue
-        if not _recent(item.outcome, newest):
+    for run_id, index in _still_closed(tracker):
+        item = tracker.items[(run_id, index)]
+        if item.outcome is None or not _recent(item.outcome, newest):
             continue
         ruling = tracker.rulings.get((run_id, index))
         kept += [ruling[0]] if ruling is not None else []
