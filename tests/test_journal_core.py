@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import canonical_json, sha256_hex
+from custodian_runtime.core.journal_kinds import RulingRecord, read_as
 from custodian_runtime.core.plan import fingerprint as real_fingerprint
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -262,7 +263,9 @@ def test_an_interrupted_last_run_leaves_an_unfinished_item() -> None:
             run_id="r2", index=0, operation="add_progress_event", params=dict(ITEMS[0][2]),
             idempotency_key=key_of("r2", 0), fingerprint=fingerprint(0),
             authorized_seq=authorized.seq, dispatched=True, authorized_at=authorized.at,
-            ruling=dict(next(r for r in records if r.kind == "ruling" and r.run_id == "r2").data),
+            ruling=read_as(
+                next(r for r in records if r.kind == "ruling" and r.run_id == "r2"), RulingRecord
+            ),
         )
     ]  # fmt: skip
     assert J.interrupted_runs(records) == ["r2"]

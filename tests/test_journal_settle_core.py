@@ -8,6 +8,7 @@ import pytest
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.journal_fold import compact
+from custodian_runtime.core.journal_kinds import encode
 from custodian_runtime.core.journal_settle import (
     by_hand,
     open_write,
@@ -35,7 +36,8 @@ def _unknown(w: Appender, run_id: str) -> None:
 
 def _settle(pending: J.PendingWrite, **changes: Any) -> Any:
     def builder(w: Appender, run_id: str) -> None:
-        w.append("settled_by_hand", {**by_hand(pending, "website:5", "ana", "hub gone"), **changes})
+        _, data = encode(by_hand(pending, "website:5", "ana", "hub gone"))
+        w.append("settled_by_hand", {**data, **changes})
 
     return builder
 

@@ -53,6 +53,7 @@ RUN_ORDER: tuple[str, ...] = (
     "orient",
     "decide",
     "act",
+    "_late",
     "_reconcile",
     "record",
     "_metrics",

@@ -124,29 +124,40 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
     return done.exit_code
 
 
-def _listing(store: ApprovalStore, item: ApprovalItem, now: datetime) -> dict[str, Any]:
-    data = item.model_dump(mode="json", exclude={"seal"})
+@dataclass(frozen=True)
+class _Listed:
+    """An item as listed: the status it shows now, and why its seal fails, if it does."""
+
+    item: ApprovalItem
+    status: str
+    seal_problem: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        """The item as stored (without its seal), with the listed status."""
+        data = self.item.model_dump(mode="json", exclude={"seal"})
+        problem = {"seal_problem": self.seal_problem} if self.seal_problem is not None else {}
+        return {**data, "status": self.status, **problem}
+
+
+def _listing(store: ApprovalStore, item: ApprovalItem, now: datetime) -> _Listed:
     problem = store.seal_problem(item)
-    data["status"] = listed_status(item, now, problem)
-    if problem is not None:
-        data["seal_problem"] = problem
-    return data
+    return _Listed(item, listed_status(item, now, problem), problem)
 
 
 def _list_items(store: ApprovalStore, now: datetime, request: ListRequest, out: TextIO) -> int:
     """Print the queue, pending first; `--json` prints a JSON array."""
-    listed = [(i, _listing(store, i, now)) for i in store.all(request.domain, verify=False)]
+    listed = [_listing(store, i, now) for i in store.all(request.domain, verify=False)]
     if request.status:
-        listed = [(i, data) for i, data in listed if data["status"] == request.status]
-    listed.sort(key=lambda pair: (pair[1]["status"] != "pending", pair[1]["created_at"]))
+        listed = [one for one in listed if one.status == request.status]
+    listed.sort(key=lambda one: (one.status != "pending", one.item.created_at))
     if request.as_json:
-        out.write(for_terminal_json([data for _, data in listed], indent=2) + "\n")
+        out.write(for_terminal_json([one.as_json() for one in listed], indent=2) + "\n")
         return 0
     if not listed:
         out.write("no approval items\n")
-    for item, data in listed:
+    for one in listed:
         # Two inert lines per item whatever the params hold, each at most 100 columns.
-        out.write("\n".join(approval_text.list_lines(item, data["status"], now)) + "\n")
+        out.write("\n".join(approval_text.list_lines(one.item, one.status, now)) + "\n")
     return 0
 
 
@@ -157,9 +168,9 @@ def _show_item(
     item = store.get(approval_id, verify=False)
     listing = _listing(store, item, now)
     if as_json:
-        out.write(for_terminal_json(listing, indent=2) + "\n")
+        out.write(for_terminal_json(listing.as_json(), indent=2) + "\n")
         return 0
-    out.write(approval_text.show_text(item, listing["status"], now, listing.get("seal_problem")))
+    out.write(approval_text.show_text(item, listing.status, now, listing.seal_problem))
     return 0
 
 

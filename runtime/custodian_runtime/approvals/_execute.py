@@ -19,6 +19,7 @@ from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
 from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.contract import DomainSummary, Task
+from custodian_runtime.core.journal_kinds import Authorized, Dispatched, Failed, Receipt
 from custodian_runtime.core.journal_trace import executed_params
 from custodian_runtime.core.keys import approval_key, attempt_run_id
 from custodian_runtime.core.origin import Here, HubOrigin
@@ -162,9 +163,10 @@ def execute(
     nonce = new_nonce()
     key = approval_key(item.id, item.fingerprint, nonce)
     params = executed_params(item.operation, dict(item.params), item.domain)
-    authorized = {"index": 0, "operation": item.operation, "params": params, "nonce": nonce}
-    authorized |= {"fingerprint": item.fingerprint, "idempotency_key": key, "by": f"person:{by}"}
-    journal.append("authorized", authorized | bound(settings, hub))
+    authorized = Authorized(index=0, operation=item.operation, params=params, nonce=nonce,
+                            fingerprint=item.fingerprint, idempotency_key=key,
+                            by=f"person:{by}", **bound(settings, hub))  # fmt: skip
+    journal.write(authorized)
     if item.operation == "write_canon":
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:
@@ -187,24 +189,23 @@ def execute(
 
 
 def _execute_canon(settings: Settings, item: ApprovalItem, key: str, journal: Journal) -> Outcome:
-    journal.append("dispatched", {"index": 0, "idempotency_key": key})
+    journal.write(Dispatched(index=0, idempotency_key=key))
     try:
         path, sha = write_canon(
             settings.canon_dir, str(item.params["path"]), str(item.params["content"])
         )
     except (CustodianError, OSError) as exc:
-        journal.append("failed", {"index": 0, "error": str(exc), "status": None, "code": None})
+        journal.write(Failed(index=0, error=str(exc), status=None, code=None))
         return {"error": str(exc)}
-    journal.append(
-        "receipt",
-        {
-            "index": 0,
-            "status_code": None,
-            "hub_id": None,
-            "replayed": False,
-            "response_sha256": sha,
-            "attempts": 1,
-            "path": item.params["path"],
-        },
+    journal.write(
+        Receipt(
+            index=0,
+            status_code=None,
+            hub_id=None,
+            replayed=False,
+            response_sha256=sha,
+            attempts=1,
+            path=str(item.params["path"]),
+        )
     )
     return {"path": str(item.params["path"]), "sha256": sha, "file": path.name}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approval_history import ApprovalHistory
@@ -23,6 +23,17 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.evidence import Evidence
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal_kinds import (
+    E,
+    ModelResponse,
+    Observed,
+    PlanRecord,
+    RulingRecord,
+    RunStarted,
+    of_kind,
+    read_as,
+    with_entry,
+)
 from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import extract_plan
@@ -57,14 +68,17 @@ def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
 
 def _inline(record: J.Record, snapshots: SnapshotStore) -> J.Record:
     """An `observed` record with its snapshot loaded by digest into `summary`."""
-    if record.kind != "observed" or "summary" in record.data:
+    if record.kind != "observed":
         return record
-    summary = observed_summary(snapshots, record.domain, record.data)
-    return record.model_copy(update={"data": {**record.data, "summary": summary}})
+    seen = read_as(record, Observed)
+    if seen.summary is not None:
+        return record
+    summary = observed_summary(snapshots, record.domain, seen)
+    return with_entry(record, seen.model_copy(update={"summary": summary}))
 
 
-def _data(records: Sequence[J.Record], kind: str) -> dict[str, Any] | None:
-    return next((r.data for r in records if r.kind == kind), None)
+def _first(records: Sequence[J.Record], model: type[E]) -> E | None:
+    return next((entry for _, entry in of_kind(records, model)), None)
 
 
 def policy_of(settings: Settings) -> Policy:
@@ -74,23 +88,23 @@ def policy_of(settings: Settings) -> Policy:
 
 def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Difference], str]:
     """Re-decide the stored run under `policy`; return the differences and a verdict."""
-    observed, response = _data(records, "observed"), _data(records, "model_response")
+    observed, response = _first(records, Observed), _first(records, ModelResponse)
     if observed is None or response is None:
         raise JournalError("this run stored no observation or no model response: nothing to replay")
-    plan_record = _data(records, "plan") or {}
-    recorded = {r.data["index"]: r.data for r in records if r.kind == "ruling"}
+    plan_record = _first(records, PlanRecord) or PlanRecord()
+    recorded = {ruling.index: ruling for _, ruling in of_kind(records, RulingRecord)}
     try:
-        plan = extract_plan(str(response["text"]), policy.max_plan_items)
+        plan = extract_plan(str(response.text), policy.max_plan_items)
     except PlanRejected as exc:
-        if plan_record.get("status") == "rejected":
+        if plan_record.status == "rejected":
             return [], f"plan rejected, as recorded: {exc.message}"
         return [Difference(-1, "plan", "accepted", f"rejected: {exc.message}")], "plan now rejected"
-    if plan_record.get("status") == "rejected":
+    if plan_record.status == "rejected":
         return [Difference(-1, "plan", "rejected", "accepted")], "plan now accepted"
-    history = plan_record.get("history") or {}
+    history = plan_record.history or {}
     rulings = authorize(
         plan,
-        DomainSummary.model_validate(observed["summary"]),
+        DomainSummary.model_validate(observed.summary),
         policy,
         ApprovalHistory.from_record(history),
         evidence=_evidence(observed, plan_record),
@@ -99,27 +113,27 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
     differences = []
     for ruling in rulings:
         was = recorded.get(ruling.item.index)
-        then = f"{was['outcome']}: {was['reason']}" if was else "no ruling recorded"
+        then = f"{was.outcome}: {was.reason}" if was else "no ruling recorded"
         now = f"{ruling.outcome}: {ruling.reason}"
         if then != now:
             differences.append(Difference(ruling.item.index, ruling.item.operation, then, now))
     return differences, f"plan accepted, {len(rulings)} item(s) re-decided"
 
 
-def _evidence(observed: dict[str, Any], plan_record: dict[str, Any]) -> Evidence:
+def _evidence(observed: Observed, plan_record: PlanRecord) -> Evidence:
     """The evidence the run ruled with: its summary, the events it fetched, its own receipts."""
-    kept = plan_record.get("evidence") or {}
+    kept = plan_record.evidence or {}
     fetched = [ProgressEvent.model_validate(e) for e in kept.get("fetched", [])]
-    summary = DomainSummary.model_validate(observed["summary"])
+    summary = DomainSummary.model_validate(observed.summary)
     return Evidence.of(summary, fetched, kept.get("own_ids", []))
 
 
-def _recent_of(plan_record: dict[str, Any]) -> RecentWrites | None:
+def _recent_of(plan_record: PlanRecord) -> RecentWrites | None:
     """The own writes the run ruled with; None for a run from before they were kept."""
-    if "ruled_at" not in plan_record:
+    if plan_record.ruled_at is None:
         return None
-    writes = tuple(OwnWrite.model_validate(w) for w in plan_record.get("recent_writes") or ())
-    return RecentWrites(parse_at(str(plan_record["ruled_at"])), writes)
+    writes = tuple(OwnWrite.model_validate(w) for w in plan_record.recent_writes or ())
+    return RecentWrites(parse_at(plan_record.ruled_at), writes)
 
 
 def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:
@@ -141,7 +155,7 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
 
 
 def _policy_note(records: Sequence[J.Record], policy: Policy) -> str:
-    recorded = (_data(records, "plan") or {}).get("policy")
+    recorded = (_first(records, PlanRecord) or PlanRecord()).policy
     today = dict(policy.__dict__)
     return (
         "unchanged" if recorded in (None, today) else f"changed: recorded {recorded}, today {today}"
@@ -149,10 +163,10 @@ def _policy_note(records: Sequence[J.Record], policy: Policy) -> str:
 
 
 def _canon_note(settings: Settings, records: Sequence[J.Record]) -> str:
-    started = _data(records, "run_started") or {}
+    started = _first(records, RunStarted) or RunStarted()
     constitution = settings.canon_dir / "constitution.md"
     today = digest(constitution.read_text("utf-8")) if constitution.is_file() else None
-    return "unchanged" if today == started.get("constitution_digest") else "changed since the run"
+    return "unchanged" if today == started.constitution_digest else "changed since the run"
 
 
 def _write_text(

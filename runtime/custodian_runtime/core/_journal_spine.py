@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from custodian_runtime.core.journal_kinds import ApprovalDecided, RulingRecord
 from custodian_runtime.core.journal_records import KINDS, Problem, Record
-from custodian_runtime.core.journal_trace import ItemTrace, Tracker
+from custodian_runtime.core.journal_trace import ItemKey, ItemTrace, Tracker
 
 # A person's runs have no run_started/finished pair: an approval, a write settled by hand.
 PERSON_RUN_FIRST = frozenset({"approval_decided", "settled_by_hand"})
@@ -36,8 +37,8 @@ class PendingWrite:
     dispatched: bool
     authorized_at: str = ""
     problems: tuple[str, ...] = ()
-    ruling: dict[str, Any] | None = None
-    approval: dict[str, Any] | None = None
+    ruling: RulingRecord | None = None
+    approval: ApprovalDecided | None = None
     # The hub the write was authorized on (core/origin.py), and where it was reached; None in
     # a record from before.
     hub: str | None = None
@@ -125,35 +126,30 @@ def unfinished_items(records: Sequence[Record]) -> list[PendingWrite]:
     person's recorded decision: reconcile re-sends only what these prove.
     """
     tracker = Tracker().walk(records)
-    pending: list[PendingWrite] = []
-    for (run_id, index), item in tracker.items.items():
-        if item.outcome is not None:
-            continue
-        data = item.authorized.data
-        ruling = tracker.rulings.get((run_id, index))
-        approval = tracker.approvals.get(run_id)
-        pending.append(
-            PendingWrite(
-                run_id=run_id,
-                index=index,
-                operation=str(data.get("operation")),
-                params=dict(data.get("params") or {}),
-                idempotency_key=str(data.get("idempotency_key")),
-                fingerprint=str(data.get("fingerprint")),
-                authorized_seq=item.authorized.seq,
-                dispatched=item.dispatched is not None,
-                authorized_at=item.authorized.at,
-                problems=tuple(tracker.item_problems.get((run_id, index), ())),
-                ruling=dict(ruling.data) if ruling is not None else None,
-                approval=dict(approval.data) if approval is not None else None,
-                hub=data.get("hub") if isinstance(data.get("hub"), str) else None,
-                hub_at=data.get("hub_at") if isinstance(data.get("hub_at"), str) else None,
-                planned_on=_planned_on(data),
-            )
-        )
-    return pending
+    return [
+        write_of(tracker, key, item) for key, item in tracker.items.items() if item.outcome is None
+    ]
 
 
-def _planned_on(data: dict[str, Any]) -> dict[str, Any] | None:
-    planned = data.get("planned_on")
-    return dict(planned) if isinstance(planned, dict) else None
+def write_of(tracker: Tracker, key: ItemKey, item: ItemTrace) -> PendingWrite:
+    """The write `item` (authorized as `key`) as the tracker knows it."""
+    run_id, index = key
+    data = item.grant
+    ruling = tracker.rulings.get(key)
+    return PendingWrite(
+        run_id=run_id,
+        index=index,
+        operation=str(data.operation),
+        params=dict(data.params or {}),
+        idempotency_key=str(data.idempotency_key),
+        fingerprint=str(data.fingerprint),
+        authorized_seq=item.authorized.seq,
+        dispatched=item.dispatched is not None,
+        authorized_at=item.authorized.at,
+        problems=tuple(tracker.item_problems.get(key, ())),
+        ruling=ruling[1] if ruling is not None else None,
+        approval=tracker.approvals.get(run_id),
+        hub=data.hub,
+        hub_at=data.hub_at,
+        planned_on=dict(data.planned_on) if data.planned_on is not None else None,
+    )

@@ -26,11 +26,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from custodian_runtime.core.approvals import ApprovalItem, effective_status
+from custodian_runtime.core.journal_kinds import (
+    ApprovalDecided,
+    Entry,
+    Failed,
+    Queued,
+    SettledByHand,
+    Stale,
+    WriteStep,
+    decode,
+)
 from custodian_runtime.core.journal_records import Record
 
 DECIDED = {"rejected": "rejected", "refused": "failed", "stale": "stale"}
 SENT = {"receipt": "executed", "unknown": "unknown", "failed": "failed", "stale": "stale"}
 BY_HAND_RUN = "run_id_of_the_open_write"
+# The kinds of record that can speak of an approval item.
+SPOKEN = frozenset({"queued", "approval_decided", "settled_by_hand", *SENT})
 
 
 @dataclass(frozen=True)
@@ -70,10 +82,13 @@ def fold_ledger(ledger: Ledger, records: Iterable[Record]) -> Ledger:
     """The ledger after `records` (folding in chunks equals folding all at once)."""
     said, runs = dict(ledger.said), dict(ledger.runs)
     for record in records:
-        approval_id = _approval_of(record, runs)
+        if record.kind not in SPOKEN:
+            continue
+        data = decode(record)
+        approval_id = _approval_of(record, data, runs)
         if approval_id is None:
             continue
-        now = _status_after(said.get(approval_id), record)
+        now = _status_after(said.get(approval_id), record, data)
         if now is None:
             said.pop(approval_id, None)
         else:
@@ -86,36 +101,34 @@ def ledger_of(records: Sequence[Record]) -> Ledger:
     return fold_ledger(Ledger(), records)
 
 
-def _approval_of(record: Record, runs: dict[str, str]) -> str | None:
+def _approval_of(record: Record, data: Entry, runs: dict[str, str]) -> str | None:
     """The approval id the record speaks of (and, for a decision, bind its run to it)."""
-    data = record.data
-    if record.kind in ("queued", "approval_decided"):
-        approval_id = data.get("approval_id")
-        if not isinstance(approval_id, str):
+    if isinstance(data, Queued | ApprovalDecided):
+        approval_id = data.approval_id
+        if approval_id is None:
             return None
-        if record.kind == "approval_decided":
+        if isinstance(data, ApprovalDecided):
             runs[record.run_id] = approval_id
         return approval_id
-    if record.kind == "settled_by_hand":
-        return runs.get(str(data.get(BY_HAND_RUN)))
-    if record.kind in SENT:
-        return runs.get(str(data.get("reconciles") or record.run_id))
+    if isinstance(data, SettledByHand):
+        return runs.get(str(data.run_id_of_the_open_write))
+    if isinstance(data, WriteStep) and record.kind in SENT:
+        return runs.get(str(data.reconciles or record.run_id))
     return None
 
 
-def _status_after(before: Said | None, record: Record) -> Said | None:
+def _status_after(before: Said | None, record: Record, data: Entry) -> Said | None:
     """What the journal says of the item once `record` is read."""
-    kind, data = record.kind, record.data
+    kind = record.kind
     if kind == "queued":
         return Said("pending", record.ref)
-    if kind == "approval_decided":
-        status = DECIDED.get(str(data.get("decision")))
+    if isinstance(data, ApprovalDecided):
+        status = DECIDED.get(str(data.decision))
         return before if status is None else Said(status, record.ref)
     if kind == "settled_by_hand":
         return None
-    status = settled_status(
-        None if before is None else before.status, kind, bool(data.get("closed"))
-    )
+    closed = isinstance(data, Failed | Stale) and bool(data.closed)
+    status = settled_status(None if before is None else before.status, kind, closed)
     return before if status is None else Said(status, record.ref)
 
 

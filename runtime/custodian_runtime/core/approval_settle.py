@@ -19,6 +19,7 @@ from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.authority_path import landed_canon, landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal_kinds import Failed, Receipt, Reconciled, encode
 
 JournalEntry = tuple[str, dict[str, Any]]
 
@@ -36,7 +37,7 @@ def open_writes_of(history: Sequence[J.Record], approval_id: str) -> list[J.Pend
     return [
         p
         for p in J.unfinished_items(history)
-        if p.approval is not None and p.approval.get("approval_id") == approval_id
+        if p.approval is not None and p.approval.approval_id == approval_id
     ]
 
 
@@ -53,17 +54,32 @@ def settle_item_writes(
         found = _landed(write, observed, canon_sha256)
         action = "found" if found is not None else "refused"
         reason = f"already done as {found}" if found is not None else closing
-        marker = {"index": write.index, "reconciles": write.run_id}
-        records.append(("reconciled", _reconciled(write, action, reason)))
+        records.append(encode(_reconciled(write, action, reason)))
         if found is not None:
             landed = landed or found
-            receipt = {"status_code": None, "hub_id": found, "replayed": False,
-                       "response_sha256": None, "attempts": 0, "found_on_hub": True}  # fmt: skip
-            records.append(("receipt", {**marker, **receipt}))
+            records.append(encode(found_receipt(write, found)))
         else:
-            closed = {"error": f"not sent: {closing}", "status": None, "code": None}
-            records.append(("failed", {**marker, **closed, "closed": "refused"}))
+            error = f"not sent: {closing}"
+            closed = Failed(index=write.index, reconciles=write.run_id, error=error, status=None,
+                            code=None, closed="refused")  # fmt: skip
+            records.append(encode(closed))
     return Settled(tuple(records), landed)
+
+
+def found_receipt(write: J.PendingWrite, hub_id: str | None, late: str | None = None) -> Receipt:
+    """The `receipt` of an open write a later observation found landed (`late`: after it was
+    closed, and how it was closed)."""
+    return Receipt(
+        index=write.index,
+        reconciles=write.run_id,
+        status_code=None,
+        hub_id=hub_id,
+        replayed=False,
+        response_sha256=None,
+        attempts=0,
+        found_on_hub=True,
+        **({"late": late} if late is not None else {}),
+    )
 
 
 def _landed(
@@ -74,14 +90,14 @@ def _landed(
     return None if observed is None else landed_on_hub(write, observed, ())
 
 
-def _reconciled(write: J.PendingWrite, action: str, reason: str) -> dict[str, Any]:
-    return {
-        "run_id_of_the_interrupted_run": write.run_id,
-        "index": write.index,
-        "idempotency_key": write.idempotency_key,
-        "action": action,
-        "reason": reason,
-    }
+def _reconciled(write: J.PendingWrite, action: str, reason: str) -> Reconciled:
+    return Reconciled(
+        run_id_of_the_interrupted_run=write.run_id,
+        index=write.index,
+        idempotency_key=write.idempotency_key,
+        action=action,
+        reason=reason,
+    )
 
 
 def executed_before(item: ApprovalItem, found_by: str, landed: str, now: datetime) -> ApprovalItem:

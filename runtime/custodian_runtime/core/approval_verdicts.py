@@ -25,6 +25,7 @@ from custodian_runtime.core.authority_path import (
 from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal_kinds import ApprovalDecided, RulingRecord, encode
 from custodian_runtime.core.origin import (
     HUB_ID_PREFIX,
     Here,
@@ -210,7 +211,7 @@ def approved(
     if not verdict.allowed:
         current = proposed_under(proposed, summary, seen.canon_sha256)
         return _not_allowed(item, by, note, verdict, current, now)
-    records = (_decided(item, "approved", by, note), ("ruling", ruling_record(item, verdict)))
+    records = (_decided(item, "approved", by, note), encode(ruling_record(item, verdict)))
     task = planned_on(verdict.ruling, summary)
     return Settlement(EXIT_EXECUTED, "", records, execute=True, task=task)
 
@@ -235,19 +236,19 @@ def _carried_status(outcome: Outcome) -> ApprovalStatus:
     return "failed" if "error" in outcome else "executed"
 
 
-def ruling_record(item: ApprovalItem, verdict: Verdict) -> dict[str, Any]:
+def ruling_record(item: ApprovalItem, verdict: Verdict) -> RulingRecord:
     """The approval run's `ruling`: the item as stored, the outcome and the reason."""
-    return {
-        "index": 0,
-        "operation": item.operation,
-        "target": verdict.ruling.item.target,
-        "params": dict(item.params),
-        "fingerprint": item.fingerprint,
-        "outcome": verdict.ruling.outcome,
-        "reason": verdict.ruling.reason,
-        "approval_id": item.id,
-        "precondition": dict(item.precondition),
-    }
+    return RulingRecord(
+        index=0,
+        operation=item.operation,
+        target=verdict.ruling.item.target,
+        params=dict(item.params),
+        fingerprint=item.fingerprint,
+        outcome=verdict.ruling.outcome,
+        reason=verdict.ruling.reason,
+        approval_id=item.id,
+        precondition=dict(item.precondition),
+    )
 
 
 def _refused_before(
@@ -269,7 +270,7 @@ def _not_allowed(
     """Stale (only the target moved) or refused by the authority; nothing reaches the hub."""
     reason = verdict.ruling.reason
     decision = "stale" if verdict.stale else "refused"
-    records = (_decided(item, decision, by, reason), ("ruling", ruling_record(item, verdict)))
+    records = (_decided(item, decision, by, reason), encode(ruling_record(item, verdict)))
     if verdict.stale:
         result = {"proposed_under": item.precondition, "now": current}
         stored = _decided_item(item, "stale", now, by, decision_note=note, result=result)
@@ -281,8 +282,7 @@ def _not_allowed(
 
 
 def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> JournalEntry:
-    data = {"approval_id": item.id, "decision": decision, "by": by, "reason": reason}
-    return ("approval_decided", data)
+    return encode(ApprovalDecided(approval_id=item.id, decision=decision, by=by, reason=reason))
 
 
 def _decided_item(

@@ -27,6 +27,7 @@ from custodian_runtime.core.authority import Ruling, authorize
 from custodian_runtime.core.budgets import RecentWrites
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.evidence import Evidence
+from custodian_runtime.core.journal_kinds import RulingRecord
 from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.marks import same_text
@@ -240,24 +241,21 @@ def _task(observed: DomainSummary, task_id: str) -> Task | None:
 
 
 def _recorded_item(pending: PendingWrite) -> ProposedItem:
-    ruling = pending.ruling or {}
+    ruling = pending.ruling or RulingRecord()
     return as_item(
-        str(ruling.get("operation")),
-        dict(ruling.get("params") or {}),
-        str(ruling.get("fingerprint")),
-        index=0,
+        str(ruling.operation), dict(ruling.params or {}), str(ruling.fingerprint), index=0
     )
 
 
 def _person_of(pending: PendingWrite) -> PersonDecision | None:
     if pending.approval is None:
         return None
-    ruling = pending.ruling or {}
+    ruling = pending.ruling or RulingRecord()
     return PersonDecision(
-        approval_id=str(pending.approval.get("approval_id")),
-        by=str(pending.approval.get("by")),
-        decision=str(pending.approval.get("decision")),
-        precondition=dict(ruling.get("precondition") or {}),
+        approval_id=str(pending.approval.approval_id),
+        by=str(pending.approval.by),
+        decision=str(pending.approval.decision),
+        precondition=dict(ruling.precondition or {}),
     )
 
 
@@ -298,8 +296,8 @@ def _closed(target: object, still_open: Mapping[str, object]) -> str | None:
 
 def _created(pending: PendingWrite, view: View) -> str | None:
     """A created item with the write's title that was not there when the write was ruled."""
-    ruling = pending.ruling or {}
-    before = (ruling.get("precondition") or {}).get(SAME_TITLE) or []
+    ruling = pending.ruling or RulingRecord()
+    before = (ruling.precondition or {}).get(SAME_TITLE) or []
     new = [i for i in same_titles(pending.operation, pending.params, view) if i not in before]
     return new[0] if new else None
 

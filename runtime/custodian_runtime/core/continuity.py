@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from custodian_runtime.core.journal_kinds import NoteWritten, read_as
 from custodian_runtime.core.journal_records import Record, parse_at
 
 _FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.md$")
@@ -52,17 +53,15 @@ class Continuity:
     reasoning: NoteRef | None = None
 
 
-def note_data(
-    file: str, sha256: str, status: str, prose: str, problem: str | None
-) -> dict[str, object]:
-    """The data of a `note_written` record."""
-    return {
-        "path": file,
-        "sha256": sha256,
-        "status": status,
-        "prose": bool(prose.strip()),
-        "problem": problem[:PROBLEM_LIMIT] if problem else None,
-    }
+def note_data(file: str, sha256: str, status: str, prose: str, problem: str | None) -> NoteWritten:
+    """The `note_written` record."""
+    return NoteWritten(
+        path=file,
+        sha256=sha256,
+        status=status,
+        prose=bool(prose.strip()),
+        problem=problem[:PROBLEM_LIMIT] if problem else None,
+    )
 
 
 def continuity(records: Sequence[Record]) -> Continuity:
@@ -82,7 +81,7 @@ def note_records(records: Sequence[Record]) -> list[Record]:
     return [
         r
         for r in records
-        if r.kind == "note_written" and (r.run_id, str(r.data.get("path"))) in wanted
+        if r.kind == "note_written" and (r.run_id, str(read_as(r, NoteWritten).path)) in wanted
     ]
 
 
@@ -97,20 +96,20 @@ def _refs(records: Sequence[Record]) -> list[NoteRef]:
         started.setdefault(r.run_id, r)  # a run's first record is its start
         if r.kind != "note_written":
             continue
-        file = r.data.get("path")
-        if not isinstance(file, str) or not _FILE.fullmatch(file):
+        note = read_as(r, NoteWritten)
+        file = note.path
+        if file is None or not _FILE.fullmatch(file):
             continue  # a name that is not a plain file of the notes directory is never read
-        problem = r.data.get("problem")
         refs.append(
             NoteRef(
                 run_id=r.run_id,
                 started_at=started[r.run_id].at,
                 first_seq=started[r.run_id].seq,
                 file=file,
-                status=str(r.data.get("status") or "unknown"),
+                status=note.status or "unknown",
                 # A record from before `prose` was kept: its note may hold a model's prose.
-                prose=bool(r.data.get("prose", True)),
-                problem=problem if isinstance(problem, str) else None,
+                prose=note.prose,
+                problem=note.problem,
             )
         )
     return refs

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.journal_kinds import Receipt, of_kind
+from custodian_runtime.core.journal_records import Record
 from custodian_runtime.core.marks import without_run_mark
 from custodian_runtime.core.own_writes import OwnWrite
 
@@ -118,11 +120,9 @@ def shown(params: Mapping[str, Any]) -> str:
     return f"evidence {', '.join(ids)}" if ids else "no evidence cited"
 
 
-def own_write_ids(records: Iterable[Any], kept: Iterable[OwnWrite] = ()) -> frozenset[str]:
+def own_write_ids(records: Iterable[Record], kept: Iterable[OwnWrite] = ()) -> frozenset[str]:
     """Hub ids of Custodian's own writes: receipts in `records`, and those the checkpoint kept."""
     from_records = {
-        str(r.data["hub_id"])
-        for r in records
-        if r.kind == "receipt" and isinstance(r.data.get("hub_id"), str)
+        receipt.hub_id for _, receipt in of_kind(records, Receipt) if receipt.hub_id is not None
     }
     return frozenset(from_records | {w.hub_id for w in kept if w.hub_id is not None})

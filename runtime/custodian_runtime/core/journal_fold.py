@@ -1,9 +1,10 @@
 """The checkpoint: what a run needs from a domain's journal, folded from its records.
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
-run's observation, the writes still open with every record that proves them, the records of the
-newest run, the notes the next prompt feeds forward (core/continuity.py), and the first and
-`finished` records of the newest run and of the newest successful one (core/metrics.py).
+run's observation, the writes still open with every record that proves them, the writes closed
+without being sent in the last 7 days (core/late_landings.py), the records of the newest run,
+the notes the next prompt feeds forward (core/continuity.py), and the first and `finished`
+records of the newest run and of the newest successful one (core/metrics.py).
 `compact(records)` keeps exactly those records, so the journal's pure views
 (`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
 the compact list as on the whole journal. `fold(checkpoint, records)` is `compact` over the
@@ -18,7 +19,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from custodian_runtime.core.continuity import note_records
+from custodian_runtime.core.journal_kinds import Finished, item_of, read_as
 from custodian_runtime.core.journal_records import GENESIS, Problem, Record, record_hash
+from custodian_runtime.core.late_landings import closed_item_records
 from custodian_runtime.core.metrics import run_index
 from custodian_runtime.core.own_writes import OwnWrite, retained, writes_in
 
@@ -113,7 +116,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
         if (run not in finished and (first.kind not in PERSON_RUN_FIRST or run == newest))
     }
     keep = {r.seq: r for r in records if r.kind in KEPT_KINDS and r.run_id in whole}
-    for r in _open_item_records(records):
+    for r in [*_open_item_records(records), *closed_item_records(records)]:
         keep[r.seq] = r
     for r in _last_completed(records, finished):
         keep[r.seq] = r
@@ -129,16 +132,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
 
 def _origin(r: Record) -> ItemKey | None:
     """The item (authorizing run, index) a spine record speaks of."""
-    index = r.data.get("index")
-    if r.kind in ("ruling", "queued", "authorized"):
-        return (r.run_id, index)
-    if r.kind == "reconciled":
-        return (str(r.data.get("run_id_of_the_interrupted_run")), index)
-    if r.kind == "settled_by_hand":
-        return (str(r.data.get("run_id_of_the_open_write")), index)
-    if r.kind in ("dispatched", "unknown", *OUTCOME_KINDS):
-        return (str(r.data.get("reconciles") or r.run_id), index)
-    return None
+    return item_of(r)
 
 
 def _open_item_records(records: Sequence[Record]) -> list[Record]:
@@ -169,7 +163,7 @@ def _open_item_records(records: Sequence[Record]) -> list[Record]:
 def _last_completed(records: Sequence[Record], finished: dict[str, list[Record]]) -> list[Record]:
     """The last completed run's finished record and its last observation."""
     for r in reversed(records):
-        if r.kind == "finished" and r.data.get("status") == "completed":
+        if r.kind == "finished" and read_as(r, Finished).status == "completed":
             observed = [o for o in records if o.kind == "observed" and o.run_id == r.run_id]
             return [r, *observed[-1:], *finished.get(r.run_id, [])]
     return []

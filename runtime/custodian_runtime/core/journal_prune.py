@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from custodian_runtime.core.journal_kinds import earlier_run
 from custodian_runtime.core.journal_records import Record, parse_at
 from custodian_runtime.core.own_writes import RETAIN
 
@@ -56,10 +57,9 @@ class SegmentFacts:
         """Take in one record of the segment."""
         self.last = record
         self.runs.add(record.run_id)
-        for key in ("reconciles", "run_id_of_the_interrupted_run"):
-            value = record.data.get(key)
-            if isinstance(value, str):
-                self.refers_to.add(value)
+        value = earlier_run(record)
+        if value is not None:
+            self.refers_to.add(value)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,30 @@ from typing import Any
 
 from custodian_runtime.core._journal_spine import verify_spine
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal_kinds import (
+    ApprovalDecided,
+    Dispatched,
+    Entry,
+    Failed,
+    Finished,
+    ModelFailed,
+    ModelResponse,
+    NoteWritten,
+    Observed,
+    PlanRecord,
+    PromptRecord,
+    Queued,
+    Receipt,
+    Reconciled,
+    RecordDataError,
+    RulingRecord,
+    SettledByHand,
+    Stale,
+    Unknown,
+    WriteStep,
+    decode,
+    of_kind,
+)
 from custodian_runtime.core.journal_records import SCHEMA_VERSION, Problem, Record, verify_chain
 from custodian_runtime.core.journal_runs import RunSummary, counts_text, run_summaries
 from custodian_runtime.core.journal_trace import ItemTrace, trace_items
@@ -20,7 +44,7 @@ class _Court:
     """What every part of the court record needs: item traces, queued records, problems."""
 
     items: dict[Any, ItemTrace]
-    queued: dict[Any, Record]
+    queued: dict[Any, tuple[Record, Queued]]
     problems: Sequence[str]
 
 
@@ -77,7 +101,7 @@ def court_record(
     if not run:
         return [f"no run {run_id} in this journal", *replay_lines(["run not found"])]
     summary = next(s for s in run_summaries(context) if s.run_id == run_id)
-    queued = {(r.run_id, r.data.get("index")): r for r in run if r.kind == "queued"}
+    queued = {(r.run_id, q.index): (r, q) for r, q in of_kind(run, Queued)}
     ctx = _Court(trace_items(context), queued, list(problems))
     lines = _header(summary, totals)
     lines[-1:-1] = seals
@@ -135,61 +159,80 @@ def seal_summary(total: int, sealed: int, bad: Sequence[Problem], *, keyed: bool
 
 
 def _render_record(record: Record, ctx: _Court) -> list[str]:
-    kind, data = record.kind, record.data
-    if kind == "ruling":
-        return _render_ruling(record, ctx)
-    if kind == "reconciled":
-        item = ctx.items.get((str(data.get("run_id_of_the_interrupted_run")), data.get("index")))
+    try:
+        entry = decode(record)
+    except RecordDataError as exc:
+        return [f"{record.kind:<14} at {record.ref}: {exc}"]
+    if isinstance(entry, RulingRecord):
+        return _render_ruling(record, entry, ctx)
+    if isinstance(entry, Reconciled):
+        item = ctx.items.get(entry.item(record.run_id) or ("", None))
         head = (
-            f"reconciled at {record.ref}: item #{data.get('index')} of run "
-            f"{data.get('run_id_of_the_interrupted_run')} key={data.get('idempotency_key')}"
+            f"reconciled at {record.ref}: item #{entry.index} of run "
+            f"{entry.run_id_of_the_interrupted_run} key={entry.idempotency_key}"
         )
-        if data.get("action"):
-            head += f" {data['action']}: {data.get('reason')}"
+        if entry.action:
+            head += f" {entry.action}: {entry.reason}"
         return [head, *_item_lines(item, record, ctx.problems), ""]
-    if kind == "approval_decided":
-        return _render_approval(record, ctx)
-    return _simple_line(record)
+    if isinstance(entry, ApprovalDecided):
+        return _render_approval(record, entry, ctx)
+    if isinstance(entry, Receipt) and entry.late:
+        return [
+            f"FOUND LATE at {record.ref}: item #{entry.index} of run {entry.reconciles}, closed "
+            f"({entry.late}) earlier, landed as {entry.hub_id}; for a person to check",
+            "",
+        ]
+    return _simple_line(record, entry)
 
 
-def _simple_line(record: Record) -> list[str]:
-    kind, data = record.kind, record.data
-    text = {
-        "observed": lambda: f"state sha256={_short(data.get('state_digest'))}",
-        "prompt": lambda: f"about {data.get('estimated_tokens')} token(s)",
-        "model_response": lambda: _usage(data),
-        "model_failed": lambda: f"{data.get('provider')} failed: {data.get('error')}",
-        "plan": lambda: _plan(data),
-        "note_written": lambda: f"{data.get('path')} sha256={_short(data.get('sha256'))}",
-        "finished": lambda: _finished(data),
-        "settled_by_hand": lambda: (
-            f"item #{data.get('index')} of run {data.get('run_id_of_the_open_write')} closed by "
-            f"hand by {data.get('by')}: {data.get('reason')}"
-        ),
-    }.get(kind)
+def _simple_line(record: Record, entry: Entry) -> list[str]:
+    text = _simple_text(entry)
     if text is None:
         return []
-    return [f"{kind:<14} at {record.ref}: {text()}"]
+    return [f"{record.kind:<14} at {record.ref}: {text}"]
 
 
-def _finished(data: dict[str, Any]) -> str:
-    if data.get("closed_by"):
-        return f"{data.get('status')} (closed by run {data['closed_by']})"
-    return f"{data.get('status')} exit {data.get('exit_code')}"
+def _simple_text(e: Entry) -> str | None:
+    if isinstance(e, Observed):
+        return f"state sha256={_short(e.state_digest)}"
+    if isinstance(e, PromptRecord):
+        return f"about {e.estimated_tokens} token(s)"
+    if isinstance(e, ModelResponse):
+        return _usage(e)
+    if isinstance(e, ModelFailed):
+        return f"{e.provider} failed: {e.error}"
+    if isinstance(e, PlanRecord):
+        return f"accepted, {e.items} item(s)" if e.status == "accepted" else f"rejected: {e.reason}"
+    if isinstance(e, NoteWritten):
+        return f"{e.path} sha256={_short(e.sha256)}"
+    if isinstance(e, Finished):
+        return _finished(e)
+    if isinstance(e, SettledByHand):
+        return (
+            f"item #{e.index} of run {e.run_id_of_the_open_write} closed by "
+            f"hand by {e.by}: {e.reason}"
+        )
+    return None
 
 
-def _usage(data: dict[str, Any]) -> str:
-    usage = data.get("usage") or {}
+def _finished(data: Finished) -> str:
+    if data.closed_by:
+        return f"{data.status} (closed by run {data.closed_by})"
+    return f"{data.status} exit {data.exit_code}"
+
+
+def _usage(data: ModelResponse) -> str:
+    usage = data.usage or {}
     tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
-    parts = [f"{data.get('provider')}/{data.get('model')}"]
+    parts = [f"{data.provider}/{data.model}"]
     if tokens_in is None and tokens_out is None:
         parts.append("usage not reported")
     else:
         parts.append(f"{_or_unknown(tokens_in)} in / {_or_unknown(tokens_out)} out")
     if usage.get("cost_usd") is not None:
         parts.append(f"${usage['cost_usd']}")
-    if data.get("request_id"):
-        parts.append(f"request {data['request_id']}")
+    if data.request_id:
+        parts.append(f"request {data.request_id}")
     return ", ".join(parts)
 
 
@@ -197,41 +240,32 @@ def _or_unknown(value: Any) -> str:
     return "?" if value is None else str(value)
 
 
-def _plan(data: dict[str, Any]) -> str:
-    if data.get("status") == "accepted":
-        return f"accepted, {data.get('items')} item(s)"
-    return f"rejected: {data.get('reason')}"
-
-
-def _render_ruling(ruling: Record, ctx: _Court) -> list[str]:
-    data = ruling.data
+def _render_ruling(ruling: Record, data: RulingRecord, ctx: _Court) -> list[str]:
     lines = [
-        f"request {ruling.ref} #{data.get('index')} {data.get('operation')} "
-        f"target={data.get('target')} fingerprint={_short(data.get('fingerprint'))}"
+        f"request {ruling.ref} #{data.index} {data.operation} "
+        f"target={data.target} fingerprint={_short(data.fingerprint)}"
     ]
-    outcome, reason = data.get("outcome"), data.get("reason")
+    outcome, reason = data.outcome, data.reason
     if outcome == "deny":
         lines.append(f"  DENIED at {ruling.ref}: {reason} (no execution, no receipt)")
     elif outcome == "queue":
-        queued = ctx.queued.get((ruling.run_id, data.get("index")))
+        queued = ctx.queued.get((ruling.run_id, data.index))
         approval = (
-            f"approval {queued.data.get('approval_id')} at {queued.ref}"
+            f"approval {queued[1].approval_id} at {queued[0].ref}"
             if queued is not None
             else "no queued record"
         )
         lines.append(f"  QUEUED at {ruling.ref}: {reason}; {approval}")
     else:
         lines.append(f"  ruled execute at {ruling.ref}: {reason}")
-        item = ctx.items.get((ruling.run_id, data.get("index")))
+        item = ctx.items.get((ruling.run_id, data.index))
         lines.extend(_item_lines(item, ruling, ctx.problems))
     return [*lines, ""]
 
 
-def _render_approval(decided: Record, ctx: _Court) -> list[str]:
-    data = decided.data
+def _render_approval(decided: Record, data: ApprovalDecided, ctx: _Court) -> list[str]:
     lines = [
-        f"approval {data.get('approval_id')} at {decided.ref}: {data.get('decision')} "
-        f"by {data.get('by')}: {data.get('reason')}"
+        f"approval {data.approval_id} at {decided.ref}: {data.decision} by {data.by}: {data.reason}"
     ]
     for (run_id, _), item in ctx.items.items():
         if run_id == decided.run_id:
@@ -244,8 +278,8 @@ def _item_lines(item: ItemTrace | None, start: Record, problems: Sequence[str]) 
         return ["  not authorized (the run stopped before acting on it)"]
     auth = item.authorized
     lines = [
-        f"  authorized at {auth.ref} by {auth.data.get('by')} key={item.key} "
-        f"params={_short(canonical_json(auth.data.get('params')), 60)}"
+        f"  authorized at {auth.ref} by {item.grant.by} key={item.key} "
+        f"params={_short(canonical_json(item.grant.params), 60)}"
     ]
     for step in item.steps:
         lines.extend(_step_lines(step))
@@ -257,37 +291,42 @@ def _item_lines(item: ItemTrace | None, start: Record, problems: Sequence[str]) 
 
 
 def _step_lines(step: Record) -> list[str]:
-    data, kind = step.data, step.kind
-    for_run = f" (for run {data['reconciles']})" if data.get("reconciles") else ""
-    if kind == "dispatched":
-        return [f"  dispatched at {step.ref}{for_run}"]
-    if kind == "reconciled":
+    entry = decode(step)
+    if isinstance(entry, Reconciled):
         return [f"  reconciled at {step.ref} by run {step.run_id}"]
-    if kind == "receipt" and data.get("found_on_hub"):
-        return [f"  receipt at {step.ref}{for_run}: found on the hub as {data.get('hub_id')}"]
-    if kind == "failed" and data.get("closed"):
-        return [f"  CLOSED ({data['closed']}) at {step.ref}{for_run}: {data.get('error')}"]
-    if kind == "receipt":
-        replayed = "yes" if data.get("replayed") else "no"
+    if isinstance(entry, SettledByHand):
         return [
-            f"  receipt at {step.ref}{for_run}: status {data.get('status_code')}, "
-            f"attempts {data.get('attempts')}",
-            f"    effect: hub_id={data.get('hub_id')} replayed={replayed} "
-            f"response sha256={_short(data.get('response_sha256'))}",
-        ]
-    if kind == "stale":
-        return [f"  STALE at {step.ref}{for_run}: {data.get('error')} (nothing written)"]
-    if kind == "unknown":
-        return [f"  UNKNOWN at {step.ref}{for_run}: {data.get('error')}"]
-    if kind == "settled_by_hand":
-        return [
-            f"  CLOSED BY HAND at {step.ref} by {data.get('by')}: {data.get('reason')} "
+            f"  CLOSED BY HAND at {step.ref} by {entry.by}: {entry.reason} "
             "(whether it landed is for that person to know)"
         ]
-    return [
-        f"  FAILED at {step.ref}{for_run}: {data.get('error')} "
-        f"(status {data.get('status')}, code {data.get('code')})"
-    ]
+    if not isinstance(entry, WriteStep):
+        return []
+    for_run = f" (for run {entry.reconciles})" if entry.reconciles else ""
+    return _write_step_lines(step, entry, for_run)
+
+
+def _write_step_lines(step: Record, e: WriteStep, for_run: str) -> list[str]:
+    if isinstance(e, Dispatched):
+        return [f"  dispatched at {step.ref}{for_run}"]
+    if isinstance(e, Receipt) and e.found_on_hub:
+        late = f" (after it was closed: {e.late})" if e.late else ""
+        return [f"  receipt at {step.ref}{for_run}: found on the hub as {e.hub_id}{late}"]
+    if isinstance(e, Failed) and e.closed:
+        return [f"  CLOSED ({e.closed}) at {step.ref}{for_run}: {e.error}"]
+    if isinstance(e, Receipt):
+        replayed = "yes" if e.replayed else "no"
+        return [
+            f"  receipt at {step.ref}{for_run}: status {e.status_code}, attempts {e.attempts}",
+            f"    effect: hub_id={e.hub_id} replayed={replayed} "
+            f"response sha256={_short(e.response_sha256)}",
+        ]
+    if isinstance(e, Stale):
+        return [f"  STALE at {step.ref}{for_run}: {e.error} (nothing written)"]
+    if isinstance(e, Unknown):
+        return [f"  UNKNOWN at {step.ref}{for_run}: {e.error}"]
+    if isinstance(e, Failed):
+        return [f"  FAILED at {step.ref}{for_run}: {e.error} (status {e.status}, code {e.code})"]
+    return []
 
 
 def _verdict(item: ItemTrace, chain: Sequence[Record], problems: Sequence[str]) -> str:

@@ -8,6 +8,18 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from custodian_runtime.core._journal_spine import group_runs, is_approval_run
+from custodian_runtime.core.journal_kinds import (
+    ApprovalDecided,
+    Finished,
+    ModelResponse,
+    Observed,
+    RulingRecord,
+    RunStarted,
+    SettledByHand,
+    decode,
+    of_kind,
+    read_as,
+)
 from custodian_runtime.core.journal_records import Record, parse_at
 
 
@@ -57,7 +69,7 @@ def counts_text(counts: dict[str, Any]) -> str:
 def derived_counts(records: Sequence[Record], run_id: str) -> dict[str, int]:
     """Counts re-derived from the records of one run (used to close an interrupted run)."""
     run = [r for r in records if r.run_id == run_id]
-    rulings = [r.data.get("outcome") for r in run if r.kind == "ruling"]
+    rulings = [ruling.outcome for _, ruling in of_kind(run, RulingRecord)]
     return {
         "executed": sum(1 for r in run if r.kind == "receipt"),
         "queued": sum(1 for r in run if r.kind == "queued"),
@@ -77,9 +89,10 @@ def _summarize(run_id: str, run: Sequence[Record], records: Sequence[Record]) ->
     finished = next((r for r in run if r.kind == "finished"), None)
     approval = is_approval_run(run)
     if finished is not None:
-        status = str(finished.data.get("status"))
-        exit_code = finished.data.get("exit_code")
-        counts = dict(finished.data.get("counts") or {})
+        ended = read_as(finished, Finished)
+        status = str(ended.status)
+        exit_code = ended.exit_code
+        counts = dict(ended.counts or {})
     else:
         status = _person_status(run) if approval else "no finished record"
         exit_code = None
@@ -100,18 +113,21 @@ def _summarize(run_id: str, run: Sequence[Record], records: Sequence[Record]) ->
 
 
 def _person_status(run: Sequence[Record]) -> str:
-    if run[0].kind == "settled_by_hand":
-        return f"settled by hand by {run[0].data.get('by')}"
-    return f"approval {run[0].data.get('decision')}"
+    first = decode(run[0])
+    if isinstance(first, SettledByHand):
+        return f"settled by hand by {first.by}"
+    decision = first.decision if isinstance(first, ApprovalDecided) else None
+    return f"approval {decision}"
 
 
 def _model(run: Sequence[Record]) -> str | None:
     started = next((r for r in run if r.kind == "run_started"), None)
     answer = next((r for r in run if r.kind in ("model_response", "model_failed")), None)
-    spec = str(started.data.get("model_spec")) if started is not None else None
+    spec = str(read_as(started, RunStarted).model_spec) if started is not None else None
     if answer is None or answer.kind == "model_failed":
         return spec
-    provider, model = answer.data.get("provider"), answer.data.get("model")
+    response = read_as(answer, ModelResponse)
+    provider, model = response.provider, response.model
     return f"{spec} ({provider}/{model})" if spec else f"{provider}/{model}"
 
 
@@ -135,7 +151,7 @@ def latest_run_id(records: Sequence[Record]) -> str | None:
 def last_completed_observation(records: Sequence[Record]) -> CompletedObservation | None:
     """(finished_at, state_digest, summary json) of the last completed run, or None."""
     for record in reversed(records):
-        if record.kind != "finished" or record.data.get("status") != "completed":
+        if record.kind != "finished" or read_as(record, Finished).status != "completed":
             continue
         # The last observation of the run: the state after its own writes, when it took one.
         observed = next(
@@ -143,15 +159,12 @@ def last_completed_observation(records: Sequence[Record]) -> CompletedObservatio
             None,
         )
         if observed is not None:
+            seen = read_as(observed, Observed)
             return CompletedObservation(
                 finished_at=parse_at(record.at),
-                state_digest=str(observed.data.get("state_digest")),
-                summary=dict(observed.data.get("summary") or {}),
-                snapshot=_text_or_none(observed.data.get("snapshot")),
-                generated_at=_text_or_none(observed.data.get("generated_at")),
+                state_digest=str(seen.state_digest),
+                summary=dict(seen.summary or {}),
+                snapshot=seen.snapshot,
+                generated_at=seen.generated_at,
             )
     return None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from custodian_runtime.core._journal_spine import PendingWrite
-from custodian_runtime.core.journal_trace import BY_HAND_INDEX, BY_HAND_RUN
+from custodian_runtime.core.journal_kinds import SettledByHand
 
 _REF = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*):([1-9][0-9]*)$")
 CLOSED_BY_HAND = "closed by hand"
@@ -48,18 +47,18 @@ def open_write(pending: Sequence[PendingWrite], domain: str, seq: int) -> Pendin
     )
 
 
-def by_hand(pending: PendingWrite, ref: str, by: str, reason: str) -> dict[str, Any]:
-    """The `settled_by_hand` record's data: which write, by whom, why, and its outcome."""
-    return {
-        BY_HAND_RUN: pending.run_id,
-        BY_HAND_INDEX: pending.index,
-        "ref": ref,
-        "operation": pending.operation,
-        "idempotency_key": pending.idempotency_key,
-        "by": by,
-        "reason": reason,
-        "outcome": CLOSED_BY_HAND,
-    }
+def by_hand(pending: PendingWrite, ref: str, by: str, reason: str) -> SettledByHand:
+    """The `settled_by_hand` record: which write, by whom, why, and its outcome."""
+    return SettledByHand(
+        run_id_of_the_open_write=pending.run_id,
+        index=pending.index,
+        ref=ref,
+        operation=pending.operation,
+        idempotency_key=pending.idempotency_key,
+        by=by,
+        reason=reason,
+        outcome=CLOSED_BY_HAND,
+    )
 
 
 def open_write_lines(domain: str, pending: Sequence[PendingWrite]) -> list[str]:

@@ -10,6 +10,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from custodian_runtime.core.journal_kinds import (
+    ApprovalDecided,
+    Authorized,
+    Dispatched,
+    Entry,
+    Queued,
+    Receipt,
+    Reconciled,
+    RecordDataError,
+    RulingRecord,
+    SettledByHand,
+    WriteStep,
+    decode,
+)
 from custodian_runtime.core.journal_records import Problem, Record
 from custodian_runtime.core.precondition import edited_problem
 
@@ -31,15 +45,18 @@ class ItemTrace:
     """Everything the journal says about one authorized write, in file order."""
 
     authorized: Record
+    grant: Authorized
     attempt_run: str
     dispatched: Record | None = None
     outcome: Record | None = None
     steps: list[Record] = field(default_factory=list)
+    # A write closed without being sent that a later observation found landed anyway.
+    late: Record | None = None
 
     @property
     def key(self) -> Any:
         """The idempotency key the write was authorized with."""
-        return self.authorized.data.get("idempotency_key")
+        return self.grant.idempotency_key
 
 
 class Tracker:
@@ -47,11 +64,11 @@ class Tracker:
 
     def __init__(self) -> None:
         self.items: dict[ItemKey, ItemTrace] = {}
-        self.rulings: dict[ItemKey, Record] = {}
-        self.approvals: dict[str, Record] = {}
+        self.rulings: dict[ItemKey, tuple[Record, RulingRecord]] = {}
+        self.approvals: dict[str, ApprovalDecided] = {}
         self.problems: list[Problem] = []
         self.item_problems: dict[ItemKey, list[str]] = {}
-        self._handlers: dict[str, Callable[[Record], None]] = {
+        self._handlers: dict[str, Callable[[Record, Any], None]] = {
             "ruling": self._ruling,
             "queued": self._queued,
             "approval_decided": self._approval,
@@ -68,8 +85,14 @@ class Tracker:
     def walk(self, records: Sequence[Record]) -> Tracker:
         for record in records:
             handler = self._handlers.get(record.kind)
-            if handler is not None:
-                handler(record)
+            if handler is None:
+                continue
+            try:
+                data: Entry = decode(record)
+            except RecordDataError as exc:
+                self._flag(record, str(exc))
+                continue
+            handler(record, data)
         return self
 
     def _flag(self, record: Record, message: str, item: ItemKey | None = None) -> None:
@@ -77,85 +100,84 @@ class Tracker:
         if item is not None:
             self.item_problems.setdefault(item, []).append(str(Problem.of(record, message)))
 
-    def _ruling(self, r: Record) -> None:
-        key = (r.run_id, r.data.get("index"))
+    def _ruling(self, r: Record, d: RulingRecord) -> None:
+        key = (r.run_id, d.index)
         if key in self.rulings:
-            self._flag(r, f"second ruling for item #{key[1]} (first at {self.rulings[key].ref})")
-        self.rulings[key] = r
+            first = self.rulings[key][0].ref
+            self._flag(r, f"second ruling for item #{key[1]} (first at {first})")
+        self.rulings[key] = (r, d)
         if r.run_id in self.approvals:
             # An approval run rules on the queued item as stored: one that cannot be the item
             # that was queued (fingerprint, precondition) was edited after it was queued.
-            problem = _edited(r)
+            problem = _edited(r, d)
             if problem is not None:
                 self._flag(r, f"the approved item was edited: {problem}", key)
 
-    def _queued(self, r: Record) -> None:
-        ruling = self.rulings.get((r.run_id, r.data.get("index")))
-        if ruling is None or ruling.data.get("outcome") != "queue":
-            self._flag(r, f"queued item #{r.data.get('index')} has no queue ruling in this run")
+    def _queued(self, r: Record, d: Queued) -> None:
+        ruling = self.rulings.get((r.run_id, d.index))
+        if ruling is None or ruling[1].outcome != "queue":
+            self._flag(r, f"queued item #{d.index} has no queue ruling in this run")
 
-    def _approval(self, r: Record) -> None:
-        self.approvals[r.run_id] = r
+    def _approval(self, r: Record, d: ApprovalDecided) -> None:
+        self.approvals[r.run_id] = d
 
-    def _authorized(self, r: Record) -> None:
-        key = (r.run_id, r.data.get("index"))
+    def _authorized(self, r: Record, d: Authorized) -> None:
+        key = (r.run_id, d.index)
         if key in self.items:
             first = self.items[key].authorized.ref
             self._flag(r, f"second authorized record for item #{key[1]} (first at {first})")
             return
-        self._check_authority(r, key)
-        self.items[key] = ItemTrace(authorized=r, attempt_run=r.run_id)
+        self._check_authority(r, d, key)
+        self.items[key] = ItemTrace(authorized=r, grant=d, attempt_run=r.run_id)
 
-    def _check_authority(self, r: Record, key: ItemKey) -> None:
-        by = str(r.data.get("by"))
+    def _check_authority(self, r: Record, d: Authorized, key: ItemKey) -> None:
+        by = str(d.by)
         if by.startswith("person:"):
             decided = self.approvals.get(r.run_id)
-            if decided is None or decided.data.get("decision") != "approved":
+            if decided is None or decided.decision != "approved":
                 message = "authorized by a person without an approved approval_decided record"
                 self._flag(r, message, key)
         elif by != "policy":
             message = f"unknown authority {by!r} (expected 'policy' or 'person:<name>')"
             self._flag(r, message, key)
             return
-        problem = self._ruling_problem(r, key)
+        problem = self._ruling_problem(r, d, key)
         if problem is not None:
             self._flag(r, problem, key)
 
-    def _ruling_problem(self, r: Record, key: ItemKey) -> str | None:
+    def _ruling_problem(self, r: Record, d: Authorized, key: ItemKey) -> str | None:
         """Why the run's ruling for the item does not decide this authorized record."""
-        ruling = self.rulings.get(key)
-        if ruling is None:
+        found = self.rulings.get(key)
+        if found is None:
             return f"authorized without an earlier ruling for item #{key[1]} in this run"
-        if ruling.data.get("outcome") != "execute":
-            return (
-                f"authorized although the ruling at {ruling.ref} says {ruling.data.get('outcome')}"
-            )
-        if ruling.data.get("fingerprint") != r.data.get("fingerprint"):
+        ruling, ruled = found
+        if ruled.outcome != "execute":
+            return f"authorized although the ruling at {ruling.ref} says {ruled.outcome}"
+        if ruled.fingerprint != d.fingerprint:
             return f"fingerprint differs from the ruling at {ruling.ref}"
-        if ruling.data.get("operation") != r.data.get("operation"):
+        if ruled.operation != d.operation:
             return f"operation differs from the ruling at {ruling.ref}"
-        ruled = ruling.data.get("params")
-        sent = executed_params(str(r.data.get("operation")), dict(ruled or {}), r.domain)
-        if not isinstance(ruled, dict) or sent != r.data.get("params"):
+        sent = executed_params(str(d.operation), dict(ruled.params or {}), r.domain)
+        if ruled.params is None or sent != d.params:
             return f"params differ from the ruling at {ruling.ref}"
         return None
 
-    def _lookup(self, r: Record) -> ItemTrace | None:
-        origin = r.data.get("reconciles") or r.run_id
-        item = self.items.get((origin, r.data.get("index")))
+    def _lookup(self, r: Record, d: WriteStep) -> ItemTrace | None:
+        origin = d.reconciles or r.run_id
+        item = self.items.get((origin, d.index))
         if item is None:
-            self._flag(r, f"{r.kind} without an authorized record for item #{r.data.get('index')}")
+            self._flag(r, f"{r.kind} without an authorized record for item #{d.index}")
         elif item.outcome is not None:
             self._flag(r, f"{r.kind} after the item was closed at {item.outcome.ref}")
             return None
         return item
 
-    def _dispatched(self, r: Record) -> None:
-        item = self._lookup(r)
+    def _dispatched(self, r: Record, d: Dispatched) -> None:
+        item = self._lookup(r, d)
         if item is None:
             return
         key = _key_of(item)
-        if r.data.get("idempotency_key") != item.key:
+        if d.idempotency_key != item.key:
             message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
             self._flag(r, message, key)
         if item.attempt_run != r.run_id:
@@ -168,12 +190,15 @@ class Tracker:
         item.dispatched = r
         item.steps.append(r)
 
-    def _outcome(self, r: Record) -> None:
-        item = self._lookup(r)
+    def _outcome(self, r: Record, d: WriteStep) -> None:
+        if isinstance(d, Receipt) and d.late:
+            self._late(r, d)
+            return
+        item = self._lookup(r, d)
         if item is None:
             return
         # A reconciling run may close an item without sending it: found on the hub, or refused.
-        closing = bool(r.data.get("found_on_hub") or r.data.get("closed"))
+        closing = d.closes_unsent()
         if closing and item.attempt_run == r.run_id and item.dispatched is None:
             pass
         elif item.dispatched is None or item.dispatched.run_id != r.run_id:
@@ -181,18 +206,31 @@ class Tracker:
         item.outcome = r
         item.steps.append(r)
 
-    def _unknown(self, r: Record) -> None:
+    def _late(self, r: Record, d: Receipt) -> None:
+        """A closed write found landed later: once, after the record that closed it."""
+        key = d.item(r.run_id)
+        item = self.items.get(key) if key is not None else None
+        if item is None or item.outcome is None:
+            self._flag(r, f"found late, but item #{d.index} was never closed")
+            return
+        if item.late is not None:
+            self._flag(r, f"found late a second time (first at {item.late.ref})", _key_of(item))
+            return
+        item.late = r
+        item.steps.append(r)
+
+    def _unknown(self, r: Record, d: WriteStep) -> None:
         """No answer came: a step after the dispatch in the same run that leaves the item open."""
-        item = self._lookup(r)
+        item = self._lookup(r, d)
         if item is None:
             return
         if item.dispatched is None or item.dispatched.run_id != r.run_id:
             self._flag(r, "unknown without a dispatched record before it in this run")
         item.steps.append(r)
 
-    def _by_hand(self, r: Record) -> None:
+    def _by_hand(self, r: Record, d: SettledByHand) -> None:
         """A person closed an open write by hand: its own run, with the write's key."""
-        origin = (str(r.data.get(BY_HAND_RUN)), r.data.get(BY_HAND_INDEX))
+        origin = (str(d.run_id_of_the_open_write), d.index)
         item = self.items.get(origin)
         if item is None:
             self._flag(r, f"settles item #{origin[1]} of run {origin[0]}, never authorized")
@@ -200,26 +238,24 @@ class Tracker:
         if item.outcome is not None:
             self._flag(r, f"settles an item already closed at {item.outcome.ref}", origin)
             return
-        if r.data.get("idempotency_key") != item.key:
+        if d.idempotency_key != item.key:
             message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
             self._flag(r, message, origin)
         item.outcome = r
         item.steps.append(r)
 
-    def _reconciled(self, r: Record) -> None:
-        origin = r.data.get("run_id_of_the_interrupted_run")
-        item = self.items.get((str(origin), r.data.get("index")))
+    def _reconciled(self, r: Record, d: Reconciled) -> None:
+        origin = d.run_id_of_the_interrupted_run
+        item = self.items.get((str(origin), d.index))
         if item is None:
-            self._flag(
-                r, f"reconciles item #{r.data.get('index')} of run {origin}, never authorized"
-            )
+            self._flag(r, f"reconciles item #{d.index} of run {origin}, never authorized")
             return
         key = _key_of(item)
         if origin == r.run_id:
             self._flag(r, "a run cannot reconcile its own item", key)
         if item.outcome is not None:
             self._flag(r, f"reconciles an item already closed at {item.outcome.ref}", key)
-        if r.data.get("idempotency_key") != item.key:
+        if d.idempotency_key != item.key:
             message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
             self._flag(r, message, key)
         item.attempt_run = r.run_id
@@ -227,16 +263,15 @@ class Tracker:
         item.steps.append(r)
 
 
-def _edited(r: Record) -> str | None:
-    params, stored = r.data.get("params"), r.data.get("precondition")
-    if not isinstance(params, dict) or not isinstance(stored, dict):
+def _edited(r: Record, d: RulingRecord) -> str | None:
+    if d.params is None or d.precondition is None:
         return "its params or precondition are not objects"
-    operation, fp = str(r.data.get("operation")), str(r.data.get("fingerprint"))
-    return edited_problem(operation, params, fp, stored, r.domain)
+    operation, fp = str(d.operation), str(d.fingerprint)
+    return edited_problem(operation, d.params, fp, d.precondition, r.domain)
 
 
 def _key_of(item: ItemTrace) -> ItemKey:
-    return (item.authorized.run_id, item.authorized.data.get("index"))
+    return (item.authorized.run_id, item.grant.index)
 
 
 def trace_items(records: Sequence[Record]) -> dict[ItemKey, ItemTrace]:

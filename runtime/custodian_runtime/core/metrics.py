@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from custodian_runtime.core.approvals import ApprovalItem, pending_for
+from custodian_runtime.core.journal_kinds import Finished, of_kind, read_as
 from custodian_runtime.core.journal_records import Record, parse_at
 from custodian_runtime.core.prices import cost_usd
 
@@ -137,24 +138,25 @@ def samples(figures: Figures) -> tuple[Sample, ...]:
 
 def _ended(records: Sequence[Record]) -> list[Record]:
     """The `finished` records of scheduled runs, not those that close a killed run."""
-    return [r for r in records if r.kind == "finished" and not r.data.get("closed_by")]
+    return [r for r, ended in of_kind(records, Finished) if not ended.closed_by]
+
+
+def _succeeded(ended: Sequence[Record]) -> list[Record]:
+    return [r for r, data in of_kind(ended, Finished) if data.exit_code == 0]
 
 
 def run_facts(records: Sequence[Record], finished: Record) -> RunFacts:
     """The run that `finished` ends, from its first record and its `finished` record."""
     first = next((r for r in records if r.run_id == finished.run_id), finished)
-    data = finished.data
-    exit_code = data.get("exit_code")
-    usage = data.get("usage")
-    model = data.get("model")
+    ended = read_as(finished, Finished)
     return RunFacts(
         started_at=parse_at(first.at),
         ended_at=parse_at(finished.at),
-        exit_code=exit_code if isinstance(exit_code, int) else -1,
-        status=str(data.get("status")),
-        counts={k: v for k, v in (data.get("counts") or {}).items() if isinstance(v, int)},
-        model=model if isinstance(model, str) else None,
-        usage=usage if isinstance(usage, dict) else {},
+        exit_code=ended.exit_code if ended.exit_code is not None else -1,
+        status=str(ended.status),
+        counts=dict(ended.counts or {}),
+        model=ended.model,
+        usage=dict(ended.usage or {}),
     )
 
 
@@ -163,7 +165,7 @@ def figures_of(
 ) -> Figures:
     """A domain's figures from its checkpoint's records and the approval queue."""
     ended = _ended(records)
-    succeeded = [r for r in ended if r.data.get("exit_code") == 0]
+    succeeded = _succeeded(ended)
     waiting = pending_for(items, domain, now)
     oldest = (now - waiting[0].created_at).total_seconds() if waiting else None
     return Figures(
@@ -178,7 +180,7 @@ def figures_of(
 def run_index(records: Sequence[Record]) -> list[Record]:
     """The `finished` records `figures_of` reads: the newest run's and the newest success's."""
     ended = _ended(records)
-    succeeded = [r for r in ended if r.data.get("exit_code") == 0]
+    succeeded = _succeeded(ended)
     return [*ended[-1:], *succeeded[-1:]]
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from custodian_runtime.core.authority import ReasonCode, Ruling
 from custodian_runtime.core.contract import DomainSummary, Task
+from custodian_runtime.core.journal_kinds import RulingRecord
 
 OutcomeKind = Literal[
     "executed",  # the hub took the write (hub_id)
@@ -159,18 +160,18 @@ def planned_on(ruling: Ruling, observed: DomainSummary) -> Task | None:
     return next(tasks, None)
 
 
-def ruling_data(ruling: Ruling) -> dict[str, Any]:
+def ruling_data(ruling: Ruling) -> RulingRecord:
     """The journal's `ruling` record for one item."""
     item = ruling.item
-    return {
-        "index": item.index,
-        "operation": item.operation,
-        "target": item.target,
-        "params": dict(item.params),
-        "fingerprint": item.fingerprint,
-        "outcome": ruling.outcome,
-        "reason": ruling.reason,
-    }
+    return RulingRecord(
+        index=item.index,
+        operation=item.operation,
+        target=item.target,
+        params=dict(item.params),
+        fingerprint=item.fingerprint,
+        outcome=ruling.outcome,
+        reason=ruling.reason,
+    )
 
 
 def ruling_counts(rulings: Iterable[Ruling]) -> dict[str, int]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from custodian_runtime.core.journal_kinds import Authorized, Receipt, of_kind
 from custodian_runtime.core.journal_records import Record, parse_at
 
 # The longest window a rule may look back: CUSTODIAN_DEFER_DAYS and the budget window stay within.
@@ -43,40 +44,39 @@ class OwnWrite(BaseModel):
         return self.by.startswith("person:")
 
 
-def _origin(r: Record) -> tuple[str, Any]:
-    if r.kind == "authorized":
-        return (r.run_id, r.data.get("index"))
-    return (str(r.data.get("reconciles") or r.run_id), r.data.get("index"))
-
-
 def writes_in(earlier: Sequence[Record], new: Sequence[Record]) -> list[OwnWrite]:
     """The own writes that a receipt among `new` closed; `earlier` may hold their authorization."""
-    authorized = {_origin(r): r for r in (*earlier, *new) if r.kind == "authorized" and _counted(r)}
+    authorized = {
+        (r.run_id, grant.index): (r, grant)
+        for r, grant in of_kind((*earlier, *new), Authorized)
+        if _counted(grant)
+    }
     found: list[OwnWrite] = []
-    for r in new:
-        grant = authorized.get(_origin(r)) if r.kind == "receipt" else None
-        if grant is None:
+    for r, receipt in of_kind(new, Receipt):
+        granted = authorized.get((receipt.reconciles or r.run_id, receipt.index))
+        if granted is None:
             continue
-        params = grant.data.get("params") or {}
+        first, grant = granted
+        params = grant.params or {}
         task, status = params.get("task_id"), params.get("status")
         found.append(
             OwnWrite(
                 at=r.at,
-                run_id=grant.run_id,
-                index=grant.data.get("index"),
-                operation=str(grant.data.get("operation")),
+                run_id=first.run_id,
+                index=grant.index,
+                operation=str(grant.operation),
                 task_id=task if isinstance(task, str) else None,
                 status=status if isinstance(status, str) else None,
-                hub_id=r.data.get("hub_id"),
-                after=r.data.get("task_after"),
-                by=str(grant.data.get("by")),
+                hub_id=receipt.hub_id,
+                after=receipt.task_after,
+                by=str(grant.by),
             )
         )
     return found
 
 
-def _counted(r: Record) -> bool:
-    by = r.data.get("by")
+def _counted(grant: Authorized) -> bool:
+    by = grant.by
     return by == "policy" or (isinstance(by, str) and by.startswith("person:"))
 
 

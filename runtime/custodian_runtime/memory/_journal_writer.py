@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from custodian_runtime.core.journal import Record, derived_counts, interrupted_runs, make_record
 from custodian_runtime.core.journal_fold import fold
+from custodian_runtime.core.journal_kinds import Entry, Finished, encode
 from custodian_runtime.core.seals import SealKey, seal_record
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._journal_checkpoint import CheckpointFile, Opened, Position
@@ -86,19 +87,21 @@ class JournalWriter:
         """Write one record for this run and return once it is on disk."""
         return self._append(kind, data, self.run_id)
 
+    def write(self, entry: Entry) -> Record:
+        """Write the record of one typed entry (core/journal_kinds.py) for this run."""
+        return self._append(*encode(entry), self.run_id)
+
     def close_interrupted(self, history: Sequence[Record]) -> list[Record]:
         """Append `finished` (status interrupted) for each earlier run that never wrote one."""
         closed = []
         for run_id in interrupted_runs(history):
             if run_id == self.run_id:
                 continue
-            data = {
-                "status": "interrupted",
-                "exit_code": None,
-                "counts": derived_counts(history, run_id),
-                "closed_by": self.run_id,
-            }
-            closed.append(self._append("finished", data, run_id))
+            counts = derived_counts(history, run_id)
+            ended = Finished(
+                status="interrupted", exit_code=None, counts=counts, closed_by=self.run_id
+            )
+            closed.append(self._append(*encode(ended), run_id))
         return closed
 
     def _append(self, kind: str, data: Mapping[str, Any], run_id: str) -> Record:

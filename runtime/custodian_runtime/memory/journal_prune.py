@@ -15,6 +15,7 @@ from pathlib import Path
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal_kinds import content_named
 from custodian_runtime.core.journal_prune import SegmentFacts, decide, keep_problem
 from custodian_runtime.core.seals import SealKey
 from custodian_runtime.errors import PruneRefused
@@ -65,9 +66,8 @@ def _facts(segment: Segment) -> tuple[SegmentFacts, set[str]]:
 
 
 def _content_of(record: J.Record) -> set[str]:
-    key = {"observed": "snapshot", "prompt": "stored"}.get(record.kind)
-    value = record.data.get(key) if key else None
-    return {value} if isinstance(value, str) else set()
+    value = content_named(record)
+    return {value} if value is not None else set()
 
 
 def prune(

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal_kinds import SettledByHand, read_as
 from custodian_runtime.core.journal_settle import by_hand, open_write, parse_ref
 from custodian_runtime.core.seals import SealKey
 from custodian_runtime.errors import SettleRefused
@@ -33,7 +34,7 @@ class Settled:
         """One line for a person."""
         return (
             f"{self.ref}: {self.operation} of run {self.run_id} closed by hand at "
-            f"{self.record.ref} ({self.record.data.get('by')}); nothing was sent"
+            f"{self.record.ref} ({read_as(self.record, SettledByHand).by}); nothing was sent"
         )
 
 
@@ -60,6 +61,6 @@ def settle(
         except ValueError as exc:
             raise SettleRefused(str(exc)) from None
         writer = store.writer(domain, run_id, clock, opened)
-        record = writer.append("settled_by_hand", by_hand(write, f"{domain}:{seq}", by, reason))
+        record = writer.write(by_hand(write, f"{domain}:{seq}", by, reason))
         store.commit(writer)
     return Settled(f"{domain}:{seq}", write.operation, write.run_id, record)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from custodian_runtime.core.approval_ledger import Ledger, fold_ledger
 from custodian_runtime.core.journal import unfinished_items
 from custodian_runtime.core.journal_fold import Checkpoint
+from custodian_runtime.core.journal_kinds import Finished, read_as
 from custodian_runtime.core.journal_records import Problem, Record
 from custodian_runtime.core.journal_render import seal_summary
 from custodian_runtime.core.journal_runs import RunSummary, run_summaries
@@ -149,12 +150,13 @@ def _close_deferred(report: DomainReport, window: Sequence[Record]) -> None:
         summary = report.deferred.pop(r.run_id, None) if r.kind == "finished" else None
         if summary is None:
             continue
+        ended = read_as(r, Finished)
         report.summaries.append(
             replace(
                 summary,
-                status=str(r.data.get("status")),
-                exit_code=r.data.get("exit_code"),
-                counts=dict(r.data.get("counts") or {}),
+                status=str(ended.status),
+                exit_code=ended.exit_code,
+                counts=dict(ended.counts or {}),
                 last_seq=r.seq,
                 records=summary.records + 1,
             )

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal_kinds import Entry, encode
 from custodian_runtime.memory._journal_writer import JournalWriter
 
 
@@ -15,6 +16,9 @@ class Journal(Protocol):
 
     def append(self, kind: str, data: dict[str, Any]) -> J.Record:
         """Append one record."""
+
+    def write(self, entry: Entry) -> J.Record:
+        """Append the record of one typed entry (core/journal_kinds.py)."""
 
     def close_interrupted(self, history: list[J.Record]) -> None:
         """Close the runs in `history` that never finished."""
@@ -34,6 +38,10 @@ class MemoryJournal:
         self.records.append(record)
         return record
 
+    def write(self, entry: Entry) -> J.Record:
+        """Append the record of one typed entry."""
+        return self.append(*encode(entry))
+
     def close_interrupted(self, history: list[J.Record]) -> None:
         """A dry run leaves earlier runs as they are."""
 
@@ -47,6 +55,10 @@ class DiskJournal:
     def append(self, kind: str, data: dict[str, Any]) -> J.Record:
         """Append one record durably."""
         return self._writer.append(kind, data)
+
+    def write(self, entry: Entry) -> J.Record:
+        """Append the record of one typed entry durably."""
+        return self._writer.append(*encode(entry))
 
     def close_interrupted(self, history: list[J.Record]) -> None:
         """Write `finished: interrupted` for earlier runs that were killed before finishing."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex, strict_loads
+from custodian_runtime.core.journal_kinds import Observed
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._files import atomic_write_bytes
 from custodian_runtime.memory.journal_store import check_domain
@@ -82,12 +83,11 @@ class SnapshotStore(ContentStore):
 
 
 def observed_summary(
-    snapshots: SnapshotStore, domain: str, data: dict[str, Any]
+    snapshots: SnapshotStore, domain: str, seen: Observed
 ) -> dict[str, Any] | None:
-    """The summary an `observed` record's data holds inline, or names by its snapshot digest."""
-    if isinstance(data.get("summary"), dict):
-        return dict(data["summary"])
-    snapshot = data.get("snapshot")
-    if not isinstance(snapshot, str):
+    """The summary an `observed` record holds inline, or names by its snapshot digest."""
+    if seen.summary is not None:
+        return dict(seen.summary)
+    if seen.snapshot is None:
         return None
-    return snapshots.load_summary(domain, snapshot, data.get("generated_at"))
+    return snapshots.load_summary(domain, seen.snapshot, seen.generated_at)

@@ -8,6 +8,7 @@ from typing import Any
 
 from custodian_runtime.core.journal import Record
 from custodian_runtime.core.journal import run_summaries as summarize
+from custodian_runtime.core.journal_kinds import ModelResponse, NoteWritten, Observed, read_as
 from custodian_runtime.core.journal_runs import counts_text
 from custodian_runtime.core.prices import cost_usd
 
@@ -154,21 +155,20 @@ def _last(run: Sequence[Record], kind: str) -> Record | None:
 
 def _usage(run: Sequence[Record]) -> dict[str, Any]:
     answer = _last(run, "model_response")
-    usage = answer.data.get("usage") if answer is not None else None
-    return usage if isinstance(usage, dict) else {}
+    usage = read_as(answer, ModelResponse).usage if answer is not None else None
+    return usage or {}
 
 
 def _model_name(run: Sequence[Record]) -> str | None:
     """The model the adapter named in its answer, as the price table knows it."""
     answer = _last(run, "model_response")
-    name = answer.data.get("model") if answer is not None else None
-    return name if isinstance(name, str) else None
+    return read_as(answer, ModelResponse).model if answer is not None else None
 
 
 def _open_flags(run: Sequence[Record], domain: str) -> int | None:
     """Open flags as the run observed them: the overview's count for the run's domain."""
     for record in run:
-        overview = record.data.get("overview") if record.kind == "observed" else None
+        overview = read_as(record, Observed).overview if record.kind == "observed" else None
         domains = overview.get("domains") if isinstance(overview, dict) else None
         for entry in domains if isinstance(domains, list) else ():
             if isinstance(entry, dict) and entry.get("domain") == domain:
@@ -195,7 +195,7 @@ def run_rows(records: Sequence[Record]) -> list[RunRow]:
                 tokens_in=_int(usage.get("input_tokens")),
                 tokens_out=_int(usage.get("output_tokens")),
                 cost_usd=cost_usd(_model_name(run), usage) if usage else None,
-                note=str(note.data.get("path")) if note is not None else None,
+                note=str(read_as(note, NoteWritten).path) if note is not None else None,
                 open_flags=_open_flags(run, summary.domain),
                 asked=any(r.kind in ("model_response", "model_failed") for r in run),
             )

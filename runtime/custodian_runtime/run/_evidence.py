@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from custodian_runtime.core import journal as J
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.evidence import Evidence, missing_events, own_write_ids
 from custodian_runtime.core.own_writes import OwnWrite
@@ -33,7 +34,7 @@ def read_evidence(
     client: StateHubClient,
     plan: Plan,
     summary: DomainSummary,
-    history: Iterable[object],
+    history: Iterable[J.Record],
     kept: Iterable[OwnWrite] = (),
 ) -> tuple[Evidence, tuple[ProgressEvent, ...]]:
     """The run's evidence: the summary's events, each cited task's events, Custodian's receipts.

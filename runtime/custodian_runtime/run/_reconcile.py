@@ -15,8 +15,9 @@ from typing import Any
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core import journal as J
+from custodian_runtime.core import journal_kinds as K
 from custodian_runtime.core.approval_ledger import settled_status
-from custodian_runtime.core.approval_settle import executed_before
+from custodian_runtime.core.approval_settle import executed_before, found_receipt
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.authority_path import (
     Grounds,
@@ -27,6 +28,7 @@ from custodian_runtime.core.authority_path import (
 )
 from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.journal_kinds import Authorized, Failed, Stale
 from custodian_runtime.core.journal_settle import write_ref
 from custodian_runtime.core.keys import escalation_key
 from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
@@ -39,6 +41,7 @@ from custodian_runtime.memory.run_journal import Journal
 from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
+from custodian_runtime.run._late import record_late_landings
 from custodian_runtime.run.decide import policy_and_history
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
@@ -70,8 +73,9 @@ def settle_open_writes(
     Each write is ruled from the same grounds a fresh plan is: the caps, the approval queue's
     history, Custodian's own recent writes (`writes`, from the checkpoint) and the evidence.
     """
+    late = record_late_landings(ctx, history, observation)
     if not J.unfinished_items(history):
-        return Reconciled((), observation)
+        return Reconciled(late, observation)
     now = ctx.now()
     policy, queue = policy_and_history(ctx, now)
     grounds = Grounds(policy, queue, None, recent_writes(policy, writes, now))
@@ -88,7 +92,7 @@ def settle_open_writes(
     )
     reports = tuple(reconcile(history, rc, ctx.log, ctx.stop, writes))
     wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
-    return Reconciled(reports, observe(ctx) if wrote else observation)
+    return Reconciled((*late, *reports), observe(ctx) if wrote else observation)
 
 
 @dataclass(frozen=True)
@@ -133,15 +137,14 @@ def reconcile(
         events = _events_for(ctx.client, pending)
         canon = _canon_sha256(ctx.canon_dir, pending)
         step = reconcile_step(pending, ctx.observed, events, ctx.now, grounds, canon_sha256=canon)
-        ctx.journal.append(
-            "reconciled",
-            {
-                "run_id_of_the_interrupted_run": pending.run_id,
-                "index": pending.index,
-                "idempotency_key": pending.idempotency_key,
-                "action": step.action,
-                "reason": step.reason,
-            },
+        ctx.journal.write(
+            K.Reconciled(
+                run_id_of_the_interrupted_run=pending.run_id,
+                index=pending.index,
+                idempotency_key=pending.idempotency_key,
+                action=step.action,
+                reason=step.reason,
+            )
         )
         report = {"run": pending.run_id, "index": pending.index, "operation": pending.operation}
         report |= _settle_one(pending, step, ctx, len(reports))
@@ -214,11 +217,7 @@ def _settle_one(
 ) -> dict[str, Any]:
     marker = {"index": pending.index, "reconciles": pending.run_id}
     if step.action == "found":
-        ctx.journal.append(
-            "receipt",
-            {**marker, "status_code": None, "hub_id": step.hub_id, "replayed": False,
-             "response_sha256": None, "attempts": 0, "found_on_hub": True},
-        )  # fmt: skip
+        ctx.journal.write(found_receipt(pending, step.hub_id))
         _item_follows(ctx, pending, "receipt", landed=step.hub_id)
         return {"outcome": "found", "hub_id": step.hub_id, "reason": step.reason}
     if step.action == "resend":
@@ -232,7 +231,7 @@ def _settle_one(
             params=dict(pending.params),
             run_id=pending.run_id,
             key=pending.idempotency_key,
-            extra={"reconciles": pending.run_id},
+            reconciles=pending.run_id,
             observed_task=_observed_task(pending, ctx.observed),
             sent_before=pending.dispatched,
         )
@@ -240,17 +239,15 @@ def _settle_one(
         _item_follows(ctx, pending, _SENT_KIND[sent.kind], landed=sent.hub_id)
         return {"outcome": _RESENT[sent.kind], "hub_id": sent.hub_id, "error": error}
     if step.action == "stale":
-        ctx.journal.append(
-            "stale",
-            {**marker, "error": f"not sent: {step.reason}", "observed": pending.planned_on,
-             "current": None, "closed": "stale"},
+        ctx.journal.write(
+            Stale(**marker, error=f"not sent: {step.reason}", observed=pending.planned_on,
+                  current=None, closed="stale")
         )  # fmt: skip
         _item_follows(ctx, pending, "stale", closed=True)
         return {"outcome": "stale", "reason": f"not sent: {step.reason}"}
-    ctx.journal.append(
-        "failed",
-        {**marker, "error": f"not sent: {step.reason}", "status": None, "code": None,
-         "closed": step.action},
+    ctx.journal.write(
+        Failed(**marker, error=f"not sent: {step.reason}", status=None, code=None,
+               closed=step.action)
     )  # fmt: skip
     _item_follows(ctx, pending, "failed", closed=True)
     report: dict[str, Any] = {"outcome": step.action, "reason": f"not sent: {step.reason}"}
@@ -269,7 +266,7 @@ def _item_follows(
 ) -> None:
     """The approval item of a person's write says what the journal now says of it
     (core/approval_ledger.py): executed when found or re-sent, as its closing record says."""
-    approval = (pending.approval or {}).get("approval_id")
+    approval = pending.approval.approval_id if pending.approval is not None else None
     if ctx.approvals is None or not isinstance(approval, str) or approval not in ctx.approvals:
         return
     item = ctx.approvals.get(approval)
@@ -292,16 +289,14 @@ def _escalate(
     item = escalation(pending, step.reason, ctx.observed)
     if item is None:
         return None
-    ctx.journal.append(
-        "ruling", {**ruling_data(Ruling(item, "execute", step.reason)), "index": index}
-    )
+    ruled = ruling_data(Ruling(item, "execute", step.reason))
+    ctx.journal.write(ruled.model_copy(update={"index": index}))
     nonce = new_nonce()
     key = escalation_key(ctx.run_id, index, item.fingerprint, nonce)
-    ctx.journal.append(
-        "authorized",
-        {"index": index, "operation": item.operation, "params": dict(item.params),
-         "fingerprint": item.fingerprint, "idempotency_key": key, "nonce": nonce,
-         "by": "policy", **ctx.bound()},
+    ctx.journal.write(
+        Authorized(index=index, operation=item.operation, params=dict(item.params),
+                   fingerprint=item.fingerprint, idempotency_key=key, nonce=nonce,
+                   by="policy", **ctx.bound())
     )  # fmt: skip
     sent = send(
         ctx.journal, ctx.client, SANCTIONED_CALLS, index=index, operation=item.operation,

@@ -10,6 +10,7 @@ from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.display import WIDTH, fit, item_line
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.late_landings import FOUND_LATE
 from custodian_runtime.core.outcomes import (
     RUN_KINDS,
     ItemOutcome,
@@ -106,6 +107,8 @@ class RunResult(Known):
             "items": [_entry(o) for o in self.outcomes],
             "observations": list(self.observations),
             "reconciled": [dict(r) for r in self.reconciled],
+            # Closed writes the hub shows landed anyway: each is for a person to check.
+            "late_landings": [dict(r) for r in self.reconciled if r["outcome"] == FOUND_LATE],
             "omitted": dict(self.omitted),
             "note": self.note_path,
             "model_stderr": self.model_stderr,

@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, TextIO
+from typing import TextIO
 
 import httpx
 
@@ -22,6 +22,7 @@ from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core import display
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
+from custodian_runtime.core.journal_kinds import Finished, RunStarted
 from custodian_runtime.core.journal_render import UNSEALED
 from custodian_runtime.core.plan import Plan
 from custodian_runtime.core.redact import redact
@@ -195,25 +196,25 @@ def _commit(store: JournalStore, writer: JournalWriter, log: PhaseLog) -> None:
         log.line("journal", "checkpoint_not_saved", error=str(exc))
 
 
-def _started_data(settings: Settings, hub: str) -> dict[str, Any]:
+def _started_data(settings: Settings, hub: str) -> RunStarted:
     constitution = settings.canon_dir / "constitution.md"
-    return {
-        "settings_digest": digest(settings.digest_view()),
-        "constitution_digest": digest(constitution.read_text("utf-8"))
+    return RunStarted(
+        settings_digest=digest(settings.digest_view()),
+        constitution_digest=digest(constitution.read_text("utf-8"))
         if constitution.is_file()
         else None,
-        "model_spec": settings.model.spec,
-        "hub_url": hub,
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "dry_run": settings.dry_run,
-    }
+        model_spec=settings.model.spec,
+        hub_url=hub,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        dry_run=settings.dry_run,
+    )
 
 
-def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any]) -> RunResult:
+def _steps(ctx: RunContext, known: Known, opened: Opened, started: RunStarted) -> RunResult:
     """The steps in order; `known` is replaced with what each returns, for any ending."""
     history = opened.history
-    ctx.journal.append("run_started", started)
+    ctx.journal.write(started)
     try:
         seen = observe(ctx)
         known = replace(known, titles=display.titles(seen.summary), seen=seen.summary)
@@ -315,9 +316,9 @@ def _finish(
     counts = known.counts()
     with contextlib.suppress(CustodianError):
         # The model and its usage are for the metrics (core/metrics.py, `custodian status`).
-        data = {"status": end.status, "exit_code": end.exit_code, "counts": counts}
-        data |= {"model": known.model, "usage": dict(known.usage)}
-        ctx.journal.append("finished", data)
+        ended = Finished(status=end.status, exit_code=end.exit_code, counts=counts,
+                         model=known.model, usage=dict(known.usage))  # fmt: skip
+        ctx.journal.write(ended)
     ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
     return _ended(known, end, note)
 

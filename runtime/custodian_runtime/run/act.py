@@ -16,6 +16,7 @@ from custodian_runtime.core import outcomes
 from custodian_runtime.core.approvals import approval_id_for, new_item
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.journal_kinds import Authorized, Queued
 from custodian_runtime.core.keys import run_key
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan import ProposedItem
@@ -64,19 +65,18 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     nonce = new_nonce()
     key = run_key(ctx.run_id, item.fingerprint, nonce)
     task = planned_on(ruling, observed)
-    ctx.journal.append(
-        "authorized",
-        {
-            "index": item.index,
-            "operation": item.operation,
-            "params": dict(item.params),
-            "fingerprint": item.fingerprint,
-            "idempotency_key": key,
-            "nonce": nonce,
-            "by": "policy",
+    ctx.journal.write(
+        Authorized(
+            index=item.index,
+            operation=item.operation,
+            params=dict(item.params),
+            fingerprint=item.fingerprint,
+            idempotency_key=key,
+            nonce=nonce,
+            by="policy",
             **ctx.bound(),
             **({"planned_on": task_state(task)} if task is not None else {}),
-        },
+        )
     )
     sent = send(
         ctx.journal,
@@ -124,9 +124,8 @@ def _enqueue(
             canon=bound["canon"],
         )
         ctx.approvals.save(approval)
-        ctx.journal.append(
-            "queued",
-            {"index": item.index, "approval_id": approval.id, "fingerprint": item.fingerprint},
+        ctx.journal.write(
+            Queued(index=item.index, approval_id=approval.id, fingerprint=item.fingerprint)
         )
         done.append(ItemOutcome.of(ruling, "queued", approval_id=approval.id))
     return tuple(done)

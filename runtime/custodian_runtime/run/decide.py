@@ -17,6 +17,7 @@ from custodian_runtime.core.authority import Ruling, authorize
 from custodian_runtime.core.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.evidence import Evidence
+from custodian_runtime.core.journal_kinds import ModelFailed, ModelResponse, PlanRecord
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import Plan, extract_plan
@@ -35,19 +36,14 @@ def ask(ctx: RunContext, orientation: Orientation) -> Completion:
         try:
             completion = ctx.model.complete(orientation.prompt)
         except ModelError as exc:
-            ctx.journal.append(
-                "model_failed",
-                {
-                    "error": exc.message,
-                    "provider": exc.provider,
-                    "status": exc.status,
-                    "code": exc.code,
-                },
+            failed = ModelFailed(
+                error=exc.message, provider=exc.provider, status=exc.status, code=exc.code
             )
+            ctx.journal.write(failed)
             raise
         info.update(model=completion.model, output_tokens=completion.usage.output_tokens)
     completion = storable(completion)
-    ctx.journal.append("model_response", response_data(completion))
+    ctx.journal.write(response_data(completion))
     return completion
 
 
@@ -69,9 +65,8 @@ def extract(ctx: RunContext, completion: Completion) -> Plan:
     try:
         return extract_plan(completion.text, ctx.limits.max_plan_items)
     except PlanRejected as exc:
-        ctx.journal.append(
-            "plan",
-            {"status": "rejected", "reason": exc.message, "observations": [], "items": 0},
+        ctx.journal.write(
+            PlanRecord(status="rejected", reason=exc.message, observations=[], items=0)
         )
         raise
 
@@ -110,9 +105,9 @@ def _authorize(
         rulings = authorize(
             plan, observation.summary, policy, history, evidence=evidence, recent=recent
         )
-        ctx.journal.append("plan", _plan_data(plan, policy, history, evidence, fetched, recent))
+        ctx.journal.write(_plan_data(plan, policy, history, evidence, fetched, recent))
         for ruling in rulings:
-            ctx.journal.append("ruling", ruling_data(ruling))
+            ctx.journal.write(ruling_data(ruling))
         info.update(**ruling_counts(rulings))
     return rulings
 
@@ -124,22 +119,22 @@ def _plan_data(
     evidence: Evidence,
     fetched: Sequence[ProgressEvent],
     recent: RecentWrites,
-) -> dict[str, Any]:
+) -> PlanRecord:
     """The journal's `plan` record of an accepted plan: what the authority ruled from."""
-    return {
-        "status": "accepted",
-        "reason": None,
-        "observations": list(plan.observations),
-        "items": len(plan.items),
-        "policy": dict(policy.__dict__),
-        "history": history.for_items(plan.items).as_record(),
-        "evidence": {
+    return PlanRecord(
+        status="accepted",
+        reason=None,
+        observations=list(plan.observations),
+        items=len(plan.items),
+        policy=dict(policy.__dict__),
+        history=history.for_items(plan.items).as_record(),
+        evidence={
             "fetched": [e.model_dump(mode="json") for e in fetched],
             "own_ids": sorted(evidence.own_ids),
         },
-        "recent_writes": [w.model_dump(mode="json") for w in recent.writes],
-        "ruled_at": J.format_at(recent.now),
-    }
+        recent_writes=[w.model_dump(mode="json") for w in recent.writes],
+        ruled_at=J.format_at(recent.now),
+    )
 
 
 def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
@@ -157,12 +152,12 @@ def usage_dict(completion: Completion) -> dict[str, Any]:
     }
 
 
-def response_data(completion: Completion) -> dict[str, Any]:
+def response_data(completion: Completion) -> ModelResponse:
     """The journal's `model_response` record: the raw text, kept whole."""
-    return {
-        "text": completion.text,
-        "provider": completion.provider,
-        "model": completion.model,
-        "usage": usage_dict(completion),
-        "request_id": completion.request_id,
-    }
+    return ModelResponse(
+        text=completion.text,
+        provider=completion.provider,
+        model=completion.model,
+        usage=usage_dict(completion),
+        request_id=completion.request_id,
+    )

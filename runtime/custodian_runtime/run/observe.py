@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from custodian_runtime.core.contract import DomainSummary, StateSummary
 from custodian_runtime.core.digest import domain_state_digest
+from custodian_runtime.core.journal_kinds import Observed
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run._context import RunContext
@@ -23,14 +23,14 @@ class Observation:
     summary: DomainSummary
     state_digest: str
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Observed:
         """The journal's `observed` record: the summary is named by its snapshot digest."""
-        return {
-            "state_digest": self.state_digest,
-            "snapshot": self.state_digest,
-            "generated_at": self.summary.model_dump(mode="json")["generated_at"],
-            "overview": self.overview.model_dump(mode="json"),
-        }
+        return Observed(
+            state_digest=self.state_digest,
+            snapshot=self.state_digest,
+            generated_at=self.summary.model_dump(mode="json")["generated_at"],
+            overview=self.overview.model_dump(mode="json"),
+        )
 
 
 def observe(ctx: RunContext) -> Observation:
@@ -41,16 +41,14 @@ def observe(ctx: RunContext) -> Observation:
             workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
         )
     keep_snapshot(ctx, observed.summary)
-    ctx.journal.append("observed", observed.record())
+    ctx.journal.write(observed.record())
     return observed
 
 
 def observe_after_act(ctx: RunContext) -> None:
     """Journal the domain as the run's own writes left it; a failed read is only logged."""
     try:
-        ctx.journal.append(
-            "observed", settled_record(ctx.client, ctx.domain, lambda s: keep_snapshot(ctx, s))
-        )
+        ctx.journal.write(settled_record(ctx.client, ctx.domain, lambda s: keep_snapshot(ctx, s)))
     except HubError as exc:
         ctx.log.line("settle", "failed", error=exc.message)
 
@@ -88,16 +86,16 @@ def _unknown(domain: str, overview: StateSummary) -> ConfigError:
 
 def settled_record(
     client: StateHubClient, domain: str, store: Callable[[DomainSummary], str]
-) -> dict[str, Any]:
+) -> Observed:
     """The domain as the run's own writes left it, as an `observed` record marked after_act.
 
     `store` keeps the snapshot (once per distinct content) and returns its digest.
     """
     summary = read_summary(client, domain)
-    return {
-        "state_digest": domain_state_digest(summary),
-        "snapshot": store(summary),
-        "generated_at": summary.model_dump(mode="json")["generated_at"],
-        "overview": None,
-        "after_act": True,
-    }
+    return Observed(
+        state_digest=domain_state_digest(summary),
+        snapshot=store(summary),
+        generated_at=summary.model_dump(mode="json")["generated_at"],
+        overview=None,
+        after_act=True,
+    )

@@ -6,7 +6,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approvals import ApprovalItem
@@ -14,6 +13,7 @@ from custodian_runtime.core.context import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.continuity import Continuity, continuity
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex, workstream_digests
+from custodian_runtime.core.journal_kinds import PromptRecord
 from custodian_runtime.core.planning_facts import PlanningFacts
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.base import Prompt
@@ -85,7 +85,7 @@ def orient(ctx: RunContext, observation: Observation, history: list[J.Record]) -
     with ctx.log.phase("orient") as info:
         o = _orientation(ctx, observation, history, ctx.now())
         info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(o.omitted.values()))
-    ctx.journal.append("prompt", _prompt_record(ctx, o))
+    ctx.journal.write(_prompt_record(ctx, o))
     if ctx.prompt_out is not None:
         show_prompt(o.rendered, ctx.prompt_out)
     return o
@@ -153,7 +153,7 @@ def _inputs(
     )
 
 
-def _prompt_record(ctx: RunContext, o: Orientation) -> dict[str, Any]:
+def _prompt_record(ctx: RunContext, o: Orientation) -> PromptRecord:
     """The journal's `prompt` record: the text is stored compressed once, named by its digest."""
     text = canonical_json({"system": o.prompt.system, "user": o.prompt.user})
     stored = (
@@ -161,11 +161,11 @@ def _prompt_record(ctx: RunContext, o: Orientation) -> dict[str, Any]:
         if ctx.dry_run
         else ContentStore(ctx.memory_dir, "prompts").put(ctx.domain, text)
     )
-    return {
-        "stored": stored,
-        "chars": {"system": len(o.prompt.system), "user": len(o.prompt.user)},
-        "estimated_tokens": o.rendered.estimated_tokens,
-    }
+    return PromptRecord(
+        stored=stored,
+        chars={"system": len(o.prompt.system), "user": len(o.prompt.user)},
+        estimated_tokens=o.rendered.estimated_tokens,
+    )
 
 
 def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str] | None:

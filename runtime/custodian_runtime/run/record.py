@@ -13,6 +13,7 @@ from custodian_runtime.core import display
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.continuity import note_data
 from custodian_runtime.core.inert import code_span
+from custodian_runtime.core.late_landings import FOUND_LATE
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan import ProposedItem
 from custodian_runtime.memory.notes import write_note
@@ -118,7 +119,7 @@ def record(ctx: RunContext, known: Known, status: str, parts: NoteParts) -> Note
     path = write_session_note(ctx, known, status, finished_at, parts)
     written = NoteWritten(path, file_sha256(path))
     data = note_data(path.name, written.sha256, status, parts.prose, parts.problem)
-    ctx.journal.append("note_written", data)
+    ctx.journal.write(data)
     return written
 
 
@@ -170,6 +171,27 @@ _RECONCILED = {
 
 def reconcile_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
     """What the run did with writes a killed run left open, for the note (None if nothing)."""
+    late = [r for r in reports if r["outcome"] == FOUND_LATE]
+    left = [r for r in reports if r["outcome"] != FOUND_LATE]
+    parts = [text for text in (_left_open_text(left), _late_text(late)) if text]
+    return "\n\n".join(parts) or None
+
+
+def _late_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """Closed writes the hub shows landed anyway: each is for a person to check."""
+    if not reports:
+        return None
+    lines = ["Writes closed earlier that landed anyway (a person should check each):", ""]
+    for r in reports:
+        lines.append(
+            f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) was closed "
+            f"({r['closed']}) at {r['closed_at']}, but the hub shows it landed as "
+            f"`{r['hub_id']}`."
+        )
+    return "\n".join(lines)
+
+
+def _left_open_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
     if not reports:
         return None
     lines = ["Writes left open by an earlier run:", ""]

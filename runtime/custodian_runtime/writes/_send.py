@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.contract import Task
+from custodian_runtime.core.journal_kinds import Dispatched, Failed, Receipt, Stale, Unknown
 from custodian_runtime.core.outcomes import OutcomeKind, stale_message, task_changed
 from custodian_runtime.errors import (
     HubError,
@@ -52,7 +53,8 @@ class Write:
     params: dict[str, Any]
     run_id: str
     key: str
-    extra: dict[str, Any] | None = None
+    # A reconcile's re-send names the run whose write it is.
+    reconciles: str | None = None
     observed_task: Task | None = None
     # A reconcile's re-send of a dispatched write: the hub may replay its first answer.
     sent_before: bool = False
@@ -68,7 +70,7 @@ def send(
     params: dict[str, Any],
     run_id: str,
     key: str,
-    extra: dict[str, Any] | None = None,
+    reconciles: str | None = None,
     observed_task: Task | None = None,
     sent_before: bool = False,
 ) -> Sent:
@@ -79,13 +81,12 @@ def send(
     A replayed answer counts only for a key this memory sent before (`sent_before`, or an
     earlier attempt of this call); otherwise it is a failure, never executed.
     """
-    write = Write(index, operation, params, run_id, key, extra, observed_task, sent_before)
+    write = Write(index, operation, params, run_id, key, reconciles, observed_task, sent_before)
     return _send(journal, client, calls, write)
 
 
 def _send(journal: Journal, client: StateHubClient, calls: Calls, write: Write) -> Sent:
-    extra = write.extra or {}
-    journal.append("dispatched", {"index": write.index, "idempotency_key": write.key, **extra})
+    journal.write(Dispatched(index=write.index, idempotency_key=write.key, **_marker(write)))
     try:
         changed = _changed_since(client, write.observed_task)
     except (HubError, Interrupted) as exc:
@@ -138,37 +139,44 @@ def _call(journal: Journal, client: StateHubClient, calls: Calls, write: Write) 
             "journal's; nothing is known to have changed. Check the hub, then plan again"
         )
         return _failed(journal, write, message, done.status_code, "replayed_unknown_key")
-    journal.append("receipt", {"index": write.index, **_receipt(done), **(write.extra or {})})
+    journal.write(_receipt(write, done))
     return Sent(hub_id=getattr(done.resource, "id", None))
 
 
 def _failed(
     journal: Journal, write: Write, message: str, status: int | None, code: str | None
 ) -> Sent:
-    failed = {"error": message, "status": status, "code": code}
-    journal.append("failed", {"index": write.index, **failed, **(write.extra or {})})
+    marker = _marker(write)
+    journal.write(Failed(index=write.index, error=message, status=status, code=code, **marker))
     return Sent(error=message)
 
 
 def _unknown(journal: Journal, write: Write, message: str) -> Sent:
     """No answer came: journaled `unknown`, left open for the next run to settle."""
     error = f"no answer came ({message}); {UNKNOWN_NOTE}"
-    journal.append("unknown", {"index": write.index, "error": error, **(write.extra or {})})
+    journal.write(Unknown(index=write.index, error=error, **_marker(write)))
     return Sent(unknown=error)
 
 
-def _receipt(write: HubWrite[Any]) -> dict[str, Any]:
-    """What the hub answered to one write, for its `receipt` record."""
-    after = task_state(write.resource) if isinstance(write.resource, Task) else None
-    return {
-        "status_code": write.status_code,
-        "hub_id": getattr(write.resource, "id", None),
-        "replayed": write.replayed,
-        "response_sha256": write.response_sha256,
-        "attempts": write.attempts,
+def _marker(write: Write) -> dict[str, str]:
+    """A reconcile's records name the run whose write they settle; a run's own name none."""
+    return {"reconciles": write.reconciles} if write.reconciles is not None else {}
+
+
+def _receipt(write: Write, done: HubWrite[Any]) -> Receipt:
+    """What the hub answered to one write, as its `receipt` record."""
+    after = task_state(done.resource) if isinstance(done.resource, Task) else None
+    return Receipt(
+        index=write.index,
+        status_code=done.status_code,
+        hub_id=getattr(done.resource, "id", None),
+        replayed=done.replayed,
+        response_sha256=done.response_sha256,
+        attempts=done.attempts,
         # The task as the write left it: a later change by someone else shows against it.
         **({"task_after": after} if after is not None else {}),
-    }
+        **_marker(write),
+    )
 
 
 def _changed_since(client: StateHubClient, observed: Task | None) -> Task | None:
@@ -184,15 +192,14 @@ def _stale(journal: Journal, write: Write, current: Task | None) -> Sent:
     observed_status = observed.status if observed is not None else "unknown"
     current_status = current.status if current is not None else None
     message = stale_message(observed_status, current_status)
-    journal.append(
-        "stale",
-        {
-            "index": write.index,
-            "error": message,
-            "observed": task_state(observed),
-            "current": task_state(current),
-            **(write.extra or {}),
-        },
+    journal.write(
+        Stale(
+            index=write.index,
+            error=message,
+            observed=task_state(observed),
+            current=task_state(current),
+            **_marker(write),
+        )
     )
     return Sent(stale=message, current_status=current_status)
 
