@@ -19,6 +19,11 @@ class CompletedObservation(NamedTuple):
     summary: dict[str, Any]
     snapshot: str | None = None
     generated_at: str | None = None
+    # Contract v1.2 and later journals (additive: absent from older `observed` records).
+    run_id: str | None = None
+    revision: int | None = None  # the domain's revision as the hub named it
+    inputs_digest: str | None = None  # canon, policy and grants (core/unchanged.inputs_digest)
+    workstream_digests: dict[str, str] | None = None  # per workstream, as core/digest makes them
 
 
 @dataclass(frozen=True)
@@ -149,9 +154,26 @@ def last_completed_observation(records: Sequence[Record]) -> CompletedObservatio
                 summary=dict(observed.data.get("summary") or {}),
                 snapshot=_text_or_none(observed.data.get("snapshot")),
                 generated_at=_text_or_none(observed.data.get("generated_at")),
+                run_id=record.run_id,
+                revision=_revision(observed.data.get("revision")),
+                inputs_digest=_text_or_none(observed.data.get("inputs_digest")),
+                workstream_digests=_digests(observed.data.get("workstream_digests")),
             )
     return None
 
 
 def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _revision(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if ok else None
+
+
+def _digests(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    return dict(value)

@@ -45,10 +45,12 @@ from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
+from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._preflight import check_run
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
+from custodian_runtime.run._unchanged import ask_unchanged
 from custodian_runtime.run.act import act, dry_run
 from custodian_runtime.run.decide import ask, extract, rule, usage_dict
 from custodian_runtime.run.observe import Observation, check_known, observe, observe_after_act
@@ -215,7 +217,10 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
     history = opened.history
     ctx.journal.append("run_started", started)
     try:
-        seen = observe(ctx)
+        asked = ask_unchanged(ctx, history)
+        if asked.skipped is not None:
+            return _skipped(ctx, known, asked.skipped, "domain revision unchanged, no local work")
+        seen = observe(ctx, asked.summary)
         known = replace(known, titles=display.titles(seen.summary), seen=seen.summary)
         if not ctx.dry_run:
             settled = settle_open_writes(ctx, history, seen, opened.checkpoint.writes)
@@ -225,7 +230,7 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
             ctx.journal.close_interrupted(history)
         skip = _skip(ctx, seen, history)
         if skip is not None:
-            return _skipped(ctx, known, skip)
+            return _skipped(ctx, known, skip, "state unchanged since the last completed run")
         orientation = orient(ctx, seen, history)
         known = replace(known, omitted=orientation.omitted)
         completion = ask(ctx, orientation)
@@ -249,18 +254,23 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
 
 
 def _skip(ctx: RunContext, seen: Observation, history: list[J.Record]) -> str | None:
-    """Why the model call can be skipped (the core decides), or None."""
+    """Why the model call can be skipped (the core decides), or None.
+
+    A change to the canon or the policy since the last completed run makes it run.
+    """
+    last = J.last_completed_observation(history)
+    changed = last is not None and last.inputs_digest not in (None, run_inputs(ctx))
     return skip_reason(
-        J.last_completed_observation(history),
+        last,
         seen.state_digest,
         ctx.now(),
         timedelta(hours=ctx.limits.skip_window_hours),
-        force=ctx.force or ctx.dry_run,
+        force=ctx.force or ctx.dry_run or changed,
     )
 
 
-def _skipped(ctx: RunContext, known: Known, reason: str) -> RunResult:
-    ctx.log.line("decide", "skipped", reason="state unchanged since the last completed run")
+def _skipped(ctx: RunContext, known: Known, reason: str, why: str) -> RunResult:
+    ctx.log.line("decide", "skipped", reason=why)
     note = None
     if known.reconciled:
         note = record(ctx, known, "skipped", NoteParts(problem=reconcile_text(known.reconciled)))

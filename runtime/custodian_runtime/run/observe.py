@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from custodian_runtime.core.budgets import wider_window
 from custodian_runtime.core.contract import DomainSummary, StateSummary
-from custodian_runtime.core.digest import domain_state_digest
+from custodian_runtime.core.digest import SummaryDigests, summary_digests
 from custodian_runtime.core.observation import check_domain_summary
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.statehub.client import StateHubClient
 
 # The hub's default summary window; read_summary widens it when Custodian's events crowd it.
@@ -26,66 +27,85 @@ class Observation:
     overview: StateSummary
     summary: DomainSummary
     state_digest: str
+    # The snapshot's text and the per-workstream digests, computed with the state digest.
+    digests: SummaryDigests | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def workstream_digests(self) -> Mapping[str, str]:
+        """One digest per workstream (core/digest.workstream_digests)."""
+        return self.digests.workstreams if self.digests is not None else {}
 
     def record(self) -> dict[str, Any]:
         """The journal's `observed` record: the summary is named by its snapshot digest."""
         return {
             "state_digest": self.state_digest,
             "snapshot": self.state_digest,
-            "generated_at": self.summary.model_dump(mode="json")["generated_at"],
+            "generated_at": _generated_at(self.summary),
             "overview": self.overview.model_dump(mode="json"),
+            "revision": self.summary.revision,
+            "workstream_digests": dict(self.workstream_digests),
         }
 
 
-def observe(ctx: RunContext) -> Observation:
-    """Read the hub, keep the summary's snapshot, and journal what was seen."""
+def observe(ctx: RunContext, first: DomainSummary | None = None) -> Observation:
+    """Read the hub, keep the summary's snapshot, and journal what was seen.
+
+    `first`: the summary a conditional read already brought (run/_unchanged.py), read again
+    only if Custodian's events crowd its window.
+    """
     with ctx.log.phase("observe") as info:
-        observed = read_observation(ctx.client, ctx.domain)
+        observed = read_observation(ctx.client, ctx.domain, first)
         info.update(
             workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
         )
-    keep_snapshot(ctx, observed.summary)
-    ctx.journal.append("observed", observed.record())
+    if observed.digests is not None:
+        keep_snapshot(ctx, observed.summary.domain, observed.digests)
+    ctx.journal.append("observed", observed.record() | {"inputs_digest": run_inputs(ctx)})
     return observed
 
 
 def observe_after_act(ctx: RunContext) -> None:
     """Journal the domain as the run's own writes left it; a failed read is only logged."""
     try:
-        ctx.journal.append(
-            "observed", settled_record(ctx.client, ctx.domain, lambda s: keep_snapshot(ctx, s))
-        )
+        record = settled_record(ctx.client, ctx.domain, lambda d: keep_snapshot(ctx, ctx.domain, d))
+        ctx.journal.append("observed", record | {"inputs_digest": run_inputs(ctx)})
     except HubError as exc:
         ctx.log.line("settle", "failed", error=exc.message)
 
 
-def keep_snapshot(ctx: RunContext, summary: DomainSummary) -> str:
+def keep_snapshot(ctx: RunContext, domain: str, digests: SummaryDigests) -> str:
     """Store the observed summary once per distinct content (not in a dry run); its digest."""
     if ctx.dry_run:
-        return domain_state_digest(summary)
-    return SnapshotStore(ctx.memory_dir).put_summary(summary)
+        return digests.state
+    return SnapshotStore(ctx.memory_dir).put(domain, digests.text)
 
 
-def read_observation(client: StateHubClient, domain: str) -> Observation:
+def read_observation(
+    client: StateHubClient, domain: str, first: DomainSummary | None = None
+) -> Observation:
     """Both reads, or an error: an unknown domain is a ConfigError that names the known ones."""
     overview = client.state_summary()
     try:
-        summary = read_summary(client, domain)
+        summary = read_summary(client, domain, first)
     except HubRequestError as exc:
         if exc.status != 404:
             raise
         raise _unknown(domain, overview) from exc
-    return Observation(overview, summary, domain_state_digest(summary))
+    digests = summary_digests(summary)
+    return Observation(overview, summary, digests.state, digests)
 
 
-def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
+def read_summary(
+    client: StateHubClient, domain: str, first: DomainSummary | None = None
+) -> DomainSummary:
     """GET the domain's summary and check it is all of `domain` (else ObservationRejected).
 
     When Custodian's own events fill the summary's event window, read it again with a wider
-    one (up to the hub's 500), so that people's events stay in view.
+    one (up to the hub's 500), so that people's events stay in view. `first`: a summary
+    already read with the default window.
     """
     asked = SUMMARY_EVENTS
-    summary = client.domain_summary(domain, events=asked)
+    summary = first if first is not None else client.domain_summary(domain, events=asked)
     wider = wider_window([e.source for e in summary.recent_events], asked)
     while wider is not None:
         asked = wider
@@ -108,17 +128,25 @@ def _unknown(domain: str, overview: StateSummary) -> ConfigError:
 
 
 def settled_record(
-    client: StateHubClient, domain: str, store: Callable[[DomainSummary], str]
+    client: StateHubClient, domain: str, store: Callable[[SummaryDigests], str]
 ) -> dict[str, Any]:
     """The domain as the run's own writes left it, as an `observed` record marked after_act.
 
     `store` keeps the snapshot (once per distinct content) and returns its digest.
     """
     summary = read_summary(client, domain)
+    digests = summary_digests(summary)
     return {
-        "state_digest": domain_state_digest(summary),
-        "snapshot": store(summary),
-        "generated_at": summary.model_dump(mode="json")["generated_at"],
+        "state_digest": digests.state,
+        "snapshot": store(digests),
+        "generated_at": _generated_at(summary),
         "overview": None,
         "after_act": True,
+        "revision": summary.revision,
+        "workstream_digests": digests.workstreams,
     }
+
+
+def _generated_at(summary: DomainSummary) -> str:
+    """The summary's `generated_at` as the hub's JSON writes it."""
+    return str(summary.model_dump(mode="json", include={"generated_at"})["generated_at"])

@@ -1,0 +1,88 @@
+"""Skip on the hub's word: ask for the domain only if it moved since the last completed run.
+
+The core decides (`core.unchanged`); this module gathers what waits on this side, sends the one
+conditional read (`If-None-Match` with the revision the last completed run saw) and, on a 304,
+journals the observation it stands for. A v1.1 hub names no revision: the run reads as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.journal_runs import CompletedObservation
+from custodian_runtime.core.unchanged import (
+    LocalWork,
+    expiries_due,
+    not_modified_reason,
+    not_modified_record,
+    revision_to_ask,
+)
+from custodian_runtime.errors import CustodianError, HubRequestError
+from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._inputs import run_inputs
+from custodian_runtime.run.observe import SUMMARY_EVENTS
+from custodian_runtime.statehub import NotModified
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the conditional read brought: why the run skips (a 304), or the summary it sent."""
+
+    skipped: str | None = None
+    summary: DomainSummary | None = None  # the domain moved: observe starts from this read
+
+
+def ask_unchanged(ctx: RunContext, history: Sequence[J.Record]) -> Asked:
+    """One conditional read when the core allows it; else nothing is sent (`Asked()`)."""
+    if ctx.force or ctx.dry_run:
+        return Asked()
+    last = J.last_completed_observation(list(history))
+    if last is None or last.revision is None:
+        return Asked()  # no completed run yet, or a v1.1 hub: read as before
+    now = ctx.now()
+    window = timedelta(hours=ctx.limits.skip_window_hours)
+    work = local_work(ctx, history, last, now)
+    revision = revision_to_ask(last, now, window, work, force=False)
+    if revision is None:
+        ctx.log.line("observe", "reading", reason=work.reason() or "past the skip window")
+        return Asked()
+    try:
+        answer = ctx.client.domain_summary(
+            ctx.domain, events=SUMMARY_EVENTS, if_none_match=revision
+        )
+    except HubRequestError as exc:
+        if exc.status != 404:
+            raise
+        return Asked()  # observe reads again and names the domains the hub knows
+    if not isinstance(answer, NotModified):
+        return Asked(summary=answer)
+    ctx.log.line("observe", "not modified", revision=answer.revision)
+    ctx.journal.append("observed", not_modified_record(last, answer.revision))
+    return Asked(skipped=not_modified_reason(last, answer.revision))
+
+
+def local_work(
+    ctx: RunContext, history: Sequence[J.Record], last: CompletedObservation, now: datetime
+) -> LocalWork:
+    """What waits on this side of the hub, read from the journal, the queue and the canon."""
+    queue = ctx.approvals.view(ctx.domain, now)
+    return LocalWork(
+        open_writes=len(J.unfinished_items(history)),
+        interrupted=len([r for r in J.interrupted_runs(history) if r != ctx.run_id]),
+        decisions=_decisions_waiting(ctx),
+        expiries=expiries_due(queue.items, last.finished_at, now),
+        inputs_changed=run_inputs(ctx) != last.inputs_digest,
+    )
+
+
+def _decisions_waiting(ctx: RunContext) -> int:
+    """Decisions recorded while the domain was busy; an unreadable one counts (read it all)."""
+    try:
+        return len(DecisionInbox(ctx.memory_dir).waiting(ctx.domain))
+    except CustodianError:
+        return 1
