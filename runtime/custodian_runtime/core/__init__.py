@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         run_rules,
         seals,
         tokens,
+        unchanged,
     )
 
 __all__ = [
@@ -111,6 +112,7 @@ __all__ = [
     "run_rules",
     "seals",
     "tokens",
+    "unchanged",
 ]
 
 if not TYPE_CHECKING:
