@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from custodian_hub import ReferenceHub
+from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.recorded_decisions import RecordedDecision
 from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.run import run
 from custodian_runtime.run._result import RunResult
 from custodian_runtime.settings import load_settings
-from runsupport import CANON
+from runsupport import CANON, small_dataset
 from spinesupport import journal, of_run, write_plan
 
 QUIET = {"observations": ["Nothing to do."]}
@@ -248,3 +248,16 @@ def test_a_v11_hub_reads_as_before(tmp_path: Path, small_hub: ReferenceHub, forc
     assert _read_the_domain(counting)
     # Today's rule: skipped on an unchanged state digest, unless forced.
     assert second.status == ("completed" if force else "skipped"), second.message
+
+
+def test_another_hub_at_the_same_revision_is_read_not_trusted(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    _first(tmp_path, small_hub)
+    db = tmp_path / "other.sqlite3"
+    load_seed(db, small_dataset())
+    with ReferenceHub(db) as other:
+        counting = Counting()
+        _run(tmp_path, other, QUIET, counting)
+    assert _read_the_domain(counting)
+    assert all(asked is None for _, _, asked in counting.sent)

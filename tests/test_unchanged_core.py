@@ -119,12 +119,13 @@ def test_expiries_due_are_those_that_fell_since_the_last_run() -> None:
     assert expiries_due(items, since, now) == 1
 
 
-def test_inputs_digest_moves_with_the_canon_the_policy_and_the_grants() -> None:
+def test_inputs_digest_moves_with_the_canon_the_policy_the_grants_and_the_hub() -> None:
     base = inputs_digest({"constitution.md": "x"}, {"max_flags": 10})
     assert base == inputs_digest({"constitution.md": "x"}, {"max_flags": 10})
     assert base != inputs_digest({"constitution.md": "y"}, {"max_flags": 10})
     assert base != inputs_digest({"constitution.md": "x"}, {"max_flags": 11})
     assert base != inputs_digest({"constitution.md": "x"}, {"max_flags": 10}, grants=["g"])
+    assert base != inputs_digest({"constitution.md": "x"}, {"max_flags": 10}, hub="http://b")
 
 
 def _workstream_digests_as_before(summary: object) -> dict[str, str]:

@@ -46,10 +46,13 @@ class LocalWork:
         return ", ".join(said) or None
 
 
-def inputs_digest(canon: Mapping[str, str], policy: Mapping[str, Any], grants: Any = None) -> str:
-    """One digest of what a run decides with besides the hub: canon files (relative path ->
-    sha256), the policy's numbers, and the grants (None until grants exist: the hook)."""
-    return digest({"canon": dict(canon), "policy": dict(policy), "grants": grants})
+def inputs_digest(
+    canon: Mapping[str, str], policy: Mapping[str, Any], grants: Any = None, hub: str | None = None
+) -> str:
+    """One digest of what a run decides with besides the domain: canon files (relative path ->
+    sha256), the policy's numbers, the grants (None until grants exist: the hook) and the hub
+    as configured (a revision means something only on the hub that named it)."""
+    return digest({"canon": dict(canon), "policy": dict(policy), "grants": grants, "hub": hub})
 
 
 def expiries_due(items: Iterable[ApprovalItem], since: datetime, now: datetime) -> int:

@@ -11,12 +11,13 @@ from custodian_runtime.run._context import RunContext
 
 
 def run_inputs(ctx: RunContext) -> str:
-    """The digest of the canon files this domain's prompt reads and of the policy's numbers."""
+    """The digest of the canon files this domain's prompt reads, the policy's numbers, the
+    grants and the hub as configured."""
     canon = {
         name: _file_sha256(ctx.canon_dir / name)
         for name in ("constitution.md", f"domains/{ctx.domain}.md")
     }
-    return inputs_digest(canon, ctx.limits.__dict__, grants())
+    return inputs_digest(canon, ctx.limits.__dict__, grants(), ctx.hub)
 
 
 def grants() -> Any:
