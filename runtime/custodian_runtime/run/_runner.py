@@ -13,14 +13,12 @@ import socket
 import sys
 import time
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any, TextIO
 
 import httpx
 
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core import display
-from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal_render import UNSEALED
 from custodian_runtime.core.plan import Plan
@@ -33,7 +31,6 @@ from custodian_runtime.core.run_rules import (
     internal_error,
     settles,
     signalled,
-    skip_reason,
 )
 from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.llm.base import Model
@@ -45,15 +42,14 @@ from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
-from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._preflight import check_run
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
-from custodian_runtime.run._unchanged import ask_unchanged
+from custodian_runtime.run._unchanged import ask_unchanged, unchanged_state
 from custodian_runtime.run.act import act, dry_run
 from custodian_runtime.run.decide import ask, extract, rule, usage_dict
-from custodian_runtime.run.observe import Observation, check_known, observe, observe_after_act
+from custodian_runtime.run.observe import check_known, observe, observe_after_act
 from custodian_runtime.run.orient import orient
 from custodian_runtime.run.record import NoteParts, NoteWritten, reconcile_text, record
 from custodian_runtime.settings import Settings
@@ -228,7 +224,7 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
             known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
             known = replace(known, seen=seen.summary)
             ctx.journal.close_interrupted(history)
-        skip = _skip(ctx, seen, history)
+        skip = unchanged_state(ctx, seen, history)
         if skip is not None:
             return _skipped(ctx, known, skip, "state unchanged since the last completed run")
         orientation = orient(ctx, seen, history)
@@ -251,22 +247,6 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: dict[str, Any
         # A bug: the CLI reports where the traceback is; the journal still closes the run.
         _finish(ctx, known, internal_error(type(exc).__name__))
         raise
-
-
-def _skip(ctx: RunContext, seen: Observation, history: list[J.Record]) -> str | None:
-    """Why the model call can be skipped (the core decides), or None.
-
-    A change to the canon or the policy since the last completed run makes it run.
-    """
-    last = J.last_completed_observation(history)
-    changed = last is not None and last.inputs_digest not in (None, run_inputs(ctx))
-    return skip_reason(
-        last,
-        seen.state_digest,
-        ctx.now(),
-        timedelta(hours=ctx.limits.skip_window_hours),
-        force=ctx.force or ctx.dry_run or changed,
-    )
 
 
 def _skipped(ctx: RunContext, known: Known, reason: str, why: str) -> RunResult:

@@ -1,5 +1,8 @@
 """Skip on the hub's word: ask for the domain only if it moved since the last completed run.
 
+Then, once the domain is read, skip when its state digest is the last completed run's
+(`unchanged_state`, the rule from before revisions, which a v1.1 hub keeps).
+
 The core decides (`core.unchanged`); this module gathers what waits on this side, sends the one
 conditional read (`If-None-Match` with the revision the last completed run saw) and, on a 304,
 journals the observation it stands for. A v1.1 hub names no revision: the run reads as before.
@@ -14,6 +17,7 @@ from datetime import datetime, timedelta
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal_runs import CompletedObservation
+from custodian_runtime.core.run_rules import skip_reason
 from custodian_runtime.core.unchanged import (
     LocalWork,
     expiries_due,
@@ -25,7 +29,7 @@ from custodian_runtime.errors import CustodianError, HubRequestError
 from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._inputs import run_inputs
-from custodian_runtime.run.observe import SUMMARY_EVENTS
+from custodian_runtime.run.observe import SUMMARY_EVENTS, Observation
 from custodian_runtime.statehub import NotModified
 
 
@@ -86,3 +90,19 @@ def _decisions_waiting(ctx: RunContext) -> int:
         return len(DecisionInbox(ctx.memory_dir).waiting(ctx.domain))
     except CustodianError:
         return 1
+
+
+def unchanged_state(ctx: RunContext, seen: Observation, history: Sequence[J.Record]) -> str | None:
+    """Why the model call can be skipped on the state digest (the core decides), or None.
+
+    A change to the canon, the policy or the hub since the last completed run makes it run.
+    """
+    last = J.last_completed_observation(list(history))
+    changed = last is not None and last.inputs_digest not in (None, run_inputs(ctx))
+    return skip_reason(
+        last,
+        seen.state_digest,
+        ctx.now(),
+        timedelta(hours=ctx.limits.skip_window_hours),
+        force=ctx.force or ctx.dry_run or changed,
+    )
