@@ -17,11 +17,16 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.core import journal as J
+from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.recorded_decisions import RecordedDecision
 from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run import run
 from custodian_runtime.run._result import RunResult
+from custodian_runtime.run.orient import previous_digests
 from custodian_runtime.settings import load_settings
+from domaingen import generated_summary
 from runsupport import CANON, small_dataset
 from spinesupport import journal, of_run, write_plan
 
@@ -261,3 +266,28 @@ def test_another_hub_at_the_same_revision_is_read_not_trusted(
         _run(tmp_path, other, QUIET, counting)
     assert _read_the_domain(counting)
     assert all(asked is None for _, _, asked in counting.sent)
+
+
+def _completed(observed: dict[str, Any]) -> list[Any]:
+    at = datetime(2026, 11, 29, 8, tzinfo=UTC)
+    started = J.make_record(None, "r-1", "website", "run_started", at, {})
+    seen = J.make_record(started, "r-1", "website", "observed", at, observed)
+    return [started, seen, J.make_record(seen, "r-1", "website", "finished", at, FINISHED)]
+
+
+FINISHED = {"status": "completed", "exit_code": 0, "counts": {}}
+
+
+def test_the_previous_digests_come_from_the_journal_and_old_journals_from_the_snapshot(
+    tmp_path: Path,
+) -> None:
+    summary = generated_summary(200, seed=5)
+    store = SnapshotStore(tmp_path / "memory")
+    expected = workstream_digests(summary)
+    # A record that names the digests: no snapshot is opened (the store is empty).
+    named = {"state_digest": "s" * 64, "snapshot": "s" * 64, "workstream_digests": expected}
+    assert previous_digests(_completed(named), store) == expected
+    # A record from before: the snapshot it names is unpacked, as it was.
+    digest = store.put_summary(summary)
+    old = {"state_digest": digest, "snapshot": digest, "generated_at": "2026-11-29T08:00:00Z"}
+    assert previous_digests(_completed(old), store) == expected
