@@ -24,6 +24,7 @@ from custodian_runtime.core.unchanged import (
     not_modified_reason,
     not_modified_record,
     revision_to_ask,
+    why_read,
 )
 from domaingen import NOW, generated_summary
 
@@ -76,6 +77,14 @@ def test_without_a_revision_or_past_the_window_the_domain_is_read(
     last: CompletedObservation | None,
 ) -> None:
     assert revision_to_ask(last, NOW, WINDOW, LocalWork(), force=False) is None
+
+
+def test_why_read_names_the_reason() -> None:
+    assert why_read(None, NOW, WINDOW, LocalWork()) == "no completed run before this one"
+    assert "v1.1 hub" in str(why_read(_last(revision=None), NOW, WINDOW, LocalWork()))
+    assert "skip window" in str(why_read(_last(finished_at=NOW - WINDOW), NOW, WINDOW, LocalWork()))
+    assert why_read(_last(), NOW, WINDOW, LocalWork(decisions=1)) == "1 decision(s) waiting"
+    assert why_read(_last(), NOW, WINDOW, LocalWork()) is None
 
 
 def test_force_always_reads() -> None:

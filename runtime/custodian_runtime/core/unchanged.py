@@ -60,6 +60,21 @@ def expiries_due(items: Iterable[ApprovalItem], since: datetime, now: datetime) 
     return sum(1 for i in items if i.status == "pending" and since < i.expires_at <= now)
 
 
+def why_read(
+    last: CompletedObservation | None, now: datetime, window: timedelta, work: LocalWork
+) -> str | None:
+    """Why the run reads the domain whole; None when it may ask with the last revision."""
+    if last is None:
+        return "no completed run before this one"
+    if last.revision is None:
+        return "the last completed run saw no revision (a v1.1 hub, or an older journal)"
+    if last.inputs_digest is None:
+        return "the last completed run named no inputs digest (an older journal)"
+    if now - last.finished_at >= window:
+        return "the last completed run is older than the skip window"
+    return work.reason()
+
+
 def revision_to_ask(
     last: CompletedObservation | None,
     now: datetime,
@@ -70,12 +85,10 @@ def revision_to_ask(
 ) -> int | None:
     """The revision to ask the hub with (`If-None-Match`), or None when the run reads all.
 
-    None unless the last completed run saw a revision (a v1.2 hub) and journaled its inputs,
-    finished less than `window` ago, and nothing waits here.
+    None unless the last completed run saw a revision (a v1.1 hub names none) and journaled
+    its inputs, finished less than `window` ago, and nothing waits here (`why_read`).
     """
-    if force or last is None or last.revision is None or last.inputs_digest is None:
-        return None
-    if now - last.finished_at >= window or work.reason() is not None:
+    if force or last is None or why_read(last, now, window, work) is not None:
         return None
     return last.revision
 

@@ -24,6 +24,7 @@ from custodian_runtime.core.unchanged import (
     not_modified_reason,
     not_modified_record,
     revision_to_ask,
+    why_read,
 )
 from custodian_runtime.errors import CustodianError, HubRequestError
 from custodian_runtime.memory.decision_inbox import DecisionInbox
@@ -53,7 +54,7 @@ def ask_unchanged(ctx: RunContext, history: Sequence[J.Record]) -> Asked:
     work = local_work(ctx, history, last, now)
     revision = revision_to_ask(last, now, window, work, force=False)
     if revision is None:
-        ctx.log.line("observe", "reading", reason=work.reason() or "past the skip window")
+        ctx.log.line("observe", "reading", reason=why_read(last, now, window, work))
         return Asked()
     try:
         answer = ctx.client.domain_summary(
