@@ -68,6 +68,7 @@ bench: setup
 	$(PY) bench/history.py $(BENCH_ARGS)
 	$(PY) bench/approvals.py
 	$(PY) bench/startup.py
+	$(PY) bench/skip.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

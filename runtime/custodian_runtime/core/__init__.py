@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         run_rules,
         seals,
         tokens,
+        unchanged,
     )
 
 __all__ = [
@@ -115,6 +116,7 @@ __all__ = [
     "run_rules",
     "seals",
     "tokens",
+    "unchanged",
 ]
 
 if not TYPE_CHECKING:

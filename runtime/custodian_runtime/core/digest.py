@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -60,18 +62,38 @@ def domain_state_digest(summary: DomainSummary) -> str:
     return digest(summary.model_dump(mode="json", exclude={"generated_at"}))
 
 
+@dataclass(frozen=True)
+class SummaryDigests:
+    """Everything a run names a summary by, computed from one dump of it."""
+
+    text: str  # canonical JSON without `generated_at`: the snapshot's content
+    state: str  # its SHA-256: the domain's state digest
+    workstreams: dict[str, str]  # one digest per workstream (`workstream_digests`)
+
+
+def summary_digests(summary: DomainSummary) -> SummaryDigests:
+    """The state digest, the snapshot's text and the per-workstream digests, dumped once."""
+    data = summary.model_dump(mode="json", exclude={"generated_at"})
+    text = canonical_json(data)
+    return SummaryDigests(text, sha256_hex(text), _workstream_digests(data))
+
+
 def workstream_digests(summary: DomainSummary) -> dict[str, str]:
     """One digest per workstream: its fields and tasks, its open flags and its recent events."""
-    result: dict[str, str] = {}
-    for ws in summary.workstreams:
-        flags = [f.model_dump(mode="json") for f in summary.open_flags if f.workstream_id == ws.id]
-        events = [
-            e.model_dump(mode="json") for e in summary.recent_events if e.workstream_id == ws.id
-        ]
-        result[ws.id] = digest(
-            {"workstream": ws.model_dump(mode="json"), "flags": flags, "events": events}
-        )
-    return result
+    return _workstream_digests(summary.model_dump(mode="json"))
+
+
+def _workstream_digests(data: dict[str, Any]) -> dict[str, str]:
+    flags: dict[str | None, list[Any]] = defaultdict(list)
+    events: dict[str | None, list[Any]] = defaultdict(list)
+    for flag in data.get("open_flags", ()):
+        flags[flag.get("workstream_id")].append(flag)
+    for event in data.get("recent_events", ()):
+        events[event.get("workstream_id")].append(event)
+    return {
+        ws["id"]: digest({"workstream": ws, "flags": flags[ws["id"]], "events": events[ws["id"]]})
+        for ws in data.get("workstreams", ())
+    }
 
 
 def _default(value: Any) -> Any:

@@ -60,6 +60,12 @@ class Observed(Entry):
     overview: Json | None = None
     summary: Json | None = None
     after_act: bool | None = None
+    # Since contract v1.2 (the revision skip): the domain's revision, one digest per workstream,
+    # the digest of the run's local inputs, and whether the hub answered 304.
+    revision: int | None = None
+    workstream_digests: dict[str, str] | None = None
+    inputs_digest: str | None = None
+    not_modified: bool | None = None
 
 
 class PromptRecord(Entry):

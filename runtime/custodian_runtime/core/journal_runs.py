@@ -31,6 +31,11 @@ class CompletedObservation(NamedTuple):
     summary: dict[str, Any]
     snapshot: str | None = None
     generated_at: str | None = None
+    # Contract v1.2 and later journals (additive: absent from older `observed` records).
+    run_id: str | None = None
+    revision: int | None = None  # the domain's revision as the hub named it
+    inputs_digest: str | None = None  # canon, policy and grants (core/unchanged.inputs_digest)
+    workstream_digests: dict[str, str] | None = None  # per workstream, as core/digest makes them
 
 
 @dataclass(frozen=True)
@@ -166,5 +171,9 @@ def last_completed_observation(records: Sequence[Record]) -> CompletedObservatio
                 summary=dict(seen.summary or {}),
                 snapshot=seen.snapshot,
                 generated_at=seen.generated_at,
+                run_id=record.run_id,
+                revision=seen.revision,
+                inputs_digest=seen.inputs_digest,
+                workstream_digests=seen.workstream_digests,
             )
     return None

@@ -174,7 +174,7 @@ def _changed_line(facts: PlanningFacts) -> str:
     previous = facts.previous_workstream_digests
     if previous is None:
         return "No completed run of this domain came before this one: nothing to compare with."
-    current = workstream_digests(facts.summary)
+    current = facts.workstream_digests or workstream_digests(facts.summary)
     changed = sum(1 for ws_id, digest in current.items() if previous.get(ws_id) != digest)
     return f"Changed since the last completed run: {_count(changed, 'workstream')}."
 

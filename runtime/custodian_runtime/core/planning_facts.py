@@ -25,5 +25,7 @@ class PlanningFacts:
     summary: DomainSummary
     overview: StateSummary | None = None
     previous_workstream_digests: Mapping[str, str] | None = None
+    # This observation's digests, as observe computed them (None: computed when needed).
+    workstream_digests: Mapping[str, str] | None = None
     stale_after_days: int = DEFAULT.stale_after_days
     rejected: frozenset[tuple[str, str]] = frozenset()

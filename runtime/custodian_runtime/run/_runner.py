@@ -13,14 +13,12 @@ import socket
 import sys
 import time
 from dataclasses import replace
-from datetime import timedelta
 from typing import TextIO
 
 import httpx
 
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core import display
-from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal_kinds import Finished, RunStarted
 from custodian_runtime.core.journal_render import UNSEALED
@@ -34,7 +32,6 @@ from custodian_runtime.core.run_rules import (
     internal_error,
     settles,
     signalled,
-    skip_reason,
 )
 from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.llm.base import Model
@@ -49,9 +46,10 @@ from custodian_runtime.run._context import Clock, RunContext, Talk, build_contex
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import Known, RunResult
+from custodian_runtime.run._unchanged import ask_unchanged, unchanged_state
 from custodian_runtime.run.act import act, dry_run
 from custodian_runtime.run.decide import ask, extract, rule, usage_dict
-from custodian_runtime.run.observe import Observation, check_known, observe, observe_after_act
+from custodian_runtime.run.observe import check_known, observe, observe_after_act
 from custodian_runtime.run.orient import orient
 from custodian_runtime.run.record import NoteParts, NoteWritten, reconcile_text, record
 from custodian_runtime.settings import Settings
@@ -216,7 +214,10 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: RunStarted) -
     history = opened.history
     ctx.journal.write(started)
     try:
-        seen = observe(ctx)
+        asked = ask_unchanged(ctx, history)
+        if asked.skipped is not None:
+            return _skipped(ctx, known, asked.skipped, "domain revision unchanged, no local work")
+        seen = observe(ctx, asked.summary)
         known = replace(known, titles=display.titles(seen.summary), seen=seen.summary)
         if not ctx.dry_run:
             settled = settle_open_writes(ctx, history, seen, opened.checkpoint.writes)
@@ -224,9 +225,9 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: RunStarted) -
             known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
             known = replace(known, seen=seen.summary)
             ctx.journal.close_interrupted(history)
-        skip = _skip(ctx, seen, history)
+        skip = unchanged_state(ctx, seen, history)
         if skip is not None:
-            return _skipped(ctx, known, skip)
+            return _skipped(ctx, known, skip, "state unchanged since the last completed run")
         orientation = orient(ctx, seen, history)
         known = replace(known, omitted=orientation.omitted)
         completion = ask(ctx, orientation)
@@ -249,19 +250,8 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: RunStarted) -
         raise
 
 
-def _skip(ctx: RunContext, seen: Observation, history: list[J.Record]) -> str | None:
-    """Why the model call can be skipped (the core decides), or None."""
-    return skip_reason(
-        J.last_completed_observation(history),
-        seen.state_digest,
-        ctx.now(),
-        timedelta(hours=ctx.limits.skip_window_hours),
-        force=ctx.force or ctx.dry_run,
-    )
-
-
-def _skipped(ctx: RunContext, known: Known, reason: str) -> RunResult:
-    ctx.log.line("decide", "skipped", reason="state unchanged since the last completed run")
+def _skipped(ctx: RunContext, known: Known, reason: str, why: str) -> RunResult:
+    ctx.log.line("decide", "skipped", reason=why)
     note = None
     if known.reconciled:
         note = record(ctx, known, "skipped", NoteParts(problem=reconcile_text(known.reconciled)))

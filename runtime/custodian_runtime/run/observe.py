@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from custodian_runtime.core.contract import DomainSummary, StateSummary
-from custodian_runtime.core.digest import domain_state_digest
+from custodian_runtime.core.digest import SummaryDigests, summary_digests
 from custodian_runtime.core.journal_kinds import Observed
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import read_summary
 
@@ -22,54 +23,72 @@ class Observation:
     overview: StateSummary
     summary: DomainSummary
     state_digest: str
+    # The snapshot's text and the per-workstream digests, computed with the state digest.
+    digests: SummaryDigests | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def workstream_digests(self) -> Mapping[str, str]:
+        """One digest per workstream (core/digest.workstream_digests)."""
+        return self.digests.workstreams if self.digests is not None else {}
 
     def record(self) -> Observed:
         """The journal's `observed` record: the summary is named by its snapshot digest."""
         return Observed(
             state_digest=self.state_digest,
             snapshot=self.state_digest,
-            generated_at=self.summary.model_dump(mode="json")["generated_at"],
+            generated_at=_generated_at(self.summary),
             overview=self.overview.model_dump(mode="json"),
+            revision=self.summary.revision,
+            workstream_digests=dict(self.workstream_digests),
         )
 
 
-def observe(ctx: RunContext) -> Observation:
-    """Read the hub, keep the summary's snapshot, and journal what was seen."""
+def observe(ctx: RunContext, first: DomainSummary | None = None) -> Observation:
+    """Read the hub, keep the summary's snapshot, and journal what was seen.
+
+    `first`: the summary a conditional read already brought (run/_unchanged.py), read again
+    only if Custodian's events crowd its window.
+    """
     with ctx.log.phase("observe") as info:
-        observed = read_observation(ctx.client, ctx.domain)
+        observed = read_observation(ctx.client, ctx.domain, first)
         info.update(
             workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
         )
-    keep_snapshot(ctx, observed.summary)
-    ctx.journal.write(observed.record())
+    if observed.digests is not None:
+        keep_snapshot(ctx, observed.summary.domain, observed.digests)
+    ctx.journal.write(observed.record().model_copy(update={"inputs_digest": run_inputs(ctx)}))
     return observed
 
 
 def observe_after_act(ctx: RunContext) -> None:
     """Journal the domain as the run's own writes left it; a failed read is only logged."""
     try:
-        ctx.journal.write(settled_record(ctx.client, ctx.domain, lambda s: keep_snapshot(ctx, s)))
+        record = settled_record(ctx.client, ctx.domain, lambda d: keep_snapshot(ctx, ctx.domain, d))
+        ctx.journal.write(record.model_copy(update={"inputs_digest": run_inputs(ctx)}))
     except HubError as exc:
         ctx.log.line("settle", "failed", error=exc.message)
 
 
-def keep_snapshot(ctx: RunContext, summary: DomainSummary) -> str:
+def keep_snapshot(ctx: RunContext, domain: str, digests: SummaryDigests) -> str:
     """Store the observed summary once per distinct content (not in a dry run); its digest."""
     if ctx.dry_run:
-        return domain_state_digest(summary)
-    return SnapshotStore(ctx.memory_dir).put_summary(summary)
+        return digests.state
+    return SnapshotStore(ctx.memory_dir).put(domain, digests.text)
 
 
-def read_observation(client: StateHubClient, domain: str) -> Observation:
+def read_observation(
+    client: StateHubClient, domain: str, first: DomainSummary | None = None
+) -> Observation:
     """Both reads, or an error: an unknown domain is a ConfigError that names the known ones."""
     overview = client.state_summary()
     try:
-        summary = read_summary(client, domain)
+        summary = read_summary(client, domain, first)
     except HubRequestError as exc:
         if exc.status != 404:
             raise
         raise _unknown(domain, overview) from exc
-    return Observation(overview, summary, domain_state_digest(summary))
+    digests = summary_digests(summary)
+    return Observation(overview, summary, digests.state, digests)
 
 
 def check_known(client: StateHubClient, domain: str) -> None:
@@ -85,17 +104,25 @@ def _unknown(domain: str, overview: StateSummary) -> ConfigError:
 
 
 def settled_record(
-    client: StateHubClient, domain: str, store: Callable[[DomainSummary], str]
+    client: StateHubClient, domain: str, store: Callable[[SummaryDigests], str]
 ) -> Observed:
     """The domain as the run's own writes left it, as an `observed` record marked after_act.
 
     `store` keeps the snapshot (once per distinct content) and returns its digest.
     """
     summary = read_summary(client, domain)
+    digests = summary_digests(summary)
     return Observed(
-        state_digest=domain_state_digest(summary),
-        snapshot=store(summary),
-        generated_at=summary.model_dump(mode="json")["generated_at"],
+        state_digest=digests.state,
+        snapshot=store(digests),
+        generated_at=_generated_at(summary),
         overview=None,
         after_act=True,
+        revision=summary.revision,
+        workstream_digests=dict(digests.workstreams),
     )
+
+
+def _generated_at(summary: DomainSummary) -> str:
+    """The summary's `generated_at` as the hub's JSON writes it."""
+    return str(summary.model_dump(mode="json", include={"generated_at"})["generated_at"])

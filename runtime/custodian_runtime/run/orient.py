@@ -117,6 +117,7 @@ def _facts(
         summary=observation.summary,
         overview=observation.overview,
         previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
+        workstream_digests=observation.workstream_digests or None,
         stale_after_days=ctx.limits.stale_after_days,
         rejected=rejected_targets(inputs.rejected),
     )
@@ -169,10 +170,15 @@ def _prompt_record(ctx: RunContext, o: Orientation) -> PromptRecord:
 
 
 def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str] | None:
-    """Per-workstream digests of the state the last completed run left behind; None if none."""
+    """Per-workstream digests of the state the last completed run left behind; None if none.
+
+    Its `observed` record names them; a journal from before it did is read from the snapshot.
+    """
     last = J.last_completed_observation(history)
     if last is None:
         return None
+    if last.workstream_digests is not None:
+        return last.workstream_digests
     summary = last.summary
     if not summary and last.snapshot is not None and history:
         summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)

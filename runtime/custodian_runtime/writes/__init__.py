@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     from custodian_runtime.writes._origin import bound, canon_identity, hub_location, hub_origin
     from custodian_runtime.writes._preflight import check_canon, check_memory, check_run
     from custodian_runtime.writes._send import Sent, send, task_state
-    from custodian_runtime.writes._summary import read_summary
+    from custodian_runtime.writes._summary import SUMMARY_EVENTS, read_summary
 
 __all__ = [
     "APPROVED_CALLS",
     "SANCTIONED_CALLS",
+    "SUMMARY_EVENTS",
     "Calls",
     "Sent",
     "bound",
@@ -53,6 +54,6 @@ if not TYPE_CHECKING:
             **dict.fromkeys(("Sent", "send", "task_state"), "_send"),
             **dict.fromkeys(("bound", "canon_identity", "hub_location", "hub_origin"), "_origin"),
             **dict.fromkeys(("check_canon", "check_memory", "check_run"), "_preflight"),
-            **dict.fromkeys(("read_summary",), "_summary"),
+            **dict.fromkeys(("SUMMARY_EVENTS", "read_summary"), "_summary"),
         },
     )

@@ -11,14 +11,17 @@ from custodian_runtime.statehub.client import StateHubClient
 SUMMARY_EVENTS = 50
 
 
-def read_summary(client: StateHubClient, domain: str) -> DomainSummary:
+def read_summary(
+    client: StateHubClient, domain: str, first: DomainSummary | None = None
+) -> DomainSummary:
     """GET the domain's summary and check it is all of `domain` (else ObservationRejected).
 
     When Custodian's own events fill the summary's event window, read it again with a wider
-    one (up to the hub's 500), so that people's events stay in view.
+    one (up to the hub's 500), so that people's events stay in view. `first`: a summary
+    already read with the default window.
     """
     asked = SUMMARY_EVENTS
-    summary = client.domain_summary(domain, events=asked)
+    summary = first if first is not None else client.domain_summary(domain, events=asked)
     wider = wider_window([e.source for e in summary.recent_events], asked)
     while wider is not None:
         asked = wider
