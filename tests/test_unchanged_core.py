@@ -103,8 +103,8 @@ def test_a_skip_says_since_which_run_and_journals_the_state_it_stands_for() -> N
     last = _last()
     assert "unchanged since run r-1 (domain revision 7" in not_modified_reason(last, 7)
     record = not_modified_record(last, 7)
-    assert record["state_digest"] == record["snapshot"] == "a" * 64
-    assert record["not_modified"] is True and record["revision"] == 7
+    assert record.state_digest == record.snapshot == "a" * 64
+    assert record.not_modified is True and record.revision == 7
 
 
 def test_expiries_due_are_those_that_fell_since_the_last_run() -> None:
