@@ -23,7 +23,7 @@ from custodian_runtime.core.journal_trace import executed_params
 from custodian_runtime.core.keys import approval_key, attempt_run_id
 from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.precondition import canon_target
+from custodian_runtime.core.precondition import canon_target, writes_canon
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
@@ -89,7 +89,7 @@ def hub_here(settings: Settings) -> HubOrigin | None:
 
 def needs_hub(item: ApprovalItem) -> bool:
     """True when deciding the item asks which hub is configured (every hub write)."""
-    return item.operation != "write_canon"
+    return not writes_canon(item.operation)
 
 
 def here(settings: Settings, item: ApprovalItem, hub: HubOrigin | None) -> Here:
@@ -165,7 +165,7 @@ def execute(
     authorized = {"index": 0, "operation": item.operation, "params": params, "nonce": nonce}
     authorized |= {"fingerprint": item.fingerprint, "idempotency_key": key, "by": f"person:{by}"}
     journal.append("authorized", authorized | bound(settings, hub))
-    if item.operation == "write_canon":
+    if writes_canon(item.operation):
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:
         sent = send(

@@ -19,6 +19,7 @@ from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.authority_path import landed_canon, landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.precondition import writes_canon
 
 JournalEntry = tuple[str, dict[str, Any]]
 
@@ -69,7 +70,7 @@ def settle_item_writes(
 def _landed(
     write: J.PendingWrite, observed: DomainSummary | None, canon_sha256: str | None
 ) -> str | None:
-    if write.operation == "write_canon":
+    if writes_canon(write.operation):
         return landed_canon(write, canon_sha256)
     return None if observed is None else landed_on_hub(write, observed, ())
 
