@@ -108,7 +108,13 @@ def _authorize(
         policy, history = policy_and_history(ctx, now)
         recent = recent_writes(policy, writes, now)
         rulings = authorize(
-            plan, observation.summary, policy, history, evidence=evidence, recent=recent
+            plan,
+            observation.summary,
+            policy,
+            history,
+            evidence=evidence,
+            recent=recent,
+            unavailable=ctx.unavailable,
         )
         ctx.journal.append("plan", _plan_data(plan, policy, history, evidence, fetched, recent))
         for ruling in rulings:

@@ -54,7 +54,7 @@ SPEC = OperationSpec(
     default="approvable",
     prompt="{path, content} (a .md path relative to the canon, e.g. `domains/{domain}.md`;\n"
     "  the full new content)",
-    request="none: writes the file under the canon directory",
+    request="a file under the canon directory, not the hub",
     landed=_landed,
     describe=_describe,
     writes="canon",
