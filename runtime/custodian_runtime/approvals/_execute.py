@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from custodian_runtime.canon import current_sha256, resolve_inside, write_canon
+from custodian_runtime.canon import current_sha256, readonly_reason, resolve_inside, write_canon
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
 from custodian_runtime.core.approvals import ApprovalItem
@@ -137,7 +137,15 @@ def _writes(
 
 
 def _canon_seen(settings: Settings, path: str) -> Seen:
-    """The canon file's hash now, or why its path is unsafe (a symlink planted since)."""
+    """The canon file's hash now, or why it cannot be written: a read-only canon, or a path
+    made unsafe since (a symlink planted)."""
+    readonly = readonly_reason(
+        settings.canon_dir,
+        flagged=settings.canon_readonly,
+        packaged=settings.canon_source == "packaged",
+    )
+    if readonly is not None:
+        return Seen(canon_problem=readonly)
     try:
         resolve_inside(settings.canon_dir, path)
         return Seen(canon_sha256=current_sha256(settings.canon_dir, path, strict=True))
