@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from custodian_runtime.core import approval_verdicts as v
+from custodian_runtime.core import operations
 from custodian_runtime.core.approval_verdicts import Seen
 from custodian_runtime.core.approvals import ApprovalItem, listed_status, new_item
 from custodian_runtime.core.authority_path import as_item
 from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.plan import fingerprint
-from custodian_runtime.core import operations
 from custodian_runtime.core.precondition import precondition
 from custodian_runtime.run import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website

@@ -1,4 +1,4 @@
-"""A read-only canon: `write_canon` is not offered, a proposed one is denied, an approval refused."""
+"""A read-only canon: `write_canon` is not offered, a proposed one denied, an approval refused."""
 
 from __future__ import annotations
 
@@ -92,4 +92,4 @@ def test_the_read_only_rule_holds_for_root_too(tmp_path: Path) -> None:
 def test_the_kubernetes_manifests_say_the_canon_is_read_only() -> None:
     for manifest in ("k8s/base/cronjob.yaml", "k8s/review/deployment.yaml"):
         text = (REPO / manifest).read_text("utf-8")
-        assert '- name: CUSTODIAN_CANON_READONLY\n' in text and 'value: "1"' in text, manifest
+        assert "- name: CUSTODIAN_CANON_READONLY\n" in text and 'value: "1"' in text, manifest

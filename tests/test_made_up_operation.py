@@ -98,11 +98,10 @@ def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, *extra: str)
 
 
 def _page(memory: Path, hub: ReferenceHub, cwd: Path) -> str:
-    with review_page(review_settings(memory, hub.url, cwd)) as server:
-        with httpx.Client(timeout=10) as browser:
-            first = browser.get(server.url, follow_redirects=True)
-            assert first.status_code == 200
-            return browser.get(f"http://{server.address}/approvals").text
+    settings = review_settings(memory, hub.url, cwd)
+    with review_page(settings) as server, httpx.Client(timeout=10) as browser:
+        assert browser.get(server.url, follow_redirects=True).status_code == 200
+        return browser.get(f"http://{server.address}/approvals").text
 
 
 def test_a_made_up_operation_is_planned_queued_approved_reconciled_and_scored(

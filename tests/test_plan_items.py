@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core import operations
+from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.plan import ProposedItem, fingerprint
 from test_authority_support import plan_of, proposal
 

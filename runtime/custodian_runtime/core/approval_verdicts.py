@@ -25,6 +25,7 @@ from custodian_runtime.core.authority_path import (
 from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.origin import (
     HUB_ID_PREFIX,
     Here,
@@ -34,7 +35,6 @@ from custodian_runtime.core.origin import (
 )
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.precondition import canon_target, proposed_under, writes_canon
 from custodian_runtime.errors import ApprovalError

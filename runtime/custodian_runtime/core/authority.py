@@ -18,8 +18,8 @@ from custodian_runtime.core.approval_history import ApprovalHistory as ApprovalH
 from custodian_runtime.core.budgets import RecentWrites, budget_problem, deference
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.evidence import Evidence, evidence_problem
-from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
+from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.plan_schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 

@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 from custodian_runtime.core import operations
 from custodian_runtime.core._authority_checks import SAME_TITLE, View
-from custodian_runtime.core.operations import flag_for_human
 from custodian_runtime.core._journal_spine import PendingWrite
 from custodian_runtime.core.approval_history import ApprovalHistory
 from custodian_runtime.core.authority import Ruling, authorize
@@ -25,6 +24,7 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.evidence import Evidence
 from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
+from custodian_runtime.core.operations import flag_for_human
 from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.precondition import edited_problem, proposed_under

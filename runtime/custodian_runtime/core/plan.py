@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, create_model
 
+from custodian_runtime.core import operations
 from custodian_runtime.core._fences import Fence, find_fences
 from custodian_runtime.core._plan_json import MAX_DEPTH, parse_plan_object, require_unicode
 from custodian_runtime.core.digest import canonical_json, digest
-from custodian_runtime.core import operations
 from custodian_runtime.core.operations import OperationSpec, normalize
 from custodian_runtime.core.plan_schema import ProposalEntry, Reason, describe, short
 from custodian_runtime.core.policy import DEFAULT

@@ -16,7 +16,8 @@ from custodian_runtime.core.authority_path import Authority
 from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
-Call = Callable[[StateHubClient, Mapping[str, Any], str, str], HubWrite[Any]]
+# (client, params, run_id, idempotency_key[, if_match]): a status write also takes `if_match`.
+Call = Callable[..., HubWrite[Any]]
 
 
 def _policy_sends(spec: OperationSpec) -> bool:

@@ -84,7 +84,7 @@ class OperationSpec:
     conflict: str | None = None  # one per task per plan: items sharing this key conflict
     status_write: bool = False  # sets a task's status: sent only on the task as observed
     evidence: bool = False  # runs on its own only when the events it cites prove it
-    route: Callable[[Params], "str | None"] | None = None  # another operation these params need
+    route: Callable[[Params], str | None] | None = None  # another operation these params need
     person_sends: bool = True  # an approved item of it is carried out (False: never queued)
     creates: Titles | None = None  # a create: the ids that already bear its title
     in_domain: bool = False  # its hub call names the run's domain (a decision's)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from custodian_runtime.core import contract
 from custodian_runtime.core.operations._common import created, in_domain, same_titles, titled
-from custodian_runtime.core.operations._spec import Landing, Lookup, OperationSpec, Params
+from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.plan_schema import CreateTask
 
 if TYPE_CHECKING:

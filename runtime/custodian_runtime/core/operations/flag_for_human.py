@@ -45,7 +45,8 @@ def _executes(p: Params, lookup: Lookup) -> str:
 
 
 def _describe(p: Params, lookup: Lookup) -> str:
-    return f"Flag {lookup.named('task', p['task_id'])} for a person{in_domain(lookup)}: {quoted(p['note'])}"
+    task = lookup.named("task", p["task_id"])
+    return f"Flag {task} for a person{in_domain(lookup)}: {quoted(p['note'])}"
 
 
 SPEC = OperationSpec(
