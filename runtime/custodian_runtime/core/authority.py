@@ -149,8 +149,8 @@ def _form_problem(
     if spec is None:
         known = ", ".join(sorted(operations.names()))
         return (
-            f"{item.operation} is not an operation Custodian knows, so no person could approve "
-            f"it here (known: {known})"
+            f"Custodian knows no operation {item.operation}, so no person could approve it "
+            f"here (known: {known})"
         )
     if item.operation in unavailable:
         return unavailable[item.operation]
