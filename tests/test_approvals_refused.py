@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from pydantic import BaseModel, ConfigDict
 
 from custodian_hub import ReferenceHub
