@@ -239,8 +239,9 @@ def _guess_operation(section: str, raw: Any) -> str:
     if section != PROPOSALS and section in sections():
         spec = _section_spec(section)
         status = raw.get("status") if isinstance(raw, dict) else None
-        routed = spec.route({"status": status}) if spec.route is not None else None
-        return routed if isinstance(status, str) and routed else spec.name
+        if not isinstance(status, str) or spec.route is None:
+            return spec.name
+        return spec.route({"status": status}) or spec.name
     named = raw.get("operation") if isinstance(raw, dict) else None
     if isinstance(named, str) and 0 < len(named) <= 64:
         return named

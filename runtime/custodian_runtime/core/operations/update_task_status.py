@@ -15,7 +15,9 @@ from custodian_runtime.core.plan_schema import TaskStatusChange
 
 def _route(p: Params) -> str | None:
     """Any other status is a proposal for a person."""
-    return None if p.get("status") in SANCTIONED_STATUSES else set_task_status.SPEC.name
+    status = p.get("status")
+    sanctioned = isinstance(status, str) and status in SANCTIONED_STATUSES
+    return None if sanctioned else set_task_status.SPEC.name
 
 
 def _executes(p: Params, lookup: Lookup) -> str:
