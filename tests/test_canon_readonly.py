@@ -46,6 +46,9 @@ def test_a_read_only_canon_is_said_in_the_prompt_and_its_write_denied(
     (note,) = (tmp_path / "memory" / "working").glob("*-website.md")
     assert "CUSTODIAN_CANON_READONLY=1" in note.read_text("utf-8")
     assert not list((tmp_path / "memory" / "approvals").glob("*.json"))
+    memory = str(tmp_path / "memory")
+    replayed = run_cli(["replay", summary["run_id"], "--memory", memory], tmp_path, monkeypatch)
+    assert replayed.code == 0, replayed.stdout + replayed.stderr  # the same decisions again
 
 
 def test_a_writable_canon_offers_it_and_queues_the_write(

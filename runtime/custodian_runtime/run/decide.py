@@ -116,7 +116,10 @@ def _authorize(
             recent=recent,
             unavailable=ctx.unavailable,
         )
-        ctx.journal.append("plan", _plan_data(plan, policy, history, evidence, fetched, recent))
+        data = _plan_data(plan, policy, history, evidence, fetched, recent)
+        if ctx.unavailable:  # for replay: what this run could not perform, and why
+            data["unavailable"] = dict(ctx.unavailable)
+        ctx.journal.append("plan", data)
         for ruling in rulings:
             ctx.journal.append("ruling", ruling_data(ruling))
         info.update(**ruling_counts(rulings))
