@@ -22,6 +22,8 @@ from custodian_runtime.core.plan_schema import short
 
 # Creates store the ids of what already bears their title (none, when proposed) under this key.
 SAME_TITLE = "same_title"
+# What an item does to a task it claims, by its spec's conflict key (one of each per task).
+_CLAIMED = {"status": "sets the status of", "flag": "flags"}
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,8 @@ class Tally:
         key = _claim(item)
         if key is None or key not in self.claimed:
             return None
-        earlier, task = self.claimed[key], key[1]
-        if key[0] == "status":
-            return f"plan item #{earlier} already sets the status of task {task}"
-        return f"plan item #{earlier} already {_claims(key[0])} task {task}"
+        verb = _CLAIMED.get(key[0], f"claims ({key[0]})")
+        return f"plan item #{self.claimed[key]} already {verb} task {key[1]}"
 
     def record(self, item: ProposedItem, outcome: str) -> None:
         """Count the ruling just made for `item`."""
@@ -133,10 +133,6 @@ def _claim(item: ProposedItem) -> tuple[str, str] | None:
     if spec is None or spec.conflict is None or not isinstance(task, str):
         return None
     return spec.conflict, task
-
-
-def _claims(key: str) -> str:
-    return {"flag": "flags"}.get(key, f"claims ({key})")
 
 
 def ids_problem(operation: str, params: dict[str, Any], view: View) -> str | None:
