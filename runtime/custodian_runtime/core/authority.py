@@ -93,7 +93,7 @@ def _rule(
         return "deny", f"{label} is denied: {problem}."
     closed = closed_by_person(item, view) or _deferred(item, view, policy, recent)
     if spec.default == "sanctioned" and closed is None:
-        outcome, reason = _rule_sanctioned(spec, item, label, view, policy, tally, recent)
+        outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
             return outcome, reason
@@ -169,7 +169,6 @@ def _form_problem(
 
 
 def _rule_sanctioned(
-    spec: OperationSpec,
     item: ProposedItem,
     label: str,
     view: View,
@@ -185,6 +184,7 @@ def _rule_sanctioned(
         spent = budget_problem(item, policy, recent, tally.executed(item.operation))
     if spent is not None:
         return "deny", f"{label} is denied: {spent}."
+    spec = operations.spec(item.operation)
     assert spec.executes is not None  # a sanctioned spec has one (OperationSpec checks)
     lookup = Lookup(view.domain, statuses={k: t.status for k, t in view.tasks.items()})
     return "execute", f"{label} executes: {spec.executes(item.params, lookup)}."

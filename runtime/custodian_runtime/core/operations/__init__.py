@@ -46,8 +46,10 @@ __all__ = [
     "find",
     "names",
     "normalize",
+    "of_section",
     "register",
     "spec",
+    "status_writes",
 ]
 
 _BUILT_IN: tuple[OperationSpec, ...] = tuple(
