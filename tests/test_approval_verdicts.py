@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from custodian_runtime.core import approval_verdicts as v
+from custodian_runtime.core import operations
 from custodian_runtime.core.approval_verdicts import Seen
 from custodian_runtime.core.approvals import ApprovalItem, listed_status, new_item
 from custodian_runtime.core.authority_path import as_item
 from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.plan import fingerprint
-from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS
 from custodian_runtime.core.precondition import precondition
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
@@ -259,6 +259,6 @@ def test_a_listing_marks_an_item_whose_seal_fails() -> None:
 
 
 def test_the_core_knows_exactly_what_the_approved_table_can_send() -> None:
-    assert set(APPROVED_CALLS.table) | {"write_canon"} == v.APPROVED_OPERATIONS
-    assert APPROVABLE_OPERATIONS <= v.APPROVED_OPERATIONS
-    assert not set(SANCTIONED_CALLS.table) - {"update_task_status"} & v.APPROVED_OPERATIONS
+    assert set(APPROVED_CALLS.table) | {"write_canon"} == v.approved_operations()
+    assert operations.names("approvable") <= v.approved_operations()
+    assert not set(SANCTIONED_CALLS.table) - {"update_task_status"} & v.approved_operations()

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core import operations
+from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.memory.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Calls, send
@@ -153,11 +156,29 @@ def test_a_proposal_with_an_escaping_path_is_denied_when_the_run_rules(
     assert "is absolute" in reasons and "'..' component" in reasons
 
 
+class _NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_GONE = OperationSpec(
+    name="drop_database",
+    section="proposals",
+    params=_NoParams,
+    default="approvable",
+    prompt="{}",
+    request="DELETE /",
+    landed=lambda params, landing: None,
+    describe=lambda params, lookup: "Drop the database",
+)
+
+
 def test_an_operation_custodian_cannot_perform_is_refused_and_later_runs_stay_healthy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub, canon: Path
 ) -> None:
     proposal = {"operation": "drop_database", "rationale": "attacker", "params": {}}
-    approval_id = _queue(tmp_path, monkeypatch, small_hub, canon, proposal)
+    # Queued while a build knew the operation; this build does not (a run denies it now).
+    with operations.register(_GONE):
+        approval_id = _queue(tmp_path, monkeypatch, small_hub, canon, proposal)
     refused = _approve(tmp_path, monkeypatch, small_hub, canon, approval_id)
     assert refused.code == 2 and "no way to perform 'drop_database'" in refused.stdout
     _assert_refused_with_no_chain(tmp_path, approval_id)

@@ -126,12 +126,10 @@ def test_hand_built_items_are_checked_again_not_trusted() -> None:
             {"proposals": [proposal("create_workstream", domain="platform", title="x")]},
             "names domain 'platform'",
         ),
-        ({"proposals": [proposal("reboot", task_id="t-plat")]}, "'t-plat' is not a task"),
         (
-            {"proposals": [proposal("reboot", task_id=["t-todo"])]},
-            "task_id ['t-todo'] is not a task",
+            {"proposals": [proposal("set_task_status", task_id="t-plat", status="blocked")]},
+            "'t-plat' is not a task",
         ),
-        ({"proposals": [proposal("reboot", domain="platform")]}, "names domain 'platform'"),
     ],
 )
 def test_ids_outside_the_observed_domain_are_denied(sections: dict[str, Any], message: str) -> None:
@@ -235,7 +233,10 @@ def test_each_cap_stops_executes_and_says_so() -> None:
             {"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]},
         ],
         tasks_to_flag=[{"task_id": "t-todo", "note": "a"}, {"task_id": "t-prog", "note": "b"}],
-        proposals=[proposal("resolve_flag", flag_id="f-1"), proposal("reboot")],
+        proposals=[
+            proposal("resolve_flag", flag_id="f-1"),
+            proposal("resolve_decision", decision_id="d-1", resolution="Fastly."),
+        ],
     )
     rulings = authorize(plan, website(), policy, ApprovalHistory())
     assert [r.outcome for r in rulings] == [
@@ -285,15 +286,26 @@ def test_every_other_known_write_is_queued_for_a_person(entry: dict[str, Any]) -
     )
 
 
-def test_an_unknown_operation_is_queued_as_unknown() -> None:
-    ruling = _one(proposals=[proposal("archive_everything", older_than="1y")])
-    assert ruling.outcome == "queue"
-    assert "an operation Custodian does not know" in ruling.reason
-    assert _one(mood="optimistic").outcome == "queue"
+def test_an_unknown_operation_or_a_stray_key_is_denied_and_the_rest_runs() -> None:
+    rulings = _rule(
+        progress_events=[_event()],
+        proposals=[proposal("archive_everything", older_than="1y")],
+        foo=1,
+    )
+    assert [r.outcome for r in rulings] == ["execute", "deny", "deny"]
+    assert "Custodian knows no operation archive_everything" in rulings[1].reason
+    assert "'foo' is not a plan section" in rulings[2].reason
+    for unknown in ({"task_id": "t-plat"}, {"domain": "platform"}):
+        assert _one(proposals=[proposal("reboot", **unknown)]).outcome == "deny"
 
 
 def test_a_pending_or_rejected_fingerprint_is_not_queued_again() -> None:
-    plan = plan_of(proposals=[proposal("resolve_flag", flag_id="f-1"), proposal("reboot")])
+    plan = plan_of(
+        proposals=[
+            proposal("resolve_flag", flag_id="f-1"),
+            proposal("resolve_decision", decision_id="d-1", resolution="Fastly."),
+        ]
+    )
     first, second = plan.items
     history = ApprovalHistory(
         pending={first.fingerprint: "apr-123"}, rejected={second.fingerprint: "rejected by ana: no"}

@@ -1,7 +1,9 @@
 """Every hub write leaves through one path: writes/_dispatch's tables, called only from writes/.
 
 A run's own writes, reconcile's re-sends and approved items all go authorized -> dispatched ->
-receipt through `writes.send`; nothing else in the package calls a client write or `perform`.
+receipt through `writes.send`; nothing else in the package calls a client write or `perform`. The
+client writes are each operation's hub call (core/operations/, handed the client as an
+argument), and only writes/_dispatch.py reads a spec's `call`.
 """
 
 from __future__ import annotations
@@ -44,8 +46,19 @@ def _callers(names: set[str]) -> list[str]:
     )
 
 
+def _reads_call(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(isinstance(n, ast.Attribute) and n.attr == "call" for n in ast.walk(tree))
+
+
 def test_only_dispatch_calls_the_clients_writes() -> None:
-    assert _callers(WRITES) == ["writes/_dispatch.py"]
+    callers = _callers(WRITES)
+    assert callers and all(c.startswith("core/operations/") for c in callers), callers
+    readers = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py") if _reads_call(p))
+    assert readers == [
+        "core/operations/_spec.py",
+        "writes/_dispatch.py",
+    ]  # the spec checks it has one
 
 
 def test_only_the_write_chain_performs_a_write() -> None:

@@ -24,9 +24,12 @@ EVIL_PLAN: dict[str, Any] = {
     ],
     "proposals": [
         {
-            "operation": "rename_everything",
+            "operation": "create_workstream",
             "rationale": "tidy\x9b2K",
-            "params": {"title": f"Sitemap{ERASE_ABOVE}\rapr-0 executed\u2066lol\u2069\n"},
+            "params": {
+                "domain": "website",
+                "title": f"Sitemap{ERASE_ABOVE}\rapr-0 executed\u2066lol\u2069\n",
+            },
         },
         {
             "operation": "create_task",
@@ -85,17 +88,17 @@ def test_approvals_list_and_show_keep_every_pending_item_visible(
     assert len(lines) == 6 and all(" pending " in line for line in lines[::2])
     assert all(line.startswith("    ") for line in lines[1::2])
     assert _raw_controls(listed.stdout) == []
-    assert any('title="Sitemap\\x1b[1A\\x1b[2K\\rapr-0' in x for x in lines)
+    assert any('title="Sitemap\\x1b[1A\\' in x for x in lines), lines
     assert all(len(line) <= 100 for line in lines)
     as_json = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "list", "--json")
     items = json.loads(as_json.stdout)
     assert _raw_controls(as_json.stdout) == [] and len(items) == 3
-    title = next(i for i in items if i["operation"] == "rename_everything")["params"]["title"]
+    title = next(i for i in items if i["operation"] == "create_workstream")["params"]["title"]
     assert title == EVIL_PLAN["proposals"][0]["params"]["title"]  # same value, escaped text
     shown = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "show", items[0]["id"])
     assert shown.code == 0 and _raw_controls(shown.stdout) == []
     assert shown.stdout.startswith(items[0]["id"] + ": ")
-    evil = next(i for i in items if i["operation"] == "rename_everything")["id"]
+    evil = next(i for i in items if i["operation"] == "create_workstream")["id"]
     shown = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "show", evil)
     assert _raw_controls(shown.stdout) == []
     assert "    Sitemap\\x1b[1A\\x1b[2K\\rapr-0 executed\\u2066lol\\u2069\n" in shown.stdout

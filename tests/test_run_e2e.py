@@ -116,12 +116,13 @@ def test_unsanctioned_proposals_are_queued_and_never_reach_the_hub(
     queued = result.json()["queued"]
     assert sorted(q["operation"] for q in queued) == [
         "create_task",
-        "drop_database",
         "resolve_decision",
         "set_task_status",
     ]
+    # An operation Custodian does not know is denied, never queued (no one could approve it).
+    assert [d["operation"] for d in result.json()["denied"]] == ["drop_database"]
     files = sorted((tmp_path / "memory" / "approvals").glob("*.json"))
-    assert len(files) == 4
+    assert len(files) == 3
     stored = [json.loads(f.read_text()) for f in files]
     assert all(s["status"] == "pending" and s["domain"] == "website" for s in stored)
     after = hub_get(small_hub, "/domains/website/summary")

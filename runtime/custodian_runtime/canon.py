@@ -25,6 +25,29 @@ _NEW_FILE_MODE = 0o666  # narrowed by the umask, as any new file
 _CHUNK = 1 << 16
 
 
+def readonly_reason(canon_dir: Path, *, flagged: bool, packaged: bool = False) -> str | None:
+    """Why no canon write can be carried out here (None: the canon is writable).
+
+    `flagged` is CUSTODIAN_CANON_READONLY. A read-only mount and missing write permission are
+    read from the directory; root may write where its mode says not, but not on a read-only
+    mount, so the setting and the mount are the rules that hold for root too. The packaged canon
+    is refused at approval instead (its own message says how to copy it).
+    """
+    if flagged:
+        return "the canon is read-only here (CUSTODIAN_CANON_READONLY=1); a person edits it"
+    if packaged:
+        return None
+    try:
+        mounted_readonly = bool(os.statvfs(canon_dir).f_flag & os.ST_RDONLY)
+    except OSError:
+        return None  # no such directory yet: preflight reports it
+    if mounted_readonly:
+        return f"the canon directory {canon_dir} is on a read-only file system"
+    if not os.access(canon_dir, os.W_OK):
+        return f"this process cannot write the canon directory {canon_dir}"
+    return None
+
+
 def path_parts(relative: str) -> tuple[str, ...]:
     """The components of a plain relative canon path, or ApprovalError saying what is wrong."""
     if not relative or "\\" in relative or "\x00" in relative:

@@ -109,7 +109,7 @@ def _approvals_parser(sub: Subparsers) -> None:
     ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
     ok.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
     ok.add_argument(
-        "--canon", help="canon directory, for write_canon items (env CUSTODIAN_CANON_DIR)"
+        "--canon", help="canon directory, for items that write the canon (env CUSTODIAN_CANON_DIR)"
     )
     no = a.add_parser("reject", help="reject an item; it is never queued again", parents=[after])
     no.add_argument("approval_id")

@@ -76,6 +76,7 @@ class Settings:
     embedded_dir: Path
     # "flag" or the variable that named it, "default" (./canon) or "packaged" (read-only).
     canon_source: str = "flag"
+    canon_readonly: bool = False  # CUSTODIAN_CANON_READONLY=1: no canon write is offered
     limits: Policy = field(default_factory=Policy)
     dry_run: bool = False
     show_prompt: bool = False
@@ -228,6 +229,7 @@ def load_settings(
         canon_dir=canon_dir,
         embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
         canon_source=canon_source,
+        canon_readonly=env.get("CUSTODIAN_CANON_READONLY", "").strip().lower() in ("1", "true"),
         limits=limits_from(env),
         dry_run=bool(flags.get("dry_run")),
         show_prompt=bool(flags.get("show_prompt")),

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from custodian_runtime.canon import current_sha256, resolve_inside, write_canon
+from custodian_runtime.canon import current_sha256, readonly_reason, resolve_inside, write_canon
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
 from custodian_runtime.core.approvals import ApprovalItem
@@ -24,7 +24,7 @@ from custodian_runtime.core.journal_trace import executed_params
 from custodian_runtime.core.keys import approval_key, attempt_run_id
 from custodian_runtime.core.origin import Here, HubOrigin
 from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.precondition import canon_target
+from custodian_runtime.core.precondition import canon_target, writes_canon
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
@@ -90,7 +90,7 @@ def hub_here(settings: Settings) -> HubOrigin | None:
 
 def needs_hub(item: ApprovalItem) -> bool:
     """True when deciding the item asks which hub is configured (every hub write)."""
-    return item.operation != "write_canon"
+    return not writes_canon(item.operation)
 
 
 def here(settings: Settings, item: ApprovalItem, hub: HubOrigin | None) -> Here:
@@ -138,7 +138,15 @@ def _writes(
 
 
 def _canon_seen(settings: Settings, path: str) -> Seen:
-    """The canon file's hash now, or why its path is unsafe (a symlink planted since)."""
+    """The canon file's hash now, or why it cannot be written: a read-only canon, or a path
+    made unsafe since (a symlink planted)."""
+    readonly = readonly_reason(
+        settings.canon_dir,
+        flagged=settings.canon_readonly,
+        packaged=settings.canon_source == "packaged",
+    )
+    if readonly is not None:
+        return Seen(canon_problem=readonly)
     try:
         resolve_inside(settings.canon_dir, path)
         return Seen(canon_sha256=current_sha256(settings.canon_dir, path, strict=True))
@@ -167,7 +175,7 @@ def execute(
                             fingerprint=item.fingerprint, idempotency_key=key,
                             by=f"person:{by}", **bound(settings, hub))  # fmt: skip
     journal.write(authorized)
-    if item.operation == "write_canon":
+    if writes_canon(item.operation):
         return _execute_canon(settings, item, key, journal)
     with hub_client(settings) as client:
         sent = send(

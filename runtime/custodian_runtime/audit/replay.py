@@ -109,6 +109,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         ApprovalHistory.from_record(history),
         evidence=_evidence(observed, plan_record),
         recent=_recent_of(plan_record),
+        unavailable=dict(plan_record.unavailable or {}),
     )
     differences = []
     for ruling in rulings:

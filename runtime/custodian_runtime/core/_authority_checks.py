@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.contract import (
     Decision,
     DomainSummary,
@@ -18,14 +16,14 @@ from custodian_runtime.core.contract import (
     WorkstreamWithTasks,
 )
 from custodian_runtime.core.marks import same_text
+from custodian_runtime.core.operations import OWN_SOURCE, find
 from custodian_runtime.core.plan import ProposedItem
 from custodian_runtime.core.plan_schema import short
 
 # Creates store the ids of what already bears their title (none, when proposed) under this key.
 SAME_TITLE = "same_title"
-CREATE_OPERATIONS = frozenset({"create_workstream", "create_task", "record_decision"})
-_STATUS_OPERATIONS = frozenset({"update_task_status", "set_task_status"})
-_DRIVE = re.compile(r"^[A-Za-z]:")
+# What an item does to a task it claims, by its spec's conflict key (one of each per task).
+_CLAIMED = {"status": "sets the status of", "flag": "flags"}
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ class View:
             decisions={d.id: d for d in observed.open_decisions if d.status == "open"},
             flags=flags,
             flagged_tasks=frozenset(f.task_id for f in flags.values() if f.task_id is not None),
-            own_events=tuple(e for e in observed.recent_events if e.source == "custodian"),
+            own_events=tuple(e for e in observed.recent_events if e.source == OWN_SOURCE),
             events=tuple(observed.recent_events),
         )
 
@@ -93,8 +91,8 @@ class Tally:
     """What the run has ruled so far: fingerprints seen, tasks claimed, writes counted."""
 
     fingerprints: dict[str, int] = field(default_factory=dict)
-    status_tasks: dict[str, int] = field(default_factory=dict)
-    flag_tasks: dict[str, int] = field(default_factory=dict)
+    # (conflict key, task) -> the first accepted item that claimed it (core/operations/).
+    claimed: dict[tuple[str, str], int] = field(default_factory=dict)
     executes: Counter[str] = field(default_factory=Counter)
     queued: int = 0
 
@@ -108,27 +106,33 @@ class Tally:
 
     def conflict(self, item: ProposedItem) -> str | None:
         """Why an accepted earlier item rules this one out (a second status or flag on a task)."""
-        task = item.params.get("task_id")
-        if item.operation in _STATUS_OPERATIONS and task in self.status_tasks:
-            return f"plan item #{self.status_tasks[task]} already sets the status of task {task}"
-        if item.operation == "flag_for_human" and task in self.flag_tasks:
-            return f"plan item #{self.flag_tasks[task]} already flags task {task}"
-        return None
+        key = _claim(item)
+        if key is None or key not in self.claimed:
+            return None
+        verb = _CLAIMED.get(key[0], f"claims ({key[0]})")
+        return f"plan item #{self.claimed[key]} already {verb} task {key[1]}"
 
     def record(self, item: ProposedItem, outcome: str) -> None:
         """Count the ruling just made for `item`."""
         self.fingerprints.setdefault(item.fingerprint, item.index)
         if outcome == "deny":
             return
-        task = item.params.get("task_id")
-        if item.operation in _STATUS_OPERATIONS and isinstance(task, str):
-            self.status_tasks.setdefault(task, item.index)
-        if item.operation == "flag_for_human" and isinstance(task, str):
-            self.flag_tasks.setdefault(task, item.index)
+        key = _claim(item)
+        if key is not None:
+            self.claimed.setdefault(key, item.index)
         if outcome == "execute":
             self.executes[item.operation] += 1
         else:
             self.queued += 1
+
+
+def _claim(item: ProposedItem) -> tuple[str, str] | None:
+    """The (conflict key, task) an item claims in its plan, when its spec names a key."""
+    spec = find(item.operation)
+    task = item.params.get("task_id")
+    if spec is None or spec.conflict is None or not isinstance(task, str):
+        return None
+    return spec.conflict, task
 
 
 def ids_problem(operation: str, params: dict[str, Any], view: View) -> str | None:
@@ -156,51 +160,8 @@ def ids_problem(operation: str, params: dict[str, Any], view: View) -> str | Non
 
 
 def same_titles(operation: str, params: dict[str, Any], view: View) -> list[str]:
-    """Ids of what a create would duplicate: a task in the same workstream, a workstream in the
-    domain, an open decision in the domain, with the same title (normalized)."""
-    title = params.get("title")
-    if operation not in CREATE_OPERATIONS or not isinstance(title, str):
+    """Ids of what a create would duplicate (its spec's pool, by normalized title); [] else."""
+    spec = find(operation)
+    if spec is None or spec.creates is None or not isinstance(params.get("title"), str):
         return []
-    wanted = normalized_text(title)
-    pool: list[Any]
-    if operation == "create_task":
-        parent = params.get("workstream_id")
-        pool = [t for t in view.tasks.values() if t.workstream_id == parent]
-    elif operation == "create_workstream":
-        pool = list(view.workstreams.values())
-    else:
-        pool = list(view.decisions.values())
-    return sorted(item.id for item in pool if normalized_text(item.title) == wanted)
-
-
-_CREATED = {
-    "create_task": "its workstream already has a task titled",
-    "create_workstream": "the domain already has a workstream titled",
-    "record_decision": "the domain already has an open decision titled",
-}
-
-
-def queued_state_problem(operation: str, params: dict[str, Any], view: View) -> str | None:
-    """Why a proposal for a person would be pointless in the observed state (None if it is not)."""
-    same = same_titles(operation, params, view)
-    if same:
-        return f"{_CREATED[operation]} {short(params['title'])} ({', '.join(same)})"
-    if operation == "set_task_status":
-        current = view.task_status(params["task_id"])
-        if current == params["status"]:
-            return f"task {params['task_id']} is already {current}"
-    return None
-
-
-def canon_path_problem(path: str) -> str | None:
-    """Why `path` is not a safe relative Markdown path under the canon (None when it is)."""
-    if "\x00" in path or "\\" in path or any(ord(ch) < 32 for ch in path):
-        return f"the canon path {short(path)} holds a backslash or a control character"
-    if path.startswith("/") or _DRIVE.match(path):
-        return f"the canon path {short(path)} is absolute; give a path relative to the canon"
-    parts = path.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return f"the canon path {short(path)} has an empty, '.' or '..' component"
-    if not path.endswith(".md"):
-        return f"the canon path {short(path)} does not end in .md"
-    return None
+    return spec.creates(params, view)

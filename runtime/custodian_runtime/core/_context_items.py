@@ -27,12 +27,11 @@ from custodian_runtime.core.contract import (
     WorkstreamWithTasks,
 )
 from custodian_runtime.core.neutralize import inline, safe_domain, safe_id
-from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS, SANCTIONED_OPERATIONS
+from custodian_runtime.core.operations import find as find_operation
 
 NAME_LIMIT = 200  # owner, assignee, source, raised_by: the contract's limit on request bodies
 _WORD = re.compile(r"^[a-z][a-z_]{0,63}$")
 NONE = "-"
-KNOWN_OPERATIONS = APPROVABLE_OPERATIONS | SANCTIONED_OPERATIONS
 SUSPECT = "suspect"  # an age column whose time lies in the future
 
 # The columns of each section's data block, as its opening marker names them.
@@ -158,7 +157,7 @@ def approval_piece(brief: ApprovalBrief) -> Piece:
     """A queued or rejected proposal: operation, target, summary and rationale or reason."""
     # Only an operation Custodian knows stands in the fixed column; any other name came from the
     # model, and goes into the summary text field, escaped like all text.
-    known = brief.operation in KNOWN_OPERATIONS
+    known = find_operation(brief.operation) is not None
     operation = brief.operation if known else "unknown"
     summary = brief.summary if known else f"operation {brief.operation}; {brief.summary}"
     limit = TEXT_LIMITS["summary"]

@@ -20,6 +20,7 @@ from custodian_runtime.core.authority_path import landed_canon, landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal_kinds import Failed, Receipt, Reconciled, encode
+from custodian_runtime.core.precondition import writes_canon
 
 JournalEntry = tuple[str, dict[str, Any]]
 
@@ -85,7 +86,7 @@ def found_receipt(write: J.PendingWrite, hub_id: str | None, late: str | None = 
 def _landed(
     write: J.PendingWrite, observed: DomainSummary | None, canon_sha256: str | None
 ) -> str | None:
-    if write.operation == "write_canon":
+    if writes_canon(write.operation):
         return landed_canon(write, canon_sha256)
     return None if observed is None else landed_on_hub(write, observed, ())
 

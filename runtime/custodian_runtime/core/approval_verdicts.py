@@ -26,6 +26,7 @@ from custodian_runtime.core.budgets import recent_writes
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal_kinds import ApprovalDecided, RulingRecord, encode
+from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.origin import (
     HUB_ID_PREFIX,
     Here,
@@ -35,18 +36,14 @@ from custodian_runtime.core.origin import (
 )
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS, normalize
 from custodian_runtime.core.policy import Policy
-from custodian_runtime.core.precondition import canon_target, proposed_under
+from custodian_runtime.core.precondition import canon_target, proposed_under, writes_canon
 from custodian_runtime.errors import ApprovalError
 
 EXIT_EXECUTED = 0
 EXIT_STALE = 1
 EXIT_REFUSED = ApprovalError.exit_code
 EXIT_FAILED = 5
-# What an approval can carry out: the approved hub writes (update_task_status among them, as a
-# task leaving `cancelled` waits for a person) and a canon write (a file, not a hub call).
-APPROVED_OPERATIONS = APPROVABLE_OPERATIONS | {"update_task_status"}
 
 JournalEntry = tuple[str, dict[str, Any]]
 Observe = Literal["hub", "canon", "nothing"]
@@ -122,7 +119,7 @@ def elsewhere(item: ApprovalItem, here: Here, by: str, note: str | None) -> Sett
     to the client, which says how to configure one. The refusal names a command that decides
     the item where it belongs, and runs as printed.
     """
-    if item.operation == "write_canon":
+    if writes_canon(item.operation):
         command = approve_command(item.id, by, note, here.memory, canon=item.canon)
         fix = f"Approve it with the canon it was proposed for: {command}"
         problem = origin_problem("canon", item.canon, here.canon, fix)
@@ -155,9 +152,15 @@ def on_approve(
     return refused if refused is not None else approved(item, by, note, seen, now)
 
 
+def approved_operations() -> frozenset[str]:
+    """What an approval can carry out: every operation a person may send (a sanctioned one the
+    authority may queue among them, as a task leaving `cancelled`), canon writes included."""
+    return frozenset(s.name for s in all_specs() if s.person_sends)
+
+
 def stored_refusal(item: ApprovalItem) -> str | None:
     """Why the item cannot be carried out as stored, before anything is observed (None: it can)."""
-    if item.operation not in APPROVED_OPERATIONS:
+    if item.operation not in approved_operations():
         return (
             f"Custodian has no way to perform {item.operation!r}; reject the item "
             "(a person can make such a change by hand)"

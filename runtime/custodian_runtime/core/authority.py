@@ -8,27 +8,19 @@ further than one that extract_plan built.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from custodian_runtime.core._authority_checks import (
-    Tally,
-    View,
-    canon_path_problem,
-    ids_problem,
-    queued_state_problem,
-)
+from custodian_runtime.core import operations
+from custodian_runtime.core._authority_checks import Tally, View, ids_problem
 from custodian_runtime.core.approval_history import ApprovalHistory as ApprovalHistory
 from custodian_runtime.core.budgets import RecentWrites, budget_problem, deference
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.evidence import Evidence, evidence_problem
+from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
 from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
-from custodian_runtime.core.plan_schema import (
-    APPROVABLE_OPERATIONS,
-    SANCTIONED_OPERATIONS,
-    SANCTIONED_STATUSES,
-    normalize,
-)
+from custodian_runtime.core.plan_schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 
 Outcome = Literal["execute", "queue", "deny"]
@@ -66,13 +58,15 @@ def authorize(
     *,
     evidence: Evidence | None = None,
     recent: RecentWrites | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> tuple[Ruling, ...]:
     """One Ruling per item of `plan`, in plan order: execute, queue or deny, with a reason.
 
     `evidence` is the events the run observed for the status writes' citations; without it, the
     summary's recent events are all there is (core/evidence.py). `recent` is Custodian's own
     writes in the domain (from the journal's checkpoint), for the rolling budgets and the
-    deference to a person's change; without it neither applies.
+    deference to a person's change; without it neither applies. `unavailable` names the
+    operations this run cannot perform, with why (a read-only canon): their items are denied.
     """
     policy = policy or Policy()
     history = history or ApprovalHistory()
@@ -80,8 +74,9 @@ def authorize(
     seen = evidence if evidence is not None else Evidence.of(observed)
     tally = Tally()
     rulings = []
+    closed = unavailable or {}
     for item in plan.items:
-        outcome, reason = _rule(item, view, policy, history, tally, seen, recent)
+        outcome, reason = _rule(item, view, policy, history, tally, seen, recent, closed)
         tally.record(item, outcome)
         rulings.append(_ruling(item, outcome, reason))
     return tuple(rulings)
@@ -109,10 +104,12 @@ def _rule(
     tally: Tally,
     evidence: Evidence,
     recent: RecentWrites | None,
+    unavailable: Mapping[str, str],
 ) -> tuple[Outcome, str]:
     label = _label(item)
-    problem = _form_problem(item)
-    if problem is not None:
+    spec = operations.find(item.operation)
+    problem = _form_problem(item, spec, unavailable)
+    if problem is not None or spec is None:
         return "deny", f"{label} is denied: {problem}."
     earlier = tally.first_with(item.fingerprint)
     if earlier is not None:
@@ -120,19 +117,28 @@ def _rule(
     problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
+    problem = _already_done(spec, item, view)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
     closed = closed_by_person(item, view) or _deferred(item, view, policy, recent)
-    if item.operation in SANCTIONED_OPERATIONS and closed is None:
+    if spec.default == "sanctioned" and closed is None:
         outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
             return outcome, reason
-        return _rule_queued(item, label, view, policy, history, tally, lacking)
-    return _rule_queued(item, label, view, policy, history, tally, closed)
+        return _rule_queued(item, label, policy, history, tally, lacking)
+    return _rule_queued(item, label, policy, history, tally, closed)
+
+
+def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
+    """Why the write would change nothing, or is pointless, on the domain as observed."""
+    return None if spec.already_done is None else spec.already_done(item.params, view)
 
 
 def unproven(item: ProposedItem, evidence: Evidence) -> str | None:
     """Why a status write Custodian would make on its own waits for a person: its evidence."""
-    if item.operation != "update_task_status":
+    spec = operations.find(item.operation)
+    if spec is None or not spec.evidence:
         return None
     return evidence_problem(item.params, evidence)
 
@@ -152,7 +158,8 @@ def closed_by_person(item: ProposedItem, view: View) -> str | None:
     Custodian never cancels a task on its own, so a cancelled task was closed by a person, and
     only a person reopens or completes it. None when the item is no such write.
     """
-    if item.operation not in ("update_task_status", "set_task_status"):
+    spec = operations.find(item.operation)
+    if spec is None or not spec.status_write:
         return None
     task = item.params["task_id"]
     if view.task_status(task) != "cancelled" or item.params["status"] == "cancelled":
@@ -163,9 +170,19 @@ def closed_by_person(item: ProposedItem, view: View) -> str | None:
     )
 
 
-def _form_problem(item: ProposedItem) -> str | None:
+def _form_problem(
+    item: ProposedItem, spec: OperationSpec | None, unavailable: Mapping[str, str]
+) -> str | None:
     if item.error is not None:
         return f"it is malformed ({item.error}); the model must fix it and propose it again"
+    if spec is None:
+        known = ", ".join(sorted(operations.names()))
+        return (
+            f"Custodian knows no operation {item.operation}, so no person could approve it "
+            f"here (known: {known})"
+        )
+    if item.operation in unavailable:
+        return unavailable[item.operation]
     if item.fingerprint != fingerprint(item.operation, item.params):
         return "its fingerprint does not match its operation and parameters"
     try:
@@ -174,7 +191,7 @@ def _form_problem(item: ProposedItem) -> str | None:
         return f"its parameters do not fit the operation ({exc})"
     if operation != item.operation:
         allowed = " or ".join(sorted(SANCTIONED_STATUSES))
-        return f"{item.operation} may only set {allowed}; any other status needs set_task_status"
+        return f"{item.operation} may only set {allowed}; any other status needs {operation}"
     if params != item.params:
         return "its parameters are not in normal form (null or unknown fields)"
     return None
@@ -188,26 +205,6 @@ def _rule_sanctioned(
     tally: Tally,
     recent: RecentWrites | None,
 ) -> tuple[Outcome, str]:
-    params = item.params
-    if item.operation == "update_task_status":
-        if params["status"] not in SANCTIONED_STATUSES:  # normalize() routes these; belt and braces
-            return (
-                "deny",
-                f"{label} is denied: only done or in_progress may be set without a person.",
-            )
-        current = view.task_status(params["task_id"])
-        if current == params["status"]:
-            return "deny", f"{label} is denied: task {params['task_id']} is already {current}."
-    if item.operation == "add_progress_event":
-        # A rerun after a crash, or a doubled run, proposes the same event again.
-        same = view.recorded_event(params)
-        if same is not None:
-            return "deny", f"{label} is denied: event {same} already records it."
-    if item.operation == "flag_for_human" and params["task_id"] in view.flagged_tasks:
-        return "deny", (
-            f"{label} is denied: task {params['task_id']} already has an open flag "
-            "waiting for a person."
-        )
     cap = policy.cap(item.operation)
     if tally.executed(item.operation) >= cap:
         return "deny", f"{label} is denied: a run may execute at most {cap} {item.operation}."
@@ -216,47 +213,24 @@ def _rule_sanctioned(
         spent = budget_problem(item, policy, recent, tally.executed(item.operation))
     if spent is not None:
         return "deny", f"{label} is denied: {spent}."
-    return "execute", f"{label} executes: {_describe_write(item, view)}."
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
-
-
-def _describe_write(item: ProposedItem, view: View) -> str:
-    params = item.params
-    if item.operation == "add_progress_event":
-        on_task = f" about task {params['task_id']}" if "task_id" in params else ""
-        return (
-            f"{_article(params['event_type'])} {params['event_type']} event is added to workstream "
-            f"{params['workstream_id']}{on_task} (append-only)"
-        )
-    if item.operation == "update_task_status":
-        before = view.task_status(params["task_id"])
-        return f"task {params['task_id']} moves from {before} to {params['status']} (reversible)"
-    return f"task {params['task_id']} is flagged for a person (an escalation)"
+    spec = operations.spec(item.operation)
+    assert spec.executes is not None  # a sanctioned spec has one (OperationSpec checks)
+    lookup = Lookup(view.domain, statuses={k: t.status for k, t in view.tasks.items()})
+    return "execute", f"{label} executes: {spec.executes(item.params, lookup)}."
 
 
 def _rule_queued(
     item: ProposedItem,
     label: str,
-    view: View,
     policy: Policy,
     history: ApprovalHistory,
     tally: Tally,
     why: str | None = None,
 ) -> tuple[Outcome, str]:
-    problem = queued_state_problem(item.operation, item.params, view)
-    if item.operation == "write_canon" and problem is None:
-        problem = canon_path_problem(item.params["path"])
-    if problem is not None:
-        return "deny", f"{label} is denied: {problem}."
     problem = _history_problem(item, policy, history, tally)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    unknown = "it is an operation Custodian does not know, so only a person may decide it"
-    known = EVERY_PROPOSAL
-    why = why or (unknown if item.operation not in APPROVABLE_OPERATIONS else known)
+    why = why or EVERY_PROPOSAL
     return "queue", f"{label} is queued for a person's approval: {why}."
 
 

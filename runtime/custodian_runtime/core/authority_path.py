@@ -9,18 +9,13 @@ state the item was proposed under, a reconcile the task state its write was auth
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from custodian_runtime.core._authority_checks import (
-    CREATE_OPERATIONS,
-    SAME_TITLE,
-    View,
-    same_titles,
-)
+from custodian_runtime.core import operations
+from custodian_runtime.core._authority_checks import SAME_TITLE, View
 from custodian_runtime.core._journal_spine import PendingWrite
 from custodian_runtime.core.approval_history import ApprovalHistory
 from custodian_runtime.core.authority import Ruling, authorize
@@ -30,7 +25,7 @@ from custodian_runtime.core.evidence import Evidence
 from custodian_runtime.core.journal_kinds import RulingRecord
 from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.core.keys import IDEMPOTENCY_WINDOW
-from custodian_runtime.core.marks import same_text
+from custodian_runtime.core.operations import flag_for_human
 from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.precondition import edited_problem, proposed_under
@@ -179,7 +174,10 @@ def reconcile_step(
     """
     if pending.problems:
         return ReconcileStep("refused", "the journal does not prove it: " + pending.problems[0])
-    if pending.operation == "write_canon":
+    spec = operations.find(pending.operation)
+    if spec is None:
+        return ReconcileStep("refused", f"{pending.operation} is not an operation Custodian knows")
+    if spec.writes == "canon":
         return _canon_step(pending, canon_sha256)
     landed = landed_on_hub(pending, observed, events)
     if landed is not None:
@@ -260,69 +258,37 @@ def _person_of(pending: PendingWrite) -> PersonDecision | None:
 
 
 def landed_on_hub(
-    pending: PendingWrite, observed: DomainSummary, events: Sequence[ProgressEvent]
+    pending: PendingWrite,
+    observed: DomainSummary,
+    events: Sequence[ProgressEvent],
+    *,
+    canon_sha256: str | None = None,
 ) -> str | None:
-    """The hub id that shows the write already made, for every operation the hub performs.
+    """The hub id (a canon write: the path) that shows the write already made; None: not found.
 
-    An event by its run mark; a status by the task's status; a flag by an open flag on the task;
-    a create by a new item with its title (one that bore the title when it was proposed does not
-    count); a resolve by the decision or flag no longer being open. None: not found.
+    Each operation's spec says how it is found (core/operations/): an event by its run mark, a
+    status by the task's status, a flag by an open flag on the task, a create by a new item with
+    its title (one that bore the title when it was proposed does not count), a resolve by the
+    decision or flag no longer being open, a canon write by its file's hash. An operation
+    Custodian does not know is an error (KeyError), never a silent "not found".
     """
-    params = pending.params
-    operation = pending.operation
-    if operation == "add_progress_event":
-        return _marked_event(pending, (*events, *observed.recent_events))
-    view = View.of(observed)
-    task = params.get("task_id")
-    if operation in ("update_task_status", "set_task_status"):
-        found = view.tasks.get(str(task))
-        return found.id if found is not None and found.status == params.get("status") else None
-    if operation == "flag_for_human":
-        flags = sorted(f.id for f in view.flags.values() if f.task_id == task)
-        return flags[0] if flags else None
-    if operation in CREATE_OPERATIONS:
-        return _created(pending, view)
-    if operation == "resolve_decision":
-        return _closed(params.get("decision_id"), view.decisions)
-    if operation == "resolve_flag":
-        return _closed(params.get("flag_id"), view.flags)
-    return None
-
-
-def _closed(target: object, still_open: Mapping[str, object]) -> str | None:
-    """A resolve found done: its decision or flag is no longer open."""
-    return target if isinstance(target, str) and target not in still_open else None
-
-
-def _created(pending: PendingWrite, view: View) -> str | None:
-    """A created item with the write's title that was not there when the write was ruled."""
+    spec = operations.spec(pending.operation)
     ruling = pending.ruling or RulingRecord()
     before = (ruling.precondition or {}).get(SAME_TITLE) or []
-    new = [i for i in same_titles(pending.operation, pending.params, view) if i not in before]
-    return new[0] if new else None
+    landing = operations.Landing(
+        View.of(observed), tuple(events), pending.run_id, tuple(before), canon_sha256
+    )
+    return spec.landed(pending.params, landing)
 
 
 def landed_canon(pending: PendingWrite, canon_sha256: str | None) -> str | None:
     """A canon write found done: the file's hash now is that of the approved content."""
-    content = pending.params.get("content")
-    if pending.operation != "write_canon" or not isinstance(content, str):
+    spec = operations.find(pending.operation)
+    if spec is None or spec.writes != "canon":
         return None
-    wanted = hashlib.sha256(content.encode("utf-8")).hexdigest()
-    return str(pending.params.get("path")) if canon_sha256 == wanted else None
-
-
-def _marked_event(pending: PendingWrite, events: Sequence[ProgressEvent]) -> str | None:
-    params = pending.params
-    mark = f"[custodian run {pending.run_id}]"
-    for event in events:
-        if (
-            event.summary.endswith(mark)
-            and event.workstream_id == params.get("workstream_id")
-            and event.task_id == params.get("task_id")
-            and same_text(event.summary, str(params.get("summary")))
-        ):
-            return event.id
-    return None
+    nothing = View("", {}, {}, {}, {}, frozenset())
+    landing = operations.Landing(nothing, run_id=pending.run_id, canon_sha256=canon_sha256)
+    return spec.landed(pending.params, landing)
 
 
 def escalation(pending: PendingWrite, reason: str, observed: DomainSummary) -> ProposedItem | None:
@@ -335,5 +301,6 @@ def escalation(pending: PendingWrite, reason: str, observed: DomainSummary) -> P
         f"authorized and may not resend it: {reason}. Check the task by hand."
     )[:1000]
     params = {"task_id": task, "note": note}
-    item = as_item("flag_for_human", params, fingerprint("flag_for_human", params))
+    flag = flag_for_human.SPEC.name
+    item = as_item(flag, params, fingerprint(flag, params))
     return item if rule_write(item, observed).allowed else None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal_records import parse_at
+from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan_schema import short
 from custodian_runtime.core.policy import Policy
@@ -24,8 +25,7 @@ if TYPE_CHECKING:  # only for annotations: authority imports this module
 
 # The hub's summary shows at most this many recent events when asked (contract v1.1).
 MAX_SUMMARY_EVENTS = 500
-STATUS_OPERATIONS = frozenset({"update_task_status", "set_task_status"})
-OWN_SOURCE = "custodian"
+__all__ = ["OWN_SOURCE"]
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,11 @@ def budget_problem(
                 f"the rolling budget of {limit} {item.operation} per {hours} h for this domain "
                 f"is spent ({used} in the last {hours} h, this run's included)"
             )
-    if item.operation not in STATUS_OPERATIONS:
+    statuses = status_writes()
+    if item.operation not in statuses:
         return None
     task = item.params["task_id"]
-    same = [w for w in mine if w.operation in STATUS_OPERATIONS and w.task_id == task]
+    same = [w for w in mine if w.operation in statuses and w.task_id == task]
     if len(same) < policy.budget_status_per_task:
         return None
     last = same[-1]
@@ -79,17 +80,25 @@ def deference(item: ProposedItem, view: View, policy: Policy, recent: RecentWrit
     if not isinstance(task_id, str) or task_id not in view.tasks:
         return None
     mine = [w for w in recent.since(timedelta(days=policy.defer_days)) if w.task_id == task_id]
-    if item.operation in STATUS_OPERATIONS:
+    claim = _claim_of(item.operation)
+    if claim == "status":
         return _status_deference(task_id, view.tasks[task_id], mine, view, policy)
-    if item.operation == "flag_for_human" and task_id not in view.flagged_tasks:
+    if claim == "flag" and task_id not in view.flagged_tasks:
         return _flag_deference(task_id, mine, view, policy, recent)
     return None
+
+
+def _claim_of(operation: str) -> str | None:
+    """What a write claims of its task (core/operations/: `conflict`): status, flag or nothing."""
+    spec = find(operation)
+    return None if spec is None else spec.conflict
 
 
 def _status_deference(
     task_id: str, task: Task, mine: list[OwnWrite], view: View, policy: Policy
 ) -> str | None:
-    last = next((w for w in reversed(mine) if w.operation in STATUS_OPERATIONS), None)
+    statuses = status_writes()
+    last = next((w for w in reversed(mine) if w.operation in statuses), None)
     if last is not None and last.by_person:
         return _person_approved(task_id, last, policy)
     if last is None or not _moved_since(last, task):
@@ -130,7 +139,8 @@ def _flag_deference(
     task_id: str, mine: list[OwnWrite], view: View, policy: Policy, recent: RecentWrites
 ) -> str | None:
     last = next(
-        (w for w in reversed(mine) if w.operation == "flag_for_human" and not w.by_person), None
+        (w for w in reversed(mine) if _claim_of(w.operation) == "flag" and not w.by_person),
+        None,
     )
     if last is None:
         return None
@@ -174,17 +184,15 @@ def wider_window(sources: Sequence[str], asked: int) -> int | None:
     return min(MAX_SUMMARY_EVENTS, max(2 * asked, asked + own))
 
 
-EVENT = "add_progress_event"
-
-
 def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
     """Custodian's own writes that the rolling budgets or the deference window still count."""
     budget_start = now - timedelta(hours=policy.budget_window_hours)
     defer_start = now - timedelta(days=policy.defer_days)
 
     def counts(w: OwnWrite) -> bool:
-        # Events count only for the budget; status writes and flags also for the deference.
+        # Events count only for the budget; status writes and flags (writes that claim a
+        # task) also for the deference.
         at = parse_at(w.at)
-        return at > budget_start or (w.operation != EVENT and at > defer_start)
+        return at > budget_start or (_claim_of(w.operation) is not None and at > defer_start)
 
     return RecentWrites(now, tuple(w for w in writes if counts(w)))

@@ -98,6 +98,8 @@ class PromptInputs:
     token_budget: int = DEFAULT.token_budget
     stale_after_days: int = DEFAULT.stale_after_days
     caps: Mapping[str, int] = field(default_factory=DEFAULT.prompt_caps)
+    # Operations this run cannot perform, with why (a read-only canon): not offered to the model.
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

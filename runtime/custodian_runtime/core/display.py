@@ -18,6 +18,7 @@ from custodian_runtime.core import evidence
 from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 
 WIDTH = 100
@@ -97,7 +98,7 @@ def _json(value: Any) -> str:
 def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True) -> str:
     """What an item says, for a person: `status → done, evidence E-1`, `summary “…”` (or `“…”`)."""
     status = params.get("status")
-    if operation in ("update_task_status", "set_task_status") and isinstance(status, str):
+    if operation in status_writes() and isinstance(status, str):
         if not labelled:
             return f"→ {one_line(status)}"
         return f"status → {one_line(status)}, {one_line(evidence.shown(params))}"

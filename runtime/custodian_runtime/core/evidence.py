@@ -19,9 +19,9 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.journal_kinds import Receipt, of_kind
 from custodian_runtime.core.journal_records import Record
 from custodian_runtime.core.marks import without_run_mark
+from custodian_runtime.core.operations import OWN_SOURCE
 from custodian_runtime.core.own_writes import OwnWrite
 
-OWN_SOURCE = "custodian"  # the `source` Custodian writes its events with (see dispatch.py)
 MAX_EVIDENCE = 5
 DONE_PROOF = ("milestone", "status_change")  # the event types that can show work finished
 

@@ -111,6 +111,8 @@ class PlanRecord(Entry):
     evidence: Json | None = None
     recent_writes: list[Json] | None = None
     ruled_at: str | None = None
+    # What this run could not perform, and why (a read-only canon), for replay.
+    unavailable: dict[str, str] | None = None
 
 
 class RulingRecord(Entry):

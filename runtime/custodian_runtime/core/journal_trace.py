@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from custodian_runtime.core import operations
 from custodian_runtime.core.journal_kinds import (
     ApprovalDecided,
     Authorized,
@@ -35,7 +36,8 @@ BY_HAND_RUN, BY_HAND_INDEX = "run_id_of_the_open_write", "index"
 
 def executed_params(operation: str, params: dict[str, Any], domain: str) -> dict[str, Any]:
     """The params a ruled item is sent with: a decision is recorded in the journal's domain."""
-    if operation == "record_decision":
+    spec = operations.find(operation)
+    if spec is not None and spec.in_domain:
         return {**params, "domain": domain}
     return dict(params)
 

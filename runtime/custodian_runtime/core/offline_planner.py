@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from custodian_runtime.core import operations
 from custodian_runtime.core._timestamps import activity_age
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.digest import workstream_digests
@@ -27,8 +28,6 @@ from custodian_runtime.core.policy import DEFAULT
 # The default per-run caps (core/policy.py), so that the plan is never cut by the authority.
 MAX_FLAGS = DEFAULT.max_flags
 MAX_STATUS_UPDATES = DEFAULT.max_status_updates
-# A person's rejection of any of these for a task stops the planner proposing any of them for it.
-_TASK_OPERATIONS = ("flag_for_human", "update_task_status", "set_task_status")
 _DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IGNORECASE)
 
 
@@ -78,7 +77,9 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
 
 def _rejected_for(facts: PlanningFacts, task_id: str) -> bool:
     """Whether a person recently rejected a flag or a status change for this task."""
-    return any((operation, task_id) in facts.rejected for operation in _TASK_OPERATIONS)
+    # A rejected write that claims a task (a flag, a status change) stops all of them for it.
+    claims = (s.name for s in operations.all_specs() if s.conflict is not None)
+    return any((operation, task_id) in facts.rejected for operation in claims)
 
 
 def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Literal
 from custodian_runtime.core.authority import ReasonCode, Ruling
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal_kinds import RulingRecord
+from custodian_runtime.core.operations import status_writes
 
 OutcomeKind = Literal[
     "executed",  # the hub took the write (hub_id)
@@ -29,9 +30,6 @@ OutcomeKind = Literal[
 # The lists `--json` prints and the counts the journal keeps, for a run and for a dry run.
 RUN_KINDS: tuple[OutcomeKind, ...] = ("executed", "queued", "denied", "failed", "stale")
 DRY_RUN_KINDS: tuple[OutcomeKind, ...] = ("would_execute", "would_queue", "denied")
-
-# Writes that set a task's status: sent only on the state they were planned on.
-STATUS_WRITES = frozenset({"update_task_status", "set_task_status"})
 
 
 @dataclass(frozen=True)
@@ -153,7 +151,7 @@ def stale_message(observed_status: str, current_status: str | None) -> str:
 
 def planned_on(ruling: Ruling, observed: DomainSummary) -> Task | None:
     """The observed task a status write was planned on (None for every other write)."""
-    if ruling.item.operation not in STATUS_WRITES:
+    if ruling.item.operation not in status_writes():
         return None
     task_id = ruling.item.params.get("task_id")
     tasks = (t for ws in observed.workstreams for t in ws.tasks if t.id == task_id)

@@ -12,43 +12,31 @@ set and the others go on.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, create_model
 
+from custodian_runtime.core import operations
 from custodian_runtime.core._fences import Fence, find_fences
 from custodian_runtime.core._plan_json import MAX_DEPTH, parse_plan_object, require_unicode
 from custodian_runtime.core.digest import canonical_json, digest
-from custodian_runtime.core.plan_schema import (
-    APPROVABLE_OPERATIONS,
-    OPERATION_PATTERN,
-    SANCTIONED_OPERATIONS,
-    SANCTIONED_STATUSES,
-    EventEntry,
-    FlagEntry,
-    ProposalEntry,
-    StatusEntry,
-    describe,
-    normalize,
-    short,
-)
+from custodian_runtime.core.operations import OperationSpec, normalize
+from custodian_runtime.core.plan_schema import ProposalEntry, Reason, describe, short
 from custodian_runtime.core.policy import DEFAULT
 from custodian_runtime.errors import PlanRejected
 
 __all__ = [
-    "APPROVABLE_OPERATIONS",
     "MAX_DEPTH",
-    "SANCTIONED_OPERATIONS",
     "Plan",
     "ProposedItem",
     "extract_plan",
     "fingerprint",
 ]
 
-SECTIONS = ("observations", "progress_events", "tasks_to_update", "tasks_to_flag", "proposals")
+PROPOSALS = "proposals"
+# The target of an operation Custodian does not know, for display: the first of these it has.
 _TARGET_KEYS = ("task_id", "decision_id", "flag_id", "path", "workstream_id", "domain")
 
 
@@ -72,7 +60,8 @@ class ProposedItem:
     @property
     def target(self) -> str | None:
         """The main id or path the item is about, for display."""
-        for key in _TARGET_KEYS:
+        spec = operations.find(self.operation)
+        for key in spec.targets if spec is not None else _TARGET_KEYS:
             value = self.params.get(key)
             if isinstance(value, str):
                 return value
@@ -125,7 +114,7 @@ def _entries(key: str, value: Any) -> int:
     """How many ProposedItems a top-level key becomes, as _Builder makes them."""
     if key == "observations":
         return 0 if value is None or isinstance(value, list) else 1
-    if key not in _HANDLERS:
+    if key not in sections():
         return 1
     if value is None:
         return 0
@@ -189,8 +178,7 @@ class _Builder:
         return [entry if isinstance(entry, str) else canonical_json(entry) for entry in value]
 
     def section(self, key: str, value: Any) -> None:
-        handler = _HANDLERS.get(key)
-        if handler is None:
+        if key not in sections():
             self.unknown_key(key, value)
             return
         if value is None:
@@ -199,19 +187,21 @@ class _Builder:
             self.add(key, _guess_operation(key, value), value, None, _not_a_list(key, value))
             return
         for entry in value:
-            handler(self, key, entry)
+            if key == PROPOSALS:
+                self.proposal(key, entry)
+            else:
+                self.entry(key, _section_spec(key), entry)
 
-    def entry(self, section: str, schema: type[BaseModel], raw: Any, operation: str) -> None:
+    def entry(self, section: str, spec: OperationSpec, raw: Any) -> None:
         try:
-            model = schema.model_validate(raw)
+            model = _entry_model(spec.params).model_validate(raw)
         except ValidationError as exc:
             self.add(section, _guess_operation(section, raw), raw, None, describe(exc))
             return
         params = model.model_dump(mode="json", exclude_none=True)
         reason = params.pop("reason", None)
-        if operation == "update_task_status" and params["status"] not in SANCTIONED_STATUSES:
-            operation = "set_task_status"
-        self.add(section, operation, params, reason, None)
+        routed = spec.route(params) if spec.route is not None else None
+        self.add(section, routed or spec.name, params, reason, None)
 
     def proposal(self, section: str, raw: Any) -> None:
         try:
@@ -226,19 +216,13 @@ class _Builder:
         self.add(section, operation, params, _reason(entry), None)
 
     def unknown_key(self, key: str, value: Any) -> None:
-        # Kept as a proposal for a person rather than dropped: the model meant something by it.
-        params = {"value": value}
-        if re.fullmatch(OPERATION_PATTERN, key) is None:
-            sections = ", ".join(SECTIONS)
-            error = f"{short(key)} is neither a plan section ({sections}) nor an operation name"
-            self.add(key, key, params, None, error)
-            return
-        try:
-            operation, normal = normalize(key, params)
-        except ValueError as exc:
-            self.add(key, key, params, None, f"params: {exc}")
-            return
-        self.add(key, operation, normal, None, None)
+        # Kept as an item the authority denies, so the note shows it; never queued for a person.
+        known = ", ".join(("observations", *sections()))
+        error = (
+            f"{short(key)} is not a plan section ({known}); a write for a person goes in "
+            f"{PROPOSALS} as {{operation, params, rationale}}"
+        )
+        self.add(key, key, {"value": value}, None, error)
 
 
 def _reason(entry: ProposalEntry) -> str | None:
@@ -252,26 +236,33 @@ def _not_a_list(key: str, value: Any) -> str:
 
 def _guess_operation(section: str, raw: Any) -> str:
     """The operation a malformed entry most likely meant, so its trace reads sensibly."""
-    if section == "tasks_to_update":
+    if section != PROPOSALS and section in sections():
+        spec = _section_spec(section)
         status = raw.get("status") if isinstance(raw, dict) else None
-        return (
-            "set_task_status"
-            if isinstance(status, str) and status not in SANCTIONED_STATUSES
-            else "update_task_status"
-        )
-    fixed = {"progress_events": "add_progress_event", "tasks_to_flag": "flag_for_human"}
-    if section in fixed:
-        return fixed[section]
+        if not isinstance(status, str) or spec.route is None:
+            return spec.name
+        return spec.route({"status": status}) or spec.name
     named = raw.get("operation") if isinstance(raw, dict) else None
     if isinstance(named, str) and 0 < len(named) <= 64:
         return named
     return section
 
 
-_Handler = Callable[[_Builder, str, Any], None]
-_HANDLERS: dict[str, _Handler] = {
-    "progress_events": lambda b, s, raw: b.entry(s, EventEntry, raw, "add_progress_event"),
-    "tasks_to_update": lambda b, s, raw: b.entry(s, StatusEntry, raw, "update_task_status"),
-    "tasks_to_flag": lambda b, s, raw: b.entry(s, FlagEntry, raw, "flag_for_human"),
-    "proposals": lambda b, s, raw: b.proposal(s, raw),
-}
+def sections() -> tuple[str, ...]:
+    """The plan's sections of writes, in the registry's order, `proposals` last."""
+    own = dict.fromkeys(s.section for s in operations.all_specs() if s.section != PROPOSALS)
+    return (*own, PROPOSALS)
+
+
+def _section_spec(section: str) -> OperationSpec:
+    """The one operation the model writes in `section` (every section but `proposals`)."""
+    (spec,) = operations.of_section(section)
+    return spec
+
+
+@cache
+def _entry_model(params: type[BaseModel]) -> type[BaseModel]:
+    """An operation's params as a plan entry: the same fields, and an optional `reason`."""
+    name = params.__name__ + "Entry"
+    model: type[BaseModel] = create_model(name, __base__=params, reason=(Reason | None, None))
+    return model

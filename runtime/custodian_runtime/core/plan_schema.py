@@ -1,5 +1,7 @@
 """The action-plan schema: one strict pydantic model per plan section and per operation.
 
+Each operation's spec (core/operations/) names its params model here.
+
 Every model forbids extra fields and reuses the contract's id pattern and text limits, so a value
 that passes here is a value the hub would accept.
 """
@@ -21,20 +23,6 @@ from custodian_runtime.core.contract import (
     Title,
 )
 
-SANCTIONED_OPERATIONS: frozenset[str] = frozenset(
-    {"add_progress_event", "update_task_status", "flag_for_human"}
-)
-APPROVABLE_OPERATIONS: frozenset[str] = frozenset(
-    {
-        "set_task_status",
-        "create_workstream",
-        "create_task",
-        "record_decision",
-        "resolve_decision",
-        "resolve_flag",
-        "write_canon",
-    }
-)
 # The only statuses Custodian may set on its own (CUST-ADR-002 D4): both are reversible.
 SANCTIONED_STATUSES: frozenset[str] = frozenset({"done", "in_progress"})
 
@@ -142,41 +130,6 @@ class WriteCanon(_Strict):
     content: Annotated[str, StringConstraints(max_length=MAX_CANON_CHARS)]
 
 
-OPERATION_SCHEMAS: dict[str, type[_Strict]] = {
-    "add_progress_event": AddProgressEvent,
-    "update_task_status": TaskStatusChange,
-    "flag_for_human": FlagForHuman,
-    "set_task_status": TaskStatusChange,
-    "create_workstream": CreateWorkstream,
-    "create_task": CreateTask,
-    "record_decision": RecordDecision,
-    "resolve_decision": ResolveDecision,
-    "resolve_flag": ResolveFlag,
-    "write_canon": WriteCanon,
-}
-
-
-def normalize(operation: str, params: Any) -> tuple[str, dict[str, Any]]:
-    """Validate `params` against the operation's schema; return the routed operation and params.
-
-    A status change to anything but done/in_progress is routed to `set_task_status` (a proposal
-    for a person). Unknown operations keep their params as given. Raises ValueError.
-    """
-    if not isinstance(params, dict):
-        raise ValueError(f"params must be a JSON object, not {_json_type(params)}")
-    schema = OPERATION_SCHEMAS.get(operation)
-    if schema is None:
-        return operation, dict(params)
-    try:
-        model = schema.model_validate(params)
-    except ValidationError as exc:
-        raise ValueError(describe(exc)) from None
-    normal = model.model_dump(mode="json", exclude_none=True)
-    if operation == "update_task_status" and normal["status"] not in SANCTIONED_STATUSES:
-        return "set_task_status", normal
-    return operation, normal
-
-
 def describe(exc: ValidationError) -> str:
     """A validation error as one readable line: `field: problem (got value)` per error."""
     parts = []
@@ -191,8 +144,3 @@ def short(value: Any, limit: int = 60) -> str:
     """A value's repr, cut to `limit` characters so junk cannot flood a note."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 
 
 @dataclass(frozen=True)
@@ -40,22 +40,16 @@ class Policy:
     defer_days: int = 14
 
     def cap(self, operation: str) -> int:
-        """The per-run cap for `operation`; anything not sanctioned counts against the queue."""
-        caps = {
-            "add_progress_event": self.max_events,
-            "update_task_status": self.max_status_updates,
-            "flag_for_human": self.max_flags,
-        }
-        return caps.get(operation, self.max_queued)
+        """The per-run cap for `operation` (its spec's cap field); unknown ones count as queued."""
+        spec = _operations().find(operation)
+        return int(getattr(self, spec.cap if spec is not None else "max_queued"))
 
     def budget(self, operation: str) -> int | None:
-        """The rolling budget of `operation` per window, for the three sanctioned writes."""
-        budgets = {
-            "add_progress_event": self.budget_events,
-            "update_task_status": self.budget_status_updates,
-            "flag_for_human": self.budget_flags,
-        }
-        return budgets.get(operation)
+        """The rolling budget of `operation` per window, when its spec names one."""
+        spec = _operations().find(operation)
+        if spec is None or spec.budget is None:
+            return None
+        return int(getattr(self, spec.budget))
 
     def prompt_caps(self) -> Mapping[str, int]:
         """The per-run caps as the system prompt names them."""
@@ -70,3 +64,10 @@ class Policy:
 
 
 DEFAULT = Policy()
+
+
+def _operations() -> ModuleType:
+    # Imported when first asked: settings build a Policy before any operation is needed.
+    from custodian_runtime.core import operations
+
+    return operations

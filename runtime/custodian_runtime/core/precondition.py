@@ -10,12 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from custodian_runtime.core._authority_checks import (
-    CREATE_OPERATIONS,
-    SAME_TITLE,
-    View,
-    same_titles,
-)
+from custodian_runtime.core import operations
+from custodian_runtime.core._authority_checks import SAME_TITLE, View, same_titles
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.plan import ProposedItem, fingerprint
 
@@ -25,15 +21,23 @@ TARGET_KINDS = (
     ("decision_id", "decision"),
     ("flag_id", "flag"),
 )
-# Operations with no target on the hub (or in the canon) to take a precondition from. A queued
-# item of any other operation must carry the state it was proposed under.
-NO_TARGET_OPERATIONS = frozenset({"write_canon"})
 
 
 def canon_target(operation: str, params: Mapping[str, Any]) -> str | None:
     """The canon file a write is about, whose hash the shell reads; None for any other write."""
     path = params.get("path")
-    return path if operation == "write_canon" and isinstance(path, str) else None
+    return path if writes_canon(operation) and isinstance(path, str) else None
+
+
+def writes_canon(operation: str) -> bool:
+    """Whether `operation` writes a canon file rather than the hub (its spec's `writes`)."""
+    spec = operations.find(operation)
+    return spec is not None and spec.writes == "canon"
+
+
+def _creates(operation: str) -> bool:
+    spec = operations.find(operation)
+    return spec is not None and spec.creates is not None
 
 
 def proposed_under(
@@ -53,17 +57,16 @@ def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
     """The observed state on the hub a queued item was proposed under.
 
     The target (task, decision, flag, or a workstream that is itself the target) gives id, status
-    and updated_at where it has one; create_task and record_decision give their parent
-    workstream's id and status (a decision without one, and create_workstream, give the domain).
-    Every create also gives `same_title`: the ids that already bear its title (none when it is
-    proposed; an approval finds it changed if one appeared since). write_canon gives {}: its
-    state is its file's hash (`proposed_under`).
+    and updated_at where it has one; a create gives its parent workstream's id and status (one
+    without a parent workstream gives the domain), and `same_title`: the ids that already bear
+    its title (none when it is proposed; an approval finds it changed if one appeared since).
+    A canon write gives {}: its state is its file's hash (`proposed_under`).
     """
     view = View.of(observed)
     params = item.params
-    if item.operation == "write_canon":
+    if writes_canon(item.operation):
         return {}
-    parent_only = item.operation in ("create_task", "record_decision")
+    parent_only = _creates(item.operation)
     state: dict[str, Any] = {}
     for key, kind in TARGET_KINDS:
         value = params.get(key)
@@ -72,8 +75,8 @@ def precondition(item: ProposedItem, observed: DomainSummary) -> dict[str, Any]:
         snapshot = view.snapshot(kind, value, updated=not parent_only)
         if snapshot is not None:
             state[kind] = snapshot
-    if item.operation in CREATE_OPERATIONS:
-        if "workstream" not in state or item.operation == "create_workstream":
+    if parent_only:
+        if "workstream" not in state:
             # Created on the domain itself: the domain is what it was proposed under.
             state["domain"] = {"id": observed.domain}
         state[SAME_TITLE] = same_titles(item.operation, params, view)
@@ -90,9 +93,9 @@ def edited_problem(
     """
     if fp != fingerprint(operation, params):
         return "its fingerprint does not match its operation and params (edited after queuing)"
-    if operation in NO_TARGET_OPERATIONS:
+    if writes_canon(operation):
         return None
-    if not stored or (operation in CREATE_OPERATIONS and SAME_TITLE not in stored):
+    if not stored or (_creates(operation) and SAME_TITLE not in stored):
         return (
             f"it stores no precondition, but {operation} has a target whose state must be "
             "checked again"

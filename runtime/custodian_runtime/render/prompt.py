@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 import jinja2
 
+from custodian_runtime.core import operations
 from custodian_runtime.core.context import PromptInputs, PromptView, build_view, estimate_tokens
 from custodian_runtime.core.neutralize import data_close, data_open, safe_domain
 from custodian_runtime.errors import ConfigError
@@ -89,10 +90,23 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
         "domain_guidance": (inputs.domain_guidance or "").strip() or None,
         "caps": dict(inputs.caps),
         "stale_after_days": inputs.stale_after_days,
+        "proposals": _proposals(inputs),
+        "unavailable": sorted(inputs.unavailable.items()),
         "nonce": inputs.nonce,
         "data_open": data_open(inputs.nonce),
         "data_close": data_close(inputs.nonce),
     }
+
+
+def _proposals(inputs: PromptInputs) -> list[tuple[str, str]]:
+    """(name, params line) of each operation the model may propose for a person, from the
+    registry; one this run cannot perform is left out (the prompt says why instead)."""
+    domain = safe_domain(inputs.domain)
+    return [
+        (s.name, s.prompt.replace("{domain}", domain))
+        for s in operations.all_specs()
+        if s.default == "approvable" and s.name not in inputs.unavailable
+    ]
 
 
 def _render(env: jinja2.Environment, name: str, context: Mapping[str, Any]) -> str:

@@ -15,7 +15,7 @@ from custodian_runtime.core.approvals import ApprovalItem, effective_status
 from custodian_runtime.core.authority_path import as_item
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.origin import Here, HubOrigin
-from custodian_runtime.core.precondition import precondition
+from custodian_runtime.core.precondition import precondition, writes_canon
 from custodian_runtime.core.recorded_decisions import RecordedDecision
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -88,7 +88,7 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, ...]:
 def _state_now(
     settings: Settings, item: ApprovalItem, summary: DomainSummary | None
 ) -> dict[str, Any] | None:
-    if item.operation == "write_canon":
+    if writes_canon(item.operation):
         return {"file_sha256": current_sha256(settings.canon_dir, str(item.params.get("path")))}
     proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
     return None if summary is None else precondition(proposed, summary)
@@ -178,7 +178,7 @@ def pending_views(
     it now: one read of each domain's summary for the whole page."""
     items = pending_items(store, now) if items is None else items
     inbox = recorded_decisions(settings)
-    hub_domains = {i.domain for i in items if i.operation != "write_canon"}
+    hub_domains = {i.domain for i in items if not writes_canon(i.operation)}
     summaries = read_domains(settings, hub_domains)
     hub = _hub_here(settings) if hub_domains else None
     views = []

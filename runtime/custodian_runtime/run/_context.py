@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 import httpx
 
+from custodian_runtime.canon import readonly_reason
+from custodian_runtime.core import operations
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
 from custodian_runtime.llm.base import Model
@@ -57,6 +59,9 @@ class RunContext:
     journal: Journal
     approvals: ApprovalStore
     prompt_out: TextIO | None = None  # where --show-prompt prints the prompt; None: not shown
+    # Operations this run cannot perform, with why (a read-only canon): neither offered to the
+    # model nor allowed by the authority.
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""
@@ -102,7 +107,20 @@ def build_context(
         journal=journal,
         approvals=approvals,
         prompt_out=_prompt_out(settings),
+        unavailable=unavailable(settings),
     )
+
+
+def unavailable(settings: Settings) -> dict[str, str]:
+    """The operations that cannot be carried out with these settings, each with why."""
+    why = readonly_reason(
+        settings.canon_dir,
+        flagged=settings.canon_readonly,
+        packaged=settings.canon_source == "packaged",
+    )
+    if why is None:
+        return {}
+    return {s.name: why for s in operations.all_specs() if s.writes == "canon"}
 
 
 def _prompt_out(settings: Settings) -> TextIO | None:

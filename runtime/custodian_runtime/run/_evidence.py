@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from custodian_runtime.core import journal as J
+from custodian_runtime.core import operations
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.evidence import Evidence, missing_events, own_write_ids
 from custodian_runtime.core.own_writes import OwnWrite
@@ -22,7 +23,7 @@ def tasks_to_read(plan: Plan, summary: DomainSummary) -> tuple[str, ...]:
     tasks = {
         str(item.params["task_id"])
         for item in plan.items
-        if item.operation == "update_task_status"
+        if _cites_evidence(item.operation)
         and item.error is None
         and isinstance(item.params.get("task_id"), str)
         and missing_events(item.params, summary)
@@ -46,3 +47,9 @@ def read_evidence(
     for task in tasks_to_read(plan, summary):
         fetched.extend(client.list_events(task_id=task, limit=EVENTS_PER_TASK))
     return Evidence.of(summary, fetched, own_write_ids(history, kept)), tuple(fetched)
+
+
+def _cites_evidence(operation: str) -> bool:
+    """Whether `operation` runs on its own only on the events it cites (its spec says)."""
+    spec = operations.find(operation)
+    return spec is not None and spec.evidence

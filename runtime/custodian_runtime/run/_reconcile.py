@@ -31,7 +31,8 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal_kinds import Authorized, Failed, Stale
 from custodian_runtime.core.journal_settle import write_ref
 from custodian_runtime.core.keys import escalation_key
-from custodian_runtime.core.outcomes import STATUS_WRITES, ruling_data
+from custodian_runtime.core.operations import add_progress_event, status_writes
+from custodian_runtime.core.outcomes import ruling_data
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import Plan
 from custodian_runtime.core.precondition import canon_target
@@ -183,7 +184,7 @@ def _refuse_other_hub(
 
 
 def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:
-    if pending.operation not in STATUS_WRITES:
+    if pending.operation not in status_writes():
         return None
     task_id = pending.params.get("task_id")
     return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
@@ -207,7 +208,7 @@ def _with_evidence(
 def _events_for(client: StateHubClient, pending: J.PendingWrite) -> tuple[ProgressEvent, ...]:
     # The run's mark on an event proves it landed; the domain summary shows only recent ones.
     workstream = pending.params.get("workstream_id")
-    if pending.operation != "add_progress_event" or not isinstance(workstream, str):
+    if pending.operation != add_progress_event.SPEC.name or not isinstance(workstream, str):
         return ()
     return client.list_events(workstream_id=workstream, limit=1000)
 

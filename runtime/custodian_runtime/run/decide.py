@@ -103,9 +103,18 @@ def _authorize(
         policy, history = policy_and_history(ctx, now)
         recent = recent_writes(policy, writes, now)
         rulings = authorize(
-            plan, observation.summary, policy, history, evidence=evidence, recent=recent
+            plan,
+            observation.summary,
+            policy,
+            history,
+            evidence=evidence,
+            recent=recent,
+            unavailable=ctx.unavailable,
         )
-        ctx.journal.write(_plan_data(plan, policy, history, evidence, fetched, recent))
+        planned = _plan_data(plan, policy, history, evidence, fetched, recent)
+        if ctx.unavailable:  # for replay: what this run could not perform, and why
+            planned = planned.model_copy(update={"unavailable": dict(ctx.unavailable)})
+        ctx.journal.write(planned)
         for ruling in rulings:
             ctx.journal.write(ruling_data(ruling))
         info.update(**ruling_counts(rulings))

@@ -151,6 +151,7 @@ def _inputs(
         token_budget=limits.token_budget,
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),
+        unavailable=ctx.unavailable,
     )
 
 

@@ -14,6 +14,7 @@ from custodian_runtime.core.authority import Ruling
 from custodian_runtime.core.continuity import note_data
 from custodian_runtime.core.inert import code_span
 from custodian_runtime.core.late_landings import FOUND_LATE
+from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan import ProposedItem
 from custodian_runtime.memory.notes import write_note
@@ -49,7 +50,7 @@ class _Seen:
 
     def detail(self, item: ProposedItem) -> str:
         """What the item says: a status change from → to with what each cited event says."""
-        if item.operation in ("update_task_status", "set_task_status"):
+        if item.operation in status_writes():
             before = self.statuses.get(str(item.params.get("task_id")))
             return display.status_change(item.params, before, self.said)
         return display.content(item.operation, item.params)

@@ -1,0 +1,48 @@
+"""`create_task`: a new task in a workstream, titled as no task there is."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from custodian_runtime.core import contract
+from custodian_runtime.core.operations._common import created, in_domain, same_titles, titled
+from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
+from custodian_runtime.core.plan_schema import CreateTask
+
+if TYPE_CHECKING:
+    from custodian_runtime.core._authority_checks import View
+
+
+def _same(p: Params, view: View) -> list[str]:
+    parent = p.get("workstream_id")
+    return same_titles([t for t in view.tasks.values() if t.workstream_id == parent], p["title"])
+
+
+def _already(p: Params, view: View) -> str | None:
+    return titled("its workstream already has a task titled", _same(p, view), p["title"])
+
+
+def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
+    return client.create_task(contract.NewTask(**p), idempotency_key=key)
+
+
+def _describe(p: Params, lookup: Lookup) -> str:
+    status = f" ({p['status']})" if "status" in p else ""
+    where = lookup.named("workstream", p["workstream_id"])
+    return f"Create task ‘{p['title']}’{status} in {where}{in_domain(lookup)}"
+
+
+SPEC = OperationSpec(
+    name="create_task",
+    section="proposals",
+    params=CreateTask,
+    default="approvable",
+    prompt="{workstream_id, title, description?, status?, assignee?, due?} (due: YYYY-MM-DD)",
+    request="POST /tasks",
+    landed=lambda p, landing: created(_same(p, landing.view), landing),
+    describe=_describe,
+    call=_call,
+    targets=("workstream_id",),
+    already_done=_already,
+    creates=_same,
+)

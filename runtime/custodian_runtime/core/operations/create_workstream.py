@@ -1,0 +1,46 @@
+"""`create_workstream`: a new workstream in the domain, titled as no workstream there is."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from custodian_runtime.core import contract
+from custodian_runtime.core.operations._common import created, same_titles, titled
+from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
+from custodian_runtime.core.plan_schema import CreateWorkstream
+
+if TYPE_CHECKING:
+    from custodian_runtime.core._authority_checks import View
+
+
+def _same(p: Params, view: View) -> list[str]:
+    return same_titles(list(view.workstreams.values()), p["title"])
+
+
+def _already(p: Params, view: View) -> str | None:
+    return titled("the domain already has a workstream titled", _same(p, view), p["title"])
+
+
+def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
+    return client.create_workstream(contract.NewWorkstream(**p), idempotency_key=key)
+
+
+def _describe(p: Params, lookup: Lookup) -> str:
+    owner = f", owned by {p['owner']}" if "owner" in p else ""
+    return f"Create workstream ‘{p['title']}’ in {p['domain']}{owner}"
+
+
+SPEC = OperationSpec(
+    name="create_workstream",
+    section="proposals",
+    params=CreateWorkstream,
+    default="approvable",
+    prompt="{domain, title, owner?}",
+    request="POST /workstreams",
+    landed=lambda p, landing: created(_same(p, landing.view), landing),
+    describe=_describe,
+    call=_call,
+    targets=("domain",),
+    already_done=_already,
+    creates=_same,
+)

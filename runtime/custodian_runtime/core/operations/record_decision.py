@@ -1,0 +1,47 @@
+"""`record_decision`: an open decision for people to take, titled as no open decision is."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from custodian_runtime.core import contract
+from custodian_runtime.core.operations._common import created, in_domain, same_titles, titled
+from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
+from custodian_runtime.core.plan_schema import RecordDecision
+
+if TYPE_CHECKING:
+    from custodian_runtime.core._authority_checks import View
+
+
+def _same(p: Params, view: View) -> list[str]:
+    return same_titles(list(view.decisions.values()), p["title"])
+
+
+def _already(p: Params, view: View) -> str | None:
+    return titled("the domain already has an open decision titled", _same(p, view), p["title"])
+
+
+def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
+    return client.create_decision(contract.NewDecision(**p), idempotency_key=key)
+
+
+def _describe(p: Params, lookup: Lookup) -> str:
+    where = f" on {lookup.named('workstream', p['workstream_id'])}" if "workstream_id" in p else ""
+    return f"Record the open decision ‘{p['title']}’{where}{in_domain(lookup)}"
+
+
+SPEC = OperationSpec(
+    name="record_decision",
+    section="proposals",
+    params=RecordDecision,
+    default="approvable",
+    prompt="{title, context?, options?, workstream_id?}",
+    request="POST /decisions",
+    landed=lambda p, landing: created(_same(p, landing.view), landing),
+    describe=_describe,
+    call=_call,
+    targets=("workstream_id",),
+    already_done=_already,
+    creates=_same,
+    in_domain=True,
+)

@@ -1,0 +1,178 @@
+"""The operations registry is the one home of an operation: every fact about it is derived."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import pytest
+
+import custodian_runtime
+from custodian_runtime.core import operations
+from custodian_runtime.core._journal_spine import PendingWrite
+from custodian_runtime.core.authority_path import landed_on_hub
+from custodian_runtime.core.operations import Lookup, OperationSpec
+from custodian_runtime.core.policy import DEFAULT, Policy
+from test_authority_support import website
+
+PACKAGE = Path(custodian_runtime.__file__).parent
+README = PACKAGE.parents[1] / "README.md"
+# Besides its spec module, an operation's name may be spelled in at most this many files.
+ELSEWHERE = 3
+_TEXT_SUFFIXES = (".j2", ".md", ".html", ".css", ".txt")
+
+
+def _strings(path: Path) -> Iterator[str]:
+    """The string literals of a module, docstrings left out (they document, they decide nothing)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.value
+
+
+def _spelled_in(name: str) -> list[str]:
+    """The runtime package's files (package data aside) that spell `name` as a string."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    found = []
+    for path in sorted(PACKAGE.rglob("*")):
+        if not path.is_file() or "_data" in path.parts or "__pycache__" in path.parts:
+            continue
+        if path.suffix == ".py":
+            hit = any(word.search(text) for text in _strings(path))
+        else:
+            hit = path.suffix in _TEXT_SUFFIXES and bool(word.search(path.read_text("utf-8")))
+        if hit:
+            found.append(str(path.relative_to(PACKAGE)))
+    return found
+
+
+@pytest.mark.parametrize("spec", operations.all_specs(), ids=lambda s: s.name)
+def test_an_operation_is_spelled_in_its_spec_and_at_most_three_other_files(
+    spec: OperationSpec,
+) -> None:
+    home = f"core/operations/{spec.name}.py"
+    files = _spelled_in(spec.name)
+    assert home in files
+    others = [f for f in files if f != home]
+    assert len(others) <= ELSEWHERE, f"{spec.name} is spelled in {others}: read it from its spec"
+
+
+def _table(heading: str) -> dict[str, list[str]]:
+    """The README table whose header row starts with `heading`: operation -> its other cells."""
+    lines = README.read_text("utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows: dict[str, list[str]] = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        rows[cells[0].strip("`")] = [cell.strip("`") for cell in cells[1:]]
+    return rows
+
+
+def test_the_readme_tables_are_the_registry() -> None:
+    policy = asdict(DEFAULT)
+    sanctioned = _table("| operation | hub request | when it runs on its own |")
+    assert sanctioned == {
+        s.name: [s.request, s.when.format(**policy)]
+        for s in operations.all_specs()
+        if s.default == "sanctioned"
+    }
+    approvable = _table("| operation | hub request | params |")
+    assert approvable == {
+        s.name: [s.request, s.prompt.replace("\n  ", " ").replace("`", "")]
+        for s in operations.all_specs()
+        if s.default == "approvable"
+    }
+
+
+def test_caps_and_budgets_name_policy_fields() -> None:
+    names = {f.name for f in fields(Policy)}
+    for spec in operations.all_specs():
+        assert spec.cap in names, spec.name
+        assert spec.budget is None or spec.budget in names, spec.name
+        assert DEFAULT.cap(spec.name) == getattr(DEFAULT, spec.cap)
+        if spec.default == "sanctioned":
+            assert spec.budget is not None and spec.call is not None and spec.executes is not None
+    assert DEFAULT.cap("not_an_operation") == DEFAULT.max_queued
+    assert DEFAULT.budget("not_an_operation") is None
+
+
+def test_a_person_reads_one_sentence_with_titles_and_the_change() -> None:
+    lookup = Lookup(
+        "website",
+        titles={"web-t-05": "Set up redirects", "web-ws-1": "Relaunch", "web-flag-1": "Stuck?"},
+        statuses={"web-t-05": "todo"},
+    )
+    cancel = {"task_id": "web-t-05", "status": "cancelled"}
+    assert operations.describe("set_task_status", cancel, lookup) == (
+        "Cancel task web-t-05 ‘Set up redirects’ (todo → cancelled) in website"
+    )
+    create = {"workstream_id": "web-ws-1", "title": "Add a sitemap"}
+    assert operations.describe("create_task", create, lookup) == (
+        "Create task ‘Add a sitemap’ in workstream web-ws-1 ‘Relaunch’ in website"
+    )
+    assert operations.describe("resolve_flag", {"flag_id": "web-flag-1"}, lookup) == (
+        "Resolve flag web-flag-1 ‘Stuck?’ in website"
+    )
+    unseen = operations.describe("set_task_status", {"task_id": "t-9", "status": "done"}, Lookup())
+    assert unseen == "Complete task t-9 (→ done)"
+    canon = {"path": "domains/website.md", "content": "# Website\n\nTwo lines.\n"}
+    assert operations.describe("write_canon", canon, lookup) == (
+        "Write the canon file domains/website.md (3 lines)"
+    )
+    assert "does not know" in operations.describe("archive_everything", {}, lookup)
+    for spec in operations.all_specs():  # every built-in operation has its sentence
+        assert spec.describe is not None
+
+
+def test_register_adds_an_operation_for_its_context_only() -> None:
+    base = operations.spec("resolve_flag")
+    extra = OperationSpec(
+        name="ring_bell",
+        section="proposals",
+        params=base.params,
+        default="approvable",
+        prompt="{flag_id}",
+        request="POST /bells",
+        landed=lambda params, landing: None,
+        describe=lambda params, lookup: "Ring the bell",
+    )
+    with operations.register(extra):
+        assert operations.find("ring_bell") is extra
+        assert "ring_bell" in operations.names("approvable")
+        with pytest.raises(ValueError, match="already registered"), operations.register(extra):
+            pass  # pragma: no cover
+    assert operations.find("ring_bell") is None
+    with pytest.raises(KeyError, match="known: add_progress_event, create_task"):
+        operations.spec("ring_bell")
+
+
+def test_a_sanctioned_spec_without_a_hub_call_is_refused() -> None:
+    base = operations.spec("resolve_flag")
+    with pytest.raises(ValueError, match="needs a hub call"):
+        OperationSpec(
+            name="x",
+            section="x",
+            params=base.params,
+            default="sanctioned",
+            prompt="",
+            request="",
+            landed=base.landed,
+            describe=base.describe,
+        )
+
+
+def test_reconcile_never_guesses_about_an_operation_it_does_not_know() -> None:
+    unknown = PendingWrite("r-1", 0, "archive_everything", {}, "k", "f" * 64, 1, dispatched=True)
+    with pytest.raises(KeyError, match="not an operation Custodian knows"):
+        landed_on_hub(unknown, website(), ())
