@@ -188,8 +188,8 @@ def test_sentences_name_titles_and_the_change() -> None:
     )
     assert done_sentence(item, facts).startswith("cancelled task web-t-05 ‘Set up redirects’")
     assert card_sentence(item, Facts()) == "Cancel task web-t-05 (todo → cancelled) in website"
-    odd = item.model_copy(update={"operation": "foo", "params": {"value": "\x1b[2J"}})
-    assert card_sentence(odd, Facts()) == "Carry out foo (value=\\x1b[2J) in website"
+    odd = item.model_copy(update={"operation": "fo\x1b[2Jo", "params": {"value": "x"}})
+    assert card_sentence(odd, Facts()) == "Run fo\\x1b[2Jo, an operation Custodian does not know"
 
 
 def test_a_canon_diff_marks_each_line() -> None:

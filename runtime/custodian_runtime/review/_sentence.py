@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from custodian_runtime.core import operations
 from custodian_runtime.core.approvals import ApprovalItem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.display import event_summaries, one_line, statuses, titles
+from custodian_runtime.core.operations import Lookup
 
 # A task status as a verb: imperative for the card, past for the flash message.
 _STATUS_VERBS = {
@@ -48,9 +50,20 @@ def facts_of(summary: DomainSummary | None) -> Facts:
 
 
 def card_sentence(item: ApprovalItem, facts: Facts) -> str:
-    """The decision in one imperative sentence, with titles and the change."""
-    verb, _, rest = _parts(item, facts)
-    return f"{verb} {rest} in {one_line(item.domain)}"
+    """The decision in one imperative sentence, with titles and the change: the operation's own
+    wording (core/operations), with what the item recorded when it was proposed first."""
+    titles, statuses = dict(facts.titles), dict(facts.statuses)
+    for key, kind in _TARGETS:
+        ident = item.params.get(key)
+        if not isinstance(ident, str):
+            continue
+        title = _recorded(item.precondition, kind, "title")
+        titles[ident] = title or titles.get(ident, "")
+        status = _recorded(item.precondition, kind, "status")
+        if status:
+            statuses[ident] = status
+    lookup = Lookup(item.domain, {k: v for k, v in titles.items() if v}, statuses)
+    return one_line(operations.describe(item.operation, item.params, lookup), 400)
 
 
 def done_sentence(item: ApprovalItem, facts: Facts) -> str:
