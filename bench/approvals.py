@@ -28,9 +28,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
-from custodian_runtime.core.approvals import ApprovalItem, new_item
-from custodian_runtime.core.plan import fingerprint
-from custodian_runtime.core.seals import SealKey, seal_item
+from custodian_runtime.core.approvals.items import ApprovalItem, new_item
+from custodian_runtime.core.journal.seals import SealKey, seal_item
+from custodian_runtime.core.plan.extract import fingerprint
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTODIAN = str(Path(sys.executable).parent / "custodian")

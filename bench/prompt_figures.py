@@ -21,9 +21,9 @@ from typing import Any
 import tiktoken
 
 from custodian_hub import DEMO_DOMAINS, ReferenceHub, demo_dataset, load_seed
-from custodian_runtime.core.context import PromptInputs, build_view
+from custodian_runtime.core.context.prompt import PromptInputs, build_view
+from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary, StateSummary
-from custodian_runtime.core.tokens import estimate_tokens
 from custodian_runtime.render.prompt import render_prompt
 from custodian_runtime.run.orient import read_canon
 from custodian_runtime.statehub.client import StateHubClient

@@ -17,8 +17,9 @@ from manifest_policy import (
     is_prune,
 )
 
-# The longest window a rule of the authority looks back (custodian_runtime.core.own_writes.RETAIN;
-# tests/test_k8s_lifecycle.py keeps the two equal): a shorter keep could change a decision.
+# The longest window a rule of the authority looks back
+# (custodian_runtime.core.authority.own_writes.RETAIN; tests/test_k8s_lifecycle.py keeps the two
+# equal): a shorter keep could change a decision.
 MIN_KEEP_DAYS = 31
 HOSTNAME = "kubernetes.io/hostname"
 CLAIM_PREFIX = "custodian-memory-"

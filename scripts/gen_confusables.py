@@ -1,4 +1,4 @@
-"""Write runtime/custodian_runtime/core/_confusables_table.py from Unicode's confusables (UTS #39).
+"""Write custodian_runtime/core/context/_confusables_table.py from Unicode's confusables (UTS #39).
 
 The data is the confusables file that the `confusable-homoglyphs` package ships (a dev
 dependency), derived from Unicode's confusables.txt. The table keeps every single non-ASCII
@@ -17,7 +17,10 @@ from importlib import resources
 from pathlib import Path
 
 MARKER_CHARACTERS = frozenset("<>`~")
-TARGET = Path(__file__).resolve().parent.parent / "runtime/custodian_runtime/core/_confusables_table.py"
+TARGET = (
+    Path(__file__).resolve().parent.parent
+    / "runtime/custodian_runtime/core/context/_confusables_table.py"
+)
 
 
 def derive() -> dict[str, str]:

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.approvals import (
+from custodian_runtime.core.approvals.items import (
     RECENTLY_REJECTED,
     ApprovalItem,
     history_for,
     new_item,
     prunable,
 )
-from custodian_runtime.core.plan import fingerprint
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal.seals import SealKey
+from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.errors import SealError
 from custodian_runtime.memory.approvals import ApprovalStore
 from runsupport import CANON, plan_response, run_cli
@@ -241,7 +241,7 @@ def test_damaged_stamps_are_read_again_from_the_files(tmp_path: Path) -> None:
 
 
 def test_a_plan_record_keeps_only_the_history_its_items_can_match() -> None:
-    from custodian_runtime.core.authority import authorize
+    from custodian_runtime.core.authority.authorize import authorize
     from custodian_runtime.core.policy import Policy
     from test_authority_support import plan_of, proposal, website
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approval_ledger import (
+from custodian_runtime.core.approvals.items import ApprovalItem, new_item
+from custodian_runtime.core.approvals.ledger import (
     Ledger,
     Said,
     disagreements,
@@ -25,8 +25,8 @@ from custodian_runtime.core.approval_ledger import (
     ledger_of,
     repaired,
 )
-from custodian_runtime.core.approvals import ApprovalItem, new_item
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.lock import RunLock
 from runsupport import hub_get
@@ -59,13 +59,13 @@ BLOCK = {
 }
 
 
-def _journal(*entries: tuple[str, str, dict[str, Any]]) -> list[J.Record]:
+def _journal(*entries: tuple[str, str, dict[str, Any]]) -> list[core_journal.Record]:
     """Records of the website journal from (run id, kind, data), chained in order."""
-    records: list[J.Record] = []
+    records: list[core_journal.Record] = []
     for seq, (run_id, kind, data) in enumerate(entries):
         prev = records[-1] if records else None
         at = T0 + timedelta(seconds=seq)
-        records.append(J.make_record(prev, run_id, "website", kind, at, data))
+        records.append(core_journal.make_record(prev, run_id, "website", kind, at, data))
     return records
 
 

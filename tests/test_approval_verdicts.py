@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core import approval_verdicts as v
 from custodian_runtime.core import operations
-from custodian_runtime.core.approval_verdicts import Seen
-from custodian_runtime.core.approvals import ApprovalItem, listed_status, new_item
-from custodian_runtime.core.authority_path import as_item
-from custodian_runtime.core.origin import Here, HubOrigin
-from custodian_runtime.core.plan import fingerprint
-from custodian_runtime.core.precondition import precondition
+from custodian_runtime.core.approvals import verdicts
+from custodian_runtime.core.approvals.items import ApprovalItem, listed_status, new_item
+from custodian_runtime.core.approvals.verdicts import ObservedNow
+from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
+from custodian_runtime.core.authority.path import as_item
+from custodian_runtime.core.authority.precondition import precondition
+from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
 
@@ -50,23 +50,23 @@ CANON_WRITE = ("write_canon", {"path": "notes/a.md", "content": "# A\n"})
 LATER = NOW + timedelta(hours=1)
 
 
-def _records(settled: v.Settlement) -> list[tuple[str, str | None]]:
+def _records(settled: verdicts.Settlement) -> list[tuple[str, str | None]]:
     return [(kind, data.get("decision", data.get("outcome"))) for kind, data in settled.records]
 
 
 def test_a_pending_item_passes_the_gate() -> None:
-    assert v.gate("apr-1", _item(*CANCEL), LATER) == v.Gate(None)
+    assert verdicts.gate("apr-1", _item(*CANCEL), LATER) == verdicts.Gate(None)
 
 
 def test_an_item_past_its_expiry_is_stored_expired_and_refused() -> None:
-    gate = v.gate("apr-1", _item(*CANCEL), NOW + timedelta(days=8))
+    gate = verdicts.gate("apr-1", _item(*CANCEL), NOW + timedelta(days=8))
     assert gate.refusal == "apr-1 is expired, not pending: only pending items can be decided"
     assert gate.stored is not None and gate.stored.status == "expired"
     assert gate.stored.decided_at == NOW + timedelta(days=8)
 
 
 def test_a_decided_item_is_refused_and_left_as_it_is() -> None:
-    gate = v.gate("apr-1", _item(*CANCEL, status="executed"), LATER)
+    gate = verdicts.gate("apr-1", _item(*CANCEL, status="executed"), LATER)
     assert gate.stored is None and gate.refusal is not None and "is executed" in gate.refusal
 
 
@@ -95,11 +95,11 @@ HUB_A = HubOrigin("hub-a", "http://hub-a.test:8765")
 def test_an_item_acts_only_on_the_hub_or_canon_it_was_proposed_on(
     item: ApprovalItem, hub: HubOrigin | None, canon: str, expected: str | None
 ) -> None:
-    refused = v.elsewhere(item, Here(hub, canon, "/m"), "ana", None)
+    refused = verdicts.foreign_refusal(item, DecisionSite(hub, canon, "/m"), "ana", None)
     if expected is None:
         assert refused is None
         return
-    assert refused is not None and refused.exit_code == v.EXIT_REFUSED
+    assert refused is not None and refused.exit_code == verdicts.EXIT_REFUSED
     assert refused.message.startswith("apr-1: refused: ") and expected in refused.message
     assert refused.records == () and refused.stored is None and not refused.execute
 
@@ -126,14 +126,16 @@ def test_an_item_acts_only_on_the_hub_or_canon_it_was_proposed_on(
 def test_a_refusal_names_a_command_for_the_items_own_hub_or_canon(
     item: ApprovalItem, command: str
 ) -> None:
-    here = Here(HubOrigin("hub-z", "http://z.test"), "/elsewhere", "/m")
-    refused = v.elsewhere(item, here, "ana", None)
+    here = DecisionSite(HubOrigin("hub-z", "http://z.test"), "/elsewhere", "/m")
+    refused = verdicts.foreign_refusal(item, here, "ana", None)
     assert refused is not None and refused.message.endswith(command)
 
 
 def test_without_where_its_hub_was_a_refusal_names_no_command() -> None:
     item = _item(*CANCEL, hub="hub_id:hub-a")
-    refused = v.elsewhere(item, Here(HubOrigin("hub-z", "http://z"), CANON, "/m"), "ana", None)
+    refused = verdicts.foreign_refusal(
+        item, DecisionSite(HubOrigin("hub-z", "http://z"), CANON, "/m"), "ana", None
+    )
     assert refused is not None and "custodian approvals" not in refused.message
 
 
@@ -147,23 +149,27 @@ def test_without_where_its_hub_was_a_refusal_names_no_command() -> None:
     ],
 )
 def test_only_an_item_that_could_run_is_observed(item: ApprovalItem, expected: str) -> None:
-    assert v.to_observe(item) == expected
+    assert verdicts.to_observe(item) == expected
 
 
 @pytest.mark.parametrize(
     ("item", "seen", "reason"),
     [
-        (_item("drop_database", {"name": "x"}), Seen(), "Custodian has no way to perform"),
-        (_item("set_task_status", {"task_id": "t-todo"}), Seen(), "its params do not fit"),
-        (_item(*CANON_WRITE), Seen(canon_problem="a symlink is on the way"), "a symlink is on"),
-        (_item(*CANCEL), Seen(), "it could not be ruled on"),
+        (_item("drop_database", {"name": "x"}), ObservedNow(), "Custodian has no way to perform"),
+        (_item("set_task_status", {"task_id": "t-todo"}), ObservedNow(), "its params do not fit"),
+        (
+            _item(*CANON_WRITE),
+            ObservedNow(canon_problem="a symlink is on the way"),
+            "a symlink is on",
+        ),
+        (_item(*CANCEL), ObservedNow(), "it could not be ruled on"),
     ],
 )
 def test_what_cannot_run_is_refused_before_anything_is_sent(
-    item: ApprovalItem, seen: Seen, reason: str
+    item: ApprovalItem, seen: ObservedNow, reason: str
 ) -> None:
-    settled = v.approved(item, "ana", "ok", seen, LATER)
-    assert settled.exit_code == v.EXIT_REFUSED and not settled.execute
+    settled = verdicts.approved(item, "ana", "ok", seen, LATER)
+    assert settled.exit_code == verdicts.EXIT_REFUSED and not settled.execute
     assert settled.message.startswith("apr-1: refused before anything ran: ")
     assert _records(settled) == [("approval_decided", "refused")]
     assert settled.stored is not None and settled.stored.status == "failed"
@@ -172,8 +178,8 @@ def test_what_cannot_run_is_refused_before_anything_is_sent(
 
 def test_an_item_edited_after_queuing_is_refused_by_the_authority() -> None:
     item = _item(*CANCEL).model_copy(update={"params": {"task_id": "t-prog", "status": "blocked"}})
-    settled = v.approved(item, "ana", None, Seen(summary=website()), LATER)
-    assert settled.exit_code == v.EXIT_REFUSED and not settled.execute
+    settled = verdicts.approved(item, "ana", None, ObservedNow(summary=website()), LATER)
+    assert settled.exit_code == verdicts.EXIT_REFUSED and not settled.execute
     assert settled.message.startswith("apr-1: refused, nothing ran: ")
     assert "edited after queuing" in settled.message
     assert _records(settled) == [("approval_decided", "refused"), ("ruling", "deny")]
@@ -182,8 +188,8 @@ def test_an_item_edited_after_queuing_is_refused_by_the_authority() -> None:
 
 def test_a_target_that_moved_makes_the_item_stale() -> None:
     item = _item(*CANCEL, precondition={"task": {"id": "t-todo", "status": "blocked"}})
-    settled = v.approved(item, "ana", "n", Seen(summary=website()), LATER)
-    assert settled.exit_code == v.EXIT_STALE and not settled.execute
+    settled = verdicts.approved(item, "ana", "n", ObservedNow(summary=website()), LATER)
+    assert settled.exit_code == verdicts.EXIT_STALE and not settled.execute
     assert settled.message == (
         "apr-1: stale: the target changed since it was proposed; nothing ran"
     )
@@ -197,8 +203,8 @@ def test_a_target_that_moved_makes_the_item_stale() -> None:
 
 
 def test_an_item_whose_state_holds_is_sent_on_the_task_it_observed() -> None:
-    settled = v.approved(_item(*CANCEL), "ana", "go", Seen(summary=website()), LATER)
-    assert settled.execute and settled.exit_code == v.EXIT_EXECUTED
+    settled = verdicts.approved(_item(*CANCEL), "ana", "go", ObservedNow(summary=website()), LATER)
+    assert settled.execute and settled.exit_code == verdicts.EXIT_EXECUTED
     assert settled.stored is None  # stored only once the write came to something
     assert _records(settled) == [("approval_decided", "approved"), ("ruling", "execute")]
     assert settled.records[0][1]["reason"] == "go"
@@ -210,26 +216,29 @@ def test_an_item_whose_state_holds_is_sent_on_the_task_it_observed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sha", "execute", "code"), [(SHA, True, v.EXIT_EXECUTED), ("cd" * 32, False, v.EXIT_STALE)]
+    ("sha", "execute", "code"),
+    [(SHA, True, verdicts.EXIT_EXECUTED), ("cd" * 32, False, verdicts.EXIT_STALE)],
 )
 def test_a_canon_write_rules_on_its_file_hash_now(sha: str, execute: bool, code: int) -> None:
-    settled = v.approved(_item(*CANON_WRITE), "ana", None, Seen(canon_sha256=sha), LATER)
+    settled = verdicts.approved(
+        _item(*CANON_WRITE), "ana", None, ObservedNow(canon_sha256=sha), LATER
+    )
     assert settled.execute is execute and settled.exit_code == code and settled.task is None
 
 
 @pytest.mark.parametrize(
     ("outcome", "status", "code"),
     [
-        ({"hub_id": "t-todo"}, "executed", v.EXIT_EXECUTED),
-        ({"stale": "changed", "current_status": "done"}, "stale", v.EXIT_STALE),
-        ({"error": "hub said no"}, "failed", v.EXIT_FAILED),
-        ({"path": "notes/a.md", "sha256": SHA, "file": "a.md"}, "executed", v.EXIT_EXECUTED),
+        ({"hub_id": "t-todo"}, "executed", verdicts.EXIT_EXECUTED),
+        ({"stale": "changed", "current_status": "done"}, "stale", verdicts.EXIT_STALE),
+        ({"error": "hub said no"}, "failed", verdicts.EXIT_FAILED),
+        ({"path": "notes/a.md", "sha256": SHA, "file": "a.md"}, "executed", verdicts.EXIT_EXECUTED),
     ],
 )
 def test_what_the_write_came_to_is_stored_and_printed(
     outcome: dict[str, Any], status: str, code: int
 ) -> None:
-    settled = v.carried_out(_item(*CANCEL), "ana", "go", outcome, LATER)
+    settled = verdicts.carried_out(_item(*CANCEL), "ana", "go", outcome, LATER)
     assert settled.exit_code == code and settled.records == () and not settled.execute
     assert settled.message.startswith(f"apr-1: {status} (")
     stored = settled.stored
@@ -240,7 +249,7 @@ def test_what_the_write_came_to_is_stored_and_printed(
 
 
 def test_a_rejection_is_journaled_and_stored_with_its_reason() -> None:
-    settled = v.rejected(_item(*CANCEL), "bo", "not now", LATER)
+    settled = verdicts.rejected(_item(*CANCEL), "bo", "not now", LATER)
     assert (settled.exit_code, settled.message) == (0, "apr-1: rejected by bo")
     assert settled.records == (
         ("approval_decided", {"approval_id": "apr-1", "decision": "rejected", "by": "bo",
@@ -259,6 +268,6 @@ def test_a_listing_marks_an_item_whose_seal_fails() -> None:
 
 
 def test_the_core_knows_exactly_what_the_approved_table_can_send() -> None:
-    assert set(APPROVED_CALLS.table) | {"write_canon"} == v.approved_operations()
-    assert operations.names("approvable") <= v.approved_operations()
-    assert not set(SANCTIONED_CALLS.table) - {"update_task_status"} & v.approved_operations()
+    assert set(APPROVED_CALLS.table) | {"write_canon"} == verdicts.approved_operations()
+    assert operations.names("approvable") <= verdicts.approved_operations()
+    assert not set(SANCTIONED_CALLS.table) - {"update_task_status"} & verdicts.approved_operations()

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.plan.extract import fingerprint
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from custodian_runtime.core.keys import run_key
-from custodian_runtime.core.plan import ProposedItem
-from custodian_runtime.core.precondition import precondition
+from custodian_runtime.core.authority.keys import run_key
+from custodian_runtime.core.authority.precondition import precondition
+from custodian_runtime.core.plan.extract import ProposedItem
 from test_authority_support import plan_of, proposal, website
 
 FP = "ab" * 32

@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.approvals import decide_approve
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approvals import new_item
-from custodian_runtime.core.authority import authorize
-from custodian_runtime.core.authority_path import as_item
+from custodian_runtime.core.approvals.items import new_item
+from custodian_runtime.core.authority.authorize import authorize
+from custodian_runtime.core.authority.path import as_item
+from custodian_runtime.core.authority.precondition import precondition
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.plan import Plan, fingerprint
-from custodian_runtime.core.precondition import precondition
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.plan.extract import Plan, fingerprint
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
@@ -233,10 +233,10 @@ def _reconcile(
 
 
 def _dispatched_authorizations(
-    records: tuple[J.Record, ...], new: tuple[J.Record, ...]
-) -> list[J.Record]:
+    records: tuple[core_journal.Record, ...], new: tuple[core_journal.Record, ...]
+) -> list[core_journal.Record]:
     """The authorized record behind each dispatch the runs under test made."""
-    traces = J.trace_items(records)
+    traces = core_journal.trace_items(records)
     found = []
     for record in new:
         if record.kind != "dispatched":
@@ -247,7 +247,10 @@ def _dispatched_authorizations(
 
 
 def _assert_allowed(
-    auth: J.Record, observed: DomainSummary, history: tuple[J.Record, ...], queue: ApprovalStore
+    auth: core_journal.Record,
+    observed: DomainSummary,
+    history: tuple[core_journal.Record, ...],
+    queue: ApprovalStore,
 ) -> None:
     operation, params = auth.data["operation"], auth.data["params"]
     item = as_item(operation, params, fingerprint(operation, params))

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core.authority import ApprovalHistory, Ruling, authorize
+from custodian_runtime.core.authority.authorize import ApprovalHistory, Ruling, authorize
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.plan import Plan, ProposedItem, extract_plan, fingerprint
+from custodian_runtime.core.plan.extract import Plan, ProposedItem, extract_plan, fingerprint
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.errors import PlanRejected
 from test_authority_support import markdown, platform, website
@@ -187,7 +187,7 @@ def _assert_bounded(plan: Plan, rulings: tuple[Ruling, ...], policy: Policy) -> 
     event(f"{len(executes)} executes" if len(executes) < 3 else "3+ executes")
     for ruling in rulings:
         if ruling.outcome == "queue":
-            # A status change without evidence waits for a person (core/evidence.py).
+            # A status change without evidence waits for a person (core/authority/evidence.py).
             assert ruling.item.operation not in ("add_progress_event", "flag_for_human")
             if ruling.item.operation == "update_task_status":
                 assert "evidence" in ruling.reason

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core.authority import ApprovalHistory, Ruling, authorize
-from custodian_runtime.core.plan import Plan, ProposedItem, fingerprint
+from custodian_runtime.core.authority.authorize import ApprovalHistory, Ruling, authorize
+from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.policy import Policy
 from test_authority_support import plan_of, platform, proposal, website
 

@@ -14,7 +14,7 @@ from custodian_runtime.core.contract import (
     Task,
     WorkstreamWithTasks,
 )
-from custodian_runtime.core.plan import Plan, extract_plan
+from custodian_runtime.core.plan.extract import Plan, extract_plan
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 

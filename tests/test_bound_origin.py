@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.authority.authorize import authorize
+from custodian_runtime.core.authority.precondition import precondition
 from custodian_runtime.core.policy import Policy
-from custodian_runtime.core.precondition import precondition
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, small_dataset, tree_digest
 from spinesupport import (
     HOLD_TIMEOUT_S,
@@ -224,7 +224,7 @@ def test_creates_store_the_domain_and_the_titles_they_must_not_meet() -> None:
 
 
 def test_the_hub_is_named_without_its_userinfo() -> None:
-    from custodian_runtime.core.origin import hub_identity_of
+    from custodian_runtime.core.authority.origin import hub_identity_of
 
     assert hub_identity_of("http://ana:s3cret@Hub.Example:8765/") == "http://hub.example:8765"
     assert hub_identity_of("https://hub.example/api/") == "https://hub.example/api"

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.authority import authorize
-from custodian_runtime.core.budgets import RecentWrites, wider_window
-from custodian_runtime.core.journal import format_at
-from custodian_runtime.core.own_writes import OwnWrite
+from custodian_runtime.core.authority.authorize import authorize
+from custodian_runtime.core.authority.budgets import RecentWrites, wider_window
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.journal.api import format_at
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.run.observe import read_observation
 from custodian_runtime.statehub.client import StateHubClient
@@ -179,7 +179,7 @@ def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
 
 
 def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
-    from custodian_runtime.core.budgets import recent_writes
+    from custodian_runtime.core.authority.budgets import recent_writes
 
     old_event = _own("add_progress_event", 48, 1)
     old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")

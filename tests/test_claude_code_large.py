@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.context import estimate_tokens
+from custodian_runtime.core.context.prompt import estimate_tokens
 from custodian_runtime.errors import ModelError
 from custodian_runtime.llm.base import ModelConfig, Prompt
 from custodian_runtime.llm.claude_code import ClaudeCodeModel

@@ -7,11 +7,11 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core._context_items import Piece
-from custodian_runtime.core._context_select import Candidates, select
-from custodian_runtime.core.context import build_view
+from custodian_runtime.core.context._items import Piece
+from custodian_runtime.core.context._select import Candidates, select
+from custodian_runtime.core.context.prompt import build_view
+from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.tokens import estimate_tokens
 from custodian_runtime.render.prompt import render_prompt
 from domaingen import generated_summary
 from test_context_fixtures import NONCE, typical_inputs

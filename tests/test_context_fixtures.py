@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.context import ApprovalBrief, PromptInputs
+from custodian_runtime.core.context.prompt import ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import (
     Decision,
     DomainOverview,

@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core.context import CATEGORIES, block_opening, build_view
-from custodian_runtime.core.contract import TEXT_LIMITS
-from custodian_runtime.core.neutralize import (
+from custodian_runtime.core.context.neutralize import (
     INVALID_DOMAIN,
     INVALID_ID,
     data_block,
@@ -21,6 +19,8 @@ from custodian_runtime.core.neutralize import (
     safe_domain,
     safe_id,
 )
+from custodian_runtime.core.context.prompt import CATEGORIES, block_opening, build_view
+from custodian_runtime.core.contract import TEXT_LIMITS
 from custodian_runtime.render.prompt import render_prompt
 from test_context_fixtures import NONCE, task, typical_inputs, typical_summary
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core.context import (
+from custodian_runtime.core.context.prompt import (
     CATEGORIES,
     PromptView,
     build_view,

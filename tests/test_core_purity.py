@@ -69,11 +69,11 @@ def _inside(name: str, packages: tuple[str, ...]) -> bool:
 
 
 def test_core_modules_exist() -> None:
-    assert len(list(CORE.glob("*.py"))) >= 4
+    assert len(list(CORE.rglob("*.py"))) >= 4
 
 
 def test_core_does_no_io_and_reads_no_clock() -> None:
-    violations = [v for path in sorted(CORE.glob("*.py")) for v in _violations(path)]
+    violations = [v for path in sorted(CORE.rglob("*.py")) for v in _violations(path)]
     assert violations == []
 
 

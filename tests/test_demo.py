@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import demo_dataset
-from custodian_runtime.core.display import columns
-from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.plan.extract import extract_plan
+from custodian_runtime.core.presentation.display import columns
 from runsupport import REPO, CliResult, run_cli
 from spinesupport import journal, of_run
 

@@ -13,9 +13,9 @@ from types import ModuleType
 
 import pytest
 
-from custodian_runtime.core._context_items import COLUMNS
-from custodian_runtime.core._prompt_sections import PROMPT_SECTIONS
-from custodian_runtime.core.context import CATEGORIES, SECTIONS, build_view, section_items
+from custodian_runtime.core.context._items import COLUMNS
+from custodian_runtime.core.context._sections import PROMPT_SECTIONS
+from custodian_runtime.core.context.prompt import CATEGORIES, SECTIONS, build_view, section_items
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm._child_env import PROVIDER_KEYS, refused
 from custodian_runtime.llm.specs import ADAPTERS, NEEDS_ARGUMENT, SPEC_CHOICES

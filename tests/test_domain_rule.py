@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.context.neutralize import INVALID_DOMAIN, safe_domain
 from custodian_runtime.core.contract import DOMAIN_PATTERN, is_domain
-from custodian_runtime.core.neutralize import INVALID_DOMAIN, safe_domain
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock

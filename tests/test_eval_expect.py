@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from custodian_runtime.core.eval_expect import EvalItem, Expectation, check, score
+from custodian_runtime.core.tooling.eval_expect import EvalItem, Expectation, check, score
 
 EXPECT: TypeAdapter[Expectation] = TypeAdapter(Expectation)
 

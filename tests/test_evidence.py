@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.authority.authorize import authorize
+from custodian_runtime.core.authority.evidence import Evidence, own_write_ids
+from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
-from custodian_runtime.core.evidence import Evidence, own_write_ids
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.plan.extract import extract_plan
 from runsupport import CANON, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website
 
@@ -253,8 +253,8 @@ def test_the_offline_planner_cites_a_persons_event_and_is_quiet_the_second_time(
 
 
 def test_offline_done_comes_only_with_a_persons_event() -> None:
-    from custodian_runtime.core.offline_planner import offline_plan
-    from custodian_runtime.core.planning_facts import PlanningFacts
+    from custodian_runtime.core.tooling.offline_planner import offline_plan
+    from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 
     by_person = _event("ev-1", summary="Work is done and merged.")
     by_itself = _event("ev-2", source="custodian", summary="Work is done.")

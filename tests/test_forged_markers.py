@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from custodian_runtime.core.context import ApprovalBrief
-from custodian_runtime.core.neutralize import data_block
+from custodian_runtime.core.context.neutralize import data_block
+from custodian_runtime.core.context.prompt import ApprovalBrief
 from custodian_runtime.render.prompt import render_prompt
 from test_context_fixtures import NONCE, task, typical_inputs, typical_summary
 

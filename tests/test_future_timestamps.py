@@ -6,11 +6,11 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from custodian_runtime.core._timestamps import activity_age
-from custodian_runtime.core.context import build_view
+from custodian_runtime.core.context.prompt import build_view
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.offline_planner import offline_plan
-from custodian_runtime.core.plan import extract_plan
-from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.plan.extract import extract_plan
+from custodian_runtime.core.tooling.offline_planner import offline_plan
+from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from test_authority_support import NOW, workstream
 from test_context_fixtures import typical_inputs
 

@@ -16,8 +16,8 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core._normalized import text_key
-from custodian_runtime.core.approvals import ApprovalItem, history_for, new_item
-from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.approvals.items import ApprovalItem, history_for, new_item
+from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.policy import Policy
 from runsupport import CANON, CliResult, plan_response, run_cli
 from test_authority_support import NOW, plan_of, proposal, website

@@ -7,8 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from custodian_runtime.audit.inspection import inspect_command
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.journal_render import UNSEALED
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.presentation.journal_render import UNSEALED
 from custodian_runtime.memory.journal_store import JournalStore
 from test_journal_core import (
     APPROVAL_AUTH,
@@ -178,7 +178,7 @@ def test_an_interrupted_write_is_unfinished_until_the_next_run_reconciles_it(
     )
     history = list(store.read(DOMAIN).records)
     writer = store.writer(DOMAIN, "r3", StepClock(T0 + timedelta(hours=1)))
-    write_reconciling_run(writer, J.unfinished_items(history))
+    write_reconciling_run(writer, core_journal.unfinished_items(history))
     writer.close_interrupted(history)
     code, text = _inspect(tmp_path, "r3")
     assert code == 0, text

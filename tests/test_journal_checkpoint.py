@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.journal_fold import empty, fold
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.fold import empty, fold
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._journal_checkpoint import load_checkpoint
 from custodian_runtime.memory.journal_store import JournalStore
@@ -62,11 +62,11 @@ def test_a_run_after_a_killed_run_reads_the_checkpoint_and_only_the_tail(
     opened = store.open(DOMAIN)
     assert opened.rebuilt is None and opened.tail == 10
     assert len(seen) == 10  # the killed run's lines, not the 42 before them
-    pending = J.unfinished_items(opened.history)
+    pending = core_journal.unfinished_items(opened.history)
     assert [(p.run_id, p.index, p.dispatched) for p in pending] == [("r4", 0, True)]
-    assert J.interrupted_runs(opened.history) == ["r4"]
+    assert core_journal.interrupted_runs(opened.history) == ["r4"]
     whole = store.read(DOMAIN).records
-    assert J.unfinished_items(list(whole)) == pending
+    assert core_journal.unfinished_items(list(whole)) == pending
     assert opened.checkpoint == fold(empty(DOMAIN), whole)
 
 
@@ -94,7 +94,7 @@ def test_a_tampered_record_before_the_checkpoint_is_caught_by_inspect_not_read_b
     path.write_bytes(b"\n".join(lines))
     opened = store.open(DOMAIN)  # the run relies on the checkpoint, which was verified
     assert opened.rebuilt is None
-    problems = J.replay_problems(store.scan(DOMAIN).records)
+    problems = core_journal.replay_problems(store.scan(DOMAIN).records)
     assert any("record 3 (prompt, run r1): hash mismatch" in p for p in problems)
 
 
@@ -141,7 +141,7 @@ def test_segments_rotate_at_a_run_boundary_and_the_chain_runs_across_them(
     assert len(sealed) >= 2
     records = store.read(DOMAIN).records
     assert [r.seq for r in records] == list(range(1, 8 * 14 + 1))
-    assert J.verify_chain(records) == [] and J.verify_spine(records) == []
+    assert core_journal.verify_chain(records) == [] and core_journal.verify_spine(records) == []
     for segment in sealed:  # each segment begins with a run's first record
         first = segment.read_bytes().split(b"\n", 1)[0]
         assert b'"kind":"run_started"' in first
@@ -158,7 +158,7 @@ def test_a_killed_run_after_a_rotation_is_still_found_in_the_tail(tmp_path: Path
     _killed(store, "r3")  # rotates the active file before its run_started
     opened = store.open(DOMAIN)
     assert opened.rebuilt is None and opened.tail == 10
-    assert [p.run_id for p in J.unfinished_items(opened.history)] == ["r3"]
+    assert [p.run_id for p in core_journal.unfinished_items(opened.history)] == ["r3"]
 
 
 def test_a_single_file_journal_from_before_checkpoints_is_read_and_migrated(
@@ -198,7 +198,7 @@ def test_with_a_seal_key_an_edited_checkpoint_is_not_trusted_and_the_scan_decide
     path.write_text(json.dumps(saved))
     opened = store.open(DOMAIN)
     assert opened.rebuilt == "checkpoint carries no valid seal"
-    assert [p.run_id for p in J.unfinished_items(opened.history)] == ["r2"]
+    assert [p.run_id for p in core_journal.unfinished_items(opened.history)] == ["r2"]
     unsealed = JournalStore(tmp_path)  # without the key the seal is not checked
     assert unsealed.open(DOMAIN).rebuilt is None
 

@@ -14,10 +14,10 @@ from typing import Any, Protocol
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.core.journal_kinds import RulingRecord, read_as
-from custodian_runtime.core.plan import fingerprint as real_fingerprint
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.kinds import RulingRecord, read_as
+from custodian_runtime.core.plan.extract import fingerprint as real_fingerprint
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 DOMAIN = "website"
@@ -36,18 +36,18 @@ class StepClock:
 
 
 class Appender(Protocol):
-    def append(self, kind: str, data: dict[str, Any]) -> J.Record: ...
+    def append(self, kind: str, data: dict[str, Any]) -> core_journal.Record: ...
 
 
 class MemoryWriter:
     """Appends to a shared in-memory list of records, the way the disk writer would."""
 
-    def __init__(self, records: list[J.Record], run_id: str, clock: StepClock) -> None:
+    def __init__(self, records: list[core_journal.Record], run_id: str, clock: StepClock) -> None:
         self.records, self.run_id, self.clock = records, run_id, clock
 
-    def append(self, kind: str, data: dict[str, Any]) -> J.Record:
+    def append(self, kind: str, data: dict[str, Any]) -> core_journal.Record:
         prev = self.records[-1] if self.records else None
-        record = J.make_record(prev, self.run_id, DOMAIN, kind, self.clock(), data)
+        record = core_journal.make_record(prev, self.run_id, DOMAIN, kind, self.clock(), data)
         self.records.append(record)
         return record
 
@@ -139,7 +139,7 @@ def write_interrupted_run(w: Appender, run_id: str, dispatched: bool = True) -> 
         w.append("dispatched", {"index": 0, "idempotency_key": key_of(run_id, 0)})
 
 
-def write_reconciling_run(w: Appender, pending: Sequence[J.PendingWrite]) -> None:
+def write_reconciling_run(w: Appender, pending: Sequence[core_journal.PendingWrite]) -> None:
     """The next run: re-sends each unfinished write with its original key, then runs normally."""
     w.append("run_started", {"model_spec": "offline", "pid": 4243, "host": "runner-1"})
     for p in pending:
@@ -153,9 +153,9 @@ def write_reconciling_run(w: Appender, pending: Sequence[J.PendingWrite]) -> Non
     w.append("finished", {"status": "skipped", "exit_code": 0, "counts": {}})
 
 
-def build(*runs: tuple[str, Any]) -> list[J.Record]:
+def build(*runs: tuple[str, Any]) -> list[core_journal.Record]:
     """Records of several runs written one after the other with the given builders."""
-    records: list[J.Record] = []
+    records: list[core_journal.Record] = []
     clock = StepClock()
     for run_id, builder in runs:
         builder(MemoryWriter(records, run_id, clock), run_id)
@@ -170,7 +170,7 @@ def interrupted(w: Appender, run_id: str) -> None:
     write_interrupted_run(w, run_id)
 
 
-def messages(problems: Sequence[J.Problem]) -> list[str]:
+def messages(problems: Sequence[core_journal.Problem]) -> list[str]:
     return [str(p) for p in problems]
 
 
@@ -178,7 +178,9 @@ def messages(problems: Sequence[J.Problem]) -> list[str]:
 
 
 def test_a_record_line_is_pinned() -> None:
-    record = J.make_record(None, "r1", DOMAIN, "plan", T0, {"status": "accepted", "items": 2})
+    record = core_journal.make_record(
+        None, "r1", DOMAIN, "plan", T0, {"status": "accepted", "items": 2}
+    )
     assert record.line() == (
         '{"at":"2025-03-01T09:00:00.000000Z","data":{"items":2,"status":"accepted"},'
         f'"domain":"website","hash":"{record.hash}","kind":"plan","prev":"{"0" * 64}",'
@@ -189,20 +191,22 @@ def test_a_record_line_is_pinned() -> None:
 
 
 def test_make_record_takes_seq_and_prev_from_the_previous_record() -> None:
-    first = J.make_record(None, "r1", DOMAIN, "run_started", T0, {})
-    second = J.make_record(first, "r1", DOMAIN, "finished", T0, {"counts": (1, 2)})
-    assert (first.seq, first.prev) == (1, J.GENESIS)
+    first = core_journal.make_record(None, "r1", DOMAIN, "run_started", T0, {})
+    second = core_journal.make_record(first, "r1", DOMAIN, "finished", T0, {"counts": (1, 2)})
+    assert (first.seq, first.prev) == (1, core_journal.GENESIS)
     assert (second.seq, second.prev) == (2, first.hash)
     assert second.data == {"counts": [1, 2]}  # plain JSON, so it hashes the same when read back
-    assert J.Record.model_validate(json.loads(second.line())) == second
+    assert core_journal.Record.model_validate(json.loads(second.line())) == second
 
 
 def test_make_record_refuses_naive_times_unknown_kinds_and_mixed_domains() -> None:
-    first = J.make_record(None, "r1", DOMAIN, "run_started", T0, {})
+    first = core_journal.make_record(None, "r1", DOMAIN, "run_started", T0, {})
     for call in (
-        lambda: J.make_record(None, "r1", DOMAIN, "run_started", datetime(2025, 3, 1), {}),
-        lambda: J.make_record(None, "r1", DOMAIN, "launch_missiles", T0, {}),
-        lambda: J.make_record(first, "r1", "platform", "finished", T0, {}),
+        lambda: core_journal.make_record(
+            None, "r1", DOMAIN, "run_started", datetime(2025, 3, 1), {}
+        ),
+        lambda: core_journal.make_record(None, "r1", DOMAIN, "launch_missiles", T0, {}),
+        lambda: core_journal.make_record(first, "r1", "platform", "finished", T0, {}),
     ):
         try:
             call()
@@ -214,8 +218,8 @@ def test_make_record_refuses_naive_times_unknown_kinds_and_mixed_domains() -> No
 def test_a_realistic_run_verifies_clean() -> None:
     records = build(("r1", completed), ("r2", completed))
     assert [r.seq for r in records] == list(range(1, 29))
-    assert J.verify_chain(records) == []
-    assert J.verify_spine(records) == []
+    assert core_journal.verify_chain(records) == []
+    assert core_journal.verify_spine(records) == []
 
 
 def test_a_changed_past_record_is_named_exactly() -> None:
@@ -223,7 +227,7 @@ def test_a_changed_past_record_is_named_exactly() -> None:
     ruling = records[7]
     forged = ruling.model_copy(update={"data": {**ruling.data, "outcome": "execute"}})
     records[7] = forged
-    assert messages(J.verify_chain(records)) == [
+    assert messages(core_journal.verify_chain(records)) == [
         "record 8 (ruling, run r1): hash mismatch (the record was changed after it was written)"
     ]
 
@@ -232,9 +236,9 @@ def test_a_rehashed_forgery_breaks_the_next_link() -> None:
     records = build(("r1", completed))
     fields = records[7].model_dump()
     fields["data"] = {**fields["data"], "reason": "forged"}
-    fields["hash"] = J.record_hash(fields)
-    records[7] = J.Record(**fields)
-    assert messages(J.verify_chain(records)) == [
+    fields["hash"] = core_journal.record_hash(fields)
+    records[7] = core_journal.Record(**fields)
+    assert messages(core_journal.verify_chain(records)) == [
         "record 9 (authorized, run r1): prev does not match the hash of record 8"
     ]
 
@@ -242,7 +246,7 @@ def test_a_rehashed_forgery_breaks_the_next_link() -> None:
 def test_a_deleted_record_breaks_seq_and_prev() -> None:
     records = build(("r1", completed))
     del records[9]
-    assert messages(J.verify_chain(records)) == [
+    assert messages(core_journal.verify_chain(records)) == [
         "record 11 (receipt, run r1): seq 11 follows record 9, expected 10",
         "record 11 (receipt, run r1): prev does not match the hash of record 9",
     ]
@@ -254,12 +258,12 @@ def test_a_deleted_record_breaks_seq_and_prev() -> None:
 def test_an_interrupted_last_run_leaves_an_unfinished_item() -> None:
     records = build(("r1", completed), ("r2", interrupted))
     authorized = next(r for r in records if r.kind == "authorized" and r.run_id == "r2")
-    assert messages(J.verify_spine(records)) == [
+    assert messages(core_journal.verify_spine(records)) == [
         f"record {authorized.seq} (authorized, run r2): no receipt, failed or stale record "
         "and no later reconciliation (unfinished)"
     ]
-    assert J.unfinished_items(records) == [
-        J.PendingWrite(
+    assert core_journal.unfinished_items(records) == [
+        core_journal.PendingWrite(
             run_id="r2", index=0, operation="add_progress_event", params=dict(ITEMS[0][2]),
             idempotency_key=key_of("r2", 0), fingerprint=fingerprint(0),
             authorized_seq=authorized.seq, dispatched=True, authorized_at=authorized.at,
@@ -268,26 +272,28 @@ def test_an_interrupted_last_run_leaves_an_unfinished_item() -> None:
             ),
         )
     ]  # fmt: skip
-    assert J.interrupted_runs(records) == ["r2"]
+    assert core_journal.interrupted_runs(records) == ["r2"]
 
 
 def test_a_reconciling_run_closes_the_item_and_the_interrupted_run() -> None:
     records = build(("r1", completed), ("r2", interrupted))
-    pending = J.unfinished_items(records)
+    pending = core_journal.unfinished_items(records)
     clock = StepClock(T0 + timedelta(hours=1))
     w = MemoryWriter(records, "r3", clock)
     write_reconciling_run(w, pending)
     # Without a finished record for r2, the later run leaves r2 open.
-    assert any("run has no finished record" in m for m in messages(J.verify_spine(records)))
+    assert any(
+        "run has no finished record" in m for m in messages(core_journal.verify_spine(records))
+    )
     finished = {
         "status": "interrupted",
         "exit_code": None,
-        "counts": J.derived_counts(records, "r2"),
+        "counts": core_journal.derived_counts(records, "r2"),
     }
     MemoryWriter(records, "r2", clock).append("finished", finished)
-    assert J.verify_chain(records) == []
-    assert J.verify_spine(records) == []
-    assert J.unfinished_items(records) == []
+    assert core_journal.verify_chain(records) == []
+    assert core_journal.verify_spine(records) == []
+    assert core_journal.unfinished_items(records) == []
 
 
 def test_a_reconciliation_without_a_receipt_is_still_unfinished() -> None:
@@ -296,19 +302,19 @@ def test_a_reconciliation_without_a_receipt_is_still_unfinished() -> None:
     w.append("reconciled", {
         "run_id_of_the_interrupted_run": "r1", "index": 0, "idempotency_key": key_of("r1", 0),
     })  # fmt: skip
-    problems = messages(J.verify_spine(records))
+    problems = messages(core_journal.verify_spine(records))
     assert any("reconciled by run r2 but still has no receipt" in m for m in problems)
-    assert [p.run_id for p in J.unfinished_items(records)] == ["r1"]
+    assert [p.run_id for p in core_journal.unfinished_items(records)] == ["r1"]
 
 
 def _spine_of(*steps: tuple[str, dict[str, Any]]) -> list[str]:
-    records: list[J.Record] = []
+    records: list[core_journal.Record] = []
     w = MemoryWriter(records, "r1", StepClock())
     write_opening(w)
     for kind, data in steps:
         w.append(kind, data)
     w.append("finished", {"status": "completed", "exit_code": 0, "counts": {}})
-    return [m.split(": ", 1)[1] for m in messages(J.verify_spine(records))]
+    return [m.split(": ", 1)[1] for m in messages(core_journal.verify_spine(records))]
 
 
 AUTH0 = {"index": 0, "operation": "add_progress_event", "params": ITEMS[0][2],
@@ -369,7 +375,7 @@ def test_run_structure_records_after_finished_and_missing_run_started() -> None:
     w = MemoryWriter(records, "r1", StepClock(T0 + timedelta(hours=1)))
     w.append("note_written", {"path": "late.md", "sha256": "0" * 64})
     MemoryWriter(records, "r2", StepClock(T0 + timedelta(hours=2))).append("plan", {})
-    assert messages(J.verify_spine(records)) == [
+    assert messages(core_journal.verify_spine(records)) == [
         "record 15 (note_written, run r1): record after the run finished at website:14",
         "record 16 (plan, run r2): run begins without a run_started record",
     ]
@@ -396,8 +402,8 @@ def test_an_approval_run_authorizes_by_person() -> None:
     w.append("authorized", APPROVAL_AUTH)
     w.append("dispatched", DISP0)
     w.append("receipt", RCPT0)
-    assert J.verify_spine(records) == []
-    records[14] = J.make_record(
+    assert core_journal.verify_spine(records) == []
+    records[14] = core_journal.make_record(
         records[13],
         "approval-apr-7",
         DOMAIN,
@@ -405,7 +411,7 @@ def test_an_approval_run_authorizes_by_person() -> None:
         T0,
         {**decided, "decision": "stale"},
     )
-    assert "without an approved approval_decided" in messages(J.verify_spine(records))[0]
+    assert "without an approved approval_decided" in messages(core_journal.verify_spine(records))[0]
 
 
 def test_an_approval_run_needs_its_ruling_and_an_unedited_item() -> None:
@@ -415,7 +421,7 @@ def test_an_approval_run_needs_its_ruling_and_an_unedited_item() -> None:
         w.append("approval_decided", {"approval_id": "apr-7", "decision": "approved", "by": "ana"})
         for kind, data in steps:
             w.append(kind, data)
-        return [m.split(": ", 1)[1] for m in messages(J.verify_spine(records))]
+        return [m.split(": ", 1)[1] for m in messages(core_journal.verify_spine(records))]
 
     chain = (("dispatched", DISP0), ("receipt", RCPT0))
     assert approval(("authorized", APPROVAL_AUTH), *chain) == [
@@ -440,29 +446,29 @@ def test_an_approval_run_needs_its_ruling_and_an_unedited_item() -> None:
 
 
 def test_last_completed_observation_skips_interrupted_and_skipped_runs() -> None:
-    records: list[J.Record] = []
+    records: list[core_journal.Record] = []
     clock = StepClock()
     write_completed_run(MemoryWriter(records, "r1", clock), "r1", state_digest="1" * 64)
     write_interrupted_run(MemoryWriter(records, "r2", clock), "r2")
-    assert J.last_completed_observation([]) is None
-    last = J.last_completed_observation(records)
+    assert core_journal.last_completed_observation([]) is None
+    last = core_journal.last_completed_observation(records)
     assert last is not None
     finished_at, state_digest, summary = last.finished_at, last.state_digest, last.summary
     assert state_digest == "1" * 64
-    assert finished_at == J.parse_at(records[13].at) and records[13].kind == "finished"
+    assert finished_at == core_journal.parse_at(records[13].at) and records[13].kind == "finished"
     assert summary["domain"] == DOMAIN
 
 
 def test_run_summaries_and_latest_run() -> None:
     records = build(("r1", completed), ("r2", interrupted))
-    summaries = J.run_summaries(records)
+    summaries = core_journal.run_summaries(records)
     assert [(s.run_id, s.status, s.first_seq, s.last_seq) for s in summaries] == [
         ("r1", "completed", 1, 14),
         ("r2", "no finished record", 15, 24),
     ]
     assert summaries[0].model == "offline (offline/rules-1)"
-    assert J.latest_run_id(records) == "r2"
-    assert J.latest_run_id([]) is None
+    assert core_journal.latest_run_id(records) == "r2"
+    assert core_journal.latest_run_id([]) is None
 
 
 _FIELDS = st.sampled_from(["seq", "run_id", "kind", "at", "data", "prev", "domain"])
@@ -479,5 +485,5 @@ def test_any_change_to_any_record_is_detected(position: int, field: str, salt: s
         "kind": "receipt" if fields["kind"] != "receipt" else "failed",
     }.get(field, f"{fields[field]}{salt}")
     records[position] = records[position].model_copy(update={field: changed})
-    problems = J.verify_chain(records)
+    problems = core_journal.verify_chain(records)
     assert problems and problems[0].seq in (fields["seq"], fields["seq"] + 1)

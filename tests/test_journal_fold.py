@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.journal_fold import (
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.fold import (
     Checkpoint,
     compact,
     empty,
@@ -44,9 +44,9 @@ def _approval(w: MemoryWriter, run_id: str, finish: bool) -> None:
         write_receipt(w, 0, "t-1")
 
 
-def _reconcile(w: MemoryWriter, records: list[J.Record]) -> None:
+def _reconcile(w: MemoryWriter, records: list[core_journal.Record]) -> None:
     w.append("run_started", {"model_spec": "offline"})
-    for p in J.unfinished_items(records):
+    for p in core_journal.unfinished_items(records):
         marker = {"reconciles": p.run_id}
         w.append("reconciled", {"run_id_of_the_interrupted_run": p.run_id, "index": p.index,
                                 "idempotency_key": p.idempotency_key})  # fmt: skip
@@ -57,20 +57,20 @@ def _reconcile(w: MemoryWriter, records: list[J.Record]) -> None:
 
 
 class _Writer(MemoryWriter):
-    def close_interrupted(self, records: list[J.Record]) -> None:
-        for run_id in J.interrupted_runs(records):
+    def close_interrupted(self, records: list[core_journal.Record]) -> None:
+        for run_id in core_journal.interrupted_runs(records):
             if run_id != self.run_id:
-                counts = J.derived_counts(records, run_id)
+                counts = core_journal.derived_counts(records, run_id)
                 prev = self.records[-1]
                 data = {"status": "interrupted", "exit_code": None, "counts": counts}
                 self.records.append(
-                    J.make_record(prev, run_id, DOMAIN, "finished", self.clock(), data)
+                    core_journal.make_record(prev, run_id, DOMAIN, "finished", self.clock(), data)
                 )
 
 
-def journal_of(kinds: list[int]) -> list[J.Record]:
+def journal_of(kinds: list[int]) -> list[core_journal.Record]:
     """A journal of runs: 0 completed, 1 killed, 2 reconciling, 3 approval, 4 killed approval."""
-    records: list[J.Record] = []
+    records: list[core_journal.Record] = []
     clock = StepClock()
     for number, kind in enumerate(kinds):
         run_id = f"r{number:03d}"
@@ -86,14 +86,14 @@ def journal_of(kinds: list[int]) -> list[J.Record]:
     return records
 
 
-def views(records: list[J.Record]) -> dict[str, Any]:
+def views(records: list[core_journal.Record]) -> dict[str, Any]:
     """Everything a run reads from its history."""
-    interrupted = J.interrupted_runs(records)
+    interrupted = core_journal.interrupted_runs(records)
     return {
-        "unfinished": J.unfinished_items(records),
+        "unfinished": core_journal.unfinished_items(records),
         "interrupted": interrupted,
-        "counts": [J.derived_counts(records, r) for r in interrupted],
-        "last_completed": J.last_completed_observation(records),
+        "counts": [core_journal.derived_counts(records, r) for r in interrupted],
+        "last_completed": core_journal.last_completed_observation(records),
     }
 
 
@@ -143,7 +143,7 @@ def test_an_open_write_keeps_the_records_that_prove_it_until_it_closes() -> None
     assert [r.run_id for r in authorized] == ["r001"]
     assert any(r.kind == "ruling" and r.run_id == "r001" for r in kept)
     closed = compact(journal_of([0, 1, 2, 0]))
-    assert J.unfinished_items(list(closed)) == []
+    assert core_journal.unfinished_items(list(closed)) == []
     assert not any(r.run_id == "r001" and r.kind == "authorized" for r in closed)
 
 
@@ -165,7 +165,7 @@ def test_a_checkpoint_with_an_edited_record_is_not_trusted() -> None:
     assert any("hash mismatch" in p for p in own_problems(broken))
 
 
-def _tamper(records: list[J.Record], at: int) -> list[J.Record]:
+def _tamper(records: list[core_journal.Record], at: int) -> list[core_journal.Record]:
     """The journal with record `at` changed after it was written (its hash no longer fits)."""
     changed = records[at].model_copy(update={"data": {**records[at].data, "edited": True}})
     return [*records[:at], changed, *records[at + 1 :]]
@@ -183,7 +183,7 @@ def test_verifying_window_by_window_finds_what_a_whole_replay_finds(
     store = JournalStore(memory)
     store.path(DOMAIN).parent.mkdir(parents=True)
     store.path(DOMAIN).write_text("".join(r.line() + "\n" for r in records), encoding="utf-8")
-    whole = J.replay_problems(records)
+    whole = core_journal.replay_problems(records)
     original = journal_verify.WINDOW
     journal_verify.WINDOW = window
     try:
@@ -191,4 +191,6 @@ def test_verifying_window_by_window_finds_what_a_whole_replay_finds(
     finally:
         journal_verify.WINDOW = original
     assert report.problem_lines() == whole
-    assert [s.brief() for s in report.summaries] == [s.brief() for s in J.run_summaries(records)]
+    assert [s.brief() for s in report.summaries] == [
+        s.brief() for s in core_journal.run_summaries(records)
+    ]

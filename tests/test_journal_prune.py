@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core.journal_prune import parse_keep
+from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import ContentStore
 from runsupport import CliResult, run_cli

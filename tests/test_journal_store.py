@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.errors import ConfigError, JournalError
 from custodian_runtime.memory.journal_store import JournalStore, parse_line
 from test_journal_core import DOMAIN, T0, StepClock, write_completed_run, write_interrupted_run
@@ -33,7 +33,7 @@ def test_appends_are_visible_after_reopening(tmp_path: Path) -> None:
     records = JournalStore(tmp_path).read(DOMAIN).records
     assert [r.seq for r in records] == list(range(1, 29))
     assert {r.run_id for r in records} == {"r1", "r2"}
-    assert J.verify_chain(records) == [] and J.verify_spine(records) == []
+    assert core_journal.verify_chain(records) == [] and core_journal.verify_spine(records) == []
     assert all(line == r.line() for line, r in zip(raw.decode().splitlines(), records, strict=True))
 
 
@@ -61,7 +61,7 @@ def test_a_torn_tail_is_set_aside_and_earlier_records_are_kept(tmp_path: Path) -
     # The next writer continues after the last good record.
     record = store.writer(DOMAIN, "r2", StepClock(T0)).append("run_started", {})
     assert record.seq == 15
-    assert J.verify_chain(store.read(DOMAIN).records) == []
+    assert core_journal.verify_chain(store.read(DOMAIN).records) == []
 
 
 def test_a_bad_last_line_with_a_newline_is_torn_too(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_a_writer_notices_a_file_changed_behind_its_back(tmp_path: Path) -> None
     store.writer(DOMAIN, "r2", StepClock()).append("run_started", {})
     with pytest.raises(JournalError, match="changed under the writer"):
         first.append("observed", {})
-    assert J.verify_chain(store.read(DOMAIN).records) == []
+    assert core_journal.verify_chain(store.read(DOMAIN).records) == []
 
 
 def test_close_interrupted_writes_finished_for_a_killed_run(tmp_path: Path) -> None:
@@ -215,4 +215,4 @@ def test_domain_names_cannot_escape_the_journal_directory(tmp_path: Path) -> Non
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(raw=st.binary(max_size=300))
 def test_the_line_parser_never_raises(raw: bytes) -> None:
-    assert isinstance(parse_line(raw), (str, J.Record))
+    assert isinstance(parse_line(raw), (str, core_journal.Record))

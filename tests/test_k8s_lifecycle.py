@@ -17,7 +17,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from custodian_runtime.core.own_writes import RETAIN
+from custodian_runtime.core.authority.own_writes import RETAIN
 
 REPO = Path(__file__).resolve().parent.parent
 K8S = REPO / "k8s"

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import httpx
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.journal_fold import compact
-from custodian_runtime.core.journal_kinds import Receipt, read_as
-from custodian_runtime.core.late_landings import LATE_WINDOW, closed_writes
-from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.fold import compact
+from custodian_runtime.core.journal.kinds import Receipt, read_as
+from custodian_runtime.core.journal.late_landings import LATE_WINDOW, closed_writes
+from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.memory.journal_store import JournalStore
 from runsupport import hub_get
 from spinesupport import (
@@ -92,10 +92,10 @@ def test_a_closed_write_that_lands_later_is_found_once_and_flagged(tmp_path: Pat
             "killed-run",
             True,
         )
-        assert J.verify_chain(records) == []
+        assert core_journal.verify_chain(records) == []
         # The forged write breaks its own rules (no run_started, no ruling); the late receipt none.
         [forged] = of_run(records, "killed-run", "authorized")
-        assert {p.seq for p in J.verify_spine(records)} == {forged.seq}
+        assert {p.seq for p in core_journal.verify_spine(records)} == {forged.seq}
         inspected = custodian_cli(
             tmp_path, "inspect", str(finding["run_id"]), "--memory", str(memory)
         )
@@ -122,6 +122,6 @@ def test_the_checkpoint_keeps_a_closed_write_for_the_window_then_lets_it_go(
     # Folding the journal keeps what comparing it with the hub needs ...
     assert [c.write for c in closed_writes(compact(records))] == [closed.write]
     # ... until the window has passed since it was closed.
-    later = J.parse_at(records[-1].at) + LATE_WINDOW + timedelta(minutes=1)
-    tail = J.make_record(records[-1], "later-run", "website", "run_started", later, {})
+    later = core_journal.parse_at(records[-1].at) + LATE_WINDOW + timedelta(minutes=1)
+    tail = core_journal.make_record(records[-1], "later-run", "website", "run_started", later, {})
     assert closed_writes(compact([*records, tail])) == []

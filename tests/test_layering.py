@@ -249,3 +249,24 @@ def test_the_hub_client_never_imports_the_reference_hub() -> None:
     assert client and found == []
     assert not any(_within(door, "statehub") for door in HUB_DOORS)
     assert _problem("custodian_runtime.statehub.connect", "custodian_hub") is not None
+
+
+# Inside the core, what decides imports nothing that only presents or tools: presentation/ and
+# tooling/ sit above the rest of the core. The journal's public API re-exports the court record.
+CORE_APART = ("core.presentation", "core.tooling")
+CORE_APART_DOORS = ("core.journal.api",)
+
+
+def test_the_deciding_core_imports_no_presentation_or_tooling() -> None:
+    found = []
+    for path, module in _sources():
+        source = _inner(module)
+        if source is None or not _within(source, "core") or source == "core":
+            continue
+        if any(_within(source, e) for e in CORE_APART + CORE_APART_DOORS):
+            continue
+        for line, name in _imports(path):
+            target = _inner(name)
+            if target is not None and any(_within(target, e) for e in CORE_APART):
+                found.append(f"{module}:{line}: {name}")
+    assert found == [], "what decides must not need what presents; move the shared part down"

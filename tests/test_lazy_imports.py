@@ -105,7 +105,7 @@ def test_a_name_is_the_one_its_module_defines_and_listed_by_dir() -> None:
 
     assert custodian_hub.in_process is in_process
     assert custodian_runtime.run.run is run
-    assert custodian_runtime.core.plan is sys.modules["custodian_runtime.core.plan"]
+    assert custodian_runtime.core.plan.extract is sys.modules["custodian_runtime.core.plan.extract"]
     assert set(custodian_runtime.run.__all__) <= set(dir(custodian_runtime.run))
     assert set(custodian_runtime.core.__all__) <= set(dir(custodian_runtime.core))
 

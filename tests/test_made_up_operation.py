@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core import contract, operations
-from custodian_runtime.core._journal_spine import PendingWrite
-from custodian_runtime.core.authority_path import reconcile_step
+from custodian_runtime.core.authority.marks import with_run_mark
+from custodian_runtime.core.authority.path import reconcile_step
 from custodian_runtime.core.contract import DomainSummary, Id, ShortText
-from custodian_runtime.core.marks import with_run_mark
+from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import OWN_SOURCE, Landing, Lookup, OperationSpec
 from reviewsupport import review_page, review_settings
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset

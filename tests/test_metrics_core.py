@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approvals import new_item
-from custodian_runtime.core.journal_fold import compact
+from custodian_runtime.core.approvals.items import new_item
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.fold import compact
 from custodian_runtime.core.metrics import (
     METRICS,
     Figures,
@@ -23,9 +23,9 @@ T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 DOMAIN = "website"
 
 
-def _journal(*runs: tuple[str, int, dict[str, Any]]) -> list[J.Record]:
+def _journal(*runs: tuple[str, int, dict[str, Any]]) -> list[core_journal.Record]:
     """Runs of 90 s each, an hour apart: run_started then finished with the given exit code."""
-    records: list[J.Record] = []
+    records: list[core_journal.Record] = []
     for n, (status, code, extra) in enumerate(runs):
         start = T0 + timedelta(hours=n)
         for kind, at, data in (
@@ -37,7 +37,7 @@ def _journal(*runs: tuple[str, int, dict[str, Any]]) -> list[J.Record]:
             ),
         ):
             prev = records[-1] if records else None
-            records.append(J.make_record(prev, f"r{n}", DOMAIN, kind, at, data))
+            records.append(core_journal.make_record(prev, f"r{n}", DOMAIN, kind, at, data))
     return records
 
 

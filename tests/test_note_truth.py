@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.authority import ApprovalHistory, authorize
-from custodian_runtime.core.display import status_change
-from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
+from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.presentation.display import status_change
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings

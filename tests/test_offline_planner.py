@@ -6,13 +6,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from custodian_runtime.core.authority import ApprovalHistory, authorize
+from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import workstream_digests
-from custodian_runtime.core.offline_planner import offline_plan
-from custodian_runtime.core.plan import extract_plan
-from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.tooling.offline_planner import offline_plan
+from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from test_authority_support import NOW, flag, person_event, task, workstream
 
 

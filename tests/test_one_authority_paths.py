@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.authority_path import Grounds, PersonDecision, fresh_ruling, rule_write
-from custodian_runtime.core.budgets import RecentWrites
+from custodian_runtime.core.authority.budgets import RecentWrites
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.path import Grounds, PersonDecision, fresh_ruling, rule_write
+from custodian_runtime.core.authority.precondition import proposed_under
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan import ProposedItem, fingerprint
-from custodian_runtime.core.precondition import proposed_under
+from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

@@ -12,8 +12,8 @@ import pytest
 
 import custodian_runtime
 from custodian_runtime.core import operations
-from custodian_runtime.core._journal_spine import PendingWrite
-from custodian_runtime.core.authority_path import landed_on_hub
+from custodian_runtime.core.authority.path import landed_on_hub
+from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import Lookup, OperationSpec
 from custodian_runtime.core.policy import DEFAULT, Policy
 from test_authority_support import website

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.journal_records import Record
+from custodian_runtime.core.journal.records import Record
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run import RunResult, run
@@ -281,8 +281,8 @@ def test_the_summary_lists_every_item_in_plan_order() -> None:
 
 
 def _ruling(index: int, outcome: str = "execute") -> Any:
-    from custodian_runtime.core.authority import Ruling
-    from custodian_runtime.core.plan import ProposedItem
+    from custodian_runtime.core.authority.authorize import Ruling
+    from custodian_runtime.core.plan.extract import ProposedItem
 
     item = ProposedItem(
         index=index,
@@ -340,7 +340,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
     from datetime import UTC, datetime
 
     from custodian_runtime.approvals import execute
-    from custodian_runtime.core.approvals import new_item
+    from custodian_runtime.core.approvals.items import new_item
     from custodian_runtime.memory.run_journal import MemoryJournal
     from custodian_runtime.statehub.client import StateHubClient
 

@@ -9,11 +9,18 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.approval_text import fate, list_lines, show_text
-from custodian_runtime.core.approvals import ApprovalItem
-from custodian_runtime.core.authority import authorize
-from custodian_runtime.core.display import age, columns, fit, item_line, params_line, why
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.outcomes import ItemOutcome
+from custodian_runtime.core.presentation.approval_text import fate, list_lines, show_text
+from custodian_runtime.core.presentation.display import (
+    age,
+    columns,
+    fit,
+    item_line,
+    params_line,
+    why,
+)
 from custodian_runtime.run import RunResult
 from test_authority_support import plan_of, proposal, website
 

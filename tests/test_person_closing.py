@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.authority import ApprovalHistory, authorize
+from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.policy import Policy
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset

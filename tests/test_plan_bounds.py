@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.errors import PlanRejected
 from custodian_runtime.llm.base import Completion

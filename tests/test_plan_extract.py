@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from custodian_runtime.core.plan import MAX_DEPTH, extract_plan
+from custodian_runtime.core.plan.extract import MAX_DEPTH, extract_plan
 from custodian_runtime.errors import PlanRejected
 from test_authority_support import markdown
 

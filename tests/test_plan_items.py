@@ -8,7 +8,7 @@ import pytest
 
 from custodian_runtime.core import operations
 from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.core.plan import ProposedItem, fingerprint
+from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
 from test_authority_support import plan_of, proposal
 
 

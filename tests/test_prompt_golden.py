@@ -2,8 +2,8 @@
 
 The rendered system and user prompts for the hand-built state in test_context_fixtures.py (fixed
 `now`, fixed constitution text) are compared with tests/golden/prompt_system.txt and
-tests/golden/prompt_user.txt. After an intended change to the templates or to core/context.py,
-regenerate them and review the diff before committing:
+tests/golden/prompt_user.txt. After an intended change to the templates or to
+core/context/prompt.py, regenerate them and review the diff before committing:
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_prompt_golden.py
 """

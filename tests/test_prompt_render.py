@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from custodian_runtime.core.context import estimate_tokens
+from custodian_runtime.core.context.prompt import estimate_tokens
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import (
     SYSTEM_TEMPLATE,

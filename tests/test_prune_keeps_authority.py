@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core.approvals import history_for, new_item, recently_rejected
-from custodian_runtime.core.budgets import RecentWrites
-from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.approvals.items import history_for, new_item, recently_rejected
+from custodian_runtime.core.authority.budgets import RecentWrites
+from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.errors import PruneRefused
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_prune import prune

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
@@ -65,7 +65,7 @@ def _forge(memory: Path, *, with_ruling: bool) -> None:
             "by": "policy",
         },
     )
-    assert J.verify_chain(journal(memory)) == []
+    assert core_journal.verify_chain(journal(memory)) == []
 
 
 @pytest.mark.parametrize("with_ruling", [False, True], ids=["no-ruling", "ruled-elsewhere"])

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core import journal as J
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
 from custodian_runtime.core.digest import workstream_digests
-from custodian_runtime.core.recorded_decisions import RecordedDecision
+from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run import run
@@ -270,9 +270,13 @@ def test_another_hub_at_the_same_revision_is_read_not_trusted(
 
 def _completed(observed: dict[str, Any]) -> list[Any]:
     at = datetime(2026, 11, 29, 8, tzinfo=UTC)
-    started = J.make_record(None, "r-1", "website", "run_started", at, {})
-    seen = J.make_record(started, "r-1", "website", "observed", at, observed)
-    return [started, seen, J.make_record(seen, "r-1", "website", "finished", at, FINISHED)]
+    started = core_journal.make_record(None, "r-1", "website", "run_started", at, {})
+    seen = core_journal.make_record(started, "r-1", "website", "observed", at, observed)
+    return [
+        started,
+        seen,
+        core_journal.make_record(seen, "r-1", "website", "finished", at, FINISHED),
+    ]
 
 
 FINISHED = {"status": "completed", "exit_code": 0, "counts": {}}

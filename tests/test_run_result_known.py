@@ -9,12 +9,12 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.outcomes import ItemOutcome
-from custodian_runtime.run import Known, RunResult
+from custodian_runtime.run import RunResult, RunSoFar
 from runsupport import CANON, run_cli
 
 
 def test_the_result_is_frozen_and_built_from_what_was_known() -> None:
-    known = Known("r1", "website", model_spec="file:x", hub="embedded")
+    known = RunSoFar("r1", "website", model_spec="file:x", hub="embedded")
     later = replace(known, model="m", observations=("seen",))
     assert known.model is None and later.model == "m"  # a new value; the old one is as it was
     outcome = ItemOutcome(0, "add_progress_event", "web-ws-1", "executed", "ok", hub_id="evt-1")

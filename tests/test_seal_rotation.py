@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.seals import SealKey, seal_record
+from custodian_runtime.core.journal.seals import SealKey, seal_record
 from custodian_runtime.memory.journal_prune import prune
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import ContentStore
@@ -212,8 +212,8 @@ def test_reseal_moves_every_segment_the_anchor_and_the_checkpoint(
 
 
 def test_the_previous_key_only_verifies_and_is_never_shown() -> None:
-    from custodian_runtime.core.journal import make_record
-    from custodian_runtime.core.seals import record_sealer, verify_seals
+    from custodian_runtime.core.journal.api import make_record
+    from custodian_runtime.core.journal.seals import record_sealer, verify_seals
     from custodian_runtime.settings import load_settings
 
     at = datetime(2026, 1, 1, tzinfo=UTC)

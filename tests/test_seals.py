@@ -19,16 +19,16 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.approvals import new_item
-from custodian_runtime.core.journal import make_record, parse_at
-from custodian_runtime.core.plan import fingerprint
-from custodian_runtime.core.seals import (
+from custodian_runtime.core.approvals.items import new_item
+from custodian_runtime.core.journal.api import make_record, parse_at
+from custodian_runtime.core.journal.seals import (
     SealKey,
     item_seal_problem,
     seal_item,
     seal_record,
     verify_seals,
 )
+from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, tree_digest
 from spinesupport import THREE_WRITES, journal

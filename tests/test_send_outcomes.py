@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from custodian_runtime.core import journal as J
+from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.memory.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import SANCTIONED_CALLS, send
@@ -90,4 +90,4 @@ def test_a_replay_after_an_earlier_attempt_of_the_same_call_is_its_own_answer() 
 
     kind, journal = _send(httpx.MockTransport(first_lost_then_replayed))
     assert kind == "executed" and journal.records[-1].data["attempts"] == 2
-    assert {"unknown", "settled_by_hand"} <= J.KINDS
+    assert {"unknown", "settled_by_hand"} <= core_journal.KINDS

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core import authority
+from custodian_runtime.core.authority import authorize as authority
 from runsupport import CANON, CliResult, plan_response, run_cli
 from spinesupport import THREE_WRITES, journal
 

@@ -11,9 +11,9 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core.context import build_view
+from custodian_runtime.core.context.prompt import build_view
+from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.tokens import estimate_tokens
 from custodian_runtime.render.prompt import render_prompt
 from domaingen import WORDS, generated_summary
 from test_context_fixtures import typical_inputs

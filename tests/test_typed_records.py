@@ -1,6 +1,6 @@
-"""Each kind of journal record is one model, read and built only in core/journal_kinds.py.
+"""Each kind of journal record is one model, read and built only in core/journal/kinds.py.
 
-The rule: outside `core/journal_kinds.py` (the models) and `core/journal_records.py` (the record
+The rule: outside `core/journal/kinds.py` (the models) and `core/journal/records.py` (the record
 and its hash), no runtime module reads an attribute named `data` except to call it (`x.data()`):
 so `record.data["x"]`, `record.data.get("x")`, `data = record.data; data["x"]` and
 `{**record.data}` all fail here, and a reader has to go through `decode` and attributes.
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core import journal_kinds as K
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal import kinds
 
-PACKAGE = Path(K.__file__).resolve().parents[1]
-ALLOWED = {"core/journal_kinds.py", "core/journal_records.py"}
+PACKAGE = Path(kinds.__file__).resolve().parents[2]
+ALLOWED = {"core/journal/kinds.py", "core/journal/records.py"}
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -44,7 +44,7 @@ def test_no_module_but_the_records_module_reads_a_records_data() -> None:
             continue
         found += [f"{relative}:{line}" for line in data_reads(path.read_text("utf-8"))]
     assert found == [], (
-        "read a journal record through custodian_runtime.core.journal_kinds (decode, read_as, "
+        "read a journal record through custodian_runtime.core.journal.kinds (decode, read_as, "
         f"of_kind) and its attributes, not by key: {found}"
     )
 
@@ -73,7 +73,7 @@ def literal_appends(source: str) -> list[int]:
         and node.func.attr == "append"
         and len(node.args) == 2
         and isinstance(node.args[0], ast.Constant)
-        and node.args[0].value in J.KINDS
+        and node.args[0].value in core_journal.KINDS
     )
 
 
@@ -91,48 +91,50 @@ def test_calling_a_data_method_is_not_a_read() -> None:
 
 
 def test_every_kind_has_one_model() -> None:
-    assert set(K.MODELS) == set(J.KINDS)
-    assert all(kind == model.KIND for kind, model in K.MODELS.items())
+    assert set(kinds.MODELS) == set(core_journal.KINDS)
+    assert all(kind == model.KIND for kind, model in kinds.MODELS.items())
 
 
 def test_a_typed_entry_journals_the_same_bytes_as_the_dict_it_replaces() -> None:
     data = {"index": 0, "idempotency_key": "k-1"}
-    kind, encoded = K.encode(K.Dispatched(index=0, idempotency_key="k-1"))
+    kind, encoded = kinds.encode(kinds.Dispatched(index=0, idempotency_key="k-1"))
     assert (kind, encoded) == ("dispatched", data)
-    typed = J.make_record(None, "r1", "website", kind, AT, encoded)
-    plain = J.make_record(None, "r1", "website", "dispatched", AT, data)
+    typed = core_journal.make_record(None, "r1", "website", kind, AT, encoded)
+    plain = core_journal.make_record(None, "r1", "website", "dispatched", AT, data)
     assert typed.line() == plain.line()
 
 
 def test_encode_keeps_only_the_fields_a_writer_set_even_when_none() -> None:
-    entry = K.Failed(index=1, error="refused", status=None, code=None)
-    assert K.encode(entry) == (
+    entry = kinds.Failed(index=1, error="refused", status=None, code=None)
+    assert kinds.encode(entry) == (
         "failed",
         {"index": 1, "error": "refused", "status": None, "code": None},
     )
 
 
 def test_an_older_record_without_newer_fields_reads_with_defaults() -> None:
-    record = J.make_record(None, "r1", "website", "note_written", AT, {"path": "n.md"})
-    note = K.read_as(record, K.NoteWritten)
+    record = core_journal.make_record(None, "r1", "website", "note_written", AT, {"path": "n.md"})
+    note = kinds.read_as(record, kinds.NoteWritten)
     assert (note.path, note.prose, note.status, note.problem) == ("n.md", True, None, None)
 
 
 def test_data_that_does_not_fit_its_kind_names_the_record() -> None:
-    record = J.make_record(None, "r1", "website", "finished", AT, {"exit_code": "zero"})
-    with pytest.raises(K.RecordDataError, match=r"website:1 \(finished\).*exit_code"):
-        K.decode(record)
+    record = core_journal.make_record(None, "r1", "website", "finished", AT, {"exit_code": "zero"})
+    with pytest.raises(kinds.RecordDataError, match=r"website:1 \(finished\).*exit_code"):
+        kinds.decode(record)
 
 
 def test_reading_a_record_as_another_kind_is_refused() -> None:
-    record = J.make_record(None, "r1", "website", "queued", AT, {"index": 0})
-    with pytest.raises(K.RecordDataError, match="website:1 is 'queued', not 'receipt'"):
-        K.read_as(record, K.Receipt)
+    record = core_journal.make_record(None, "r1", "website", "queued", AT, {"index": 0})
+    with pytest.raises(kinds.RecordDataError, match="website:1 is 'queued', not 'receipt'"):
+        kinds.read_as(record, kinds.Receipt)
 
 
 def test_a_write_step_names_the_item_of_the_run_it_reconciles() -> None:
-    own = J.make_record(None, "r2", "website", "receipt", AT, {"index": 3})
-    later = J.make_record(own, "r2", "website", "failed", AT, {"index": 3, "reconciles": "r1"})
-    assert K.item_of(own) == ("r2", 3)
-    assert K.item_of(later) == ("r1", 3)
-    assert K.earlier_run(later) == "r1"
+    own = core_journal.make_record(None, "r2", "website", "receipt", AT, {"index": 3})
+    later = core_journal.make_record(
+        own, "r2", "website", "failed", AT, {"index": 3, "reconciles": "r1"}
+    )
+    assert kinds.item_of(own) == ("r2", 3)
+    assert kinds.item_of(later) == ("r1", 3)
+    assert kinds.earlier_run(later) == "r1"

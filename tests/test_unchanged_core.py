@@ -6,8 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approvals import ApprovalItem, new_item
+from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.digest import (
     canonical_json,
     digest,
@@ -16,7 +15,8 @@ from custodian_runtime.core.digest import (
     summary_digests,
     workstream_digests,
 )
-from custodian_runtime.core.journal_runs import CompletedObservation
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.runs import CompletedObservation
 from custodian_runtime.core.unchanged import (
     LocalWork,
     expiries_due,
@@ -171,11 +171,11 @@ def test_the_last_completed_observation_reads_the_new_fields_and_old_records_sti
     }
     old = {"state_digest": "s", "snapshot": "s", "generated_at": None, "overview": None}
     for data, expected in ((new, (4, "i", {"w": "d"})), (old, (None, None, None))):
-        started = J.make_record(None, "r-1", "website", "run_started", at, {})
-        observed = J.make_record(started, "r-1", "website", "observed", at, data)
-        finished = J.make_record(
+        started = core_journal.make_record(None, "r-1", "website", "run_started", at, {})
+        observed = core_journal.make_record(started, "r-1", "website", "observed", at, data)
+        finished = core_journal.make_record(
             observed, "r-1", "website", "finished", at, {"status": "completed"}
         )
-        last = J.last_completed_observation([started, observed, finished])
+        last = core_journal.last_completed_observation([started, observed, finished])
         assert last is not None and last.run_id == "r-1"
         assert (last.revision, last.inputs_digest, last.workstream_digests) == expected

@@ -60,14 +60,14 @@ def serve_command(host: str, port: int, db: Path, seed: str | None, token: str |
     return 0
 
 
-Handler = signal.Handlers | int | None | object
+SignalHandler = signal.Handlers | int | None | object
 
 
-def _install_handlers(stop: threading.Event) -> dict[int, Handler]:
+def _install_handlers(stop: threading.Event) -> dict[int, SignalHandler]:
     def handle(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    previous: dict[int, Handler] = {}
+    previous: dict[int, SignalHandler] = {}
     if threading.current_thread() is not threading.main_thread():
         return previous  # signals reach only the main thread; the caller stops us another way
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -75,6 +75,6 @@ def _install_handlers(stop: threading.Event) -> dict[int, Handler]:
     return previous
 
 
-def _restore_handlers(previous: dict[int, Handler]) -> None:
+def _restore_handlers(previous: dict[int, SignalHandler]) -> None:
     for signum, handler in previous.items():
         signal.signal(signum, handler)  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from custodian_runtime.stopping import OnRetry, interrupted
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
-Clock = Callable[[], float]  # monotonic seconds: measures the time budget
+MonotonicClock = Callable[[], float]  # monotonic seconds: measures the time budget
 WallClock = Callable[[], datetime]  # UTC: an HTTP-date `Retry-After` is a wall-clock time
 Random = Callable[[], float]  # uniform in [0, 1): the jitter; `lambda: 1.0` makes it deterministic
 StopReason = Literal["attempts", "budget", "signal"]
@@ -93,7 +93,7 @@ class RetryPolicy:
     backoff_base_s: float = 0.5  # the first jitter window; each retry doubles it
     backoff_cap_s: float = 30.0  # the widest jitter window
     sleep: Sleep = time.sleep
-    clock: Clock = time.monotonic
+    clock: MonotonicClock = time.monotonic
     wall_clock: WallClock = utc_now
     rng: Random = random.random
     stop: Stoppable | None = None  # a signal ends the retrying before the next wait

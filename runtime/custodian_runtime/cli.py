@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
 from custodian_runtime.cli_run import error_stream, parse, say, stderr_routed
-from custodian_runtime.core.approval_status import ApprovalStatus
+from custodian_runtime.core.approvals.status import ApprovalStatus
 from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
@@ -286,29 +286,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
-    from custodian_runtime import approvals as a
+    from custodian_runtime import approvals
     from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     command = args.approvals_command
     check_memory(settings.memory_dir, writable=command in ("approve", "reject", "repair"))
-    request: a.ApprovalsRequest
+    request: approvals.ApprovalsRequest
     if command == "list":
-        request = a.ListRequest(args.domain, args.status, args.json)
+        request = approvals.ListRequest(args.domain, args.status, args.json)
     elif command == "show":
-        request = a.ShowRequest(args.approval_id, args.json)
+        request = approvals.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
-        request = a.RejectRequest(args.approval_id, args.by, args.reason, args.wait)
+        request = approvals.RejectRequest(args.approval_id, args.by, args.reason, args.wait)
     elif command == "repair":
-        request = a.RepairRequest(args.domain)
+        request = approvals.RepairRequest(args.domain)
     else:
-        request = a.ApproveRequest(args.approval_id, args.by, args.note, args.wait)
-    return a.approvals_command(settings, request, sys.stdout)
+        request = approvals.ApproveRequest(args.approval_id, args.by, args.note, args.wait)
+    return approvals.approvals_command(settings, request, sys.stdout)
 
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
     from custodian_runtime.clock import utc_now
-    from custodian_runtime.core.journal_prune import parse_keep
+    from custodian_runtime.core.journal.prune import parse_keep
     from custodian_runtime.memory.journal_prune import prune
 
     settings = _settings(args, hub_required=False)

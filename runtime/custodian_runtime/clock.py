@@ -18,7 +18,7 @@ def new_run_id(now: datetime) -> str:
 
 
 def new_nonce() -> str:
-    """A fresh random nonce for one authorization (12 hex digits; core/keys.py puts it in keys)."""
+    """A fresh nonce for one authorization (12 hex digits; core/authority/keys.py keys on it)."""
     import secrets
 
     return secrets.token_hex(6)

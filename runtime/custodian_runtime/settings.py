@@ -30,7 +30,7 @@ from custodian_runtime.packaged import default_canon, local_or_packaged
 if TYPE_CHECKING:
     import httpx
 
-    from custodian_runtime.core.seals import SealKey
+    from custodian_runtime.core.journal.seals import SealKey
 
 EMBEDDED = "embedded"
 HUB_PROXY = "STATE_HUB_PROXY"

@@ -2,7 +2,7 @@
 
 `approvals_command` carries out `custodian approvals list|show|approve|reject|repair` from a
 typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
-Every verdict is the core's (`core.approval_verdicts`); an approved write is sent through
+Every verdict is the core's (`core.approvals.verdicts`); an approved write is sent through
 run/act's one send path and the approved dispatch table only.
 """
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from custodian_runtime.approvals._commands import (
         ApprovalsRequest,
         ApproveRequest,
-        Decision,
+        DecisionReport,
         ListRequest,
         RejectRequest,
         ShowRequest,
@@ -26,10 +26,10 @@ if TYPE_CHECKING:
         decide_reject,
     )
     from custodian_runtime.approvals._execute import (
+        configured_hub,
+        decision_site,
         execute,
-        here,
         hub_client,
-        hub_here,
         needs_hub,
         seen_for,
     )
@@ -43,20 +43,20 @@ if TYPE_CHECKING:
 __all__ = [
     "ApprovalsRequest",
     "ApproveRequest",
-    "Decision",
+    "DecisionReport",
     "ListRequest",
     "RejectRequest",
     "RepairRequest",
     "ShowRequest",
     "approvals_command",
     "carry_out_recorded_decisions",
+    "configured_hub",
     "decide_approve",
     "decide_reject",
+    "decision_site",
     "disagreement_lines",
     "execute",
-    "here",
     "hub_client",
-    "hub_here",
     "ledger_disagreements",
     "needs_hub",
     "repair_command",
@@ -72,7 +72,7 @@ if not TYPE_CHECKING:
                 (
                     "ApprovalsRequest",
                     "ApproveRequest",
-                    "Decision",
+                    "DecisionReport",
                     "ListRequest",
                     "RejectRequest",
                     "ShowRequest",
@@ -84,7 +84,15 @@ if not TYPE_CHECKING:
                 "_commands",
             ),
             **dict.fromkeys(
-                ("execute", "here", "hub_client", "hub_here", "needs_hub", "seen_for"), "_execute"
+                (
+                    "execute",
+                    "decision_site",
+                    "hub_client",
+                    "configured_hub",
+                    "needs_hub",
+                    "seen_for",
+                ),
+                "_execute",
             ),
             **dict.fromkeys(
                 ("RepairRequest", "disagreement_lines", "ledger_disagreements", "repair_command"),

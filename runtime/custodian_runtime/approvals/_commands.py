@@ -1,7 +1,7 @@
 """`custodian approvals`: the person's side of the queue: list, show, approve, reject.
 
 An approval goes through the same authority as a fresh plan: the core rules on the item as
-stored against the domain observed now (`core.approval_verdicts`), and this module performs what
+stored against the domain observed now (`core.approvals.verdicts`), and this module performs what
 the verdict says: it journals the decision, its ruling and each write in the domain's journal,
 under the domain's lock, and stores the item's new status.
 """
@@ -23,20 +23,20 @@ from custodian_runtime.approvals._recorded import (
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core import approval_text
-from custodian_runtime.core import approval_verdicts as verdicts
-from custodian_runtime.core.approval_settle import (
+from custodian_runtime.core.approvals import verdicts
+from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
+from custodian_runtime.core.approvals.settle import (
     executed_before,
     landed_message,
     open_writes_of,
     settle_item_writes,
 )
-from custodian_runtime.core.approval_verdicts import Seen, Settlement
-from custodian_runtime.core.approvals import ApprovalItem, listed_status
+from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement
+from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.inert import for_terminal_json
-from custodian_runtime.core.journal import Record
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.recorded_decisions import RecordedDecision
+from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.presentation import approval_text
 from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
@@ -90,7 +90,7 @@ EXIT_LANDED = verdicts.EXIT_REFUSED
 
 
 @dataclass(frozen=True)
-class Decision:
+class DecisionReport:
     """What deciding an item came to: its exit code and the one line the CLI prints."""
 
     approval_id: str
@@ -183,14 +183,14 @@ def decide_reject(
     now: datetime,
     *,
     wait_s: float = 0.0,
-) -> Decision:
+) -> DecisionReport:
     """Reject one item (never queued again); the CLI and the review page both call this.
 
     While a run holds the domain past `wait_s`, the rejection is recorded and journaled when
     the domain is free (approvals/_recorded.py).
     """
 
-    def later(busy: RunLocked) -> Decision:
+    def later(busy: RunLocked) -> DecisionReport:
         item = _pending(store, approval_id, now)
         return record_for_later(settings, item, recorded(item, "reject", by, reason, now), busy)
 
@@ -201,7 +201,7 @@ def decide_reject(
 
 def _reject_now(
     settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
-) -> Decision:
+) -> DecisionReport:
     """Reject under the domain's lock (RunLocked while a run holds it).
 
     An earlier approval's write still open is settled first: if it landed, the item is
@@ -213,9 +213,9 @@ def _reject_now(
         landed = _settle_open(settings, d, f"{by} rejected the item before it landed")
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
-            return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
+            return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
         _store(store, settled)
-    return Decision(d.item.id, settled.exit_code, settled.message)
+    return DecisionReport(d.item.id, settled.exit_code, settled.message)
 
 
 def decide_approve(
@@ -227,14 +227,14 @@ def decide_approve(
     now: datetime,
     *,
     wait_s: float = 0.0,
-) -> Decision:
+) -> DecisionReport:
     """Approve one item: the core rules on it now, and only an allowed write is sent.
 
     The CLI and the review page both call this. While a run holds the domain past `wait_s`,
     the approval is recorded, and ruled on and carried out when the domain is free.
     """
 
-    def later(busy: RunLocked) -> Decision:
+    def later(busy: RunLocked) -> DecisionReport:
         item = _pending(store, approval_id, now)
         return record_for_later(settings, item, recorded(item, "approve", by, note, now), busy)
 
@@ -243,14 +243,16 @@ def decide_approve(
     )
 
 
-def carry_out_recorded_decisions(settings: Settings, domain: str | None = None) -> list[Decision]:
+def carry_out_recorded_decisions(
+    settings: Settings, domain: str | None = None
+) -> list[DecisionReport]:
     """Carry out the decisions recorded while their domain was busy, where it is free now."""
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
 
-    def approve(d: RecordedDecision) -> Decision:
+    def approve(d: RecordedDecision) -> DecisionReport:
         return _approve_now(settings, store, d.approval_id, d.by, d.text, utc_now())
 
-    def reject(d: RecordedDecision) -> Decision:
+    def reject(d: RecordedDecision) -> DecisionReport:
         return _reject_now(settings, store, d.approval_id, d.by, d.text or "", utc_now())
 
     return carry_out_recorded(settings, domain, approve, reject)
@@ -263,23 +265,23 @@ def _approve_now(
     by: str,
     note: str | None,
     now: datetime,
-) -> Decision:
+) -> DecisionReport:
     """Approve under the domain's lock (RunLocked while a run holds it).
 
     An earlier approval's write still open is settled first (found, or closed).
     """
     item = _pending(store, approval_id, now)
-    hub = _execute.hub_here(settings) if _execute.needs_hub(item) else None
-    here = _execute.here(settings, item, hub)
-    elsewhere = verdicts.elsewhere(item, here, by, note)
-    if elsewhere is not None:
+    hub = _execute.configured_hub(settings) if _execute.needs_hub(item) else None
+    site = _execute.decision_site(settings, item, hub)
+    refusal = verdicts.foreign_refusal(item, site, by, note)
+    if refusal is not None:
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
-        return Decision(approval_id, elsewhere.exit_code, elsewhere.message)
+        return DecisionReport(approval_id, refusal.exit_code, refusal.message)
     _execute.check_writable_canon(settings, item)
     with _deciding(settings, store, approval_id, now) as d:
         seen = _execute.observe(settings, d.item, d.writes)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
-        settled = verdicts.on_approve(d.item, here, by, note, seen, now)
+        settled = verdicts.on_approve(d.item, site, by, note, seen, now)
         # The decision comes first in the attempt's records, then what settling the item's open
         # write found, then the ruling and the write.
         for kind, data in settled.records[:1]:
@@ -287,18 +289,18 @@ def _approve_now(
         landed = _settle_open(settings, d, f"{by} approved the item again", seen)
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
-            return Decision(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
+            return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
         for kind, data in settled.records[1:]:
             d.journal.append(kind, data)
         if settled.execute:
             outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task, hub)
             settled = verdicts.carried_out(d.item, by, note, outcome, now)
         _store(store, settled)
-    return Decision(d.item.id, settled.exit_code, settled.message)
+    return DecisionReport(d.item.id, settled.exit_code, settled.message)
 
 
 def _settle_open(
-    settings: Settings, d: Deciding, closing: str, seen: Seen | None = None
+    settings: Settings, d: Deciding, closing: str, seen: ObservedNow | None = None
 ) -> str | None:
     """Settle the writes an earlier approval of the item left open; where one landed, if any."""
     pending = open_writes_of(d.history, d.item.id)

@@ -1,8 +1,8 @@
 """Carrying out an approved item: observe what the ruling needs, then send the write.
 
 This module observes and performs; it never decides. What to observe, whether the item may run
-and what it came to are the core's (`core.approval_verdicts`, ruled by the one authority
-`core.authority_path.rule_write`). An approved hub write goes out through the one send
+and what it came to are the core's (`core.approvals.verdicts`, ruled by the one authority
+`core.authority.path.rule_write`). An approved hub write goes out through the one send
 path (authorized -> dispatched -> receipt, failed or stale) and the approved dispatch table only.
 """
 
@@ -16,15 +16,15 @@ from dataclasses import replace
 
 from custodian_runtime.canon import current_sha256, readonly_reason, resolve_inside, write_canon
 from custodian_runtime.clock import new_nonce, utc_now
-from custodian_runtime.core.approval_verdicts import Outcome, Seen, to_observe
-from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.approvals.verdicts import ObservedNow, SendResult, to_observe
+from custodian_runtime.core.authority.keys import approval_key, attempt_run_id
+from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.precondition import canon_target, writes_canon
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.journal_kinds import Authorized, Dispatched, Failed, Receipt
-from custodian_runtime.core.journal_trace import executed_params
-from custodian_runtime.core.keys import approval_key, attempt_run_id
-from custodian_runtime.core.origin import Here, HubOrigin
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.precondition import canon_target, writes_canon
+from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
+from custodian_runtime.core.journal.trace import executed_params
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
@@ -71,7 +71,7 @@ def check_writable_canon(settings: Settings, item: ApprovalItem) -> None:
         )
 
 
-def hub_here(settings: Settings) -> HubOrigin | None:
+def configured_hub(settings: Settings) -> HubOrigin | None:
     """The configured hub's identity, from GET /health (v1.2); None without a hub. An embedded
     hub not made yet is named by its database and not made by asking. A v1.1 hub is named by
     its URL, and stderr says so."""
@@ -93,10 +93,10 @@ def needs_hub(item: ApprovalItem) -> bool:
     return not writes_canon(item.operation)
 
 
-def here(settings: Settings, item: ApprovalItem, hub: HubOrigin | None) -> Here:
+def decision_site(settings: Settings, item: ApprovalItem, hub: HubOrigin | None) -> DecisionSite:
     """Where the item would be decided: the hub (only a hub write needs it), canon, memory."""
     canon, memory = canon_identity(settings.canon_dir), str(settings.memory_dir)
-    return Here(hub if needs_hub(item) else None, canon, memory)
+    return DecisionSite(hub if needs_hub(item) else None, canon, memory)
 
 
 def seen_for(
@@ -104,14 +104,14 @@ def seen_for(
     item: ApprovalItem,
     summary: DomainSummary | None,
     writes: Sequence[OwnWrite] | None = None,
-) -> Seen:
+) -> ObservedNow:
     """What the ruling sees: the domain `summary` read now, or the canon file now, with the
     caps and Custodian's recent writes in the domain (`writes`; None: read from the journal's
     checkpoint)."""
     what = to_observe(item)
     if what == "nothing":
-        return Seen()
-    grounds = Seen(policy=settings.limits, writes=tuple(_writes(settings, item, writes)))
+        return ObservedNow()
+    grounds = ObservedNow(policy=settings.limits, writes=tuple(_writes(settings, item, writes)))
     if what == "canon":
         return replace(_canon_seen(settings, str(item.params["path"])), policy=grounds.policy)
     return replace(grounds, summary=summary)
@@ -119,7 +119,7 @@ def seen_for(
 
 def observe(
     settings: Settings, item: ApprovalItem, writes: Sequence[OwnWrite] | None = None
-) -> Seen:
+) -> ObservedNow:
     """What the core asks to see before ruling: the domain on the hub now, or the canon file."""
     if to_observe(item) != "hub":
         return seen_for(settings, item, None, writes)
@@ -137,7 +137,7 @@ def _writes(
     return store.open(item.domain, repair=False).checkpoint.writes
 
 
-def _canon_seen(settings: Settings, path: str) -> Seen:
+def _canon_seen(settings: Settings, path: str) -> ObservedNow:
     """The canon file's hash now, or why it cannot be written: a read-only canon, or a path
     made unsafe since (a symlink planted)."""
     readonly = readonly_reason(
@@ -146,12 +146,12 @@ def _canon_seen(settings: Settings, path: str) -> Seen:
         packaged=settings.canon_source == "packaged",
     )
     if readonly is not None:
-        return Seen(canon_problem=readonly)
+        return ObservedNow(canon_problem=readonly)
     try:
         resolve_inside(settings.canon_dir, path)
-        return Seen(canon_sha256=current_sha256(settings.canon_dir, path, strict=True))
+        return ObservedNow(canon_sha256=current_sha256(settings.canon_dir, path, strict=True))
     except ApprovalError as exc:
-        return Seen(canon_problem=exc.message)
+        return ObservedNow(canon_problem=exc.message)
 
 
 def execute(
@@ -162,7 +162,7 @@ def execute(
     run_id: str,
     observed_task: Task | None = None,
     hub: HubOrigin | None = None,
-) -> Outcome:
+) -> SendResult:
     """authorized (by the person) -> dispatched -> receipt, failed or stale; the item's result.
 
     A status write is sent only on `observed_task`, the task as the approval observed it. This
@@ -196,7 +196,9 @@ def execute(
     return {"error": sent.error} if sent.error else {"hub_id": sent.hub_id}
 
 
-def _execute_canon(settings: Settings, item: ApprovalItem, key: str, journal: Journal) -> Outcome:
+def _execute_canon(
+    settings: Settings, item: ApprovalItem, key: str, journal: Journal
+) -> SendResult:
     journal.write(Dispatched(index=0, idempotency_key=key))
     try:
         path, sha = write_canon(

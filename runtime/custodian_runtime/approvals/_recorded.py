@@ -13,26 +13,26 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from custodian_runtime.core.approvals import ApprovalItem
-from custodian_runtime.core.recorded_decisions import RecordedDecision, waiting_message
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, waiting_message
 from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.settings import Settings
 
 if TYPE_CHECKING:
-    from custodian_runtime.approvals._commands import Decision
+    from custodian_runtime.approvals._commands import DecisionReport
 
 POLL_S = 0.5
 
 
 def decide_or_record(
-    attempt: Callable[[], Decision],
-    record: Callable[[RunLocked], Decision],
+    attempt: Callable[[], DecisionReport],
+    record: Callable[[RunLocked], DecisionReport],
     wait_s: float,
     *,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
-) -> Decision:
+) -> DecisionReport:
     """`attempt()` now, or until `wait_s` is spent while the domain is busy; then `record`."""
     deadline = clock() + max(0.0, wait_s)
     while True:
@@ -49,23 +49,23 @@ def record_for_later(
     item: ApprovalItem,
     decision: RecordedDecision,
     busy: RunLocked,
-) -> Decision:
+) -> DecisionReport:
     """Keep the decision until the domain is free; the message says what happens then."""
-    from custodian_runtime.approvals._commands import Decision
+    from custodian_runtime.approvals._commands import DecisionReport
 
     DecisionInbox(settings.memory_dir, settings.seal_key).record(decision)
-    return Decision(item.id, 0, waiting_message(decision, _holder(busy)))
+    return DecisionReport(item.id, 0, waiting_message(decision, _holder(busy)))
 
 
 def carry_out_recorded(
     settings: Settings,
     domain: str | None,
-    approve: Callable[[RecordedDecision], Decision],
-    reject: Callable[[RecordedDecision], Decision],
-) -> list[Decision]:
+    approve: Callable[[RecordedDecision], DecisionReport],
+    reject: Callable[[RecordedDecision], DecisionReport],
+) -> list[DecisionReport]:
     """Carry out the recorded decisions whose domain is free now, oldest first."""
     inbox = DecisionInbox(settings.memory_dir, settings.seal_key)
-    done: list[Decision] = []
+    done: list[DecisionReport] = []
     busy: set[str] = set()
     for decision in inbox.waiting(domain):
         if decision.domain in busy:
@@ -76,9 +76,9 @@ def carry_out_recorded(
             busy.add(decision.domain)
             continue
         except ApprovalError as exc:  # decided or expired since: nothing left to carry out
-            from custodian_runtime.approvals._commands import Decision
+            from custodian_runtime.approvals._commands import DecisionReport
 
-            done.append(Decision(decision.approval_id, exc.exit_code, exc.message))
+            done.append(DecisionReport(decision.approval_id, exc.exit_code, exc.message))
         inbox.done(decision.approval_id)
     return done
 

@@ -1,7 +1,7 @@
 """`custodian approvals repair`: where an item file and the journal disagree, the journal wins.
 
 The journal is read whole (as `inspect` reads it), each item's status is derived from it
-(`core.approval_ledger`), and each item file that says otherwise is rewritten to the journal's
+(`core.approvals.ledger`), and each item file that says otherwise is rewritten to the journal's
 status: atomically, sealed when a seal key is configured, under the domain's run lock. A
 journal that breaks a rule is not trusted to win, and an item whose seal fails is not rewritten
 (its other fields may have been edited too): both are reported and exit 6.
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from custodian_runtime.clock import new_nonce, utc_now
-from custodian_runtime.core.approval_ledger import (
+from custodian_runtime.core.approvals.ledger import (
     Disagreement,
     Ledger,
     disagreements,

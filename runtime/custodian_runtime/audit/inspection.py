@@ -14,10 +14,10 @@ from typing import TextIO
 from custodian_runtime.approvals import disagreement_lines, ledger_disagreements
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal import replay_lines
-from custodian_runtime.core.journal_render import UNSEALED, court_record
-from custodian_runtime.core.journal_runs import RunSummary
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal.api import replay_lines
+from custodian_runtime.core.journal.runs import RunSummary
+from custodian_runtime.core.journal.seals import SealKey
+from custodian_runtime.core.presentation.journal_render import UNSEALED, court_record
 from custodian_runtime.errors import ApprovalError, JournalError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.journal_verify import DomainReport, verify_domain

@@ -15,15 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approval_history import ApprovalHistory
-from custodian_runtime.core.authority import authorize
-from custodian_runtime.core.budgets import RecentWrites
+from custodian_runtime.core.approvals.history import ApprovalHistory
+from custodian_runtime.core.authority.authorize import authorize
+from custodian_runtime.core.authority.budgets import RecentWrites
+from custodian_runtime.core.authority.evidence import Evidence
+from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
-from custodian_runtime.core.evidence import Evidence
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal_kinds import (
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.kinds import (
     E,
     ModelResponse,
     Observed,
@@ -34,9 +35,8 @@ from custodian_runtime.core.journal_kinds import (
     read_as,
     with_entry,
 )
-from custodian_runtime.core.journal_records import parse_at
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan import extract_plan
+from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
 from custodian_runtime.memory.journal_store import JournalStore
@@ -54,7 +54,7 @@ class Difference:
     today: str
 
 
-def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
+def find_run(store: JournalStore, run_id: str) -> list[core_journal.Record]:
     """The records of `run_id`, from whichever domain's journal holds it."""
     domain = store.find_run(run_id)
     if domain is not None:
@@ -66,7 +66,7 @@ def find_run(store: JournalStore, run_id: str) -> list[J.Record]:
     )
 
 
-def _inline(record: J.Record, snapshots: SnapshotStore) -> J.Record:
+def _inline(record: core_journal.Record, snapshots: SnapshotStore) -> core_journal.Record:
     """An `observed` record with its snapshot loaded by digest into `summary`."""
     if record.kind != "observed":
         return record
@@ -77,7 +77,7 @@ def _inline(record: J.Record, snapshots: SnapshotStore) -> J.Record:
     return with_entry(record, seen.model_copy(update={"summary": summary}))
 
 
-def _first(records: Sequence[J.Record], model: type[E]) -> E | None:
+def _first(records: Sequence[core_journal.Record], model: type[E]) -> E | None:
     return next((entry for _, entry in of_kind(records, model)), None)
 
 
@@ -86,7 +86,7 @@ def policy_of(settings: Settings) -> Policy:
     return settings.limits
 
 
-def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Difference], str]:
+def compare(records: Sequence[core_journal.Record], policy: Policy) -> tuple[list[Difference], str]:
     """Re-decide the stored run under `policy`; return the differences and a verdict."""
     observed, response = _first(records, Observed), _first(records, ModelResponse)
     if observed is None or response is None:
@@ -155,7 +155,7 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
     return 0 if not differences else 1
 
 
-def _policy_note(records: Sequence[J.Record], policy: Policy) -> str:
+def _policy_note(records: Sequence[core_journal.Record], policy: Policy) -> str:
     recorded = (_first(records, PlanRecord) or PlanRecord()).policy
     today = dict(policy.__dict__)
     return (
@@ -163,7 +163,7 @@ def _policy_note(records: Sequence[J.Record], policy: Policy) -> str:
     )
 
 
-def _canon_note(settings: Settings, records: Sequence[J.Record]) -> str:
+def _canon_note(settings: Settings, records: Sequence[core_journal.Record]) -> str:
     started = _first(records, RunStarted) or RunStarted()
     constitution = settings.canon_dir / "constitution.md"
     today = digest(constitution.read_text("utf-8")) if constitution.is_file() else None

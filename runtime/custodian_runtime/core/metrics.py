@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.approvals import ApprovalItem, pending_for
-from custodian_runtime.core.journal_kinds import Finished, of_kind, read_as
-from custodian_runtime.core.journal_records import Record, parse_at
+from custodian_runtime.core.approvals.items import ApprovalItem, pending_for
+from custodian_runtime.core.journal.kinds import Finished, of_kind, read_as
+from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.prices import cost_usd
 
 JOB = "custodian"

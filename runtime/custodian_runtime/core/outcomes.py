@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from custodian_runtime.core.authority import ReasonCode, Ruling
+from custodian_runtime.core.authority.authorize import ReasonCode, Ruling
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.journal_kinds import RulingRecord
+from custodian_runtime.core.journal.kinds import RulingRecord
 from custodian_runtime.core.operations import status_writes
 
 OutcomeKind = Literal[
@@ -45,7 +45,7 @@ class ItemOutcome:
     approval_id: str | None = None
     error: str | None = None
     current_status: str | None = None
-    # The ruling's reason code and clause (core/authority.py), for what a person reads.
+    # The ruling's reason code and clause (core/authority/authorize.py), for what a person reads.
     code: ReasonCode = "stated"
     clause: str | None = None
 

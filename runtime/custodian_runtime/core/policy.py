@@ -30,8 +30,8 @@ class Policy:
     approval_ttl_days: int = 14
     # Across runs: how many items one domain's approval queue may hold at once.
     max_pending: int = 50
-    # Across runs, per domain (core/budgets.py): Custodian's own writes in the window, and how
-    # long a person's change to what Custodian did holds it back.
+    # Across runs, per domain (core/authority/budgets.py): Custodian's own writes in the window, and
+    # how long a person's change to what Custodian did holds it back.
     budget_window_hours: int = 24
     budget_events: int = 40
     budget_status_updates: int = 20

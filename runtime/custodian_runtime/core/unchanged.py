@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import digest
-from custodian_runtime.core.journal_kinds import Observed
-from custodian_runtime.core.journal_runs import CompletedObservation
+from custodian_runtime.core.journal.kinds import Observed
+from custodian_runtime.core.journal.runs import CompletedObservation
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.eval_expect import EvalItem
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.tooling.eval_expect import EvalItem
 from custodian_runtime.evals.runner import Attempt
 from custodian_runtime.evals.scenario import Scenario
 

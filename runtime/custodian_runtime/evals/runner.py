@@ -18,9 +18,9 @@ from pathlib import Path
 
 from custodian_hub import in_process, load_seed
 from custodian_runtime.clock import new_nonce
-from custodian_runtime.core.approvals import approval_id_for, new_item
-from custodian_runtime.core.eval_expect import EvalItem, Scored, Verdict, score
-from custodian_runtime.core.plan import fingerprint
+from custodian_runtime.core.approvals.items import approval_id_for, new_item
+from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.tooling.eval_expect import EvalItem, ExpectationCheck, Scored, score
 from custodian_runtime.evals.scenario import Scenario
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.run import RunResult, run
@@ -78,7 +78,7 @@ def _attempt(scenario: Scenario, result: RunResult, seconds: float, *, unchanged
     scored = score(scenario.spec.expectations, items)
     if result.status != "completed":
         # A run that produced no plan passes no test, even one that forbids things.
-        failed = Verdict("the run completed", True, False, result.message)
+        failed = ExpectationCheck("the run completed", True, False, result.message)
         scored = dataclasses.replace(scored, verdicts=(failed, *scored.verdicts))
     usage = result.usage
     return Attempt(

@@ -23,7 +23,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from custodian_hub import SeedError, read_seed_file, validate_seed
 from custodian_runtime.core.contract import DomainName
-from custodian_runtime.core.eval_expect import ANY, Expectation
+from custodian_runtime.core.tooling.eval_expect import ANY, Expectation
 from custodian_runtime.errors import ConfigError
 
 SETTING = "--scenarios"

@@ -43,7 +43,7 @@ class ChildTooLarge(Exception):
 
 
 @dataclass(frozen=True)
-class Finished:
+class ChildFinished:
     """A child that exited on its own."""
 
     returncode: int
@@ -85,7 +85,7 @@ def run_child(
     max_stdout: int,
     stop: Stoppable | None = None,
     cwd: Path | None = None,
-) -> Finished:
+) -> ChildFinished:
     """Run `argv` to completion; raise ChildTimeout, ChildTooLarge, Interrupted, or OSError."""
     if stop is not None and stop.signal is not None:
         raise interrupted(stop.signal, f"the model call ({argv[0]})")
@@ -114,7 +114,7 @@ def run_child(
             if not reader.is_alive():
                 with contextlib.suppress(OSError):
                     pipe.close()
-    return Finished(process.returncode, out.data(), err.data())
+    return ChildFinished(process.returncode, out.data(), err.data())
 
 
 def _wait(

@@ -10,7 +10,7 @@ from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.redact import redact_values
 from custodian_runtime.errors import ConfigError, ModelError
 from custodian_runtime.llm._child_env import minimal_env, private_dirs, secret_values
-from custodian_runtime.llm._process import ChildTimeout, ChildTooLarge, Finished, run_child
+from custodian_runtime.llm._process import ChildFinished, ChildTimeout, ChildTooLarge, run_child
 from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class CommandModel(Model):
             usage=Usage(),
         )
 
-    def _run(self, text: str, env: dict[str, str]) -> Finished:
+    def _run(self, text: str, env: dict[str, str]) -> ChildFinished:
         """The command run to its end, or a ModelError (Interrupted passes through)."""
         try:
             return run_child(

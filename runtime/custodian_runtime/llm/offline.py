@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from custodian_runtime.core.offline_planner import offline_plan
-from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.tooling.offline_planner import offline_plan
+from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from custodian_runtime.errors import ModelError
 from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class OfflinePlanner(Model):
-    """Plans from the structured observation with fixed rules (core/offline_planner.py)."""
+    """Plans from the structured observation with fixed rules (core/tooling/offline_planner.py)."""
 
     provider: ClassVar[str] = "offline"
     uses_facts: ClassVar[bool] = True

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from custodian_runtime.core.approvals import (
+from custodian_runtime.core.approvals.items import (
     ApprovalItem,
     QueueView,
     RejectedMark,
@@ -33,7 +33,7 @@ from custodian_runtime.core.approvals import (
     rejected_mark,
 )
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.seals import SealKey, item_seal_problem
+from custodian_runtime.core.journal.seals import SealKey, item_seal_problem
 from custodian_runtime.errors import SealError
 from custodian_runtime.memory._files import atomic_write_text
 
@@ -42,7 +42,7 @@ _INDEX_PREFIX = b"custodian approval index v2\n"
 
 
 @dataclass(frozen=True)
-class Entry:
+class IndexEntry:
     """One item file as indexed: its stamp, its domain, and what a run needs of it."""
 
     stamp: str
@@ -52,20 +52,20 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Index:
+class ApprovalIndex:
     """The index as read: the directory's stamp, the entries a run uses, the other stamps."""
 
     directory: str
-    used: dict[str, Entry]  # this domain's files with an item kept whole or a rejected mark
+    used: dict[str, IndexEntry]  # this domain's files with an item kept whole or a rejected mark
     stamps: str  # every file's `name/stamp/domain`, separated by NUL: parsed only on a rescan
 
-    def files(self) -> dict[str, Entry]:
+    def files(self) -> dict[str, IndexEntry]:
         """Every file's entry."""
         found = {}
         for line in filter(None, self.stamps.split("\0")):
             name, stamp, owner = line.split("/")
             kept = self.used.get(name)
-            found[name] = Entry(stamp, owner, *((kept.item, kept.mark) if kept else ()))
+            found[name] = IndexEntry(stamp, owner, *((kept.item, kept.mark) if kept else ()))
         return found
 
 
@@ -94,7 +94,7 @@ def refresh(
     if old is not None and old.directory == seen and _hot_unchanged(directory, old, key):
         return Refreshed(_view(domain, old.used), 0, None)
     known = _known(old)
-    files: dict[str, Entry] = {}
+    files: dict[str, IndexEntry] = {}
     read = 0
     for name, stamp in _stamps(directory):
         entry = known.get(name)
@@ -109,7 +109,7 @@ def refresh(
     return Refreshed(_view(domain, files), read, rebuilt)
 
 
-def _known(index: Index | None) -> dict[str, Entry]:
+def _known(index: ApprovalIndex | None) -> dict[str, IndexEntry]:
     """The indexed files' entries; none when their stamps do not parse (the index is rebuilt)."""
     try:
         return {} if index is None else index.files()
@@ -126,7 +126,7 @@ def _stamp(path: Path, *, directory: bool = False) -> str:
     return f"{st.st_ino}:{st.st_ctime_ns}:{st.st_mtime_ns}{size}"
 
 
-def _hot_unchanged(directory: Path, index: Index, key: SealKey | None) -> bool:
+def _hot_unchanged(directory: Path, index: ApprovalIndex, key: SealKey | None) -> bool:
     """Whether every file the run reads whole is as indexed (its seal checked again)."""
     for name, entry in index.used.items():
         if entry.item is None:
@@ -148,14 +148,14 @@ def _stamps(directory: Path) -> Iterator[tuple[str, str]]:
                 yield e.name, f"{st.st_ino}:{st.st_ctime_ns}:{st.st_mtime_ns}:{st.st_size}"
 
 
-def _entry(item: ApprovalItem, stamp: str, domain: str, now: datetime) -> Entry:
+def _entry(item: ApprovalItem, stamp: str, domain: str, now: datetime) -> IndexEntry:
     if item.domain != domain:
-        return Entry(stamp, item.domain)
+        return IndexEntry(stamp, item.domain)
     mark = rejected_mark(item) if item.status == "rejected" else None
-    return Entry(stamp, domain, item if is_hot(item, now) else None, mark)
+    return IndexEntry(stamp, domain, item if is_hot(item, now) else None, mark)
 
 
-def _view(domain: str, files: dict[str, Entry]) -> QueueView:
+def _view(domain: str, files: dict[str, IndexEntry]) -> QueueView:
     mine = [e for e in files.values() if e.domain == domain]
     items = sorted((e.item for e in mine if e.item is not None), key=lambda i: (i.created_at, i.id))
     return QueueView(domain, tuple(items), tuple(e.mark for e in mine if e.mark is not None))
@@ -174,7 +174,7 @@ def _check_seal(key: SealKey, path: Path, item: ApprovalItem) -> None:
         )
 
 
-def _load(path: Path, domain: str, key: SealKey | None) -> tuple[Index | None, str | None]:
+def _load(path: Path, domain: str, key: SealKey | None) -> tuple[ApprovalIndex | None, str | None]:
     """The index, or None and why it is rebuilt (missing, damaged, unsealed)."""
     try:
         raw = path.read_bytes()
@@ -191,7 +191,7 @@ def _load(path: Path, domain: str, key: SealKey | None) -> tuple[Index | None, s
         return None, "damaged"
 
 
-def _parse(data: dict[str, Any], domain: str) -> tuple[Index | None, str | None]:
+def _parse(data: dict[str, Any], domain: str) -> tuple[ApprovalIndex | None, str | None]:
     """The index's JSON: the entries a run uses are parsed, the other stamps kept as text."""
     if data["version"] != VERSION or data["domain"] != domain:
         return None, "of another version or domain"
@@ -199,8 +199,8 @@ def _parse(data: dict[str, Any], domain: str) -> tuple[Index | None, str | None]
     for name, (stamp, item, mark) in data["used"].items():
         whole = None if item is None else ApprovalItem.model_validate(item)
         marked = None if mark is None else RejectedMark(*map(_text, mark))
-        used[name] = Entry(_text(stamp), domain, whole, marked)
-    return Index(_text(data["directory"]), used, _text(data["files"])), None
+        used[name] = IndexEntry(_text(stamp), domain, whole, marked)
+    return ApprovalIndex(_text(data["directory"]), used, _text(data["files"])), None
 
 
 def _text(value: object) -> str:
@@ -209,7 +209,7 @@ def _text(value: object) -> str:
     return value
 
 
-def _used(entry: Entry) -> list[Any]:
+def _used(entry: IndexEntry) -> list[Any]:
     item = None if entry.item is None else entry.item.model_dump(mode="json")
     mark = None if entry.mark is None else [entry.mark.fingerprint, entry.mark.text, entry.mark.why]
     return [entry.stamp, item, mark]
@@ -221,7 +221,7 @@ def _seal_holds(key: SealKey, body: bytes, seal: bytes) -> bool:
 
 
 def _save(
-    path: Path, domain: str, directory: str, files: dict[str, Entry], key: SealKey | None
+    path: Path, domain: str, directory: str, files: dict[str, IndexEntry], key: SealKey | None
 ) -> None:
     data = {
         "version": VERSION,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from custodian_runtime.core.journal_fold import Checkpoint, fold, link_problems
-from custodian_runtime.core.journal_records import Record
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal.fold import Checkpoint, fold, link_problems
+from custodian_runtime.core.journal.records import Record
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._journal_checkpoint import (
     CheckpointFile,

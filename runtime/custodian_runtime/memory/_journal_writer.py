@@ -9,10 +9,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from custodian_runtime.core.journal import Record, derived_counts, interrupted_runs, make_record
-from custodian_runtime.core.journal_fold import fold
-from custodian_runtime.core.journal_kinds import Entry, Finished, encode
-from custodian_runtime.core.seals import SealKey, seal_record
+from custodian_runtime.core.journal.api import Record, derived_counts, interrupted_runs, make_record
+from custodian_runtime.core.journal.fold import fold
+from custodian_runtime.core.journal.kinds import Entry, Finished, encode
+from custodian_runtime.core.journal.seals import SealKey, seal_record
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._journal_checkpoint import CheckpointFile, Opened, Position
 from custodian_runtime.memory._journal_segments import SEGMENT_BYTES, Layout, first_line_seq
@@ -88,7 +88,7 @@ class JournalWriter:
         return self._append(kind, data, self.run_id)
 
     def write(self, entry: Entry) -> Record:
-        """Write the record of one typed entry (core/journal_kinds.py) for this run."""
+        """Write the record of one typed entry (core/journal/kinds.py) for this run."""
         return self._append(*encode(entry), self.run_id)
 
     def close_interrupted(self, history: Sequence[Record]) -> list[Record]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from custodian_runtime.core.approvals import ApprovalItem, QueueView, prunable
+from custodian_runtime.core.approvals.items import ApprovalItem, QueueView, prunable
 from custodian_runtime.core.digest import strict_loads
-from custodian_runtime.core.seals import SealKey, item_seal_problem, seal_item
+from custodian_runtime.core.journal.seals import SealKey, item_seal_problem, seal_item
 from custodian_runtime.errors import ApprovalError, SealError
 from custodian_runtime.memory._approval_index import Refreshed, refresh
 from custodian_runtime.memory._files import atomic_write_text, fsync_directory

@@ -14,9 +14,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from custodian_runtime.core.approvals.recorded_decisions import (
+    RecordedDecision,
+    seal_problem,
+    sealed,
+)
 from custodian_runtime.core.digest import strict_loads
-from custodian_runtime.core.recorded_decisions import RecordedDecision, seal_problem, sealed
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, SealError
 from custodian_runtime.memory._files import fsync_directory
 

@@ -1,7 +1,7 @@
 """`custodian journal prune`: drop a domain's old segments and the content only they referred to.
 
 Under the domain's run lock: the journal is opened (and so verified) as a run opens it, each
-segment is read once, the core decides how many of the oldest go (core/journal_prune.py), the
+segment is read once, the core decides how many of the oldest go (core/journal/prune.py), the
 anchor (seq and hash of the last dropped record) is written before anything is removed, and
 snapshots and prompts that no kept record or the checkpoint names are removed after.
 """
@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from custodian_runtime.core import journal as J
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal_kinds import content_named
-from custodian_runtime.core.journal_prune import SegmentFacts, decide, keep_problem
-from custodian_runtime.core.seals import SealKey
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.kinds import content_named
+from custodian_runtime.core.journal.prune import SegmentFacts, decide, keep_problem
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import PruneRefused
 from custodian_runtime.memory._files import atomic_write_bytes, fsync_directory
 from custodian_runtime.memory._journal_checkpoint import Anchor, sealed
@@ -37,7 +37,7 @@ class Pruned:
     anchor: Anchor | None
     removed: dict[str, int]
     reason: str
-    approvals: int = 0  # decided approval items removed (core.approvals.prunable)
+    approvals: int = 0  # decided approval items removed (core.approvals.items.prunable)
 
     def text(self) -> str:
         """One line for a person."""
@@ -65,7 +65,7 @@ def _facts(segment: Segment) -> tuple[SegmentFacts, set[str]]:
     return facts, named
 
 
-def _content_of(record: J.Record) -> set[str]:
+def _content_of(record: core_journal.Record) -> set[str]:
     value = content_named(record)
     return {value} if value is not None else set()
 
@@ -75,7 +75,7 @@ def prune(
 ) -> Pruned:
     """Drop old segments (below), then the domain's decided approval items past their windows.
 
-    `keep` is at least 31 days: what the authority reads back must survive (core/journal_prune).
+    `keep` is at least 31 days: what the authority reads back must survive (core/journal/prune).
     """
     too_short = keep_problem(keep)
     if too_short is not None:
@@ -96,7 +96,7 @@ def prune_segments(
         layout = store.layout(domain)
         segments = layout.segments()
         gathered = [_facts(s) for s in segments]
-        open_seqs = [p.authorized_seq for p in J.unfinished_items(opened.history)]
+        open_seqs = [p.authorized_seq for p in core_journal.unfinished_items(opened.history)]
         decision = decide([f for f, _ in gathered], now - keep, open_seqs)
         if decision.refused:
             raise PruneRefused(

@@ -23,12 +23,18 @@ from pydantic import ValidationError
 
 from custodian_runtime._seal_env import SEAL_KEY, SEAL_KEY_PREVIOUS
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal_fold import link_problems
-from custodian_runtime.core.journal_records import Record
-from custodian_runtime.core.seals import Sealer, SealKey, item_sealer, record_sealer, seal_record
+from custodian_runtime.core.journal.fold import link_problems
+from custodian_runtime.core.journal.records import Record
+from custodian_runtime.core.journal.seals import (
+    Sealer,
+    SealKey,
+    item_sealer,
+    record_sealer,
+    seal_record,
+)
 from custodian_runtime.errors import ConfigError, SealError
 from custodian_runtime.memory._files import atomic_write_bytes, replace_lines
 from custodian_runtime.memory._journal_checkpoint import (

@@ -16,8 +16,8 @@ from pathlib import Path
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal import Record
-from custodian_runtime.core.seals import SealKey, verify_seals
+from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.journal.seals import SealKey, verify_seals
 from custodian_runtime.errors import ConfigError, JournalError, SealError
 from custodian_runtime.memory._journal_checkpoint import Opened, Torn, save_checkpoint, sealed
 from custodian_runtime.memory._journal_lines import (

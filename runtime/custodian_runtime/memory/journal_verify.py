@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from custodian_runtime.core.approval_ledger import Ledger, fold_ledger
-from custodian_runtime.core.journal import unfinished_items
-from custodian_runtime.core.journal_fold import Checkpoint
-from custodian_runtime.core.journal_kinds import Finished, read_as
-from custodian_runtime.core.journal_records import Problem, Record
-from custodian_runtime.core.journal_render import seal_summary
-from custodian_runtime.core.journal_runs import RunSummary, run_summaries
-from custodian_runtime.core.journal_settle import open_write_lines
-from custodian_runtime.core.journal_stream import step, windows
-from custodian_runtime.core.seals import SealKey, seals_seen, verify_seals
+from custodian_runtime.core.approvals.ledger import Ledger, fold_ledger
+from custodian_runtime.core.journal.api import unfinished_items
+from custodian_runtime.core.journal.fold import Checkpoint
+from custodian_runtime.core.journal.kinds import Finished, read_as
+from custodian_runtime.core.journal.records import Problem, Record
+from custodian_runtime.core.journal.runs import RunSummary, run_summaries
+from custodian_runtime.core.journal.seals import SealKey, seals_seen, verify_seals
+from custodian_runtime.core.journal.settle import open_write_lines
+from custodian_runtime.core.journal.stream import step, windows
+from custodian_runtime.core.presentation.journal_render import seal_summary
 from custodian_runtime.memory._journal_checkpoint import start_of
 from custodian_runtime.memory._journal_segments import Layout, Segment, lines_from
 from custodian_runtime.memory.journal_store import parse_line
@@ -44,7 +44,7 @@ class DomainReport:
     bad_seals: list[Problem] = field(default_factory=list)
     # The writes still open after the last record, listed with the id `journal settle` takes.
     open_writes: list[str] = field(default_factory=list)
-    # What the journal says of each approval item (core/approval_ledger.py).
+    # What the journal says of each approval item (core/approvals/ledger.py).
     ledger: Ledger = field(default_factory=Ledger)
 
     def seal_lines(self) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex, strict_loads
-from custodian_runtime.core.journal_kinds import Observed
+from custodian_runtime.core.journal.kinds import Observed
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._files import atomic_write_bytes
 from custodian_runtime.memory.journal_store import check_domain

@@ -15,9 +15,9 @@ import httpx
 from prometheus_client import push_to_gateway
 
 from custodian_runtime._bounded_http import DeadlinePassed, exchange
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.metrics import JOB, Figures, RunFacts
 from custodian_runtime.core.redact import redact
-from custodian_runtime.core.seals import SealKey
 from custodian_runtime.metrics._registry import registry_of
 from custodian_runtime.metrics.status import domain_figures
 from custodian_runtime.phase_log import PhaseLog

@@ -1,4 +1,4 @@
-"""Render the prompt: the jinja2 templates filled from core/context.py's view, within the budget.
+"""Render the prompt: jinja2 templates filled from core/context/prompt.py's view, within budget.
 
 The system prompt (role, constitution, domain guidance, rules, plan schema) does not depend on the
 view. The user prompt is rendered twice: once with no items, to measure the fixed part, and once
@@ -15,8 +15,13 @@ from typing import Any, TextIO
 import jinja2
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.context import PromptInputs, PromptView, build_view, estimate_tokens
-from custodian_runtime.core.neutralize import data_close, data_open, safe_domain
+from custodian_runtime.core.context.neutralize import data_close, data_open, safe_domain
+from custodian_runtime.core.context.prompt import (
+    PromptInputs,
+    PromptView,
+    build_view,
+    estimate_tokens,
+)
 from custodian_runtime.errors import ConfigError
 
 SYSTEM_TEMPLATE = "system.md.j2"

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.display import event_summaries, one_line, statuses, titles
 from custodian_runtime.core.operations import Lookup
+from custodian_runtime.core.presentation.display import event_summaries, one_line, statuses, titles
 
 # A task status as a verb: imperative for the card, past for the flash message.
 _STATUS_VERBS = {

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from custodian_runtime.core.approvals import ApprovalItem
+from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import canonical_json
 
 MAX_OPEN = 256

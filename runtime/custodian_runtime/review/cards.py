@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from custodian_runtime.canon import resolve_inside
-from custodian_runtime.core import evidence
-from custodian_runtime.core.approvals import ApprovalItem
-from custodian_runtime.core.display import one_line
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.authority import evidence
+from custodian_runtime.core.presentation.display import one_line
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import Facts
 

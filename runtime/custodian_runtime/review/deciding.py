@@ -12,7 +12,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals import ApprovalItem, effective_status
+from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
@@ -38,7 +38,7 @@ class Typed:
 
 
 @dataclass(frozen=True)
-class Answer:
+class FormAnswer:
     """What a form came to: a redirect to `location`, or the queue again with `typed` (status)."""
 
     status: int
@@ -92,14 +92,14 @@ def sentences(settings: Settings, item: ApprovalItem) -> tuple[str, str]:
 
 
 @dataclass
-class Deciding:
+class DecisionHandlers:
     """The queue's POST handlers for one review server."""
 
     settings: Settings
     state: SessionState
     clock: Callable[[], datetime] = utc_now
 
-    def decide_one(self, approval_id: str, form: Form, session: str) -> Answer:
+    def decide_one(self, approval_id: str, form: Form, session: str) -> FormAnswer:
         """Approve (which asks for a confirmation first) or reject one item."""
         decision, by = one(form, "decision"), one(form, "by").strip()
         reason = one(form, "reason").strip()
@@ -108,39 +108,39 @@ class Deciding:
             problem = "Choose Approve or Reject. Nothing was decided."
         if problem is not None:
             typed = Typed(by, {approval_id: reason}, {approval_id: problem})
-            return Answer(422, typed=typed, by=by or None)
+            return FormAnswer(422, typed=typed, by=by or None)
         item = pending_item(self.settings, approval_id, self.clock())
         if item is None:
             self.state.flash(session, [Flash(approval_id, False, f"{approval_id}: {_GONE}")])
-            return Answer(303, location=back(form), by=by)
+            return FormAnswer(303, location=back(form), by=by)
         said = sentences(self.settings, item)
         if decision == "approve":
             asked = Asked(item.id, item_state(item), by, reason or None, said[0])
             nonce = self.state.ask(session, asked)
             location = f"/approvals/{quote(item.id)}/confirm/{nonce}"
-            return Answer(303, location=location, by=by)
+            return FormAnswer(303, location=location, by=by)
         flash = decide_and_say(self.settings, item, "reject", by, reason, said)
         self.state.flash(session, [flash])
-        return Answer(303, location=back(form), by=by)
+        return FormAnswer(303, location=back(form), by=by)
 
-    def confirm(self, approval_id: str, form: Form, session: str) -> Answer:
+    def confirm(self, approval_id: str, form: Form, session: str) -> FormAnswer:
         """Carry out an approval that was asked for, if the item is still as it was then."""
         asked = self.state.take(session, one(form, "nonce"))
         if asked is None or asked.approval_id != approval_id or one(form, "decision") != "confirm":
             flash = Flash(approval_id, False, _NO_CONFIRMATION)
             self.state.flash(session, [flash])
-            return Answer(303, location="/")
+            return FormAnswer(303, location="/")
         item = pending_item(self.settings, approval_id, self.clock())
         if item is None or item_state(item) != asked.state:
             text = f"Not approved: {asked.sentence}. {_CHANGED}"
             self.state.flash(session, [Flash(approval_id, False, text)])
-            return Answer(303, location="/")
+            return FormAnswer(303, location="/")
         said = (asked.sentence, sentences(self.settings, item)[1])
         flash = decide_and_say(self.settings, item, "approve", asked.by, asked.note, said)
         self.state.flash(session, [flash])
-        return Answer(303, location=back(form), by=asked.by)
+        return FormAnswer(303, location=back(form), by=asked.by)
 
-    def reject_many(self, form: Form, session: str) -> Answer:
+    def reject_many(self, form: Form, session: str) -> FormAnswer:
         """Reject every selected item with one reason, each as `approvals reject` does."""
         ids = [i for i in form.get("ids", []) if i]
         by, reason = one(form, "by").strip(), one(form, "reason").strip()
@@ -155,10 +155,10 @@ class Deciding:
             typed = Typed(
                 by, problems={"bulk": problem}, selected=frozenset(ids), bulk_reason=reason
             )
-            return Answer(422, typed=typed, by=by or None)
+            return FormAnswer(422, typed=typed, by=by or None)
         flashes = [self._reject(i, by, reason) for i in ids]
         self.state.flash(session, flashes)
-        return Answer(303, location=back(form), by=by)
+        return FormAnswer(303, location=back(form), by=by)
 
     def _reject(self, approval_id: str, by: str, reason: str) -> Flash:
         item = pending_item(self.settings, approval_id, self.clock())

@@ -8,15 +8,21 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.approvals import here, hub_client, hub_here, needs_hub, seen_for
+from custodian_runtime.approvals import (
+    configured_hub,
+    decision_site,
+    hub_client,
+    needs_hub,
+    seen_for,
+)
 from custodian_runtime.canon import current_sha256
-from custodian_runtime.core.approval_verdicts import Seen, on_approve, to_observe
-from custodian_runtime.core.approvals import ApprovalItem, effective_status
-from custodian_runtime.core.authority_path import as_item
+from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
+from custodian_runtime.core.approvals.verdicts import ObservedNow, on_approve, to_observe
+from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
+from custodian_runtime.core.authority.path import as_item
+from custodian_runtime.core.authority.precondition import precondition, writes_canon
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.origin import Here, HubOrigin
-from custodian_runtime.core.precondition import precondition, writes_canon
-from custodian_runtime.core.recorded_decisions import RecordedDecision
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.decision_inbox import DecisionInbox
@@ -98,9 +104,9 @@ def _state_now(
 PREVIEW_BY = "NAME"
 
 
-def preview(item: ApprovalItem, where: Here, seen: Seen, now: datetime) -> str:
+def preview(item: ApprovalItem, where: DecisionSite, seen: ObservedNow, now: datetime) -> str:
     """What approving the item now would come to: the very ruling `approvals approve` performs
-    (`approval_verdicts.on_approve`: the item's origin, then the one authority)."""
+    (`approvals.verdicts.on_approve`: the item's origin, then the one authority)."""
     settled = on_approve(item, where, PREVIEW_BY, None, seen, now)
     if settled.execute:
         return "would run"
@@ -122,7 +128,7 @@ def view_of(
     unknown_hub = needs_hub(item) and settings.hub is not None and hub is None
     if not unknown_hub and (summary is not None or to_observe(item) != "hub"):
         seen = seen_for(settings, item, summary)
-        verdict = preview(item, here(settings, item, hub), seen, now)
+        verdict = preview(item, decision_site(settings, item, hub), seen, now)
     facts = facts_of(summary)
     return PendingView(
         sentence=card_sentence(item, facts),
@@ -180,7 +186,7 @@ def pending_views(
     inbox = recorded_decisions(settings)
     hub_domains = {i.domain for i in items if not writes_canon(i.operation)}
     summaries = read_domains(settings, hub_domains)
-    hub = _hub_here(settings) if hub_domains else None
+    hub = _configured_hub(settings) if hub_domains else None
     views = []
     for item in items:
         read = summaries.get(item.domain)
@@ -206,10 +212,10 @@ def recorded_decisions(
     return {d.approval_id: d for d in waiting}
 
 
-def _hub_here(settings: Settings) -> HubOrigin | None:
+def _configured_hub(settings: Settings) -> HubOrigin | None:
     """The configured hub's identity, as approve reads it; None when it cannot be read (the
     domains' reads say why)."""
     try:
-        return hub_here(_quick(settings))
+        return configured_hub(_quick(settings))
     except CustodianError:
         return None

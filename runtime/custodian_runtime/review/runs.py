@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.journal import Record
-from custodian_runtime.core.journal import run_summaries as summarize
-from custodian_runtime.core.journal_kinds import ModelResponse, NoteWritten, Observed, read_as
-from custodian_runtime.core.journal_runs import counts_text
+from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.journal.api import run_summaries as summarize
+from custodian_runtime.core.journal.kinds import ModelResponse, NoteWritten, Observed, read_as
+from custodian_runtime.core.journal.runs import counts_text
 from custodian_runtime.core.prices import cost_usd
 
 PAGE_SIZE = 50  # runs per domain on one page: 1,000 runs stay twenty pages, not one wall

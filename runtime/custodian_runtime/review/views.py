@@ -17,7 +17,7 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals import effective_status
+from custodian_runtime.core.approvals.items import effective_status
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
@@ -25,7 +25,7 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review import pages
 from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import SessionState
-from custodian_runtime.review.deciding import Answer, Deciding, Form, Typed
+from custodian_runtime.review.deciding import DecisionHandlers, Form, FormAnswer, Typed
 from custodian_runtime.review.pending import pending_views, read_domains
 from custodian_runtime.review.queue import Filter, decided, history, past, queue
 from custodian_runtime.settings import Settings
@@ -76,7 +76,7 @@ class Views:
         self.env = environment()
         self.css = files("custodian_runtime.review").joinpath("static/review.css").read_bytes()
         self.state = SessionState()
-        self.deciding = Deciding(settings, self.state)
+        self.deciding = DecisionHandlers(settings, self.state)
         self.name_cookie = name_cookie
 
     def _store(self) -> ApprovalStore:
@@ -206,7 +206,7 @@ class Views:
             return self._answer(self.deciding.decide_one(match["id"], form, csrf), csrf, form)
         return self.not_found(f"nothing to post to at {path}")
 
-    def _answer(self, answer: Answer, csrf: str, form: Form) -> Page:
+    def _answer(self, answer: FormAnswer, csrf: str, form: Form) -> Page:
         if answer.location is not None:
             page = Page(answer.status, b"", "text/plain; charset=utf-8")
             return self._with_name(page, answer, {"Location": answer.location})
@@ -214,7 +214,9 @@ class Views:
         page = self.approvals(csrf, keep, answer.typed or Typed(), answer.status)
         return self._with_name(page, answer)
 
-    def _with_name(self, page: Page, answer: Answer, more: dict[str, str] | None = None) -> Page:
+    def _with_name(
+        self, page: Page, answer: FormAnswer, more: dict[str, str] | None = None
+    ) -> Page:
         """The page, remembering the decider's name for the session (HttpOnly, SameSite)."""
         headers = dict(more or {})
         if answer.by:

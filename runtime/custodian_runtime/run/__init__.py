@@ -14,15 +14,15 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.run._context import RunContext
-    from custodian_runtime.run._result import Known, RunResult
+    from custodian_runtime.run._result import RunResult, RunSoFar
     from custodian_runtime.run._runner import run
     from custodian_runtime.run.observe import Observation
 
 __all__ = [
-    "Known",
     "Observation",
     "RunContext",
     "RunResult",
+    "RunSoFar",
     "run",
 ]
 
@@ -31,7 +31,7 @@ if not TYPE_CHECKING:
         __name__,
         globals(),
         {
-            **dict.fromkeys(("Known", "RunResult"), "_result"),
+            **dict.fromkeys(("RunSoFar", "RunResult"), "_result"),
             **dict.fromkeys(("Observation",), "observe"),
             **dict.fromkeys(("RunContext",), "_context"),
             **dict.fromkeys(("run",), "_runner"),

@@ -46,7 +46,7 @@ class RunContext:
     max_output_tokens: int
     memory_dir: Path
     canon_dir: Path
-    limits: Policy  # the caps, budgets and windows of this run
+    policy: Policy  # the caps, budgets and windows of this run
     # The configured hub and canon (origin.bound), named in every item the run authorizes or
     # queues; the hub's identity is read the first time it is called.
     bound: Callable[[], Mapping[str, str | None]]
@@ -69,7 +69,7 @@ class RunContext:
 
 
 @dataclass(frozen=True)
-class Talk:
+class Channels:
     """What the run talks through, opened before its context is built."""
 
     clock: Clock
@@ -82,7 +82,7 @@ class Talk:
 
 
 def build_context(
-    settings: Settings, run_id: str, talk: Talk, journal: Journal, approvals: ApprovalStore
+    settings: Settings, run_id: str, channels: Channels, journal: Journal, approvals: ApprovalStore
 ) -> RunContext:
     """The run's context from its settings, fixed for the whole run."""
     assert settings.domain is not None
@@ -91,19 +91,19 @@ def build_context(
         domain=settings.domain,
         dry_run=settings.dry_run,
         force=settings.force,
-        hub=talk.hub,
+        hub=channels.hub,
         model_spec=settings.model.spec,
         max_output_tokens=settings.model.max_output_tokens,
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
-        limits=settings.limits,
-        bound=Binding(settings, talk.client, talk.log),
-        started_at=talk.started_at,
-        clock=talk.clock,
-        stop=talk.stop,
-        log=talk.log,
-        client=talk.client,
-        model=talk.model,
+        policy=settings.limits,
+        bound=Binding(settings, channels.client, channels.log),
+        started_at=channels.started_at,
+        clock=channels.clock,
+        stop=channels.stop,
+        log=channels.log,
+        client=channels.client,
+        model=channels.model,
         journal=journal,
         approvals=approvals,
         prompt_out=_prompt_out(settings),

@@ -1,18 +1,19 @@
 """Read the events a plan's status changes cite, when the summary's recent events lack them.
 
-This module reads; it never decides. `core.evidence` says whether what was read is evidence.
+This module reads; it never decides. `core.authority.evidence` says whether what was read is
+evidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from custodian_runtime.core import journal as J
 from custodian_runtime.core import operations
+from custodian_runtime.core.authority.evidence import Evidence, missing_events, own_write_ids
+from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
-from custodian_runtime.core.evidence import Evidence, missing_events, own_write_ids
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan import Plan
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.statehub.client import StateHubClient
 
 EVENTS_PER_TASK = 1000  # the contract's largest page of GET /events
@@ -35,7 +36,7 @@ def read_evidence(
     client: StateHubClient,
     plan: Plan,
     summary: DomainSummary,
-    history: Iterable[J.Record],
+    history: Iterable[core_journal.Record],
     kept: Iterable[OwnWrite] = (),
 ) -> tuple[Evidence, tuple[ProgressEvent, ...]]:
     """The run's evidence: the summary's events, each cited task's events, Custodian's receipts.

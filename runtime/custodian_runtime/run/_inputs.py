@@ -17,7 +17,7 @@ def run_inputs(ctx: RunContext) -> str:
         name: _file_sha256(ctx.canon_dir / name)
         for name in ("constitution.md", f"domains/{ctx.domain}.md")
     }
-    return inputs_digest(canon, ctx.limits.__dict__, grants(), ctx.hub)
+    return inputs_digest(canon, ctx.policy.__dict__, grants(), ctx.hub)
 
 
 def grants() -> Any:

@@ -1,19 +1,19 @@
 """A closed write the hub shows landed anyway: journaled once, its item made executed, and
-reported for a person (core/late_landings.py). Nothing is sent to the hub."""
+reported for a person (core/journal/late_landings.py). Nothing is sent to the hub."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approval_settle import executed_before, found_receipt
-from custodian_runtime.core.late_landings import FOUND_LATE, late_landings
+from custodian_runtime.core.approvals.settle import executed_before, found_receipt
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.late_landings import FOUND_LATE, late_landings
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation
 
 
 def record_late_landings(
-    ctx: RunContext, history: list[J.Record], observation: Observation
+    ctx: RunContext, history: list[core_journal.Record], observation: Observation
 ) -> tuple[dict[str, Any], ...]:
     """Journal each closed write the hub shows landed anyway (once: a `receipt` marked late),
     make its approval item executed, and report it for a person. Nothing is sent to the hub."""
@@ -33,7 +33,7 @@ def record_late_landings(
     return tuple(reports)
 
 
-def _late_item(ctx: RunContext, write: J.PendingWrite, hub_id: str) -> None:
+def _late_item(ctx: RunContext, write: core_journal.PendingWrite, hub_id: str) -> None:
     """A person's write found landed after it was closed: its item says executed."""
     approval = write.approval.approval_id if write.approval is not None else None
     if approval is None or approval not in ctx.approvals:

@@ -1,6 +1,6 @@
 """Reconcile: settle the writes a killed run left open, before this run plans anything.
 
-The core decides (`core.authority_path.reconcile_step`); this module reads the hub, re-sends
+The core decides (`core.authority.path.reconcile_step`); this module reads the hub, re-sends
 through the same chain as any write, and journals what it did.
 """
 
@@ -14,28 +14,28 @@ from typing import Any
 
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
-from custodian_runtime.core import journal as J
-from custodian_runtime.core import journal_kinds as K
-from custodian_runtime.core.approval_ledger import settled_status
-from custodian_runtime.core.approval_settle import executed_before, found_receipt
-from custodian_runtime.core.authority import Ruling
-from custodian_runtime.core.authority_path import (
+from custodian_runtime.core.approvals.ledger import settled_status
+from custodian_runtime.core.approvals.settle import executed_before, found_receipt
+from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.authority.budgets import recent_writes
+from custodian_runtime.core.authority.keys import escalation_key
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.path import (
     Grounds,
     ReconcileStep,
     as_item,
     escalation,
     reconcile_step,
 )
-from custodian_runtime.core.budgets import recent_writes
+from custodian_runtime.core.authority.precondition import canon_target
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
-from custodian_runtime.core.journal_kinds import Authorized, Failed, Stale
-from custodian_runtime.core.journal_settle import write_ref
-from custodian_runtime.core.keys import escalation_key
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal import kinds
+from custodian_runtime.core.journal.kinds import Authorized, Failed, Stale
+from custodian_runtime.core.journal.settle import write_ref
 from custodian_runtime.core.operations import add_progress_event, status_writes
 from custodian_runtime.core.outcomes import ruling_data
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan import Plan
-from custodian_runtime.core.precondition import canon_target
+from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.errors import ConfigError, HubError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
@@ -65,7 +65,7 @@ class Reconciled:
 
 def settle_open_writes(
     ctx: RunContext,
-    history: list[J.Record],
+    history: list[core_journal.Record],
     observation: Observation,
     writes: Sequence[OwnWrite] = (),
 ) -> Reconciled:
@@ -75,7 +75,7 @@ def settle_open_writes(
     history, Custodian's own recent writes (`writes`, from the checkpoint) and the evidence.
     """
     late = record_late_landings(ctx, history, observation)
-    if not J.unfinished_items(history):
+    if not core_journal.unfinished_items(history):
         return Reconciled(late, observation)
     now = ctx.now()
     policy, queue = policy_and_history(ctx, now)
@@ -117,7 +117,7 @@ class Reconciling:
 
 
 def reconcile(
-    history: list[J.Record],
+    history: list[core_journal.Record],
     ctx: Reconciling,
     log: PhaseLog,
     stop: StopFlag,
@@ -130,8 +130,8 @@ def reconcile(
     report per item for the summary and the note.
     """
     reports: list[dict[str, Any]] = []
-    _refuse_other_hub(J.unfinished_items(history), ctx.bound, ctx.observed.domain)
-    for pending in J.unfinished_items(history):
+    _refuse_other_hub(core_journal.unfinished_items(history), ctx.bound, ctx.observed.domain)
+    for pending in core_journal.unfinished_items(history):
         if stop:
             break
         grounds = _with_evidence(ctx, pending, history, writes)
@@ -139,7 +139,7 @@ def reconcile(
         canon = _canon_sha256(ctx.canon_dir, pending)
         step = reconcile_step(pending, ctx.observed, events, ctx.now, grounds, canon_sha256=canon)
         ctx.journal.write(
-            K.Reconciled(
+            kinds.Reconciled(
                 run_id_of_the_interrupted_run=pending.run_id,
                 index=pending.index,
                 idempotency_key=pending.idempotency_key,
@@ -162,10 +162,12 @@ def reconcile(
 
 
 def _refuse_other_hub(
-    pending: Sequence[J.PendingWrite], bound: Callable[[], Mapping[str, str | None]], domain: str
+    pending: Sequence[core_journal.PendingWrite],
+    bound: Callable[[], Mapping[str, str | None]],
+    domain: str,
 ) -> None:
     """ConfigError (nothing sent) when a killed run left a write open on another hub: one
-    bound to another hub_id, or, bound by URL, to another URL (core/origin.same_hub)."""
+    bound to another hub_id, or, bound by URL, to another URL (core/authority/origin.same_hub)."""
     if not any(write.hub is not None for write in pending):
         return  # nothing to compare: the hub's identity is not asked for
     here = bound()
@@ -183,20 +185,23 @@ def _refuse_other_hub(
         )
 
 
-def _observed_task(pending: J.PendingWrite, observed: DomainSummary) -> Task | None:
+def _observed_task(pending: core_journal.PendingWrite, observed: DomainSummary) -> Task | None:
     if pending.operation not in status_writes():
         return None
     task_id = pending.params.get("task_id")
     return next((t for ws in observed.workstreams for t in ws.tasks if t.id == task_id), None)
 
 
-def _canon_sha256(canon_dir: Path | None, pending: J.PendingWrite) -> str | None:
+def _canon_sha256(canon_dir: Path | None, pending: core_journal.PendingWrite) -> str | None:
     path = canon_target(pending.operation, pending.params)
     return None if path is None or canon_dir is None else current_sha256(canon_dir, path)
 
 
 def _with_evidence(
-    ctx: Reconciling, pending: J.PendingWrite, history: list[J.Record], writes: Sequence[OwnWrite]
+    ctx: Reconciling,
+    pending: core_journal.PendingWrite,
+    history: list[core_journal.Record],
+    writes: Sequence[OwnWrite],
 ) -> Grounds:
     """The grounds, with the events the write cites read as a fresh plan reads them."""
     item = as_item(pending.operation, pending.params, pending.fingerprint)
@@ -205,7 +210,9 @@ def _with_evidence(
     return replace(ctx.grounds, evidence=evidence)
 
 
-def _events_for(client: StateHubClient, pending: J.PendingWrite) -> tuple[ProgressEvent, ...]:
+def _events_for(
+    client: StateHubClient, pending: core_journal.PendingWrite
+) -> tuple[ProgressEvent, ...]:
     # The run's mark on an event proves it landed; the domain summary shows only recent ones.
     workstream = pending.params.get("workstream_id")
     if pending.operation != add_progress_event.SPEC.name or not isinstance(workstream, str):
@@ -214,7 +221,7 @@ def _events_for(client: StateHubClient, pending: J.PendingWrite) -> tuple[Progre
 
 
 def _settle_one(
-    pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, position: int
+    pending: core_journal.PendingWrite, step: ReconcileStep, ctx: Reconciling, position: int
 ) -> dict[str, Any]:
     marker = {"index": pending.index, "reconciles": pending.run_id}
     if step.action == "found":
@@ -259,14 +266,14 @@ def _settle_one(
 
 def _item_follows(
     ctx: Reconciling,
-    pending: J.PendingWrite,
+    pending: core_journal.PendingWrite,
     kind: str,
     *,
     landed: str | None = None,
     closed: bool = False,
 ) -> None:
     """The approval item of a person's write says what the journal now says of it
-    (core/approval_ledger.py): executed when found or re-sent, as its closing record says."""
+    (core/approvals/ledger.py): executed when found or re-sent, as its closing record says."""
     approval = pending.approval.approval_id if pending.approval is not None else None
     if ctx.approvals is None or not isinstance(approval, str) or approval not in ctx.approvals:
         return
@@ -284,7 +291,7 @@ def _item_follows(
 
 
 def _escalate(
-    pending: J.PendingWrite, step: ReconcileStep, ctx: Reconciling, index: str
+    pending: core_journal.PendingWrite, step: ReconcileStep, ctx: Reconciling, index: str
 ) -> str | None:
     """Flag the write's task for a person, through the same authority and chain as any write."""
     item = escalation(pending, step.reason, ctx.observed)

@@ -6,11 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from custodian_runtime.core.authority import Ruling
+from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.display import WIDTH, fit, item_line
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.late_landings import FOUND_LATE
+from custodian_runtime.core.journal.late_landings import FOUND_LATE
 from custodian_runtime.core.outcomes import (
     RUN_KINDS,
     ItemOutcome,
@@ -18,6 +17,7 @@ from custodian_runtime.core.outcomes import (
     counts,
     of_kind,
 )
+from custodian_runtime.core.presentation.display import WIDTH, fit, item_line
 
 
 def _entry(o: ItemOutcome) -> dict[str, Any]:
@@ -28,10 +28,10 @@ def _entry(o: ItemOutcome) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Known:
+class RunSoFar:
     """What a run has learned so far, as values; each step's value is added as it returns.
 
-    Nothing changes a `Known`: the runner replaces it with a new one (`dataclasses.replace`),
+    Nothing changes a `RunSoFar`: the runner replaces it with a new one (`dataclasses.replace`),
     and a run that ends (completed, skipped or failed at any point) turns it into its
     `RunResult` once, with `ended`.
     """
@@ -69,14 +69,14 @@ class Known:
         self, status: str, exit_code: int, message: str, note_path: str | None = None
     ) -> RunResult:
         """The run's result: what was known when it ended, and how it ended."""
-        known = {f.name: getattr(self, f.name) for f in fields(Known)}
+        known = {f.name: getattr(self, f.name) for f in fields(RunSoFar)}
         return RunResult(
             **known, status=status, exit_code=exit_code, message=message, note_path=note_path
         )
 
 
 @dataclass(frozen=True)
-class RunResult(Known):
+class RunResult(RunSoFar):
     """The outcome of one run, as `--json` prints it and the CLI turns into an exit code.
 
     `outcomes` holds one value per plan item (set when the run has acted or, in a dry run,

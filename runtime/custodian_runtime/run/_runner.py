@@ -1,7 +1,7 @@
 """One run: observe -> orient -> decide -> act -> record. This module wires; the core decides.
 
 Each step takes the run's context and what earlier steps returned, and returns a value. What
-the run has learned is one frozen `Known`, replaced (`dataclasses.replace`) as each step
+the run has learned is one frozen `RunSoFar`, replaced (`dataclasses.replace`) as each step
 returns; it becomes the `RunResult` once, however the run ends.
 """
 
@@ -18,11 +18,11 @@ from typing import TextIO
 import httpx
 
 from custodian_runtime.clock import new_run_id, utc_now
-from custodian_runtime.core import display
 from custodian_runtime.core.digest import digest
-from custodian_runtime.core.journal_kinds import Finished, RunStarted
-from custodian_runtime.core.journal_render import UNSEALED
-from custodian_runtime.core.plan import Plan
+from custodian_runtime.core.journal.kinds import Finished, RunStarted
+from custodian_runtime.core.plan.extract import Plan
+from custodian_runtime.core.presentation import display
+from custodian_runtime.core.presentation.journal_render import UNSEALED
 from custodian_runtime.core.redact import redact
 from custodian_runtime.core.run_rules import (
     EXIT_OK,
@@ -42,10 +42,10 @@ from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
-from custodian_runtime.run._context import Clock, RunContext, Talk, build_context, open_client
+from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._reconcile import settle_open_writes
-from custodian_runtime.run._result import Known, RunResult
+from custodian_runtime.run._result import RunResult, RunSoFar
 from custodian_runtime.run._unchanged import ask_unchanged, unchanged_state
 from custodian_runtime.run.act import act, dry_run
 from custodian_runtime.run.decide import ask, extract, rule, usage_dict
@@ -71,7 +71,7 @@ def run(
     """
     assert settings.domain is not None and settings.hub is not None
     run_id = new_run_id(clock())
-    known = Known(run_id, settings.domain, settings.dry_run, settings.model.spec)
+    so_far = RunSoFar(run_id, settings.domain, settings.dry_run, settings.model.spec)
     log = PhaseLog(
         stderr or sys.stderr,
         fmt=settings.log_format,
@@ -82,9 +82,9 @@ def run(
     )
     began = clock()
     try:
-        result = _run(settings, known, log, clock, transport, model_transport)
+        result = _run(settings, so_far, log, clock, transport, model_transport)
     except Exception:
-        push_after(settings, known.ended("failed", 1, "a bug"), began, clock, log)
+        push_after(settings, so_far.ended("failed", 1, "a bug"), began, clock, log)
         raise
     push_after(settings, result, began, clock, log)
     return result
@@ -92,7 +92,7 @@ def run(
 
 def _run(
     settings: Settings,
-    known: Known,
+    so_far: RunSoFar,
     log: PhaseLog,
     clock: Clock,
     transport: httpx.BaseTransport | None,
@@ -106,16 +106,16 @@ def _run(
             log.line("canon", "packaged", dir=str(settings.canon_dir), copy="custodian init DIR")
         with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
             client, hub = opened
-            known, started_at = replace(known, hub=hub), clock()
+            so_far, started_at = replace(so_far, hub=hub), clock()
             model = _model(settings, log, stop, model_transport)
             try:
-                talk = Talk(clock, stop, log, client, model, hub, started_at)
-                return _go(settings, replace(known, model=model.model_name), talk)
+                channels = Channels(clock, stop, log, client, model, hub, started_at)
+                return _go(settings, replace(so_far, model=model.model_name), channels)
             finally:
                 model.close()
     except CustodianError as exc:
         end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
-        return _ended(known, signalled(end, stop.signal))
+        return _ended(so_far, signalled(end, stop.signal))
 
 
 def _model(
@@ -134,42 +134,42 @@ def _model(
     return model
 
 
-def _go(settings: Settings, known: Known, talk: Talk) -> RunResult:
+def _go(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResult:
     """A dry run reads its journal and writes nothing; a run that writes holds the domain's lock."""
     try:
         if not settings.dry_run:
-            return _locked(settings, known, talk)
+            return _locked(settings, so_far, channels)
         # Read-only: no lock, no repair of a torn tail, nothing appended.
         store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
-        opened = _open(store, known.domain, talk.log, repair=False)
-        journal = MemoryJournal(known.run_id, known.domain, talk.clock)
+        opened = _open(store, so_far.domain, channels.log, repair=False)
+        journal = MemoryJournal(so_far.run_id, so_far.domain, channels.clock)
         approvals = ApprovalStore(settings.memory_dir, settings.seal_key, write_index=False)
-        ctx = build_context(settings, known.run_id, talk, journal, approvals)
-        return _steps(ctx, known, opened, _started_data(settings, talk.hub))
+        ctx = build_context(settings, so_far.run_id, channels, journal, approvals)
+        return _steps(ctx, so_far, opened, _started_data(settings, channels.hub))
     except CustodianError as exc:
         end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
-        return _ended(known, signalled(end, talk.stop.signal))
+        return _ended(so_far, signalled(end, channels.stop.signal))
 
 
-def _locked(settings: Settings, known: Known, talk: Talk) -> RunResult:
+def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResult:
     """Take the lock, open the journal on disk, and run the steps with it."""
-    domain, run_id = known.domain, known.run_id
+    domain, run_id = so_far.domain, so_far.run_id
     if not JournalStore(settings.memory_dir).path(domain).exists():
         # A first run: a mistyped domain must leave no journal behind.
-        check_known(talk.client, domain)
+        check_known(channels.client, domain)
     with RunLock(settings.memory_dir, domain, run_id=run_id) as lock:
         if lock.left is not None:
-            talk.log.line("lock", "taken over", detail=str(lock.left))
+            channels.log.line("lock", "taken over", detail=str(lock.left))
         store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
-        opened = _open(store, domain, talk.log, repair=True)
+        opened = _open(store, domain, channels.log, repair=True)
         approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
-        approvals.view(domain, talk.clock())  # with a seal key: refuses an unsealed item
-        writer = store.writer(domain, run_id, talk.clock, opened)
-        ctx = build_context(settings, run_id, talk, DiskJournal(writer), approvals)
+        approvals.view(domain, channels.clock())  # with a seal key: refuses an unsealed item
+        writer = store.writer(domain, run_id, channels.clock, opened)
+        ctx = build_context(settings, run_id, channels, DiskJournal(writer), approvals)
         try:
-            return _steps(ctx, known, opened, _started_data(settings, talk.hub))
+            return _steps(ctx, so_far, opened, _started_data(settings, channels.hub))
         finally:
-            _commit(store, writer, talk.log)
+            _commit(store, writer, channels.log)
 
 
 def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> Opened:
@@ -209,58 +209,60 @@ def _started_data(settings: Settings, hub: str) -> RunStarted:
     )
 
 
-def _steps(ctx: RunContext, known: Known, opened: Opened, started: RunStarted) -> RunResult:
-    """The steps in order; `known` is replaced with what each returns, for any ending."""
+def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarted) -> RunResult:
+    """The steps in order; `so_far` is replaced with what each returns, for any ending."""
     history = opened.history
     ctx.journal.write(started)
     try:
         asked = ask_unchanged(ctx, history)
         if asked.skipped is not None:
-            return _skipped(ctx, known, asked.skipped, "domain revision unchanged, no local work")
+            return _skipped(ctx, so_far, asked.skipped, "domain revision unchanged, no local work")
         seen = observe(ctx, asked.summary)
-        known = replace(known, titles=display.titles(seen.summary), seen=seen.summary)
+        so_far = replace(so_far, titles=display.titles(seen.summary), seen=seen.summary)
         if not ctx.dry_run:
             settled = settle_open_writes(ctx, history, seen, opened.checkpoint.writes)
             seen = settled.observation
-            known = replace(known, reconciled=settled.reports, titles=display.titles(seen.summary))
-            known = replace(known, seen=seen.summary)
+            so_far = replace(
+                so_far, reconciled=settled.reports, titles=display.titles(seen.summary)
+            )
+            so_far = replace(so_far, seen=seen.summary)
             ctx.journal.close_interrupted(history)
         skip = unchanged_state(ctx, seen, history)
         if skip is not None:
-            return _skipped(ctx, known, skip, "state unchanged since the last completed run")
+            return _skipped(ctx, so_far, skip, "state unchanged since the last completed run")
         orientation = orient(ctx, seen, history)
-        known = replace(known, omitted=orientation.omitted)
+        so_far = replace(so_far, omitted=orientation.omitted)
         completion = ask(ctx, orientation)
-        known = replace(known, model=completion.model, usage=usage_dict(completion))
-        known = replace(known, answer=completion.text)
+        so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
+        so_far = replace(so_far, answer=completion.text)
         plan = extract(ctx, completion)
-        known = replace(known, observations=plan.observations)
+        so_far = replace(so_far, observations=plan.observations)
         rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
-        known = replace(known, rulings=rulings, contents=display.contents(rulings))
+        so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
         if ctx.dry_run:
             ctx.stop.check("the dry run")
             shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
-            return _finish(ctx, replace(known, outcomes=dry_run(rulings)), shown)
-        return _recorded(ctx, replace(known, outcomes=act(ctx, rulings, seen)), plan)
+            return _finish(ctx, replace(so_far, outcomes=dry_run(rulings)), shown)
+        return _recorded(ctx, replace(so_far, outcomes=act(ctx, rulings, seen)), plan)
     except CustodianError as exc:
-        return _failed(ctx, known, exc)
+        return _failed(ctx, so_far, exc)
     except Exception as exc:
         # A bug: the CLI reports where the traceback is; the journal still closes the run.
-        _finish(ctx, known, internal_error(type(exc).__name__))
+        _finish(ctx, so_far, internal_error(type(exc).__name__))
         raise
 
 
-def _skipped(ctx: RunContext, known: Known, reason: str, why: str) -> RunResult:
+def _skipped(ctx: RunContext, so_far: RunSoFar, reason: str, why: str) -> RunResult:
     ctx.log.line("decide", "skipped", reason=why)
     note = None
-    if known.reconciled:
-        note = record(ctx, known, "skipped", NoteParts(problem=reconcile_text(known.reconciled)))
-    return _finish(ctx, known, Ending("skipped", EXIT_OK, reason), note)
+    if so_far.reconciled:
+        note = record(ctx, so_far, "skipped", NoteParts(problem=reconcile_text(so_far.reconciled)))
+    return _finish(ctx, so_far, Ending("skipped", EXIT_OK, reason), note)
 
 
-def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
+def _recorded(ctx: RunContext, so_far: RunSoFar, plan: Plan) -> RunResult:
     """After acting: observe what the writes left, write the note, and finish."""
-    c = known.counts()
+    c = so_far.counts()
     if settles(c, stopped=bool(ctx.stop)):
         observe_after_act(ctx)
     end = ending(
@@ -274,44 +276,44 @@ def _recorded(ctx: RunContext, known: Known, plan: Plan) -> RunResult:
     )
     parts = NoteParts(
         prose=plan.prose,
-        rulings=known.rulings,
+        rulings=so_far.rulings,
         observations=plan.observations,
-        problem=reconcile_text(known.reconciled),
+        problem=reconcile_text(so_far.reconciled),
     )
-    return _finish(ctx, known, end, record(ctx, known, end.status, parts))
+    return _finish(ctx, so_far, end, record(ctx, so_far, end.status, parts))
 
 
-def _failed(ctx: RunContext, known: Known, exc: CustodianError) -> RunResult:
+def _failed(ctx: RunContext, so_far: RunSoFar, exc: CustodianError) -> RunResult:
     """A run that raised: noted and journaled as the core rules (`run_rules.failure`)."""
     how = failure(exc, in_steps=True, dry_run=ctx.dry_run)
     if isinstance(exc, ModelError) and exc.stderr_tail:
-        known = replace(known, model_stderr=redact(exc.stderr_tail))
+        so_far = replace(so_far, model_stderr=redact(exc.stderr_tail))
     if not how.journaled:
-        return _ended(known, how.ending)
+        return _ended(so_far, how.ending)
     note = None
     if how.noted:
-        raw = known.answer if how.shows_answer else None
-        note = record(ctx, known, how.ending.status, NoteParts(problem=exc.message, raw=raw))
-    return _finish(ctx, known, how.ending, note)
+        raw = so_far.answer if how.shows_answer else None
+        note = record(ctx, so_far, how.ending.status, NoteParts(problem=exc.message, raw=raw))
+    return _finish(ctx, so_far, how.ending, note)
 
 
 def _finish(
-    ctx: RunContext, known: Known, end: Ending, note: NoteWritten | None = None
+    ctx: RunContext, so_far: RunSoFar, end: Ending, note: NoteWritten | None = None
 ) -> RunResult:
     """Journal and log how the run ended; the result, assembled once.
 
     A signal that came at any step, even after the last hub read, makes it interrupted.
     """
     end = signalled(end, ctx.stop.signal)
-    counts = known.counts()
+    counts = so_far.counts()
     with contextlib.suppress(CustodianError):
         # The model and its usage are for the metrics (core/metrics.py, `custodian status`).
         ended = Finished(status=end.status, exit_code=end.exit_code, counts=counts,
-                         model=known.model, usage=dict(known.usage))  # fmt: skip
+                         model=so_far.model, usage=dict(so_far.usage))  # fmt: skip
         ctx.journal.write(ended)
     ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
-    return _ended(known, end, note)
+    return _ended(so_far, end, note)
 
 
-def _ended(known: Known, end: Ending, note: NoteWritten | None = None) -> RunResult:
-    return known.ended(end.status, end.exit_code, end.message, str(note.path) if note else None)
+def _ended(so_far: RunSoFar, end: Ending, note: NoteWritten | None = None) -> RunResult:
+    return so_far.ended(end.status, end.exit_code, end.message, str(note.path) if note else None)

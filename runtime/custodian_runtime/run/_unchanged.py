@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from custodian_runtime.core import journal as J
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal_runs import CompletedObservation
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.runs import CompletedObservation
 from custodian_runtime.core.run_rules import skip_reason
 from custodian_runtime.core.unchanged import (
     LocalWork,
@@ -36,27 +36,27 @@ from custodian_runtime.writes import SUMMARY_EVENTS
 
 
 @dataclass(frozen=True)
-class Asked:
+class ConditionalRead:
     """What the conditional read brought: why the run skips (a 304), or the summary it sent."""
 
     skipped: str | None = None
     summary: DomainSummary | None = None  # the domain moved: observe starts from this read
 
 
-def ask_unchanged(ctx: RunContext, history: Sequence[J.Record]) -> Asked:
-    """One conditional read when the core allows it; else nothing is sent (`Asked()`)."""
+def ask_unchanged(ctx: RunContext, history: Sequence[core_journal.Record]) -> ConditionalRead:
+    """One conditional read when the core allows it; else nothing is sent (`ConditionalRead()`)."""
     if ctx.force or ctx.dry_run:
-        return Asked()
-    last = J.last_completed_observation(list(history))
+        return ConditionalRead()
+    last = core_journal.last_completed_observation(list(history))
     if last is None or last.revision is None:
-        return Asked()  # no completed run yet, or a v1.1 hub: read as before
+        return ConditionalRead()  # no completed run yet, or a v1.1 hub: read as before
     now = ctx.now()
-    window = timedelta(hours=ctx.limits.skip_window_hours)
+    window = timedelta(hours=ctx.policy.skip_window_hours)
     work = local_work(ctx, history, last, now)
     revision = revision_to_ask(last, now, window, work, force=False)
     if revision is None:
         ctx.log.line("observe", "reading", reason=why_read(last, now, window, work))
-        return Asked()
+        return ConditionalRead()
     try:
         answer = ctx.client.domain_summary(
             ctx.domain, events=SUMMARY_EVENTS, if_none_match=revision
@@ -64,22 +64,25 @@ def ask_unchanged(ctx: RunContext, history: Sequence[J.Record]) -> Asked:
     except HubRequestError as exc:
         if exc.status != 404:
             raise
-        return Asked()  # observe reads again and names the domains the hub knows
+        return ConditionalRead()  # observe reads again and names the domains the hub knows
     if not isinstance(answer, NotModified):
-        return Asked(summary=answer)
+        return ConditionalRead(summary=answer)
     ctx.log.line("observe", "not modified", revision=answer.revision)
     ctx.journal.write(not_modified_record(last, answer.revision))
-    return Asked(skipped=not_modified_reason(last, answer.revision))
+    return ConditionalRead(skipped=not_modified_reason(last, answer.revision))
 
 
 def local_work(
-    ctx: RunContext, history: Sequence[J.Record], last: CompletedObservation, now: datetime
+    ctx: RunContext,
+    history: Sequence[core_journal.Record],
+    last: CompletedObservation,
+    now: datetime,
 ) -> LocalWork:
     """What waits on this side of the hub, read from the journal, the queue and the canon."""
     queue = ctx.approvals.view(ctx.domain, now)
     return LocalWork(
-        open_writes=len(J.unfinished_items(history)),
-        interrupted=len([r for r in J.interrupted_runs(history) if r != ctx.run_id]),
+        open_writes=len(core_journal.unfinished_items(history)),
+        interrupted=len([r for r in core_journal.interrupted_runs(history) if r != ctx.run_id]),
         decisions=_decisions_waiting(ctx),
         expiries=expiries_due(queue.items, last.finished_at, now),
         inputs_changed=run_inputs(ctx) != last.inputs_digest,
@@ -94,17 +97,19 @@ def _decisions_waiting(ctx: RunContext) -> int:
         return 1
 
 
-def unchanged_state(ctx: RunContext, seen: Observation, history: Sequence[J.Record]) -> str | None:
+def unchanged_state(
+    ctx: RunContext, seen: Observation, history: Sequence[core_journal.Record]
+) -> str | None:
     """Why the model call can be skipped on the state digest (the core decides), or None.
 
     A change to the canon, the policy or the hub since the last completed run makes it run.
     """
-    last = J.last_completed_observation(list(history))
+    last = core_journal.last_completed_observation(list(history))
     changed = last is not None and last.inputs_digest not in (None, run_inputs(ctx))
     return skip_reason(
         last,
         seen.state_digest,
         ctx.now(),
-        timedelta(hours=ctx.limits.skip_window_hours),
+        timedelta(hours=ctx.policy.skip_window_hours),
         force=ctx.force or ctx.dry_run or changed,
     )

@@ -13,14 +13,14 @@ from pathlib import Path
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core import outcomes
-from custodian_runtime.core.approvals import approval_id_for, new_item
-from custodian_runtime.core.authority import Ruling
+from custodian_runtime.core.approvals.items import approval_id_for, new_item
+from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.authority.keys import run_key
+from custodian_runtime.core.authority.precondition import canon_target, proposed_under
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal_kinds import Authorized, Queued
-from custodian_runtime.core.keys import run_key
+from custodian_runtime.core.journal.kinds import Authorized, Queued
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
-from custodian_runtime.core.plan import ProposedItem
-from custodian_runtime.core.precondition import canon_target, proposed_under
+from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation
 from custodian_runtime.writes import SANCTIONED_CALLS, Sent, send, task_state
@@ -118,7 +118,7 @@ def _enqueue(
             fingerprint=item.fingerprint,
             precondition=proposed_under(item, observed, _canon_sha256(item, ctx.canon_dir)),
             now=now,
-            ttl_days=ctx.limits.approval_ttl_days,
+            ttl_days=ctx.policy.approval_ttl_days,
             hub=bound["hub"],
             hub_at=bound["hub_at"],
             canon=bound["canon"],

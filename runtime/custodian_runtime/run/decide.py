@@ -1,7 +1,8 @@
 """Decide: the one model call (`ask`), the plan in its answer (`extract`), a ruling per item.
 
 Each step journals what it produced. The decisions themselves are made in the core
-(`core.plan.extract_plan`, `core.authority.authorize`); these functions only wire them.
+(`core.plan.extract.extract_plan`, `core.authority.authorize.authorize`); these functions only wire
+them.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approval_history import ApprovalHistory
-from custodian_runtime.core.authority import Ruling, authorize
-from custodian_runtime.core.budgets import RecentWrites, recent_writes
+from custodian_runtime.core.approvals.history import ApprovalHistory
+from custodian_runtime.core.authority.authorize import Ruling, authorize
+from custodian_runtime.core.authority.budgets import RecentWrites, recent_writes
+from custodian_runtime.core.authority.evidence import Evidence
+from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import ProgressEvent
-from custodian_runtime.core.evidence import Evidence
-from custodian_runtime.core.journal_kinds import ModelFailed, ModelResponse, PlanRecord
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, PlanRecord
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
-from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan import Plan, extract_plan
+from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
@@ -63,7 +64,7 @@ def storable(completion: Completion) -> Completion:
 def extract(ctx: RunContext, completion: Completion) -> Plan:
     """The plan in the model's answer; a rejection is journaled, and raised."""
     try:
-        return extract_plan(completion.text, ctx.limits.max_plan_items)
+        return extract_plan(completion.text, ctx.policy.max_plan_items)
     except PlanRejected as exc:
         ctx.journal.write(
             PlanRecord(status="rejected", reason=exc.message, observations=[], items=0)
@@ -75,7 +76,7 @@ def rule(
     ctx: RunContext,
     plan: Plan,
     observation: Observation,
-    history: list[J.Record],
+    history: list[core_journal.Record],
     writes: Sequence[OwnWrite],
 ) -> tuple[Ruling, ...]:
     """Read the events the plan cites, then rule on every item (one ruling each, journaled).
@@ -142,13 +143,13 @@ def _plan_data(
             "own_ids": sorted(evidence.own_ids),
         },
         recent_writes=[w.model_dump(mode="json") for w in recent.writes],
-        ruled_at=J.format_at(recent.now),
+        ruled_at=core_journal.format_at(recent.now),
     )
 
 
 def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
     """The configured caps, and what the domain's approval queue holds or has refused."""
-    return ctx.limits, ctx.approvals.view(ctx.domain, now).history(now)
+    return ctx.policy, ctx.approvals.view(ctx.domain, now).history(now)
 
 
 def usage_dict(completion: Completion) -> dict[str, Any]:

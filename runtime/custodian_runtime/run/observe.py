@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from custodian_runtime.core.contract import DomainSummary, StateSummary
 from custodian_runtime.core.digest import SummaryDigests, summary_digests
-from custodian_runtime.core.journal_kinds import Observed
+from custodian_runtime.core.journal.kinds import Observed
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.run._context import RunContext

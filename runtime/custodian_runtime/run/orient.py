@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.core import journal as J
-from custodian_runtime.core.approvals import ApprovalItem
-from custodian_runtime.core.context import SECTIONS, ApprovalBrief, PromptInputs
-from custodian_runtime.core.continuity import Continuity, continuity
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.context.continuity import Continuity, continuity
+from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex, workstream_digests
-from custodian_runtime.core.journal_kinds import PromptRecord
-from custodian_runtime.core.planning_facts import PlanningFacts
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.kinds import PromptRecord
+from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.base import Prompt
 from custodian_runtime.memory.notes import last_note_prose, note_prose
@@ -80,7 +80,9 @@ def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | No
     return note_prose(working, notes.reasoning.file) if notes.reasoning is not None else None
 
 
-def orient(ctx: RunContext, observation: Observation, history: list[J.Record]) -> Orientation:
+def orient(
+    ctx: RunContext, observation: Observation, history: list[core_journal.Record]
+) -> Orientation:
     """Render the prompt from the canon, memory and the observation; journal it."""
     with ctx.log.phase("orient") as info:
         o = _orientation(ctx, observation, history, ctx.now())
@@ -92,7 +94,7 @@ def orient(ctx: RunContext, observation: Observation, history: list[J.Record]) -
 
 
 def _orientation(
-    ctx: RunContext, observation: Observation, history: list[J.Record], now: datetime
+    ctx: RunContext, observation: Observation, history: list[core_journal.Record], now: datetime
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     inputs = _inputs(ctx, observation, continuity(history), now)
@@ -108,7 +110,10 @@ def _orientation(
 
 
 def _facts(
-    ctx: RunContext, observation: Observation, history: list[J.Record], inputs: PromptInputs
+    ctx: RunContext,
+    observation: Observation,
+    history: list[core_journal.Record],
+    inputs: PromptInputs,
 ) -> PlanningFacts:
     """The structured observation, for a model that plans from it (it loads the last snapshot)."""
     return PlanningFacts(
@@ -118,7 +123,7 @@ def _facts(
         overview=observation.overview,
         previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
         workstream_digests=observation.workstream_digests or None,
-        stale_after_days=ctx.limits.stale_after_days,
+        stale_after_days=ctx.policy.stale_after_days,
         rejected=rejected_targets(inputs.rejected),
     )
 
@@ -134,7 +139,7 @@ def _inputs(
     """What the prompt is rendered from."""
     queue = ctx.approvals.view(ctx.domain, now)
     constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
-    limits = ctx.limits
+    limits = ctx.policy
     return PromptInputs(
         domain=ctx.domain,
         now=now,
@@ -170,12 +175,14 @@ def _prompt_record(ctx: RunContext, o: Orientation) -> PromptRecord:
     )
 
 
-def previous_digests(history: list[J.Record], snapshots: SnapshotStore) -> dict[str, str] | None:
+def previous_digests(
+    history: list[core_journal.Record], snapshots: SnapshotStore
+) -> dict[str, str] | None:
     """Per-workstream digests of the state the last completed run left behind; None if none.
 
     Its `observed` record names them; a journal from before it did is read from the snapshot.
     """
-    last = J.last_completed_observation(history)
+    last = core_journal.last_completed_observation(history)
     if last is None:
         return None
     if last.workstream_digests is not None:

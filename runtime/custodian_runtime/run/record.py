@@ -9,18 +9,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from custodian_runtime.core import display
-from custodian_runtime.core.authority import Ruling
-from custodian_runtime.core.continuity import note_data
+from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.context.continuity import note_data
 from custodian_runtime.core.inert import code_span
-from custodian_runtime.core.late_landings import FOUND_LATE
+from custodian_runtime.core.journal.late_landings import FOUND_LATE
 from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
-from custodian_runtime.core.plan import ProposedItem
+from custodian_runtime.core.plan.extract import ProposedItem
+from custodian_runtime.core.presentation import display
 from custodian_runtime.memory.notes import write_note
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run._context import RunContext
-from custodian_runtime.run._result import Known
+from custodian_runtime.run._result import RunSoFar
 
 HEADLINES = {
     "completed": "The run completed.",
@@ -41,7 +41,7 @@ class _Seen:
     said: Mapping[str, str]
 
     @classmethod
-    def of(cls, known: Known) -> _Seen:
+    def of(cls, known: RunSoFar) -> _Seen:
         """From the run's observation (empty when the run saw none)."""
         summary = known.seen
         if summary is None:
@@ -114,7 +114,7 @@ class NoteWritten:
     sha256: str
 
 
-def record(ctx: RunContext, known: Known, status: str, parts: NoteParts) -> NoteWritten:
+def record(ctx: RunContext, known: RunSoFar, status: str, parts: NoteParts) -> NoteWritten:
     """Write the session note and journal it (`note_written`)."""
     finished_at = ctx.now()
     path = write_session_note(ctx, known, status, finished_at, parts)
@@ -125,7 +125,7 @@ def record(ctx: RunContext, known: Known, status: str, parts: NoteParts) -> Note
 
 
 def write_session_note(
-    ctx: RunContext, known: Known, status: str, finished_at: datetime, parts: NoteParts
+    ctx: RunContext, known: RunSoFar, status: str, finished_at: datetime, parts: NoteParts
 ) -> Path:
     """Write `memory/working/<UTC timestamp>-<domain>.md` atomically; return its path."""
     started_at = ctx.started_at

@@ -34,11 +34,11 @@ from custodian_runtime.errors import (
 # it is broken, and sending the same request again will not mend it.
 FINAL_STATUSES = frozenset({408, *range(500, 600)}) - {502, 503, 504}
 
-Outcome = httpx.Response | httpx.TransportError
+AttemptResult = httpx.Response | httpx.TransportError
 T = TypeVar("T", bound=Response)
 
 
-def retry_verdict(outcome: Outcome, *, now: datetime) -> Retry | None:
+def retry_verdict(outcome: AttemptResult, *, now: datetime) -> Retry | None:
     """A Retry for a response or transport error that another attempt may cure, else None."""
     if isinstance(outcome, httpx.Response):
         if not retryable_status(outcome.status_code, final=FINAL_STATUSES):
@@ -58,7 +58,7 @@ _TRANSPORT_REASONS: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
-def describe_outcome(outcome: Outcome) -> str:
+def describe_outcome(outcome: AttemptResult) -> str:
     """A few words on a failed attempt, for the retry progress line."""
     if isinstance(outcome, httpx.Response):
         return f"HTTP {outcome.status_code} {outcome.reason_phrase}".rstrip()
@@ -79,7 +79,7 @@ _DETAIL_LIMIT = 300  # an error page from a proxy can be long; the message only 
 
 
 @dataclass(frozen=True)
-class Call:
+class NamedCall:
     """One hub call, as named in error messages."""
 
     method: str
@@ -89,7 +89,7 @@ class Call:
     policy: RetryPolicy
 
 
-def failure_for(call: Call, outcome: Outcome, *, budget_spent: bool) -> HubError:
+def failure_for(call: NamedCall, outcome: AttemptResult, *, budget_spent: bool) -> HubError:
     """The error to raise for a call whose last outcome was not a success."""
     if isinstance(outcome, httpx.TransportError):
         return _transport_failure(call, outcome, budget_spent=budget_spent)
@@ -140,7 +140,7 @@ def error_body(response: httpx.Response) -> tuple[str | None, str | None]:
     return body.code, body.detail[:_DETAIL_LIMIT]
 
 
-def overrun_failure(call: Call, exc: DeadlinePassed | TooLarge) -> HubError:
+def overrun_failure(call: NamedCall, exc: DeadlinePassed | TooLarge) -> HubError:
     """The error for an answer that outran the call's time budget or its size cap."""
     if isinstance(exc, TooLarge):
         message = (
@@ -158,7 +158,9 @@ def overrun_failure(call: Call, exc: DeadlinePassed | TooLarge) -> HubError:
     return _error(HubUnavailable, message, call, None, "timeout", str(exc))
 
 
-def _transport_failure(call: Call, exc: httpx.TransportError, *, budget_spent: bool) -> HubError:
+def _transport_failure(
+    call: NamedCall, exc: httpx.TransportError, *, budget_spent: bool
+) -> HubError:
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if not retryable_transport(exc):
         return _error(
@@ -175,7 +177,7 @@ def _transport_failure(call: Call, exc: httpx.TransportError, *, budget_spent: b
 def _error(
     kind: type[HubError],
     message: str,
-    call: Call,
+    call: NamedCall,
     status: int | None,
     code: str | None,
     detail: str | None,
@@ -191,22 +193,22 @@ def _error(
     )
 
 
-def _prefix(call: Call) -> str:
+def _prefix(call: NamedCall) -> str:
     return f"state-hub {call.method} {call.url}"
 
 
-def _count(call: Call) -> str:
+def _count(call: NamedCall) -> str:
     return f"{call.attempts} attempt" + ("" if call.attempts == 1 else "s")
 
 
-def _spent(call: Call, budget_spent: bool) -> str:
+def _spent(call: NamedCall, budget_spent: bool) -> str:
     if not budget_spent:
         return ""
     return f" (stopped early: the next wait would pass the {call.policy.max_total_s:g} s budget)"
 
 
 def succeeded(
-    call: Call, result: Attempted[Outcome], also_ok: frozenset[int] = frozenset()
+    call: NamedCall, result: Attempted[AttemptResult], also_ok: frozenset[int] = frozenset()
 ) -> tuple[httpx.Response, int]:
     """The response of a call that succeeded (a 2xx, or a status in `also_ok`, such as a 304
     asked for), else the HubError its last outcome calls for."""

@@ -9,14 +9,14 @@ import httpx
 from custodian_runtime._bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
 from custodian_runtime._retry import Retry, RetryPolicy, call_with_retries
 from custodian_runtime.statehub._failures import (
-    Call,
-    Outcome,
+    AttemptResult,
+    NamedCall,
     overrun_failure,
     retry_verdict,
     succeeded,
 )
 
-Params = Mapping[str, str | int | None]
+QueryParams = Mapping[str, str | int | None]
 
 
 class Sender:
@@ -41,7 +41,7 @@ class Sender:
         method: str,
         path: str,
         *,
-        params: Params | None = None,
+        params: QueryParams | None = None,
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
         also_ok: frozenset[int] = frozenset(),
@@ -58,7 +58,7 @@ class Sender:
         stop = self._stop if content is None else None
         tries = [0]
 
-        def attempt() -> Outcome:
+        def attempt() -> AttemptResult:
             tries[0] += 1
             try:
                 return exchange(
@@ -75,10 +75,10 @@ class Sender:
         try:
             result = call_with_retries(self._policy, attempt, self._verdict)
         except (DeadlinePassed, TooLarge) as exc:
-            call = Call(method, str(request.url), self._base_url, tries[0], self._policy)
+            call = NamedCall(method, str(request.url), self._base_url, tries[0], self._policy)
             raise overrun_failure(call, exc) from None
-        call = Call(method, str(request.url), self._base_url, result.attempts, self._policy)
+        call = NamedCall(method, str(request.url), self._base_url, result.attempts, self._policy)
         return succeeded(call, result, also_ok)
 
-    def _verdict(self, outcome: Outcome) -> Retry | None:
+    def _verdict(self, outcome: AttemptResult) -> Retry | None:
         return retry_verdict(outcome, now=self._policy.wall_clock())

@@ -18,7 +18,8 @@ import httpx
 
 from custodian_runtime import __version__
 from custodian_runtime._bounded_http import Stoppable
-from custodian_runtime._retry import Clock, RetryPolicy, Sleep
+from custodian_runtime._retry import MonotonicClock, RetryPolicy, Sleep
+from custodian_runtime.core.authority.origin import HubOrigin, hub_identity_of
 from custodian_runtime.core.contract import (
     Decision,
     DecisionList,
@@ -44,7 +45,6 @@ from custodian_runtime.core.contract import (
     WorkstreamList,
 )
 from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.core.origin import HubOrigin, hub_identity_of
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.statehub._checks import (
     check_limits,
@@ -62,7 +62,7 @@ from custodian_runtime.statehub._conditional import (
     summary_or_not_modified,
 )
 from custodian_runtime.statehub._failures import parse_body
-from custodian_runtime.statehub._sender import Params, Sender
+from custodian_runtime.statehub._sender import QueryParams, Sender
 from custodian_runtime.stopping import OnRetry
 
 T = TypeVar("T", bound=Response)
@@ -96,7 +96,7 @@ class StateHubClient:
         max_retry_wait_s: float = 30.0,
         transport: httpx.BaseTransport | None = None,
         sleep: Sleep = time.sleep,
-        clock: Clock = time.monotonic,
+        clock: MonotonicClock = time.monotonic,
         max_response_bytes: int = DEFAULT_MAX_BYTES,
         stop: Stoppable | None = None,
         on_retry: OnRetry | None = None,
@@ -265,7 +265,7 @@ class StateHubClient:
 
     # --- plumbing --------------------------------------------------------------------------
 
-    def _read(self, path: str, model: type[T], params: Params | None = None) -> T:
+    def _read(self, path: str, model: type[T], params: QueryParams | None = None) -> T:
         response, attempts = self._sender.send("GET", path, params=params)
         return parse_body(model, response, attempts)
 

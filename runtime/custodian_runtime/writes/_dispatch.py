@@ -1,8 +1,8 @@
 """Turn an authorized operation into the one client call that performs it.
 
 This module performs; it never decides. Whether an operation may run was settled before, by
-`core.authority` for a run or by a person's approval. Each hub call is its operation's spec's
-(core/operations/); the two tables below are read from the registry when a write is sent.
+`core.authority.authorize` for a run or by a person's approval. Each hub call is its operation's
+spec's (core/operations/); the two tables below are read from the registry when a write is sent.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.authority_path import Authority
+from custodian_runtime.core.authority.path import Authority
 from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 

@@ -1,10 +1,10 @@
-"""The identities of the configured hub and canon (see core/origin.py for what they are)."""
+"""The identities of the configured hub and canon (what they are: core/authority/origin.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from custodian_runtime.core.origin import EMBEDDED_PREFIX, HubOrigin, hub_identity_of
+from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX, HubOrigin, hub_identity_of
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db

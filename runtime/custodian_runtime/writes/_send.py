@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.contract import Task
-from custodian_runtime.core.journal_kinds import Dispatched, Failed, Receipt, Stale, Unknown
+from custodian_runtime.core.journal.kinds import Dispatched, Failed, Receipt, Stale, Unknown
 from custodian_runtime.core.outcomes import OutcomeKind, stale_message, task_changed
 from custodian_runtime.errors import (
     HubError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from custodian_runtime.core.budgets import wider_window
+from custodian_runtime.core.authority.budgets import wider_window
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.observation import check_domain_summary
 from custodian_runtime.statehub.client import StateHubClient

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from custodian_runtime.core._normalized import normalized_text
-from custodian_runtime.core.marks import with_run_mark
+from custodian_runtime.core.authority.marks import with_run_mark
 from custodian_runtime.core.operations._spec import Landing, Lookup, Params
-from custodian_runtime.core.plan_schema import SANCTIONED_STATUSES, short
+from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES, short
 
 if TYPE_CHECKING:
-    from custodian_runtime.core._authority_checks import View
+    from custodian_runtime.core.authority.checks import View
 
 __all__ = ["SANCTIONED_STATUSES"]
 

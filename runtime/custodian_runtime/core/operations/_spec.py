@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 if TYPE_CHECKING:  # annotations only: the authority's checks import the registry
-    from custodian_runtime.core._authority_checks import View
+    from custodian_runtime.core.authority.checks import View
     from custodian_runtime.core.contract import ProgressEvent
 
 # The `source` (and flag `raised_by`) Custodian writes under: how its own writes are told apart.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from custodian_runtime.core import contract
-from custodian_runtime.core.marks import same_text
+from custodian_runtime.core.authority.marks import same_text
 from custodian_runtime.core.operations._common import article, in_domain, marked, quoted
 from custodian_runtime.core.operations._spec import (
     OWN_SOURCE,
@@ -14,10 +14,10 @@ from custodian_runtime.core.operations._spec import (
     OperationSpec,
     Params,
 )
-from custodian_runtime.core.plan_schema import AddProgressEvent
+from custodian_runtime.core.plan.schema import AddProgressEvent
 
 if TYPE_CHECKING:
-    from custodian_runtime.core._authority_checks import View
+    from custodian_runtime.core.authority.checks import View
 
 
 def _already(params: Params, view: View) -> str | None:

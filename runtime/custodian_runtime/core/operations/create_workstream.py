@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from custodian_runtime.core import contract
 from custodian_runtime.core.operations._common import created, same_titles, titled
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
-from custodian_runtime.core.plan_schema import CreateWorkstream
+from custodian_runtime.core.plan.schema import CreateWorkstream
 
 if TYPE_CHECKING:
-    from custodian_runtime.core._authority_checks import View
+    from custodian_runtime.core.authority.checks import View
 
 
 def _same(p: Params, view: View) -> list[str]:

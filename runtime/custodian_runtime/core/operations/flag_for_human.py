@@ -13,10 +13,10 @@ from custodian_runtime.core.operations._spec import (
     OperationSpec,
     Params,
 )
-from custodian_runtime.core.plan_schema import FlagForHuman
+from custodian_runtime.core.plan.schema import FlagForHuman
 
 if TYPE_CHECKING:
-    from custodian_runtime.core._authority_checks import View
+    from custodian_runtime.core.authority.checks import View
 
 
 def _already(p: Params, view: View) -> str | None:

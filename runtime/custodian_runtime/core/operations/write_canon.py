@@ -7,10 +7,10 @@ import re
 from typing import TYPE_CHECKING
 
 from custodian_runtime.core.operations._spec import Landing, Lookup, OperationSpec, Params
-from custodian_runtime.core.plan_schema import WriteCanon, short
+from custodian_runtime.core.plan.schema import WriteCanon, short
 
 if TYPE_CHECKING:
-    from custodian_runtime.core._authority_checks import View
+    from custodian_runtime.core.authority.checks import View
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

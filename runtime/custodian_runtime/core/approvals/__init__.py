@@ -1,0 +1,31 @@
+"""The approvals: the queue's rules and what a person's decision comes to."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.approvals import (
+        history,
+        items,
+        ledger,
+        recorded_decisions,
+        settle,
+        status,
+        verdicts,
+    )
+
+__all__ = [
+    "history",
+    "items",
+    "ledger",
+    "recorded_decisions",
+    "settle",
+    "status",
+    "verdicts",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)

@@ -1,0 +1,302 @@
+"""What deciding a queued item comes to: every verdict on an approval, from what was observed.
+
+The shell observes (the item as stored, the hub and canon configured here, the domain or the
+canon file now), calls one of these functions, and performs what it returns: the records to
+journal, the item to store, whether to send the write, the exit code and the line to print.
+Whether the write may run is ruled by the one authority (`authority.path.rule_write`), as for a
+fresh plan and the reconcile of a killed run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, TypedDict
+
+from custodian_runtime.core.approvals.items import ApprovalItem, ApprovalStatus, effective_status
+from custodian_runtime.core.authority.budgets import recent_writes
+from custodian_runtime.core.authority.origin import (
+    HUB_ID_PREFIX,
+    DecisionSite,
+    approve_command,
+    hub_problem,
+    origin_problem,
+)
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.path import (
+    Grounds,
+    PersonDecision,
+    WriteRuling,
+    as_item,
+    rule_write,
+)
+from custodian_runtime.core.authority.precondition import canon_target, proposed_under, writes_canon
+from custodian_runtime.core.contract import DomainSummary, Task
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord, encode
+from custodian_runtime.core.operations import all_specs, normalize
+from custodian_runtime.core.outcomes import planned_on
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.errors import ApprovalError
+
+EXIT_EXECUTED = 0
+EXIT_STALE = 1
+EXIT_REFUSED = ApprovalError.exit_code
+EXIT_FAILED = 5
+
+JournalEntry = tuple[str, dict[str, Any]]
+Observe = Literal["hub", "canon", "nothing"]
+
+
+class SendResult(TypedDict, total=False):
+    """What sending an approved write came to, kept as the item's `result`."""
+
+    hub_id: str | None
+    error: str
+    stale: str
+    # No answer came: the write stays open in the journal until a run or a person settles it.
+    unknown: str
+    current_status: str | None
+    # A canon write: the path written, the content's hash and the file's name.
+    path: str
+    sha256: str
+    file: str
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """What one decision comes to: journal `records`, store `stored`, send if `execute`."""
+
+    exit_code: int
+    message: str
+    records: tuple[JournalEntry, ...] = ()
+    stored: ApprovalItem | None = None
+    execute: bool = False
+    # The task as the approval observed it: a status write is sent only on it.
+    task: Task | None = None
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Whether an item may be decided now; an expired item is stored as expired either way."""
+
+    refusal: str | None
+    stored: ApprovalItem | None = None
+
+
+@dataclass(frozen=True)
+class ObservedNow:
+    """What the shell observed for a ruling: the domain now, or the canon file now; and the
+    grounds a fresh plan is ruled from besides it: the caps and Custodian's recent writes."""
+
+    summary: DomainSummary | None = None
+    canon_sha256: str | None = None
+    # Why the canon path is unsafe, met while reading the file (a symlink planted since).
+    canon_problem: str | None = None
+    policy: Policy | None = None
+    # Custodian's own (and approved) writes in the domain, from the journal's checkpoint.
+    writes: tuple[OwnWrite, ...] = ()
+
+
+def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
+    """Only a pending item can be decided; one past its expiry is stored as expired."""
+    status = effective_status(item, now)
+    stored = None
+    if status == "expired" and item.status == "pending":
+        stored = item.model_copy(update={"status": "expired", "decided_at": now})
+    if status != "pending":
+        refusal = f"{approval_id} is {status}, not pending: only pending items can be decided"
+        return Gate(refusal, stored)
+    return Gate(None)
+
+
+def foreign_refusal(
+    item: ApprovalItem, site: DecisionSite, by: str, note: str | None
+) -> Settlement | None:
+    """Refused, undecided and unjournaled, when the item was proposed on another hub or canon.
+
+    `site` is where this decision is made (core/authority/origin.py): a hub is the same hub when it
+    has the same hub_id, or, for an item bound by URL, the same URL. Without a hub the check is left
+    to the client, which says how to configure one. The refusal names a command that decides
+    the item where it belongs, and runs as printed.
+    """
+    if writes_canon(item.operation):
+        command = approve_command(item.id, by, note, site.memory, canon=item.canon)
+        fix = f"Approve it with the canon it was proposed for: {command}"
+        problem = origin_problem("canon", item.canon, site.canon, fix)
+    elif site.hub is None:
+        return None
+    else:
+        problem = hub_problem(item.hub, site.hub, _hub_fix(item, by, note, site.memory))
+    if problem is None:
+        return None
+    return Settlement(EXIT_REFUSED, for_terminal(f"{item.id}: refused: {problem}"))
+
+
+def _hub_fix(item: ApprovalItem, by: str, note: str | None, memory: str) -> str:
+    """How to decide the item on its own hub: a command when it is known where that hub was."""
+    hub_at = item.hub_at
+    if hub_at is None and item.hub is not None and not item.hub.startswith(HUB_ID_PREFIX):
+        hub_at = item.hub  # bound by URL: the URL is where it was
+    if hub_at is None:
+        return "Approve it where that hub is configured."
+    command = approve_command(item.id, by, note, memory, hub_at=hub_at)
+    return f"Approve it on that hub: {command}"
+
+
+def on_approve(
+    item: ApprovalItem,
+    site: DecisionSite,
+    by: str,
+    note: str | None,
+    seen: ObservedNow,
+    now: datetime,
+) -> Settlement:
+    """Every ruling of an approve, in order: the item's origin, then the one authority on what
+    was seen. `approvals approve` performs it; the review page's preview shows it."""
+    refused = foreign_refusal(item, site, by, note)
+    return refused if refused is not None else approved(item, by, note, seen, now)
+
+
+def approved_operations() -> frozenset[str]:
+    """What an approval can carry out: every operation a person may send (a sanctioned one the
+    authority may queue among them, as a task leaving `cancelled`), canon writes included."""
+    return frozenset(s.name for s in all_specs() if s.person_sends)
+
+
+def stored_refusal(item: ApprovalItem) -> str | None:
+    """Why the item cannot be carried out as stored, before anything is observed (None: it can)."""
+    if item.operation not in approved_operations():
+        return (
+            f"Custodian has no way to perform {item.operation!r}; reject the item "
+            "(a person can make such a change by hand)"
+        )
+    try:
+        normalize(item.operation, dict(item.params))
+    except ValueError as exc:
+        return f"its params do not fit {item.operation} ({exc}); reject it"
+    return None
+
+
+def to_observe(item: ApprovalItem) -> Observe:
+    """What the shell reads before the ruling: the domain on the hub, the canon file, or nothing
+    (the item is refused as stored)."""
+    if stored_refusal(item) is not None:
+        return "nothing"
+    return "canon" if canon_target(item.operation, item.params) is not None else "hub"
+
+
+def rejected(item: ApprovalItem, by: str, reason: str, now: datetime) -> Settlement:
+    """A person rejects the item: its fingerprint is never queued again."""
+    stored = _decided_item(item, "rejected", now, by, reject_reason=reason)
+    records = (_decided(item, "rejected", by, reason),)
+    return Settlement(0, for_terminal(f"{item.id}: rejected by {by}"), records, stored)
+
+
+def approved(
+    item: ApprovalItem,
+    by: str,
+    note: str | None,
+    seen: ObservedNow,
+    now: datetime,
+) -> Settlement:
+    """Refused, stale, or sent: the one authority rules on the item against what was seen now.
+
+    It rules from the grounds a fresh plan has (`seen.policy`, `seen.writes`); the person's
+    decision is this approval itself.
+    """
+    refusal = stored_refusal(item) or seen.canon_problem
+    canon = canon_target(item.operation, item.params) is not None
+    if refusal is None and seen.summary is None and not canon:
+        refusal = "it could not be ruled on"
+    if refusal is not None:
+        return _refused_before(item, by, note, refusal, now)
+    summary = seen.summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
+    proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
+    person = PersonDecision(item.id, by, "approved", dict(item.precondition))
+    rules = seen.policy or Policy()
+    grounds = Grounds(policy=rules, recent=recent_writes(rules, seen.writes, now))
+    verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
+    if not verdict.allowed:
+        current = proposed_under(proposed, summary, seen.canon_sha256)
+        return _not_allowed(item, by, note, verdict, current, now)
+    records = (_decided(item, "approved", by, note), encode(ruling_record(item, verdict)))
+    task = planned_on(verdict.ruling, summary)
+    return Settlement(EXIT_EXECUTED, "", records, execute=True, task=task)
+
+
+def carried_out(
+    item: ApprovalItem, by: str, note: str | None, outcome: SendResult, now: datetime
+) -> Settlement:
+    """What sending the approved write came to: executed, stale (the task moved), unknown (no
+    answer came) or failed."""
+    status = _carried_status(outcome)
+    stored = _decided_item(item, status, now, by, decision_note=note, result=dict(outcome))
+    code = {"executed": EXIT_EXECUTED, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
+    message = for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})")
+    return Settlement(code, message, stored=stored)
+
+
+def _carried_status(outcome: SendResult) -> ApprovalStatus:
+    if "stale" in outcome:
+        return "stale"
+    if "unknown" in outcome:
+        return "unknown"
+    return "failed" if "error" in outcome else "executed"
+
+
+def ruling_record(item: ApprovalItem, verdict: WriteRuling) -> RulingRecord:
+    """The approval run's `ruling`: the item as stored, the outcome and the reason."""
+    return RulingRecord(
+        index=0,
+        operation=item.operation,
+        target=verdict.ruling.item.target,
+        params=dict(item.params),
+        fingerprint=item.fingerprint,
+        outcome=verdict.ruling.outcome,
+        reason=verdict.ruling.reason,
+        approval_id=item.id,
+        precondition=dict(item.precondition),
+    )
+
+
+def _refused_before(
+    item: ApprovalItem, by: str, note: str | None, refusal: str, now: datetime
+) -> Settlement:
+    stored = _decided_item(item, "failed", now, by, decision_note=note, result={"error": refusal})
+    message = for_terminal(f"{item.id}: refused before anything ran: {refusal}")
+    return Settlement(EXIT_REFUSED, message, (_decided(item, "refused", by, refusal),), stored)
+
+
+def _not_allowed(
+    item: ApprovalItem,
+    by: str,
+    note: str | None,
+    verdict: WriteRuling,
+    current: dict[str, Any],
+    now: datetime,
+) -> Settlement:
+    """Stale (only the target moved) or refused by the authority; nothing reaches the hub."""
+    reason = verdict.ruling.reason
+    decision = "stale" if verdict.stale else "refused"
+    records = (_decided(item, decision, by, reason), encode(ruling_record(item, verdict)))
+    if verdict.stale:
+        result = {"proposed_under": item.precondition, "now": current}
+        stored = _decided_item(item, "stale", now, by, decision_note=note, result=result)
+        message = f"{item.id}: stale: the target changed since it was proposed; nothing ran"
+        return Settlement(EXIT_STALE, message, records, stored)
+    stored = _decided_item(item, "failed", now, by, decision_note=note, result={"error": reason})
+    message = for_terminal(f"{item.id}: refused, nothing ran: {reason}")
+    return Settlement(EXIT_REFUSED, message, records, stored)
+
+
+def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> JournalEntry:
+    return encode(ApprovalDecided(approval_id=item.id, decision=decision, by=by, reason=reason))
+
+
+def _decided_item(
+    item: ApprovalItem, status: ApprovalStatus, now: datetime, by: str, **fields: Any
+) -> ApprovalItem:
+    update = {"status": status, "decided_at": now, "decided_by": by, **fields}
+    return item.model_copy(update=update)

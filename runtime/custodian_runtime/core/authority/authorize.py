@@ -1,0 +1,254 @@
+"""authorize(plan, observed, policy, history): one ruling per proposed item, with a reason.
+
+This is the security boundary. Whatever the model answered, only the three sanctioned writes, on
+ids of the observed domain, within the per-run caps, may come out as `execute`. Every item is
+checked again here (schema, routing, fingerprint), so a ProposedItem built by hand gets no
+further than one that extract_plan built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from custodian_runtime.core import operations
+from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
+from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem, deference
+from custodian_runtime.core.authority.checks import Tally, View, ids_problem
+from custodian_runtime.core.authority.evidence import Evidence, evidence_problem
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
+from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
+from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
+from custodian_runtime.core.policy import Policy
+
+RulingOutcome = Literal["execute", "queue", "deny"]
+# What a ruling's sentence tells a person: nothing beyond the outcome (`executes`, or `routine`:
+# queued as every proposal is), or a reason of its own (`stated`).
+ReasonCode = Literal["executes", "routine", "stated"]
+_VERBS: dict[RulingOutcome, str] = {
+    "execute": "executes",
+    "deny": "is denied",
+    "queue": "is queued for a person's approval",
+}
+EVERY_PROPOSAL = "it is a write that Custodian may not make on its own"
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """The outcome for one item and the sentence that explains it to a person.
+
+    Beside the sentence: its `code`, and its `clause` (the sentence without the item's label,
+    None when the sentence has no label), so that no reader parses the English.
+    """
+
+    item: ProposedItem
+    outcome: RulingOutcome
+    reason: str
+    code: ReasonCode = "stated"
+    clause: str | None = None
+
+
+def authorize(
+    plan: Plan,
+    observed: DomainSummary,
+    policy: Policy | None = None,
+    history: ApprovalHistory | None = None,
+    *,
+    evidence: Evidence | None = None,
+    recent: RecentWrites | None = None,
+    unavailable: Mapping[str, str] | None = None,
+) -> tuple[Ruling, ...]:
+    """One Ruling per item of `plan`, in plan order: execute, queue or deny, with a reason.
+
+    `evidence` is the events the run observed for the status writes' citations; without it, the
+    summary's recent events are all there is (core/authority/evidence.py). `recent` is Custodian's
+    own writes in the domain (from the journal's checkpoint), for the rolling budgets and the
+    deference to a person's change; without it neither applies. `unavailable` names the
+    operations this run cannot perform, with why (a read-only canon): their items are denied.
+    """
+    policy = policy or Policy()
+    history = history or ApprovalHistory()
+    view = View.of(observed)
+    seen = evidence if evidence is not None else Evidence.of(observed)
+    tally = Tally()
+    rulings = []
+    closed = unavailable or {}
+    for item in plan.items:
+        outcome, reason = _rule(item, view, policy, history, tally, seen, recent, closed)
+        tally.record(item, outcome)
+        rulings.append(_ruling(item, outcome, reason))
+    return tuple(rulings)
+
+
+def _label(item: ProposedItem) -> str:
+    return f"Plan item #{item.index} ({item.operation})"
+
+
+def _ruling(item: ProposedItem, outcome: RulingOutcome, reason: str) -> Ruling:
+    """The ruling, with the code and the clause of the sentence `_rule` put together."""
+    clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
+    if clause == reason:
+        return Ruling(item, outcome, reason)
+    routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
+    code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
+    return Ruling(item, outcome, reason, code=code, clause=clause)
+
+
+def _rule(
+    item: ProposedItem,
+    view: View,
+    policy: Policy,
+    history: ApprovalHistory,
+    tally: Tally,
+    evidence: Evidence,
+    recent: RecentWrites | None,
+    unavailable: Mapping[str, str],
+) -> tuple[RulingOutcome, str]:
+    label = _label(item)
+    spec = operations.find(item.operation)
+    problem = _form_problem(item, spec, unavailable)
+    if problem is not None or spec is None:
+        return "deny", f"{label} is denied: {problem}."
+    earlier = tally.first_with(item.fingerprint)
+    if earlier is not None:
+        return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word."
+    problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
+    problem = _already_done(spec, item, view)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
+    closed = closed_by_person(item, view) or _deferred(item, view, policy, recent)
+    if spec.default == "sanctioned" and closed is None:
+        outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
+        lacking = unproven(item, evidence) if outcome == "execute" else None
+        if lacking is None:
+            return outcome, reason
+        return _rule_queued(item, label, policy, history, tally, lacking)
+    return _rule_queued(item, label, policy, history, tally, closed)
+
+
+def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
+    """Why the write would change nothing, or is pointless, on the domain as observed."""
+    return None if spec.already_done is None else spec.already_done(item.params, view)
+
+
+def unproven(item: ProposedItem, evidence: Evidence) -> str | None:
+    """Why a status write Custodian would make on its own waits for a person: its evidence."""
+    spec = operations.find(item.operation)
+    if spec is None or not spec.evidence:
+        return None
+    return evidence_problem(item.params, evidence)
+
+
+def _deferred(
+    item: ProposedItem, view: View, policy: Policy, recent: RecentWrites | None
+) -> str | None:
+    """Why a person decides `item`: it would undo a person's change to Custodian's write."""
+    if recent is None or ids_problem(item.operation, item.params, view) is not None:
+        return None
+    return deference(item, view, policy, recent)
+
+
+def closed_by_person(item: ProposedItem, view: View) -> str | None:
+    """Why a status write waits for a person because it moves a task out of `cancelled`.
+
+    Custodian never cancels a task on its own, so a cancelled task was closed by a person, and
+    only a person reopens or completes it. None when the item is no such write.
+    """
+    spec = operations.find(item.operation)
+    if spec is None or not spec.status_write:
+        return None
+    task = item.params["task_id"]
+    if view.task_status(task) != "cancelled" or item.params["status"] == "cancelled":
+        return None
+    return (
+        f"task {task} was closed (cancelled) by a person, and moving it out of cancelled is "
+        "a person's decision"
+    )
+
+
+def _form_problem(
+    item: ProposedItem, spec: OperationSpec | None, unavailable: Mapping[str, str]
+) -> str | None:
+    if item.error is not None:
+        return f"it is malformed ({item.error}); the model must fix it and propose it again"
+    if spec is None:
+        known = ", ".join(sorted(operations.names()))
+        return (
+            f"Custodian knows no operation {item.operation}, so no person could approve it "
+            f"here (known: {known})"
+        )
+    if item.operation in unavailable:
+        return unavailable[item.operation]
+    if item.fingerprint != fingerprint(item.operation, item.params):
+        return "its fingerprint does not match its operation and parameters"
+    try:
+        operation, params = normalize(item.operation, item.params)
+    except ValueError as exc:
+        return f"its parameters do not fit the operation ({exc})"
+    if operation != item.operation:
+        allowed = " or ".join(sorted(SANCTIONED_STATUSES))
+        return f"{item.operation} may only set {allowed}; any other status needs {operation}"
+    if params != item.params:
+        return "its parameters are not in normal form (null or unknown fields)"
+    return None
+
+
+def _rule_sanctioned(
+    item: ProposedItem,
+    label: str,
+    view: View,
+    policy: Policy,
+    tally: Tally,
+    recent: RecentWrites | None,
+) -> tuple[RulingOutcome, str]:
+    cap = policy.cap(item.operation)
+    if tally.executed(item.operation) >= cap:
+        return "deny", f"{label} is denied: a run may execute at most {cap} {item.operation}."
+    spent = None
+    if recent is not None:
+        spent = budget_problem(item, policy, recent, tally.executed(item.operation))
+    if spent is not None:
+        return "deny", f"{label} is denied: {spent}."
+    spec = operations.spec(item.operation)
+    assert spec.executes is not None  # a sanctioned spec has one (OperationSpec checks)
+    lookup = Lookup(view.domain, statuses={k: t.status for k, t in view.tasks.items()})
+    return "execute", f"{label} executes: {spec.executes(item.params, lookup)}."
+
+
+def _rule_queued(
+    item: ProposedItem,
+    label: str,
+    policy: Policy,
+    history: ApprovalHistory,
+    tally: Tally,
+    why: str | None = None,
+) -> tuple[RulingOutcome, str]:
+    problem = _history_problem(item, policy, history, tally)
+    if problem is not None:
+        return "deny", f"{label} is denied: {problem}."
+    why = why or EVERY_PROPOSAL
+    return "queue", f"{label} is queued for a person's approval: {why}."
+
+
+def _history_problem(
+    item: ProposedItem, policy: Policy, history: ApprovalHistory, tally: Tally
+) -> str | None:
+    """Why the queue will not take `item`: a repeat, a rejected proposal, or a full queue."""
+    approval = history.pending_as(item)
+    if approval is not None:
+        return f"the same proposal already awaits approval as {approval}"
+    rejected = history.rejected_as(item)
+    if rejected is not None:
+        return f"a person rejected the same proposal before ({rejected})"
+    if tally.queued >= policy.max_queued:
+        return f"a run may queue at most {policy.max_queued} proposals for approval"
+    if history.pending_count + tally.queued >= policy.max_pending:
+        return (
+            f"queue full: the domain already has {history.pending_count + tally.queued} pending "
+            f"approvals, at most {policy.max_pending}; a person must decide some first"
+        )
+    return None

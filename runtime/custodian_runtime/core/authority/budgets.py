@@ -1,0 +1,198 @@
+"""The rules that span runs: rolling budgets per domain, and deference to a person's change.
+
+Both are counted from Custodian's own writes as the journal's checkpoint keeps them
+(core/authority/own_writes.py): the journal is the source of what Custodian did, the observed hub
+the source of what is true now. Pure: `now` comes in with the writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.contract import Task
+from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
+from custodian_runtime.core.plan.schema import short
+from custodian_runtime.core.policy import Policy
+
+if TYPE_CHECKING:  # only for annotations: authority imports this module
+    from custodian_runtime.core.authority.checks import View
+    from custodian_runtime.core.plan.extract import ProposedItem
+
+# The hub's summary shows at most this many recent events when asked (contract v1.1).
+MAX_SUMMARY_EVENTS = 500
+__all__ = ["OWN_SOURCE"]
+
+
+@dataclass(frozen=True)
+class RecentWrites:
+    """Custodian's own writes in this domain (oldest first), and the time the run rules at."""
+
+    now: datetime
+    writes: tuple[OwnWrite, ...] = ()
+
+    def since(self, span: timedelta) -> list[OwnWrite]:
+        """The writes made in the last `span` before now (Custodian's own and approved ones)."""
+        start = self.now - span
+        return [w for w in self.writes if parse_at(w.at) > start]
+
+    def own_since(self, span: timedelta) -> list[OwnWrite]:
+        """Custodian's own writes (by policy, not a person's approval) in the last `span`."""
+        return [w for w in self.since(span) if not w.by_person]
+
+
+def budget_problem(
+    item: ProposedItem, policy: Policy, recent: RecentWrites, executed: int
+) -> str | None:
+    """Why `item` would overspend a rolling budget; `executed` counts this run's of its kind."""
+    hours = policy.budget_window_hours
+    mine = recent.own_since(timedelta(hours=hours))
+    limit = policy.budget(item.operation)
+    if limit is not None:
+        used = sum(1 for w in mine if w.operation == item.operation) + executed
+        if used >= limit:
+            return (
+                f"the rolling budget of {limit} {item.operation} per {hours} h for this domain "
+                f"is spent ({used} in the last {hours} h, this run's included)"
+            )
+    statuses = status_writes()
+    if item.operation not in statuses:
+        return None
+    task = item.params["task_id"]
+    same = [w for w in mine if w.operation in statuses and w.task_id == task]
+    if len(same) < policy.budget_status_per_task:
+        return None
+    last = same[-1]
+    return (
+        f"the rolling budget of {policy.budget_status_per_task} status change(s) of one task "
+        f"per {hours} h is spent: Custodian set task {task} to {last.status} at {last.at} "
+        f"(run {last.run_id})"
+    )
+
+
+def deference(item: ProposedItem, view: View, policy: Policy, recent: RecentWrites) -> str | None:
+    """Why a person must decide `item`: it would undo a person's change to what Custodian did."""
+    task_id = item.params.get("task_id")
+    if not isinstance(task_id, str) or task_id not in view.tasks:
+        return None
+    mine = [w for w in recent.since(timedelta(days=policy.defer_days)) if w.task_id == task_id]
+    claim = _claim_of(item.operation)
+    if claim == "status":
+        return _status_deference(task_id, view.tasks[task_id], mine, view, policy)
+    if claim == "flag" and task_id not in view.flagged_tasks:
+        return _flag_deference(task_id, mine, view, policy, recent)
+    return None
+
+
+def _claim_of(operation: str) -> str | None:
+    """What a write claims of its task (core/operations/: `conflict`): status, flag or nothing."""
+    spec = find(operation)
+    return None if spec is None else spec.conflict
+
+
+def _status_deference(
+    task_id: str, task: Task, mine: list[OwnWrite], view: View, policy: Policy
+) -> str | None:
+    statuses = status_writes()
+    last = next((w for w in reversed(mine) if w.operation in statuses), None)
+    if last is not None and last.by_person:
+        return _person_approved(task_id, last, policy)
+    if last is None or not _moved_since(last, task):
+        return None
+    changed = task.updated_at.isoformat().replace("+00:00", "Z")
+    by = _people_on(task_id, view, parse_at(last.at))
+    who = f" by {', '.join(by)}" if by else " by someone else"
+    return (
+        f"Custodian set task {task_id} to {last.status} at {last.at} (run {last.run_id}), and "
+        f"it was changed since{who}: the hub shows {task.status}, updated at {changed}. For "
+        f"{policy.defer_days} days after a person's change, this task's status is a person's "
+        "decision"
+    )
+
+
+def _person_approved(task_id: str, last: OwnWrite, policy: Policy) -> str:
+    who = last.by.removeprefix("person:")
+    return (
+        f"{who} approved setting task {task_id} to {last.status} at {last.at} (run "
+        f"{last.run_id}): for {policy.defer_days} days after a person's decision, this task's "
+        "status is a person's decision"
+    )
+
+
+def _moved_since(last: OwnWrite, task: Task) -> bool:
+    """Whether the task now differs from what Custodian's write left (status, version or time)."""
+    after = last.after or {}
+    if after.get("status", last.status) != task.status:
+        return True
+    if after.get("version") is not None and task.version is not None:
+        return bool(after["version"] != task.version)
+    if after.get("updated_at") is not None:
+        return parse_at(str(after["updated_at"])) != task.updated_at
+    return False
+
+
+def _flag_deference(
+    task_id: str, mine: list[OwnWrite], view: View, policy: Policy, recent: RecentWrites
+) -> str | None:
+    last = next(
+        (w for w in reversed(mine) if _claim_of(w.operation) == "flag" and not w.by_person),
+        None,
+    )
+    if last is None:
+        return None
+    own_ids = {w.hub_id for w in recent.writes}
+    if _people_on(task_id, view, parse_at(last.at), exclude=own_ids):
+        return None
+    return (
+        f"Custodian flagged task {task_id} at {last.at} (run {last.run_id}, flag {last.hub_id}) "
+        "and a person resolved that flag; no event on the task from anyone else has arrived "
+        f"since, so raising it again within {policy.defer_days} days is a person's decision"
+    )
+
+
+def _people_on(
+    task_id: str, view: View, after: datetime, exclude: set[str | None] | None = None
+) -> list[str]:
+    """Who, other than Custodian, wrote an event on the task after `after` (newest first)."""
+    skip = exclude or set()
+    found: list[str] = []
+    for event in view.events:
+        if (
+            event.task_id == task_id
+            and event.source != OWN_SOURCE
+            and event.id not in skip
+            and event.created_at > after
+            and short(event.source) not in found
+        ):
+            found.append(short(event.source))
+    return found
+
+
+def wider_window(sources: Sequence[str], asked: int) -> int | None:
+    """How many events to ask for again when Custodian's own fill the summary's window.
+
+    A full window that holds any of Custodian's events may hide people's events behind them:
+    ask for twice as many (at most the hub's 500). None when the window is not crowded.
+    """
+    own = sum(1 for source in sources if source == OWN_SOURCE)
+    if len(sources) < asked or own == 0 or asked >= MAX_SUMMARY_EVENTS:
+        return None
+    return min(MAX_SUMMARY_EVENTS, max(2 * asked, asked + own))
+
+
+def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
+    """Custodian's own writes that the rolling budgets or the deference window still count."""
+    budget_start = now - timedelta(hours=policy.budget_window_hours)
+    defer_start = now - timedelta(days=policy.defer_days)
+
+    def counts(w: OwnWrite) -> bool:
+        # Events count only for the budget; status writes and flags (writes that claim a
+        # task) also for the deference.
+        at = parse_at(w.at)
+        return at > budget_start or (_claim_of(w.operation) is not None and at > defer_start)
+
+    return RecentWrites(now, tuple(w for w in writes if counts(w)))

@@ -1,0 +1,128 @@
+"""Evidence before a status changes: the events a status write cites, checked against the run.
+
+A `tasks_to_update` item runs on its own only when it cites 1 to 5 event ids and every one of
+them is an event this run observed (the summary's recent events, or the task's events the shell
+fetched), on the same task, and not written by Custodian: not one of its own receipts, not under
+the `source` it writes with, and not carrying its run mark. A move to `done` also needs at least
+one cited event of type `milestone` or `status_change`: a note, observation or blocker alone never
+proves finished work. Anything less is not a denial: the item waits for a person, with a reason
+that says what was missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from custodian_runtime.core.authority.marks import without_run_mark
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.journal.kinds import Receipt, of_kind
+from custodian_runtime.core.journal.records import Record
+from custodian_runtime.core.operations import OWN_SOURCE
+
+MAX_EVIDENCE = 5
+DONE_PROOF = ("milestone", "status_change")  # the event types that can show work finished
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The events this run observed, by id, and the hub ids of Custodian's own writes."""
+
+    events: Mapping[str, ProgressEvent] = field(default_factory=dict)
+    own_ids: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(
+        cls,
+        observed: DomainSummary,
+        fetched: Iterable[ProgressEvent] = (),
+        own_ids: Iterable[str] = (),
+    ) -> Evidence:
+        """The summary's recent events and any fetched ones; `own_ids` from the checkpoint."""
+        events = {e.id: e for e in (*observed.recent_events, *fetched)}
+        return cls(events=events, own_ids=frozenset(own_ids))
+
+
+def cited(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The event ids a status write cites (empty when it cites none)."""
+    value = params.get("evidence")
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(v for v in value if isinstance(v, str))
+
+
+def missing_events(params: Mapping[str, Any], summary: DomainSummary) -> tuple[str, ...]:
+    """Cited ids the summary's recent events do not hold: the shell fetches the task's events."""
+    held = {e.id for e in summary.recent_events}
+    return tuple(i for i in cited(params) if i not in held)
+
+
+def by_custodian(event: ProgressEvent, own_ids: frozenset[str]) -> str | None:
+    """Why `event` counts as Custodian's own writing, or None when a person or tool wrote it."""
+    if event.id in own_ids:
+        return "it is one of Custodian's own writes"
+    if event.source.strip().lower() == OWN_SOURCE:
+        return f"its source is {OWN_SOURCE!r}, the source Custodian writes with"
+    if without_run_mark(event.summary) != event.summary:
+        return "it carries Custodian's run mark"
+    return None
+
+
+def evidence_problem(params: Mapping[str, Any], evidence: Evidence) -> str | None:
+    """What the cited evidence lacks for the status write in `params`; None when it holds."""
+    task = params["task_id"]
+    ids = cited(params)
+    if not ids:
+        return (
+            f"it cites no evidence: a status change runs on its own only when it cites 1 to "
+            f"{MAX_EVIDENCE} events on task {task} that Custodian did not write"
+        )
+    problems = [_one(event_id, task, evidence) for event_id in ids]
+    found = [p for p in problems if p is not None]
+    if found:
+        return "its evidence does not hold: " + "; ".join(found)
+    if params.get("status") == "done":
+        return _no_done_proof(ids, evidence)
+    return None
+
+
+def _no_done_proof(ids: Sequence[str], evidence: Evidence) -> str | None:
+    """Why the cited events, all valid, still do not show finished work; None when one does."""
+    kinds = [(i, evidence.events[i].event_type) for i in ids]
+    if any(kind in DONE_PROOF for _, kind in kinds):
+        return None
+    listed = ", ".join(f"{i} is {_a(kind)}" for i, kind in kinds)
+    return f"done needs a milestone or status_change event among its evidence ({listed})"
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _one(event_id: str, task: str, evidence: Evidence) -> str | None:
+    event = evidence.events.get(event_id)
+    if event is None:
+        return f"event {event_id} is not in this run's observation"
+    if event.task_id != task:
+        where = f"task {event.task_id}" if event.task_id else "no task"
+        return f"event {event_id} is on {where}, not on task {task}"
+    own = by_custodian(event, evidence.own_ids)
+    if own is not None:
+        return f"event {event_id} was written by Custodian ({own})"
+    return None
+
+
+def shown(params: Mapping[str, Any]) -> str:
+    """The evidence as a note shows it next to the status change: `evidence E-1, E-2`."""
+    ids: Sequence[str] = cited(params)
+    return f"evidence {', '.join(ids)}" if ids else "no evidence cited"
+
+
+def own_write_ids(records: Iterable[Record], kept: Iterable[OwnWrite] = ()) -> frozenset[str]:
+    """Hub ids of Custodian's own writes: receipts in `records`, and those the checkpoint kept."""
+    from_records = {
+        receipt.hub_id for _, receipt in of_kind(records, Receipt) if receipt.hub_id is not None
+    }
+    return frozenset(from_records | {w.hub_id for w in kept if w.hub_id is not None})

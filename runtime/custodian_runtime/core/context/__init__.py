@@ -1,0 +1,20 @@
+"""The prompt context: what the model sees, under a token budget, with hub text inert."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.context import continuity, neutralize, prompt, tokens
+
+__all__ = [
+    "continuity",
+    "neutralize",
+    "prompt",
+    "tokens",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)

@@ -1,0 +1,302 @@
+"""What the model sees: the observed state under a token budget, untrusted text neutralized.
+
+`build_view` is pure and deterministic. Each section (workstreams, in-progress tasks, blocked,
+todo, open decisions, open flags, recent events, pending and rejected approvals, done or cancelled
+titles) is one data block with one line per item, and gets a fair share of the budget
+(core/context/_select.py). Within a section, what a person would look at first comes first: the
+in-progress task idle longest, the task blocked longest, the todo task due soonest, the oldest
+open decision and flag, the newest event. What a section leaves out is counted and shown to the
+model, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from types import MappingProxyType
+from typing import TypeVar
+
+from custodian_runtime.core._timestamps import activity_age
+from custodian_runtime.core.context._items import (
+    COLUMNS,
+    ApprovalBrief,
+    Piece,
+    approval_piece,
+    closed_task_piece,
+    decision_piece,
+    event_piece,
+    flag_piece,
+    overview_table,
+    rfc3339,
+    task_piece,
+    workstream_piece,
+)
+from custodian_runtime.core.context._sections import PROMPT_SECTIONS
+from custodian_runtime.core.context._select import Candidates, select
+from custodian_runtime.core.context.continuity import NoteRef
+from custodian_runtime.core.context.neutralize import (
+    data_block,
+    data_close,
+    data_open,
+    safe_domain,
+    safe_id,
+)
+from custodian_runtime.core.context.tokens import estimate_tokens
+from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
+from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.policy import DEFAULT
+
+__all__ = [
+    "CATEGORIES",
+    "NOTE_LIMIT",
+    "SECTIONS",
+    "ApprovalBrief",
+    "PromptInputs",
+    "PromptView",
+    "Section",
+    "build_view",
+    "estimate_tokens",
+    "omitted_sentence",
+    "section_items",
+]
+
+NOTE_LIMIT = 6000  # characters of the last session note shown for continuity
+
+# (key, heading, singular, plural), in the order the sections are shown (core/context/_sections.py).
+CATEGORIES: tuple[tuple[str, str, str, str], ...] = tuple(
+    (s.key, s.heading, s.singular, s.plural) for s in PROMPT_SECTIONS
+)
+SECTIONS: tuple[str, ...] = tuple(key for key, *_ in CATEGORIES)
+T = TypeVar("T")
+_DETAILS = ("details", "long text (descriptions, contexts)", "long text")
+_MORE = "more "  # "(3 more not shown for space)": the frame is measured without it
+
+
+@dataclass(frozen=True)
+class PromptInputs:
+    """Everything the prompt is rendered from; `now` must be time-zone aware."""
+
+    domain: str
+    now: datetime
+    overview: StateSummary
+    summary: DomainSummary
+    constitution: str
+    domain_guidance: str | None
+    last_note_prose: str | None
+    # This run's data-marker nonce, drawn by the shell (secrets.token_hex):
+    # core/context/neutralize.py.
+    nonce: str
+    # From the journal (core/context/continuity.py): the last run's note, and the run whose
+    # reasoning `last_note_prose` is.
+    last_run: NoteRef | None = None
+    reasoning_run: NoteRef | None = None
+    pending: tuple[ApprovalBrief, ...] = ()
+    rejected: tuple[ApprovalBrief, ...] = ()
+    # The run's Policy fills these (run/orient.py); the defaults are the Policy's.
+    token_budget: int = DEFAULT.token_budget
+    stale_after_days: int = DEFAULT.stale_after_days
+    caps: Mapping[str, int] = field(default_factory=DEFAULT.prompt_caps)
+    # Operations this run cannot perform, with why (a read-only canon): not offered to the model.
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the observed state: its data block's opening line and one line per item."""
+
+    key: str
+    heading: str
+    opening: str
+    items: tuple[str, ...]
+    omitted: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class PromptView:
+    """The observed state as the user prompt shows it; `tokens` estimates the selected items."""
+
+    domain: str
+    now: str
+    overview: tuple[str, ...]
+    sections: tuple[Section, ...]
+    omitted: Mapping[str, int]
+    omitted_text: str | None
+    last_note: str | None
+    tokens: int
+    data_close: str
+    last_run: str | None = None
+
+
+def block_opening(key: str, nonce: str) -> str:
+    """The opening marker of a section's data block, naming its columns."""
+    return f"{data_open(nonce)} {key}: {COLUMNS[key]}>>>"
+
+
+def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
+    """Select what the model sees within `token_budget - reserved_tokens` for the items."""
+    now = rfc3339(inputs.now)  # first: a naive `now` is refused before any arithmetic with it
+    candidates = _candidates(inputs)
+    chosen = select(candidates, inputs.token_budget - reserved_tokens, _cost)
+    keys = [key for key, *_ in CATEGORIES]
+    omitted = {k: chosen.omitted[k] for k in keys if k in chosen.omitted}
+    if chosen.compacted:
+        omitted[_DETAILS[0]] = chosen.compacted
+    totals = {c.key: len(c.items) for c in candidates}
+    return PromptView(
+        domain=safe_domain(inputs.domain),
+        now=now,
+        overview=overview_table(inputs.overview.domains, inputs.domain),
+        sections=tuple(
+            Section(
+                k, h, block_opening(k, inputs.nonce), chosen.shown[k], omitted.get(k, 0), totals[k]
+            )
+            for k, h, *_ in CATEGORIES
+        ),
+        omitted=MappingProxyType(omitted),
+        omitted_text=omitted_sentence(omitted),
+        last_note=_note(inputs.last_note_prose, inputs.nonce),
+        tokens=chosen.tokens,
+        last_run=last_run_text(inputs),
+        data_close=data_close(inputs.nonce),
+    )
+
+
+def _cost(text: str) -> int:
+    # Each line is followed by a newline in the rendered prompt. The estimate of a whole is never
+    # more than the sum of the estimates of its parts, so the sum bounds the rendered prompt.
+    return estimate_tokens(text + "\n")
+
+
+def _overhead(key: str, nonce: str) -> int:
+    return estimate_tokens(f"{block_opening(key, nonce)}\n{data_close(nonce)}\n{_MORE}")
+
+
+def _note(prose: str | None, nonce: str) -> str | None:
+    if prose is None or not prose.strip():
+        return None
+    return data_block("last-note", "prose", prose, NOTE_LIMIT, nonce)
+
+
+def last_run_text(inputs: PromptInputs) -> str | None:
+    """How the last run ended, and which run the reasoning shown below comes from."""
+    last, reasoning, prose = inputs.last_run, inputs.reasoning_run, inputs.last_note_prose
+    if last is None:
+        return None
+    text = f"The last run, {_run(last)}, ended {_status(last)}."
+    if last.problem:
+        text += (
+            f" Its problem: {data_block(last.run_id, 'problem', last.problem, 500, inputs.nonce)}"
+        )
+    if prose is None or not prose.strip() or reasoning is None:
+        return text + " No earlier run left reasoning written by a model."
+    if reasoning.run_id == last.run_id:
+        return text + " Its reasoning follows."
+    return (
+        f"{text} The reasoning below is the last a model wrote, in run {_run(reasoning)}, "
+        f"which ended {_status(reasoning)}."
+    )
+
+
+def _run(ref: NoteRef) -> str:
+    try:
+        started = rfc3339(parse_at(ref.started_at))
+    except ValueError:
+        started = "at an unknown time"
+    return f"{safe_id(ref.run_id)} (started {started})"
+
+
+def _status(ref: NoteRef) -> str:
+    return ref.status if re.fullmatch(r"[a-z_]{1,32}", ref.status) else "unknown"
+
+
+def omitted_sentence(omitted: Mapping[str, int]) -> str | None:
+    """'12 todo tasks and 30 events not shown for space.' — or None when nothing was left out."""
+    labels = {key: (one, many) for key, _, one, many in CATEGORIES}
+    labels[_DETAILS[0]] = (_DETAILS[2], _DETAILS[1])
+    parts = [
+        f"{n} {labels[key][0] if n == 1 else labels[key][1]}"
+        for key, n in omitted.items()
+        if n > 0 and key != _DETAILS[0]
+    ]
+    sentence = ""
+    if parts:
+        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        sentence = f"{listed} not shown for space."
+    details = omitted.get(_DETAILS[0], 0)
+    if details:
+        sentence += f" {details} items are shown without their long text for space."
+    return sentence.strip() or None
+
+
+def _candidates(inputs: PromptInputs) -> list[Candidates]:
+    lists = section_items(inputs)
+    return [Candidates(key, lists[key], _overhead(key, inputs.nonce)) for key in SECTIONS]
+
+
+def section_items(inputs: PromptInputs) -> dict[str, list[Callable[[], Piece]]]:
+    """Each section's items in the order shown, each rendered only when considered."""
+    summary, now = inputs.summary, inputs.now
+    tasks = [task for ws in summary.workstreams for task in ws.tasks]
+    last_event = _last_event_by_task(summary)
+    open_flags = sorted(summary.open_flags, key=lambda f: (f.created_at, f.id))
+    flagged = {f.task_id: f.id for f in open_flags if f.task_id}
+
+    def open_task(stale: int | None) -> Callable[[Task], Piece]:
+        return lambda t: task_piece(t, now, last_event.get(t.id), flagged.get(t.id), stale)
+
+    def activity(t: Task) -> tuple[bool, datetime, str]:
+        # Least recent activity first (an unknown age before all); a time from the future never
+        # makes a task look fresh.
+        since = activity_age(t.updated_at, t.created_at, last_event.get(t.id), now).since
+        return (since is not None, since or now, t.id)
+
+    by_status = {s: [t for t in tasks if t.status == s] for s in ("todo", "in_progress", "blocked")}
+    closed = [t for t in tasks if t.status in ("done", "cancelled")]
+    lists = {
+        "workstreams": _lazy(sorted(summary.workstreams, key=lambda w: w.id), workstream_piece),
+        "in_progress": _lazy(sorted(by_status["in_progress"], key=activity),
+                             open_task(inputs.stale_after_days)),
+        "blocked": _lazy(sorted(by_status["blocked"], key=lambda t: (t.updated_at, t.id)),
+                         open_task(None)),
+        "todo": _lazy(sorted(by_status["todo"], key=_todo_order), open_task(None)),
+        "decisions": _lazy(sorted(summary.open_decisions, key=lambda d: (d.created_at, d.id)),
+                           partial(_with_now, decision_piece, now)),
+        "flags": _lazy(open_flags, partial(_with_now, flag_piece, now)),
+        "events": _lazy(sorted(summary.recent_events, key=lambda e: (e.created_at, e.id),
+                               reverse=True), partial(_with_now, event_piece, now)),
+        "pending": _lazy(inputs.pending, approval_piece),
+        "rejected": _lazy(inputs.rejected, approval_piece),
+        "closed": _lazy(sorted(closed, key=lambda t: (-t.updated_at.timestamp(), t.id)),
+                        closed_task_piece),
+    }  # fmt: skip
+    return lists
+
+
+def _with_now(render: Callable[[T, datetime], Piece], now: datetime, item: T) -> Piece:
+    return render(item, now)
+
+
+def _lazy(items: Iterable[T], render: Callable[[T], Piece]) -> list[Callable[[], Piece]]:
+    # Rendering (and neutralizing) waits until an item is considered: what is left out costs
+    # only its count.
+    return [partial(render, item) for item in items]
+
+
+def _todo_order(task: Task) -> tuple[int, str, datetime, str]:
+    # Tasks with a due date first, soonest first; then oldest first.
+    due = task.due.isoformat() if task.due else ""
+    return (0 if task.due else 1, due, task.created_at, task.id)
+
+
+def _last_event_by_task(summary: DomainSummary) -> dict[str, datetime]:
+    latest: dict[str, datetime] = {}
+    for event in summary.recent_events:
+        if event.task_id and (
+            event.task_id not in latest or event.created_at > latest[event.task_id]
+        ):
+            latest[event.task_id] = event.created_at
+    return latest

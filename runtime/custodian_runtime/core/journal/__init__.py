@@ -1,0 +1,41 @@
+"""The journal: records, hash chain, spine, run views and the checkpoint's fold."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.journal import (
+        api,
+        fold,
+        kinds,
+        late_landings,
+        prune,
+        records,
+        runs,
+        seals,
+        settle,
+        spine,
+        stream,
+        trace,
+    )
+
+__all__ = [
+    "api",
+    "fold",
+    "kinds",
+    "late_landings",
+    "prune",
+    "records",
+    "runs",
+    "seals",
+    "settle",
+    "spine",
+    "stream",
+    "trace",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)

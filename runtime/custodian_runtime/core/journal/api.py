@@ -1,0 +1,66 @@
+"""The journal's pure API: records, hash chain, spine verification, run views and the court record.
+
+One append-only JSON Lines file per domain; each line is one `Record` in canonical JSON whose
+`hash` covers every other field and whose `prev` is the hash of the record before it. The parts
+live in journal_records (chain), journal_spine (authority rules), journal_runs (run views) and
+journal_render (the court record); import them from here.
+"""
+
+from __future__ import annotations
+
+from custodian_runtime.core.journal.records import (
+    GENESIS,
+    KINDS,
+    SCHEMA_VERSION,
+    Problem,
+    Record,
+    format_at,
+    make_record,
+    parse_at,
+    record_hash,
+    verify_chain,
+)
+from custodian_runtime.core.journal.runs import (
+    CompletedObservation,
+    RunSummary,
+    derived_counts,
+    interrupted_runs,
+    last_completed_observation,
+    latest_run_id,
+    run_summaries,
+)
+from custodian_runtime.core.journal.spine import PendingWrite, unfinished_items, verify_spine
+from custodian_runtime.core.journal.trace import ItemTrace, trace_items
+from custodian_runtime.core.presentation.journal_render import (
+    render_run,
+    replay_lines,
+    replay_problems,
+)
+
+__all__ = [
+    "GENESIS",
+    "KINDS",
+    "SCHEMA_VERSION",
+    "CompletedObservation",
+    "ItemTrace",
+    "PendingWrite",
+    "Problem",
+    "Record",
+    "RunSummary",
+    "derived_counts",
+    "format_at",
+    "interrupted_runs",
+    "last_completed_observation",
+    "latest_run_id",
+    "make_record",
+    "parse_at",
+    "record_hash",
+    "render_run",
+    "replay_lines",
+    "replay_problems",
+    "run_summaries",
+    "trace_items",
+    "unfinished_items",
+    "verify_chain",
+    "verify_spine",
+]

@@ -1,0 +1,396 @@
+"""One model per kind of journal record: the only place that reads or builds a record's data.
+
+`decode(record)` reads a record's data as its kind's model; `encode(entry)` is the data a writer
+journals. Fields that older journals lack have defaults, so every journal still reads; data that
+does not fit its kind is an error naming the record. Nothing else reads `record.data` by key
+(tests/test_typed_records.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from custodian_runtime.core.journal.records import Record
+
+# An item's index: its place in the plan, or a label (`reconcile-0`) for an escalation.
+Index = int | str | None
+Json = dict[str, Any]
+ItemKey = tuple[str, Index]  # (run that authorized the write, plan item index)
+
+
+class RecordDataError(ValueError):
+    """A record's data does not fit the model of its kind."""
+
+
+class Entry(BaseModel):
+    """The data of one journal record; `KIND` names the kind it is journaled as."""
+
+    # Lenient on read: a field an older writer added and a newer one dropped is ignored.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    KIND: ClassVar[str]
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The write (authorizing run, index) this record of run `run_id` speaks of, if any."""
+        return None
+
+
+class RunStarted(Entry):
+    """`run_started`: what the run was configured with."""
+
+    KIND = "run_started"
+    settings_digest: str | None = None
+    constitution_digest: str | None = None
+    model_spec: str | None = None
+    hub_url: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    dry_run: bool | None = None
+
+
+class Observed(Entry):
+    """`observed`: the domain as read from the hub (the summary lives in its snapshot)."""
+
+    KIND = "observed"
+    state_digest: str | None = None
+    snapshot: str | None = None
+    generated_at: str | None = None
+    overview: Json | None = None
+    summary: Json | None = None
+    after_act: bool | None = None
+    # Since contract v1.2 (the revision skip): the domain's revision, one digest per workstream,
+    # the digest of the run's local inputs, and whether the hub answered 304.
+    revision: int | None = None
+    workstream_digests: dict[str, str] | None = None
+    inputs_digest: str | None = None
+    not_modified: bool | None = None
+
+
+class PromptRecord(Entry):
+    """`prompt`: the rendered prompt's size and where it is stored."""
+
+    KIND = "prompt"
+    chars: Json | None = None
+    estimated_tokens: int | None = None
+    stored: str | None = None
+
+
+class ModelResponse(Entry):
+    """`model_response`: the model's raw answer."""
+
+    KIND = "model_response"
+    text: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    usage: Json | None = None
+    request_id: str | None = None
+
+
+class ModelFailed(Entry):
+    """`model_failed`: the model call failed."""
+
+    KIND = "model_failed"
+    error: str | None = None
+    provider: str | None = None
+    status: int | None = None
+    code: str | None = None
+
+
+class PlanRecord(Entry):
+    """`plan`: the plan's status and what the authority ruled from."""
+
+    KIND = "plan"
+    status: str | None = None
+    reason: str | None = None
+    observations: list[str] | None = None
+    items: int | None = None
+    policy: Json | None = None
+    history: Json | None = None
+    evidence: Json | None = None
+    recent_writes: list[Json] | None = None
+    ruled_at: str | None = None
+    # What this run could not perform, and why (a read-only canon), for replay.
+    unavailable: dict[str, str] | None = None
+
+
+class RulingRecord(Entry):
+    """`ruling`: one item's outcome and why."""
+
+    KIND = "ruling"
+    index: Index = None
+    operation: str | None = None
+    target: str | None = None
+    params: Json | None = None
+    fingerprint: str | None = None
+    outcome: str | None = None
+    reason: str | None = None
+    approval_id: str | None = None
+    precondition: Json | None = None
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The item this run ruled on."""
+        return (run_id, self.index)
+
+
+class Authorized(Entry):
+    """`authorized`: a write the authority allowed, with its key and the hub it is bound to."""
+
+    KIND = "authorized"
+    index: Index = None
+    operation: str | None = None
+    params: Json | None = None
+    fingerprint: str | None = None
+    idempotency_key: str | None = None
+    nonce: str | None = None
+    by: str | None = None
+    hub: str | None = None
+    hub_at: str | None = None
+    canon: str | None = None
+    planned_on: Json | None = None
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The item this run authorized."""
+        return (run_id, self.index)
+
+
+class WriteStep(Entry):
+    """The fields every record of a write's send or settling carries."""
+
+    index: Index = None
+    # Set when a later run (a reconcile, an approval's settle) writes for an earlier run's write.
+    reconciles: str | None = None
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The item of this run, or of the earlier run it `reconciles`."""
+        return (self.reconciles or run_id, self.index)
+
+    def closes_unsent(self) -> bool:
+        """Whether this step closes the write without sending it (found on the hub, or closed)."""
+        return False
+
+
+class Dispatched(WriteStep):
+    """`dispatched`: the write is about to leave."""
+
+    KIND = "dispatched"
+    idempotency_key: str | None = None
+
+
+class Receipt(WriteStep):
+    """`receipt`: the hub answered (or a later observation found the write landed)."""
+
+    KIND = "receipt"
+    status_code: int | None = None
+    hub_id: str | None = None
+    replayed: bool | None = None
+    response_sha256: str | None = None
+    attempts: int | None = None
+    task_after: Json | None = None
+    path: str | None = None
+    found_on_hub: bool | None = None
+    # A write closed earlier that a later observation shows landed anyway.
+    late: str | None = None
+
+    def closes_unsent(self) -> bool:
+        """Found on the hub by a later observation."""
+        return bool(self.found_on_hub)
+
+
+class Failed(WriteStep):
+    """`failed`: the hub refused, or the write was closed without being sent."""
+
+    KIND = "failed"
+    error: str | None = None
+    status: int | None = None
+    code: str | None = None
+    closed: str | None = None
+
+    def closes_unsent(self) -> bool:
+        """Closed without being sent."""
+        return bool(self.closed)
+
+
+class Stale(WriteStep):
+    """`stale`: the target moved since the write was planned."""
+
+    KIND = "stale"
+    error: str | None = None
+    observed: Json | None = None
+    current: Json | None = None
+    closed: str | None = None
+
+    def closes_unsent(self) -> bool:
+        """Closed without being sent."""
+        return bool(self.closed)
+
+
+class Unknown(WriteStep):
+    """`unknown`: no answer came; open until settled."""
+
+    KIND = "unknown"
+    error: str | None = None
+
+
+class Queued(Entry):
+    """`queued`: an item waits for a person as an approval item."""
+
+    KIND = "queued"
+    index: Index = None
+    approval_id: str | None = None
+    fingerprint: str | None = None
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The item this run queued."""
+        return (run_id, self.index)
+
+
+class Reconciled(Entry):
+    """`reconciled`: how a later run settled an open write of an earlier run."""
+
+    KIND = "reconciled"
+    run_id_of_the_interrupted_run: str | None = None
+    index: Index = None
+    idempotency_key: str | None = None
+    action: str | None = None
+    reason: str | None = None
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The interrupted run's item."""
+        return (str(self.run_id_of_the_interrupted_run), self.index)
+
+
+class NoteWritten(Entry):
+    """`note_written`: the session note the run wrote."""
+
+    KIND = "note_written"
+    path: str | None = None
+    sha256: str | None = None
+    status: str | None = None
+    prose: bool = True
+    problem: str | None = None
+
+
+class Finished(Entry):
+    """`finished`: how the run ended (`closed_by`: written by a later run for a killed one)."""
+
+    KIND = "finished"
+    status: str | None = None
+    exit_code: int | None = None
+    counts: dict[str, int] | None = None
+    model: str | None = None
+    usage: Json | None = None
+    closed_by: str | None = None
+
+
+class ApprovalDecided(Entry):
+    """`approval_decided`: a person's decision on an approval item."""
+
+    KIND = "approval_decided"
+    approval_id: str | None = None
+    decision: str | None = None
+    by: str | None = None
+    reason: str | None = None
+
+
+class SettledByHand(Entry):
+    """`settled_by_hand`: a person closed an open write."""
+
+    KIND = "settled_by_hand"
+    run_id_of_the_open_write: str | None = None
+    index: Index = None
+    ref: str | None = None
+    operation: str | None = None
+    idempotency_key: str | None = None
+    by: str | None = None
+    reason: str | None = None
+    outcome: str | None = None
+
+    def item(self, run_id: str) -> ItemKey | None:
+        """The open write the person closed."""
+        return (str(self.run_id_of_the_open_write), self.index)
+
+
+MODELS: dict[str, type[Entry]] = {
+    m.KIND: m
+    for m in (
+        RunStarted, Observed, PromptRecord, ModelResponse, ModelFailed, PlanRecord, RulingRecord,
+        Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
+        NoteWritten, Finished, ApprovalDecided, SettledByHand,
+    )
+}  # fmt: skip
+
+E = TypeVar("E", bound=Entry)
+
+
+def decode(record: Record) -> Entry:
+    """The record's data as the model of its kind; RecordDataError names the record."""
+    model = MODELS.get(record.kind)
+    if model is None:
+        raise RecordDataError(
+            f"journal record {record.ref} has the unknown kind {record.kind!r}; "
+            f"known kinds: {sorted(MODELS)}. Check the journal with `custodian inspect`"
+        )
+    try:
+        return model.model_validate(record.data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RecordDataError(
+            f"journal record {record.ref} ({record.kind}) does not fit its kind: {where}: "
+            f"{first['msg']}. Check the journal with `custodian inspect`"
+        ) from exc
+
+
+def read_as(record: Record, model: type[E]) -> E:
+    """The record's data as `model`, which must be its kind's model."""
+    entry = decode(record)
+    if not isinstance(entry, model):
+        raise RecordDataError(f"journal record {record.ref} is {record.kind!r}, not {model.KIND!r}")
+    return entry
+
+
+def of_kind(records: Iterable[Record], model: type[E]) -> Iterator[tuple[Record, E]]:
+    """Each record of `model`'s kind, with its data read as `model`."""
+    for record in records:
+        if record.kind == model.KIND:
+            yield record, read_as(record, model)
+
+
+def item_of(record: Record) -> ItemKey | None:
+    """The write (authorizing run, index) a record speaks of; None for a run's other records."""
+    return decode(record).item(record.run_id)
+
+
+def earlier_run(record: Record) -> str | None:
+    """The earlier run whose write this record settles (a reconcile's), if any."""
+    entry = decode(record)
+    if isinstance(entry, WriteStep):
+        return entry.reconciles
+    if isinstance(entry, Reconciled):
+        return entry.run_id_of_the_interrupted_run
+    return None
+
+
+def content_named(record: Record) -> str | None:
+    """The content digest an `observed` (its snapshot) or a `prompt` (its text) names."""
+    entry = decode(record)
+    if isinstance(entry, Observed):
+        return entry.snapshot
+    if isinstance(entry, PromptRecord):
+        return entry.stored
+    return None
+
+
+def with_entry(record: Record, entry: Entry) -> Record:
+    """A view of `record` whose data also holds what `entry` set (replay inlines a summary).
+
+    The view is not re-hashed: it is for reading, never for the journal.
+    """
+    return record.model_copy(update={"data": {**record.data, **encode(entry)[1]}})
+
+
+def encode(entry: Entry) -> tuple[str, dict[str, Any]]:
+    """The kind and data a writer journals for `entry`: the fields it set, as JSON."""
+    return entry.KIND, entry.model_dump(mode="json", exclude_unset=True)

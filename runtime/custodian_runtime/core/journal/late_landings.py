@@ -1,0 +1,147 @@
+"""Writes closed without being sent that a later observation shows landed anyway.
+
+A write closed as stale, refused or expired (by a reconcile, or by a reject's settle) or by hand
+may still land: held in a proxy, say. The checkpoint keeps each such write for `LATE_WINDOW`
+after it was closed (`closed_item_records`), each run compares it with what it observed
+(`journal.late_landings`), and one found is journaled once, as a `receipt` marked `late`, and raised
+for a person in the note and the run's summary. Nothing is written to the hub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from custodian_runtime.core.authority.path import landed_on_hub
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal.kinds import Failed, SettledByHand, Stale, decode
+from custodian_runtime.core.journal.records import Record, parse_at
+from custodian_runtime.core.journal.spine import PendingWrite, write_of
+from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
+
+# How long after it was closed a write is still compared with the hub.
+LATE_WINDOW = timedelta(days=7)
+# How the run's summary and note name one found (the outcome of its report).
+FOUND_LATE = "found_late"
+
+
+@dataclass(frozen=True)
+class ClosedWrite:
+    """A write closed without being sent: how (`stale`, `refused`, ...) and by which record."""
+
+    write: PendingWrite
+    how: str
+    closed: Record
+
+
+@dataclass(frozen=True)
+class LateLanding:
+    """A closed write the hub shows landed, as `hub_id`."""
+
+    closed: ClosedWrite
+    hub_id: str
+
+    def report(self) -> dict[str, Any]:
+        """What the summary's `journal.late_landings` and the note say of it."""
+        write = self.closed.write
+        return {
+            "run": write.run_id,
+            "index": write.index,
+            "operation": write.operation,
+            "hub_id": self.hub_id,
+            "closed": self.closed.how,
+            "closed_at": self.closed.closed.ref,
+        }
+
+
+def closed_writes(records: Sequence[Record]) -> list[ClosedWrite]:
+    """Writes closed without being sent and not yet found landed, oldest first."""
+    tracker = Tracker().walk(records)
+    found = []
+    for key in _still_closed(tracker):
+        item = tracker.items[key]
+        how = _closed_how(item)
+        if how is not None and item.outcome is not None:
+            found.append(ClosedWrite(write_of(tracker, key, item), how, item.outcome))
+    return found
+
+
+def _still_closed(tracker: Tracker) -> list[ItemKey]:
+    """Closed items not found landed, and whose effect no later write that landed made (an
+    approval approved again after its first write was closed sends the same change again)."""
+    landed: dict[tuple[str, str], int] = {}
+    for item in tracker.items.values():
+        if item.outcome is not None and item.outcome.kind == "receipt":
+            effect = _effect(item)
+            landed[effect] = max(landed.get(effect, 0), item.authorized.seq)
+    return [
+        key
+        for key, item in tracker.items.items()
+        if _closed_how(item) is not None
+        and item.late is None
+        and landed.get(_effect(item), 0) < item.authorized.seq
+    ]
+
+
+def _effect(item: ItemTrace) -> tuple[str, str]:
+    """What a write changes: a task's status, or its operation with its params."""
+    params = item.grant.params or {}
+    task, status = params.get("task_id"), params.get("status")
+    if isinstance(task, str) and isinstance(status, str):
+        return (f"status of {task}", status)
+    return (str(item.grant.operation), canonical_json(params))
+
+
+def late_landings(records: Sequence[Record], observed: DomainSummary) -> list[LateLanding]:
+    """The closed writes (within the window) that `observed` shows landed."""
+    newest = records[-1].at if records else None
+    found = []
+    for closed in closed_writes(records):
+        if newest is None or not _recent(closed.closed, newest):
+            continue
+        hub_id = landed_on_hub(closed.write, observed, ())
+        if hub_id is not None:
+            found.append(LateLanding(closed, hub_id))
+    return found
+
+
+def closed_item_records(records: Sequence[Record]) -> list[Record]:
+    """The records of each write closed within the window and not found: what the checkpoint
+    keeps so the next run can still compare it with the hub."""
+    if not records:
+        return []
+    newest = records[-1].at
+    tracker = Tracker().walk(records)
+    decided: dict[str, list[Record]] = {}
+    for r in records:
+        if r.kind == "approval_decided":
+            decided.setdefault(r.run_id, []).append(r)
+    kept: list[Record] = []
+    for run_id, index in _still_closed(tracker):
+        item = tracker.items[(run_id, index)]
+        if item.outcome is None or not _recent(item.outcome, newest):
+            continue
+        ruling = tracker.rulings.get((run_id, index))
+        kept += [ruling[0]] if ruling is not None else []
+        kept += decided.get(run_id, [])
+        kept += [item.authorized, *item.steps]
+    return kept
+
+
+def _closed_how(item: ItemTrace) -> str | None:
+    """How the item was closed without being sent, or None (sent, or found on the hub)."""
+    if item.outcome is None:
+        return None
+    entry = decode(item.outcome)
+    if isinstance(entry, SettledByHand):
+        return "closed by hand"
+    if isinstance(entry, Failed | Stale) and entry.closed:
+        return entry.closed
+    return None
+
+
+def _recent(closed: Record, newest_at: str) -> bool:
+    return parse_at(newest_at) - parse_at(closed.at) <= LATE_WINDOW

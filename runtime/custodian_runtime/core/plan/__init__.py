@@ -1,0 +1,18 @@
+"""The plan: the model's answer parsed into a `Plan`, or refused with the reason."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.plan import extract, schema
+
+__all__ = [
+    "extract",
+    "schema",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)

@@ -1,0 +1,19 @@
+"""What people read: the court record, approval text and labels; decides nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.presentation import approval_text, display, journal_render
+
+__all__ = [
+    "approval_text",
+    "display",
+    "journal_render",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)

@@ -1,0 +1,133 @@
+"""The approval queue as a person reads it: `approvals list` and `approvals show ID`.
+
+Every value may hold model or hub text, so every line is terminal-inert and no line is longer
+than `WIDTH` columns in the list; `show` prints every field in full, one labelled line each.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.presentation.display import WIDTH, age, fit, one_line, params_line
+
+_INDENT = "    "
+_LABEL_COLUMNS = 15
+
+
+def list_lines(item: ApprovalItem, status: str, now: datetime, width: int = WIDTH) -> list[str]:
+    """Two lines: id, status, age, domain, operation and every param; then the rationale."""
+    params = params_line(item.params, short_first=True)
+    head = (
+        f"{one_line(item.id)}  {one_line(status):8} {age(now - item.created_at):>4}  "
+        f"{one_line(item.domain)}  {one_line(item.operation)}  {params}"
+    )
+    rationale = one_line(item.rationale) if item.rationale else "(no rationale given)"
+    return [fit(head, width), fit(_INDENT + rationale, width)]
+
+
+def show_text(item: ApprovalItem, status: str, now: datetime, seal_problem: str | None) -> str:
+    """Every field of one item, labelled; params one per line; dates with their ages."""
+    lines = [
+        f"{one_line(item.id)}: {one_line(item.operation)} ({one_line(status)})",
+        _field("domain", item.domain),
+        _field("status", status),
+        *_wrapped("fate", fate(item, status)),
+        _field("operation", item.operation),
+        "params:",
+        *_block(item.params, "(none)"),
+        *_wrapped("rationale", item.rationale or "(none given)"),
+        _field("proposed by", f"run {item.run_id}"),
+        "precondition:",
+        *_block(item.precondition, "(none: nothing to compare when it is approved)"),
+        _field("created", _when(item.created_at, now)),
+        _field("expires", _when(item.expires_at, now)),
+        _field("fingerprint", item.fingerprint),
+    ]
+    lines += _decision(item, now)
+    if seal_problem is not None:
+        lines.append(_field("seal", seal_problem))
+    return "\n".join(lines) + "\n"
+
+
+def _decision(item: ApprovalItem, now: datetime) -> list[str]:
+    lines = []
+    if item.decided_at is not None:
+        lines.append(_field("decided", _when(item.decided_at, now)))
+    optional = (
+        ("decided by", item.decided_by),
+        ("decision note", item.decision_note),
+        ("reject reason", item.reject_reason),
+    )
+    lines += [_field(label, value) for label, value in optional if value is not None]
+    if item.result is not None:
+        lines += ["result:", *_block(item.result, "(empty)")]
+    return lines
+
+
+def _wrapped(label: str, text: str) -> list[str]:
+    """A long text over several lines of at most WIDTH columns, under its label."""
+    lines = textwrap.wrap(one_line(text), WIDTH - _LABEL_COLUMNS) or [""]
+    return [f"{label + ':':{_LABEL_COLUMNS}}{lines[0]}"] + [
+        " " * _LABEL_COLUMNS + x for x in lines[1:]
+    ]
+
+
+def _field(label: str, value: Any) -> str:
+    return f"{label + ':':{_LABEL_COLUMNS}}{one_line(value)}"
+
+
+def _block(values: Mapping[str, Any], empty: str) -> list[str]:
+    """One indented `key: value` line per entry; a multi-line text keeps its lines, indented."""
+    if not values:
+        return [f"  {empty}"]
+    lines = []
+    for key, value in values.items():
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"  {one_line(key)}: |")
+            lines += [_INDENT + one_line(part) for part in value.split("\n")]
+        elif isinstance(value, Mapping):
+            lines.append(f"  {one_line(key)}: {params_line(value)}")
+        else:
+            lines.append(f"  {one_line(key)}: {one_line(value)}")
+    return lines
+
+
+def _when(moment: datetime, now: datetime) -> str:
+    stamp = moment.strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"{stamp} (in {age(moment - now)})"
+        if moment > now
+        else f"{stamp} ({age(now - moment)} ago)"
+    )
+
+
+def fate(item: ApprovalItem, status: str) -> str:
+    """What became of a queued item, in one sentence: executed, rejected, expired, and so on."""
+    who = f"{one_line(item.decided_by or 'a person')}"
+    when = item.decided_at.strftime(" on %Y-%m-%d %H:%M UTC") if item.decided_at else ""
+    answer = answer_words(item.result)
+    reason = item.reject_reason or "no reason"
+    sentences = {
+        "pending": f"Waiting for a person until {item.expires_at:%Y-%m-%d %H:%M UTC}.",
+        "expired": f"Expired on {item.expires_at:%Y-%m-%d %H:%M UTC} without a decision.",
+        "rejected": f"Rejected by {who}{when}: {one_line(reason).rstrip('.')}.",
+        "executed": f"Approved by {who}{when} and executed; the hub answered {answer}.",
+        "stale": f"Approved by {who}{when}, but the target had changed: nothing ran.",
+        "failed": f"Approved by {who}{when}, but it was not carried out: {answer}.",
+        "unknown": f"Approved by {who}{when}; no answer came, the next run settles it.",
+        "approved": f"Approved by {who}{when}; being carried out.",
+    }
+    return sentences.get(status, f"{one_line(status)}.")
+
+
+def answer_words(result: Mapping[str, Any] | None) -> str:
+    """A write's result as words: `hub_id web-t-09`, or `nothing` when there is none."""
+    if not result:
+        return "nothing"
+    return ", ".join(
+        f"{one_line(k).replace('_', ' ')} {one_line(v, 200)}" for k, v in result.items()
+    )
