@@ -10,6 +10,7 @@ from typing import Any
 from custodian_runtime.canon import resolve_inside
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority import evidence
+from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.presentation.display import one_line
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import Facts
@@ -69,7 +70,7 @@ def _kind(line: str) -> str:
 
 def diff_of(canon_dir: Path, item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     """A write_canon item's diff against the file now; None for other items or an unsafe path."""
-    if item.operation != "write_canon":
+    if not writes_canon(item.operation):
         return None
     relative, new = item.params.get("path"), item.params.get("content")
     if not isinstance(relative, str) or not isinstance(new, str):

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import effective_status
+from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
@@ -156,7 +157,7 @@ class Views:
         now = utc_now()
         items = decided(self._store(), now)
         read = read_domains(
-            self.settings, {i.domain for i in items if i.operation != "write_canon"}
+            self.settings, {i.domain for i in items if not writes_canon(i.operation)}
         )
         facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
         return self._render("history.html.j2", items=history(items, now, facts))
