@@ -90,7 +90,7 @@ def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
             driver.find_element("link text", "Pending approvals 2").click()
             section = card(driver, queued.create_id)
             assert section.find_element("css selector", "h2").text == (
-                "Create task ‘Add a sitemap’ under workstream web-ws-1 "
+                "Create task ‘Add a sitemap’ in workstream web-ws-1 "
                 "‘Relaunch the marketing site’ in website"
             )
             assert "Unchanged on the hub since it was proposed." in section.text
