@@ -36,7 +36,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
     ("audit",),
-    ("review", "evals", "cli_run", "cli_hub"),
+    ("review", "evals", "cli_run", "cli_hub", "policy_commands"),
+    ("cli_policy",),
     ("cli",),
     ("__main__",),
 )

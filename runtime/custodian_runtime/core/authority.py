@@ -56,6 +56,8 @@ class Ruling:
     reason: str
     code: ReasonCode = "stated"
     clause: str | None = None
+    # The grant an `execute` ruling of an approvable item runs under (core/standing_rule.py).
+    grant: str | None = None
 
 
 def authorize(

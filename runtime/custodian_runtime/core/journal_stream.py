@@ -14,7 +14,16 @@ from custodian_runtime.core._journal_spine import unfinished_items, verify_spine
 from custodian_runtime.core.journal_fold import Checkpoint, fold, link_problems
 from custodian_runtime.core.journal_records import Problem, Record
 
-RUN_FIRST_KINDS = frozenset({"run_started", "approval_decided", "settled_by_hand"})
+RUN_FIRST_KINDS = frozenset(
+    {
+        "run_started",
+        "approval_decided",
+        "settled_by_hand",
+        "policy_set",
+        "grant_issued",
+        "grant_revoked",
+    }
+)
 
 
 def windows(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

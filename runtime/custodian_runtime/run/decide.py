@@ -22,8 +22,11 @@ from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing import Standing, standing_of
+from custodian_runtime.core.standing_rule import Ground, apply_standing
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
+from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run.observe import Observation
@@ -83,7 +86,10 @@ def rule(
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
-    return _authorize(ctx, plan, observation, evidence, fetched, writes)
+    # A revoke a person made while this run held the domain binds this run already.
+    revoked = StandingStore(ctx.memory_dir).waiting_revokes(ctx.domain)
+    standing = standing_of(history).revoking(revoked)
+    return _authorize(ctx, plan, observation, evidence, fetched, writes, standing)
 
 
 def _authorize(
@@ -93,6 +99,7 @@ def _authorize(
     evidence: Evidence,
     fetched: Sequence[ProgressEvent],
     writes: Sequence[OwnWrite],
+    standing: Standing,
 ) -> tuple[Ruling, ...]:
     """One ruling per item, journaled with the policy, approval history, evidence and own writes.
 
@@ -105,6 +112,8 @@ def _authorize(
         rulings = authorize(
             plan, observation.summary, policy, history, evidence=evidence, recent=recent
         )
+        ground = Ground(standing, ctx.bound()["hub"], now, policy, recent)
+        rulings = apply_standing(rulings, ground)
         ctx.journal.write(_plan_data(plan, policy, history, evidence, fetched, recent))
         for ruling in rulings:
             ctx.journal.write(ruling_data(ruling))
