@@ -354,7 +354,7 @@ def test_authorization_must_match_the_ruling() -> None:
     ]
     by_nobody = {**AUTH0, "by": "model"}
     assert _spine_of(("authorized", by_nobody), ("dispatched", DISP0), ("receipt", RCPT0)) == [
-        "unknown authority 'model' (expected 'policy' or 'person:<name>')"
+        "unknown authority 'model' (expected 'policy', 'person:<name>' or 'grant:<id>')"
     ]
 
 

@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     _init_parser(sub)
     from custodian_runtime.cli_policy import add_parsers
 
-    add_parsers(sub)
+    add_parsers(sub, _settings)
     return parser
 
 

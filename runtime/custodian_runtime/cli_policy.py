@@ -7,21 +7,24 @@ what it means is the core's (core/modes.py, core/grants.py, core/agreement.py).
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from custodian_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
-    from custodian_runtime.cli import Subparsers
+    from typing import TypeAlias
+
     from custodian_runtime.settings import Settings
 
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+    Loader = Callable[..., Settings]
 
-def add_parsers(sub: Subparsers) -> None:
-    """The `policy` and `grants` subcommands."""
+
+def add_parsers(sub: Subparsers, load: Loader) -> None:
+    """The `policy` and `grants` subcommands; `load` reads the settings as every command does."""
     p = sub.add_parser("policy", help="a domain's modes per operation, set by a person")
     ps = p.add_subparsers(dest="policy_command", required=True)
     show = ps.add_parser("show", help="each operation's mode")
@@ -38,7 +41,7 @@ def add_parsers(sub: Subparsers) -> None:
     for one in (show, put, report):
         one.add_argument("--domain", help="the domain (env CUSTODIAN_DOMAIN)")
         one.add_argument("--memory")
-    p.set_defaults(handler=_cmd_policy)
+    p.set_defaults(handler=lambda args: _cmd_policy(args, load))
     g = sub.add_parser("grants", help="bounded grants: a person's approval given in advance")
     gs = g.add_subparsers(dest="grants_command", required=True)
     issue = gs.add_parser("issue", help="issue a grant; prints its id")
@@ -58,7 +61,7 @@ def add_parsers(sub: Subparsers) -> None:
     _person(revoke)
     for one in (issue, ls, revoke):
         one.add_argument("--memory")
-    g.set_defaults(handler=_cmd_grants)
+    g.set_defaults(handler=lambda args: _cmd_grants(args, load))
 
 
 def _person(p: argparse.ArgumentParser) -> None:
@@ -66,21 +69,10 @@ def _person(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", required=True, help="why, kept in the journal")
 
 
-def _settings(args: argparse.Namespace, domain: bool = True) -> Settings:
-    from custodian_runtime.cli_hub import with_embedded_hub
-    from custodian_runtime.settings import load_settings
-
-    flags = vars(args)
-    loaded = load_settings(
-        flags, os.environ, Path.cwd(), domain_required=domain, hub_required=False
-    )
-    return with_embedded_hub(loaded)
-
-
-def _cmd_policy(args: argparse.Namespace) -> int:
+def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
     from custodian_runtime import policy_commands as pc
 
-    settings = _settings(args)
+    settings = load(args, hub_required=False)
     domain = str(settings.domain)
     if args.policy_command == "set":
         return pc.set_mode(
@@ -91,17 +83,17 @@ def _cmd_policy(args: argparse.Namespace) -> int:
     return pc.show(settings, domain, args.json, sys.stdout)
 
 
-def _cmd_grants(args: argparse.Namespace) -> int:
+def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
     from custodian_runtime import policy_commands as pc
 
     command = args.grants_command
     if command == "list":
-        settings = _settings(args, domain=False)
+        settings = load(args, domain_required=False, hub_required=False)
         return pc.list_grants(settings, args.domain, args.json, sys.stdout)
     if command == "revoke":
-        settings = _settings(args, domain=False)
+        settings = load(args, domain_required=False, hub_required=False)
         return pc.revoke(settings, args.grant_id, args.by, args.reason, sys.stdout)
-    settings = _settings(args)
+    settings = load(args, hub_required=False)
     issue = pc.Issue(
         domain=str(settings.domain), operation=args.operation, where=_where(args.where),
         max_uses=args.max, expires=args.expires, by=args.by, reason=args.reason,

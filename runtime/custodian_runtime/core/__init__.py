@@ -14,6 +14,7 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.core import (
+        agreement,
         approval_history,
         approval_ledger,
         approval_settle,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         display,
         eval_expect,
         evidence,
+        grants,
         inert,
         journal,
         journal_fold,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
         late_landings,
         marks,
         metrics,
+        modes,
         neutralize,
         observation,
         offline_planner,
@@ -62,11 +65,14 @@ if TYPE_CHECKING:
         redact,
         run_rules,
         seals,
+        standing,
+        standing_rule,
         tokens,
         unchanged,
     )
 
 __all__ = [
+    "agreement",
     "approval_history",
     "approval_ledger",
     "approval_settle",
@@ -84,6 +90,7 @@ __all__ = [
     "display",
     "eval_expect",
     "evidence",
+    "grants",
     "inert",
     "journal",
     "journal_fold",
@@ -99,6 +106,7 @@ __all__ = [
     "late_landings",
     "marks",
     "metrics",
+    "modes",
     "neutralize",
     "observation",
     "offline_planner",
@@ -115,6 +123,8 @@ __all__ = [
     "redact",
     "run_rules",
     "seals",
+    "standing",
+    "standing_rule",
     "tokens",
     "unchanged",
 ]

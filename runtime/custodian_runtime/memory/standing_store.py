@@ -40,7 +40,7 @@ class Waiting(BaseModel):
     id: str = Field(pattern=r"^[a-z]+-[0-9a-f]{6,24}$")
     domain: str
     kind: Kind
-    data: dict[str, Any]
+    fields: dict[str, Any]
     at: datetime
     seal: str | None = None
 
@@ -62,7 +62,7 @@ class StandingStore:
         kind, data = encode(entry)
         waiting = Waiting(
             id=f"{kind.split('_')[0]}-{secrets.token_hex(6)}", domain=domain, kind=kind,
-            data=data, at=utc_now(),
+            fields=data, at=utc_now(),
         )  # fmt: skip
         try:
             self._journal(waiting)
@@ -85,7 +85,7 @@ class StandingStore:
 
     def waiting_revokes(self, domain: str) -> frozenset[str]:
         """The grants a person revoked while the domain was busy: they bind at once."""
-        revoked = (GrantRevoked.model_validate(w.data) for w in self.waiting(domain)
+        revoked = (GrantRevoked.model_validate(w.fields) for w in self.waiting(domain)
                    if w.kind == "grant_revoked")  # fmt: skip
         return frozenset(str(r.grant_id) for r in revoked)
 
@@ -108,7 +108,7 @@ class StandingStore:
             journals = JournalStore(self.memory_dir, seal_key=self._key)
             opened = journals.open(waiting.domain)
             writer = journals.writer(waiting.domain, run_id, utc_now, opened)
-            writer.append(waiting.kind, waiting.data)
+            writer.append(waiting.kind, waiting.fields)
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)
 
