@@ -22,12 +22,16 @@ def _block(task: str, status: str = "blocked") -> dict[str, Any]:
     }
 
 
-def _run(tmp_path: Path, hub_url: str, memory: Path, *items: dict[str, Any]) -> list[Any]:
+def _summary(tmp_path: Path, hub_url: str, memory: Path, *items: dict[str, Any]) -> Any:
     plan = {"observations": ["Tasks wait on others."], "proposals": list(items)}
     llm = write_plan(tmp_path / "plan.md", plan)
     code, out, err = finish(start_run(tmp_path, run_argv(hub_url, llm, memory, "--force")))
     assert code == 0, err
-    return list(json.loads(out)["items"])
+    return json.loads(out)
+
+
+def _run(tmp_path: Path, hub_url: str, memory: Path, *items: dict[str, Any]) -> list[Any]:
+    return list(_summary(tmp_path, hub_url, memory, *items)["items"])
 
 
 def _issue(tmp_path: Path, hub_url: str, memory: Path, *extra: str) -> str:
@@ -53,9 +57,14 @@ def test_a_covered_proposal_executes_under_the_grant_once_and_its_use_is_journal
     with held_hub(tmp_path, None) as hub:
         grant = _issue(tmp_path, hub.url, memory, "--max", "1", "--expires", "7d")
         assert grant.startswith("grant-")
-        first = _run(tmp_path, hub.url, memory, _block("web-t-4"))
+        summary = _summary(tmp_path, hub.url, memory, _block("web-t-4"))
+        first = summary["items"]
         assert first[0]["outcome"] == "executed", first
+        assert first[0]["grant"] == grant
         assert f"executed (grant {grant})" in first[0]["reason"]
+        assert summary["modes"]["set_task_status"] == "ask"
+        note = Path(summary["note"]).read_text("utf-8")
+        assert f"executed (grant {grant})" in note.lower() and '"set_task_status": "ask"' in note
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
         used = [decode(r) for r in journal(memory) if r.kind == "grant_used"]
         assert used == [GrantUsed(grant_id=grant, index=0, operation="set_task_status",

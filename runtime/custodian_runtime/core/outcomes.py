@@ -50,6 +50,8 @@ class ItemOutcome:
     # The ruling's reason code and clause (core/authority.py), for what a person reads.
     code: ReasonCode = "stated"
     clause: str | None = None
+    # The grant an approvable item ran under without a card (core/standing_rule.py).
+    grant: str | None = None
 
     @classmethod
     def of(
@@ -76,6 +78,7 @@ class ItemOutcome:
             current_status=current_status,
             code=ruling.code,
             clause=ruling.clause,
+            grant=ruling.grant,
         )
 
 

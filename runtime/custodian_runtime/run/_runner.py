@@ -33,6 +33,7 @@ from custodian_runtime.core.run_rules import (
     settles,
     signalled,
 )
+from custodian_runtime.core.standing import standing_of
 from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.llm.base import Model
 from custodian_runtime.llm.registry import build_model
@@ -237,6 +238,7 @@ def _steps(ctx: RunContext, known: Known, opened: Opened, started: RunStarted) -
         known = replace(known, observations=plan.observations)
         rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
         known = replace(known, rulings=rulings, contents=display.contents(rulings))
+        known = replace(known, modes=standing_of(history).modes.as_record())
         if ctx.dry_run:
             ctx.stop.check("the dry run")
             shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
