@@ -108,3 +108,49 @@ def test_decisions_made_while_a_run_holds_the_domain_are_recorded_then_journaled
         assert StandingStore(memory).waiting() == []
         kinds = [r.kind for r in journal(memory)]
         assert kinds.count("policy_set") == 1 and kinds.count("grant_revoked") == 1
+
+
+def test_a_plan_item_that_would_change_a_mode_or_a_grant_is_denied(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        tries = [
+            {"operation": "set_policy", "params": {"operation": "set_task_status", "mode": "auto"}},
+            {"operation": "issue_grant", "params": {"operation": "create_task", "max": 99}},
+        ]
+        for item in _run(tmp_path, hub.url, memory, *tries):
+            assert item["outcome"] == "denied", item
+            assert "a person's decisions" in item["reason"]
+        assert ApprovalStore(memory).all("website", verify=False) == []
+        assert _modes(tmp_path, memory)["set_task_status"] == "ask"
+
+
+def test_the_agreement_report_counts_decisions_and_grants_issue_shows_it(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        _run(tmp_path, hub.url, memory, _block("web-t-4"), _block("web-t-1"))
+        pending = ApprovalStore(memory).all("website", verify=False)
+        first, second = sorted(pending, key=lambda i: str(i.params["task_id"]))
+        mem = ["--memory", str(memory)]
+        approve = custodian_cli(
+            tmp_path, "approvals", "approve", second.id, "--by", "ana", "--hub", hub.url, *mem
+        )
+        assert approve.returncode == 0, approve.stdout + approve.stderr
+        reject = custodian_cli(
+            tmp_path, "approvals", "reject", first.id, "--by", "ana", "--reason", "no", *mem
+        )
+        assert reject.returncode == 0, reject.stdout + reject.stderr
+        report = custodian_cli(tmp_path, "policy", "report", "--domain", "website", "--json", *mem)
+        assert report.returncode == 0, report.stderr
+        [row] = json.loads(report.stdout)["operations"]
+        assert (row["operation"], row["proposals"], row["approved"], row["rejected"]) == (
+            "set_task_status", 2, 1, 1,
+        )  # fmt: skip
+        assert row["agreement"] == 0.5 and row["suggest"] is None
+        issued = custodian_cli(
+            tmp_path, "grants", "issue", "--domain", "website", "--operation", "set_task_status",
+            "--max", "2", "--expires", "1d", "--hub", hub.url, "--by", "ana", "--reason", "x",
+            "--json", *mem,
+        )  # fmt: skip
+        assert issued.returncode == 0, issued.stderr
+        assert "set_task_status: 2 proposals, 1 approved, 1 rejected" in issued.stderr
+        assert json.loads(issued.stdout)["id"].startswith("grant-")

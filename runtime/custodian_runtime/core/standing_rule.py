@@ -9,6 +9,7 @@ are checked again for it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -19,6 +20,8 @@ from custodian_runtime.core.grants import covering
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing import Standing
 
+# Words of an operation that would change a person's standing decisions: only a person does.
+STANDING_WORDS = frozenset({"policy", "policies", "mode", "modes", "grant", "grants", "revoke"})
 WOULD = {"execute": "would have executed", "queue": "would have queued", "deny": "denied"}
 
 
@@ -41,7 +44,9 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     done: list[Ruling] = []
     for ruling in rulings:
         mode = ground.standing.modes.of(ruling.item.operation)
-        if ruling.outcome == "deny" or mode == "auto":
+        if changes_standing(ruling.item.operation):
+            done.append(_refused(ruling))
+        elif ruling.outcome == "deny" or mode == "auto":
             done.append(ruling)
         elif mode in ("off", "shadow"):
             done.append(_narrowed(ruling, mode, ground))
@@ -56,6 +61,20 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
                 op = ruling.item.operation
                 executed[op] = executed.get(op, 0) + 1
     return tuple(done)
+
+
+def changes_standing(operation: str) -> bool:
+    """Whether an operation's name says it would change a mode or a grant."""
+    return bool(STANDING_WORDS & set(re.split(r"[^a-z]+", operation.lower())))
+
+
+def _refused(ruling: Ruling) -> Ruling:
+    clause = (
+        "modes and grants are a person's decisions, made with `custodian policy` and "
+        "`custodian grants`; no plan item may change them"
+    )
+    reason = f"{_label(ruling)} is denied: {clause}."
+    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.")
 
 
 def _label(ruling: Ruling) -> str:
