@@ -65,6 +65,8 @@ def test_a_covered_proposal_executes_under_the_grant_once_and_its_use_is_journal
         assert summary["modes"]["set_task_status"] == "ask"
         note = Path(summary["note"]).read_text("utf-8")
         assert f"executed (grant {grant})" in note.lower() and '"set_task_status": "ask"' in note
+        replay = custodian_cli(tmp_path, "replay", summary["run_id"], "--memory", str(memory))
+        assert replay.returncode == 0, replay.stdout + replay.stderr
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
         used = [decode(r) for r in journal(memory) if r.kind == "grant_used"]
         assert used == [GrantUsed(grant_id=grant, index=0, operation="set_task_status",

@@ -17,7 +17,7 @@ from typing import TextIO
 
 from custodian_runtime.core import journal as J
 from custodian_runtime.core.approval_history import ApprovalHistory
-from custodian_runtime.core.authority import authorize
+from custodian_runtime.core.authority import Ruling, authorize
 from custodian_runtime.core.budgets import RecentWrites
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
@@ -38,6 +38,8 @@ from custodian_runtime.core.journal_records import parse_at
 from custodian_runtime.core.own_writes import OwnWrite
 from custodian_runtime.core.plan import extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing import Standing
+from custodian_runtime.core.standing_rule import Ground, apply_standing
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import SnapshotStore, observed_summary
@@ -110,6 +112,7 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         evidence=_evidence(observed, plan_record),
         recent=_recent_of(plan_record),
     )
+    rulings = _with_standing(rulings, plan_record, policy)
     differences = []
     for ruling in rulings:
         was = recorded.get(ruling.item.index)
@@ -118,6 +121,22 @@ def compare(records: Sequence[J.Record], policy: Policy) -> tuple[list[Differenc
         if then != now:
             differences.append(Difference(ruling.item.index, ruling.item.operation, then, now))
     return differences, f"plan accepted, {len(rulings)} item(s) re-decided"
+
+
+def _with_standing(
+    rulings: tuple[Ruling, ...], plan_record: PlanRecord, policy: Policy
+) -> tuple[Ruling, ...]:
+    """The rulings as the modes and grants the run ruled with narrow or carry them."""
+    kept = plan_record.standing
+    if kept is None or plan_record.ruled_at is None:
+        return rulings
+    recent = _recent_of(plan_record)
+    hub_id = kept.get("hub_id")
+    ground = Ground(
+        Standing.from_record(kept), None if hub_id is None else str(hub_id),
+        parse_at(plan_record.ruled_at), policy, recent,
+    )  # fmt: skip
+    return apply_standing(rulings, ground)
 
 
 def _evidence(observed: Observed, plan_record: PlanRecord) -> Evidence:

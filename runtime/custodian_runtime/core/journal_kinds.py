@@ -111,6 +111,8 @@ class PlanRecord(Entry):
     evidence: Json | None = None
     recent_writes: list[Json] | None = None
     ruled_at: str | None = None
+    # A person's modes and grants the run ruled with, and the hub it was bound to (replay).
+    standing: Json | None = None
 
 
 class RulingRecord(Entry):

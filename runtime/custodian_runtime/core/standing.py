@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import cast
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -39,6 +39,28 @@ class Standing:
     def grant(self, grant_id: str) -> Grant | None:
         """The grant with `grant_id`, if the journal records it."""
         return next((g for g in self.grants if g.id == grant_id), None)
+
+    def as_record(self) -> dict[str, Any]:
+        """What the plan record keeps of it, so that replay rules with the same standing."""
+        modes = {
+            op: {"mode": m.mode, "by": m.by, "reason": m.reason, "at": m.at.isoformat()}
+            for op, m in sorted(self.modes.settings.items())
+        }
+        grants = [g.model_dump(mode="json") for g in self.grants]
+        return {"modes": modes, "grants": grants, "uses": dict(self.uses)}
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any] | None) -> Standing:
+        """The standing a plan record kept (none kept: the defaults, no grants)."""
+        if not data:
+            return cls()
+        modes = Modes()
+        for op, m in sorted(dict(data.get("modes") or {}).items()):
+            at = datetime.fromisoformat(str(m["at"]))
+            modes = modes.with_setting(ModeSetting(op, m["mode"], m["by"], m["reason"], at))
+        grants = tuple(Grant.model_validate(g) for g in data.get("grants") or ())
+        uses = {str(k): int(v) for k, v in dict(data.get("uses") or {}).items()}
+        return cls(modes, grants, MappingProxyType(uses))
 
     def revoking(self, grant_ids: Iterable[str]) -> Standing:
         """These decisions with the grants `grant_ids` revoked (a revoke kept while busy)."""

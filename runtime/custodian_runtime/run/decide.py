@@ -114,7 +114,9 @@ def _authorize(
         )
         ground = Ground(standing, ctx.bound()["hub"], now, policy, recent)
         rulings = apply_standing(rulings, ground)
-        ctx.journal.write(_plan_data(plan, policy, history, evidence, fetched, recent))
+        planned = _plan_data(plan, policy, history, evidence, fetched, recent)
+        kept = {**standing.as_record(), "hub_id": ground.hub_id}
+        ctx.journal.write(planned.model_copy(update={"standing": kept}))
         for ruling in rulings:
             ctx.journal.write(ruling_data(ruling))
         info.update(**ruling_counts(rulings))
