@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 from custodian_runtime.core.grants import Grant, covering, grant_problem, state_of
 from custodian_runtime.core.journal_fold import compact, empty, fold
+from custodian_runtime.core.journal_prune import SegmentFacts, droppable
 from custodian_runtime.core.journal_records import make_record
 from custodian_runtime.core.modes import Modes, default_mode, mode_problem
-from custodian_runtime.core.standing import standing_of
+from custodian_runtime.core.standing import mode_seqs, standing_of
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
 BLOCK = {"task_id": "web-t-4", "status": "blocked"}
@@ -87,3 +88,19 @@ def test_the_checkpoint_keeps_grants_and_their_uses_across_runs() -> None:
     assert [g.id for g in standing.grants] == ["grant-0123456789ab"]
     assert standing.uses["grant-0123456789ab"] == 1
     assert {r.kind for r in compact(checkpoint.records)} >= {"grant_issued", "grant_used"}
+
+
+def test_a_prune_keeps_the_segment_of_each_operations_latest_mode() -> None:
+    first = make_record(
+        None, "p1", "website", "policy_set", NOW, {"operation": "flag_for_human", "mode": "off"}
+    )
+    second = make_record(
+        first, "p2", "website", "policy_set", NOW, {"operation": "flag_for_human", "mode": "ask"}
+    )
+    other = make_record(second, "r1", "website", "run_started", NOW, {})
+    assert mode_seqs([first, second, other]) == [2]
+    segments = [SegmentFacts(1, first), SegmentFacts(2, second), SegmentFacts(3, other)]
+    assert droppable(segments, [2]) == 1
+    assert droppable(segments, []) == 3
+    assert Modes().of("flag_for_human") == "auto"
+    assert standing_of([first, second]).modes.of("flag_for_human") == "ask"

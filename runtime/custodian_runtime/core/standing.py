@@ -21,6 +21,7 @@ from custodian_runtime.core.journal_kinds import (
     GrantUsed,
     PolicySet,
     decode,
+    of_kind,
 )
 from custodian_runtime.core.journal_records import Record, parse_at
 from custodian_runtime.core.modes import Mode, Modes, ModeSetting, mode_problem
@@ -120,3 +121,11 @@ def _grant(entry: GrantIssued) -> Grant | None:
         return Grant.model_validate(entry.grant or {})
     except ValidationError:
         return None
+
+
+def mode_seqs(records: Iterable[Record]) -> list[int]:
+    """The seq of each operation's latest `policy_set`: the records a prune must keep."""
+    latest: dict[str, int] = {}
+    for r, entry in of_kind(records, PolicySet):
+        latest[str(entry.operation)] = r.seq
+    return sorted(latest.values())
