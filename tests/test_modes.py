@@ -154,3 +154,22 @@ def test_the_agreement_report_counts_decisions_and_grants_issue_shows_it(tmp_pat
         assert issued.returncode == 0, issued.stderr
         assert "set_task_status: 2 proposals, 1 approved, 1 rejected" in issued.stderr
         assert json.loads(issued.stdout)["id"].startswith("grant-")
+
+
+def test_with_a_seal_key_a_kept_decision_that_was_edited_is_refused(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    key = {"CUSTODIAN_SEAL_KEY": "s" * 40}
+    with RunLock(memory, "website", run_id="r-busy"):
+        setting = custodian_cli(
+            tmp_path, "policy", "set", "--domain", "website", "--operation", "flag_for_human",
+            "--mode", "off", "--by", "ana", "--reason", "noisy", "--memory", str(memory), **key,
+        )  # fmt: skip
+        assert setting.returncode == 0, setting.stderr
+    [kept] = list((memory / "standing").glob("*.json"))
+    assert json.loads(kept.read_text("utf-8"))["seal"]
+    kept.write_text(kept.read_text("utf-8").replace('"off"', '"auto"'), "utf-8")
+    show = custodian_cli(
+        tmp_path, "policy", "set", "--domain", "website", "--operation", "create_task",
+        "--mode", "shadow", "--by", "ana", "--reason", "x", "--memory", str(memory), **key,
+    )  # fmt: skip
+    assert show.returncode != 0 and "not sealed with the seal key" in show.stderr
