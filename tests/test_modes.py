@@ -61,6 +61,12 @@ def test_ask_queues_a_sanctioned_write(tmp_path: Path) -> None:
         assert item["outcome"] == "queued", item
         assert "set add_progress_event to ask (ana: onboarding)" in item["reason"]
         assert custodian_events(hub) == []
+        approved = custodian_cli(
+            tmp_path, "approvals", "approve", item["approval_id"], "--by", "ana",
+            "--hub", hub.url, "--memory", str(memory),
+        )  # fmt: skip
+        assert approved.returncode == 0, approved.stdout + approved.stderr
+        assert len(custodian_events(hub)) == 1
 
 
 def test_shadow_records_what_would_have_happened_and_writes_nothing(tmp_path: Path) -> None:

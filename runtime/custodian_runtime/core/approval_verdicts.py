@@ -35,7 +35,11 @@ from custodian_runtime.core.origin import (
 )
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.own_writes import OwnWrite
-from custodian_runtime.core.plan_schema import APPROVABLE_OPERATIONS, normalize
+from custodian_runtime.core.plan_schema import (
+    APPROVABLE_OPERATIONS,
+    SANCTIONED_OPERATIONS,
+    normalize,
+)
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.precondition import canon_target, proposed_under
 from custodian_runtime.errors import ApprovalError
@@ -46,7 +50,8 @@ EXIT_REFUSED = ApprovalError.exit_code
 EXIT_FAILED = 5
 # What an approval can carry out: the approved hub writes (update_task_status among them, as a
 # task leaving `cancelled` waits for a person) and a canon write (a file, not a hub call).
-APPROVED_OPERATIONS = APPROVABLE_OPERATIONS | {"update_task_status"}
+# With a mode of `ask` (core/modes.py), a sanctioned write is queued, and a person approves it.
+APPROVED_OPERATIONS = APPROVABLE_OPERATIONS | SANCTIONED_OPERATIONS
 
 JournalEntry = tuple[str, dict[str, Any]]
 Observe = Literal["hub", "canon", "nothing"]

@@ -121,6 +121,9 @@ APPROVED_CALLS = Calls(
         {
             "set_task_status": _status,
             "update_task_status": _status,
+            # Queued when a person set the operation's mode to `ask` (core/modes.py).
+            "add_progress_event": _event,
+            "flag_for_human": _flag,
             "create_workstream": _create_workstream,
             "create_task": _create_task,
             "record_decision": _record_decision,
