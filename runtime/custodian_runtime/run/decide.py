@@ -112,7 +112,9 @@ def _authorize(
         rulings = authorize(
             plan, observation.summary, policy, history, evidence=evidence, recent=recent
         )
-        ground = Ground(standing, ctx.bound()["hub"], now, policy, recent)
+        # The hub's identity is asked for only when a grant may need it.
+        hub_id = ctx.bound()["hub"] if standing.grants else None
+        ground = Ground(standing, hub_id, now, policy, recent)
         rulings = apply_standing(rulings, ground)
         planned = _plan_data(plan, policy, history, evidence, fetched, recent)
         kept = {**standing.as_record(), "hub_id": ground.hub_id}
