@@ -360,8 +360,22 @@ def test_authorization_must_match_the_ruling() -> None:
     ]
     by_nobody = {**AUTH0, "by": "model"}
     assert _spine_of(("authorized", by_nobody), ("dispatched", DISP0), ("receipt", RCPT0)) == [
-        "unknown authority 'model' (expected 'policy' or 'person:<name>')"
+        "unknown authority 'model' (expected 'policy', 'person:<name>' or 'grant:<id>')"
     ]
+
+
+def test_a_write_authorized_under_a_grant_needs_its_grant_used_record() -> None:
+    granted = {**AUTH0, "by": "grant:grant-0123456789ab"}
+    assert _spine_of(("authorized", granted), ("dispatched", DISP0), ("receipt", RCPT0)) == [
+        "authorized by grant:grant-0123456789ab without a grant_used record for it"
+    ]
+    used = {"grant_id": "grant-0123456789ab", "index": 0, "operation": "x", "fingerprint": "y"}
+    assert (
+        _spine_of(
+            ("grant_used", used), ("authorized", granted), ("dispatched", DISP0), ("receipt", RCPT0)
+        )
+        == []
+    )
 
 
 def test_a_queued_record_needs_a_queue_ruling() -> None:

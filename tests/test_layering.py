@@ -35,8 +35,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("writes",),
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
-    ("audit",),
-    ("review", "evals", "cli_run", "cli_hub"),
+    ("audit", "policy_commands"),
+    ("review", "evals", "cli_run", "cli_hub", "cli_policy"),
     ("cli",),
     ("__main__",),
 )

@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     _review_parser(sub)
     _eval_parser(sub)
     _init_parser(sub)
+    from custodian_runtime.cli_policy import add_parsers
+
+    add_parsers(sub, _settings)
     return parser
 
 
@@ -235,6 +238,9 @@ def _carry_out_recorded(settings: Settings) -> None:
         return
     for done in carry_out_recorded_decisions(settings, settings.domain):
         sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
+    from custodian_runtime.memory.standing_store import StandingStore
+
+    StandingStore(settings.memory_dir, settings.seal_key).carry_out(settings.domain)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from custodian_runtime.core.approvals.history import ApprovalHistory
-from custodian_runtime.core.authority.authorize import authorize
+from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
@@ -38,6 +38,8 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.rule import Ground, apply_standing
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import SnapshotStore, observed_summary
@@ -111,6 +113,7 @@ def compare(records: Sequence[core_journal.Record], policy: Policy) -> tuple[lis
         recent=_recent_of(plan_record),
         unavailable=dict(plan_record.unavailable or {}),
     )
+    rulings = _with_standing(rulings, plan_record, policy)
     differences = []
     for ruling in rulings:
         was = recorded.get(ruling.item.index)
@@ -119,6 +122,22 @@ def compare(records: Sequence[core_journal.Record], policy: Policy) -> tuple[lis
         if then != now:
             differences.append(Difference(ruling.item.index, ruling.item.operation, then, now))
     return differences, f"plan accepted, {len(rulings)} item(s) re-decided"
+
+
+def _with_standing(
+    rulings: tuple[Ruling, ...], plan_record: PlanRecord, policy: Policy
+) -> tuple[Ruling, ...]:
+    """The rulings as the modes and grants the run ruled with narrow or carry them."""
+    kept = plan_record.standing
+    if kept is None or plan_record.ruled_at is None:
+        return rulings
+    recent = _recent_of(plan_record)
+    hub_id = kept.get("hub_id")
+    ground = Ground(
+        Standing.from_record(kept), None if hub_id is None else str(hub_id),
+        parse_at(plan_record.ruled_at), policy, recent,
+    )  # fmt: skip
+    return apply_standing(rulings, ground)
 
 
 def _evidence(observed: Observed, plan_record: PlanRecord) -> Evidence:

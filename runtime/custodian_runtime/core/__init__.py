@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         prices,
         redact,
         run_rules,
+        standing,
         tooling,
         unchanged,
     )
@@ -54,6 +55,7 @@ __all__ = [
     "prices",
     "redact",
     "run_rules",
+    "standing",
     "tooling",
     "unchanged",
 ]

@@ -48,6 +48,8 @@ class ItemOutcome:
     # The ruling's reason code and clause (core/authority/authorize.py), for what a person reads.
     code: ReasonCode = "stated"
     clause: str | None = None
+    # The grant an approvable item ran under without a card (core/standing/rule.py).
+    grant: str | None = None
 
     @classmethod
     def of(
@@ -74,6 +76,7 @@ class ItemOutcome:
             current_status=current_status,
             code=ruling.code,
             clause=ruling.clause,
+            grant=ruling.grant,
         )
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from custodian_runtime.memory.notes import last_note_prose, note_prose, write_note
     from custodian_runtime.memory.run_journal import DiskJournal, Journal, MemoryJournal
     from custodian_runtime.memory.snapshots import ContentStore, SnapshotStore, observed_summary
+    from custodian_runtime.memory.standing_store import StandingStore
 
 __all__ = [
     "ApprovalStore",
@@ -39,6 +40,7 @@ __all__ = [
     "ReadResult",
     "RunLock",
     "SnapshotStore",
+    "StandingStore",
     "last_note_prose",
     "note_prose",
     "observed_summary",
@@ -62,6 +64,7 @@ if not TYPE_CHECKING:
                 ("JournalStore", "JournalWriter", "Opened", "ReadResult"), "journal_store"
             ),
             **dict.fromkeys(("RunLock",), "lock"),
+            **dict.fromkeys(("StandingStore",), "standing_store"),
             **dict.fromkeys(("last_note_prose", "note_prose", "write_note"), "notes"),
             **dict.fromkeys(("prune",), "journal_prune"),
             **dict.fromkeys(("reseal", "reseal_command"), "journal_reseal"),

@@ -19,7 +19,16 @@ from custodian_runtime.memory._journal_segments import SEGMENT_BYTES, Layout, fi
 
 Fsync = Callable[[int], None]
 # A new run starts a new segment once the active one is past its size: segments hold whole runs.
-ROTATE_BEFORE = frozenset({"run_started", "approval_decided", "settled_by_hand"})
+ROTATE_BEFORE = frozenset(
+    {
+        "run_started",
+        "approval_decided",
+        "settled_by_hand",
+        "policy_set",
+        "grant_issued",
+        "grant_revoked",
+    }
+)
 
 
 def fsync_dir(directory: Path, fsync: Fsync = os.fsync) -> None:

@@ -16,8 +16,15 @@ from pathlib import Path
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import content_named
-from custodian_runtime.core.journal.prune import SegmentFacts, decide, keep_problem
+from custodian_runtime.core.journal.prune import (
+    PruneDecision,
+    SegmentFacts,
+    decide,
+    droppable,
+    keep_problem,
+)
 from custodian_runtime.core.journal.seals import SealKey
+from custodian_runtime.core.standing.record import mode_seqs
 from custodian_runtime.errors import PruneRefused
 from custodian_runtime.memory._files import atomic_write_bytes, fsync_directory
 from custodian_runtime.memory._journal_checkpoint import Anchor, sealed
@@ -105,6 +112,9 @@ def prune_segments(
                 f"{domain}` to see it), then prune again",
                 domain=domain,
             )
+        # A mode a person set stays in the journal: a rebuilt checkpoint must still hold it.
+        current = mode_seqs(opened.checkpoint.records)
+        decision = _held_back(decision, droppable([f for f, _ in gathered], current))
         if decision.drop == 0:
             return Pruned(domain, 0, None, {}, decision.reason)
         last = gathered[decision.drop - 1][0].last
@@ -121,6 +131,13 @@ def prune_segments(
             for folder in ("snapshots", "prompts")
         }
         return Pruned(domain, decision.drop, anchor, removed, decision.reason)
+
+
+def _held_back(decision: PruneDecision, most: int) -> PruneDecision:
+    """The decision, dropping no segment that holds a mode a person set."""
+    if decision.drop <= most:
+        return decision
+    return PruneDecision(most, f"{most} segment(s): later ones hold a mode a person set")
 
 
 def _remove_unnamed(content: ContentStore, domain: str, named: set[str]) -> int:

@@ -60,6 +60,8 @@ class RunSoFar:
     answer: str | None = field(default=None, repr=False)
     # What a failing model process said last on its stderr (inert, secrets redacted).
     model_stderr: str | None = None
+    # Each operation's mode, as a person set it or by default (core/standing/modes.py).
+    modes: Mapping[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
@@ -103,6 +105,7 @@ class RunResult(RunSoFar):
             "model": self.model,
             "usage": dict(self.usage),
             "counts": self.counts(),
+            "modes": dict(self.modes),
             **{kind: [_entry(o) for o in of_kind(self.outcomes, kind)] for kind in kinds},
             "items": [_entry(o) for o in self.outcomes],
             "observations": list(self.observations),

@@ -33,6 +33,7 @@ from custodian_runtime.core.run_rules import (
     settles,
     signalled,
 )
+from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.llm.base import Model
 from custodian_runtime.llm.registry import build_model
@@ -239,6 +240,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         so_far = replace(so_far, observations=plan.observations)
         rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
         so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
+        so_far = replace(so_far, modes=standing_of(history).modes.as_record())
         if ctx.dry_run:
             ctx.stop.check("the dry run")
             shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")

@@ -18,12 +18,12 @@ from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.authority.precondition import canon_target, proposed_under
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal.kinds import Authorized, Queued
+from custodian_runtime.core.journal.kinds import Authorized, GrantUsed, Queued
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation
-from custodian_runtime.writes import SANCTIONED_CALLS, Sent, send, task_state
+from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Sent, send, task_state
 
 __all__ = ["Sent", "act", "dry_run", "send"]
 
@@ -65,6 +65,12 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     nonce = new_nonce()
     key = run_key(ctx.run_id, item.fingerprint, nonce)
     task = planned_on(ruling, observed)
+    if ruling.grant is not None:
+        used = GrantUsed(
+            grant_id=ruling.grant, index=item.index, operation=item.operation,
+            fingerprint=item.fingerprint,
+        )  # fmt: skip
+        ctx.journal.write(used)
     ctx.journal.write(
         Authorized(
             index=item.index,
@@ -73,7 +79,7 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
             fingerprint=item.fingerprint,
             idempotency_key=key,
             nonce=nonce,
-            by="policy",
+            by="policy" if ruling.grant is None else f"grant:{ruling.grant}",
             **ctx.bound(),
             **({"planned_on": task_state(task)} if task is not None else {}),
         )
@@ -81,7 +87,7 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     sent = send(
         ctx.journal,
         ctx.client,
-        SANCTIONED_CALLS,
+        SANCTIONED_CALLS if ruling.grant is None else APPROVED_CALLS,
         index=item.index,
         operation=item.operation,
         params=dict(item.params),

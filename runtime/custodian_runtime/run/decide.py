@@ -23,8 +23,11 @@ from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, Pla
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.record import Standing, standing_of
+from custodian_runtime.core.standing.rule import Ground, apply_standing
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
+from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run.observe import Observation
@@ -84,7 +87,10 @@ def rule(
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
-    return _authorize(ctx, plan, observation, evidence, fetched, writes)
+    # A revoke a person made while this run held the domain binds this run already.
+    revoked = StandingStore(ctx.memory_dir).waiting_revokes(ctx.domain)
+    standing = standing_of(history).revoking(revoked)
+    return _authorize(ctx, plan, observation, evidence, fetched, writes, standing)
 
 
 def _authorize(
@@ -94,6 +100,7 @@ def _authorize(
     evidence: Evidence,
     fetched: Sequence[ProgressEvent],
     writes: Sequence[OwnWrite],
+    standing: Standing,
 ) -> tuple[Ruling, ...]:
     """One ruling per item, journaled with the policy, approval history, evidence and own writes.
 
@@ -112,10 +119,16 @@ def _authorize(
             recent=recent,
             unavailable=ctx.unavailable,
         )
+        # The hub's identity is asked for only when a grant may need it.
+        hub_id = ctx.bound()["hub"] if standing.grants else None
+        ground = Ground(standing, hub_id, now, policy, recent)
+        rulings = apply_standing(rulings, ground)
         planned = _plan_data(plan, policy, history, evidence, fetched, recent)
+        kept = {**standing.as_record(), "hub_id": ground.hub_id}
+        update: dict[str, Any] = {"standing": kept}
         if ctx.unavailable:  # for replay: what this run could not perform, and why
-            planned = planned.model_copy(update={"unavailable": dict(ctx.unavailable)})
-        ctx.journal.write(planned)
+            update["unavailable"] = dict(ctx.unavailable)
+        ctx.journal.write(planned.model_copy(update=update))
         for ruling in rulings:
             ctx.journal.write(ruling_data(ruling))
         info.update(**ruling_counts(rulings))

@@ -143,6 +143,7 @@ def write_session_note(
         "cost_usd": known.usage.get("cost_usd"),
         "counts": known.counts(),
         "omitted": dict(known.omitted),
+        "modes": dict(known.modes),
     }
     note = SessionNote(
         run_id=known.run_id,

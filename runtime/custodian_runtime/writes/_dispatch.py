@@ -26,8 +26,8 @@ def _policy_sends(spec: OperationSpec) -> bool:
 
 
 def _person_sends(spec: OperationSpec) -> bool:
-    """The writes a person may approve: every approvable one, and a sanctioned one the authority
-    may queue (a task leaving `cancelled`); a canon write is a file, handled by approvals."""
+    """The writes a person may approve: every approvable one, and every sanctioned one (queued by
+    the authority or a person's `ask` mode); a canon write is a file, handled by approvals."""
     return spec.person_sends
 
 

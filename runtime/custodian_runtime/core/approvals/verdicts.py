@@ -160,8 +160,8 @@ def on_approve(
 
 
 def approved_operations() -> frozenset[str]:
-    """What an approval can carry out: every operation a person may send (a sanctioned one the
-    authority may queue among them, as a task leaving `cancelled`), canon writes included."""
+    """What an approval can carry out: every operation a person may send (a sanctioned one queued
+    by the authority or a person's `ask` mode among them), canon writes included."""
     return frozenset(s.name for s in all_specs() if s.person_sends)
 
 

@@ -48,6 +48,8 @@ class Ruling:
     reason: str
     code: ReasonCode = "stated"
     clause: str | None = None
+    # The grant an `execute` ruling of an approvable item runs under (core/standing/rule.py).
+    grant: str | None = None
 
 
 def authorize(

@@ -77,7 +77,7 @@ def writes_in(earlier: Sequence[Record], new: Sequence[Record]) -> list[OwnWrite
 
 def _counted(grant: Authorized) -> bool:
     by = grant.by
-    return by == "policy" or (isinstance(by, str) and by.startswith("person:"))
+    return by == "policy" or (isinstance(by, str) and by.startswith(("person:", "grant:")))
 
 
 def retained(writes: Iterable[OwnWrite], newest_at: str | None) -> tuple[OwnWrite, ...]:

@@ -24,6 +24,7 @@ from custodian_runtime.core.journal.kinds import Finished, item_of, read_as
 from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import GENESIS, Problem, Record, record_hash
 from custodian_runtime.core.metrics import run_index
+from custodian_runtime.core.standing.record import STANDING_KINDS
 
 # Kinds a run's views read. The prompt, the model's answer and the plan are for people and replay.
 KEPT_KINDS = frozenset(
@@ -43,11 +44,14 @@ KEPT_KINDS = frozenset(
         "settled_by_hand",
         "note_written",
         "finished",
+        *STANDING_KINDS,
     }
 )
 OUTCOME_KINDS = frozenset({"receipt", "failed", "stale", "settled_by_hand"})
 STEP_KINDS = frozenset({"dispatched", "reconciled", "unknown", *OUTCOME_KINDS})
-PERSON_RUN_FIRST = frozenset({"approval_decided", "settled_by_hand"})
+PERSON_RUN_FIRST = frozenset(
+    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
+)
 
 ItemKey = tuple[str, Any]
 
@@ -126,10 +130,17 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
         keep[r.seq] = r
     for r in run_index(records):  # the last run and the last success (core/metrics, `status`)
         keep[r.seq] = r
+    for r in _standing_records(records):
+        keep[r.seq] = r
     for run in {r.run_id for r in keep.values()}:
         for r in [firsts[run], *finished.get(run, [])]:
             keep[r.seq] = r
     return tuple(keep[seq] for seq in sorted(keep))
+
+
+def _standing_records(records: Sequence[Record]) -> list[Record]:
+    """A person's modes and grants, and each grant's uses (core/standing/record.py): kept."""
+    return [r for r in records if r.kind in STANDING_KINDS]
 
 
 def _origin(r: Record) -> ItemKey | None:

@@ -113,6 +113,8 @@ class PlanRecord(Entry):
     ruled_at: str | None = None
     # What this run could not perform, and why (a read-only canon), for replay.
     unavailable: dict[str, str] | None = None
+    # A person's modes and grants the run ruled with, and the hub it was bound to (replay).
+    standing: Json | None = None
 
 
 class RulingRecord(Entry):
@@ -312,12 +314,49 @@ class SettledByHand(Entry):
         return (str(self.run_id_of_the_open_write), self.index)
 
 
+class PolicySet(Entry):
+    """`policy_set`: a person set one operation's mode (core/standing/modes.py)."""
+
+    KIND = "policy_set"
+    operation: str | None = None
+    mode: str | None = None
+    by: str | None = None
+    reason: str | None = None
+
+
+class GrantIssued(Entry):
+    """`grant_issued`: a person issued a grant (core/standing/grants.py), whole."""
+
+    KIND = "grant_issued"
+    grant: Json | None = None
+
+
+class GrantRevoked(Entry):
+    """`grant_revoked`: a person revoked a grant."""
+
+    KIND = "grant_revoked"
+    grant_id: str | None = None
+    by: str | None = None
+    reason: str | None = None
+
+
+class GrantUsed(Entry):
+    """`grant_used`: a write was authorized under a grant; the grant's uses are these records."""
+
+    KIND = "grant_used"
+    grant_id: str | None = None
+    index: Index = None
+    operation: str | None = None
+    fingerprint: str | None = None
+
+
 MODELS: dict[str, type[Entry]] = {
     m.KIND: m
     for m in (
         RunStarted, Observed, PromptRecord, ModelResponse, ModelFailed, PlanRecord, RulingRecord,
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
-        NoteWritten, Finished, ApprovalDecided, SettledByHand,
+        NoteWritten, Finished, ApprovalDecided, SettledByHand, PolicySet, GrantIssued,
+        GrantRevoked, GrantUsed,
     )
 }  # fmt: skip
 

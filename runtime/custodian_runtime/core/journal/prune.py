@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -98,3 +98,11 @@ def decide(
         if not dropped & later:
             return PruneDecision(number, f"{number} segment(s) older than the cutoff")
     return PruneDecision(0, "every old segment holds a run a later segment refers to")
+
+
+def droppable(segments: Sequence[SegmentFacts], kept_seqs: Iterable[int]) -> int:
+    """How many of the oldest segments hold none of `kept_seqs` (a person's standing modes)."""
+    first = min(kept_seqs, default=None)
+    if first is None:
+        return len(segments)
+    return sum(1 for facts in segments if facts.last is not None and facts.last.seq < first)

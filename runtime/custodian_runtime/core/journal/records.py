@@ -42,6 +42,10 @@ KINDS = frozenset(
         "approval_decided",
         "unknown",
         "settled_by_hand",
+        "policy_set",
+        "grant_issued",
+        "grant_revoked",
+        "grant_used",
     }
 )
 

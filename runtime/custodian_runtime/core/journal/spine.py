@@ -16,7 +16,9 @@ from custodian_runtime.core.journal.records import KINDS, Problem, Record
 from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
 
 # A person's runs have no run_started/finished pair: an approval, a write settled by hand.
-PERSON_RUN_FIRST = frozenset({"approval_decided", "settled_by_hand"})
+PERSON_RUN_FIRST = frozenset(
+    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
+)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from custodian_runtime.core.journal.kinds import (
     Authorized,
     Dispatched,
     Entry,
+    GrantUsed,
     Queued,
     Receipt,
     Reconciled,
@@ -68,6 +69,7 @@ class Tracker:
         self.items: dict[ItemKey, ItemTrace] = {}
         self.rulings: dict[ItemKey, tuple[Record, RulingRecord]] = {}
         self.approvals: dict[str, ApprovalDecided] = {}
+        self.granted: dict[ItemKey, str] = {}
         self.problems: list[Problem] = []
         self.item_problems: dict[ItemKey, list[str]] = {}
         self._handlers: dict[str, Callable[[Record, Any], None]] = {
@@ -82,6 +84,7 @@ class Tracker:
             "stale": self._outcome,
             "unknown": self._unknown,
             "settled_by_hand": self._by_hand,
+            "grant_used": self._grant_used,
         }
 
     def walk(self, records: Sequence[Record]) -> Tracker:
@@ -123,6 +126,9 @@ class Tracker:
     def _approval(self, r: Record, d: ApprovalDecided) -> None:
         self.approvals[r.run_id] = d
 
+    def _grant_used(self, r: Record, d: GrantUsed) -> None:
+        self.granted[(r.run_id, d.index)] = str(d.grant_id)
+
     def _authorized(self, r: Record, d: Authorized) -> None:
         key = (r.run_id, d.index)
         if key in self.items:
@@ -139,8 +145,13 @@ class Tracker:
             if decided is None or decided.decision != "approved":
                 message = "authorized by a person without an approved approval_decided record"
                 self._flag(r, message, key)
+        elif by.startswith("grant:"):
+            if self.granted.get(key) != by.removeprefix("grant:"):
+                self._flag(r, f"authorized by {by} without a grant_used record for it", key)
         elif by != "policy":
-            message = f"unknown authority {by!r} (expected 'policy' or 'person:<name>')"
+            message = (
+                f"unknown authority {by!r} (expected 'policy', 'person:<name>' or 'grant:<id>')"
+            )
             self._flag(r, message, key)
             return
         problem = self._ruling_problem(r, d, key)

@@ -86,6 +86,7 @@ class OperationSpec:
     evidence: bool = False  # runs on its own only when the events it cites prove it
     route: Callable[[Params], str | None] | None = None  # another operation these params need
     person_sends: bool = True  # an approved item of it is carried out (False: never queued)
+    never_granted: str | None = None  # why a person never grants it in advance (None: they may)
     creates: Titles | None = None  # a create: the ids that already bear its title
     in_domain: bool = False  # its hub call names the run's domain (a decision's)
     executes: Describe | None = None  # what a sanctioned write does, for its ruling's reason

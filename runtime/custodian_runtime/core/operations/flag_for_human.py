@@ -64,7 +64,6 @@ SPEC = OperationSpec(
     targets=("task_id",),
     already_done=_already,
     conflict="flag",
-    person_sends=False,
     executes=_executes,
     when="the task is in the domain and has no open flag; within {max_flags} per run and "
     "{budget_flags} per domain in {budget_window_hours} h",

@@ -31,4 +31,5 @@ SPEC = OperationSpec(
     describe=_describe,
     call=_call,
     targets=("decision_id",),
+    never_granted="resolving a decision is a person's judgement on that decision",
 )

@@ -60,4 +60,5 @@ SPEC = OperationSpec(
     writes="canon",
     targets=("path",),
     already_done=_path_problem,
+    never_granted="the canon is the project's own word, and each change to it is read by a person",
 )

@@ -1,0 +1,21 @@
+"""A person's standing: the modes per operation, the grants, and how they rule a run's writes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.standing import agreement, grants, modes, record, rule
+
+__all__ = [
+    "agreement",
+    "grants",
+    "modes",
+    "record",
+    "rule",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)

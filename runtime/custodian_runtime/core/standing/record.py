@@ -1,0 +1,131 @@
+"""A domain's standing decisions, folded from its journal: the modes and the grants with uses.
+
+A person's `policy_set`, `grant_issued` and `grant_revoked` records are the only source; a
+grant's uses are its `grant_used` records, so a replay of the journal re-derives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+from custodian_runtime.core.journal.kinds import (
+    GrantIssued,
+    GrantRevoked,
+    GrantUsed,
+    PolicySet,
+    decode,
+    of_kind,
+)
+from custodian_runtime.core.journal.records import Record, parse_at
+from custodian_runtime.core.standing.grants import Grant, state_of
+from custodian_runtime.core.standing.modes import Mode, Modes, ModeSetting, mode_problem
+
+STANDING_KINDS = frozenset({"policy_set", "grant_issued", "grant_revoked", "grant_used"})
+
+
+@dataclass(frozen=True)
+class Standing:
+    """The modes a person set, the grants they issued (revoked ones marked), and uses of each."""
+
+    modes: Modes = field(default_factory=Modes)
+    grants: tuple[Grant, ...] = ()
+    uses: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def grant(self, grant_id: str) -> Grant | None:
+        """The grant with `grant_id`, if the journal records it."""
+        return next((g for g in self.grants if g.id == grant_id), None)
+
+    def as_record(self) -> dict[str, Any]:
+        """What the plan record keeps of it, so that replay rules with the same standing."""
+        modes = {
+            op: {"mode": m.mode, "by": m.by, "reason": m.reason, "at": m.at.isoformat()}
+            for op, m in sorted(self.modes.settings.items())
+        }
+        grants = [g.model_dump(mode="json") for g in self.grants]
+        return {"modes": modes, "grants": grants, "uses": dict(self.uses)}
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any] | None) -> Standing:
+        """The standing a plan record kept (none kept: the defaults, no grants)."""
+        if not data:
+            return cls()
+        modes = Modes()
+        for op, m in sorted(dict(data.get("modes") or {}).items()):
+            at = datetime.fromisoformat(str(m["at"]))
+            modes = modes.with_setting(ModeSetting(op, m["mode"], m["by"], m["reason"], at))
+        grants = tuple(Grant.model_validate(g) for g in data.get("grants") or ())
+        uses = {str(k): int(v) for k, v in dict(data.get("uses") or {}).items()}
+        return cls(modes, grants, MappingProxyType(uses))
+
+    def revoking(self, grant_ids: Iterable[str]) -> Standing:
+        """These decisions with the grants `grant_ids` revoked (a revoke kept while busy)."""
+        gone = frozenset(grant_ids)
+        grants = tuple(
+            g.model_copy(update={"revoked": True}) if g.id in gone else g for g in self.grants
+        )
+        return Standing(self.modes, grants, self.uses)
+
+    def listing(self, now: datetime) -> list[dict[str, object]]:
+        """Each grant with its uses, what is left, and its state, for `grants list`."""
+        rows: list[dict[str, object]] = []
+        for g in self.grants:
+            used = self.uses.get(g.id, 0)
+            row = g.model_dump(mode="json")
+            left = max(0, g.max_uses - used)
+            rows.append({**row, "uses": used, "left": left, "state": state_of(g, used, now)})
+        return rows
+
+
+def standing_of(records: Iterable[Record]) -> Standing:
+    """The standing decisions the records hold, in journal order (a later one wins)."""
+    modes = Modes()
+    grants: dict[str, Grant] = {}
+    uses: dict[str, int] = {}
+    for r in records:
+        if r.kind not in STANDING_KINDS:
+            continue
+        entry = decode(r)
+        if isinstance(entry, PolicySet):
+            if mode_problem(str(entry.operation), str(entry.mode)) is None:
+                modes = modes.with_setting(_setting(r, entry))
+        elif isinstance(entry, GrantIssued):
+            grant = _grant(entry)
+            if grant is not None and grant.domain == r.domain:
+                grants[grant.id] = grant
+        elif isinstance(entry, GrantRevoked) and entry.grant_id in grants:
+            grants[entry.grant_id] = grants[entry.grant_id].model_copy(update={"revoked": True})
+        elif isinstance(entry, GrantUsed) and entry.grant_id is not None:
+            uses[entry.grant_id] = uses.get(entry.grant_id, 0) + 1
+    return Standing(modes, tuple(grants.values()), MappingProxyType(uses))
+
+
+def _setting(r: Record, entry: PolicySet) -> ModeSetting:
+    return ModeSetting(
+        operation=str(entry.operation),
+        mode=cast(Mode, entry.mode),
+        by=str(entry.by),
+        reason=str(entry.reason),
+        at=parse_at(r.at),
+    )
+
+
+def _grant(entry: GrantIssued) -> Grant | None:
+    """The grant as issued; a record that does not hold a whole grant grants nothing."""
+    try:
+        return Grant.model_validate(entry.grant or {})
+    except ValidationError:
+        return None
+
+
+def mode_seqs(records: Iterable[Record]) -> list[int]:
+    """The seq of each operation's latest `policy_set`: the records a prune must keep."""
+    latest: dict[str, int] = {}
+    for r, entry in of_kind(records, PolicySet):
+        latest[str(entry.operation)] = r.seq
+    return sorted(latest.values())

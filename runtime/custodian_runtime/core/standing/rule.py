@@ -1,0 +1,137 @@
+"""The seam between a person's standing decisions and the authority's rulings.
+
+`apply_standing` takes the rulings `authorize()` made and narrows them by the modes (`ask`
+queues, `shadow` records what would have happened, `off` denies) or, for an item queued only
+because it needs a person, executes it under a live grant that covers it. A grant never skips
+a check: only an item every rule would queue as routine is looked at, and the rolling budgets
+are checked again for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
+from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.grants import covering
+from custodian_runtime.core.standing.record import Standing
+
+# Words of an operation that would change a person's standing decisions: only a person does.
+STANDING_WORDS = frozenset({"policy", "policies", "mode", "modes", "grant", "grants", "revoke"})
+WOULD = {"execute": "would have executed", "queue": "would have queued", "deny": "denied"}
+
+
+@dataclass(frozen=True)
+class Ground:
+    """What the standing rulings need besides the rulings: the hub, the time, caps, own writes."""
+
+    standing: Standing
+    hub_id: str | None
+    now: datetime
+    policy: Policy
+    recent: RecentWrites | None = None
+
+
+def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, ...]:
+    """The rulings as the domain's modes and grants narrow them (or a grant carries them out)."""
+    uses = dict(ground.standing.uses)
+    executed: dict[str, int] = {}
+    queued = sum(1 for r in rulings if r.outcome == "queue")
+    done: list[Ruling] = []
+    for ruling in rulings:
+        mode = ground.standing.modes.of(ruling.item.operation)
+        if changes_standing(ruling.item.operation):
+            done.append(_refused(ruling))
+        elif ruling.outcome == "deny" or mode == "auto":
+            done.append(ruling)
+        elif mode in ("off", "shadow"):
+            done.append(_narrowed(ruling, mode, ground))
+        elif ruling.outcome == "execute":
+            queued += 1
+            done.append(_asked(ruling, ground, queued))
+        else:
+            granted = _granted(ruling, ground, uses, executed)
+            done.append(granted)
+            if granted.grant is not None:
+                uses[granted.grant] = uses.get(granted.grant, 0) + 1
+                op = ruling.item.operation
+                executed[op] = executed.get(op, 0) + 1
+    return tuple(done)
+
+
+def changes_standing(operation: str) -> bool:
+    """Whether an operation's name says it would change a mode or a grant."""
+    return bool(STANDING_WORDS & set(re.split(r"[^a-z]+", operation.lower())))
+
+
+def _refused(ruling: Ruling) -> Ruling:
+    clause = (
+        "modes and grants are a person's decisions, made with `custodian policy` and "
+        "`custodian grants`; no plan item may change them"
+    )
+    reason = f"{_label(ruling)} is denied: {clause}."
+    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _label(ruling: Ruling) -> str:
+    return f"Plan item #{ruling.item.index} ({ruling.item.operation})"
+
+
+def _by(ruling: Ruling, ground: Ground) -> str:
+    setting = ground.standing.modes.settings.get(ruling.item.operation)
+    return "" if setting is None else f" ({setting.by}: {setting.reason})"
+
+
+def _narrowed(ruling: Ruling, mode: str, ground: Ground) -> Ruling:
+    op = ruling.item.operation
+    if mode == "off":
+        clause = f"a person set {op} to off{_by(ruling, ground)}"
+    else:
+        clause = (
+            f"shadow mode: it {WOULD[ruling.outcome]}, and nothing was written or queued "
+            f"(a person set {op} to shadow{_by(ruling, ground)})"
+        )
+    reason = f"{_label(ruling)} is denied: {clause}."
+    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _asked(ruling: Ruling, ground: Ground, queued: int) -> Ruling:
+    if queued > ground.policy.max_queued:
+        clause = f"a run may queue at most {ground.policy.max_queued} proposals for approval"
+        return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {clause}.",
+                       code="stated", clause=f"{clause}.")  # fmt: skip
+    clause = f"a person set {ruling.item.operation} to ask{_by(ruling, ground)}"
+    reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
+    return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _granted(
+    ruling: Ruling, ground: Ground, uses: dict[str, int], executed: dict[str, int]
+) -> Ruling:
+    """An item queued only because it needs a person, executed if a live grant covers it."""
+    if ruling.code != "routine":
+        return ruling  # queued for a reason of its own (deference, evidence): a person decides
+    item = ruling.item
+    cover = covering(
+        item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id
+    )
+    if cover.grant is None:
+        return ruling
+    if ground.recent is not None:
+        spent = budget_problem(item, ground.policy, ground.recent, executed.get(item.operation, 0))
+        if spent is not None:
+            return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {spent}")
+    g = cover.grant
+    clause = f"executed (grant {g.id}), issued by {g.by}: {g.reason}"
+    reason = f"{_label(ruling)} executes: {clause}."
+    return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
+                   grant=g.id)  # fmt: skip
+
+
+def _queued_anyway(ruling: Ruling, why: str) -> Ruling:
+    reason = f"{_label(ruling)} is queued for a person's approval: {why}."
+    return replace(ruling, reason=reason, code="stated", clause=f"{why}.")

@@ -1,0 +1,134 @@
+"""A person's standing decisions (modes, grants, revokes): journaled at once, or kept until free.
+
+Each decision is journaled as a person's run of its own (`policy_set`, `grant_issued`,
+`grant_revoked`) under the domain's lock. While a run holds the domain, the decision is kept as
+one sealed file in `memory/standing/` and journaled by the next command or run that holds it;
+a revoke kept there already binds the run that reads it (see `waiting_revokes`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import secrets
+from contextlib import suppress
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from custodian_runtime.clock import utc_now
+from custodian_runtime.core.digest import canonical_json, strict_loads
+from custodian_runtime.core.journal.kinds import Entry, GrantRevoked, encode
+from custodian_runtime.core.journal.seals import SealKey
+from custodian_runtime.core.standing.record import Standing, standing_of
+from custodian_runtime.errors import RunLocked, SealError
+from custodian_runtime.memory._files import atomic_write_bytes
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.lock import RunLock
+
+_PREFIX = b"custodian standing decision v1\n"
+Kind = Literal["policy_set", "grant_issued", "grant_revoked"]
+
+
+class Waiting(BaseModel):
+    """One standing decision kept while its domain was busy."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z]+-[0-9a-f]{6,24}$")
+    domain: str
+    kind: Kind
+    fields: dict[str, Any]
+    at: datetime
+    seal: str | None = None
+
+
+def _mac(key: SealKey, waiting: Waiting) -> str:
+    return key.mac(_PREFIX, canonical_json(waiting.model_dump(mode="json", exclude={"seal"})))
+
+
+class StandingStore:
+    """A domain's standing decisions: record one, read them all, carry out the waiting ones."""
+
+    def __init__(self, memory_dir: Path, seal_key: SealKey | None = None) -> None:
+        self.memory_dir = Path(memory_dir)
+        self.directory = self.memory_dir / "standing"
+        self._key = seal_key
+
+    def record(self, domain: str, entry: Entry) -> str | None:
+        """Journal `entry` now; None, or while a run holds the domain, who holds it (kept)."""
+        kind, data = encode(entry)
+        waiting = Waiting(
+            id=f"{kind.split('_')[0]}-{secrets.token_hex(6)}", domain=domain, kind=kind,
+            fields=data, at=utc_now(),
+        )  # fmt: skip
+        try:
+            self._journal(waiting)
+        except RunLocked as busy:
+            self._keep(waiting)
+            return busy.message.split("; ", 1)[0].split(" is locked by ", 1)[-1]
+        return None
+
+    def standing(self, domain: str) -> Standing:
+        """The domain's modes and grants as its journal records them."""
+        opened = JournalStore(self.memory_dir, seal_key=self._key).open(domain, repair=False)
+        return standing_of(opened.history)
+
+    def waiting(self, domain: str | None = None) -> list[Waiting]:
+        """The decisions kept while their domain was busy, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        found = [self._read(p) for p in sorted(self.directory.glob("*.json"))]
+        return sorted((w for w in found if domain in (None, w.domain)), key=lambda w: w.at)
+
+    def waiting_revokes(self, domain: str) -> frozenset[str]:
+        """The grants a person revoked while the domain was busy: they bind at once."""
+        revoked = (GrantRevoked.model_validate(w.fields) for w in self.waiting(domain)
+                   if w.kind == "grant_revoked")  # fmt: skip
+        return frozenset(str(r.grant_id) for r in revoked)
+
+    def carry_out(self, domain: str) -> int:
+        """Journal the decisions kept for `domain` (none while it is busy); how many."""
+        done = 0
+        for waiting in self.waiting(domain):
+            try:
+                self._journal(waiting)
+            except RunLocked:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                (self.directory / f"{waiting.id}.json").unlink()
+            done += 1
+        return done
+
+    def _journal(self, waiting: Waiting) -> None:
+        run_id = f"person-{waiting.id}"
+        with RunLock(self.memory_dir, waiting.domain, run_id=run_id):
+            journals = JournalStore(self.memory_dir, seal_key=self._key)
+            opened = journals.open(waiting.domain)
+            writer = journals.writer(waiting.domain, run_id, utc_now, opened)
+            writer.append(waiting.kind, waiting.fields)
+            with suppress(OSError):  # derived data: a failure costs the next run a full scan
+                journals.commit(writer)
+
+    def _keep(self, waiting: Waiting) -> None:
+        sealed = waiting if self._key is None else waiting.model_copy(
+            update={"seal": _mac(self._key, waiting)})  # fmt: skip
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / f"{waiting.id}.json"
+        atomic_write_bytes(path, sealed.model_dump_json(indent=2).encode("utf-8") + b"\n")
+
+    def _read(self, path: Path) -> Waiting:
+        try:
+            waiting = Waiting.model_validate(strict_loads(path.read_text("utf-8")))
+        except (OSError, ValueError, ValidationError) as exc:
+            raise SealError(f"standing decision {path.name} cannot be read ({exc})") from None
+        if self._key is not None:
+            want = _mac(self._key, waiting)
+            if waiting.seal is None or not hmac.compare_digest(waiting.seal, want):
+                raise SealError(
+                    f"standing decision {path.name} is not sealed with the seal key: it was "
+                    "edited or written without the key; remove it and decide again"
+                )
+        return waiting
