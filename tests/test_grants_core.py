@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from custodian_runtime.core import operations
 from custodian_runtime.core.journal.fold import compact, empty, fold
 from custodian_runtime.core.journal.prune import SegmentFacts, droppable
 from custodian_runtime.core.journal.records import make_record
-from custodian_runtime.core.standing.grants import Grant, covering, grant_problem, state_of
-from custodian_runtime.core.standing.modes import Modes, default_mode, mode_problem
+from custodian_runtime.core.standing.grants import (
+    Grant,
+    covering,
+    grant_problem,
+    never_grantable,
+    state_of,
+)
+from custodian_runtime.core.standing.modes import (
+    Modes,
+    default_mode,
+    known_operations,
+    mode_problem,
+)
 from custodian_runtime.core.standing.record import mode_seqs, standing_of
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
@@ -65,6 +78,18 @@ def test_modes_only_narrow() -> None:
     assert "cannot be set to auto" in str(mode_problem("create_task", "auto"))
     assert mode_problem("flag_for_human", "shadow") is None
     assert Modes().of("write_canon") == "ask"
+
+
+def test_modes_and_grants_read_the_operations_registry() -> None:
+    assert set(never_grantable()) == {"write_canon", "resolve_decision"}
+    base = operations.spec("resolve_flag")
+    bell = replace(base, name="ring_bell", never_granted="a bell is rung by a person's own hand")
+    with operations.register(bell):
+        assert "ring_bell" in known_operations() and Modes().of("ring_bell") == "ask"
+        assert "by a person's own hand" in str(grant_problem("ring_bell", 1, timedelta(days=1)))
+        assert mode_problem("ring_bell", "off") is None
+    assert "unknown operation" in str(mode_problem("ring_bell", "off"))
+    assert "ring_bell" not in Modes().as_record()
 
 
 def test_the_checkpoint_keeps_grants_and_their_uses_across_runs() -> None:
