@@ -79,7 +79,9 @@ class SessionState:
             while len(self._flashes) > MAX_OPEN:  # sessions that never came back
                 del self._flashes[next(iter(self._flashes))]
 
-    def flashes(self, session: str) -> list[Flash]:
-        """The sentences kept for this session, removed once read."""
+    def flashes(self, session: str, *, peek: bool = False) -> list[Flash]:
+        """The sentences kept for this session, removed once read (kept when only peeked at)."""
         with self._lock:
+            if peek:
+                return list(self._flashes.get(session, []))
             return self._flashes.pop(session, [])

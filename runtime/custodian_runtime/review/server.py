@@ -84,7 +84,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         parts, guard = urlsplit(self.path), self.server.guard
         by = unquote(cookie_value(self.headers.get("Cookie"), self.server.views.name_cookie) or "")
-        self._send(self.server.views.get(parts.path, guard.csrf_for(session), parts.query, by))
+        head = self.command == "HEAD"
+        csrf = guard.csrf_for(session)
+        self._send(self.server.views.get(parts.path, csrf, parts.query, by, head=head))
 
     do_HEAD = do_GET
 

@@ -92,12 +92,15 @@ class Views:
         """404 with a line that says what was not found."""
         return self._render("message.html.j2", 404, title="Not found", message=what)
 
-    def get(self, path: str, csrf: str, query: str = "", by: str = "") -> Page:
-        """The page at `path` for a session whose CSRF token is `csrf`."""
+    def get(
+        self, path: str, csrf: str, query: str = "", by: str = "", *, head: bool = False
+    ) -> Page:
+        """The page at `path` for a session whose CSRF token is `csrf` (`head`: a HEAD request,
+        which leaves the session's flash messages for the next GET)."""
         if path == CSS_PATH:
             return Page(200, self.css, "text/css; charset=utf-8")
         if path in ("/", "/approvals"):
-            return self.approvals(csrf, Filter.parse(query), Typed(by))
+            return self.approvals(csrf, Filter.parse(query), Typed(by), peek=head)
         if path == "/runs":
             return self.runs(1)
         if match := RUNS_PAGE_PATH.match(path):
@@ -132,7 +135,9 @@ class Views:
         last = max((d.pages for d in domains), default=1)
         return self._render("runs.html.j2", domains=domains, page=page, last=last)
 
-    def approvals(self, csrf: str, keep: Filter, typed: Typed, status: int = 200) -> Page:
+    def approvals(
+        self, csrf: str, keep: Filter, typed: Typed, status: int = 200, *, peek: bool = False
+    ) -> Page:
         """The pending queue (the landing page): oldest first, filtered, each with its form."""
         now = utc_now()
         shown = queue(self._store(), now, keep)
@@ -148,7 +153,7 @@ class Views:
             typed=typed,
             notes=pages.run_notes(self.settings),
             csrf=csrf,
-            flashes=self.state.flashes(csrf),
+            flashes=self.state.flashes(csrf, peek=peek),
             hub=redact(hub_name),
         )
 
