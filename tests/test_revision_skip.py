@@ -21,7 +21,10 @@ from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
 from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.core.journal.kinds import Entry, GrantIssued, PolicySet
+from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.memory.snapshots import SnapshotStore
+from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.run import run
 from custodian_runtime.run._result import RunResult
 from custodian_runtime.run.orient import previous_digests
@@ -218,6 +221,33 @@ def test_a_changed_policy_makes_the_run_plan(tmp_path: Path, small_hub: Referenc
     second = _run(tmp_path, small_hub, QUIET, counting, CUSTODIAN_MAX_FLAGS="3")
     assert second.status == "completed", second.message
     assert _read_the_domain(counting)
+
+
+@pytest.mark.parametrize("kind", ["mode", "grant"])
+def test_a_persons_mode_or_grant_made_since_makes_the_run_plan(
+    tmp_path: Path, small_hub: ReferenceHub, kind: str
+) -> None:
+    _first(tmp_path, small_hub)
+    store = StandingStore(tmp_path / "memory")
+    if kind == "mode":
+        entry: Entry = PolicySet(operation="create_task", mode="shadow", by="ana", reason="try")
+    else:
+        now = datetime.now(UTC)
+        grant = Grant(
+            id="grant-0123456789ab", domain="website", operation="create_task", max_uses=3,
+            expires_at=now + timedelta(days=7), by="ana", reason="routine", hub_id="h",
+            issued_at=now,
+        )  # fmt: skip
+        entry = GrantIssued(grant=grant.model_dump(mode="json"))
+    assert store.record("website", entry) is None  # journaled at once: the domain is free
+    counting = Counting()
+    second = _run(tmp_path, small_hub, QUIET, counting)
+    assert second.status == "completed", second.message
+    assert _read_the_domain(counting) and "prompt" in _kinds(tmp_path, second.run_id)
+    counting = Counting()
+    third = _run(tmp_path, small_hub, QUIET, counting)  # nothing new since: skipped again
+    assert third.status == "skipped", third.message
+    assert not _read_the_domain(counting)
 
 
 def test_past_the_maximum_age_the_run_reads_and_plans(

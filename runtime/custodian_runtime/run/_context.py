@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx
 
@@ -62,6 +62,9 @@ class RunContext:
     # Operations this run cannot perform, with why (a read-only canon): neither offered to the
     # model nor allowed by the authority.
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    # A person's modes and grants as the journal holds them when the run starts
+    # (core/standing/record.Standing.fingerprint): part of what the revision skip compares.
+    standing: Mapping[str, Any] | None = None
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""

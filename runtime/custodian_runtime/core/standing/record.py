@@ -63,6 +63,17 @@ class Standing:
         uses = {str(k): int(v) for k, v in dict(data.get("uses") or {}).items()}
         return cls(modes, grants, MappingProxyType(uses))
 
+    def fingerprint(self) -> dict[str, Any] | None:
+        """What a run's skip compares: the modes set and each grant's state (None: no standing).
+
+        A grant's uses are left out: they move only by the runs' own writes, which move the hub.
+        """
+        modes = {op: s.mode for op, s in sorted(self.modes.settings.items())}
+        grants = sorted((g.id, g.revoked) for g in self.grants)
+        if not modes and not grants:
+            return None
+        return {"modes": modes, "grants": [list(g) for g in grants]}
+
     def revoking(self, grant_ids: Iterable[str]) -> Standing:
         """These decisions with the grants `grant_ids` revoked (a revoke kept while busy)."""
         gone = frozenset(grant_ids)
