@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from custodian_runtime.core.digest import sha256_hex
 from custodian_runtime.core.unchanged import inputs_digest
 from custodian_runtime.run._context import RunContext
