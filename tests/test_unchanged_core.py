@@ -94,7 +94,8 @@ def test_force_always_reads() -> None:
 def test_the_reason_names_what_waits() -> None:
     work = LocalWork(open_writes=2, decisions=1, inputs_changed=True)
     assert work.reason() == (
-        "2 open write(s), 1 decision(s) waiting, the canon, the policy, or a person's modes or grants changed"
+        "2 open write(s), 1 decision(s) waiting, "
+        "the canon, the policy, or a person's modes or grants changed"
     )
     assert LocalWork().reason() is None
 
