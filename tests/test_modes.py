@@ -179,3 +179,19 @@ def test_with_a_seal_key_a_kept_decision_that_was_edited_is_refused(tmp_path: Pa
         "--mode", "shadow", "--by", "ana", "--reason", "x", "--memory", str(memory), **key,
     )  # fmt: skip
     assert show.returncode != 0 and "not sealed with the seal key" in show.stderr
+
+
+def test_all_sets_every_operation_at_once_and_queues_everything(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    refused = _set(tmp_path, memory, "all", "auto")
+    assert refused.returncode == 2 and "cannot be set to auto" in refused.stderr
+    assert _modes(tmp_path, memory)["add_progress_event"] == "auto"  # nothing was set
+    with held_hub(tmp_path, None) as hub:
+        done = _set(tmp_path, memory, "all", "ask")
+        assert done.returncode == 0 and "every operation set to ask by ana" in done.stdout
+        assert set(_modes(tmp_path, memory).values()) == {"ask"}
+        [event] = _run(tmp_path, hub.url, memory, EVENT)
+        assert event["outcome"] == "queued", event
+        assert custodian_events(hub) == []
+    person_runs = {r.run_id for r in journal(memory) if r.kind == "policy_set"}
+    assert len(person_runs) == 1  # one person's decision, one run of its own in the journal

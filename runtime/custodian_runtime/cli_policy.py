@@ -30,7 +30,9 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     show = ps.add_parser("show", help="each operation's mode")
     show.add_argument("--json", action="store_true")
     put = ps.add_parser("set", help="set one operation's mode (narrowing only)")
-    put.add_argument("--operation", required=True)
+    put.add_argument(
+        "--operation", required=True, help="an operation, or 'all' (e.g. ask: queue everything)"
+    )
     put.add_argument(
         "--mode", required=True, help="auto (sanctioned writes only), ask, shadow, off"
     )

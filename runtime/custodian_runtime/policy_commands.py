@@ -16,12 +16,15 @@ from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, Poli
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import agreement
 from custodian_runtime.core.standing.grants import Grant, grant_problem
-from custodian_runtime.core.standing.modes import mode_problem
+from custodian_runtime.core.standing.modes import known_operations, mode_problem
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.settings import Settings
+
+# `policy set --operation all`: every registered operation at once.
+ALL = "all"
 
 
 @dataclass(frozen=True)
@@ -59,14 +62,22 @@ def _recorded(domain: str, holder: str | None, what: str) -> str:
 def set_mode(
     settings: Settings, domain: str, op: str, mode: str, by: str, reason: str, out: TextIO
 ) -> int:
-    """`policy set`: exit 2 when the mode would widen what runs without a person."""
-    problem = mode_problem(op, mode)
-    if problem is not None:
-        raise ConfigError(f"policy set: {problem}", setting="--mode")
+    """`policy set`: exit 2 when the mode would widen what runs without a person.
+
+    `--operation all` sets every operation's mode at once (e.g. `ask`: queue everything while
+    onboarding); `auto` for all is refused, as for any approvable operation.
+    """
+    ops = known_operations() if op == ALL else (op,)
+    for one in ops:
+        problem = mode_problem(one, mode)
+        if problem is not None:
+            raise ConfigError(f"policy set: {problem}", setting="--mode")
     store = _store(settings)
     store.carry_out(domain)
-    holder = store.record(domain, PolicySet(operation=op, mode=mode, by=by, reason=reason))
-    out.write(for_terminal(_recorded(domain, holder, f"{op} set to {mode} by {by}")) + "\n")
+    entries = [PolicySet(operation=one, mode=mode, by=by, reason=reason) for one in ops]
+    holder = store.record(domain, *entries)
+    what = f"{'every operation' if op == ALL else op} set to {mode} by {by}"
+    out.write(for_terminal(_recorded(domain, holder, what)) + "\n")
     return 0
 
 

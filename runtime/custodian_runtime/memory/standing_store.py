@@ -57,17 +57,20 @@ class StandingStore:
         self.directory = self.memory_dir / "standing"
         self._key = seal_key
 
-    def record(self, domain: str, entry: Entry) -> str | None:
-        """Journal `entry` now; None, or while a run holds the domain, who holds it (kept)."""
-        kind, data = encode(entry)
-        waiting = Waiting(
-            id=f"{kind.split('_')[0]}-{secrets.token_hex(6)}", domain=domain, kind=kind,
-            fields=data, at=utc_now(),
-        )  # fmt: skip
+    def record(self, domain: str, *entries: Entry) -> str | None:
+        """Journal `entries` now, in one person's run; None, or while a run holds the domain,
+        who holds it (each is kept, and journaled when the domain is free)."""
+        now = utc_now()
+        waiting = [
+            Waiting(id=f"{kind.split('_')[0]}-{secrets.token_hex(6)}", domain=domain, kind=kind,
+                    fields=data, at=now)
+            for kind, data in map(encode, entries)
+        ]  # fmt: skip
         try:
-            self._journal(waiting)
+            self._journal(*waiting)
         except RunLocked as busy:
-            self._keep(waiting)
+            for one in waiting:
+                self._keep(one)
             return busy.message.split("; ", 1)[0].split(" is locked by ", 1)[-1]
         return None
 
@@ -102,13 +105,15 @@ class StandingStore:
             done += 1
         return done
 
-    def _journal(self, waiting: Waiting) -> None:
-        run_id = f"person-{waiting.id}"
-        with RunLock(self.memory_dir, waiting.domain, run_id=run_id):
+    def _journal(self, *waiting: Waiting) -> None:
+        domain = waiting[0].domain
+        run_id = f"person-{waiting[0].id}"
+        with RunLock(self.memory_dir, domain, run_id=run_id):
             journals = JournalStore(self.memory_dir, seal_key=self._key)
-            opened = journals.open(waiting.domain)
-            writer = journals.writer(waiting.domain, run_id, utc_now, opened)
-            writer.append(waiting.kind, waiting.fields)
+            opened = journals.open(domain)
+            writer = journals.writer(domain, run_id, utc_now, opened)
+            for one in waiting:
+                writer.append(one.kind, one.fields)
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)
 
