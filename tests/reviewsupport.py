@@ -259,3 +259,22 @@ class Browser:
         found = re.search(r'name="nonce" value="([\w-]+)"', page)
         assert found is not None
         return found.group(1)
+
+
+def create(title: str) -> dict[str, Any]:
+    """A create_task proposal in web-ws-1."""
+    return {
+        "operation": "create_task",
+        "rationale": "The relaunch needs it.",
+        "params": {"workstream_id": "web-ws-1", "title": title},
+    }
+
+
+def agreed(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Path:
+    """A memory where a person approved ten create_task proposals: the report suggests a grant."""
+    memory, names = queue_plan(tmp_path, mp, hub, [create(f"Page {n}") for n in range(10)])
+    for approval_id in names:
+        argv = ["approvals", "--memory", str(memory), "approve", approval_id, "--by", "ana"]
+        done = run_cli([*argv, "--hub", hub.url], tmp_path, mp)
+        assert done.code == 0, done.stderr
+    return memory

@@ -14,26 +14,8 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.memory.lock import RunLock
-from reviewsupport import Browser, queue_plan, review_page, review_settings
+from reviewsupport import Browser, agreed, create, queue_plan, review_page, review_settings
 from runsupport import CANON, hub_get, run_cli, tree_digest
-
-
-def _create(title: str) -> dict[str, Any]:
-    return {
-        "operation": "create_task",
-        "rationale": "The relaunch needs it.",
-        "params": {"workstream_id": "web-ws-1", "title": title},
-    }
-
-
-def _agreed(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Path:
-    """A memory where a person approved ten create_task proposals: the report suggests a grant."""
-    memory, names = queue_plan(tmp_path, mp, hub, [_create(f"Page {n}") for n in range(10)])
-    for approval_id in names:
-        argv = ["approvals", "--memory", str(memory), "approve", approval_id, "--by", "ana"]
-        done = run_cli([*argv, "--hub", hub.url], tmp_path, mp)
-        assert done.code == 0, done.stderr
-    return memory
 
 
 def _grants(memory: Path, tmp_path: Path, mp: pytest.MonkeyPatch) -> list[dict[str, Any]]:
@@ -65,7 +47,7 @@ def _confirm(page: Browser, nonce: str) -> str:
 def test_a_grant_is_issued_from_a_suggestion_only_through_its_confirmation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    memory = _agreed(tmp_path, monkeypatch, small_hub)
+    memory = agreed(tmp_path, monkeypatch, small_hub)
     hub_id = hub_get(small_hub, "/health")["hub_id"]
     with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
         page = Browser(server)
@@ -106,7 +88,7 @@ def test_a_grant_is_issued_from_a_suggestion_only_through_its_confirmation(
 def test_a_changed_suggestion_a_never_grantable_operation_and_a_bad_duration_issue_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    memory = _agreed(tmp_path, monkeypatch, small_hub)
+    memory = agreed(tmp_path, monkeypatch, small_hub)
     with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
         page = Browser(server)
         page.get("/standing?domain=website")
@@ -137,7 +119,7 @@ def test_a_changed_suggestion_a_never_grantable_operation_and_a_bad_duration_iss
 def test_without_a_hub_the_page_says_so_and_issues_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    memory = _agreed(tmp_path, monkeypatch, small_hub)
+    memory = agreed(tmp_path, monkeypatch, small_hub)
     flags = {"memory": str(memory), "canon": str(CANON)}
     from custodian_runtime.settings import load_settings
 
@@ -146,6 +128,13 @@ def test_without_a_hub_the_page_says_so_and_issues_nothing(
     before = tree_digest(memory)
     with review_page(settings) as server:
         page = Browser(server)
+        page.get("/standing?domain=website")
+        unknown = page.get("/standing?domain=nosuch").text
+        assert "No journal or approval item in memory/ names the domain &#39;nosuch&#39;" in unknown
+        assert (
+            page.post("/standing/issue", domain="nosuch", operation="create_task").status_code
+            == 422
+        )
         page.get("/standing?domain=website")
         refused = _issue(page)
         assert refused.status_code == 422
@@ -156,7 +145,7 @@ def test_without_a_hub_the_page_says_so_and_issues_nothing(
 def test_a_revoke_needs_its_confirmation_and_binds_a_running_run_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    memory = _agreed(tmp_path, monkeypatch, small_hub)
+    memory = agreed(tmp_path, monkeypatch, small_hub)
     with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
         page = Browser(server)
         page.get("/standing?domain=website")
@@ -189,7 +178,7 @@ def test_a_revoke_needs_its_confirmation_and_binds_a_running_run_at_once(
 def test_modes_uses_left_and_an_item_run_under_a_grant_are_shown_with_the_grant(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    memory = _agreed(tmp_path, monkeypatch, small_hub)
+    memory = agreed(tmp_path, monkeypatch, small_hub)
     mode = ["policy", "set", "--domain", "website", "--operation", "create_workstream",
             "--mode", "shadow", "--by", "cy", "--reason", "trying it out",
             "--memory", str(memory)]  # fmt: skip
@@ -199,7 +188,7 @@ def test_modes_uses_left_and_an_item_run_under_a_grant_are_shown_with_the_grant(
         page.get("/standing?domain=website")
         _confirm(page, _nonce(page, _issue(page, max="3")))
         [grant] = _grants(memory, tmp_path, monkeypatch)
-        queue_plan(tmp_path, monkeypatch, small_hub, [_create("Add a sitemap")])
+        queue_plan(tmp_path, monkeypatch, small_hub, [create("Add a sitemap")])
         standing = page.get("/standing?domain=website").text
         modes = standing.split('data-mode-operation="create_workstream"')[1].split("</tr>")[0]
         assert "shadow" in modes and "cy" in modes and "trying it out" in modes

@@ -103,7 +103,7 @@ class GrantHandlers:
             request = _request(domain, form)
             problem = by_problem(by) or reason_problem(request.reason, True)
             if problem is not None:
-                raise ValueError(_for_grants(problem, "issued"))
+                raise ValueError(_for_grants(problem, "A grant", "issued"))
             expires_in = policy_commands.expiry(request)
             hub = _hub_identity(self.settings)
         except (ValueError, CustodianError) as exc:
@@ -128,7 +128,7 @@ class GrantHandlers:
         if grant is None or grant.revoked:
             problem = f"{grant_id} is not a live grant of {domain}. Nothing was revoked."
         if problem is not None:
-            problem = _for_grants(problem, "revoked")
+            problem = _for_grants(problem, "A revoke", "revoked")
             typed = GrantTyped(f"revoke:{grant_id}", values, problem)
             return GrantAnswer(FormAnswer(422, by=by or None), domain, typed)
         state = grant_state(self.settings, domain, grant_id, self.clock())
@@ -206,11 +206,10 @@ def _revoked(asked: AskedGrant, holder: str | None) -> str:
     )
 
 
-def _for_grants(problem: str, done: str) -> str:
-    """A decision form's problem, said of a grant."""
-    return problem.replace("A reject", "A grant").replace(
-        "Nothing was decided", f"Nothing was {done}"
-    )
+def _for_grants(problem: str, noun: str, done: str) -> str:
+    """A decision form's problem, said of an issue or a revoke."""
+    said = problem.replace("A reject", noun)
+    return said.replace("Nothing was decided", f"Nothing was {done}")
 
 
 def _sentence_end(text: str) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.inert import for_prose
+from custodian_runtime.core.redact import redact
 from custodian_runtime.review.asked import AskedGrant, SessionState
-from custodian_runtime.review.deciding import Form, one
+from custodian_runtime.review.deciding import Form, FormAnswer, one
 from custodian_runtime.review.granting import GrantAnswer, GrantHandlers, GrantTyped
 from custodian_runtime.review.standing import domains, standing_view
 from custodian_runtime.settings import Settings
@@ -20,7 +20,6 @@ from custodian_runtime.settings import Settings
 STANDING_PATH = "/standing"
 ASKED_GRANT_PATH = re.compile(r"^/standing/confirm/(?P<nonce>[\w-]{1,64})$")
 POSTS = {"/standing/issue", "/standing/revoke", "/standing/confirm"}
-DOMAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 Render = Callable[..., Any]
 
 
@@ -52,7 +51,9 @@ class StandingPages:
         flashes = self.state.flashes(csrf, peek=peek)
         if not domain and len(known) == 1:
             domain = known[0]
-        if not domain or not DOMAIN.match(domain):
+        if domain not in known:
+            if domain:  # only a domain memory/ knows: reading another would create its files
+                typed = GrantTyped(typed.key, typed.values, _unknown(domain))
             return self.render("standing.html.j2", status, known=known, view=None,
                                flashes=flashes, csrf=csrf, typed=typed)  # fmt: skip
         view = standing_view(self.settings, domain, utc_now())
@@ -64,7 +65,7 @@ class StandingPages:
     def _hub_name(self) -> str:
         hub = self.settings.hub
         shown = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
-        return for_prose(shown)
+        return redact(shown)
 
     def confirmation(self, csrf: str, nonce: str) -> Any:
         """The confirmation of an issue or a revoke: the sentence again, one deliberate button."""
@@ -79,6 +80,15 @@ class StandingPages:
         domain = one(form, "domain")
         if path == "/standing/confirm":
             return self.handlers.confirm(form, csrf)
+        if domain not in domains(self.settings):
+            return GrantAnswer(FormAnswer(422), "", GrantTyped(problem=_unknown(domain)))
         if path == "/standing/revoke":
             return self.handlers.ask_revoke(domain, form, csrf)
         return self.handlers.ask_issue(domain, form, csrf)
+
+
+def _unknown(domain: str) -> str:
+    return (
+        f"No journal or approval item in memory/ names the domain {domain!r}: choose one of "
+        "the domains above. Nothing was issued or revoked."
+    )
