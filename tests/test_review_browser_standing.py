@@ -77,13 +77,14 @@ def test_enter_issues_and_revokes_nothing_and_the_confirmation_does(
             assert flash.startswith(f"Issued {grant['id']}: Let Custodian create tasks")
             row = wait_for(driver, f'tr[data-grant-id="{grant["id"]}"]')
             assert "0 / 10" in row.text and "live" in row.text
+            driver.execute_script("window.scrollTo(0, 0)")
+            shot(driver, shots, "standing")
             revoke = driver.find_element(By.CSS_SELECTOR, f'[data-revoke-grant="{grant["id"]}"]')
             driver.find_element(By.CSS_SELECTOR, "tr.revoke details summary").click()
             before = tree_digest(memory)
             _type(revoke, by="bo", reason="too broad")
             _enter_everywhere(driver, revoke, ("by", "reason"))
             assert tree_digest(memory) == before
-            shot(driver, shots, "standing")
             found["revoke"] = axe_violations(driver)
             revoke.find_element(By.CSS_SELECTOR, 'button[value="revoke"]').click()
             wait_for(driver, '[data-confirm-grant="revoke"]')
