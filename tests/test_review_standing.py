@@ -16,6 +16,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.memory.lock import RunLock
 from reviewsupport import Browser, agreed, create, queue_plan, review_page, review_settings
 from runsupport import CANON, hub_get, run_cli, tree_digest
+from spinesupport import journal
 
 
 def _grants(memory: Path, tmp_path: Path, mp: pytest.MonkeyPatch) -> list[dict[str, Any]]:
@@ -101,6 +102,15 @@ def test_a_changed_suggestion_a_never_grantable_operation_and_a_bad_duration_iss
         assert "Nothing was done: Let Custodian create tasks" in refused
         assert "changed since you asked" in refused
         assert len(_grants(memory, tmp_path, monkeypatch)) == 1  # the CLI's only
+        # A revoke asked for, then made elsewhere first: the confirmation is refused.
+        [grant] = _grants(memory, tmp_path, monkeypatch)
+        form = {"domain": "website", "grant": grant["id"], "by": "bo", "reason": "too broad"}
+        nonce = _nonce(page, page.post("/standing/revoke", **form, decision="revoke"))
+        cli = ["grants", "revoke", grant["id"], "--by", "cy", "--reason", "ended"]
+        assert run_cli([*cli, "--memory", str(memory)], tmp_path, monkeypatch).code == 0
+        assert "changed since you asked" in _confirm(page, nonce)
+        revokes = [r for r in journal(memory) if r.kind == "grant_revoked"]
+        assert [r.data["by"] for r in revokes] == ["cy"]
         before = tree_digest(memory)
         never = _issue(page, operation="write_canon", reason="keep <b>typed</b>")
         assert never.status_code == 422

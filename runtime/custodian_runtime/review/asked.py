@@ -43,13 +43,14 @@ class Asked:
 
 @dataclass(frozen=True)
 class AskedGrant:
-    """A grant to issue or revoke, waiting for its confirmation (`request`: what to do)."""
+    """A grant to issue or revoke, waiting for its confirmation (`request`: what to do, as
+    review/granting.py typed it)."""
 
     action: str  # "issue" or "revoke"
     domain: str
     state: str  # a digest of what the decision was made on (core/standing, the suggestion)
     sentence: str
-    request: Any
+    request: object
 
 
 Held = Asked | AskedGrant

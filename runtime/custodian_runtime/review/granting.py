@@ -38,6 +38,23 @@ class GrantTyped:
 
 
 @dataclass(frozen=True)
+class IssueAsked:
+    """An issue waiting for its confirmation: the request, and the hub it is bound to."""
+
+    request: policy_commands.Issue
+    hub: str
+
+
+@dataclass(frozen=True)
+class RevokeAsked:
+    """A revoke waiting for its confirmation."""
+
+    grant_id: str
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class GrantAnswer:
     """A redirect, or the Standing page of `domain` again with what was typed."""
 
@@ -115,7 +132,7 @@ class GrantHandlers:
             request.operation, domain, request.where, request.max_uses, until, hub
         )
         state = suggestion_state(self.settings, domain, request.operation)
-        asked = AskedGrant("issue", domain, state, sentence, (request, hub))
+        asked = AskedGrant("issue", domain, state, sentence, IssueAsked(request, hub))
         return self._asked(asked, session, by)
 
     def ask_revoke(self, domain: str, form: Form, session: str) -> GrantAnswer:
@@ -133,7 +150,9 @@ class GrantHandlers:
             return GrantAnswer(FormAnswer(422, by=by or None), domain, typed)
         state = grant_state(self.settings, domain, grant_id, self.clock())
         sentence = f"Revoke {grant_id}, which lets Custodian {_covers(grant_id, domain, self)}"
-        asked = AskedGrant("revoke", domain, str(state), sentence, (grant_id, by, reason))
+        asked = AskedGrant(
+            "revoke", domain, str(state), sentence, RevokeAsked(grant_id, by, reason)
+        )
         return self._asked(asked, session, by)
 
     def _asked(self, asked: AskedGrant, session: str, by: str) -> GrantAnswer:
@@ -158,22 +177,27 @@ class GrantHandlers:
         return GrantAnswer(FormAnswer(303, location=back + anchor), asked.domain)
 
     def _state_now(self, asked: AskedGrant) -> str | None:
-        if asked.action == "issue":
-            request, _ = asked.request
-            return suggestion_state(self.settings, asked.domain, request.operation)
-        return grant_state(self.settings, asked.domain, asked.request[0], self.clock())
+        wanted = asked.request
+        if isinstance(wanted, IssueAsked):
+            return suggestion_state(self.settings, asked.domain, wanted.request.operation)
+        if isinstance(wanted, RevokeAsked):
+            return grant_state(self.settings, asked.domain, wanted.grant_id, self.clock())
+        return None
 
     def _carry_out(self, asked: AskedGrant) -> Flash:
+        wanted = asked.request
         try:
-            if asked.action == "issue":
-                request, hub = asked.request
-                issued = policy_commands.issue_grant(self.settings, request, expect_hub=hub)
-                return Flash(issued.grant.id, True, _issued(asked, issued))
-            grant_id, by, reason = asked.request
-            revoked = policy_commands.revoke_grant(self.settings, grant_id, by, reason)
+            if isinstance(wanted, IssueAsked):
+                done = policy_commands.issue_grant(self.settings, wanted.request, wanted.hub)
+                return Flash(done.grant.id, True, _issued(asked, done))
+            if not isinstance(wanted, RevokeAsked):
+                raise ConfigError("Nothing to carry out: start again from the Standing page.")
+            revoked = policy_commands.revoke_grant(
+                self.settings, wanted.grant_id, wanted.by, wanted.reason
+            )
         except CustodianError as exc:
             return Flash("standing", False, f"Nothing was done: {asked.sentence}. {exc.message}")
-        return Flash(grant_id, True, _revoked(asked, revoked.holder))
+        return Flash(wanted.grant_id, True, _revoked(asked, revoked.holder))
 
 
 def _covers(grant_id: str, domain: str, handlers: GrantHandlers) -> str:
