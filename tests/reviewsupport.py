@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
@@ -226,3 +228,53 @@ def memory_of(memory: Path, names: dict[str, str]) -> Any:
                 (record.kind, _strip_times(json.loads(text)))
             )
     return {"items": items, "runs": dict(sorted(runs.items()))}
+
+
+class Browser:
+    """A session on the page: its cookies, and the CSRF token of the last page read."""
+
+    def __init__(self, server: ReviewServer) -> None:
+        self.base = f"http://{server.address}"
+        self.client = httpx.Client(base_url=self.base, timeout=30)
+        first = self.client.get(server.url.removeprefix(self.base))
+        assert first.status_code == 303
+        self.csrf = ""
+
+    def get(self, path: str) -> httpx.Response:
+        page = self.client.get(path)
+        found = re.search(r'name="csrf" value="([0-9a-f]{64})"', page.text)
+        if found:
+            self.csrf = found.group(1)
+        return page
+
+    def post(self, path: str, **form: str | list[str]) -> httpx.Response:
+        return self.client.post(path, data={**form, "csrf": self.csrf})
+
+    def ask(self, approval_id: str, by: str) -> str:
+        """Press approve; the confirmation's nonce."""
+        asked = self.post(f"/approvals/{approval_id}", decision="approve", by=by)
+        assert asked.status_code == 303, asked.text
+        page = self.get(asked.headers["location"]).text
+        assert f'data-confirm-approval-id="{approval_id}"' in page
+        found = re.search(r'name="nonce" value="([\w-]+)"', page)
+        assert found is not None
+        return found.group(1)
+
+
+def create(title: str) -> dict[str, Any]:
+    """A create_task proposal in web-ws-1."""
+    return {
+        "operation": "create_task",
+        "rationale": "The relaunch needs it.",
+        "params": {"workstream_id": "web-ws-1", "title": title},
+    }
+
+
+def agreed(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Path:
+    """A memory where a person approved ten create_task proposals: the report suggests a grant."""
+    memory, names = queue_plan(tmp_path, mp, hub, [create(f"Page {n}") for n in range(10)])
+    for approval_id in names:
+        argv = ["approvals", "--memory", str(memory), "approve", approval_id, "--by", "ana"]
+        done = run_cli([*argv, "--hub", hub.url], tmp_path, mp)
+        assert done.code == 0, done.stderr
+    return memory

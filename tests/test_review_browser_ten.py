@@ -133,7 +133,7 @@ def test_axe_core_finds_no_serious_or_critical_violation(
             press(card(driver, first), "approve")
             wait_for(driver, "[data-confirm-approval-id]")
             found["confirm"] = axe_violations(driver)
-            for path in ("/history", f"/approvals/{first}", "/runs"):
+            for path in ("/history", f"/approvals/{first}", "/runs", "/standing?domain=website"):
                 driver.get(f"http://{server.address}{path}")
                 wait_for(driver, "main")
                 found[path] = axe_violations(driver)

@@ -4,10 +4,8 @@ domain are recorded, and decided items keep their history (page and `approvals s
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
@@ -15,40 +13,16 @@ from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.review._sentence import Facts, card_sentence, done_sentence
 from custodian_runtime.review.cards import canon_diff
-from custodian_runtime.review.server import ReviewServer
-from reviewsupport import REJECT_REASON, TEN, hub_state, queue_plan, review_page, review_settings
+from reviewsupport import (
+    REJECT_REASON,
+    TEN,
+    Browser,
+    hub_state,
+    queue_plan,
+    review_page,
+    review_settings,
+)
 from runsupport import run_cli, tree_digest
-
-
-class Browser:
-    """A session on the page: its cookies, and the CSRF token of the last page read."""
-
-    def __init__(self, server: ReviewServer) -> None:
-        self.base = f"http://{server.address}"
-        self.client = httpx.Client(base_url=self.base, timeout=30)
-        first = self.client.get(server.url.removeprefix(self.base))
-        assert first.status_code == 303
-        self.csrf = ""
-
-    def get(self, path: str) -> httpx.Response:
-        page = self.client.get(path)
-        found = re.search(r'name="csrf" value="([0-9a-f]{64})"', page.text)
-        if found:
-            self.csrf = found.group(1)
-        return page
-
-    def post(self, path: str, **form: str | list[str]) -> httpx.Response:
-        return self.client.post(path, data={**form, "csrf": self.csrf})
-
-    def ask(self, approval_id: str, by: str) -> str:
-        """Press approve; the confirmation's nonce."""
-        asked = self.post(f"/approvals/{approval_id}", decision="approve", by=by)
-        assert asked.status_code == 303, asked.text
-        page = self.get(asked.headers["location"]).text
-        assert f'data-confirm-approval-id="{approval_id}"' in page
-        found = re.search(r'name="nonce" value="([\w-]+)"', page)
-        assert found is not None
-        return found.group(1)
 
 
 def _find(names: dict[str, str], operation: str, needle: str) -> str:

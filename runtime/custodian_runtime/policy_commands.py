@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
-from custodian_runtime.core.standing.agreement import agreement
+from custodian_runtime.core.standing.agreement import Agreement, agreement
 from custodian_runtime.core.standing.grants import Grant, grant_problem
 from custodian_runtime.core.standing.modes import known_operations, mode_problem
 from custodian_runtime.errors import ConfigError
@@ -94,10 +95,15 @@ def show(settings: Settings, domain: str, as_json: bool, out: TextIO) -> int:
     return 0
 
 
+def agreement_rows(settings: Settings, domain: str, days: int) -> list[Agreement]:
+    """The agreement report's rows: what `policy report` and the review page show."""
+    items = ApprovalStore(settings.memory_dir, settings.seal_key).all(domain, verify=False)
+    return agreement(items, utc_now(), days)
+
+
 def report(settings: Settings, domain: str, days: int, as_json: bool, out: TextIO) -> int:
     """`policy report`: per operation, how often a person approved in the window."""
-    items = ApprovalStore(settings.memory_dir, settings.seal_key).all(domain, verify=False)
-    rows = agreement(items, utc_now(), days)
+    rows = agreement_rows(settings, domain, days)
     if as_json:
         write_json(
             {"domain": domain, "days": days, "operations": [r.as_json(domain) for r in rows]}, out
@@ -113,10 +119,8 @@ def report(settings: Settings, domain: str, days: int, as_json: bool, out: TextI
     return 0
 
 
-def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: TextIO) -> int:
-    """`grants issue`: the report first (stderr), then the grant, bound to the hub's id."""
-    from custodian_runtime.approvals import configured_hub
-
+def expiry(request: Issue) -> timedelta:
+    """How long the grant lasts; a ConfigError saying the fix when it may not be issued."""
     try:
         expires_in = parse_keep(request.expires)
     except ValueError as exc:
@@ -124,10 +128,30 @@ def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: T
     problem = grant_problem(request.operation, request.max_uses, expires_in)
     if problem is not None:
         raise ConfigError(f"grants issue: {problem}", setting="--operation")
-    report(settings, request.domain, 30, False, err)
+    return expires_in
+
+
+@dataclass(frozen=True)
+class Issued:
+    """A grant issued: journaled, or kept while `holder` (a run) holds its domain."""
+
+    grant: Grant
+    holder: str | None
+
+
+def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = None) -> Issued:
+    """Issue a grant bound to the configured hub's id (`expect_hub`: refused if it is another)."""
+    from custodian_runtime.approvals import configured_hub
+
+    expires_in = expiry(request)
     hub = configured_hub(settings)
     if hub is None or hub.identity is None:
         raise ConfigError("grants issue: the hub has no identity; pass --hub URL", setting="--hub")
+    if expect_hub is not None and hub.identity != expect_hub:
+        raise ConfigError(
+            f"grants issue: the hub is now {hub.identity}, not {expect_hub}; issue it again",
+            setting="--hub",
+        )
     now = utc_now()
     grant = Grant(
         id=request.grant_id, domain=request.domain, operation=request.operation,
@@ -137,6 +161,15 @@ def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: T
     store = _store(settings)
     store.carry_out(request.domain)
     holder = store.record(request.domain, GrantIssued(grant=grant.model_dump(mode="json")))
+    return Issued(grant, holder)
+
+
+def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """`grants issue`: the report first (stderr), then the grant, bound to the hub's id."""
+    expiry(request)
+    report(settings, request.domain, 30, False, err)
+    issued = issue_grant(settings, request)
+    grant, holder = issued.grant, issued.holder
     if holder is not None:
         err.write(for_terminal(_recorded(request.domain, holder, grant.id)) + "\n")
     if as_json:
@@ -173,17 +206,31 @@ def list_grants(settings: Settings, domain: str | None, as_json: bool, out: Text
     return 0
 
 
-def revoke(settings: Settings, grant_id: str, by: str, reason: str, out: TextIO) -> int:
-    """`grants revoke`: takes effect at once (journaled, or kept and read by the running run)."""
+@dataclass(frozen=True)
+class Revoked:
+    """A grant revoked in `domain`: journaled, or kept while `holder` (a run) holds it."""
+
+    domain: str
+    holder: str | None
+
+
+def revoke_grant(settings: Settings, grant_id: str, by: str, reason: str) -> Revoked:
+    """Revoke a grant at once: journaled, or kept (and binding the running run) while busy."""
     store = _store(settings)
     for domain in _domains(settings, None):
         if store.standing(domain).grant(grant_id) is not None:
             store.carry_out(domain)
             holder = store.record(domain, GrantRevoked(grant_id=grant_id, by=by, reason=reason))
-            out.write(for_terminal(_recorded(domain, holder, f"{grant_id} revoked")) + "\n")
-            return 0
+            return Revoked(domain, holder)
     raise ConfigError(
         f"grants revoke: no journal records grant {grant_id}; "
         "list them with `custodian grants list`",
         setting="ID",
     )
+
+
+def revoke(settings: Settings, grant_id: str, by: str, reason: str, out: TextIO) -> int:
+    """`grants revoke`: takes effect at once (journaled, or kept and read by the running run)."""
+    done = revoke_grant(settings, grant_id, by, reason)
+    out.write(for_terminal(_recorded(done.domain, done.holder, f"{grant_id} revoked")) + "\n")
+    return 0

@@ -1,8 +1,8 @@
-"""What one review session holds between requests: approvals waiting for their confirmation,
-and the sentences to show after a redirect (flash messages).
+"""What one review session holds between requests: approvals and grant changes waiting for
+their confirmation, and the sentences to show after a redirect (flash messages).
 
-A confirmation is bound to its session, its item and the item's state when it was asked for:
-a confirm after the item changed or was decided is refused.
+A confirmation is bound to its session, what it decides and that thing's state when it was
+asked for: a confirm after it changed or was decided is refused.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import canonical_json
@@ -21,7 +22,11 @@ MAX_OPEN = 256
 
 def item_state(item: ApprovalItem) -> str:
     """A digest of the item as stored: any change to it (a decision, an edit) changes this."""
-    data = item.model_dump(mode="json", exclude={"seal"})
+    return digest_of(item.model_dump(mode="json", exclude={"seal"}))
+
+
+def digest_of(data: Any) -> str:
+    """The SHA-256 of `data` as canonical JSON: what a confirmation is bound to."""
     return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
 
 
@@ -37,6 +42,21 @@ class Asked:
 
 
 @dataclass(frozen=True)
+class AskedGrant:
+    """A grant to issue or revoke, waiting for its confirmation (`request`: what to do, as
+    review/granting.py typed it)."""
+
+    action: str  # "issue" or "revoke"
+    domain: str
+    state: str  # a digest of what the decision was made on (core/standing, the suggestion)
+    sentence: str
+    request: object
+
+
+Held = Asked | AskedGrant
+
+
+@dataclass(frozen=True)
 class Flash:
     """One sentence shown once on the next page: what a decision came to."""
 
@@ -49,11 +69,11 @@ class Flash:
 class SessionState:
     """Confirmations and flash messages, per session (keyed by the session's CSRF token)."""
 
-    _asked: OrderedDict[tuple[str, str], Asked] = field(default_factory=OrderedDict)
+    _asked: OrderedDict[tuple[str, str], Held] = field(default_factory=OrderedDict)
     _flashes: dict[str, list[Flash]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def ask(self, session: str, asked: Asked) -> str:
+    def ask(self, session: str, asked: Held) -> str:
         """Keep `asked` for its confirmation; the nonce its confirm form must carry."""
         nonce = secrets.token_urlsafe(18)
         with self._lock:
@@ -62,12 +82,12 @@ class SessionState:
                 self._asked.popitem(last=False)
         return nonce
 
-    def peek(self, session: str, nonce: str) -> Asked | None:
+    def peek(self, session: str, nonce: str) -> Held | None:
         """The confirmation open under `nonce` in this session, if any."""
         with self._lock:
             return self._asked.get((session, nonce))
 
-    def take(self, session: str, nonce: str) -> Asked | None:
+    def take(self, session: str, nonce: str) -> Held | None:
         """The confirmation under `nonce`, removed: a confirmation is used at most once."""
         with self._lock:
             return self._asked.pop((session, nonce), None)

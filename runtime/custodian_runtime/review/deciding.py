@@ -126,7 +126,11 @@ class DecisionHandlers:
     def confirm(self, approval_id: str, form: Form, session: str) -> FormAnswer:
         """Carry out an approval that was asked for, if the item is still as it was then."""
         asked = self.state.take(session, one(form, "nonce"))
-        if asked is None or asked.approval_id != approval_id or one(form, "decision") != "confirm":
+        if (
+            not isinstance(asked, Asked)
+            or asked.approval_id != approval_id
+            or one(form, "decision") != "confirm"
+        ):
             flash = Flash(approval_id, False, _NO_CONFIRMATION)
             self.state.flash(session, [flash])
             return FormAnswer(303, location="/")

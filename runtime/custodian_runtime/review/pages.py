@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
@@ -17,6 +18,7 @@ from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.memory.journal_store import JournalStore, ReadResult
 from custodian_runtime.review.chart import Chart, build_chart
+from custodian_runtime.review.granted import GrantUse, grant_uses
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
 from custodian_runtime.review.runs import (
     DayTotal,
@@ -41,6 +43,7 @@ class DomainRuns:
     problems: tuple[str, ...]
     days: tuple[DayTotal, ...] = ()
     pages: int = 1
+    granted: Mapping[str, tuple[GrantUse, ...]] = field(default_factory=dict)  # by run id
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,31 @@ def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
         chart = build_chart(scheduled, [parse_at(r.started_at) for r in scheduled])
         problems = tuple(_store_problems(domain, result))
         days = tuple(day_totals(rows))
-        found.append(DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest)))
+        granted = _by_run(grant_uses(result.records))
+        found.append(
+            DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest), granted)
+        )
     return found
+
+
+def _by_run(uses: list[GrantUse]) -> dict[str, tuple[GrantUse, ...]]:
+    found: dict[str, list[GrantUse]] = {}
+    for use in uses:
+        found.setdefault(use.run_id, []).append(use)
+    return {run_id: tuple(found_) for run_id, found_ in found.items()}
+
+
+def granted(settings: Settings, run_id: str | None = None) -> list[GrantUse]:
+    """Every write run under a grant, in every domain (or in run `run_id`), newest first."""
+    store = JournalStore(settings.memory_dir)
+    uses = [u for d in store.domains() for u in grant_uses(store.scan(d).records)]
+    chosen = [u for u in uses if run_id in (None, u.run_id)]
+    return sorted(chosen, key=lambda u: u.at, reverse=True)
+
+
+def note_run(settings: Settings, name: str) -> str | None:
+    """The run whose session note is `name`, if a journal says so."""
+    return next((run for run, note in run_notes(settings).items() if note == name), None)
 
 
 def run_notes(settings: Settings) -> dict[str, str]:

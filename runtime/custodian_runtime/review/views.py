@@ -25,10 +25,13 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review import pages
 from custodian_runtime.review._sentence import facts_of
-from custodian_runtime.review.asked import SessionState
+from custodian_runtime.review.asked import Asked, SessionState
 from custodian_runtime.review.deciding import DecisionHandlers, Form, FormAnswer, Typed
+from custodian_runtime.review.granting import GrantAnswer, GrantTyped
 from custodian_runtime.review.pending import pending_views, read_domains
 from custodian_runtime.review.queue import Filter, decided, history, past, queue
+from custodian_runtime.review.standing_pages import POSTS as STANDING_POSTS
+from custodian_runtime.review.standing_pages import StandingPages
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
@@ -79,6 +82,7 @@ class Views:
         self.state = SessionState()
         self.deciding = DecisionHandlers(settings, self.state)
         self.name_cookie = name_cookie
+        self.standing = StandingPages(settings, self.state, self._render)
 
     def _store(self) -> ApprovalStore:
         return ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
@@ -114,7 +118,8 @@ class Views:
             return self.item(match["id"])
         if match := ASKED_PATH.match(path):
             return self.confirmation(match["id"], match["nonce"], csrf)
-        return self._record_or_note(path)
+        standing: Page | None = self.standing.get(path, csrf, query, by, peek=head)
+        return self._record_or_note(path) if standing is None else standing
 
     def _record_or_note(self, path: str) -> Page:
         if match := RUN_PATH.match(path):
@@ -126,7 +131,9 @@ class Views:
             note = pages.note(self.settings, match["name"])
             if note is None:
                 return self.not_found(f"no note {match['name']} in memory/working")
-            return self._render("note.html.j2", note=note, html=Markup(note.html))
+            run_id = pages.note_run(self.settings, note.name)
+            uses = pages.granted(self.settings, run_id) if run_id else []
+            return self._render("note.html.j2", note=note, html=Markup(note.html), uses=uses)
         return self.not_found(f"no page {path}")
 
     def runs(self, page: int) -> Page:
@@ -165,7 +172,8 @@ class Views:
             self.settings, {i.domain for i in items if not writes_canon(i.operation)}
         )
         facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
-        return self._render("history.html.j2", items=history(items, now, facts))
+        uses = pages.granted(self.settings)
+        return self._render("history.html.j2", items=history(items, now, facts), uses=uses)
 
     def item(self, approval_id: str) -> Page:
         """One item, pending or decided: what it was and what became of it."""
@@ -180,7 +188,7 @@ class Views:
     def confirmation(self, approval_id: str, nonce: str, csrf: str) -> Page:
         """The confirmation step of an approval: the sentence again, and one deliberate button."""
         asked = self.state.peek(csrf, nonce)
-        if asked is None or asked.approval_id != approval_id:
+        if not isinstance(asked, Asked) or asked.approval_id != approval_id:
             return self.not_found("this confirmation is not open; approve again from the queue")
         try:
             item = self._store().get(approval_id, verify=False)
@@ -199,6 +207,8 @@ class Views:
 
     def post(self, path: str, form: Form, csrf: str) -> Page:
         """Decide: every form answers with a redirect, or the queue again with what was typed."""
+        if path in STANDING_POSTS:
+            return self._granted(self.standing.post(path, form, csrf), csrf)
         if path == BULK_PATH:
             answer = self.deciding.reject_many(form, csrf)
             if answer.location is None:
@@ -211,6 +221,15 @@ class Views:
         if match := DECIDE_PATH.match(path):
             return self._answer(self.deciding.decide_one(match["id"], form, csrf), csrf, form)
         return self.not_found(f"nothing to post to at {path}")
+
+    def _granted(self, answer: GrantAnswer, csrf: str) -> Page:
+        """A grant form's answer: its redirect, or the Standing page again with what was typed."""
+        if answer.answer.location is not None:
+            page = Page(answer.answer.status, b"", "text/plain; charset=utf-8")
+            return self._with_name(page, answer.answer, {"Location": answer.answer.location})
+        typed = answer.typed or GrantTyped()
+        page = self.standing.page(csrf, answer.domain, typed, answer.answer.status)
+        return self._with_name(page, answer.answer)
 
     def _answer(self, answer: FormAnswer, csrf: str, form: Form) -> Page:
         if answer.location is not None:
