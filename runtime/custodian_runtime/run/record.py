@@ -158,6 +158,7 @@ def write_session_note(
         observations=list(parts.observations),
         problem=parts.problem,
         raw_response=parts.raw,
+        shadow=shadow_text(known.shadow_matched),
     )
     return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
 
@@ -189,6 +190,22 @@ def _late_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
             f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) was closed "
             f"({r['closed']}) at {r['closed_at']}, but the hub shows it landed as "
             f"`{r['hub_id']}`."
+        )
+    return "\n".join(lines)
+
+
+_WOULD = {"execute": "executed", "queue": "queued"}
+
+
+def shadow_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """Shadow items of earlier runs a person has since made on the hub (None if none)."""
+    if not reports:
+        return None
+    lines = ["Kept back by shadow mode, then made on the hub by a person (`policy report`):", ""]
+    for r in reports:
+        lines.append(
+            f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`, it would have "
+            f"{_WOULD.get(str(r['would']), 'been made')}): the hub shows it as `{r['hub_id']}`."
         )
     return "\n".join(lines)
 
