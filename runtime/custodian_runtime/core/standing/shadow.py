@@ -115,10 +115,18 @@ def waiting(records: Sequence[Record], now: datetime) -> list[ShadowItem]:
 
 
 def shadow_records(records: Sequence[Record]) -> list[Record]:
-    """The `shadowed` records the checkpoint keeps: unmatched, within the window of the newest."""
+    """What the checkpoint keeps, within the window of the newest record: the `shadowed` records
+    not matched, and the `shadow_matched` ones (so a shadowed record kept for another reason,
+    such as a run left whole, is never matched twice)."""
     if not records:
         return []
-    return [item.record for item in waiting(records, parse_at(records[-1].at))]
+    newest = parse_at(records[-1].at)
+    matched = [
+        r
+        for r in records
+        if r.kind == ShadowMatched.KIND and newest - parse_at(r.at) <= SHADOW_WINDOW
+    ]
+    return [*(item.record for item in waiting(records, newest)), *matched]
 
 
 def own_changes(records: Iterable[Record], writes: Iterable[OwnWrite]) -> list[OwnChange]:
