@@ -17,6 +17,7 @@ from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.presentation import display
+from custodian_runtime.core.standing.rule import WOULD
 from custodian_runtime.memory.notes import write_note
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run._context import RunContext
@@ -158,7 +159,7 @@ def write_session_note(
         observations=list(parts.observations),
         problem=parts.problem,
         raw_response=parts.raw,
-        shadow=shadow_text(known.shadow_matched),
+        shadow=_matched_text(known.shadow_matched),
     )
     return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
 
@@ -194,18 +195,15 @@ def _late_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
     return "\n".join(lines)
 
 
-_WOULD = {"execute": "executed", "queue": "queued"}
-
-
-def shadow_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
+def _matched_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
     """Shadow items of earlier runs a person has since made on the hub (None if none)."""
     if not reports:
         return None
     lines = ["Kept back by shadow mode, then made on the hub by a person (`policy report`):", ""]
     for r in reports:
         lines.append(
-            f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`, it would have "
-            f"{_WOULD.get(str(r['would']), 'been made')}): the hub shows it as `{r['hub_id']}`."
+            f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`, it "
+            f"{WOULD.get(str(r['would']), 'was kept back')}): the hub shows it as `{r['hub_id']}`."
         )
     return "\n".join(lines)
 
