@@ -56,6 +56,7 @@ RUN_ORDER: tuple[str, ...] = (
     "decide",
     "act",
     "_late",
+    "_shadow",
     "_reconcile",
     "record",
     "_metrics",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
@@ -18,9 +18,11 @@ from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
 from custodian_runtime.core.standing.grants import Grant, grant_problem
 from custodian_runtime.core.standing.modes import known_operations, mode_problem
+from custodian_runtime.core.standing.shadow import shadow_counts
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.memory.shadow_log import shadow_log
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 
@@ -95,25 +97,38 @@ def show(settings: Settings, domain: str, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-def agreement_rows(settings: Settings, domain: str, days: int) -> list[Agreement]:
-    """The agreement report's rows: what `policy report` and the review page show."""
+def agreement_rows(
+    settings: Settings, domain: str, days: int, now: datetime | None = None
+) -> list[Agreement]:
+    """The agreement report's rows, shadow items included: what `policy report` and the
+    review page show."""
+    now = now or utc_now()
+    since = now - timedelta(days=days)
     items = ApprovalStore(settings.memory_dir, settings.seal_key).all(domain, verify=False)
-    return agreement(items, utc_now(), days)
+    shadows = shadow_counts(shadow_log(settings.memory_dir, domain, since), since)
+    return agreement(items, now, days, shadows)
 
 
-def report(settings: Settings, domain: str, days: int, as_json: bool, out: TextIO) -> int:
-    """`policy report`: per operation, how often a person approved in the window."""
-    rows = agreement_rows(settings, domain, days)
+def report(
+    settings: Settings,
+    domain: str,
+    days: int,
+    as_json: bool,
+    out: TextIO,
+    now: datetime | None = None,
+) -> int:
+    """`policy report`: per operation, how often a person agreed in the window."""
+    rows = agreement_rows(settings, domain, days, now)
+    modes = _store(settings).standing(domain).modes
     if as_json:
-        write_json(
-            {"domain": domain, "days": days, "operations": [r.as_json(domain) for r in rows]}, out
-        )
+        listed = [r.as_json(domain, modes.of(r.operation)) for r in rows]
+        write_json({"domain": domain, "days": days, "operations": listed}, out)
         return 0
     if not rows:
         out.write(f"no proposals in {domain} in the last {days} days\n")
     for row in rows:
         out.write(for_terminal(row.line()) + "\n")
-        suggestion = row.suggestion(domain)
+        suggestion = row.suggestion(domain, modes.of(row.operation))
         if suggestion is not None:
             out.write(for_terminal(f"  suggested: {suggestion}") + "\n")
     return 0

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from custodian_runtime.memory.lock import RunLock
     from custodian_runtime.memory.notes import last_note_prose, note_prose, write_note
     from custodian_runtime.memory.run_journal import DiskJournal, Journal, MemoryJournal
+    from custodian_runtime.memory.shadow_log import shadow_log
     from custodian_runtime.memory.snapshots import ContentStore, SnapshotStore, observed_summary
     from custodian_runtime.memory.standing_store import StandingStore
 
@@ -48,6 +49,7 @@ __all__ = [
     "reseal",
     "reseal_command",
     "settle",
+    "shadow_log",
     "verify_domain",
     "write_note",
 ]
@@ -69,6 +71,7 @@ if not TYPE_CHECKING:
             **dict.fromkeys(("prune",), "journal_prune"),
             **dict.fromkeys(("reseal", "reseal_command"), "journal_reseal"),
             **dict.fromkeys(("settle",), "journal_settle"),
+            **dict.fromkeys(("shadow_log",), "shadow_log"),
             **dict.fromkeys(("verify_domain",), "journal_verify"),
         },
     )

@@ -51,6 +51,7 @@ class SessionNote:
     problem: str | None = None
     raw_response: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    shadow: str | None = None  # shadow items a person did the same way on the hub
 
 
 _GROUPS = (
@@ -125,6 +126,7 @@ def render_note(note: SessionNote) -> str:
             observations=[markdown_line(o, NOTE_LEVELS) for o in note.observations],
             problem=for_markdown(note.problem, NOTE_LEVELS) if note.problem else None,
             raw_response=raw,
+            shadow=for_markdown(note.shadow, NOTE_LEVELS) if note.shadow else None,
         )
     )
     return text.rstrip("\n") + "\n"

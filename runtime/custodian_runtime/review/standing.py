@@ -74,6 +74,10 @@ class StandingView:
     waiting: tuple[Waiting, ...] = ()
     problem: str | None = None
 
+    def mode_of(self, operation: str) -> str | None:
+        """The mode `operation` runs in (what the report's suggestion depends on)."""
+        return next((m.mode for m in self.modes if m.operation == operation), None)
+
 
 def domains(settings: Settings) -> list[str]:
     """Every domain with a journal or an approval item, sorted."""

@@ -62,6 +62,8 @@ class RunSoFar:
     model_stderr: str | None = None
     # Each operation's mode, as a person set it or by default (core/standing/modes.py).
     modes: Mapping[str, str] = field(default_factory=dict)
+    # Shadow items of earlier runs a person did the same way on the hub (core/standing/shadow.py).
+    shadow_matched: Sequence[Mapping[str, Any]] = ()
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""
@@ -112,6 +114,7 @@ class RunResult(RunSoFar):
             "reconciled": [dict(r) for r in self.reconciled],
             # Closed writes the hub shows landed anyway: each is for a person to check.
             "late_landings": [dict(r) for r in self.reconciled if r["outcome"] == FOUND_LATE],
+            "shadow_matched": [dict(r) for r in self.shadow_matched],
             "omitted": dict(self.omitted),
             "note": self.note_path,
             "model_stderr": self.model_stderr,

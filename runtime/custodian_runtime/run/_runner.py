@@ -47,6 +47,7 @@ from custodian_runtime.run._context import Channels, Clock, RunContext, build_co
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import RunResult, RunSoFar
+from custodian_runtime.run._shadow import record_shadow_matches
 from custodian_runtime.run._unchanged import ask_unchanged, unchanged_state
 from custodian_runtime.run.act import act, dry_run
 from custodian_runtime.run.decide import ask, extract, rule, usage_dict
@@ -229,6 +230,8 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
             )
             so_far = replace(so_far, seen=seen.summary)
             ctx.journal.close_interrupted(history)
+            matched = record_shadow_matches(ctx, history, seen, opened.checkpoint.writes)
+            so_far = replace(so_far, shadow_matched=matched)
         skip = unchanged_state(ctx, seen, history)
         if skip is not None:
             return _skipped(ctx, so_far, skip, "state unchanged since the last completed run")
@@ -258,7 +261,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
 def _skipped(ctx: RunContext, so_far: RunSoFar, reason: str, why: str) -> RunResult:
     ctx.log.line("decide", "skipped", reason=why)
     note = None
-    if so_far.reconciled:
+    if so_far.reconciled or so_far.shadow_matched:
         note = record(ctx, so_far, "skipped", NoteParts(problem=reconcile_text(so_far.reconciled)))
     return _finish(ctx, so_far, Ending("skipped", EXIT_OK, reason), note)
 

@@ -25,6 +25,7 @@ from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import Ground, apply_standing
+from custodian_runtime.core.standing.shadow import shadowed
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
 from custodian_runtime.memory.standing_store import StandingStore
@@ -131,8 +132,19 @@ def _authorize(
         ctx.journal.write(planned.model_copy(update=update))
         for ruling in rulings:
             ctx.journal.write(ruling_data(ruling))
+        _journal_shadowed(ctx, rulings, observation)
         info.update(**ruling_counts(rulings))
     return rulings
+
+
+def _journal_shadowed(ctx: RunContext, rulings: Sequence[Ruling], seen: Observation) -> None:
+    """Each item shadow mode kept back, with its target as observed (core/standing/shadow.py)."""
+    kept_back = [r for r in rulings if r.shadow is not None]
+    hub = ctx.bound()["hub"] if kept_back else None  # asked for only when an item needs it
+    for ruling in kept_back:
+        entry = shadowed(ruling, seen.summary, hub)
+        if entry is not None:
+            ctx.journal.write(entry)
 
 
 def _plan_data(

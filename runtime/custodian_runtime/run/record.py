@@ -17,6 +17,7 @@ from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.presentation import display
+from custodian_runtime.core.standing.rule import WOULD
 from custodian_runtime.memory.notes import write_note
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run._context import RunContext
@@ -158,6 +159,7 @@ def write_session_note(
         observations=list(parts.observations),
         problem=parts.problem,
         raw_response=parts.raw,
+        shadow=_matched_text(known.shadow_matched),
     )
     return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
 
@@ -189,6 +191,19 @@ def _late_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
             f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) was closed "
             f"({r['closed']}) at {r['closed_at']}, but the hub shows it landed as "
             f"`{r['hub_id']}`."
+        )
+    return "\n".join(lines)
+
+
+def _matched_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """Shadow items of earlier runs a person has since made on the hub (None if none)."""
+    if not reports:
+        return None
+    lines = ["Kept back by shadow mode, then made on the hub by a person (`policy report`):", ""]
+    for r in reports:
+        lines.append(
+            f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`, it "
+            f"{WOULD.get(str(r['would']), 'was kept back')}): the hub shows it as `{r['hub_id']}`."
         )
     return "\n".join(lines)
 

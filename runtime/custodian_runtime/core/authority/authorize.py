@@ -50,6 +50,8 @@ class Ruling:
     clause: str | None = None
     # The grant an `execute` ruling of an approvable item runs under (core/standing/rule.py).
     grant: str | None = None
+    # What a `deny` ruling of shadow mode would have done (`execute` or `queue`), else None.
+    shadow: RulingOutcome | None = None
 
 
 def authorize(

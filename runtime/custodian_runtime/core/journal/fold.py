@@ -2,7 +2,8 @@
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
 run's observation, the writes still open with every record that proves them, the writes closed
-without being sent in the last 7 days (core/journal/late_landings.py), the records of the newest
+without being sent in the last 7 days (core/journal/late_landings.py), the shadow items of the
+last 7 days not matched yet (core/standing/shadow.py), the records of the newest
 run, the notes the next prompt feeds forward (core/context/continuity.py), and the first and
 `finished` records of the newest run and of the newest successful one (core/metrics.py).
 `compact(records)` keeps exactly those records, so the journal's pure views
@@ -25,6 +26,7 @@ from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import GENESIS, Problem, Record, record_hash
 from custodian_runtime.core.metrics import run_index
 from custodian_runtime.core.standing.record import STANDING_KINDS
+from custodian_runtime.core.standing.shadow import SHADOW_KINDS, shadow_records
 
 # Kinds a run's views read. The prompt, the model's answer and the plan are for people and replay.
 KEPT_KINDS = frozenset(
@@ -45,6 +47,7 @@ KEPT_KINDS = frozenset(
         "note_written",
         "finished",
         *STANDING_KINDS,
+        *SHADOW_KINDS,
     }
 )
 OUTCOME_KINDS = frozenset({"receipt", "failed", "stale", "settled_by_hand"})
@@ -130,7 +133,8 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
         keep[r.seq] = r
     for r in run_index(records):  # the last run and the last success (core/metrics, `status`)
         keep[r.seq] = r
-    for r in _standing_records(records):
+    # A person's standing decisions, and the shadow items a later observation may still match.
+    for r in [*_standing_records(records), *shadow_records(records)]:
         keep[r.seq] = r
     for run in {r.run_id for r in keep.values()}:
         for r in [firsts[run], *finished.get(run, [])]:

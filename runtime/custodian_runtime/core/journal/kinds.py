@@ -350,13 +350,38 @@ class GrantUsed(Entry):
     fingerprint: str | None = None
 
 
+class Shadowed(Entry):
+    """`shadowed`: an item shadow mode kept from being written or queued, and what it would do."""
+
+    KIND = "shadowed"
+    index: Index = None
+    operation: str | None = None
+    params: Json | None = None
+    fingerprint: str | None = None
+    would: str | None = None  # `execute` or `queue`
+    # The target's state as observed (core/authority/precondition.py), and the hub it was on.
+    observed: Json | None = None
+    hub: str | None = None
+
+
+class ShadowMatched(Entry):
+    """`shadow_matched`: a person made on the hub the change a `shadowed` item would have made."""
+
+    KIND = "shadow_matched"
+    shadow: str | None = None  # the `shadowed` record's ref, `<domain>:<seq>`
+    run: str | None = None  # the run that shadowed it
+    index: Index = None
+    operation: str | None = None
+    hub_id: str | None = None
+
+
 MODELS: dict[str, type[Entry]] = {
     m.KIND: m
     for m in (
         RunStarted, Observed, PromptRecord, ModelResponse, ModelFailed, PlanRecord, RulingRecord,
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
         NoteWritten, Finished, ApprovalDecided, SettledByHand, PolicySet, GrantIssued,
-        GrantRevoked, GrantUsed,
+        GrantRevoked, GrantUsed, Shadowed, ShadowMatched,
     )
 }  # fmt: skip
 

@@ -46,6 +46,8 @@ KINDS = frozenset(
         "grant_issued",
         "grant_revoked",
         "grant_used",
+        "shadowed",
+        "shadow_matched",
     }
 )
 

@@ -26,6 +26,8 @@ from custodian_runtime.core.journal.kinds import (
     RecordDataError,
     RulingRecord,
     SettledByHand,
+    Shadowed,
+    ShadowMatched,
     Stale,
     Unknown,
     WriteStep,
@@ -212,6 +214,14 @@ def _simple_text(e: Entry) -> str | None:
             f"item #{e.index} of run {e.run_id_of_the_open_write} closed by "
             f"hand by {e.by}: {e.reason}"
         )
+    return _shadow_text(e)
+
+
+def _shadow_text(e: Entry) -> str | None:
+    if isinstance(e, Shadowed):
+        return f"item #{e.index} ({e.operation}) shadowed: it would {e.would}, nothing was done"
+    if isinstance(e, ShadowMatched):
+        return f"a person made {e.operation} of {e.shadow} on the hub, as {e.hub_id}"
     return None
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.standing import agreement, grants, modes, record, rule
+    from custodian_runtime.core.standing import agreement, grants, modes, record, rule, shadow
 
 __all__ = [
     "agreement",
@@ -15,6 +15,7 @@ __all__ = [
     "modes",
     "record",
     "rule",
+    "shadow",
 ]
 
 if not TYPE_CHECKING:

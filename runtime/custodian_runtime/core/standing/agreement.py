@@ -1,21 +1,25 @@
 """How often a person agreed with Custodian's proposals, per operation: what earns a grant.
 
-Counted from the domain's approval items in a window: proposals, approved, rejected, expired.
-The agreement rate is approved / decided; a suggestion is made only past documented thresholds,
-and it is only ever a command for a person to run.
+Counted in a window from the domain's approval items (proposals, approved, rejected, expired)
+and from its shadow items (core/standing/shadow.py: how many a person later did the same way
+on the hub). The agreement rate is (approved + shadow matched) / (approved + rejected + shadow);
+an expired item is no decision and counts in neither. A suggestion is made only past
+documented thresholds, and it is only ever a command for a person to run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from custodian_runtime.core import operations
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.grants import never_grantable
+from custodian_runtime.core.standing.shadow import ShadowCount
 
-# A grant is suggested only for an operation with this many proposals decided in the window,
-# of which at least this share a person approved.
+# A grant (or a mode) is suggested only for an operation with this many items decided in the
+# window (shadow items count as decided), of which at least this share a person agreed with.
 SUGGEST_MIN_DECIDED = 10
 SUGGEST_MIN_RATE = 0.9
 
@@ -37,27 +41,50 @@ class Agreement:
     approved: int = 0
     rejected: int = 0
     expired: int = 0
+    shadow: int = 0  # items shadow mode kept back
+    shadow_matched: int = 0  # of those, how many a person did the same way within 7 days
+
+    @property
+    def decided(self) -> int:
+        """What the rate is out of: approved + rejected + shadow items (expired is no decision)."""
+        return self.approved + self.rejected + self.shadow
 
     @property
     def rate(self) -> float | None:
-        """approved / (approved + rejected); None before any decision."""
-        decided = self.approved + self.rejected
-        return None if decided == 0 else self.approved / decided
+        """(approved + shadow matched) / decided; None before any decision."""
+        return None if self.decided == 0 else (self.approved + self.shadow_matched) / self.decided
 
-    def suggestion(self, domain: str) -> str | None:
-        """The command that issues a grant, when agreement earns one (never run by itself)."""
+    def suggestion(self, domain: str, mode: str | None = None) -> str | None:
+        """The command a person may run when agreement earns it (never run by itself).
+
+        In `shadow` mode: set the mode back to `ask` (`auto` for a sanctioned write) when a
+        person matched the shadow items; otherwise a grant, or `auto` for a sanctioned write.
+        """
+        if mode == "shadow":
+            return self._mode_back(domain)
         rate = self.rate
-        decided = self.approved + self.rejected
-        if self.operation in never_grantable() or rate is None:
+        if mode == "off" or rate is None or self.decided < SUGGEST_MIN_DECIDED:
             return None
-        if decided < SUGGEST_MIN_DECIDED or rate < SUGGEST_MIN_RATE:
+        if rate < SUGGEST_MIN_RATE:
+            return None
+        if self.operation in operations.names("sanctioned"):
+            return _policy_set(domain, self.operation, "auto")
+        if self.operation in never_grantable():
             return None
         return (
             f"custodian grants issue --domain {domain} --operation {self.operation} --max 10 "
             "--expires 7d --by NAME --reason TEXT"
         )
 
-    def as_json(self, domain: str) -> dict[str, object]:
+    def _mode_back(self, domain: str) -> str | None:
+        if self.shadow < SUGGEST_MIN_DECIDED:
+            return None
+        if self.shadow_matched / self.shadow < SUGGEST_MIN_RATE:
+            return None
+        sanctioned = self.operation in operations.names("sanctioned")
+        return _policy_set(domain, self.operation, "auto" if sanctioned else "ask")
+
+    def as_json(self, domain: str, mode: str | None = None) -> dict[str, object]:
         """The row as `policy report --json` prints it."""
         return {
             "operation": self.operation,
@@ -65,21 +92,42 @@ class Agreement:
             "approved": self.approved,
             "rejected": self.rejected,
             "expired": self.expired,
+            "shadow": self.shadow,
+            "shadow_matched": self.shadow_matched,
+            "decided": self.decided,
             "agreement": self.rate,
-            "suggest": self.suggestion(domain),
+            "suggest": self.suggestion(domain, mode),
         }
 
     def line(self) -> str:
         """One line for a person."""
         rate = "-" if self.rate is None else f"{self.rate:.0%}"
+        shadow = ""
+        if self.shadow:
+            shadow = f", {self.shadow} shadow ({self.shadow_matched} done the same by a person)"
         return (
             f"{self.operation}: {self.proposals} proposals, {self.approved} approved, "
-            f"{self.rejected} rejected, {self.expired} expired; agreement {rate}"
+            f"{self.rejected} rejected, {self.expired} expired{shadow}; agreement {rate}"
         )
 
 
-def agreement(items: Iterable[ApprovalItem], now: datetime, days: int) -> list[Agreement]:
-    """Per operation, the tally of the items proposed in the last `days` days."""
+def _policy_set(domain: str, operation: str, mode: str) -> str:
+    return (
+        f"custodian policy set --domain {domain} --operation {operation} --mode {mode} "
+        "--by NAME --reason TEXT"
+    )
+
+
+def agreement(
+    items: Iterable[ApprovalItem],
+    now: datetime,
+    days: int,
+    shadows: Mapping[str, ShadowCount] | None = None,
+) -> list[Agreement]:
+    """Per operation, the tally of the items proposed in the last `days` days.
+
+    `shadows` are the shadow items of the same window per operation (core/standing/shadow.py).
+    """
     start = now - timedelta(days=days)
     rows: dict[str, dict[str, int]] = {}
     for item in items:
@@ -91,4 +139,7 @@ def agreement(items: Iterable[ApprovalItem], now: datetime, days: int) -> list[A
         key = _DECIDED.get(status)
         if key is not None:
             row[key] = row.get(key, 0) + 1
+    for op, count in (shadows or {}).items():
+        row = rows.setdefault(op, {"proposals": 0})
+        row.update(shadow=count.shadow, shadow_matched=count.matched)
     return [Agreement(op, **counts) for op, counts in sorted(rows.items())]

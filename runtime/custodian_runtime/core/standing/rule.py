@@ -96,7 +96,9 @@ def _narrowed(ruling: Ruling, mode: str, ground: Ground) -> Ruling:
             f"(a person set {op} to shadow{_by(ruling, ground)})"
         )
     reason = f"{_label(ruling)} is denied: {clause}."
-    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.")
+    shadow = ruling.outcome if mode == "shadow" else None
+    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.",
+                   shadow=shadow)  # fmt: skip
 
 
 def _asked(ruling: Ruling, ground: Ground, queued: int) -> Ruling:
