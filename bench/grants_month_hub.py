@@ -48,16 +48,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from month_world import DOMAIN, START, SimClock, answer, harmful, seed
+from month_world import DOMAIN, START, SimClock, answer, harmful, narrowing, seed, tally_journal
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.cli import main as custodian
 from custodian_runtime.clock import simulated_clock
-from custodian_runtime.core.journal.kinds import Authorized, item_of, read_as
-from custodian_runtime.memory.journal_store import JournalStore
 
 REPO = Path(__file__).resolve().parent.parent
 PERSON = ("--by", "ana")
+DEFERRED = "status is a person's decision"
 
 
 @dataclass
@@ -70,6 +69,7 @@ class Arm:
     decided: Counter[str] = field(default_factory=Counter)
     runs: Counter[str] = field(default_factory=Counter)
     written: Counter[str] = field(default_factory=Counter)
+    granted: Counter[str] = field(default_factory=Counter)
     cancelled_on_hub: int = 0
 
     @property
@@ -108,32 +108,23 @@ def team_unblocks(month: Month, morning: datetime, seeded: set[str]) -> None:
     cutoff = (morning - timedelta(days=3)).date().isoformat()
     for ws in month.summary()["workstreams"]:
         for task in ws["tasks"]:
-            if task["status"] == "blocked" and task["id"] not in seeded:
-                if task["updated_at"][:10] <= cutoff:
-                    month.http.patch(f"/tasks/{task['id']}", json={"status": "in_progress"})
-
-
-def narrowing(items: list[dict[str, Any]], operation: str) -> list[str] | None:
-    """`--where KEY=VALUE` for what the person always approved; None when nothing narrows it."""
-    mine = [i for i in items if i["operation"] == operation]
-    yes = [i["params"] for i in mine if i["status"] in ("executed", "approved", "stale")]
-    no = [i["params"] for i in mine if i["status"] == "rejected"]
-    for key in sorted({k for p in yes for k in p}):
-        values = {json.dumps(p.get(key)) for p in yes}
-        if len(values) == 1 and all(json.dumps(p.get(key)) not in values for p in no):
-            return ["--where", f"{key}={yes[0][key]}"]
-    return None if no else []
+            mine = task["status"] == "blocked" and task["id"] not in seeded
+            if mine and task["updated_at"][:10] <= cutoff:
+                month.http.patch(f"/tasks/{task['id']}", json={"status": "in_progress"})
 
 
 def person_grants(month: Month, arm: Arm) -> None:
     """Run each suggested `grants issue` whose operation has no live grant left."""
-    _, out = month.cli("policy", "report", "--domain", DOMAIN, "--memory", str(month.memory),
-                       "--json")  # fmt: skip
-    _, listed = month.cli("grants", "list", "--domain", DOMAIN, "--memory", str(month.memory),
-                          "--json")  # fmt: skip
+    _, out = month.cli(
+        "policy", "report", "--domain", DOMAIN, "--memory", str(month.memory), "--json"
+    )
+    _, listed = month.cli(
+        "grants", "list", "--domain", DOMAIN, "--memory", str(month.memory), "--json"
+    )
     live = {g["operation"] for g in json.loads(listed) if g["state"] == "live"}
-    _, items = month.cli("approvals", "--memory", str(month.memory), "list", "--domain", DOMAIN,
-                         "--json")  # fmt: skip
+    _, items = month.cli(
+        "approvals", "--memory", str(month.memory), "list", "--domain", DOMAIN, "--json"
+    )
     for row in json.loads(out)["operations"]:
         if row["suggest"] is None or row["operation"] in live:
             continue
@@ -144,6 +135,7 @@ def person_grants(month: Month, arm: Arm) -> None:
         argv = [_filled(w) for w in argv]
         code, _ = month.cli(*argv, *where, "--hub", month.hub, "--memory", str(month.memory))
         arm.decided["issue" if code == 0 else f"issue exit {code}"] += 1
+        arm.granted[" ".join([row["operation"], *where[1:]])] += 1
 
 
 def _filled(word: str) -> str:
@@ -152,16 +144,41 @@ def _filled(word: str) -> str:
 
 def person_decides(month: Month, arm: Arm) -> None:
     """Decide every pending item: reject the harmful ones, approve the rest."""
-    _, out = month.cli("approvals", "--memory", str(month.memory), "list", "--domain", DOMAIN,
-                       "--status", "pending", "--json")  # fmt: skip
+    _, out = month.cli(
+        "approvals",
+        "--memory",
+        str(month.memory),
+        "list",
+        "--domain",
+        DOMAIN,
+        "--status",
+        "pending",
+        "--json",
+    )
     for item in json.loads(out):
         if harmful(item["operation"], item["params"]):
-            month.cli("approvals", "--memory", str(month.memory), "reject", item["id"], *PERSON,
-                      "--reason", "cancelling is the team's call")  # fmt: skip
+            month.cli(
+                "approvals",
+                "--memory",
+                str(month.memory),
+                "reject",
+                item["id"],
+                *PERSON,
+                "--reason",
+                "cancelling is the team's call",
+            )
             arm.decided["reject"] += 1
         else:
-            code, _ = month.cli("approvals", "--memory", str(month.memory), "approve", item["id"],
-                                *PERSON, "--hub", month.hub)  # fmt: skip
+            code, _ = month.cli(
+                "approvals",
+                "--memory",
+                str(month.memory),
+                "approve",
+                item["id"],
+                *PERSON,
+                "--hub",
+                month.hub,
+            )
             arm.decided["approve"] += 1
             arm.decided[f"approve exit {code}"] += code != 0
 
@@ -176,27 +193,29 @@ def one_day(month: Month, arm: Arm, day: int, seeded: set[str]) -> None:
         person_grants(month, arm)
     month.clock.set(base)
     month.answer.write_text(answer(month.summary(), day, month.seed), encoding="utf-8")
-    code, out = month.cli("run", "--domain", DOMAIN, "--hub", month.hub, "--llm",
-                          f"file:{month.answer}", "--memory", str(month.memory), "--canon",
-                          str(REPO / "canon"), "--force", "--json")  # fmt: skip
+    code, out = month.cli(
+        "run",
+        "--domain",
+        DOMAIN,
+        "--hub",
+        month.hub,
+        "--llm",
+        f"file:{month.answer}",
+        "--memory",
+        str(month.memory),
+        "--canon",
+        str(REPO / "canon"),
+        "--force",
+        "--json",
+    )
     arm.runs[f"exit {code}"] += 1
-    for outcome, n in json.loads(out).get("counts", {}).items():
+    summary = json.loads(out)
+    for outcome, n in summary.get("counts", {}).items():
         arm.runs[outcome] += n
+    # The deference rule's words (core/authority/budgets.py): a grant never skips it.
+    arm.runs["deferred"] += sum(DEFERRED in q["reason"] for q in summary.get("queued", []))
     month.clock.set(base + timedelta(hours=1))
     person_decides(month, arm)
-
-
-def tally_journal(memory: Path) -> Counter[str]:
-    """Writes that reached the hub (authorized, then a receipt), by who allowed them."""
-    records = JournalStore(memory).read(DOMAIN, repair=False).records
-    authorized = {item_of(r): read_as(r, Authorized) for r in records if r.kind == "authorized"}
-    landed = {item_of(r) for r in records if r.kind == "receipt"}
-    found: Counter[str] = Counter()
-    for key in landed & authorized.keys():
-        write = authorized[key]
-        found[(write.by or "policy").split(":")[0]] += 1
-        found["harmful"] += harmful(str(write.operation), dict(write.params or {}))
-    return found
 
 
 def live_month(arm: Arm, root: Path, days: int, seed_value: int) -> Arm:
@@ -206,12 +225,15 @@ def live_month(arm: Arm, root: Path, days: int, seed_value: int) -> Arm:
     load_seed(db, data)
     seeded = {t["id"] for t in data["tasks"] if t["status"] == "blocked"}
     clock = SimClock(START - timedelta(hours=2))
-    with simulated_clock(clock), ReferenceHub(db, clock=clock) as hub:
-        with httpx.Client(base_url=hub.url, timeout=30) as http:
-            month = Month(hub.url, http, root / "memory", root / "answer.md", clock, seed_value)
-            for day in range(days):
-                one_day(month, arm, day, seeded)
-            final = month.summary()
+    with (
+        simulated_clock(clock),
+        ReferenceHub(db, clock=clock) as hub,
+        httpx.Client(base_url=hub.url, timeout=30) as http,
+    ):
+        month = Month(hub.url, http, root / "memory", root / "answer.md", clock, seed_value)
+        for day in range(days):
+            one_day(month, arm, day, seeded)
+        final = month.summary()
     arm.written = tally_journal(root / "memory")
     tasks = [t for ws in final["workstreams"] for t in ws["tasks"]]
     arm.cancelled_on_hub = sum(t["status"] == "cancelled" for t in tasks)
@@ -223,21 +245,38 @@ def report(arm: Arm, days: int) -> None:
     d, w, r = arm.decided, arm.written, arm.runs
     odd = {k: v for k, v in {**d, **r}.items() if " exit " in f" {k}" and k != "exit 0" and v}
     print(f"{arm.name}: {days} daily `custodian run`s")
-    print(f"  person's decisions  {arm.decisions:4}  (approve {d['approve']}, reject "
-          f"{d['reject']}, grants issued {d['issue']})")  # fmt: skip
-    print(f"  writes executed     by policy {w['policy']}, by person {w['person']}, "
-          f"by grant {w['grant']}  (journal: authorized with a receipt)")  # fmt: skip
-    print(f"  harmful executed    {w['harmful']} in the journal, {arm.cancelled_on_hub} "
-          f"tasks cancelled on the hub")  # fmt: skip
-    print(f"  run items           executed {r['executed']}, queued {r['queued']}, denied "
-          f"{r['denied']}, stale {r['stale']}{f'; exits {odd}' if odd else ''}")  # fmt: skip
+    print(
+        f"  person's decisions  {arm.decisions:4}  (approve {d['approve']}, reject "
+        f"{d['reject']}, grants issued {d['issue']})"
+    )
+    if arm.granted:
+        grants = ", ".join(f"{what} x{n}" for what, n in sorted(arm.granted.items()))
+        print(f"  grants issued       {grants}")
+    print(
+        f"  writes executed     by policy {w['policy']}, by person {w['person']}, "
+        f"by grant {w['grant']}  (journal: authorized with a receipt)"
+    )
+    print(
+        f"  harmful executed    {w['harmful']} in the journal, {arm.cancelled_on_hub} "
+        f"tasks cancelled on the hub"
+    )
+    print(
+        f"  run items           executed {r['executed']}, queued {r['queued']} ({r['deferred']} "
+        f"because a person decided the task's status in the last 14 days), denied "
+        f"{r['denied']}, stale {r['stale']}{f'; exits {odd}' if odd else ''}"
+    )
 
 
 def both_arms(root: Path, days: int, seed_value: int, as_worded: bool) -> list[Arm]:
     """Arm A without grants, arm B with the suggested grants, each on a fresh hub and memory."""
-    arms = [Arm("A, without grants", grants=False),
-            Arm("B, with the suggested grants" + (" as worded" if as_worded else ""),
-                grants=True, as_worded=as_worded)]  # fmt: skip
+    arms = [
+        Arm("A, without grants", grants=False),
+        Arm(
+            "B, with the suggested grants" + (" as worded" if as_worded else ""),
+            grants=True,
+            as_worded=as_worded,
+        ),
+    ]
     for n, arm in enumerate(arms):
         (root / str(n)).mkdir()
         live_month(arm, root / str(n), days, seed_value)
@@ -249,8 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--as-worded", action="store_true",
-                        help="issue the suggested grants exactly as worded (no --where)")  # fmt: skip
+    parser.add_argument(
+        "--as-worded",
+        action="store_true",
+        help="issue the suggested grants exactly as worded (no --where)",
+    )
     args = parser.parse_args(argv)
     for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
         del os.environ[name]
