@@ -262,7 +262,7 @@ def report(arm: Arm, days: int) -> None:
     )
     print(
         f"  run items           executed {r['executed']}, queued {r['queued']} ({r['deferred']} "
-        f"because a person decided the task's status in the last 14 days), denied "
+        f"deferred to a person's decision on the task), denied "
         f"{r['denied']}, stale {r['stale']}{f'; exits {odd}' if odd else ''}"
     )
 

@@ -1,8 +1,9 @@
 """The world of `bench/grants_month_hub.py`: the seeded domain, the clock, the model and the team.
 
 Everything here is scripted and seeded: the same seed gives the same month. The model reads the
-domain as the hub answers it and proposes a fixed mix each day; the person's rule and what is
-harmful are defined once here (`harmful`), as in bench/grants_month.py.
+domain as the hub answers it and proposes a fixed mix each day; what is harmful is defined once
+here (`harmful`), as in bench/grants_month.py; so is how the person narrows a grant
+(`narrowing`) and how the writes are counted from the journal (`tally_journal`).
 """
 
 from __future__ import annotations
