@@ -20,7 +20,7 @@ def utc_now() -> datetime:
 
 @contextmanager
 def simulated_clock(clock: Callable[[], datetime]) -> Iterator[None]:
-    """Within, every `utc_now()` of this process is `clock()`: for a simulated month in one process."""
+    """Within, every `utc_now()` of this process reads `clock()`: a simulated month, say."""
     _simulated.append(clock)
     try:
         yield
