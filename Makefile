@@ -69,6 +69,7 @@ bench: setup
 	$(PY) bench/approvals.py
 	$(PY) bench/startup.py
 	$(PY) bench/skip.py
+	$(PY) bench/grants_month_hub.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

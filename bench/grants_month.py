@@ -13,6 +13,7 @@ and issues it again when it runs out; each issue counts as one decision.
     python bench/grants_month.py
 
 Reports the person's decisions and the harmful writes executed (which must be 0), per scenario.
+The same month end to end, on a real hub with the real commands, is bench/grants_month_hub.py.
 """
 
 from __future__ import annotations

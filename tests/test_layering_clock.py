@@ -44,4 +44,4 @@ def test_each_exception_still_reads_the_wall_clock() -> None:
 
 
 def test_the_clock_module_is_what_it_says() -> None:
-    assert _wall_reads(CLOCK) == ["clock.py:10 datetime.now"]
+    assert _wall_reads(CLOCK) == ["clock.py:18 datetime.now"]

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+
+# Set only inside `simulated_clock` (a bench that lives a month in minutes); never from outside
+# the process: no environment variable or file moves the clock.
+_simulated: list[Callable[[], datetime]] = []
 
 
 def utc_now() -> datetime:
-    """The wall clock, in UTC."""
+    """The wall clock, in UTC (inside `simulated_clock`, that clock)."""
+    if _simulated:
+        return _simulated[-1]()
     return datetime.now(UTC)
+
+
+@contextmanager
+def simulated_clock(clock: Callable[[], datetime]) -> Iterator[None]:
+    """Within, every `utc_now()` of this process reads `clock()`: a simulated month, say."""
+    _simulated.append(clock)
+    try:
+        yield
+    finally:
+        _simulated.remove(clock)
 
 
 def new_run_id(now: datetime) -> str:
