@@ -14,6 +14,7 @@ import httpx
 
 from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
 from custodian_runtime.llm.base import Model
@@ -62,6 +63,8 @@ class RunContext:
     # Operations this run cannot perform, with why (a read-only canon): neither offered to the
     # model nor allowed by the authority.
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    # The seal key: a person's standing decisions kept while the domain was busy are sealed.
+    seal_key: SealKey | None = None
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""
@@ -108,6 +111,7 @@ def build_context(
         approvals=approvals,
         prompt_out=_prompt_out(settings),
         unavailable=unavailable(settings),
+        seal_key=settings.seal_key,
     )
 
 

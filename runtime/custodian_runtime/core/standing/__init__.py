@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.standing import agreement, grants, modes, record, rule
+    from custodian_runtime.core.standing import agreement, grants, ledger, modes, record, rule
 
 __all__ = [
     "agreement",
     "grants",
+    "ledger",
     "modes",
     "record",
     "rule",

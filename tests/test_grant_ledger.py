@@ -1,0 +1,167 @@
+"""A grant's uses across a killed run, through the CLI against a real reference hub.
+
+A run authorizes a write under a grant (`grant_used`, then `authorized by grant:<id>`) and is
+SIGKILLed while the hub holds that write. The next run's reconcile finds it on the hub, re-sends
+it under the same grant, or closes it with the reason; the grant's uses stay exactly the number
+of `grant_used` records, and replay re-derives them from the journal.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+from custodian_hub import ReferenceHub
+from runsupport import hub_get
+from spinesupport import (
+    HOLD_TIMEOUT_S,
+    WriteHold,
+    custodian_cli,
+    finish,
+    held_hub,
+    journal,
+    of_run,
+    run_argv,
+    start_run,
+    write_plan,
+)
+
+BLOCK = {
+    "observations": ["web-t-4 waits on the vendor."],
+    "proposals": [
+        {
+            "operation": "set_task_status",
+            "params": {"task_id": "web-t-4", "status": "blocked"},
+            "rationale": "the vendor has not answered",
+        }
+    ],
+}
+NOTHING: dict[str, Any] = {"observations": ["Nothing to do."], "proposals": []}
+
+
+def issue(tmp_path: Path, hub_url: str, memory: Path, *extra: str, **env: str) -> str:
+    """`custodian grants issue` for set_task_status; the grant's id."""
+    done = custodian_cli(
+        tmp_path, "grants", "issue", "--domain", "website", "--operation", "set_task_status",
+        "--hub", hub_url, "--memory", str(memory), "--by", "ana", "--reason", "routine blocks",
+        "--max", "1", "--expires", "7d", *extra, **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip()
+
+
+def grants(tmp_path: Path, memory: Path, **env: str) -> list[dict[str, Any]]:
+    """`custodian grants list --json`."""
+    done = custodian_cli(tmp_path, "grants", "list", "--json", "--memory", str(memory), **env)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def kill_at_write(tmp_path: Path, hub: ReferenceHub, hold: WriteHold, memory: Path) -> str:
+    """Run the plan that blocks web-t-4 under a grant; SIGKILL it at the held write."""
+    llm = write_plan(tmp_path / "block.md", BLOCK)
+    proc = start_run(tmp_path, run_argv(hub.url, llm, memory, "--force"))
+    try:
+        assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the held write"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        finish(proc)
+    hold.release(abort=hold.phase == "before_commit")
+    [started] = [r for r in journal(memory) if r.kind == "run_started"]
+    return started.run_id
+
+
+def rerun(tmp_path: Path, hub_url: str, memory: Path, **env: str) -> dict[str, Any]:
+    """A run whose model proposes nothing: only its reconcile acts."""
+    llm = write_plan(tmp_path / "nothing.md", NOTHING)
+    code, out, err = finish(start_run(tmp_path, run_argv(hub_url, llm, memory, "--force"), **env))
+    assert code == 0, err
+    return dict(json.loads(out))
+
+
+def uses(memory: Path, grant: str) -> int:
+    """How many grant_used records the journal holds for `grant`."""
+    return sum(1 for r in journal(memory) if r.kind == "grant_used" and r.data["grant_id"] == grant)
+
+
+def assert_clean(tmp_path: Path, memory: Path, *runs: str) -> None:
+    """The journal verifies, and replay re-decides each run as recorded."""
+    inspected = custodian_cli(tmp_path, "inspect", "--domain", "website", "--memory", str(memory))
+    assert inspected.returncode == 0, inspected.stdout + inspected.stderr
+    for run in runs:
+        replay = custodian_cli(tmp_path, "replay", run, "--memory", str(memory))
+        assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_killed_grant_write_found_on_the_hub_is_one_use(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="after_commit")
+    with held_hub(tmp_path, hold) as hub:
+        grant = issue(tmp_path, hub.url, memory)
+        killed = kill_at_write(tmp_path, hub, hold, memory)
+        assert [r.data["by"] for r in of_run(journal(memory), killed, "authorized")] == [
+            f"grant:{grant}"
+        ]
+        summary = rerun(tmp_path, hub.url, memory)
+        [report] = summary["reconciled"]
+        assert report["outcome"] == "found", report
+        records = journal(memory)
+        assert of_run(records, summary["run_id"], "dispatched") == []
+        assert uses(memory, grant) == 1
+        [listed] = grants(tmp_path, memory)
+        assert (listed["uses"], listed["left"]) == (1, 0)
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
+        assert_clean(tmp_path, memory, killed, summary["run_id"])
+
+
+def test_a_killed_grant_write_not_on_the_hub_is_resent_once_under_the_same_grant(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="before_commit")
+    with held_hub(tmp_path, hold) as hub:
+        grant = issue(tmp_path, hub.url, memory)
+        killed = kill_at_write(tmp_path, hub, hold, memory)
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
+        summary = rerun(tmp_path, hub.url, memory)
+        [report] = summary["reconciled"]
+        assert report["outcome"] == "resent", report
+        records = journal(memory)
+        [reconciled] = of_run(records, summary["run_id"], "reconciled")
+        assert reconciled.data["action"] == "resend"
+        assert f"executed (grant {grant})" in reconciled.data["reason"]
+        resent = of_run(records, summary["run_id"], "dispatched")
+        assert [r.data["reconciles"] for r in resent] == [killed]
+        # The use was counted when the killed run authorized it: no second grant_used.
+        assert uses(memory, grant) == 1
+        assert [g["uses"] for g in grants(tmp_path, memory)] == [1]
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
+        assert_clean(tmp_path, memory, killed, summary["run_id"])
+
+
+def test_a_grant_revoked_meanwhile_closes_the_killed_write_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="before_commit")
+    with held_hub(tmp_path, hold) as hub:
+        grant = issue(tmp_path, hub.url, memory)
+        killed = kill_at_write(tmp_path, hub, hold, memory)
+        done = custodian_cli(
+            tmp_path, "grants", "revoke", grant, "--by", "bo", "--reason", "vendor answered",
+            "--memory", str(memory),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        summary = rerun(tmp_path, hub.url, memory)
+        [report] = summary["reconciled"]
+        assert report["outcome"] == "refused", report
+        assert f"grant {grant} is revoked" in report["reason"]
+        records = journal(memory)
+        assert of_run(records, summary["run_id"], "dispatched") == []
+        [failed] = of_run(records, summary["run_id"], "failed")
+        assert failed.data["closed"] == "refused" and "revoked" in failed.data["error"]
+        assert uses(memory, grant) == 1
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
+        assert_clean(tmp_path, memory, killed, summary["run_id"])
