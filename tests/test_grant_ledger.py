@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal.records import GENESIS, record_hash
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,
@@ -165,3 +168,51 @@ def test_a_grant_revoked_meanwhile_closes_the_killed_write_with_the_reason(
         assert uses(memory, grant) == 1
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
         assert_clean(tmp_path, memory, killed, summary["run_id"])
+
+
+def rewrite_journal(memory: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Edit records in the journal file and re-chain every hash after them, as someone without
+    the seal key could (a seal stays as it was); the derived checkpoint is removed."""
+    segment = memory / "journal" / "website.jsonl"
+    prev = GENESIS
+    lines = []
+    for line in segment.read_text("utf-8").splitlines():
+        record = json.loads(line)
+        edit(record)
+        record["prev"] = prev
+        record["hash"] = prev = record_hash(record)
+        lines.append(canonical_json(record) + "\n")
+    segment.write_text("".join(lines), "utf-8")
+    (memory / "journal" / "website.checkpoint.json").unlink()
+
+
+def test_replay_re_derives_the_standing_and_shows_a_kept_use_the_journal_does_not_record(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        grant = issue(tmp_path, hub.url, memory, "--max", "5")
+        llm = write_plan(tmp_path / "block.md", BLOCK)
+        code, out, err = finish(start_run(tmp_path, run_argv(hub.url, llm, memory, "--force")))
+        assert code == 0, err
+        run = json.loads(out)
+        assert run["items"][0]["grant"] == grant
+        assert_clean(tmp_path, memory, run["run_id"])
+
+        def more_uses(record: dict[str, Any]) -> None:
+            if record["run_id"] == run["run_id"] and record["kind"] == "plan":
+                record["data"]["standing"]["uses"] = {grant: 3}
+
+        rewrite_journal(memory, more_uses)
+        assert_clean(tmp_path, memory)  # the chain verifies: only replay can tell
+        replay = custodian_cli(tmp_path, "replay", run["run_id"], "--json", "--memory", str(memory))
+        assert replay.returncode == 1, replay.stdout + replay.stderr
+        shown = json.loads(replay.stdout)["differences"]
+        assert {
+            "index": -1,
+            "operation": "standing",
+            "recorded": "kept in the plan record",
+            "today": f"the plan record keeps 3 use(s) of grant {grant}, the journal records 0",
+        } in shown
+        # Ruled with the journal's standing, the item still executes under the grant.
+        assert [d for d in shown if d["operation"] != "standing"] == []

@@ -46,3 +46,54 @@ def grant_decision(grant_id: str, ruling: Ruling, ground: Ground) -> GrantDecisi
     if ruled.outcome != "execute" or ruled.grant != grant_id:
         return GrantDecision(grant_id, False, ruled.reason)
     return GrantDecision(grant_id, True, ruled.reason)
+
+
+def rederived(
+    kept: Standing, journaled: Standing, revoked_later: frozenset[str] = frozenset()
+) -> tuple[Standing, tuple[str, ...]]:
+    """The standing the journal records before a plan, and where the plan's kept one differs.
+
+    A grant revoked in `kept` but not yet in the journal was a revoke kept while the domain was
+    busy: it counts when the journal records it later (`revoked_later`).
+    """
+    waited = {g.id for g in kept.grants if g.revoked} & revoked_later
+    derived = journaled.revoking(waited)
+    return derived, (*_grant_differences(kept, derived), *_use_and_mode_differences(kept, derived))
+
+
+def _grant_differences(kept: Standing, derived: Standing) -> list[str]:
+    found: list[str] = []
+    for grant in kept.grants:
+        recorded = derived.grant(grant.id)
+        if recorded is None:
+            found.append(
+                f"the plan record keeps grant {grant.id}, which the journal does not record"
+            )
+        elif recorded != grant:
+            mine, theirs = grant.model_dump(mode="json"), recorded.model_dump(mode="json")
+            fields = ", ".join(f"{k} {mine[k]!r} (journal: {theirs[k]!r})" for k in sorted(mine)
+                               if mine[k] != theirs[k])  # fmt: skip
+            found.append(f"the plan record keeps grant {grant.id} with {fields}")
+    kept_ids = {g.id for g in kept.grants}
+    found += [
+        f"the journal records grant {g.id}, which the plan record does not keep"
+        for g in derived.grants
+        if g.id not in kept_ids
+    ]
+    return found
+
+
+def _use_and_mode_differences(kept: Standing, derived: Standing) -> list[str]:
+    found = [
+        f"the plan record keeps {kept.uses.get(gid, 0)} use(s) of grant {gid}, the journal "
+        f"records {derived.uses.get(gid, 0)}"
+        for gid in sorted({*kept.uses, *derived.uses})
+        if kept.uses.get(gid, 0) != derived.uses.get(gid, 0)
+    ]
+    mine, theirs = kept.as_record()["modes"], derived.as_record()["modes"]
+    found += [
+        f"the plan record keeps the mode of {op} as {mine.get(op)}, the journal {theirs.get(op)}"
+        for op in sorted({*mine, *theirs})
+        if mine.get(op) != theirs.get(op)
+    ]
+    return found
