@@ -17,6 +17,7 @@ from typing import Any
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.records import GENESIS, record_hash
+from custodian_runtime.memory.lock import RunLock
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,
@@ -216,3 +217,103 @@ def test_replay_re_derives_the_standing_and_shows_a_kept_use_the_journal_does_no
         } in shown
         # Ruled with the journal's standing, the item still executes under the grant.
         assert [d for d in shown if d["operation"] != "standing"] == []
+
+
+K1, K2, K3 = ("1" * 64), ("2" * 64), ("3" * 64)
+
+
+def test_with_a_seal_key_an_edited_grant_fails_verify_and_is_not_used(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        grant = issue(tmp_path, hub.url, memory, CUSTODIAN_SEAL_KEY=K1)
+
+        def more_uses(record: dict[str, Any]) -> None:
+            if record["kind"] == "grant_issued":
+                record["data"]["grant"]["max_uses"] = 50
+
+        rewrite_journal(memory, more_uses)  # the chain holds; the seal of grant_issued does not
+        inspected = custodian_cli(
+            tmp_path, "inspect", "--domain", "website", "--memory", str(memory),
+            CUSTODIAN_SEAL_KEY=K1,
+        )  # fmt: skip
+        assert inspected.returncode != 0, inspected.stdout
+        assert "seal" in (inspected.stdout + inspected.stderr).lower()
+        llm = write_plan(tmp_path / "block.md", BLOCK)
+        argv = run_argv(hub.url, llm, memory, "--force")
+        code, _, err = finish(start_run(tmp_path, argv, CUSTODIAN_SEAL_KEY=K1))
+        assert code == 6, err
+        assert "seal" in err.lower()
+        assert uses(memory, grant) == 0
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
+
+
+def _issue_while_busy(tmp_path: Path, hub_url: str, memory: Path, **env: str) -> str:
+    """Issue a grant while a run holds the domain: kept, sealed, in memory/standing/."""
+    with RunLock(memory, "website", run_id="r-holding-the-domain"):
+        grant = issue(tmp_path, hub_url, memory, **env)
+    [kept] = list((memory / "standing").glob("*.json"))
+    assert (json.loads(kept.read_text("utf-8"))["seal"] is None) == (not env)
+    assert not any(r.kind == "grant_issued" and r.data["grant"]["id"] == grant
+                   for r in journal(memory))  # fmt: skip
+    return grant
+
+
+def test_a_kept_grant_survives_a_key_rotation_and_a_wrong_key_is_refused(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        # A first grant, for another task, starts the domain's journal.
+        issue(tmp_path, hub.url, memory, "--where", "task_id=web-t-1", CUSTODIAN_SEAL_KEY=K1)
+        grant = _issue_while_busy(tmp_path, hub.url, memory, CUSTODIAN_SEAL_KEY=K1)
+        llm = write_plan(tmp_path / "block.md", BLOCK)
+        argv = run_argv(hub.url, llm, memory, "--force")
+        code, _, err = finish(start_run(tmp_path, argv, CUSTODIAN_SEAL_KEY=K3))
+        assert code == 6, err
+        assert "CUSTODIAN_SEAL_KEY_PREVIOUS" in err and "reseal" in err
+        resealed = custodian_cli(
+            tmp_path, "journal", "reseal", "--memory", str(memory),
+            CUSTODIAN_SEAL_KEY=K2, CUSTODIAN_SEAL_KEY_PREVIOUS=K1,
+        )  # fmt: skip
+        assert resealed.returncode == 0, resealed.stdout + resealed.stderr
+        assert "1 of 1 waiting standing decision(s) resealed" in resealed.stdout
+        code, out, err = finish(start_run(tmp_path, argv, CUSTODIAN_SEAL_KEY=K2))
+        assert code == 0, err
+        [item] = json.loads(out)["items"]
+        assert (item["outcome"], item["grant"]) == ("executed", grant)
+        assert not list((memory / "standing").glob("*.json"))
+        assert uses(memory, grant) == 1
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
+        assert_clean(tmp_path, memory, json.loads(out)["run_id"])
+
+
+def test_during_a_rotation_a_kept_grant_sealed_by_the_previous_key_is_accepted(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        grant = _issue_while_busy(tmp_path, hub.url, memory, CUSTODIAN_SEAL_KEY=K1)
+        llm = write_plan(tmp_path / "block.md", BLOCK)
+        argv = run_argv(hub.url, llm, memory, "--force")
+        rotating = {"CUSTODIAN_SEAL_KEY": K2, "CUSTODIAN_SEAL_KEY_PREVIOUS": K1}
+        code, out, err = finish(start_run(tmp_path, argv, **rotating))
+        assert code == 0, err
+        [item] = json.loads(out)["items"]
+        assert (item["outcome"], item["grant"]) == ("executed", grant)
+
+
+def test_a_kept_grant_is_not_used_until_the_journal_records_it(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        grant = _issue_while_busy(tmp_path, hub.url, memory)
+        llm = write_plan(tmp_path / "block.md", BLOCK)
+        with RunLock(memory, "website", run_id="r-holding-the-domain"):
+            argv = run_argv(hub.url, llm, memory, "--force", "--dry-run")
+            code, out, err = finish(start_run(tmp_path, argv))
+        assert code == 0, err
+        [item] = json.loads(out)["items"]
+        assert item["outcome"] != "executed" and item.get("grant") is None, item
+        assert grants(tmp_path, memory) == []  # not journaled yet
+        # The next run journals it first (the domain is free), then runs under it.
+        code, out, err = finish(start_run(tmp_path, run_argv(hub.url, llm, memory, "--force")))
+        assert code == 0, err
+        assert json.loads(out)["items"][0]["grant"] == grant
+        assert [g["id"] for g in grants(tmp_path, memory)] == [grant]
