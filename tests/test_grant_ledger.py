@@ -171,15 +171,20 @@ def test_a_grant_revoked_meanwhile_closes_the_killed_write_with_the_reason(
         assert_clean(tmp_path, memory, killed, summary["run_id"])
 
 
-def rewrite_journal(memory: Path, edit: Callable[[dict[str, Any]], None]) -> None:
-    """Edit records in the journal file and re-chain every hash after them, as someone without
-    the seal key could (a seal stays as it was); the derived checkpoint is removed."""
+def rewrite_journal(
+    memory: Path, edit: Callable[[dict[str, Any]], None], drop: str | None = None
+) -> None:
+    """Edit records in the journal file (or drop those of kind `drop`) and re-chain every hash,
+    as someone without the seal key could (a seal stays as it was); the checkpoint is removed."""
     segment = memory / "journal" / "website.jsonl"
     prev = GENESIS
     lines = []
     for line in segment.read_text("utf-8").splitlines():
         record = json.loads(line)
+        if record["kind"] == drop:
+            continue
         edit(record)
+        record["seq"] = len(lines) + 1
         record["prev"] = prev
         record["hash"] = prev = record_hash(record)
         lines.append(canonical_json(record) + "\n")
@@ -317,3 +322,46 @@ def test_a_kept_grant_is_not_used_until_the_journal_records_it(tmp_path: Path) -
         assert code == 0, err
         assert json.loads(out)["items"][0]["grant"] == grant
         assert [g["id"] for g in grants(tmp_path, memory)] == [grant]
+
+
+def test_a_killed_write_under_a_grant_the_journal_does_not_record_is_flagged_and_refused(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="before_commit")
+    with held_hub(tmp_path, hold) as hub:
+        grant = issue(tmp_path, hub.url, memory)
+        killed = kill_at_write(tmp_path, hub, hold, memory)
+        rewrite_journal(memory, lambda record: None, drop="grant_issued")
+        inspected = custodian_cli(
+            tmp_path, "inspect", "--domain", "website", "--memory", str(memory)
+        )
+        assert inspected.returncode != 0, inspected.stdout
+        assert f"uses grant {grant}, which the domain's journal does not record" in (
+            inspected.stdout
+        )
+        summary = rerun(tmp_path, hub.url, memory)
+        [report] = summary["reconciled"]
+        assert report["outcome"] == "refused", report
+        assert "the journal does not prove it" in report["reason"]
+        assert "does not record" in report["reason"]
+        assert of_run(journal(memory), summary["run_id"], "dispatched") == []
+        assert of_run(journal(memory), killed, "grant_used")
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
+
+
+def test_a_grant_for_another_domain_covers_nothing_here(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with held_hub(tmp_path, None) as hub:
+        done = custodian_cli(
+            tmp_path, "grants", "issue", "--domain", "platform", "--operation",
+            "set_task_status", "--hub", hub.url, "--memory", str(memory), "--by", "ana",
+            "--reason", "routine blocks", "--max", "5", "--expires", "7d",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        llm = write_plan(tmp_path / "block.md", BLOCK)
+        code, out, err = finish(start_run(tmp_path, run_argv(hub.url, llm, memory, "--force")))
+        assert code == 0, err
+        [item] = json.loads(out)["items"]
+        assert (item["outcome"], item.get("grant")) == ("queued", None), item
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
