@@ -67,7 +67,9 @@ def test_each_reason_to_close_is_named() -> None:
         "a person set set_task_status to off": (
             _standing(_grant(), modes=other), _queued(), "hub_id:h1",
         ),
-        "queued for a person's approval": (_standing(_grant()), _queued(code="stated"), "hub_id:h1"),
+        "queued for a person's approval": (
+            _standing(_grant()), _queued(code="stated"), "hub_id:h1",
+        ),
     }  # fmt: skip
     for why, (standing, ruling, hub) in cases.items():
         said = _decide(standing, ruling, hub)
