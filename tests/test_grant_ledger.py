@@ -178,7 +178,7 @@ def rewrite_journal(
     as someone without the seal key could (a seal stays as it was); the checkpoint is removed."""
     segment = memory / "journal" / "website.jsonl"
     prev = GENESIS
-    lines = []
+    lines: list[str] = []
     for line in segment.read_text("utf-8").splitlines():
         record = json.loads(line)
         if record["kind"] == drop:

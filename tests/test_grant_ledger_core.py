@@ -7,6 +7,8 @@ from types import MappingProxyType
 
 from custodian_runtime.core.authority.authorize import ReasonCode, Ruling
 from custodian_runtime.core.authority.path import as_item
+from custodian_runtime.core.journal.prune import SegmentFacts, decide
+from custodian_runtime.core.journal.records import make_record
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import Grant
@@ -96,3 +98,22 @@ def test_replay_names_a_kept_grant_or_use_the_journal_does_not_record() -> None:
     assert differ == (f"the plan record keeps grant {GID} with max_uses 9 (journal: 1)",)
     _, differ = rederived(_standing(None, uses=0), _standing(_grant(), uses=0))
     assert differ == (f"the journal records grant {GID}, which the plan record does not keep",)
+
+
+def test_a_prune_never_drops_a_grant_issued_before_a_kept_use_of_it() -> None:
+    old, late = NOW - timedelta(days=60), NOW
+    issued = make_record(None, "person-1", "website", "grant_issued", old,
+                         {"grant": _grant().model_dump(mode="json")})  # fmt: skip
+    use = {"grant_id": GID, "index": 0, "operation": "x", "fingerprint": "y"}
+    used = make_record(issued, "r1", "website", "grant_used", late, use)
+    newest = make_record(used, "r2", "website", "run_started", late, {})
+    facts = []
+    for record in (issued, used, newest):
+        facts.append(SegmentFacts(record.seq))
+        facts[-1].add(record)
+    assert decide(facts, NOW - timedelta(days=31), []).drop == 0
+    # Once its uses are as old, the issue goes with them.
+    aged = make_record(issued, "r1", "website", "grant_used", old, used.data)
+    facts[1] = SegmentFacts(2)
+    facts[1].add(aged)
+    assert decide(facts, NOW - timedelta(days=31), []).drop == 2
