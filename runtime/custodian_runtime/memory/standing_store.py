@@ -152,8 +152,9 @@ class StandingStore:
         waiting = self._parse(path)
         if self._key is not None and sealer(self._key, waiting) is None:
             raise SealError(
-                f"standing decision {path.name} (in {self.directory}) does not verify under "
-                "CUSTODIAN_SEAL_KEY or CUSTODIAN_SEAL_KEY_PREVIOUS: if the key was rotated, set "
+                f"standing decision {path.name} (in {self.directory}) is not sealed with the "
+                "seal key (CUSTODIAN_SEAL_KEY, or CUSTODIAN_SEAL_KEY_PREVIOUS while rotating): "
+                "if the key was rotated, set "
                 "CUSTODIAN_SEAL_KEY_PREVIOUS to the key it was sealed with (and run `custodian "
                 "journal reseal`); if it was edited or written without the key, remove it and "
                 "decide again",
