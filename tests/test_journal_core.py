@@ -370,12 +370,21 @@ def test_a_write_authorized_under_a_grant_needs_its_grant_used_record() -> None:
         "authorized by grant:grant-0123456789ab without a grant_used record for it"
     ]
     used = {"grant_id": "grant-0123456789ab", "index": 0, "operation": "x", "fingerprint": "y"}
-    assert (
-        _spine_of(
-            ("grant_used", used), ("authorized", granted), ("dispatched", DISP0), ("receipt", RCPT0)
-        )
-        == []
+    steps = (
+        ("grant_used", used),
+        ("authorized", granted),
+        ("dispatched", DISP0),
+        ("receipt", RCPT0),
     )
+    # A grant the domain's journal does not record is refused.
+    assert _spine_of(*steps) == [
+        "uses grant grant-0123456789ab, which the domain's journal does not record (no "
+        "grant_issued before it): a grant the journal does not record is refused"
+    ]
+    issued = {"grant": {"id": "grant-0123456789ab", "domain": "website"}}
+    assert _spine_of(("grant_issued", issued), *steps) == []
+    elsewhere = {"grant": {"id": "grant-0123456789ab", "domain": "platform"}}
+    assert len(_spine_of(("grant_issued", elsewhere), *steps)) == 1
 
 
 def test_a_queued_record_needs_a_queue_ruling() -> None:

@@ -4,7 +4,9 @@ No model call and no write: the stored snapshot and the stored model response go
 today's code and today's configuration (the per-run caps), and every decision that differs
 from the recorded one is shown. The approval history is the one recorded with the run: the
 queue has moved on since (the run's own proposals are pending in it now), and judging the run
-against it would report differences no change of code or policy caused.
+against it would report differences no change of code or policy caused. The modes and grants
+are re-derived from the journal's records before the run's plan; where the standing the plan
+record kept disagrees (a grant or a use the journal does not record), that is a difference.
 A regression check for changes to the policy, the validator or the canon.
 """
 
@@ -26,6 +28,7 @@ from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import (
     E,
+    GrantRevoked,
     ModelResponse,
     Observed,
     PlanRecord,
@@ -38,7 +41,8 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
-from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.ledger import rederived
+from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
 from custodian_runtime.core.standing.rule import Ground, apply_standing
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
 from custodian_runtime.memory.journal_store import JournalStore
@@ -88,8 +92,16 @@ def policy_of(settings: Settings) -> Policy:
     return settings.limits
 
 
-def compare(records: Sequence[core_journal.Record], policy: Policy) -> tuple[list[Difference], str]:
-    """Re-decide the stored run under `policy`; return the differences and a verdict."""
+def compare(
+    records: Sequence[core_journal.Record],
+    policy: Policy,
+    standing: Sequence[core_journal.Record] = (),
+) -> tuple[list[Difference], str]:
+    """Re-decide the stored run under `policy`; return the differences and a verdict.
+
+    `standing` are the domain's modes, grants and uses records, from which the standing the run
+    ruled with is re-derived.
+    """
     observed, response = _first(records, Observed), _first(records, ModelResponse)
     if observed is None or response is None:
         raise JournalError("this run stored no observation or no model response: nothing to replay")
@@ -113,8 +125,7 @@ def compare(records: Sequence[core_journal.Record], policy: Policy) -> tuple[lis
         recent=_recent_of(plan_record),
         unavailable=dict(plan_record.unavailable or {}),
     )
-    rulings = _with_standing(rulings, plan_record, policy)
-    differences = []
+    rulings, differences = _with_standing(rulings, records, policy, standing)
     for ruling in rulings:
         was = recorded.get(ruling.item.index)
         then = f"{was.outcome}: {was.reason}" if was else "no ruling recorded"
@@ -125,19 +136,41 @@ def compare(records: Sequence[core_journal.Record], policy: Policy) -> tuple[lis
 
 
 def _with_standing(
-    rulings: tuple[Ruling, ...], plan_record: PlanRecord, policy: Policy
-) -> tuple[Ruling, ...]:
-    """The rulings as the modes and grants the run ruled with narrow or carry them."""
+    rulings: tuple[Ruling, ...],
+    records: Sequence[core_journal.Record],
+    policy: Policy,
+    standing: Sequence[core_journal.Record],
+) -> tuple[tuple[Ruling, ...], list[Difference]]:
+    """The rulings as the journal's modes and grants before the plan narrow or carry them,
+    and a difference for each way the standing the plan record kept disagrees with them."""
+    planned = next((r for r in records if r.kind == PlanRecord.KIND), None)
+    plan_record = read_as(planned, PlanRecord) if planned is not None else PlanRecord()
     kept = plan_record.standing
-    if kept is None or plan_record.ruled_at is None:
-        return rulings
-    recent = _recent_of(plan_record)
+    if planned is None or kept is None or plan_record.ruled_at is None:
+        return rulings, []
+    before = [r for r in standing if r.seq < planned.seq]
+    later = frozenset(
+        str(e.grant_id) for _, e in of_kind([r for r in standing if r.seq > planned.seq],
+                                            GrantRevoked)
+    )  # fmt: skip
+    derived, disagree = rederived(Standing.from_record(kept), standing_of(before), later)
     hub_id = kept.get("hub_id")
     ground = Ground(
-        Standing.from_record(kept), None if hub_id is None else str(hub_id),
-        parse_at(plan_record.ruled_at), policy, recent,
+        derived, None if hub_id is None else str(hub_id),
+        parse_at(plan_record.ruled_at), policy, _recent_of(plan_record),
     )  # fmt: skip
-    return apply_standing(rulings, ground)
+    shown = [Difference(-1, "standing", "kept in the plan record", d) for d in disagree]
+    return apply_standing(rulings, ground), shown
+
+
+def _standing_records(
+    store: JournalStore, records: Sequence[core_journal.Record]
+) -> list[core_journal.Record]:
+    """The domain's modes, grants and uses, as its checkpoint keeps every one of them."""
+    if not records:
+        return []
+    history = store.open(records[0].domain, repair=False).history
+    return [r for r in history if r.kind in STANDING_KINDS]
 
 
 def _evidence(observed: Observed, plan_record: PlanRecord) -> Evidence:
@@ -158,9 +191,10 @@ def _recent_of(plan_record: PlanRecord) -> RecentWrites | None:
 
 def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: bool = False) -> int:
     """Print how today's code decides the stored run; exit 1 if any decision differs."""
-    records = find_run(JournalStore(settings.memory_dir, seal_key=settings.seal_key), run_id)
+    store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+    records = find_run(store, run_id)
     policy = policy_of(settings)
-    differences, verdict = compare(records, policy)
+    differences, verdict = compare(records, policy, _standing_records(store, records))
     notes = {
         "constitution": _canon_note(settings, records),
         "policy": _policy_note(records, policy),

@@ -49,6 +49,7 @@ from custodian_runtime.memory._journal_segments import Layout, lines_from
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore, parse_line
 from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.memory.standing_store import StandingStore
 
 
 @dataclass
@@ -63,6 +64,9 @@ class Survey:
     anchor: Sealer | None = None
     items: int = 0
     old_items: list[ApprovalItem] = field(default_factory=list)
+    # A person's standing decisions kept while the domain was busy (memory/standing/).
+    waiting: int = 0
+    old_waiting: int = 0
     problems: list[str] = field(default_factory=list)
 
     def text(self) -> str:
@@ -72,6 +76,10 @@ class Survey:
             f"(in {len(self.old_segments)} file(s))",
             f"{len(self.old_items)} of {self.items} approval item(s) resealed",
         ]
+        if self.waiting:
+            parts.append(
+                f"{self.old_waiting} of {self.waiting} waiting standing decision(s) resealed"
+            )
         if self.checkpoint is not None:
             parts.append("checkpoint resealed")
         if self.anchor is not None:
@@ -94,6 +102,8 @@ def reseal(
         _refuse(surveys, "nothing was resealed")
         for survey in surveys:
             _write(journals.layout(survey.domain), approvals, key, survey)
+            if survey.old_waiting:
+                StandingStore(memory_dir, key).reseal(survey.domain)
         after = [_survey(journals, approvals, key.current_only(), name) for name in domains]
         _refuse(after, "the files were resealed, but do not all verify under the current key")
     return surveys
@@ -117,7 +127,21 @@ def _survey(journals: JournalStore, approvals: ApprovalStore, key: SealKey, doma
     for path, item in approvals.entries():
         if item.domain == domain:
             _survey_item(path, item, key, survey)
+    _survey_waiting(StandingStore(journals.memory_dir, key), domain, survey)
     return survey
+
+
+def _survey_waiting(standing: StandingStore, domain: str, survey: Survey) -> None:
+    if not standing.directory.is_dir():
+        return
+    try:
+        found = standing.sealers(domain)
+    except SealError as exc:
+        survey.problems.append(exc.message)
+        return
+    survey.waiting += len(found)
+    survey.old_waiting += sum(1 for _, by in found if by == "previous")
+    survey.problems += [f"standing/{name}" for name, by in found if by is None]
 
 
 def _survey_records(layout: Layout, key: SealKey, survey: Survey) -> None:

@@ -9,7 +9,6 @@ a revoke kept there already binds the run that reads it (see `waiting_revokes`).
 from __future__ import annotations
 
 import contextlib
-import hmac
 import secrets
 from contextlib import suppress
 from datetime import datetime
@@ -21,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.core.journal.kinds import Entry, GrantRevoked, encode
-from custodian_runtime.core.journal.seals import SealKey
+from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.errors import RunLocked, SealError
 from custodian_runtime.memory._files import atomic_write_bytes
@@ -45,8 +44,17 @@ class Waiting(BaseModel):
     seal: str | None = None
 
 
+def _message(waiting: Waiting) -> str:
+    return canonical_json(waiting.model_dump(mode="json", exclude={"seal"}))
+
+
 def _mac(key: SealKey, waiting: Waiting) -> str:
-    return key.mac(_PREFIX, canonical_json(waiting.model_dump(mode="json", exclude={"seal"})))
+    return key.mac(_PREFIX, _message(waiting))
+
+
+def sealer(key: SealKey, waiting: Waiting) -> Sealer | None:
+    """Which key sealed a kept decision: the current one, the previous one (rotating), or None."""
+    return key.sealer(_PREFIX, _message(waiting), waiting.seal)
 
 
 class StandingStore:
@@ -124,16 +132,37 @@ class StandingStore:
         path = self.directory / f"{waiting.id}.json"
         atomic_write_bytes(path, sealed.model_dump_json(indent=2).encode("utf-8") + b"\n")
 
-    def _read(self, path: Path) -> Waiting:
+    def sealers(self, domain: str) -> list[tuple[str, Sealer | None]]:
+        """Each kept decision of `domain` (file name) and the key that sealed it, for a reseal."""
+        assert self._key is not None
+        found = [(p.name, self._parse(p)) for p in sorted(self.directory.glob("*.json"))]
+        return [(name, sealer(self._key, w)) for name, w in found if w.domain == domain]
+
+    def reseal(self, domain: str) -> int:
+        """Seal with the current key each kept decision the previous key sealed; how many."""
+        done = 0
+        for name, by in self.sealers(domain) if self.directory.is_dir() else []:
+            if by == "previous":
+                self._keep(self._parse(self.directory / name))
+                done += 1
+        return done
+
+    def _parse(self, path: Path) -> Waiting:
         try:
-            waiting = Waiting.model_validate(strict_loads(path.read_text("utf-8")))
+            return Waiting.model_validate(strict_loads(path.read_text("utf-8")))
         except (OSError, ValueError, ValidationError) as exc:
             raise SealError(f"standing decision {path.name} cannot be read ({exc})") from None
-        if self._key is not None:
-            want = _mac(self._key, waiting)
-            if waiting.seal is None or not hmac.compare_digest(waiting.seal, want):
-                raise SealError(
-                    f"standing decision {path.name} is not sealed with the seal key: it was "
-                    "edited or written without the key; remove it and decide again"
-                )
+
+    def _read(self, path: Path) -> Waiting:
+        waiting = self._parse(path)
+        if self._key is not None and sealer(self._key, waiting) is None:
+            raise SealError(
+                f"standing decision {path.name} (in {self.directory}) is not sealed with the "
+                "seal key (CUSTODIAN_SEAL_KEY, or CUSTODIAN_SEAL_KEY_PREVIOUS while rotating): "
+                "if the key was rotated, set "
+                "CUSTODIAN_SEAL_KEY_PREVIOUS to the key it was sealed with (and run `custodian "
+                "journal reseal`); if it was edited or written without the key, remove it and "
+                "decide again",
+                domain=waiting.domain,
+            )
         return waiting

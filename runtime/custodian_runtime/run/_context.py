@@ -14,6 +14,7 @@ import httpx
 
 from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
 from custodian_runtime.llm.base import Model
@@ -65,6 +66,8 @@ class RunContext:
     # A person's modes and grants as the journal holds them when the run starts
     # (core/standing/record.Standing.fingerprint): part of what the revision skip compares.
     standing: Mapping[str, Any] | None = None
+    # The seal key: a person's standing decisions kept while the domain was busy are sealed.
+    seal_key: SealKey | None = None
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""
@@ -111,6 +114,7 @@ def build_context(
         approvals=approvals,
         prompt_out=_prompt_out(settings),
         unavailable=unavailable(settings),
+        seal_key=settings.seal_key,
     )
 
 

@@ -36,6 +36,7 @@ from custodian_runtime.core.journal.settle import write_ref
 from custodian_runtime.core.operations import add_progress_event, status_writes
 from custodian_runtime.core.outcomes import ruling_data
 from custodian_runtime.core.plan.extract import Plan
+from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.errors import ConfigError, HubError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
@@ -43,7 +44,7 @@ from custodian_runtime.phase_log import PhaseLog
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run._late import record_late_landings
-from custodian_runtime.run.decide import policy_and_history
+from custodian_runtime.run.decide import policy_and_history, standing_now
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.stopping import StopFlag
@@ -79,7 +80,12 @@ def settle_open_writes(
         return Reconciled(late, observation)
     now = ctx.now()
     policy, queue = policy_and_history(ctx, now)
-    grounds = Grounds(policy, queue, None, recent_writes(policy, writes, now))
+    granted = any(p.grant_id for p in core_journal.unfinished_items(history))
+    # A write left open under a grant is ruled with the standing a fresh plan would get.
+    standing = standing_now(ctx, history) if granted else Standing()
+    hub_id = ctx.bound()["hub"] if granted else None
+    recent = recent_writes(policy, writes, now)
+    grounds = Grounds(policy, queue, None, recent, standing, hub_id)
     rc = Reconciling(
         ctx.run_id,
         observation.summary,

@@ -88,10 +88,15 @@ def rule(
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
-    # A revoke a person made while this run held the domain binds this run already.
-    revoked = StandingStore(ctx.memory_dir).waiting_revokes(ctx.domain)
-    standing = standing_of(history).revoking(revoked)
+    standing = standing_now(ctx, history)
     return _authorize(ctx, plan, observation, evidence, fetched, writes, standing)
+
+
+def standing_now(ctx: RunContext, history: list[core_journal.Record]) -> Standing:
+    """The modes and grants the journal records; a grant kept while busy is not one yet."""
+    # A revoke a person made while this run held the domain binds this run already.
+    revoked = StandingStore(ctx.memory_dir, ctx.seal_key).waiting_revokes(ctx.domain)
+    return standing_of(history).revoking(revoked)
 
 
 def _authorize(

@@ -74,7 +74,7 @@ APPROVED_CALLS = Calls("person", _Table(_person_sends))
 
 def calls_of(authority: Authority) -> Calls:
     """The table of the authority that allowed a write (core: `ReconcileStep.authority`)."""
-    return APPROVED_CALLS if authority == "person" else SANCTIONED_CALLS
+    return APPROVED_CALLS if authority in ("person", "grant") else SANCTIONED_CALLS
 
 
 def perform(

@@ -29,6 +29,9 @@ from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import flag_for_human
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.ledger import grant_decision
+from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.rule import Ground
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,15 @@ class Grounds:
     The caps (`policy`), what the queue holds or people refused (`history`), the events a
     status write may cite (`evidence`; None: the observation's recent events) and Custodian's
     recent writes, for the budgets and the deference to a person (`recent`; None: neither).
+    A write left open under a grant is ruled with the journal's `standing` and this `hub_id`.
     """
 
     policy: Policy = field(default_factory=Policy)
     history: ApprovalHistory = field(default_factory=ApprovalHistory)
     evidence: Evidence | None = None
     recent: RecentWrites | None = None
+    standing: Standing = field(default_factory=Standing)
+    hub_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,9 +148,9 @@ def _deny(item: ProposedItem, problem: str) -> WriteRuling:
 # --- reconcile --------------------------------------------------------------------------------
 
 Action = Literal["found", "resend", "refused", "expired", "stale"]
-# Who allowed a write: the policy (a run's own write) or a person (an approved item). A write is
-# sent only through the dispatch table of the authority that allowed it.
-Authority = Literal["policy", "person"]
+# Who allowed a write: the policy (a run's own write), a person (an approved item) or a person's
+# grant. A write is sent only through the dispatch table of the authority that allowed it.
+Authority = Literal["policy", "person", "grant"]
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,8 @@ def reconcile_step(
     moved = moved_since_authorized(pending, observed)
     if moved is not None:
         return ReconcileStep("stale", moved)
+    if pending.grant_id is not None:
+        return _grant_step(pending, pending.grant_id, observed, now, grounds or Grounds())
     person = _person_of(pending)
     verdict = rule_write(_recorded_item(pending), observed, person, grounds=grounds)
     if verdict.stale:
@@ -199,6 +207,18 @@ def reconcile_step(
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
     authority: Authority = "policy" if person is None else "person"
     return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
+
+
+def _grant_step(
+    pending: PendingWrite, grant_id: str, observed: DomainSummary, now: datetime, g: Grounds
+) -> ReconcileStep:
+    """Re-send under the same grant (its use already counted), or close it with the reason."""
+    ruling = fresh_ruling(_recorded_item(pending), observed, g)
+    ground = Ground(g.standing, g.hub_id, now, g.policy, g.recent)
+    decided = grant_decision(grant_id, ruling, ground)
+    if not decided.allowed:
+        return ReconcileStep("refused", "the grant no longer allows it: " + decided.reason)
+    return ReconcileStep("resend", decided.reason, authority="grant")
 
 
 def _canon_step(pending: PendingWrite, canon_sha256: str | None) -> ReconcileStep:

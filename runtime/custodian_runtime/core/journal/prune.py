@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from custodian_runtime.core.authority.own_writes import RETAIN
-from custodian_runtime.core.journal.kinds import earlier_run
+from custodian_runtime.core.journal.kinds import (
+    GrantIssued,
+    GrantUsed,
+    RecordDataError,
+    decode,
+    earlier_run,
+)
 from custodian_runtime.core.journal.records import Record, parse_at
 
 _KEEP = re.compile(r"^([1-9][0-9]{0,5})([hdw])$")
@@ -60,6 +66,25 @@ class SegmentFacts:
         value = earlier_run(record)
         if value is not None:
             self.refers_to.add(value)
+        # A grant's uses refer to its grant_issued: an issue is never dropped before its uses
+        # (a use of a grant the journal does not record is refused).
+        grant = _grant_named(record)
+        if grant is not None:
+            (self.runs if record.kind == "grant_issued" else self.refers_to).add(grant)
+
+
+def _grant_named(record: Record) -> str | None:
+    if record.kind not in ("grant_issued", "grant_used"):
+        return None
+    try:
+        entry = decode(record)
+    except RecordDataError:
+        return None
+    if isinstance(entry, GrantIssued):
+        value = (entry.grant or {}).get("id")
+    else:
+        value = entry.grant_id if isinstance(entry, GrantUsed) else None
+    return f"grant:{value}" if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ class PendingWrite:
     hub_at: str | None = None
     # A status write's task as its authorization saw it ({status, updated_at, version}).
     planned_on: dict[str, Any] | None = None
+    # The grant it was authorized under (`by` is grant:<id>); its use is already counted.
+    grant_id: str | None = None
 
 
 def verify_spine(records: Sequence[Record]) -> list[Problem]:
@@ -154,4 +156,9 @@ def write_of(tracker: Tracker, key: ItemKey, item: ItemTrace) -> PendingWrite:
         hub=data.hub,
         hub_at=data.hub_at,
         planned_on=dict(data.planned_on) if data.planned_on is not None else None,
+        grant_id=_grant_of(str(data.by)),
     )
+
+
+def _grant_of(by: str) -> str | None:
+    return by.removeprefix("grant:") if by.startswith("grant:") else None

@@ -17,6 +17,7 @@ from custodian_runtime.core.journal.kinds import (
     Authorized,
     Dispatched,
     Entry,
+    GrantIssued,
     GrantUsed,
     Queued,
     Receipt,
@@ -70,6 +71,8 @@ class Tracker:
         self.rulings: dict[ItemKey, tuple[Record, RulingRecord]] = {}
         self.approvals: dict[str, ApprovalDecided] = {}
         self.granted: dict[ItemKey, str] = {}
+        # The grants the domain's journal records (grant_issued), by id.
+        self.issued: set[str] = set()
         self.problems: list[Problem] = []
         self.item_problems: dict[ItemKey, list[str]] = {}
         self._handlers: dict[str, Callable[[Record, Any], None]] = {
@@ -84,6 +87,7 @@ class Tracker:
             "stale": self._outcome,
             "unknown": self._unknown,
             "settled_by_hand": self._by_hand,
+            "grant_issued": self._grant_issued,
             "grant_used": self._grant_used,
         }
 
@@ -126,8 +130,20 @@ class Tracker:
     def _approval(self, r: Record, d: ApprovalDecided) -> None:
         self.approvals[r.run_id] = d
 
+    def _grant_issued(self, r: Record, d: GrantIssued) -> None:
+        grant = d.grant or {}
+        if grant.get("domain") == r.domain and isinstance(grant.get("id"), str):
+            self.issued.add(grant["id"])
+
     def _grant_used(self, r: Record, d: GrantUsed) -> None:
-        self.granted[(r.run_id, d.index)] = str(d.grant_id)
+        key = (r.run_id, d.index)
+        self.granted[key] = str(d.grant_id)
+        if d.grant_id not in self.issued:
+            message = (
+                f"uses grant {d.grant_id}, which the domain's journal does not record (no "
+                "grant_issued before it): a grant the journal does not record is refused"
+            )
+            self._flag(r, message, key)
 
     def _authorized(self, r: Record, d: Authorized) -> None:
         key = (r.run_id, d.index)

@@ -7,11 +7,20 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.standing import agreement, grants, modes, record, rule, shadow
+    from custodian_runtime.core.standing import (
+        agreement,
+        grants,
+        ledger,
+        modes,
+        record,
+        rule,
+        shadow,
+    )
 
 __all__ = [
     "agreement",
     "grants",
+    "ledger",
     "modes",
     "record",
     "rule",
