@@ -108,8 +108,12 @@ def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: T
 
     try:
         expires_in = parse_keep(request.expires)
-    except ValueError as exc:
-        raise ConfigError(str(exc).replace("--keep", "--expires"), setting="--expires") from exc
+    except ValueError:
+        raise ConfigError(
+            f"--expires {request.expires!r}: give a count and a unit, h, d or w, of at most 30 "
+            "days (e.g. 7d or 36h)",
+            setting="--expires",
+        ) from None
     problem = grant_problem(request.operation, request.max_uses, expires_in)
     if problem is not None:
         raise ConfigError(f"grants issue: {problem}", setting="--operation")

@@ -10,12 +10,15 @@ are checked again for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core import operations
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
+from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.record import Standing
@@ -121,6 +124,9 @@ def _granted(
     )
     if cover.grant is None:
         return ruling
+    unproven = _needs_evidence(item.operation, item.params)
+    if unproven is not None:
+        return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
     if ground.recent is not None:
         spent = budget_problem(item, ground.policy, ground.recent, executed.get(item.operation, 0))
         if spent is not None:
@@ -130,6 +136,18 @@ def _granted(
     reason = f"{_label(ruling)} executes: {clause}."
     return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
                    grant=g.id)  # fmt: skip
+
+
+def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:
+    """Why a grant does not carry a status write: done or in_progress needs cited evidence."""
+    spec = operations.find(operation)
+    to = params.get("status")
+    if spec is None or not spec.status_write or to not in SANCTIONED_STATUSES:
+        return None
+    return (
+        f"a move to {to} runs without a person only on cited evidence (tasks_to_update with "
+        "its evidence), and a grant is no evidence"
+    )
 
 
 def _queued_anyway(ruling: Ruling, why: str) -> Ruling:
