@@ -48,7 +48,9 @@ class Cli:
 
     def __call__(self, *argv: str, **env: str) -> CliResult:
         """One command, with `--memory` added."""
-        return run_cli([*argv, "--memory", str(self.memory)], self.tmp_path, self.monkeypatch, **env)
+        return run_cli(
+            [*argv, "--memory", str(self.memory)], self.tmp_path, self.monkeypatch, **env
+        )
 
     def ok(self, *argv: str, **env: str) -> CliResult:
         """One command that must exit 0."""
@@ -85,7 +87,9 @@ class Cli:
         where = () if domain is None else ("--domain", domain)
         return list(self.ok("grants", "list", "--json", *where).json())
 
-    def set_mode(self, op: str, mode: str, by: str = "ana", reason: str = "onboarding") -> CliResult:
+    def set_mode(
+        self, op: str, mode: str, by: str = "ana", reason: str = "onboarding"
+    ) -> CliResult:
         """`policy set` in the website domain."""
         return self(
             "policy", "set", "--domain", "website", "--operation", op, "--mode", mode,
@@ -121,7 +125,7 @@ class Cli:
         self, hub_url: str, plan: dict[str, Any], patch: tuple[str, str] | None = None,
         argv: list[str] | None = None,
     ) -> str:  # fmt: skip
-        """A `cmd:` model that, while thinking, has a person patch a task or run `custodian argv`."""
+        """A `cmd:` model that, thinking, has a person patch a task or run `custodian argv`."""
         script = self.tmp_path / "thinking.py"
         script.write_text(THINKING, encoding="utf-8")
         answer = self.answer(plan).removeprefix("file:")

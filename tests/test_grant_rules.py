@@ -244,9 +244,7 @@ def test_a_grant_never_skips_the_observation_check(cli: Cli, small_hub: Referenc
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "cancelled"
 
 
-def test_a_grant_never_skips_evidence_for_a_status_write(
-    cli: Cli, small_hub: ReferenceHub
-) -> None:
+def test_a_grant_never_skips_evidence_for_a_status_write(cli: Cli, small_hub: ReferenceHub) -> None:
     cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
     done, started = cli.run(small_hub.url, status("web-t-1", "done"),
                             status("web-t-3", "in_progress"))["items"]  # fmt: skip
@@ -264,7 +262,9 @@ def test_a_grant_never_skips_deference_to_a_persons_reversal(
     [first] = cli.run(small_hub.url, status("web-t-4"))["items"]
     assert first["outcome"] == "executed"
     # A person moves it back; the next grant-covered proposal on it is theirs to decide.
-    moved = httpx.patch(f"{small_hub.url}/tasks/web-t-4", json={"status": "in_progress"}, timeout=10)
+    moved = httpx.patch(
+        f"{small_hub.url}/tasks/web-t-4", json={"status": "in_progress"}, timeout=10
+    )
     assert moved.status_code == 200, moved.text
     [again] = cli.run(small_hub.url, status("web-t-4", "cancelled"))["items"]
     assert again["outcome"] == "queued" and again.get("grant") is None, again
@@ -287,7 +287,9 @@ def test_a_grant_never_skips_the_rolling_budgets(cli: Cli, small_hub: ReferenceH
 def test_grants_list_shows_uses_left_expiry_and_state(
     cli: Cli, small_hub: ReferenceHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    used_up = cli.issue(small_hub.url, "--max", "1", "--expires", "7d", "--where", "task_id=web-t-4")
+    used_up = cli.issue(
+        small_hub.url, "--max", "1", "--expires", "7d", "--where", "task_id=web-t-4"
+    )
     live = cli.issue(small_hub.url, "--max", "3", "--expires", "36h", "--where", "task_id=web-t-5")
     revoked = cli.issue(small_hub.url, "--max", "2", "--expires", "7d")
     cli.ok("grants", "revoke", revoked, "--by", "bo", "--reason", "too broad")

@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core import operations
+from custodian_runtime.core.approvals.history import ApprovalHistory
+from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
@@ -37,6 +38,8 @@ class Ground:
     now: datetime
     policy: Policy
     recent: RecentWrites | None = None
+    # The queue's history: a write `ask` queues is not queued twice, nor again once rejected.
+    history: ApprovalHistory | None = None
 
 
 def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, ...]:
@@ -54,8 +57,9 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
         elif mode in ("off", "shadow"):
             done.append(_narrowed(ruling, mode, ground))
         elif ruling.outcome == "execute":
-            queued += 1
-            done.append(_asked(ruling, ground, queued))
+            asked = _asked(ruling, ground, queued + 1)
+            queued += asked.outcome == "queue"
+            done.append(asked)
         else:
             granted = _granted(ruling, ground, uses, executed)
             done.append(granted)
@@ -103,13 +107,33 @@ def _narrowed(ruling: Ruling, mode: str, ground: Ground) -> Ruling:
 
 
 def _asked(ruling: Ruling, ground: Ground, queued: int) -> Ruling:
-    if queued > ground.policy.max_queued:
-        clause = f"a run may queue at most {ground.policy.max_queued} proposals for approval"
+    clause = _queue_problem(ruling, ground, queued)
+    if clause is not None:
         return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {clause}.",
                        code="stated", clause=f"{clause}.")  # fmt: skip
     clause = f"a person set {ruling.item.operation} to ask{_by(ruling, ground)}"
     reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
     return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
+    """Why the queue will not take a write `ask` queues (the authority's rule for proposals)."""
+    if queued > ground.policy.max_queued:
+        return f"a run may queue at most {ground.policy.max_queued} proposals for approval"
+    history = ground.history
+    if history is None:
+        return None
+    pending, rejected = history.pending_as(ruling.item), history.rejected_as(ruling.item)
+    if pending is not None:
+        return f"the same proposal already awaits approval as {pending}"
+    if rejected is not None:
+        return f"a person rejected the same proposal before ({rejected})"
+    if history.pending_count + queued > ground.policy.max_pending:
+        return (
+            f"queue full: the domain already has {history.pending_count + queued - 1} pending "
+            f"approvals, at most {ground.policy.max_pending}; a person must decide some first"
+        )
+    return None
 
 
 def _granted(
