@@ -124,6 +124,26 @@ def test_a_sanctioned_write_is_refused(cli: Cli, small_hub: ReferenceHub) -> Non
     assert "cannot be granted" in unknown.stderr and "set_task_status" in unknown.stderr
 
 
+def test_a_grant_without_who_or_why_or_with_an_unknown_where_key_exits_2(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    for by, reason in (("", "x"), ("  ", "x"), ("ana", ""), ("a" * 201, "x")):
+        done = cli(
+            "grants", "issue", "--domain", "website", "--operation", "set_task_status",
+            "--max", "1", "--expires", "7d", "--hub", small_hub.url, "--by", by, "--reason", reason,
+        )  # fmt: skip
+        assert done.code == 2 and ("--by: name the person" in done.stderr or "--reason: say why"
+                                   in done.stderr), done.stderr  # fmt: skip
+    typo = cli.refused("--max", "1", "--expires", "7d", "--where", "stauts=blocked",
+                       hub_url=small_hub.url)  # fmt: skip
+    assert "set_task_status has no param 'stauts'; narrow by one of " in typo.stderr
+    assert "status, task_id" in typo.stderr
+    grant = cli.issue(small_hub.url, "--max", "1", "--expires", "7d")
+    blank = cli("grants", "revoke", grant, "--by", "bo", "--reason", " ")
+    assert blank.code == 2 and "--reason: say why" in blank.stderr
+    assert cli.grants()[0]["state"] == "live"
+
+
 # --- using ------------------------------------------------------------------------------------
 
 

@@ -75,6 +75,14 @@ def test_an_unknown_operation_or_mode_exits_2_naming_the_known_ones(cli: Cli) ->
     assert _kinds(cli) == []
 
 
+def test_a_mode_set_without_who_or_why_exits_2_and_journals_nothing(cli: Cli) -> None:
+    for by, reason in (("", "quiet week"), ("ana", ""), (" ", " ")):
+        done = cli.set_mode("create_task", "off", by=by, reason=reason)
+        assert done.code == 2, done.stdout
+        assert "--by: name the person" in done.stderr or "--reason: say why" in done.stderr
+    assert _kinds(cli) == [] and cli.modes()["create_task"] == "ask"
+
+
 def test_ask_on_a_sanctioned_write_queues_a_card_and_writes_nothing(
     cli: Cli, small_hub: ReferenceHub
 ) -> None:
@@ -155,7 +163,9 @@ def test_a_plan_item_naming_a_policy_mode_or_grant_is_denied(
         {"operation": "revoke_grant", "params": {"id": "grant-000000000000"}},
         {"operation": "Set-Modes", "params": {}},
     ]
-    items = cli.run(small_hub.url, *tries)["items"]
+    sections = {"policy": {"set_task_status": "auto"}, "grants": [{"operation": "create_task"}]}
+    items = cli.run(small_hub.url, *tries, plan=sections)["items"]
+    tries = [*tries, *sections]
     assert [i["outcome"] for i in items] == ["denied"] * len(tries), items
     for item in items:
         assert "modes and grants are a person's decisions" in item["reason"], item

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
@@ -15,8 +16,8 @@ from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import agreement
-from custodian_runtime.core.standing.grants import Grant, grant_problem
-from custodian_runtime.core.standing.modes import mode_problem
+from custodian_runtime.core.standing.grants import Grant, grant_problem, where_problem
+from custodian_runtime.core.standing.modes import mode_problem, person_problem
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
@@ -60,7 +61,7 @@ def set_mode(
     settings: Settings, domain: str, op: str, mode: str, by: str, reason: str, out: TextIO
 ) -> int:
     """`policy set`: exit 2 when the mode would widen what runs without a person."""
-    problem = mode_problem(op, mode)
+    problem = mode_problem(op, mode) or person_problem(by, reason)
     if problem is not None:
         raise ConfigError(f"policy set: {problem}", setting="--mode")
     store = _store(settings)
@@ -106,17 +107,7 @@ def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: T
     """`grants issue`: the report first (stderr), then the grant, bound to the hub's id."""
     from custodian_runtime.approvals import configured_hub
 
-    try:
-        expires_in = parse_keep(request.expires)
-    except ValueError:
-        raise ConfigError(
-            f"--expires {request.expires!r}: give a count and a unit, h, d or w, of at most 30 "
-            "days (e.g. 7d or 36h)",
-            setting="--expires",
-        ) from None
-    problem = grant_problem(request.operation, request.max_uses, expires_in)
-    if problem is not None:
-        raise ConfigError(f"grants issue: {problem}", setting="--operation")
+    expires_in = _checked(request)
     report(settings, request.domain, 30, False, err)
     hub = configured_hub(settings)
     if hub is None or hub.identity is None:
@@ -137,6 +128,26 @@ def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: T
     else:
         out.write(grant.id + "\n")
     return 0
+
+
+def _checked(request: Issue) -> timedelta:
+    """How long the grant lasts; exit 2 when it may not be issued as given."""
+    try:
+        expires_in = parse_keep(request.expires)
+    except ValueError:
+        raise ConfigError(
+            f"--expires {request.expires!r}: give a count and a unit, h, d or w, of at most 30 "
+            "days (e.g. 7d or 36h)",
+            setting="--expires",
+        ) from None
+    problem = (
+        grant_problem(request.operation, request.max_uses, expires_in)
+        or where_problem(request.operation, request.where)
+        or person_problem(request.by, request.reason)
+    )
+    if problem is not None:
+        raise ConfigError(f"grants issue: {problem}", setting="--operation")
+    return expires_in
 
 
 def _domains(settings: Settings, domain: str | None) -> list[str]:
@@ -168,6 +179,9 @@ def list_grants(settings: Settings, domain: str | None, as_json: bool, out: Text
 
 def revoke(settings: Settings, grant_id: str, by: str, reason: str, out: TextIO) -> int:
     """`grants revoke`: takes effect at once (journaled, or kept and read by the running run)."""
+    problem = person_problem(by, reason)
+    if problem is not None:
+        raise ConfigError(f"grants revoke: {problem}", setting="--by")
     store = _store(settings)
     for domain in _domains(settings, None):
         if store.standing(domain).grant(grant_id) is not None:
