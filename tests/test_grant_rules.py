@@ -292,6 +292,20 @@ def test_a_grant_never_skips_deference_to_a_persons_reversal(
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
 
 
+def test_a_grant_never_runs_a_proposal_a_person_rejected_or_that_awaits_them(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    rejected, pending = cli.run(small_hub.url, status("web-t-4"), status("web-t-5"))["items"]
+    cli.ok("approvals", "reject", rejected["approval_id"], "--by", "bo", "--reason", "not blocked")
+    cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
+    again, waiting = cli.run(small_hub.url, status("web-t-4"), status("web-t-5"))["items"]
+    assert again["outcome"] == "denied" and "a person rejected the same proposal" in again["reason"]
+    assert waiting["outcome"] == "denied", waiting
+    assert f"already awaits approval as {pending['approval_id']}" in waiting["reason"]
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
+    assert cli.grants()[0]["uses"] == 0
+
+
 def test_a_grant_never_skips_the_rolling_budgets(cli: Cli, small_hub: ReferenceHub) -> None:
     cli.issue(small_hub.url, "--max", "9", "--expires", "7d")
     [first] = cli.run(small_hub.url, status("web-t-5"))["items"]

@@ -196,6 +196,27 @@ def test_write_canon_cannot_change_a_mode(cli: Cli, small_hub: ReferenceHub) -> 
 def test_a_change_while_a_run_holds_the_domain_is_kept_then_journaled_and_binds_the_next_run(
     cli: Cli, small_hub: ReferenceHub
 ) -> None:
+    off = ["policy", "set", "--domain", "website", "--operation", "add_progress_event",
+           "--mode", "off", "--by", "ana", "--reason", "quiet week",
+           "--memory", str(cli.memory)]  # fmt: skip
+    holding = cli.run(small_hub.url, llm=cli.thinking(small_hub.url, EVENTS, argv=off))
+    [ran] = holding["items"]
+    assert ran["outcome"] == "executed", ran  # ruled before the change was journaled
+    records = journal(cli.memory)
+    [policy_set] = [r for r in records if r.kind == "policy_set"]
+    last_of_run = [r for r in records if r.run_id == holding["run_id"]][-1]
+    assert policy_set.seq > last_of_run.seq and policy_set.run_id.startswith("person-")
+    assert not list((cli.memory / "standing").glob("*.json"))
+    later = {**EVENT["params"], "summary": "The image links fix is under review."}
+    summary = cli.run(small_hub.url, llm=cli.answer({**EVENTS, "progress_events": [later]}))
+    [item] = summary["items"]
+    assert item["outcome"] == "denied" and "to off (ana: quiet week)" in item["reason"]
+    assert len(custodian_events(small_hub)) == 1
+
+
+def test_a_change_kept_while_the_domain_is_locked_is_journaled_before_the_next_run(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
     with RunLock(cli.memory, "website", run_id="r-busy"):
         kept = cli.set_mode("add_progress_event", "off", reason="quiet week")
         assert kept.code == 0 and "busy (held by" in kept.stdout and "r-busy" in kept.stdout
@@ -206,6 +227,5 @@ def test_a_change_while_a_run_holds_the_domain_is_kept_then_journaled_and_binds_
     records = journal(cli.memory)
     [policy_set] = [r for r in records if r.kind == "policy_set"]
     first_of_run = next(r for r in records if r.run_id == summary["run_id"])
-    assert policy_set.seq < first_of_run.seq and policy_set.run_id.startswith("person-")
-    assert not list((cli.memory / "standing").glob("*.json"))
+    assert policy_set.seq < first_of_run.seq
     assert custodian_events(small_hub) == []
