@@ -262,17 +262,20 @@ def test_a_grant_never_skips_the_observation_check(cli: Cli, small_hub: Referenc
     [item] = summary["items"]
     assert item["outcome"] == "stale" and item["grant"] == grant, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "cancelled"
+    # The write was authorized under the grant: that is a use, though the hub refused it.
+    assert cli.grants()[0]["uses"] == 1
 
 
 def test_a_grant_never_skips_evidence_for_a_status_write(cli: Cli, small_hub: ReferenceHub) -> None:
     cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
-    done, started = cli.run(small_hub.url, status("web-t-1", "done"),
-                            status("web-t-3", "in_progress"))["items"]  # fmt: skip
+    summary = cli.run(small_hub.url, status("web-t-1", "done"), status("web-t-3", "in_progress"))
+    done, started = summary["items"]
     for item in (done, started):
         assert item["outcome"] == "queued" and item.get("grant") is None, item
         assert "evidence" in item["reason"], item
     assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "in_progress"
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "todo"
+    assert cli("replay", summary["run_id"]).code == 0
 
 
 def test_a_grant_never_skips_deference_to_a_persons_reversal(
