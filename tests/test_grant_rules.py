@@ -82,6 +82,7 @@ def test_expires_takes_days_or_hours_up_to_30_days(cli: Cli, small_hub: Referenc
     cli.issue(small_hub.url, "--max", "1", "--expires", "7d")
     cli.issue(small_hub.url, "--max", "1", "--expires", "36h")
     cli.issue(small_hub.url, "--max", "1", "--expires", "30d")
+    cli.refused("--max", "1", "--expires", "721h", hub_url=small_hub.url)
     spans = sorted(datetime.fromisoformat(g["expires_at"]) - before for g in cli.grants())
     assert [round(s / timedelta(hours=1)) for s in spans] == [36, 7 * 24, 30 * 24]
 
@@ -235,6 +236,15 @@ def test_a_revoke_made_while_a_run_holds_the_domain_binds_that_run(
 
 
 # --- a grant never skips a rule ---------------------------------------------------------------
+
+
+def test_a_plan_item_cannot_claim_a_grant_for_itself(cli: Cli, small_hub: ReferenceHub) -> None:
+    grant = cli.issue(small_hub.url, "--max", "5", "--expires", "7d", "--where", "task_id=web-t-2")
+    claims = {**status("web-t-4"), "grant": grant}
+    [item] = cli.run(small_hub.url, claims)["items"]
+    assert item["outcome"] == "denied" and "malformed" in item["reason"], item
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
+    assert cli.grants()[0]["uses"] == 0
 
 
 def test_a_grant_never_skips_the_preconditions(cli: Cli, small_hub: ReferenceHub) -> None:
