@@ -17,6 +17,7 @@ import pytest
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime import policy_commands
 from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.lock import RunLock
 from runsupport import hub_get, small_dataset
 from spinesupport import journal
 from standingsupport import GRANT_LINE, Cli, note_of, status
@@ -162,6 +163,31 @@ def test_where_narrows_by_equality_on_the_items_params(cli: Cli, small_hub: Refe
     assert len(_pending(cli)) == 2
     bad = cli.refused("--max", "1", "--expires", "7d", "--where", "status", hub_url=small_hub.url)
     assert "KEY=VALUE" in bad.stderr
+
+
+def test_the_oldest_live_grant_that_covers_an_item_is_used(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    oldest = cli.issue(small_hub.url, "--max", "1", "--expires", "7d", "--where", "status=blocked")
+    broad = cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
+    first, second = cli.run(small_hub.url, status("web-t-4"), status("web-t-5"))["items"]
+    assert (first["grant"], second["grant"]) == (oldest, broad)
+    uses = {g["id"]: g["uses"] for g in cli.grants()}
+    assert uses == {oldest: 1, broad: 1}
+
+
+def test_a_grant_issued_while_a_run_holds_the_domain_is_used_from_the_next_run(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    with RunLock(cli.memory, "website", run_id="r-busy"):
+        kept = cli.ok(
+            "grants", "issue", "--domain", "website", "--operation", "set_task_status",
+            "--max", "1", "--expires", "7d", "--hub", small_hub.url, "--by", "ana", "--reason", "x",
+        )  # fmt: skip
+        assert GRANT_LINE.fullmatch(kept.stdout) and "r-busy" in kept.stderr
+        assert cli.grants() == []
+    [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
+    assert item["outcome"] == "executed" and item["grant"] == kept.stdout.strip(), item
 
 
 def test_a_covered_proposal_runs_without_a_card_and_says_so_everywhere(
