@@ -190,6 +190,18 @@ def test_a_grant_issued_while_a_run_holds_the_domain_is_used_from_the_next_run(
     assert item["outcome"] == "executed" and item["grant"] == kept.stdout.strip(), item
 
 
+def test_a_grant_kept_while_the_domain_is_busy_can_be_revoked_at_once(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    with RunLock(cli.memory, "website", run_id="r-busy"):
+        grant = cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
+        revoked = cli.ok("grants", "revoke", grant, "--by", "bo", "--reason", "a mistake")
+        assert f"{grant} revoked: recorded; the domain website is busy" in revoked.stdout
+    [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
+    assert item["outcome"] == "queued" and item.get("grant") is None, item
+    assert [g["state"] for g in cli.grants()] == ["revoked"]
+
+
 def test_a_covered_proposal_runs_without_a_card_and_says_so_everywhere(
     cli: Cli, small_hub: ReferenceHub
 ) -> None:

@@ -183,14 +183,26 @@ def revoke(settings: Settings, grant_id: str, by: str, reason: str, out: TextIO)
     if problem is not None:
         raise ConfigError(f"grants revoke: {problem}", setting="--by")
     store = _store(settings)
+    domain = _domain_of(settings, store, grant_id)
+    if domain is None:
+        raise ConfigError(
+            f"grants revoke: no journal records grant {grant_id}; "
+            "list them with `custodian grants list`",
+            setting="ID",
+        )
+    store.carry_out(domain)
+    holder = store.record(domain, GrantRevoked(grant_id=grant_id, by=by, reason=reason))
+    out.write(for_terminal(_recorded(domain, holder, f"{grant_id} revoked")) + "\n")
+    return 0
+
+
+def _domain_of(settings: Settings, store: StandingStore, grant_id: str) -> str | None:
+    """The domain whose journal records the grant, or that keeps it while busy (None: none)."""
     for domain in _domains(settings, None):
         if store.standing(domain).grant(grant_id) is not None:
-            store.carry_out(domain)
-            holder = store.record(domain, GrantRevoked(grant_id=grant_id, by=by, reason=reason))
-            out.write(for_terminal(_recorded(domain, holder, f"{grant_id} revoked")) + "\n")
-            return 0
-    raise ConfigError(
-        f"grants revoke: no journal records grant {grant_id}; "
-        "list them with `custodian grants list`",
-        setting="ID",
-    )
+            return domain
+    for kept in store.waiting():
+        issued = GrantIssued.model_validate(kept.fields) if kept.kind == "grant_issued" else None
+        if issued is not None and (issued.grant or {}).get("id") == grant_id:
+            return kept.domain
+    return None
