@@ -190,6 +190,16 @@ def test_a_grant_issued_while_a_run_holds_the_domain_is_used_from_the_next_run(
     assert item["outcome"] == "executed" and item["grant"] == kept.stdout.strip(), item
 
 
+def test_a_revoke_kept_while_the_domain_is_busy_shows_in_the_list_at_once(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    grant = cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
+    with RunLock(cli.memory, "website", run_id="r-busy"):
+        cli.ok("grants", "revoke", grant, "--by", "bo", "--reason", "stop")
+        assert [g["state"] for g in cli.grants()] == ["revoked"]
+    assert "grant_revoked" not in [r.kind for r in journal(cli.memory)]
+
+
 def test_a_grant_kept_while_the_domain_is_busy_can_be_revoked_at_once(
     cli: Cli, small_hub: ReferenceHub
 ) -> None:

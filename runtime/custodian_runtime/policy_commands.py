@@ -158,9 +158,12 @@ def _domains(settings: Settings, domain: str | None) -> list[str]:
 
 def list_grants(settings: Settings, domain: str | None, as_json: bool, out: TextIO) -> int:
     """`grants list`: each grant's uses, what is left, expiry and state."""
-    now = utc_now()
+    now, store = utc_now(), _store(settings)
+    # A revoke kept while the domain is busy binds already: the list says so.
     rows = [
-        row for d in _domains(settings, domain) for row in _store(settings).standing(d).listing(now)
+        row
+        for d in _domains(settings, domain)
+        for row in store.standing(d).revoking(store.waiting_revokes(d)).listing(now)
     ]
     if as_json:
         write_json(rows, out)
