@@ -61,6 +61,10 @@ def test_auto_on_an_approvable_operation_exits_2_and_journals_nothing(cli: Cli) 
         assert "custodian grants issue" in done.stderr
     assert _kinds(cli) == []
     assert cli.modes()["create_task"] == "ask"
+    # A sanctioned write may go back to auto, its default.
+    assert cli.set_mode("flag_for_human", "shadow").code == 0
+    assert cli.set_mode("flag_for_human", "auto").code == 0
+    assert cli.modes()["flag_for_human"] == "auto"
 
 
 def test_an_unknown_operation_or_mode_exits_2_naming_the_known_ones(cli: Cli) -> None:
