@@ -16,8 +16,8 @@ from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
-from custodian_runtime.core.standing.grants import Grant, grant_problem
-from custodian_runtime.core.standing.modes import known_operations, mode_problem
+from custodian_runtime.core.standing.grants import Grant, grant_problem, where_problem
+from custodian_runtime.core.standing.modes import known_operations, mode_problem, person_problem
 from custodian_runtime.core.standing.shadow import shadow_counts
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -72,7 +72,7 @@ def set_mode(
     """
     ops = known_operations() if op == ALL else (op,)
     for one in ops:
-        problem = mode_problem(one, mode)
+        problem = mode_problem(one, mode) or person_problem(by, reason)
         if problem is not None:
             raise ConfigError(f"policy set: {problem}", setting="--mode")
     store = _store(settings)
@@ -138,9 +138,17 @@ def expiry(request: Issue) -> timedelta:
     """How long the grant lasts; a ConfigError saying the fix when it may not be issued."""
     try:
         expires_in = parse_keep(request.expires)
-    except ValueError as exc:
-        raise ConfigError(str(exc).replace("--keep", "--expires"), setting="--expires") from exc
-    problem = grant_problem(request.operation, request.max_uses, expires_in)
+    except ValueError:
+        raise ConfigError(
+            f"--expires {request.expires!r}: give a count and a unit, h, d or w, of at most 30 "
+            "days (e.g. 7d or 36h)",
+            setting="--expires",
+        ) from None
+    problem = (
+        grant_problem(request.operation, request.max_uses, expires_in)
+        or where_problem(request.operation, request.where)
+        or person_problem(request.by, request.reason)
+    )
     if problem is not None:
         raise ConfigError(f"grants issue: {problem}", setting="--operation")
     return expires_in
@@ -202,9 +210,12 @@ def _domains(settings: Settings, domain: str | None) -> list[str]:
 
 def list_grants(settings: Settings, domain: str | None, as_json: bool, out: TextIO) -> int:
     """`grants list`: each grant's uses, what is left, expiry and state."""
-    now = utc_now()
+    now, store = utc_now(), _store(settings)
+    # A revoke kept while the domain is busy binds already: the list says so.
     rows = [
-        row for d in _domains(settings, domain) for row in _store(settings).standing(d).listing(now)
+        row
+        for d in _domains(settings, domain)
+        for row in store.standing(d).revoking(store.waiting_revokes(d)).listing(now)
     ]
     if as_json:
         write_json(rows, out)
@@ -231,17 +242,32 @@ class Revoked:
 
 def revoke_grant(settings: Settings, grant_id: str, by: str, reason: str) -> Revoked:
     """Revoke a grant at once: journaled, or kept (and binding the running run) while busy."""
+    problem = person_problem(by, reason)
+    if problem is not None:
+        raise ConfigError(f"grants revoke: {problem}", setting="--by")
     store = _store(settings)
+    domain = _domain_of(settings, store, grant_id)
+    if domain is None:
+        raise ConfigError(
+            f"grants revoke: no journal records grant {grant_id}; "
+            "list them with `custodian grants list`",
+            setting="ID",
+        )
+    store.carry_out(domain)
+    holder = store.record(domain, GrantRevoked(grant_id=grant_id, by=by, reason=reason))
+    return Revoked(domain, holder)
+
+
+def _domain_of(settings: Settings, store: StandingStore, grant_id: str) -> str | None:
+    """The domain whose journal records the grant, or that keeps it while busy (None: none)."""
     for domain in _domains(settings, None):
         if store.standing(domain).grant(grant_id) is not None:
-            store.carry_out(domain)
-            holder = store.record(domain, GrantRevoked(grant_id=grant_id, by=by, reason=reason))
-            return Revoked(domain, holder)
-    raise ConfigError(
-        f"grants revoke: no journal records grant {grant_id}; "
-        "list them with `custodian grants list`",
-        setting="ID",
-    )
+            return domain
+    for kept in store.waiting():
+        issued = GrantIssued.model_validate(kept.fields) if kept.kind == "grant_issued" else None
+        if issued is not None and (issued.grant or {}).get("id") == grant_id:
+            return kept.domain
+    return None
 
 
 def revoke(settings: Settings, grant_id: str, by: str, reason: str, out: TextIO) -> int:

@@ -158,6 +158,7 @@ def _with_standing(
     ground = Ground(
         derived, None if hub_id is None else str(hub_id),
         parse_at(plan_record.ruled_at), policy, _recent_of(plan_record),
+        ApprovalHistory.from_record(plan_record.history or {}),
     )  # fmt: skip
     shown = [Difference(-1, "standing", "kept in the plan record", d) for d in disagree]
     return apply_standing(rulings, ground), shown

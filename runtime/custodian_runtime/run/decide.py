@@ -127,7 +127,7 @@ def _authorize(
         )
         # The hub's identity is asked for only when a grant may need it.
         hub_id = ctx.bound()["hub"] if standing.grants else None
-        ground = Ground(standing, hub_id, now, policy, recent)
+        ground = Ground(standing, hub_id, now, policy, recent, history)
         rulings = apply_standing(rulings, ground)
         planned = _plan_data(plan, policy, history, evidence, fetched, recent)
         kept = {**standing.as_record(), "hub_id": ground.hub_id}

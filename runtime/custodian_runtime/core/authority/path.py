@@ -214,7 +214,7 @@ def _grant_step(
 ) -> ReconcileStep:
     """Re-send under the same grant (its use already counted), or close it with the reason."""
     ruling = fresh_ruling(_recorded_item(pending), observed, g)
-    ground = Ground(g.standing, g.hub_id, now, g.policy, g.recent)
+    ground = Ground(g.standing, g.hub_id, now, g.policy, g.recent, g.history)
     decided = grant_decision(grant_id, ruling, ground)
     if not decided.allowed:
         return ReconcileStep("refused", "the grant no longer allows it: " + decided.reason)

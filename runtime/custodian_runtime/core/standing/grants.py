@@ -62,6 +62,21 @@ def grant_problem(operation: str, max_uses: int, expires_in: timedelta) -> str |
     return None
 
 
+def where_problem(operation: str, where: Mapping[str, str]) -> str | None:
+    """Why `--where` cannot narrow `operation`: a key that is none of its params (None: ok)."""
+    spec = operations.find(operation)
+    if spec is None:
+        return None
+    params = sorted(spec.params.model_fields)
+    unknown = sorted(set(where) - set(params))
+    if not unknown:
+        return None
+    return (
+        f"--where {unknown[0]}=...: {operation} has no param {unknown[0]!r}; narrow by one of "
+        f"{', '.join(params)}"
+    )
+
+
 @dataclass(frozen=True)
 class Cover:
     """The grant that covers a proposal, or why none does (one reason per grant looked at)."""

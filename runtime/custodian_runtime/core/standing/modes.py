@@ -44,6 +44,15 @@ def mode_problem(operation: str, mode: str) -> str | None:
     return None
 
 
+def person_problem(by: str, reason: str) -> str | None:
+    """Why a person's decision cannot be recorded as given: who and why must be said (None: ok)."""
+    if not by.strip() or len(by) > 200:
+        return "--by: name the person who decides, in 1 to 200 characters (e.g. --by ana)"
+    if not reason.strip() or len(reason) > 2000:
+        return "--reason: say why, in 1 to 2000 characters; it is kept in the journal"
+    return None
+
+
 @dataclass(frozen=True)
 class ModeSetting:
     """One person's setting of one operation's mode, and why."""

@@ -10,12 +10,16 @@ are checked again for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
+from custodian_runtime.core import operations
+from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
+from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.record import Standing
@@ -34,6 +38,8 @@ class Ground:
     now: datetime
     policy: Policy
     recent: RecentWrites | None = None
+    # The queue's history: a write `ask` queues is not queued twice, nor again once rejected.
+    history: ApprovalHistory | None = None
 
 
 def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, ...]:
@@ -51,8 +57,9 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
         elif mode in ("off", "shadow"):
             done.append(_narrowed(ruling, mode, ground))
         elif ruling.outcome == "execute":
-            queued += 1
-            done.append(_asked(ruling, ground, queued))
+            asked = _asked(ruling, ground, queued + 1)
+            queued += asked.outcome == "queue"
+            done.append(asked)
         else:
             granted = _granted(ruling, ground, uses, executed)
             done.append(granted)
@@ -102,13 +109,33 @@ def _narrowed(ruling: Ruling, mode: str, ground: Ground) -> Ruling:
 
 
 def _asked(ruling: Ruling, ground: Ground, queued: int) -> Ruling:
-    if queued > ground.policy.max_queued:
-        clause = f"a run may queue at most {ground.policy.max_queued} proposals for approval"
+    clause = _queue_problem(ruling, ground, queued)
+    if clause is not None:
         return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {clause}.",
                        code="stated", clause=f"{clause}.")  # fmt: skip
     clause = f"a person set {ruling.item.operation} to ask{_by(ruling, ground)}"
     reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
     return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
+    """Why the queue will not take a write `ask` queues (the authority's rule for proposals)."""
+    if queued > ground.policy.max_queued:
+        return f"a run may queue at most {ground.policy.max_queued} proposals for approval"
+    history = ground.history
+    if history is None:
+        return None
+    pending, rejected = history.pending_as(ruling.item), history.rejected_as(ruling.item)
+    if pending is not None:
+        return f"the same proposal already awaits approval as {pending}"
+    if rejected is not None:
+        return f"a person rejected the same proposal before ({rejected})"
+    if history.pending_count + queued > ground.policy.max_pending:
+        return (
+            f"queue full: the domain already has {history.pending_count + queued - 1} pending "
+            f"approvals, at most {ground.policy.max_pending}; a person must decide some first"
+        )
+    return None
 
 
 def _granted(
@@ -123,6 +150,9 @@ def _granted(
     )
     if cover.grant is None:
         return ruling
+    unproven = _needs_evidence(item.operation, item.params)
+    if unproven is not None:
+        return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
     if ground.recent is not None:
         spent = budget_problem(item, ground.policy, ground.recent, executed.get(item.operation, 0))
         if spent is not None:
@@ -132,6 +162,18 @@ def _granted(
     reason = f"{_label(ruling)} executes: {clause}."
     return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
                    grant=g.id)  # fmt: skip
+
+
+def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:
+    """Why a grant does not carry a status write: done or in_progress needs cited evidence."""
+    spec = operations.find(operation)
+    to = params.get("status")
+    if spec is None or not spec.status_write or to not in SANCTIONED_STATUSES:
+        return None
+    return (
+        f"a move to {to} runs without a person only on cited evidence (tasks_to_update with "
+        "its evidence), and a grant is no evidence"
+    )
 
 
 def _queued_anyway(ruling: Ruling, why: str) -> Ruling:
