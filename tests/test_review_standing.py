@@ -14,6 +14,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.memory.standing_store import StandingStore
 from reviewsupport import Browser, agreed, create, queue_plan, review_page, review_settings
 from runsupport import CANON, hub_get, run_cli, tree_digest
 from spinesupport import journal
@@ -171,14 +172,17 @@ def test_a_revoke_needs_its_confirmation_and_binds_a_running_run_at_once(
         assert _grants(memory, tmp_path, monkeypatch)[0]["state"] == "live"
         with RunLock(memory, "website", run_id="r-busy"):
             said = _confirm(page, nonce)
-            assert _grants(memory, tmp_path, monkeypatch)[0]["state"] == "live"  # not journaled
+            # Kept, not journaled, while the domain is busy: it binds already, and lists so.
+            assert _grants(memory, tmp_path, monkeypatch)[0]["state"] == "revoked"
+            kept = StandingStore(memory).standing("website").grant(grant["id"])
+            assert kept is not None and not kept.revoked
         assert f"Revoked: {grant['id']}, which lets Custodian create tasks" in said
         assert "the revoke binds that run at once, and is journaled when it ends" in said
         assert f'data-grant-id="{grant["id"]}" data-state="revoked"' in said
         assert f'data-revoke-grant="{grant["id"]}"' not in said
         assert "no longer open" in _confirm(page, nonce)
     carried = run_cli(["grants", "list", "--memory", str(memory)], tmp_path, monkeypatch)
-    assert f"{grant['id']} live" in carried.stdout  # journaled by the next command that holds it
+    assert f"{grant['id']} revoked" in carried.stdout
     done = run_cli(["grants", "revoke", grant["id"], "--by", "bo", "--reason", "again",
                     "--memory", str(memory)], tmp_path, monkeypatch)  # fmt: skip
     assert done.code == 0
