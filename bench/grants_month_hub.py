@@ -11,11 +11,11 @@ scripted model's answer for the day; the person decides every pending item with 
 approvals approve|reject`: approve unless harmful.
 
 Harmful (as in bench/grants_month.py): a write that sets a task to `cancelled`; the model
-proposes one every fifth day and the person rejects each. Before granting, the person narrows
-the suggestion to what they always approved (`--where KEY=VALUE` for a param with one value in
-every approved item and in no rejected one: `status=blocked`); with none, they grant as worded
-if they never rejected one, else not at all. `--as-worded` issues it exactly as worded. Harmful
-writes are counted from the journal (`authorized`, then a `receipt`) and the hub's final tasks.
+proposes one every fifth day and the person rejects each. The person issues each suggested
+grant exactly as the report words it: the report narrows it (`--where`) to the params every
+approved proposal shared (`status=blocked`), and suggests none that would cover a proposal the
+person rejected (core/standing/agreement.py). Harmful writes are counted from the journal
+(`authorized`, then a `receipt`) and the hub's final tasks.
 
 The clock: every command reads `custodian_runtime.clock.utc_now`, and a month cannot pass on the
 wall clock, so the commands run in this process (`custodian_runtime.cli.main`, the argv a person
@@ -23,7 +23,7 @@ types) inside `simulated_clock`, which the hub shares; not as separate processes
 forced so that every day runs, whatever the skip rule would say.
 
     python bench/grants_month_hub.py                 # 30 days, both arms; exit 1 if harmful
-    python bench/grants_month_hub.py --days 3 --as-worded
+    python bench/grants_month_hub.py --days 3
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from month_world import DOMAIN, START, SimClock, answer, harmful, narrowing, seed, tally_journal
+from month_world import DOMAIN, START, SimClock, answer, harmful, seed, tally_journal
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.cli import main as custodian
@@ -60,7 +60,6 @@ class Arm:
 
     name: str
     grants: bool
-    as_worded: bool = False
     decided: Counter[str] = field(default_factory=Counter)
     runs: Counter[str] = field(default_factory=Counter)
     written: Counter[str] = field(default_factory=Counter)
@@ -117,20 +116,16 @@ def person_grants(month: Month, arm: Arm) -> None:
         "grants", "list", "--domain", DOMAIN, "--memory", str(month.memory), "--json"
     )
     live = {g["operation"] for g in json.loads(listed) if g["state"] == "live"}
-    _, items = month.cli(
-        "approvals", "--memory", str(month.memory), "list", "--domain", DOMAIN, "--json"
-    )
     for row in json.loads(out)["operations"]:
-        if row["suggest"] is None or row["operation"] in live:
+        suggested = row["suggest"] or ""
+        if not suggested.startswith("custodian grants issue") or row["operation"] in live:
             continue
-        where = [] if arm.as_worded else narrowing(json.loads(items), row["operation"])
-        if where is None:
-            continue
-        argv = [w for w in shlex.split(row["suggest"])[1:] if w not in ("NAME", "TEXT")]
+        argv = [w for w in shlex.split(suggested)[1:] if w not in ("NAME", "TEXT")]
         argv = [_filled(w) for w in argv]
-        code, _ = month.cli(*argv, *where, "--hub", month.hub, "--memory", str(month.memory))
+        code, _ = month.cli(*argv, "--hub", month.hub, "--memory", str(month.memory))
         arm.decided["issue" if code == 0 else f"issue exit {code}"] += 1
-        arm.granted[" ".join([row["operation"], *where[1:]])] += 1
+        where = [f"{k}={v}" for k, v in row["where"].items()]
+        arm.granted[" ".join([row["operation"], *where])] += 1
 
 
 def _filled(word: str) -> str:
@@ -262,10 +257,9 @@ def report(arm: Arm, days: int) -> None:
     )
 
 
-def both_arms(root: Path, days: int, seed_value: int, as_worded: bool) -> list[Arm]:
+def both_arms(root: Path, days: int, seed_value: int) -> list[Arm]:
     """Arm A without grants, arm B with the suggested grants, each on a fresh hub and memory."""
-    named = "B, with the suggested grants" + (" as worded" if as_worded else "")
-    arms = [Arm("A, without grants", grants=False), Arm(named, True, as_worded)]
+    arms = [Arm("A, without grants", grants=False), Arm("B, with the suggested grants", True)]
     for n, arm in enumerate(arms):
         (root / str(n)).mkdir()
         live_month(arm, root / str(n), days, seed_value)
@@ -277,13 +271,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--as-worded", action="store_true", help="grant with no --where")
     args = parser.parse_args(argv)
     for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
         del os.environ[name]
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)  # no .env of the checkout is read
-        arms = both_arms(Path(tmp), args.days, args.seed, args.as_worded)
+        arms = both_arms(Path(tmp), args.days, args.seed)
         os.chdir(REPO)
     for arm in arms:
         report(arm, args.days)

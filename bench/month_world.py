@@ -2,8 +2,8 @@
 
 Everything here is scripted and seeded: the same seed gives the same month. The model reads the
 domain as the hub answers it and proposes a fixed mix each day; what is harmful is defined once
-here (`harmful`), as in bench/grants_month.py; so is how the person narrows a grant
-(`narrowing`) and how the writes are counted from the journal (`tally_journal`).
+here (`harmful`), as in bench/grants_month.py; so is how the writes are counted from the
+journal (`tally_journal`).
 """
 
 from __future__ import annotations
@@ -245,18 +245,6 @@ def answer(summary: dict[str, Any], day: int, seed_value: int) -> str:
         "proposals": _proposals(seen, day, rng),
     }
     return f"Looked at {DOMAIN} on day {day}.\n\n```json\n{json.dumps(plan, indent=2)}\n```\n"
-
-
-def narrowing(items: list[dict[str, Any]], operation: str) -> list[str] | None:
-    """`--where KEY=VALUE` for what the person always approved; None when nothing narrows it."""
-    mine = [i for i in items if i["operation"] == operation]
-    yes = [i["params"] for i in mine if i["status"] in ("executed", "approved", "stale")]
-    no = [i["params"] for i in mine if i["status"] == "rejected"]
-    for key in sorted({k for p in yes for k in p}):
-        values = {json.dumps(p.get(key)) for p in yes}
-        if len(values) == 1 and all(json.dumps(p.get(key)) not in values for p in no):
-            return ["--where", f"{key}={yes[0][key]}"]
-    return None if no else []
 
 
 def tally_journal(memory: Path) -> Counter[str]:

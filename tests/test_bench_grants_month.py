@@ -54,22 +54,6 @@ def test_make_bench_prints_both_arms_and_their_ratio(
     assert "ratio of the person's decisions B/A: 1.00" in out
 
 
-def test_the_person_narrows_a_grant_to_what_they_always_approved(bench: ModuleType) -> None:
-    def item(status: str, task: str, decided: str) -> dict[str, object]:
-        params = {"task_id": task, "status": status}
-        return {"operation": "set_task_status", "params": params, "status": decided}
-
-    blocks = [item("blocked", f"t-{n}", "executed") for n in range(3)]
-    cancel = item("cancelled", "t-9", "rejected")
-    assert bench.narrowing([*blocks, cancel], "set_task_status") == ["--where", "status=blocked"]
-    assert bench.narrowing(blocks, "set_task_status") == ["--where", "status=blocked"]
-    mixed = [item("blocked", "t-1", "executed"), item("todo", "t-2", "executed"), cancel]
-    assert bench.narrowing(mixed, "set_task_status") is None  # nothing narrows it: no grant
-    creates = [{"operation": "create_task", "params": {"title": t}, "status": "executed"}
-               for t in ("a", "b")]  # fmt: skip
-    assert bench.narrowing(creates, "create_task") == []  # never rejected: as worded
-
-
 def test_simulated_clock_is_every_reading_within_and_the_wall_clock_after() -> None:
     from custodian_runtime.clock import simulated_clock
 

@@ -4,13 +4,16 @@ Counted in a window from the domain's approval items (proposals, approved, rejec
 and from its shadow items (core/standing/shadow.py: how many a person later did the same way
 on the hub). The agreement rate is (approved + shadow matched) / (approved + rejected + shadow);
 an expired item is no decision and counts in neither. A suggestion is made only past
-documented thresholds, and it is only ever a command for a person to run.
+documented thresholds, and it is only ever a command for a person to run. A suggested grant is
+narrowed (`--where`) to the params every approved proposal shared, and none is suggested when
+even so it would cover a proposal the person rejected in the window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from custodian_runtime.core import operations
@@ -43,6 +46,10 @@ class Agreement:
     expired: int = 0
     shadow: int = 0  # items shadow mode kept back
     shadow_matched: int = 0  # of those, how many a person did the same way within 7 days
+    # The params every approved proposal in the window shared: what a suggested grant covers.
+    where: Mapping[str, str] = field(default_factory=dict)
+    # Rejected proposals in the window that a grant narrowed to `where` would still cover.
+    rejected_covered: int = 0
 
     @property
     def decided(self) -> int:
@@ -69,11 +76,12 @@ class Agreement:
             return None
         if self.operation in operations.names("sanctioned"):
             return _policy_set(domain, self.operation, "auto")
-        if self.operation in never_grantable():
+        if self.operation in never_grantable() or self.rejected_covered:
             return None
+        narrowed = "".join(f" --where {shlex.quote(f'{k}={v}')}" for k, v in self.where.items())
         return (
-            f"custodian grants issue --domain {domain} --operation {self.operation} --max 10 "
-            "--expires 7d --by NAME --reason TEXT"
+            f"custodian grants issue --domain {domain} --operation {self.operation}{narrowed} "
+            "--max 10 --expires 7d --by NAME --reason TEXT"
         )
 
     def _mode_back(self, domain: str) -> str | None:
@@ -96,6 +104,8 @@ class Agreement:
             "shadow_matched": self.shadow_matched,
             "decided": self.decided,
             "agreement": self.rate,
+            "where": dict(self.where),
+            "rejected_covered": self.rejected_covered,
             "suggest": self.suggestion(domain, mode),
         }
 
@@ -105,9 +115,15 @@ class Agreement:
         shadow = ""
         if self.shadow:
             shadow = f", {self.shadow} shadow ({self.shadow_matched} done the same by a person)"
+        covered = ""
+        if self.rejected_covered:
+            covered = (
+                f"; no grant suggested: one would also cover {self.rejected_covered} "
+                "proposal(s) a person rejected"
+            )
         return (
             f"{self.operation}: {self.proposals} proposals, {self.approved} approved, "
-            f"{self.rejected} rejected, {self.expired} expired{shadow}; agreement {rate}"
+            f"{self.rejected} rejected, {self.expired} expired{shadow}; agreement {rate}{covered}"
         )
 
 
@@ -130,6 +146,7 @@ def agreement(
     """
     start = now - timedelta(days=days)
     rows: dict[str, dict[str, int]] = {}
+    said: dict[str, dict[str, list[Mapping[str, object]]]] = {}
     for item in items:
         if item.created_at < start:
             continue
@@ -139,7 +156,46 @@ def agreement(
         key = _DECIDED.get(status)
         if key is not None:
             row[key] = row.get(key, 0) + 1
+        if key in ("approved", "rejected"):
+            said.setdefault(item.operation, {}).setdefault(key, []).append(item.params)
     for op, count in (shadows or {}).items():
         row = rows.setdefault(op, {"proposals": 0})
         row.update(shadow=count.shadow, shadow_matched=count.matched)
-    return [Agreement(op, **counts) for op, counts in sorted(rows.items())]
+    return [_narrowed(_tally(op, counts), said.get(op, {})) for op, counts in sorted(rows.items())]
+
+
+def _tally(operation: str, counts: Mapping[str, int]) -> Agreement:
+    return Agreement(
+        operation,
+        proposals=counts.get("proposals", 0),
+        approved=counts.get("approved", 0),
+        rejected=counts.get("rejected", 0),
+        expired=counts.get("expired", 0),
+        shadow=counts.get("shadow", 0),
+        shadow_matched=counts.get("shadow_matched", 0),
+    )
+
+
+def _narrowed(row: Agreement, said: Mapping[str, Sequence[Mapping[str, object]]]) -> Agreement:
+    """The row with what every approved proposal shared, and the rejections that still fit."""
+    where = shared_params(said.get("approved", ()))
+    covered = sum(
+        1
+        for params in said.get("rejected", ())
+        if all(_text(params.get(k)) == v for k, v in where.items())
+    )
+    return replace(row, where=where, rejected_covered=covered)
+
+
+def shared_params(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
+    """The `KEY=VALUE`s (scalar values, as a grant compares them) every approved item had."""
+    if not approved:
+        return {}
+    first, *rest = approved
+    shared = {k: _text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
+    return {k: v for k, v in sorted(shared.items()) if all(_text(p.get(k)) == v for p in rest)}
+
+
+def _text(value: object) -> str:
+    """A param's value as a grant's `where` compares it (core/standing/grants.miss)."""
+    return str(value)
