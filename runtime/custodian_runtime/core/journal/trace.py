@@ -25,6 +25,8 @@ from custodian_runtime.core.journal.kinds import (
     RecordDataError,
     RulingRecord,
     SettledByHand,
+    Shadowed,
+    ShadowMatched,
     WriteStep,
     decode,
 )
@@ -73,6 +75,10 @@ class Tracker:
         self.granted: dict[ItemKey, str] = {}
         # The grants the domain's journal records (grant_issued), by id.
         self.issued: set[str] = set()
+        # Shadow items (`shadowed`, by ref) and those a `shadow_matched` record matched.
+        self.shadowed: set[str] = set()
+        self.matched: dict[str, str] = {}
+        self._seen: set[int] = set()  # the seqs walked: a ref outside them cannot be judged
         self.problems: list[Problem] = []
         self.item_problems: dict[ItemKey, list[str]] = {}
         self._handlers: dict[str, Callable[[Record, Any], None]] = {
@@ -89,10 +95,13 @@ class Tracker:
             "settled_by_hand": self._by_hand,
             "grant_issued": self._grant_issued,
             "grant_used": self._grant_used,
+            "shadowed": self._shadowed,
+            "shadow_matched": self._shadow_matched,
         }
 
     def walk(self, records: Sequence[Record]) -> Tracker:
         for record in records:
+            self._seen.add(record.seq)
             handler = self._handlers.get(record.kind)
             if handler is None:
                 continue
@@ -144,6 +153,26 @@ class Tracker:
                 "grant_issued before it): a grant the journal does not record is refused"
             )
             self._flag(r, message, key)
+
+    def _shadowed(self, r: Record, d: Shadowed) -> None:
+        ruling = self.rulings.get((r.run_id, d.index))
+        if ruling is None or ruling[1].outcome != "deny":
+            self._flag(r, f"shadowed item #{d.index} has no denial ruling in this run")
+        self.shadowed.add(r.ref)
+
+    def _shadow_matched(self, r: Record, d: ShadowMatched) -> None:
+        ref = str(d.shadow)
+        first = self.matched.get(ref)
+        if first is not None:
+            self._flag(r, f"second match of the shadow item {ref} (first at {first})")
+        elif ref not in self.shadowed and self._walked(ref):
+            self._flag(r, f"matches {ref}, which is no shadowed record of this journal")
+        self.matched.setdefault(ref, r.ref)
+
+    def _walked(self, ref: str) -> bool:
+        """Whether `ref` names a record walked (one a prune or checkpoint dropped is not judged)."""
+        _, _, seq = ref.rpartition(":")
+        return not seq.isdigit() or int(seq) in self._seen
 
     def _authorized(self, r: Record, d: Authorized) -> None:
         key = (r.run_id, d.index)
