@@ -43,7 +43,7 @@ lock: setup
 		--output-file=requirements/dev.txt pyproject.toml
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 format: setup
 	$(VENV)/bin/ruff format runtime tests bench k8s evals
