@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from custodian_runtime.core.journal.api import Record, derived_counts, interrupted_runs, make_record
 from custodian_runtime.core.journal.fold import fold
 from custodian_runtime.core.journal.kinds import Entry, Finished, encode
+from custodian_runtime.core.journal.records import RUN_FIRST_KINDS
 from custodian_runtime.core.journal.seals import SealKey, seal_record
 from custodian_runtime.errors import JournalError
 from custodian_runtime.memory._journal_checkpoint import CheckpointFile, Opened, Position
@@ -19,16 +20,7 @@ from custodian_runtime.memory._journal_segments import SEGMENT_BYTES, Layout, fi
 
 Fsync = Callable[[int], None]
 # A new run starts a new segment once the active one is past its size: segments hold whole runs.
-ROTATE_BEFORE = frozenset(
-    {
-        "run_started",
-        "approval_decided",
-        "settled_by_hand",
-        "policy_set",
-        "grant_issued",
-        "grant_revoked",
-    }
-)
+ROTATE_BEFORE = RUN_FIRST_KINDS
 
 
 def fsync_dir(directory: Path, fsync: Fsync = os.fsync) -> None:

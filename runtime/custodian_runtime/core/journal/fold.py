@@ -23,7 +23,13 @@ from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writ
 from custodian_runtime.core.context.continuity import note_records
 from custodian_runtime.core.journal.kinds import Finished, item_of, read_as
 from custodian_runtime.core.journal.late_landings import closed_item_records
-from custodian_runtime.core.journal.records import GENESIS, Problem, Record, record_hash
+from custodian_runtime.core.journal.records import (
+    GENESIS,
+    PERSON_RUN_FIRST,
+    Problem,
+    Record,
+    record_hash,
+)
 from custodian_runtime.core.metrics import run_index
 from custodian_runtime.core.standing.record import STANDING_KINDS
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS, shadow_records
@@ -52,9 +58,6 @@ KEPT_KINDS = frozenset(
 )
 OUTCOME_KINDS = frozenset({"receipt", "failed", "stale", "settled_by_hand"})
 STEP_KINDS = frozenset({"dispatched", "reconciled", "unknown", *OUTCOME_KINDS})
-PERSON_RUN_FIRST = frozenset(
-    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
-)
 
 ItemKey = tuple[str, Any]
 

@@ -50,6 +50,13 @@ KINDS = frozenset(
         "shadow_matched",
     }
 )
+# A person's runs have no run_started/finished pair: each is one record of these kinds (an
+# approval, a write settled by hand, a mode set, a grant issued or revoked).
+PERSON_RUN_FIRST = frozenset(
+    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
+)
+# The first record of any run: where a segment or a verification window may begin.
+RUN_FIRST_KINDS = frozenset({"run_started", *PERSON_RUN_FIRST})
 
 
 class Record(BaseModel):

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord
-from custodian_runtime.core.journal.records import KINDS, Problem, Record
-from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
-
-# A person's runs have no run_started/finished pair: an approval, a write settled by hand.
-PERSON_RUN_FIRST = frozenset(
-    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
+from custodian_runtime.core.journal.records import (
+    KINDS,
+    PERSON_RUN_FIRST,
+    RUN_FIRST_KINDS,
+    Problem,
+    Record,
 )
+from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def run_structure_problems(records: Sequence[Record]) -> list[Problem]:
     last = max(scheduled, key=lambda rid: runs[rid][0].seq, default=None)
     problems: list[Problem] = []
     for run_id, run in runs.items():
-        if run[0].kind not in ("run_started", *PERSON_RUN_FIRST):
+        if run[0].kind not in RUN_FIRST_KINDS:
             problems.append(Problem.of(run[0], "run begins without a run_started record"))
         problems.extend(_inside_run_problems(run))
         finished = any(r.kind == "finished" for r in run)

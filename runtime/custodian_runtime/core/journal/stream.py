@@ -11,19 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from custodian_runtime.core.journal.fold import Checkpoint, fold, link_problems
-from custodian_runtime.core.journal.records import Problem, Record
+from custodian_runtime.core.journal.records import RUN_FIRST_KINDS, Problem, Record
 from custodian_runtime.core.journal.spine import unfinished_items, verify_spine
-
-RUN_FIRST_KINDS = frozenset(
-    {
-        "run_started",
-        "approval_decided",
-        "settled_by_hand",
-        "policy_set",
-        "grant_issued",
-        "grant_revoked",
-    }
-)
 
 
 def windows(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
