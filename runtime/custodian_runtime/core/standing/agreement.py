@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from custodian_runtime.core import operations
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.standing.grants import never_grantable
+from custodian_runtime.core.standing.grants import never_grantable, where_text
 from custodian_runtime.core.standing.shadow import ShadowCount
 
 # A grant (or a mode) is suggested only for an operation with this many items decided in the
@@ -182,7 +182,7 @@ def _narrowed(row: Agreement, said: Mapping[str, Sequence[Mapping[str, object]]]
     covered = sum(
         1
         for params in said.get("rejected", ())
-        if all(_text(params.get(k)) == v for k, v in where.items())
+        if all(where_text(params.get(k)) == v for k, v in where.items())
     )
     return replace(row, where=where, rejected_covered=covered)
 
@@ -192,10 +192,5 @@ def shared_params(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
     if not approved:
         return {}
     first, *rest = approved
-    shared = {k: _text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
-    return {k: v for k, v in sorted(shared.items()) if all(_text(p.get(k)) == v for p in rest)}
-
-
-def _text(value: object) -> str:
-    """A param's value as a grant's `where` compares it (core/standing/grants.miss)."""
-    return str(value)
+    shared = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
+    return {k: v for k, v in sorted(shared.items()) if all(where_text(p.get(k)) == v for p in rest)}

@@ -96,6 +96,11 @@ def state_of(grant: Grant, uses: int, now: datetime) -> str:
     return "live"
 
 
+def where_text(value: object) -> str:
+    """A param's value as a grant's `--where` compares it (by its text)."""
+    return str(value)
+
+
 def miss(grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | None) -> str | None:
     """Why `grant` does not cover the proposal, apart from its state (None: it matches)."""
     if grant.operation != operation:
@@ -103,7 +108,7 @@ def miss(grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | 
     if hub_id is None or grant.hub_id != hub_id:
         return f"{grant.id} is bound to hub {grant.hub_id}, not {hub_id}"
     for key, want in sorted(grant.where.items()):
-        if str(params.get(key)) != want:
+        if where_text(params.get(key)) != want:
             return f"{grant.id} covers only {key}={want}, the item has {params.get(key)!r}"
     return None
 
