@@ -2,7 +2,10 @@
 
 Both are counted from Custodian's own writes as the journal's checkpoint keeps them
 (core/authority/own_writes.py): the journal is the source of what Custodian did, the observed hub
-the source of what is true now. Pure: `now` comes in with the writes.
+the source of what is true now. A task whose last change (its `updated_at`, or its newest event)
+falls within `defer_days` and is not what Custodian's own writes left was changed by someone
+else, on the hub: a person's change, as one approved through Custodian is. Pure: `now` comes in
+with the writes.
 """
 
 from __future__ import annotations
@@ -12,6 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from custodian_runtime.core.authority.evidence import (
+    Evidence,
+    cited,
+    evidence_before,
+    last_change,
+    newer_than,
+    newest_cited,
+    stamp,
+)
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.records import parse_at
@@ -74,15 +86,31 @@ def budget_problem(
     )
 
 
-def deference(item: ProposedItem, view: View, policy: Policy, recent: RecentWrites) -> str | None:
-    """Why a person must decide `item`: it would undo a person's change to what Custodian did."""
+def deference(
+    item: ProposedItem,
+    view: View,
+    policy: Policy,
+    recent: RecentWrites,
+    evidence: Evidence | None = None,
+) -> str | None:
+    """Why a person must decide `item`: it would undo a person's change, on the hub or approved.
+
+    `evidence` is the run's events (the view's recent events without it): a status write whose
+    cited evidence is newer than someone else's change is left to the ordinary rules.
+    """
     task_id = item.params.get("task_id")
     if not isinstance(task_id, str) or task_id not in view.tasks:
         return None
     mine = [w for w in recent.since(timedelta(days=policy.defer_days)) if w.task_id == task_id]
     claim = _claim_of(item.operation)
     if claim == "status":
-        return _status_deference(task_id, view.tasks[task_id], mine, view, policy)
+        seen = evidence if evidence is not None else Evidence({e.id: e for e in view.events})
+        task = view.tasks[task_id]
+        statuses = status_writes()
+        last = next((w for w in reversed(mine) if w.operation in statuses), None)
+        if last is None:
+            return _changed_on_hub(item, task, policy, recent, seen)
+        return _status_deference(task_id, task, last, view, policy)
     if claim == "flag" and task_id not in view.flagged_tasks:
         return _flag_deference(task_id, mine, view, policy, recent)
     return None
@@ -94,16 +122,42 @@ def _claim_of(operation: str) -> str | None:
     return None if spec is None else spec.conflict
 
 
-def _status_deference(
-    task_id: str, task: Task, mine: list[OwnWrite], view: View, policy: Policy
+def _changed_on_hub(
+    item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
 ) -> str | None:
-    statuses = status_writes()
-    last = next((w for w in reversed(mine) if w.operation in statuses), None)
-    if last is not None and last.by_person:
-        return _person_approved(task_id, last, policy)
-    if last is None or not _moved_since(last, task):
+    """Why a status write waits: someone else changed the task on the hub within the window.
+
+    None when the last change is older than `defer_days`, is Custodian's own creation of the
+    task, or when the evidence cited is newer than it (the ordinary rules decide then).
+    """
+    change = last_change(task, evidence, leave_out=cited(item.params))
+    if change is None or change.at <= recent.now - timedelta(days=policy.defer_days):
         return None
-    changed = task.updated_at.isoformat().replace("+00:00", "Z")
+    created = task.updated_at is not None and task.updated_at == task.created_at
+    if created and any(w.hub_id == task.id for w in recent.writes):
+        return None  # Custodian created it (a person approved the create): no one changed it
+    event = newest_cited(item.params, evidence)
+    if event is not None and newer_than(event, change):
+        return None
+    if event is not None:
+        return evidence_before(event, change, several=len(cited(item.params)) > 1)
+    return (
+        f"task {task.id} was changed on the hub by someone other than Custodian at "
+        f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
+        "change, this task's status is a person's decision, unless evidence newer than the "
+        "change is cited"
+    )
+
+
+def _status_deference(
+    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy
+) -> str | None:
+    if last.by_person:
+        return _person_approved(task_id, last, policy)
+    if not _moved_since(last, task):
+        return None
+    at = task.updated_at
+    changed = "at a time unknown" if at is None else at.isoformat().replace("+00:00", "Z")
     by = _people_on(task_id, view, parse_at(last.at))
     who = f" by {', '.join(by)}" if by else " by someone else"
     return (
@@ -131,7 +185,7 @@ def _moved_since(last: OwnWrite, task: Task) -> bool:
     if after.get("version") is not None and task.version is not None:
         return bool(after["version"] != task.version)
     if after.get("updated_at") is not None:
-        return parse_at(str(after["updated_at"])) != task.updated_at
+        return task.updated_at is None or parse_at(str(after["updated_at"])) != task.updated_at
     return False
 
 
