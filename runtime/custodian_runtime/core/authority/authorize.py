@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from custodian_runtime.core import operations
 from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
-from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem, deference
+from custodian_runtime.core.authority.budgets import (
+    Deferral,
+    RecentWrites,
+    budget_problem,
+    deference,
+)
 from custodian_runtime.core.authority.checks import Tally, View, ids_problem
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.contract import DomainSummary
@@ -53,6 +59,8 @@ class Ruling:
     grant: str | None = None
     # What a `deny` ruling of shadow mode would have done (`execute` or `queue`), else None.
     shadow: RulingOutcome | None = None
+    # A `deferred` ruling's change on the hub by someone else (core/authority/budgets.py).
+    defers_to: datetime | None = None
 
 
 def authorize(
@@ -92,7 +100,7 @@ def _label(item: ProposedItem) -> str:
 
 
 def _ruling(
-    item: ProposedItem, outcome: RulingOutcome, reason: str, *, deferred: bool = False
+    item: ProposedItem, outcome: RulingOutcome, reason: str, *, deferred: Deferral | None = None
 ) -> Ruling:
     """The ruling, with the code and the clause of the sentence `_rule` put together."""
     clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
@@ -100,8 +108,9 @@ def _ruling(
         return Ruling(item, outcome, reason)
     routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
     code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
-    if outcome == "queue" and deferred:
+    if outcome == "queue" and deferred is not None:
         code = "deferred"
+        return Ruling(item, outcome, reason, code=code, clause=clause, defers_to=deferred.since)
     return Ruling(item, outcome, reason, code=code, clause=clause)
 
 
@@ -114,31 +123,31 @@ def _rule(
     evidence: Evidence,
     recent: RecentWrites | None,
     unavailable: Mapping[str, str],
-) -> tuple[RulingOutcome, str, bool]:
+) -> tuple[RulingOutcome, str, Deferral | None]:
     """The outcome, its sentence, and whether it waits in deference to a person's change."""
     label = _label(item)
     spec = operations.find(item.operation)
     problem = _form_problem(item, spec, unavailable)
     if problem is not None or spec is None:
-        return "deny", f"{label} is denied: {problem}.", False
+        return "deny", f"{label} is denied: {problem}.", None
     earlier = tally.first_with(item.fingerprint)
     if earlier is not None:
-        return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word.", False
+        return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word.", None
     problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
     if problem is None:
         problem = _already_done(spec, item, view)
     if problem is not None:
-        return "deny", f"{label} is denied: {problem}.", False
+        return "deny", f"{label} is denied: {problem}.", None
     closed = closed_by_person(item, view)
     deferred = None if closed else _deferred(item, view, policy, recent, evidence)
     if spec.default == "sanctioned" and closed is None and deferred is None:
         outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
-            return outcome, reason, False
-        return *_rule_queued(item, label, policy, history, tally, lacking), False
-    why = closed or deferred
-    return *_rule_queued(item, label, policy, history, tally, why), deferred is not None
+            return outcome, reason, None
+        return *_rule_queued(item, label, policy, history, tally, lacking), None
+    why = closed or (deferred.reason if deferred is not None else None)
+    return *_rule_queued(item, label, policy, history, tally, why), deferred
 
 
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
@@ -160,13 +169,16 @@ def _deferred(
     policy: Policy,
     recent: RecentWrites | None,
     evidence: Evidence,
-) -> str | None:
+) -> Deferral | None:
     """Why a person decides `item`: it would undo a person's change (through Custodian or on
     the hub), or its evidence is not newer than the task's last change by anyone."""
     if ids_problem(item.operation, item.params, view) is not None:
         return None
     found = None if recent is None else deference(item, view, policy, recent, evidence)
-    return found or _older_evidence(item, view, evidence)
+    if found is not None:
+        return found
+    older = _older_evidence(item, view, evidence)
+    return None if older is None else Deferral(older)
 
 
 def _older_evidence(item: ProposedItem, view: View, evidence: Evidence) -> str | None:

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from custodian_runtime.core.authority.evidence import (
+    Change,
     Evidence,
     cited,
     evidence_before,
@@ -38,6 +39,16 @@ if TYPE_CHECKING:  # only for annotations: authority imports this module
 # The hub's summary shows at most this many recent events when asked (contract v1.1).
 MAX_SUMMARY_EVENTS = 500
 __all__ = ["OWN_SOURCE"]
+
+
+@dataclass(frozen=True)
+class Deferral:
+    """Why a write waits in deference to a person, and the hub change it defers to, if any."""
+
+    reason: str
+    # Someone else's change on the hub (not through Custodian): a person's grant issued after
+    # it is a newer word of a person, and may carry the write (core/standing/rule.py).
+    since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +103,7 @@ def deference(
     policy: Policy,
     recent: RecentWrites,
     evidence: Evidence | None = None,
-) -> str | None:
+) -> Deferral | None:
     """Why a person must decide `item`: it would undo a person's change, on the hub or approved.
 
     `evidence` is the run's events (the view's recent events without it): a status write whose
@@ -108,12 +119,23 @@ def deference(
         task = view.tasks[task_id]
         statuses = status_writes()
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
+        if last is None and _cites_evidence(item.operation):
+            return None  # its evidence is compared with the change (core/authority/evidence.py)
         if last is None:
             return _changed_on_hub(item, task, policy, recent, seen)
-        return _status_deference(task_id, task, last, view, policy)
+        return _deferral(_status_deference(task_id, task, last, view, policy))
     if claim == "flag" and task_id not in view.flagged_tasks:
-        return _flag_deference(task_id, mine, view, policy, recent)
+        return _deferral(_flag_deference(task_id, mine, view, policy, recent))
     return None
+
+
+def _deferral(reason: str | None) -> Deferral | None:
+    return None if reason is None else Deferral(reason)
+
+
+def _cites_evidence(operation: str) -> bool:
+    spec = find(operation)
+    return spec is not None and spec.evidence
 
 
 def _claim_of(operation: str) -> str | None:
@@ -124,29 +146,45 @@ def _claim_of(operation: str) -> str | None:
 
 def _changed_on_hub(
     item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
-) -> str | None:
-    """Why a status write waits: someone else changed the task on the hub within the window.
+) -> Deferral | None:
+    """Why a status write waits: someone else changed the task on the hub within the window."""
+    change = hub_change(item, task, policy, recent, evidence)
+    if change is None:
+        return None
+    event = newest_cited(item.params, evidence)
+    if event is not None:
+        several = len(cited(item.params)) > 1
+        return Deferral(evidence_before(event, change, several=several), change.at)
+    return Deferral(
+        f"task {task.id} was changed on the hub by someone other than Custodian at "
+        f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
+        "change, this task's status is a person's decision, unless evidence newer than the "
+        "change is cited",
+        change.at,
+    )
 
-    None when the last change is older than `defer_days`, is Custodian's own creation of the
-    task, or when the evidence cited is newer than it (the ordinary rules decide then).
+
+def hub_change(
+    item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
+) -> Change | None:
+    """Someone else's change to the task, on the hub, that a status write in `item` defers to.
+
+    None when the last change is older than `defer_days`, is the task's creation, or is what
+    Custodian's own writes left (the checkpoint's, in `recent`), or when the evidence cited is
+    newer than it (the ordinary rules decide then).
     """
     change = last_change(task, evidence, leave_out=cited(item.params))
     if change is None or change.at <= recent.now - timedelta(days=policy.defer_days):
         return None
-    created = task.updated_at is not None and task.updated_at == task.created_at
-    if created and any(w.hub_id == task.id for w in recent.writes):
-        return None  # Custodian created it (a person approved the create): no one changed it
-    event = newest_cited(item.params, evidence)
-    if event is not None and newer_than(event, change):
+    if task.updated_at is not None and task.updated_at == task.created_at:
+        return None  # created so: a task's first status is no one's change to defer to
+    statuses = status_writes()
+    mine = [w for w in recent.writes if w.task_id == task.id and w.operation in statuses]
+    if mine and not _moved_since(mine[-1], task):
+        return None  # the hub shows what Custodian's own (or an approved) write left
+    if newer_than(newest_cited(item.params, evidence), change):
         return None
-    if event is not None:
-        return evidence_before(event, change, several=len(cited(item.params)) > 1)
-    return (
-        f"task {task.id} was changed on the hub by someone other than Custodian at "
-        f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
-        "change, this task's status is a person's decision, unless evidence newer than the "
-        "change is cited"
-    )
+    return change
 
 
 def _status_deference(

@@ -6,7 +6,8 @@ the task already has an open flag, or a person recently rejected a flag or a sta
 marks an in-progress task done only when a person's milestone or status-change event on that task,
 newer than the task's last change (the authority's own comparison), says the work is done, and it
 cites that event as evidence (core/authority/evidence.py), unless a person recently rejected a flag
-or a status change for that task. It stays within the default per-run caps. The same facts always give the same bytes.
+or a status change for that task. It stays within the default per-run caps. The same facts always
+give the same bytes.
 """
 
 from __future__ import annotations
