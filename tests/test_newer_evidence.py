@@ -25,6 +25,7 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
+from reviewsupport import Browser, review_page, review_settings
 from runsupport import CANON, hub_get, plan_response
 from standingsupport import Cli, status
 from test_authority_support import NOW, plan_of, task, website
@@ -223,6 +224,10 @@ def test_a_persons_block_is_not_undone_by_an_older_unblocked_event(
     assert unblocked in shown and "status set to blocked" in shown
     kept = cli.ok("approvals", "show", item["approval_id"], "--json").json()
     assert kept["waits_code"] == "deferred" and kept["waits"] == why
+    with review_page(review_settings(cli.memory, small_hub.url, tmp_path)) as server:
+        card = Browser(server).get("/").text
+    escaped = why.replace("'", "&#39;")
+    assert f'<dd class="waits">in deference to a person&#39;s change: {escaped}</dd>' in card
 
 
 def test_evidence_newer_than_the_persons_change_runs(
