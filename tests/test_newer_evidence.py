@@ -227,7 +227,7 @@ def test_a_persons_block_is_not_undone_by_an_older_unblocked_event(
     with review_page(review_settings(cli.memory, small_hub.url, tmp_path)) as server:
         card = Browser(server).get("/").text
     escaped = why.replace("'", "&#39;")
-    assert f'<dd class="waits">in deference to a person&#39;s change: {escaped}</dd>' in card
+    assert f'<dd class="waits">in deference to a person\'s change: {escaped}</dd>' in card
 
 
 def test_evidence_newer_than_the_persons_change_runs(
