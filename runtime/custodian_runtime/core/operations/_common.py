@@ -11,7 +11,7 @@ from custodian_runtime.core.operations._spec import Landing, Lookup, Params
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES, short
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+    from custodian_runtime.core.view import View
 
 __all__ = ["SANCTIONED_STATUSES"]
 

@@ -8,16 +8,16 @@ from custodian_runtime.core import contract
 from custodian_runtime.core.authority.marks import same_text
 from custodian_runtime.core.operations._common import article, in_domain, marked, quoted
 from custodian_runtime.core.operations._spec import (
-    OWN_SOURCE,
     Landing,
     Lookup,
     OperationSpec,
     Params,
 )
 from custodian_runtime.core.plan.schema import AddProgressEvent
+from custodian_runtime.core.view import OWN_SOURCE
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+    from custodian_runtime.core.view import View
 
 
 def _already(params: Params, view: View) -> str | None:

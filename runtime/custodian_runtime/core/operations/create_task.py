@@ -10,7 +10,7 @@ from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Param
 from custodian_runtime.core.plan.schema import CreateTask
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+    from custodian_runtime.core.view import View
 
 
 def _same(p: Params, view: View) -> list[str]:

@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING, Any
 from custodian_runtime.core import contract
 from custodian_runtime.core.operations._common import in_domain, marked, quoted
 from custodian_runtime.core.operations._spec import (
-    OWN_SOURCE,
     Landing,
     Lookup,
     OperationSpec,
     Params,
 )
 from custodian_runtime.core.plan.schema import FlagForHuman
+from custodian_runtime.core.view import OWN_SOURCE
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+    from custodian_runtime.core.view import View
 
 
 def _already(p: Params, view: View) -> str | None:

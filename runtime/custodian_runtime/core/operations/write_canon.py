@@ -10,7 +10,7 @@ from custodian_runtime.core.operations._spec import Landing, Lookup, OperationSp
 from custodian_runtime.core.plan.schema import WriteCanon, short
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+    from custodian_runtime.core.view import View
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
