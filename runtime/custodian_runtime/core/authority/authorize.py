@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem, deference
 from custodian_runtime.core.authority.checks import Tally, ids_problem

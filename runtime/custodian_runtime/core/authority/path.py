@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites

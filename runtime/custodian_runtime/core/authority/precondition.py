@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority.checks import SAME_TITLE, same_titles
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority.precondition import edited_problem
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,

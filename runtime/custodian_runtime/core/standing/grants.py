@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 
 MAX_EXPIRY = timedelta(days=30)
 GRANT_ID = r"^grant-[0-9a-f]{12}$"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.checks import SAME_TITLE
 from custodian_runtime.core.authority.own_writes import OwnWrite
