@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import custodian_runtime.core.contract as contract
 from custodian_runtime.core.authority.marks import same_text
@@ -14,10 +14,7 @@ from custodian_runtime.core.operations._spec import (
     Params,
 )
 from custodian_runtime.core.plan.schema import AddProgressEvent
-from custodian_runtime.core.view import OWN_SOURCE
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.view import View
+from custodian_runtime.core.view import OWN_SOURCE, View
 
 
 def _already(params: Params, view: View) -> str | None:
