@@ -21,6 +21,7 @@ from custodian_runtime.clock import simulated_clock
 from custodian_runtime.core.standing.grants import MAX_SKEW
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock
+from reviewsupport import Browser, review_page, review_settings
 from runsupport import hub_get, small_dataset
 from standingsupport import Cli, note_of, status
 
@@ -94,7 +95,9 @@ def test_a_host_20_days_ahead_cannot_issue_a_grant_that_is_live_40_days_later(
     assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
 
 
-@pytest.mark.parametrize("off", [MAX_SKEW + timedelta(seconds=30), -MAX_SKEW - timedelta(minutes=1)])
+@pytest.mark.parametrize(
+    "off", [MAX_SKEW + timedelta(seconds=30), -MAX_SKEW - timedelta(minutes=1)]
+)
 def test_issue_refuses_when_the_hosts_clock_and_the_hubs_differ_past_the_skew(
     cli: Cli, hub: ReferenceHub, hub_now: HubClock, off: timedelta
 ) -> None:
@@ -192,3 +195,39 @@ def test_a_standing_record_that_does_not_decode_exits_6_naming_it(
         assert f"journal record {ref} ({case.split('-')[0]})" in said, (argv, said)
         assert "restore the domain's journal from a backup" in said, (argv, said)
     assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
+
+
+# --- the review page: the same bounds, the same damage -------------------------------------------
+
+
+def test_the_review_page_refuses_an_issue_past_the_skew_and_shows_a_void_grant(
+    cli: Cli, hub: ReferenceHub, hub_now: HubClock, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC)
+    _journal(cli, "grant_issued", {"grant": _grant(hub, now, now + timedelta(days=31))})
+    live = cli.issue(hub.url, "--max", "5", "--expires", "7d")  # its revoke form: a CSRF token
+    hub_now.advance(MAX_SKEW + timedelta(minutes=5))
+    with review_page(review_settings(cli.memory, hub.url, tmp_path)) as server:
+        page = Browser(server)
+        shown = page.get("/standing?domain=website")
+        assert shown.status_code == 200 and "void: expires more than 30 days after issue" in (
+            shown.text
+        )
+        form = {"domain": "website", "operation": "create_task", "where": "", "max": "3",
+                "expires": "7d", "by": "ana", "reason": "routine", "decision": "issue"}  # fmt: skip
+        refused = page.post("/standing/issue", **form)
+        assert refused.status_code == 422, refused.text
+        assert "more than 5 minutes" in refused.text and "NTP" in refused.text
+    assert sorted(g["id"] for g in cli.grants()) == sorted(["grant-00000000abcd", live])
+
+
+def test_the_review_standing_page_says_a_damaged_standing_record_not_a_500(
+    cli: Cli, hub: ReferenceHub, tmp_path: Path
+) -> None:
+    cli.issue(hub.url, "--max", "5", "--expires", "7d")
+    ref = _journal(cli, "grant_issued", {"grant": {"id": "grant-00000000abcd", "max_uses": "x"}})
+    with review_page(review_settings(cli.memory, hub.url, tmp_path)) as server:
+        shown = Browser(server).get("/standing?domain=website")
+    assert shown.status_code == 200, shown.status_code
+    assert f"journal record {ref} (grant_issued) does not decode" in shown.text, shown.text
+    assert "restore the domain" in shown.text

@@ -123,13 +123,13 @@ def standing_of(records: Iterable[Record]) -> Standing:
 
 def decoded(r: Record) -> Entry:
     """A record of the standing as its kind's model; RecordDataError (exit 6) naming it if it
-    does not decode, or lacks what its kind must say (who set which mode; which grant)."""
+    does not decode, or lacks what its kind must say (which operation's mode; which grant)."""
     try:
         entry = decode(r)
     except RecordDataError as exc:
         raise damage(r, _first(exc.__cause__) or str(exc)) from None
     lacking = {
-        PolicySet: ("operation", "mode", "by", "reason"),
+        PolicySet: ("operation", "mode"),
         GrantRevoked: ("grant_id",),
         GrantUsed: ("grant_id",),
     }.get(type(entry), ())
