@@ -14,18 +14,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from conftest import HubClock
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.clock import simulated_clock
-from custodian_runtime.core.standing.grants import MAX_SKEW
+from custodian_runtime.core.standing.grants import (
+    MAX_EXPIRY,
+    MAX_SKEW,
+    VOID_AHEAD,
+    VOID_LONG,
+    Grant,
+    covering,
+    skew_problem,
+    state_of,
+)
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock
 from reviewsupport import Browser, review_page, review_settings
 from runsupport import hub_get, small_dataset
 from standingsupport import Cli, note_of, status
-
-NOW = datetime.now(UTC).replace(microsecond=0)
 
 
 @pytest.fixture
@@ -231,3 +239,34 @@ def test_the_review_standing_page_says_a_damaged_standing_record_not_a_500(
     assert shown.status_code == 200, shown.status_code
     assert f"journal record {ref} (grant_issued) does not decode" in shown.text, shown.text
     assert "restore the domain" in shown.text
+
+
+# --- the pure rules, at their edges --------------------------------------------------------------
+
+
+def _pure(issued: datetime, expires: datetime) -> Grant:
+    return Grant(
+        id="grant-00000000abcd", domain="website", operation="set_task_status", max_uses=1,
+        expires_at=expires, by="ana", reason="r", hub_id="hub_id:h", issued_at=issued,
+    )  # fmt: skip
+
+
+def test_the_bounds_at_their_edges() -> None:
+    now = datetime(2026, 12, 1, 9, tzinfo=UTC)
+    thirty = _pure(now, now + MAX_EXPIRY)
+    assert state_of(thirty, 0, now) == "live"
+    assert state_of(_pure(now, now + MAX_EXPIRY + timedelta(seconds=1)), 0, now) == VOID_LONG
+    assert state_of(_pure(now + MAX_SKEW, now + timedelta(days=1)), 0, now) == "live"
+    ahead = _pure(now + MAX_SKEW + timedelta(seconds=1), now + timedelta(days=1))
+    assert state_of(ahead, 0, now) == VOID_AHEAD
+    assert state_of(ahead.model_copy(update={"revoked": True}), 0, now) == "revoked"
+    cover = covering("set_task_status", {"task_id": "t"}, [ahead], {}, now, "hub_id:h")
+    assert cover.grant is None and cover.void == (f"{ahead.id} did not cover it: {VOID_AHEAD}",)
+    elsewhere = covering("set_task_status", {"task_id": "t"}, [ahead], {}, now, "hub_id:other")
+    assert elsewhere.void == ()  # it would not have covered it anyway: nothing to say
+    assert skew_problem(now, now + MAX_SKEW) is None
+    assert skew_problem(now, now - MAX_SKEW) is None
+    late = skew_problem(now - timedelta(hours=3, minutes=2), now)
+    assert late is not None and "differ by 3 hours, more than 5 minutes" in late
+    with pytest.raises(ValidationError):
+        _pure(now.replace(tzinfo=None), now + timedelta(days=1))
