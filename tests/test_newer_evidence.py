@@ -15,13 +15,18 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence, last_change, older_evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.path import Grounds, PersonDecision, fresh_ruling, rule_write
+from custodian_runtime.core.authority.precondition import proposed_under
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
@@ -315,3 +320,65 @@ def test_from_a_hub_without_updated_at_the_persons_blocker_event_is_the_change(
     summary = _run_without_updated_at(tmp_path, small_hub, newer)
     assert [e["operation"] for e in summary["executed"]] == ["update_task_status"], summary
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"
+
+
+# --- one ruling on every path -------------------------------------------------------------------
+
+
+def _state(
+    status: str, changed_hours: float, stamped: bool, *events: ProgressEvent
+) -> DomainSummary:
+    changed = task("t-block", "ws-web", "blocked").model_copy(
+        update={
+            "status": status,
+            "version": 2,
+            "updated_at": NOW - timedelta(hours=changed_hours) if stamped else None,
+        }
+    )
+    return _with(website(), changed, *events)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    status=st.sampled_from(["todo", "blocked", "in_progress"]),
+    operation=st.sampled_from(["update_task_status", "set_task_status"]),
+    target=st.sampled_from(["in_progress", "done", "blocked"]),
+    evidence_hours=st.sampled_from([1.0, 47.0, 48.0, 96.0]),
+    changed_hours=st.sampled_from([48.0, 24 * 20.0]),
+    stamped=st.booleans(),
+    blocker=st.booleans(),
+)
+def test_evidence_against_the_last_change_rules_alike_on_every_path(
+    status: str, operation: str, target: str, evidence_hours: float, changed_hours: float,
+    stamped: bool, blocker: bool,
+) -> None:  # fmt: skip
+    if operation == "update_task_status" and target == "blocked":
+        target = "done"  # only done or in_progress runs on its own
+    params: dict[str, Any] = {"task_id": "t-block", "status": target}
+    if operation == "update_task_status":
+        params["evidence"] = ["ev-1"]
+    fp = fingerprint(operation, params)
+    item = ProposedItem(index=0, section="recorded", operation=operation, params=params,
+                        reason="r", error=None, fingerprint=fp)  # fmt: skip
+    events = [_event("ev-1", evidence_hours, event_type="milestone")]
+    if blocker:
+        events.append(_event("ev-blk", changed_hours, event_type="blocker", source="ana"))
+    observed = _state(status, changed_hours, stamped, *events)
+    grounds = Grounds(recent=RecentWrites(NOW))
+
+    fresh = fresh_ruling(item, observed, grounds)
+    reconciled = rule_write(item, observed, grounds=grounds)
+    person = PersonDecision("apr-1", "ana", "approved", proposed_under(item, observed))
+    approved = rule_write(item, observed, person, grounds=grounds)
+    assert reconciled.allowed == (fresh.outcome == "execute")
+    assert approved.allowed == (fresh.outcome != "deny")
+
+    knows_change = stamped or blocker
+    older = evidence_hours >= changed_hours
+    if operation == "update_task_status" and knows_change and older:
+        assert fresh.outcome != "execute", fresh.reason  # never undoes a newer change on its own
+        if fresh.outcome == "queue":
+            assert fresh.code == "deferred" or "evidence" in fresh.reason, fresh.reason
+    within = changed_hours < 24 * Policy().defer_days
+    if operation == "set_task_status" and stamped and within and fresh.outcome == "queue":
+        assert fresh.code == "deferred" and fresh.defers_to == NOW - timedelta(hours=changed_hours)
