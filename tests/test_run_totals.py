@@ -53,6 +53,7 @@ def test_totals_count_runs_writes_and_cost_once_each() -> None:
         "update_task_status stale": 1,
     }
     assert (totals.input_tokens, totals.output_tokens) == (2000, 400)
+    assert totals.first_run_at == "2026-11-30T12:10:00.000000Z"  # r0's finished record
     assert totals.cost_micro_usd == 2 * 12346  # whole micro-dollars, so chunks add up exactly
 
 

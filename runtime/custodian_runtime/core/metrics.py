@@ -38,6 +38,10 @@ BUILD_INFO = "custodian_build_info"
 METRICS: tuple[Metric, ...] = (
     Metric("custodian_last_run_timestamp_seconds", "When the last run ended (Unix time)."),
     Metric("custodian_last_success_timestamp_seconds", "When the last run with exit code 0 ended."),
+    Metric(
+        "custodian_first_run_timestamp_seconds",
+        "When the first run the journal records ended (for a domain that never succeeded).",
+    ),
     Metric("custodian_run_duration_seconds", "How long the last run took."),
     Metric("custodian_run_items", "Plan items of the last run, by outcome.", ("domain", "outcome")),
     Metric("custodian_run_exit_code", "The last run's exit code."),
@@ -176,6 +180,9 @@ def _total_samples(domain: str, totals: Totals) -> list[Sample]:
         Sample("custodian_writes_total", {**at, "operation": op, "outcome": o}, float(n))
         for (op, o), n in totals.labelled("writes")
     ]
+    if totals.first_run_at is not None:
+        first = parse_at(totals.first_run_at).timestamp()
+        found.append(Sample("custodian_first_run_timestamp_seconds", at, first))
     found += [
         Sample("custodian_input_tokens_total", at, float(totals.input_tokens)),
         Sample("custodian_output_tokens_total", at, float(totals.output_tokens)),

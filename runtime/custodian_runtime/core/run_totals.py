@@ -40,6 +40,8 @@ class Totals(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_micro_usd: int = 0
+    # When the first recorded run ended: "never succeeded" is measured from it.
+    first_run_at: str | None = None
 
     @property
     def cost_usd(self) -> float:
@@ -99,9 +101,11 @@ def add(totals: Totals, known: Sequence[Record], new: Sequence[Record]) -> Total
     """`totals` with each of `new` counted once; `known` (records kept before) name operations."""
     runs, writes = Counter(totals.runs), Counter(totals.writes)
     tokens_in, tokens_out, micro = totals.input_tokens, totals.output_tokens, totals.cost_micro_usd
+    first = totals.first_run_at
     operations = _operations([*known, *new])
     for record in new:
         if record.kind == "finished":
+            first = first or record.at
             ended = decode(record)
             assert isinstance(ended, Finished)
             key, more_in, more_out, more_micro = _run_counts(ended)
@@ -117,4 +121,5 @@ def add(totals: Totals, known: Sequence[Record], new: Sequence[Record]) -> Total
         input_tokens=tokens_in,
         output_tokens=tokens_out,
         cost_micro_usd=micro,
+        first_run_at=first,
     )
