@@ -36,11 +36,13 @@ LIFECYCLE = {
 TEMPLATE = {"CronJob": "spec.jobTemplate.spec.template", "Deployment": "spec.template"}
 
 
-def check_lifecycle(docs: list[Doc]) -> Iterator[str]:
+def check_lifecycle(
+    docs: list[Doc], allow: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
+) -> Iterator[str]:
     """No field that puts back, on each apply, what an operator changed on purpose."""
     for doc in docs:
         for path in LIFECYCLE.get(str(doc.get("kind")), ()):
-            if dig(doc, path) is not None:
+            if dig(doc, path) is not None and (str(doc.get("kind")), path) not in allow:
                 yield (
                     f"{ident(doc)}: {path} is set; leave it out, or every `kubectl apply` "
                     f"undoes an operator's change of it"
@@ -194,4 +196,18 @@ def check_prometheus_rule(doc: Doc) -> list[str]:
                 problems.append(
                     f"{where}: every rule of group {group.get('name')} needs alert, expr"
                 )
+    return problems
+
+
+def check_service_monitor(doc: Doc) -> list[str]:
+    """A ServiceMonitor (monitoring.coreos.com/v1) scraping the fleet's metrics port."""
+    where = f"{ident(doc)}"
+    if doc.get("apiVersion") != "monitoring.coreos.com/v1" or doc.get("kind") != "ServiceMonitor":
+        return [f"{where}: must be apiVersion monitoring.coreos.com/v1, ServiceMonitor"]
+    problems = []
+    if not dig(doc, "spec.selector.matchLabels"):
+        problems.append(f"{where}: spec.selector.matchLabels must select the fleet's Service")
+    endpoints = dig(doc, "spec.endpoints") or []
+    if not any(e.get("port") == "metrics" for e in endpoints):
+        problems.append(f"{where}: spec.endpoints needs the `metrics` port")
     return problems

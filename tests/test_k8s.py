@@ -84,7 +84,7 @@ def test_overlay_with_the_wrong_domain_fails(k8s_copy: Path) -> None:
 
 
 def test_deadline_longer_than_the_schedule_period_fails(k8s_copy: Path) -> None:
-    edit(k8s_copy / "overlays" / "website" / "kustomization.yaml", "0 */6 * * *", "*/15 * * * *")
+    edit(k8s_copy / "overlays" / "website" / "kustomization.yaml", "16 2/6 * * *", "*/15 * * * *")
     result = run_validator(k8s_copy)
     assert result.returncode == 1
     assert "activeDeadlineSeconds is 1800; it must be below" in result.stdout
