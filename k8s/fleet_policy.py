@@ -100,8 +100,12 @@ def check_scrape(sts: Doc, container: Doc, docs: list[Doc]) -> Iterator[str]:
     if notes.get("prometheus.io/scrape") != "true" or notes.get("prometheus.io/port") != port:
         yield f"{ident(sts)}: pod annotations prometheus.io/scrape and /port {port} are not set"
     service = next(
-        (d for d in docs if d.get("kind") == "Service" and ident(d).endswith(
-            "/" + str(dig(sts, "spec.serviceName")))),
+        (
+            d
+            for d in docs
+            if d.get("kind") == "Service"
+            and ident(d).endswith("/" + str(dig(sts, "spec.serviceName")))
+        ),
         None,
     )
     if service is None or dig(service, "spec.clusterIP") != "None":
@@ -156,7 +160,9 @@ def check_companions(sts: Doc, docs: list[Doc]) -> Iterator[str]:
 
 def check_fleet(docs: list[Doc]) -> list[str]:
     """Every rule of the fleet over one rendered kustomization."""
-    problems = [f"{ident(d)}: a Secret must not be rendered" for d in docs if d.get("kind") == "Secret"]
+    problems = [
+        f"{ident(d)}: a Secret must not be rendered" for d in docs if d.get("kind") == "Secret"
+    ]
     sets = [d for d in docs if d.get("kind") == "StatefulSet"]
     if len(sets) != 1:
         return [*problems, f"the fleet renders {len(sets)} StatefulSets; it needs exactly one"]

@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {target / 'kustomization.yaml'}: schedule {spread_schedule(args.domain, every)!r}")
+    print(
+        f"wrote {target / 'kustomization.yaml'}: schedule {spread_schedule(args.domain, every)!r}"
+    )
     print("next: canon/domains/<domain>.md, then `make k8s`")
     return 0
 

@@ -30,6 +30,7 @@ from workload_policy import (
     check_dns_egress,
     check_lifecycle,
     check_prometheus_rule,
+    check_reseal,
     check_review,
     check_service_monitor,
     check_snapshot,
@@ -200,6 +201,8 @@ def check_examples(root: Path, versions: list[str]) -> list[str]:
             found = check_service_monitor(doc)  # and this one
         else:
             found = [p for v in versions for p in schema_problems(doc, v)]
+        if isinstance(doc, dict) and doc.get("kind") == "Job":
+            found += check_reseal(doc)
         problems += [f"{rel}: {p}" for p in found]
         for kustomization in root.rglob("kustomization.yaml"):
             if path.name in kustomization.read_text(encoding="utf-8"):
@@ -212,10 +215,7 @@ def across(targets: list[Target]) -> list[str]:
     """Rules between kustomizations: spread schedules, and no domain both in an overlay and
     in the fleet (two memory directories, two runners taking turns)."""
     runs = [
-        pair
-        for t in targets
-        if t.domain is not None
-        for pair in cronjob_domains(t.docs, t.domain)
+        pair for t in targets if t.domain is not None for pair in cronjob_domains(t.docs, t.domain)
     ]
     problems = list(check_schedules(runs))
     overlays = {domain for domain, _ in runs}

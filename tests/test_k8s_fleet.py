@@ -1,4 +1,4 @@
-"""The fleet's manifests (k8s/fleet) and the spread of the per-domain CronJobs, through `make k8s`."""
+"""The fleet's manifests (k8s/fleet) and the per-domain CronJobs' spread, through `make k8s`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_k8s import K8S, edit, k8s_copy, run_validator  # noqa: F401 (a fixture)
+from test_k8s import K8S, edit, run_validator
 
 sys.path.insert(0, str(K8S))
-from schedule_policy import slot, spread_schedule  # noqa: E402
+from schedule_policy import slot, spread_schedule
 
 
 def _render(root: Path) -> list[dict[str, object]]:
@@ -35,6 +35,13 @@ def _objects(docs: list[dict[str, object]]) -> list[tuple[str, str]]:
             name = "custodian-fleet-domains"
         found.append((str(doc["kind"]), name))
     return sorted(found)
+
+
+def scratch_copy(tmp_path: Path) -> Path:
+    """A copy of k8s/ to change."""
+    copy = tmp_path / "k8s"
+    shutil.copytree(K8S, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
 
 
 def _fleet_only(tmp_path: Path, domains: list[str]) -> Path:
@@ -104,8 +111,9 @@ def test_the_schedule_slot_is_the_names_hash() -> None:
 
 
 def test_new_domain_spreads_and_make_k8s_refuses_two_on_one_schedule(
-    tmp_path: Path, k8s_copy: Path
+    tmp_path: Path,
 ) -> None:
+    k8s_copy = scratch_copy(tmp_path)
     script = K8S / "new_domain.py"
     added = subprocess.run(
         [sys.executable, str(script), "search", "--every", "6h", "--root", str(k8s_copy)],

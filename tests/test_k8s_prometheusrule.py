@@ -38,7 +38,7 @@ def test_it_alerts_on_what_the_issue_names() -> None:
     }
     exprs = " ".join(str(r["expr"]) for r in _rules())
     # Failed pods are not failed Jobs; the cost is a counter's increase, not a gauge's samples.
-    assert "kube_job_status_failed" not in exprs and 'kube_job_failed{' in exprs
+    assert "kube_job_status_failed" not in exprs and "kube_job_failed{" in exprs
     assert "increase(custodian_cost_usd_total[1d])" in exprs
 
 

@@ -23,8 +23,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.metrics import RunFacts
 from custodian_runtime import __version__
+from custodian_runtime.core.metrics import RunFacts
 from custodian_runtime.metrics import StatusRequest, parse_max_age, push_run, status_command
 from custodian_runtime.packaged import revision
 from custodian_runtime.phase_log import PhaseLog

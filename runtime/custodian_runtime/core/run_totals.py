@@ -110,7 +110,11 @@ def add(totals: Totals, known: Sequence[Record], new: Sequence[Record]) -> Total
             assert isinstance(ended, Finished)
             key, more_in, more_out, more_micro = _run_counts(ended)
             runs[key] += 1
-            tokens_in, tokens_out, micro = tokens_in + more_in, tokens_out + more_out, micro + more_micro
+            tokens_in, tokens_out, micro = (
+                tokens_in + more_in,
+                tokens_out + more_out,
+                micro + more_micro,
+            )
             continue
         write = _write_key(record, operations)
         if write is not None:
