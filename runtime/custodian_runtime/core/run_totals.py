@@ -17,8 +17,9 @@ from custodian_runtime.core.journal.kinds import (
     Authorized,
     Finished,
     RulingRecord,
-    decode,
     item_of,
+    of_kind,
+    read_as,
 )
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.prices import cost_usd
@@ -61,13 +62,15 @@ def _split(key: str) -> tuple[str, str]:
 
 def _operations(records: Iterable[Record]) -> dict[object, str]:
     """(run, index) -> operation, from the rulings and authorizations among `records`."""
+    kept = list(records)
     found: dict[object, str] = {}
-    for record in records:
-        if record.kind in ("ruling", "authorized"):
-            entry = decode(record)
-            assert isinstance(entry, RulingRecord | Authorized)
-            if entry.operation:
-                found[item_of(record)] = entry.operation
+    pairs: list[tuple[Record, RulingRecord | Authorized]] = [
+        *of_kind(kept, RulingRecord),
+        *of_kind(kept, Authorized),
+    ]
+    for record, entry in pairs:
+        if entry.operation:
+            found[item_of(record)] = entry.operation
     return found
 
 
@@ -86,8 +89,7 @@ def _run_counts(ended: Finished) -> tuple[str, int, int, int]:
 
 def _write_key(record: Record, operations: Mapping[object, str]) -> str | None:
     if record.kind == "ruling":
-        ruling = decode(record)
-        assert isinstance(ruling, RulingRecord)
+        ruling = read_as(record, RulingRecord)
         if ruling.outcome != "deny":
             return None
         return f"{ruling.operation or UNKNOWN_OPERATION}{SEP}denied"
@@ -106,9 +108,7 @@ def add(totals: Totals, known: Sequence[Record], new: Sequence[Record]) -> Total
     for record in new:
         if record.kind == "finished":
             first = first or record.at
-            ended = decode(record)
-            assert isinstance(ended, Finished)
-            key, more_in, more_out, more_micro = _run_counts(ended)
+            key, more_in, more_out, more_micro = _run_counts(read_as(record, Finished))
             runs[key] += 1
             tokens_in, tokens_out, micro = (
                 tokens_in + more_in,
