@@ -15,8 +15,8 @@ from typing import Any
 from custodian_runtime.core.approvals.items import ApprovalItem, pending_for
 from custodian_runtime.core.journal.kinds import Finished, of_kind, read_as
 from custodian_runtime.core.journal.records import Record, parse_at
+from custodian_runtime.core.journal.totals import Totals
 from custodian_runtime.core.prices import cost_usd
-from custodian_runtime.core.run_totals import Totals
 
 JOB = "custodian"
 OUTCOMES = ("executed", "queued", "denied", "failed")
@@ -50,7 +50,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("custodian_run_cost_usd", "What the last run's model call cost, in USD."),
     Metric("custodian_pending_approvals", "Items waiting for a person in the approval queue."),
     Metric("custodian_oldest_pending_age_seconds", "Age of the oldest item waiting for a person."),
-    # Counters: the journal's running totals (core/run_totals.py), the same in every push and
+    # Counters: the journal's running totals (core/journal/totals.py), the same in every push and
     # scrape; alert on increase() of these, not on the last run's gauges.
     Metric(
         "custodian_runs_total",

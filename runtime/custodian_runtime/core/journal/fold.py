@@ -30,8 +30,8 @@ from custodian_runtime.core.journal.records import (
     Record,
     record_hash,
 )
+from custodian_runtime.core.journal.totals import Totals, add
 from custodian_runtime.core.metrics import run_index
-from custodian_runtime.core.run_totals import Totals, add
 from custodian_runtime.core.standing.record import STANDING_KINDS
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS, shadow_records
 
@@ -77,14 +77,14 @@ EMPTY_HEAD = Head(seq=0, hash=GENESIS)
 
 
 # 2: the checkpoint keeps Custodian's own writes; 3: and the domain's running totals
-# (core/run_totals.py). An older file is rebuilt by one full scan, which counts every record.
+# (core/journal/totals.py). An older file is rebuilt by one full scan, which counts every record.
 VERSION = 3
 
 
 class Checkpoint(BaseModel):
     """A domain's journal folded: its head, the records a run reads (see `compact`),
     Custodian's own writes of the last 31 days (core/authority/own_writes.py), and the running
-    totals of runs, writes and cost the metrics' counters report (core/run_totals.py)."""
+    totals of runs, writes and cost the metrics' counters report (core/journal/totals.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
