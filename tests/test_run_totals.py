@@ -1,4 +1,4 @@
-"""A domain's running totals (core/journal/totals.py), folded record by record into the checkpoint."""
+"""A domain's running totals (core/journal/totals.py), folded into the checkpoint."""
 
 from __future__ import annotations
 
