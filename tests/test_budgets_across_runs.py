@@ -128,7 +128,12 @@ def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any) -
 
 def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
     """20 new events, a flip of web-t-1 citing a person's event, and a flag on web-t-3: every
-    per-run rule kept."""
+    per-run rule kept. A person writes again after Custodian's first flip: evidence older than
+    the task's last change (that flip) would queue the second before the budget is counted."""
+    if run == 1:
+        again = {"workstream_id": "web-ws-1", "task_id": "web-t-1", "event_type": "milestone",
+                 "summary": "Pricing page checked again.", "source": "ana"}  # fmt: skip
+        httpx.post(f"{hub.url}/events", json=again, timeout=5).raise_for_status()
     said = [e["id"] for e in hub_get(hub, "/events?task_id=web-t-1")["events"]]
     status = hub_get(hub, "/tasks/web-t-1")["status"]
     flip = "done" if status == "in_progress" else "in_progress"
@@ -137,7 +142,7 @@ def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
             {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"Run {run}, note {n}"}
             for n in range(20)
         ],
-        "tasks_to_update": [{"task_id": "web-t-1", "status": flip, "evidence": said[-1:]}],
+        "tasks_to_update": [{"task_id": "web-t-1", "status": flip, "evidence": said[:1]}],
         "tasks_to_flag": [{"task_id": "web-t-3", "note": "The announcement has no owner."}],
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
@@ -145,6 +146,26 @@ def test_a_rejected_status_change_stops_marking_that_task_done() -> None:
     assert _document(offline_plan(_facts(done)))["tasks_to_update"] != []
     facts = PlanningFacts("website", NOW, done, rejected=frozenset({("update_task_status", "t-1")}))
     assert _document(offline_plan(facts))["tasks_to_update"] == []
+
+
+def test_it_cites_only_an_event_newer_than_the_tasks_last_change_and_that_runs() -> None:
+    touched = task("t-1", "ws-web", "in_progress", idle_days=1)
+    said = person_event("e-1", "ws-web", "t-1").model_copy(update={"summary": "All done."})
+    for at, proposed in ((touched.updated_at, False), (NOW, True)):
+        done = _summary([touched]).model_copy(
+            update={"recent_events": (said.model_copy(update={"created_at": at}),)}
+        )
+        plan = extract_plan(offline_plan(_facts(done)))
+        assert bool(plan.items) is proposed  # an event as old as the change is no evidence
+        assert [r.outcome for r in authorize(plan, done)] == (["execute"] if proposed else [])
+    # From a hub without updated_at, a person's later note is the task's last change.
+    unstamped = touched.model_copy(update={"updated_at": None})
+    later = person_event("e-2", "ws-web", "t-1").model_copy(
+        update={"event_type": "note", "summary": "Reopened: the page 500s.", "created_at": NOW}
+    )
+    older = said.model_copy(update={"created_at": NOW - timedelta(hours=2)})
+    reopened = _summary([unstamped]).model_copy(update={"recent_events": (older, later)})
+    assert _document(offline_plan(_facts(reopened)))["tasks_to_update"] == []
 
 
 def test_the_output_is_byte_stable_for_the_same_facts() -> None:

@@ -114,8 +114,13 @@ def _empty_the_writes_of_the_checkpoint(tmp_path: Path) -> None:
 def test_unsealed_an_emptied_checkpoint_field_goes_unseen_and_the_output_says_unsealed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    done = _milestone_then_reversal(tmp_path, monkeypatch, small_hub)
+    _milestone_then_reversal(tmp_path, monkeypatch, small_hub)
     _empty_the_writes_of_the_checkpoint(tmp_path)
+    # A milestone newer than the reversal: only Custodian's own write (forgotten) still defers.
+    body = {"workstream_id": "web-ws-1", "task_id": "web-t-1", "event_type": "milestone",
+            "summary": "Pricing page shipped again.", "source": "ben"}  # fmt: skip
+    newer = httpx.post(f"{small_hub.url}/events", json=body, timeout=5).json()["id"]
+    done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [newer]}]}
 
     second = _run(tmp_path, monkeypatch, small_hub, done)
 

@@ -87,8 +87,14 @@ class Task(Response):
     assignee: str | None = None
     due: date | None = None
     created_at: datetime
-    updated_at: datetime
+    # None from a hub that does not send it: the task's own events tell its last change then.
+    updated_at: datetime | None = None
     version: int | None = None  # v1.1: grows by one on every change; None from a v1 hub
+
+    @property
+    def touched_at(self) -> datetime:
+        """The task's last update as the hub tells it: `updated_at`, else `created_at`."""
+        return self.updated_at or self.created_at
 
 
 class Decision(Response):

@@ -20,14 +20,19 @@ EVENTS_PER_TASK = 1000  # the contract's largest page of GET /events
 
 
 def tasks_to_read(plan: Plan, summary: DomainSummary) -> tuple[str, ...]:
-    """Tasks whose status change cites an event the summary does not hold, once each."""
+    """Tasks whose status change cites an event the summary does not hold, once each.
+
+    Also a status write's task that the hub sent without `updated_at`: its own events tell its
+    last change, which the core compares the evidence with.
+    """
+    unstamped = {t.id for ws in summary.workstreams for t in ws.tasks if t.updated_at is None}
     tasks = {
         str(item.params["task_id"])
         for item in plan.items
         if _cites_evidence(item.operation)
         and item.error is None
         and isinstance(item.params.get("task_id"), str)
-        and missing_events(item.params, summary)
+        and (missing_events(item.params, summary) or item.params["task_id"] in unstamped)
     }
     return tuple(sorted(tasks))
 

@@ -128,6 +128,7 @@ def _enqueue(
             hub=bound["hub"],
             hub_at=bound["hub_at"],
             canon=bound["canon"],
+            waits=_waits(ruling),
         )
         ctx.approvals.save(approval)
         ctx.journal.write(
@@ -135,6 +136,13 @@ def _enqueue(
         )
         done.append(ItemOutcome.of(ruling, "queued", approval_id=approval.id))
     return tuple(done)
+
+
+def _waits(ruling: Ruling) -> tuple[str, str] | None:
+    """The ruling's code and clause when it queued the item for a reason of its own."""
+    if ruling.code == "routine" or ruling.clause is None:
+        return None
+    return ruling.code, ruling.clause.rstrip(".")
 
 
 def _canon_sha256(item: ProposedItem, canon_dir: Path) -> str | None:

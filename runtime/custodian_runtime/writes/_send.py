@@ -210,6 +210,6 @@ def task_state(task: Task | None) -> dict[str, Any] | None:
         return None
     return {
         "status": task.status,
-        "updated_at": task.updated_at.isoformat(),
+        "updated_at": None if task.updated_at is None else task.updated_at.isoformat(),
         "version": task.version,
     }

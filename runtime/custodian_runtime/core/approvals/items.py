@@ -28,6 +28,10 @@ class ApprovalItem(BaseModel):
     operation: str
     params: dict[str, Any]
     rationale: str | None = None
+    # Why the authority queued it, when for a reason of its own (a ruling's `code` and clause:
+    # `deferred` to a person's change, or `stated`); None for a routine proposal.
+    waits: str | None = None
+    waits_code: str | None = None
     run_id: str
     fingerprint: str
     precondition: dict[str, Any]
@@ -98,14 +102,17 @@ def new_item(
     hub: str | None = None,
     canon: str | None = None,
     hub_at: str | None = None,
+    waits: tuple[str, str] | None = None,
 ) -> ApprovalItem:
-    """A fresh pending item that expires `ttl_days` after `now`."""
+    """A fresh pending item that expires `ttl_days` after `now`; `waits`: (code, clause)."""
     return ApprovalItem(
         id=approval_id,
         domain=domain,
         operation=operation,
         params=params,
         rationale=rationale,
+        waits=None if waits is None else waits[1],
+        waits_code=None if waits is None else waits[0],
         run_id=run_id,
         fingerprint=fingerprint,
         precondition=precondition,

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
-from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem, deference
+from custodian_runtime.core.authority.budgets import (
+    Deferral,
+    RecentWrites,
+    budget_problem,
+    deference,
+)
 from custodian_runtime.core.authority.checks import Tally, ids_problem
-from custodian_runtime.core.authority.evidence import Evidence, evidence_problem
+from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
@@ -26,8 +32,9 @@ from custodian_runtime.core.view import View
 
 RulingOutcome = Literal["execute", "queue", "deny"]
 # What a ruling's sentence tells a person: nothing beyond the outcome (`executes`, or `routine`:
-# queued as every proposal is), or a reason of its own (`stated`).
-ReasonCode = Literal["executes", "routine", "stated"]
+# queued as every proposal is), a reason of its own (`stated`), or that it waits in deference to
+# a person's change (`deferred`: a person changed the task, or its evidence predates the change).
+ReasonCode = Literal["executes", "routine", "stated", "deferred"]
 _VERBS: dict[RulingOutcome, str] = {
     "execute": "executes",
     "deny": "is denied",
@@ -53,6 +60,8 @@ class Ruling:
     grant: str | None = None
     # What a `deny` ruling of shadow mode would have done (`execute` or `queue`), else None.
     shadow: RulingOutcome | None = None
+    # A `deferred` ruling's change on the hub by someone else (core/authority/budgets.py).
+    defers_to: datetime | None = None
 
 
 def authorize(
@@ -81,9 +90,9 @@ def authorize(
     rulings = []
     closed = unavailable or {}
     for item in plan.items:
-        outcome, reason = _rule(item, view, policy, history, tally, seen, recent, closed)
+        outcome, reason, deferred = _rule(item, view, policy, history, tally, seen, recent, closed)
         tally.record(item, outcome)
-        rulings.append(_ruling(item, outcome, reason))
+        rulings.append(_ruling(item, outcome, reason, deferred=deferred))
     return tuple(rulings)
 
 
@@ -91,13 +100,18 @@ def _label(item: ProposedItem) -> str:
     return f"Plan item #{item.index} ({item.operation})"
 
 
-def _ruling(item: ProposedItem, outcome: RulingOutcome, reason: str) -> Ruling:
+def _ruling(
+    item: ProposedItem, outcome: RulingOutcome, reason: str, *, deferred: Deferral | None = None
+) -> Ruling:
     """The ruling, with the code and the clause of the sentence `_rule` put together."""
     clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
     if clause == reason:
         return Ruling(item, outcome, reason)
     routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
     code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
+    if outcome == "queue" and deferred is not None:
+        code = "deferred"
+        return Ruling(item, outcome, reason, code=code, clause=clause, defers_to=deferred.since)
     return Ruling(item, outcome, reason, code=code, clause=clause)
 
 
@@ -110,29 +124,31 @@ def _rule(
     evidence: Evidence,
     recent: RecentWrites | None,
     unavailable: Mapping[str, str],
-) -> tuple[RulingOutcome, str]:
+) -> tuple[RulingOutcome, str, Deferral | None]:
+    """The outcome, its sentence, and whether it waits in deference to a person's change."""
     label = _label(item)
     spec = operations.find(item.operation)
     problem = _form_problem(item, spec, unavailable)
     if problem is not None or spec is None:
-        return "deny", f"{label} is denied: {problem}."
+        return "deny", f"{label} is denied: {problem}.", None
     earlier = tally.first_with(item.fingerprint)
     if earlier is not None:
-        return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word."
+        return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word.", None
     problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
+    if problem is None:
+        problem = _already_done(spec, item, view)
     if problem is not None:
-        return "deny", f"{label} is denied: {problem}."
-    problem = _already_done(spec, item, view)
-    if problem is not None:
-        return "deny", f"{label} is denied: {problem}."
-    closed = closed_by_person(item, view) or _deferred(item, view, policy, recent)
-    if spec.default == "sanctioned" and closed is None:
+        return "deny", f"{label} is denied: {problem}.", None
+    closed = closed_by_person(item, view)
+    deferred = None if closed else _deferred(item, view, policy, recent, evidence)
+    if spec.default == "sanctioned" and closed is None and deferred is None:
         outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
-            return outcome, reason
-        return _rule_queued(item, label, policy, history, tally, lacking)
-    return _rule_queued(item, label, policy, history, tally, closed)
+            return outcome, reason, None
+        return *_rule_queued(item, label, policy, history, tally, lacking), None
+    why = closed or (deferred.reason if deferred is not None else None)
+    return *_rule_queued(item, label, policy, history, tally, why), deferred
 
 
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
@@ -149,12 +165,29 @@ def unproven(item: ProposedItem, evidence: Evidence) -> str | None:
 
 
 def _deferred(
-    item: ProposedItem, view: View, policy: Policy, recent: RecentWrites | None
-) -> str | None:
-    """Why a person decides `item`: it would undo a person's change to Custodian's write."""
-    if recent is None or ids_problem(item.operation, item.params, view) is not None:
+    item: ProposedItem,
+    view: View,
+    policy: Policy,
+    recent: RecentWrites | None,
+    evidence: Evidence,
+) -> Deferral | None:
+    """Why a person decides `item`: it would undo a person's change (through Custodian or on
+    the hub), or its evidence is not newer than the task's last change by anyone."""
+    if ids_problem(item.operation, item.params, view) is not None:
         return None
-    return deference(item, view, policy, recent)
+    found = None if recent is None else deference(item, view, policy, recent, evidence)
+    if found is not None:
+        return found
+    older = _older_evidence(item, view, evidence)
+    return None if older is None else Deferral(older)
+
+
+def _older_evidence(item: ProposedItem, view: View, evidence: Evidence) -> str | None:
+    """Why a status write whose evidence holds still waits: the task changed after it."""
+    spec = operations.find(item.operation)
+    if spec is None or not spec.evidence or evidence_problem(item.params, evidence) is not None:
+        return None
+    return older_evidence(item.params, view.tasks[item.params["task_id"]], evidence)
 
 
 def closed_by_person(item: ProposedItem, view: View) -> str | None:

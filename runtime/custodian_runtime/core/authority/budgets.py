@@ -2,7 +2,10 @@
 
 Both are counted from Custodian's own writes as the journal's checkpoint keeps them
 (core/authority/own_writes.py): the journal is the source of what Custodian did, the observed hub
-the source of what is true now. Pure: `now` comes in with the writes.
+the source of what is true now. A task whose last change (its `updated_at`, or its newest event)
+falls within `defer_days` and is not what Custodian's own writes left was changed by someone
+else, on the hub: a person's change, as one approved through Custodian is. Pure: `now` comes in
+with the writes.
 """
 
 from __future__ import annotations
@@ -12,6 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from custodian_runtime.core.authority.evidence import (
+    Change,
+    Evidence,
+    cited,
+    evidence_before,
+    last_change,
+    newer_than,
+    newest_cited,
+    stamp,
+)
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.records import parse_at
@@ -26,6 +39,16 @@ if TYPE_CHECKING:  # only for annotations: authority imports this module
 # The hub's summary shows at most this many recent events when asked (contract v1.1).
 MAX_SUMMARY_EVENTS = 500
 __all__ = ["OWN_SOURCE"]
+
+
+@dataclass(frozen=True)
+class Deferral:
+    """Why a write waits in deference to a person, and the hub change it defers to, if any."""
+
+    reason: str
+    # Someone else's change on the hub (not through Custodian): a person's grant issued after
+    # it is a newer word of a person, and may carry the write (core/standing/rule.py).
+    since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -74,18 +97,45 @@ def budget_problem(
     )
 
 
-def deference(item: ProposedItem, view: View, policy: Policy, recent: RecentWrites) -> str | None:
-    """Why a person must decide `item`: it would undo a person's change to what Custodian did."""
+def deference(
+    item: ProposedItem,
+    view: View,
+    policy: Policy,
+    recent: RecentWrites,
+    evidence: Evidence | None = None,
+) -> Deferral | None:
+    """Why a person must decide `item`: it would undo a person's change, on the hub or approved.
+
+    `evidence` is the run's events (the view's recent events without it): a status write whose
+    cited evidence is newer than someone else's change is left to the ordinary rules.
+    """
     task_id = item.params.get("task_id")
     if not isinstance(task_id, str) or task_id not in view.tasks:
         return None
     mine = [w for w in recent.since(timedelta(days=policy.defer_days)) if w.task_id == task_id]
     claim = _claim_of(item.operation)
     if claim == "status":
-        return _status_deference(task_id, view.tasks[task_id], mine, view, policy)
+        seen = evidence if evidence is not None else Evidence({e.id: e for e in view.events})
+        task = view.tasks[task_id]
+        statuses = status_writes()
+        last = next((w for w in reversed(mine) if w.operation in statuses), None)
+        if last is None and _cites_evidence(item.operation):
+            return None  # its evidence is compared with the change (core/authority/evidence.py)
+        if last is None:
+            return _changed_on_hub(item, task, policy, recent, seen)
+        return _deferral(_status_deference(task_id, task, last, view, policy))
     if claim == "flag" and task_id not in view.flagged_tasks:
-        return _flag_deference(task_id, mine, view, policy, recent)
+        return _deferral(_flag_deference(task_id, mine, view, policy, recent))
     return None
+
+
+def _deferral(reason: str | None) -> Deferral | None:
+    return None if reason is None else Deferral(reason)
+
+
+def _cites_evidence(operation: str) -> bool:
+    spec = find(operation)
+    return spec is not None and spec.evidence
 
 
 def _claim_of(operation: str) -> str | None:
@@ -94,16 +144,58 @@ def _claim_of(operation: str) -> str | None:
     return None if spec is None else spec.conflict
 
 
-def _status_deference(
-    task_id: str, task: Task, mine: list[OwnWrite], view: View, policy: Policy
-) -> str | None:
-    statuses = status_writes()
-    last = next((w for w in reversed(mine) if w.operation in statuses), None)
-    if last is not None and last.by_person:
-        return _person_approved(task_id, last, policy)
-    if last is None or not _moved_since(last, task):
+def _changed_on_hub(
+    item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
+) -> Deferral | None:
+    """Why a status write waits: someone else changed the task on the hub within the window."""
+    change = hub_change(item, task, policy, recent, evidence)
+    if change is None:
         return None
-    changed = task.updated_at.isoformat().replace("+00:00", "Z")
+    event = newest_cited(item.params, evidence)
+    if event is not None:
+        several = len(cited(item.params)) > 1
+        return Deferral(evidence_before(event, change, several=several), change.at)
+    return Deferral(
+        f"task {task.id} was changed on the hub by someone other than Custodian at "
+        f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
+        "change, this task's status is a person's decision, unless evidence newer than the "
+        "change is cited",
+        change.at,
+    )
+
+
+def hub_change(
+    item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
+) -> Change | None:
+    """Someone else's change to the task, on the hub, that a status write in `item` defers to.
+
+    None when the last change is older than `defer_days`, is the task's creation, or is what
+    Custodian's own writes left (the checkpoint's, in `recent`), or when the evidence cited is
+    newer than it (the ordinary rules decide then).
+    """
+    change = last_change(task, evidence, leave_out=cited(item.params))
+    if change is None or change.at <= recent.now - timedelta(days=policy.defer_days):
+        return None
+    if task.updated_at is not None and task.updated_at == task.created_at:
+        return None  # created so: a task's first status is no one's change to defer to
+    statuses = status_writes()
+    mine = [w for w in recent.writes if w.task_id == task.id and w.operation in statuses]
+    if mine and not _moved_since(mine[-1], task):
+        return None  # the hub shows what Custodian's own (or an approved) write left
+    if newer_than(newest_cited(item.params, evidence), change):
+        return None
+    return change
+
+
+def _status_deference(
+    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy
+) -> str | None:
+    if last.by_person:
+        return _person_approved(task_id, last, policy)
+    if not _moved_since(last, task):
+        return None
+    at = task.updated_at
+    changed = "at a time unknown" if at is None else at.isoformat().replace("+00:00", "Z")
     by = _people_on(task_id, view, parse_at(last.at))
     who = f" by {', '.join(by)}" if by else " by someone else"
     return (
@@ -131,7 +223,7 @@ def _moved_since(last: OwnWrite, task: Task) -> bool:
     if after.get("version") is not None and task.version is not None:
         return bool(after["version"] != task.version)
     if after.get("updated_at") is not None:
-        return parse_at(str(after["updated_at"])) != task.updated_at
+        return task.updated_at is None or parse_at(str(after["updated_at"])) != task.updated_at
     return False
 
 

@@ -7,20 +7,27 @@ the `source` it writes with, and not carrying its run mark. A move to `done` als
 one cited event of type `milestone` or `status_change`: a note, observation or blocker alone never
 proves finished work. Anything less is not a denial: the item waits for a person, with a reason
 that says what was missing.
+
+Nor does it run on evidence that is not newer than the task's last change by anyone (the hub's
+`updated_at`; from a hub that gives none, the task's newest event that Custodian did not write):
+an event from before a person's change cannot undo that change. The item waits for a person, and
+its reason names both dates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal.kinds import Receipt, of_kind
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.operations import OWN_SOURCE
+from custodian_runtime.core.plan.schema import short
 
 MAX_EVIDENCE = 5
 DONE_PROOF = ("milestone", "status_change")  # the event types that can show work finished
@@ -112,6 +119,85 @@ def _one(event_id: str, task: str, evidence: Evidence) -> str | None:
     if own is not None:
         return f"event {event_id} was written by Custodian ({own})"
     return None
+
+
+@dataclass(frozen=True)
+class Change:
+    """A task's last change by anyone: when, and what a person reads of it."""
+
+    at: datetime
+    what: str  # "status set to blocked", "created as todo", "event evt-9, a blocker from ana"
+
+
+def last_change(task: Task, evidence: Evidence, leave_out: Collection[str] = ()) -> Change | None:
+    """The task's last change: the hub's `updated_at`, else its newest event not by Custodian.
+
+    `leave_out` are event ids not to count (the evidence itself); None when nothing tells.
+    """
+    if task.updated_at is not None:
+        created = task.updated_at == task.created_at
+        what = f"created as {task.status}" if created else f"status set to {task.status}"
+        return Change(utc(task.updated_at), what)
+    events = [
+        e
+        for e in evidence.events.values()
+        if e.task_id == task.id
+        and e.id not in leave_out
+        and by_custodian(e, evidence.own_ids) is None
+    ]
+    if not events:
+        return None
+    newest = max(events, key=lambda e: (utc(e.created_at), e.id))
+    what = f"event {newest.id}, {_a(newest.event_type)} from {short(newest.source)}"
+    return Change(utc(newest.created_at), what)
+
+
+def newest_cited(params: Mapping[str, Any], evidence: Evidence) -> ProgressEvent | None:
+    """The newest cited event on the write's task that Custodian did not write; None if none."""
+    found = [
+        event
+        for event in (evidence.events.get(i) for i in cited(params))
+        if event is not None
+        and event.task_id == params.get("task_id")
+        and by_custodian(event, evidence.own_ids) is None
+    ]
+    return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
+
+
+def newer_than(event: ProgressEvent | None, change: Change) -> bool:
+    """Whether `event` was written after `change` (a tie is not newer)."""
+    return event is not None and utc(event.created_at) > change.at
+
+
+def older_evidence(params: Mapping[str, Any], task: Task, evidence: Evidence) -> str | None:
+    """Why the cited evidence cannot move the task: it is not newer than the task's last change."""
+    event = newest_cited(params, evidence)
+    change = last_change(task, evidence, leave_out=cited(params))
+    if event is None or change is None or newer_than(event, change):
+        return None
+    return evidence_before(event, change, several=len(cited(params)) > 1)
+
+
+def evidence_before(event: ProgressEvent, change: Change, *, several: bool = False) -> str:
+    """The clause a person reads when the evidence predates the task's last change."""
+    which = "the newest evidence it cites" if several else "the evidence it cites"
+    how = "as old as" if utc(event.created_at) == change.at else "older than"
+    return (
+        f"{which} ({event.id}, {stamp(event.created_at)}) is {how} the task's last change "
+        f"({stamp(change.at)}, {change.what}); a person decides"
+    )
+
+
+def stamp(moment: datetime) -> str:
+    """A time as a person reads it on a card: `2026-11-27 08:00 UTC`."""
+    return utc(moment).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def utc(moment: datetime) -> datetime:
+    """`moment` in UTC; a naive time is read as UTC (the hub speaks UTC)."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def shown(params: Mapping[str, Any]) -> str:

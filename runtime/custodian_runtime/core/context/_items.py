@@ -107,10 +107,10 @@ def task_piece(
     A time from the future shows as `suspect` in its age column and never counts as activity
     (core/_timestamps.py).
     """
-    fixed = [safe_id(task.id), safe_id(task.workstream_id), _age(task.updated_at, now)]
+    fixed = [safe_id(task.id), safe_id(task.workstream_id), _age(task.touched_at, now)]
     fixed.append(NONE if last_event is None else _age(last_event, now))
     if stale_after_days is not None:
-        age = activity_age(task.updated_at, task.created_at, last_event, now)
+        age = activity_age(task.touched_at, task.created_at, last_event, now)
         fixed.append("stale" if age.stale(stale_after_days) else NONE)
     fixed.append(task.due.isoformat() if task.due is not None else NONE)
     fixed.append(NONE if flag_id is None else safe_id(flag_id))

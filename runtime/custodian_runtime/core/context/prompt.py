@@ -251,7 +251,7 @@ def section_items(inputs: PromptInputs) -> dict[str, list[Callable[[], Piece]]]:
     def activity(t: Task) -> tuple[bool, datetime, str]:
         # Least recent activity first (an unknown age before all); a time from the future never
         # makes a task look fresh.
-        since = activity_age(t.updated_at, t.created_at, last_event.get(t.id), now).since
+        since = activity_age(t.touched_at, t.created_at, last_event.get(t.id), now).since
         return (since is not None, since or now, t.id)
 
     by_status = {s: [t for t in tasks if t.status == s] for s in ("todo", "in_progress", "blocked")}
@@ -260,7 +260,7 @@ def section_items(inputs: PromptInputs) -> dict[str, list[Callable[[], Piece]]]:
         "workstreams": _lazy(sorted(summary.workstreams, key=lambda w: w.id), workstream_piece),
         "in_progress": _lazy(sorted(by_status["in_progress"], key=activity),
                              open_task(inputs.stale_after_days)),
-        "blocked": _lazy(sorted(by_status["blocked"], key=lambda t: (t.updated_at, t.id)),
+        "blocked": _lazy(sorted(by_status["blocked"], key=lambda t: (t.touched_at, t.id)),
                          open_task(None)),
         "todo": _lazy(sorted(by_status["todo"], key=_todo_order), open_task(None)),
         "decisions": _lazy(sorted(summary.open_decisions, key=lambda d: (d.created_at, d.id)),
@@ -270,7 +270,7 @@ def section_items(inputs: PromptInputs) -> dict[str, list[Callable[[], Piece]]]:
                                reverse=True), partial(_with_now, event_piece, now)),
         "pending": _lazy(inputs.pending, approval_piece),
         "rejected": _lazy(inputs.rejected, approval_piece),
-        "closed": _lazy(sorted(closed, key=lambda t: (-t.updated_at.timestamp(), t.id)),
+        "closed": _lazy(sorted(closed, key=lambda t: (-t.touched_at.timestamp(), t.id)),
                         closed_task_piece),
     }  # fmt: skip
     return lists

@@ -36,6 +36,7 @@ def show_text(item: ApprovalItem, status: str, now: datetime, seal_problem: str 
         _field("domain", item.domain),
         _field("status", status),
         *_wrapped("fate", fate(item, status)),
+        *_waits(item),
         _field("operation", item.operation),
         "params:",
         *_block(item.params, "(none)"),
@@ -51,6 +52,16 @@ def show_text(item: ApprovalItem, status: str, now: datetime, seal_problem: str 
     if seal_problem is not None:
         lines.append(_field("seal", seal_problem))
     return "\n".join(lines) + "\n"
+
+
+def _waits(item: ApprovalItem) -> list[str]:
+    """Why the authority queued it, when for a reason of its own; a deference says so first."""
+    if item.waits is None:
+        return []
+    text = item.waits
+    if item.waits_code == "deferred":
+        text = f"in deference to a person's change: {text}"
+    return _wrapped("waits", text)
 
 
 def _decision(item: ApprovalItem, now: datetime) -> list[str]:

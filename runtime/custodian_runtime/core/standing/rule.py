@@ -19,6 +19,7 @@ import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
+from custodian_runtime.core.authority.evidence import utc
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
@@ -142,7 +143,9 @@ def _granted(
     ruling: Ruling, ground: Ground, uses: dict[str, int], executed: dict[str, int]
 ) -> Ruling:
     """An item queued only because it needs a person, executed if a live grant covers it."""
-    if ruling.code != "routine":
+    # A person's change on the hub is deferred to, unless the grant is a person's newer word.
+    on_hub = ruling.code == "deferred" and ruling.defers_to is not None
+    if ruling.code != "routine" and not on_hub:
         return ruling  # queued for a reason of its own (deference, evidence): a person decides
     item = ruling.item
     cover = covering(
@@ -150,6 +153,8 @@ def _granted(
     )
     if cover.grant is None:
         return _void_said(ruling, cover.void)
+    if on_hub and not _issued_after(cover.grant.issued_at, ruling):
+        return ruling  # issued before the person's change it would undo
     unproven = _needs_evidence(item.operation, item.params)
     if unproven is not None:
         return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
@@ -162,6 +167,11 @@ def _granted(
     reason = f"{_label(ruling)} executes: {clause}."
     return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
                    grant=g.id)  # fmt: skip
+
+
+def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
+    """Whether a grant was issued after the change on the hub that `ruling` defers to."""
+    return ruling.defers_to is not None and utc(issued_at) > ruling.defers_to
 
 
 def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:

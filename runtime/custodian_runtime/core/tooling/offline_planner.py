@@ -4,9 +4,10 @@ Rules: flag in-progress tasks untouched for `stale_after_days` or more, and bloc
 the task already has an open flag, or a person recently rejected a flag or a status change for it
 (the window the prompt shows). It writes no summary events: a quiet domain gets an empty plan. It
 marks an in-progress task done only when a person's milestone or status-change event on that task,
-newer than the task's last update, says the work is done, and it cites that event as evidence
-(core/authority/evidence.py), unless a person recently rejected a flag or a status change for that
-task. It stays within the default per-run caps. The same facts always give the same bytes.
+newer than the task's last change (the authority's own comparison), says the work is done, and it
+cites that event as evidence (core/authority/evidence.py), unless a person recently rejected a flag
+or a status change for that task. It stays within the default per-run caps. The same facts always
+give the same bytes.
 """
 
 from __future__ import annotations
@@ -19,8 +20,13 @@ from typing import Any
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core._timestamps import activity_age
-from custodian_runtime.core.authority.evidence import by_custodian
-from custodian_runtime.core.contract import Task
+from custodian_runtime.core.authority.evidence import (
+    Evidence,
+    by_custodian,
+    last_change,
+    newer_than,
+)
+from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.policy import DEFAULT
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
@@ -67,7 +73,7 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
         for task in ws.tasks:
             if task.id in flagged or _rejected_for(facts, task.id):
                 continue
-            age = activity_age(task.updated_at, task.created_at, None, now)
+            age = activity_age(task.touched_at, task.created_at, None, now)
             if task.status == "blocked":
                 found.append(_Finding(task, "blocked", age.days, age.suspect))
             elif task.status == "in_progress" and age.stale(facts.stale_after_days - 1):
@@ -85,6 +91,7 @@ def _rejected_for(facts: PlanningFacts, task_id: str) -> bool:
 def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
     """`done` for in-progress tasks that a person's newer event reports done, citing it."""
     tasks = {t.id: t for ws in facts.summary.workstreams for t in ws.tasks}
+    seen = Evidence.of(facts.summary)
     cited: dict[str, str] = {}
     for e in sorted(facts.summary.recent_events, key=lambda e: (e.created_at, e.id)):
         task = tasks.get(e.task_id or "")
@@ -92,7 +99,7 @@ def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
             task is not None
             and task.status == "in_progress"
             and e.event_type in ("milestone", "status_change")
-            and _utc(e.created_at) >= _utc(task.updated_at)
+            and _after_last_change(e, task, seen)
             and _DONE_WORDS.search(e.summary)
             and by_custodian(e, frozenset()) is None
             and not _rejected_for(facts, task.id)
@@ -109,9 +116,15 @@ def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
     ]
 
 
+def _after_last_change(event: ProgressEvent, task: Task, seen: Evidence) -> bool:
+    """Whether `event` is newer than the task's last change, as the authority compares them."""
+    change = last_change(task, seen, leave_out=(event.id,))
+    return change is None or newer_than(event, change)
+
+
 def _flag(finding: _Finding, stale_after_days: int) -> dict[str, Any]:
     task = finding.task
-    since = _utc(task.updated_at).date().isoformat()
+    since = _utc(task.touched_at).date().isoformat()
     if finding.idle_days is None or finding.suspect:
         note = (
             f"Task {task.id} is {task.status.replace('_', ' ')} and its recorded times lie in the "
