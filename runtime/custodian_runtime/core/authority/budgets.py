@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from custodian_runtime.core.authority.evidence import (
-    Change,
+    TaskChange,
     Evidence,
     cited,
     evidence_before,
@@ -166,7 +166,7 @@ def _changed_on_hub(
 
 def hub_change(
     item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
-) -> Change | None:
+) -> TaskChange | None:
     """Someone else's change to the task, on the hub, that a status write in `item` defers to.
 
     None when the last change is older than `defer_days`, is the task's creation, or is what

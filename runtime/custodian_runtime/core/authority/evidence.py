@@ -122,14 +122,16 @@ def _one(event_id: str, task: str, evidence: Evidence) -> str | None:
 
 
 @dataclass(frozen=True)
-class Change:
+class TaskChange:
     """A task's last change by anyone: when, and what a person reads of it."""
 
     at: datetime
     what: str  # "status set to blocked", "created as todo", "event evt-9, a blocker from ana"
 
 
-def last_change(task: Task, evidence: Evidence, leave_out: Collection[str] = ()) -> Change | None:
+def last_change(
+    task: Task, evidence: Evidence, leave_out: Collection[str] = ()
+) -> TaskChange | None:
     """The task's last change: the hub's `updated_at`, else its newest event not by Custodian.
 
     `leave_out` are event ids not to count (the evidence itself); None when nothing tells.
@@ -137,7 +139,7 @@ def last_change(task: Task, evidence: Evidence, leave_out: Collection[str] = ())
     if task.updated_at is not None:
         created = task.updated_at == task.created_at
         what = f"created as {task.status}" if created else f"status set to {task.status}"
-        return Change(utc(task.updated_at), what)
+        return TaskChange(utc(task.updated_at), what)
     events = [
         e
         for e in evidence.events.values()
@@ -149,7 +151,7 @@ def last_change(task: Task, evidence: Evidence, leave_out: Collection[str] = ())
         return None
     newest = max(events, key=lambda e: (utc(e.created_at), e.id))
     what = f"event {newest.id}, {_a(newest.event_type)} from {short(newest.source)}"
-    return Change(utc(newest.created_at), what)
+    return TaskChange(utc(newest.created_at), what)
 
 
 def newest_cited(params: Mapping[str, Any], evidence: Evidence) -> ProgressEvent | None:
@@ -164,7 +166,7 @@ def newest_cited(params: Mapping[str, Any], evidence: Evidence) -> ProgressEvent
     return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
 
 
-def newer_than(event: ProgressEvent | None, change: Change) -> bool:
+def newer_than(event: ProgressEvent | None, change: TaskChange) -> bool:
     """Whether `event` was written after `change` (a tie is not newer)."""
     return event is not None and utc(event.created_at) > change.at
 
@@ -178,7 +180,7 @@ def older_evidence(params: Mapping[str, Any], task: Task, evidence: Evidence) ->
     return evidence_before(event, change, several=len(cited(params)) > 1)
 
 
-def evidence_before(event: ProgressEvent, change: Change, *, several: bool = False) -> str:
+def evidence_before(event: ProgressEvent, change: TaskChange, *, several: bool = False) -> str:
     """The clause a person reads when the evidence predates the task's last change."""
     which = "the newest evidence it cites" if several else "the evidence it cites"
     how = "as old as" if utc(event.created_at) == change.at else "older than"
