@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from custodian_runtime.core.authority.evidence import (
-    TaskChange,
     Evidence,
+    TaskChange,
     cited,
     evidence_before,
     last_change,
