@@ -47,7 +47,7 @@ def probe_item_writes(
                 journal, client, calls_of(authority_of(write)), index=write.index,
                 operation=write.operation, params=dict(write.params), run_id=write.run_id,
                 key=write.idempotency_key, reconciles=write.run_id,
-                sent_before=write.dispatched, if_match=version,
+                sent_before=write.dispatched, if_match=version, planned_on=write.planned_on,
             )  # fmt: skip
             landed = landed or sent.hub_id
             _same_value(journal, write, observed, sent.stale)

@@ -286,7 +286,7 @@ def _probe(
         ctx.journal, ctx.client, calls_of(step.authority), index=pending.index,
         operation=pending.operation, params=dict(pending.params), run_id=pending.run_id,
         key=pending.idempotency_key, reconciles=pending.run_id, sent_before=pending.dispatched,
-        if_match=step.if_match,
+        if_match=step.if_match, planned_on=pending.planned_on,
     )  # fmt: skip
     if sent.kind == "executed":
         _item_follows(ctx, pending, "receipt", landed=sent.hub_id)
@@ -296,7 +296,7 @@ def _probe(
         _item_follows(ctx, pending, _SENT_KIND[sent.kind])
         return {"outcome": _RESENT[sent.kind], "error": sent.error or sent.unknown}
     _item_follows(ctx, pending, "stale", closed=True)
-    reason = f"proven never landed: {sent.stale}"
+    reason = f"the task moved since the write was authorized, and it never landed: {sent.stale}"
     shown = landed_on_hub(pending, ctx.observed, ())
     if shown is not None:
         reason += f"; {SET_BY_OTHER}"

@@ -68,6 +68,8 @@ class Write:
     # A probe (core/authority/proof.py): the version the write carried, sent as If-Match with
     # its own key once that version is gone, so only a replay can answer 2xx.
     if_match: int | None = None
+    # A probe: the task as the write's authorization saw it (its `planned_on`), for the record.
+    planned_on: dict[str, Any] | None = None
 
 
 def send(
@@ -84,6 +86,7 @@ def send(
     observed_task: Task | None = None,
     sent_before: bool = False,
     if_match: int | None = None,
+    planned_on: dict[str, Any] | None = None,
 ) -> Sent:
     """dispatched -> the hub call -> receipt, failed, stale or unknown; through `calls` only.
 
@@ -95,8 +98,9 @@ def send(
     hub did not replay its key, so it never landed.
     """
     write = Write(
-        index, operation, params, run_id, key, reconciles, observed_task, sent_before, if_match
-    )
+        index, operation, params, run_id, key, reconciles, observed_task, sent_before, if_match,
+        planned_on,
+    )  # fmt: skip
     return _send(journal, client, calls, write)
 
 
@@ -209,8 +213,8 @@ def _never_landed(journal: Journal, write: Write, current: Task | None) -> Sent:
         f"the version it carried: it never landed; the task is now {now}"
     )
     journal.write(
-        Stale(index=write.index, error=message, observed=None, current=task_state(current),
-              closed="stale", **_marker(write))
+        Stale(index=write.index, error=message, observed=write.planned_on,
+              current=task_state(current), closed="stale", **_marker(write))
     )  # fmt: skip
     return Sent(stale=message, current_status=current.status if current is not None else None)
 
