@@ -18,8 +18,16 @@ from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import Receipt, read_as
 from custodian_runtime.memory.approvals import ApprovalStore
 from runsupport import hub_get
-from spinesupport import WriteHold, custodian_cli, finish, held_hub, journal, run_argv, start_run
-from spinesupport import write_plan
+from spinesupport import (
+    WriteHold,
+    custodian_cli,
+    finish,
+    held_hub,
+    journal,
+    run_argv,
+    start_run,
+    write_plan,
+)
 from test_decision_settles_first import QUIET, _approve_killed, _queue, _reject, _replays
 
 
@@ -43,7 +51,9 @@ def _report(tmp_path: Path) -> dict[str, Any]:
     memory = ["--memory", str(tmp_path / "memory")]
     report = custodian_cli(tmp_path, "policy", "report", "--domain", "website", "--json", *memory)
     assert report.returncode == 0, report.stderr
-    [row] = [r for r in json.loads(report.stdout)["operations"] if r["operation"] == "set_task_status"]
+    [row] = [
+        r for r in json.loads(report.stdout)["operations"] if r["operation"] == "set_task_status"
+    ]
     return dict(row)
 
 

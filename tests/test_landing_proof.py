@@ -29,7 +29,9 @@ def _observed(status: str, version: int | None) -> DomainSummary:
     )
 
 
-def _write(carried: int | None, *, hours_ago: float = 1, op: str = "update_task_status") -> PendingWrite:
+def _write(
+    carried: int | None, *, hours_ago: float = 1, op: str = "update_task_status"
+) -> PendingWrite:
     planned = None if carried is None else {"status": "in_progress", "version": carried}
     at = (NOW - timedelta(hours=hours_ago)).isoformat()
     return PendingWrite(

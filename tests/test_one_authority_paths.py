@@ -78,7 +78,8 @@ def test_reconcile_closes_a_write_whose_task_a_person_moved_since_as_stale(
         records = journal(memory)
         # Its key was asked about once (a probe with the If-Match it carried, which applies
         # nothing): the hub did not replay it, so the write never landed.
-        [probe] = [r for r in of_run(records, rerun, "dispatched") if r.data.get("reconciles")]
+        probes = [r for r in of_run(records, rerun, "dispatched") if r.data.get("reconciles")]
+        assert len(probes) == 1
         assert [r.data["action"] for r in of_run(records, rerun, "reconciled")] == ["probe"]
         [stale] = [r for r in of_run(records, rerun, "stale") if r.data.get("reconciles")]
         assert stale.data["closed"] == "stale" and "did not replay" in stale.data["error"]

@@ -37,9 +37,7 @@ def record_late_landings(
         report = _settle_late(ctx, landing)
         if report is not None:
             reports.append(report)
-            ctx.log.line(
-                "reconcile", report["outcome"], run=report["run"], hub_id=landing.hub_id
-            )
+            ctx.log.line("reconcile", report["outcome"], run=report["run"], hub_id=landing.hub_id)
     return tuple(reports)
 
 
@@ -52,9 +50,12 @@ def _settle_late(ctx: RunContext, landing: LateLanding) -> dict[str, Any] | None
     if proof.proof != "probe":
         return _same(ctx, landing, by_other=proof.proof == "not_landed", why=proof.reason)
     write = closed.write
-    probe = Write(write.index, write.operation, dict(write.params), write.run_id,
-                  write.idempotency_key, reconciles=write.run_id, if_match=proof.if_match)  # fmt: skip
-    probed = probe_closed(ctx.journal, ctx.client, calls_of(authority_of(write)), probe, closed.how)
+    probe = Write(
+        write.index, write.operation, dict(write.params), write.run_id, write.idempotency_key,
+        reconciles=write.run_id, if_match=proof.if_match,
+    )  # fmt: skip
+    calls = calls_of(authority_of(write))
+    probed = probe_closed(ctx.journal, ctx.client, calls, probe, closed.how)
     if probed.hub_id is not None:
         return _found(ctx, landing, "the hub replayed its key")
     if probed.never_landed:

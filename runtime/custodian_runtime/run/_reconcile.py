@@ -28,8 +28,8 @@ from custodian_runtime.core.authority.path import (
     landed_on_hub,
     reconcile_step,
 )
-from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.authority.precondition import canon_target
+from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal import kinds

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core import operations
+from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.path import landed_canon, landed_on_hub
 from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.authority.proof import probe_version

@@ -188,13 +188,9 @@ def reconcile_step(
         return ReconcileStep("refused", f"{pending.operation} is not an operation Custodian knows")
     if spec.writes == "canon":
         return _canon_step(pending, canon_sha256)
-    # A status the task shows proves nothing (landed means proven): only its key's replay does.
-    landed = None if spec.status_write else landed_on_hub(pending, observed, events)
+    landed = _landed_step(pending, spec.status_write, observed, events, now)
     if landed is not None:
-        return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
-    probe = _status_probe(pending, observed, now) if spec.status_write else None
-    if probe is not None:
-        return probe
+        return landed
     shown = _shown(pending, observed, events) if spec.status_write else ""
     if now - parse_at(pending.authorized_at) >= IDEMPOTENCY_WINDOW:
         return ReconcileStep(
@@ -215,6 +211,23 @@ def reconcile_step(
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
     authority: Authority = "policy" if person is None else "person"
     return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
+
+
+def _landed_step(
+    pending: PendingWrite,
+    status_write: bool,
+    observed: DomainSummary,
+    events: Sequence[ProgressEvent],
+    now: datetime,
+) -> ReconcileStep | None:
+    """Found on the hub, or a status write's probe: the status a task shows proves nothing
+    (landed means proven), only the hub replaying the write's key does."""
+    if status_write:
+        return _status_probe(pending, observed, now)
+    landed = landed_on_hub(pending, observed, events)
+    if landed is None:
+        return None
+    return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
 
 
 def _status_probe(
