@@ -28,7 +28,7 @@ from spinesupport import (
     start_run,
     write_plan,
 )
-from test_decision_settles_first import QUIET, _approve_killed, _queue, _reject, _replays
+from test_decision_settles_first import QUIET, _approve_killed, _queue, _reject
 
 
 def _quiet_run(tmp_path: Path, hub_url: str) -> dict[str, Any]:
@@ -55,6 +55,14 @@ def _report(tmp_path: Path) -> dict[str, Any]:
         r for r in json.loads(report.stdout)["operations"] if r["operation"] == "set_task_status"
     ]
     return dict(row)
+
+
+def _replays(tmp_path: Path) -> None:
+    """`inspect` finds nothing wrong: the spine, the approval items and the replay agree."""
+    memory = str(tmp_path / "memory")
+    inspected = custodian_cli(tmp_path, "inspect", "--domain", "website", "--memory", memory)
+    assert inspected.returncode == 0, inspected.stdout + inspected.stderr
+    assert inspected.stdout.rstrip().endswith("replay: ok"), inspected.stdout
 
 
 def _receipts(memory: Path) -> list[Receipt]:
