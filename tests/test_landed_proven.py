@@ -9,6 +9,7 @@ If-Match of the version the write carried, which is gone, so it can apply nothin
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from custodian_runtime.core.journal.kinds import Receipt, read_as
 from custodian_runtime.memory.approvals import ApprovalStore
 from runsupport import hub_get
 from spinesupport import (
+    HOLD_TIMEOUT_S,
+    THREE_WRITES,
     WriteHold,
     custodian_cli,
     finish,
@@ -29,6 +32,10 @@ from spinesupport import (
     write_plan,
 )
 from test_decision_settles_first import QUIET, _approve_killed, _queue, _reject
+
+DONE = THREE_WRITES["tasks_to_update"]
+# The whole call's budget: the held write outlives it, so no answer comes (`unknown`).
+CUT_OFF = {"STATE_HUB_MAX_TOTAL_S": "1", "STATE_HUB_MAX_ATTEMPTS": "1"}
 
 
 def _quiet_run(tmp_path: Path, hub_url: str) -> dict[str, Any]:
@@ -179,4 +186,27 @@ def test_a_write_that_landed_before_a_reject_is_proven_by_its_key(tmp_path: Path
         assert ApprovalStore(memory).get(approval).status == "executed"
         [receipt] = [r for r in _receipts(memory) if r.reconciles]
         assert receipt.replayed is True and not receipt.found_on_hub
+        _replays(tmp_path)
+
+
+def test_a_runs_unknown_done_a_person_set_by_hand_is_not_receipted(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    hold = WriteHold(nth=1, phase="before_commit")
+    plan = {"observations": ["web-t-4 is verified"], "tasks_to_update": DONE}
+    with held_hub(tmp_path, hold) as hub:
+        llm = write_plan(tmp_path / "done.md", plan)
+        proc = start_run(tmp_path, run_argv(hub.url, llm, memory), **CUT_OFF)
+        assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached its status write"
+        threading.Timer(1.5, lambda: hold.release(abort=True)).start()
+        code, out, err = finish(proc)
+        assert code == 5, err  # no answer came: the write is `unknown`, left open
+        [item] = json.loads(out)["items"]
+        assert item["outcome"] == "unknown"
+        version = _by_hand(hub.url, "done")
+
+        summary = _quiet_run(tmp_path, hub.url)
+        [settled] = summary["reconciled"]
+        assert settled["outcome"] == "stale" and "set by someone else" in settled["reason"]
+        assert [r for r in _receipts(memory) if r.reconciles] == []
+        assert hub_get(hub, "/tasks/web-t-4")["version"] == version
         _replays(tmp_path)
