@@ -57,7 +57,7 @@ def test_a_value_the_hub_shows_is_proven_only_by_a_probe_or_a_write_that_never_l
     probe = landing_proof(_write(3), "web-t-1", moved, NOW, sent=True)
     assert (probe.proof, probe.if_match) == ("probe", 3)
     never_sent = landing_proof(_write(3), "web-t-1", moved, NOW, sent=False)
-    assert never_sent.proof == "not_landed" and "set by someone else" in never_sent.reason
+    assert never_sent.proof == "not_landed" and "never left" in never_sent.reason
     late = landing_proof(_write(3, hours_ago=30), "web-t-1", moved, NOW, sent=True)
     assert late.proof == "unproven" and "24 h" in late.reason
     flag = {"task_id": "web-t-1", "note": "look"}

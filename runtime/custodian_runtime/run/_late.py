@@ -14,7 +14,6 @@ from typing import Any
 
 from custodian_runtime.core.approvals.settle import executed_before, found_receipt
 from custodian_runtime.core.authority.path import authority_of
-from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import SameValue
 from custodian_runtime.core.journal.late_landings import (
@@ -61,7 +60,7 @@ def _settle_late(ctx: RunContext, landing: LateLanding) -> dict[str, Any] | None
     if probed.never_landed:
         why = (
             f"the hub did not replay its key and refused it at version {proof.if_match}, the "
-            f"version it carried: it never landed; {SET_BY_OTHER}"
+            "version it carried: it never landed"
         )
         return _same(ctx, landing, by_other=True, why=why)
     ctx.log.line("reconcile", "probe_unanswered", run=write.run_id, error=probed.error)

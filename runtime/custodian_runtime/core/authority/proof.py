@@ -86,7 +86,7 @@ def landing_proof(
     if spec.name == add_progress_event.SPEC.name:
         return LandingProof("proven", "its event bears the run's mark", hub_id)
     if not sent:
-        return LandingProof("not_landed", f"it never left Custodian; {SET_BY_OTHER}", hub_id)
+        return LandingProof("not_landed", "it never left Custodian (no dispatched record)", hub_id)
     if not spec.status_write:
         why = "found only by its value, and a re-send could make it: no safe probe"
         return LandingProof("unproven", why, hub_id)
