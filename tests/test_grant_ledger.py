@@ -112,7 +112,12 @@ def test_a_killed_grant_write_found_on_the_hub_is_one_use(tmp_path: Path) -> Non
         [report] = summary["reconciled"]
         assert report["outcome"] == "found", report
         records = journal(memory)
-        assert of_run(records, summary["run_id"], "dispatched") == []
+        # Found by a probe of its key (the If-Match it carried applies nothing): the hub replayed
+        # it, under the same grant and no second use.
+        [probe] = of_run(records, summary["run_id"], "dispatched")
+        assert probe.data["reconciles"] == killed
+        [receipt] = of_run(records, summary["run_id"], "receipt")
+        assert receipt.data["replayed"] is True
         assert uses(memory, grant) == 1
         [listed] = grants(tmp_path, memory)
         assert (listed["uses"], listed["left"]) == (1, 0)

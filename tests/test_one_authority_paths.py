@@ -76,8 +76,13 @@ def test_reconcile_closes_a_write_whose_task_a_person_moved_since_as_stale(
         assert "moved since the write was authorized" in item["reason"]
         rerun = summary["run_id"]
         records = journal(memory)
-        assert not [r for r in of_run(records, rerun, "dispatched") if r.data.get("reconciles")]
+        # Its key was asked about once (a probe with the If-Match it carried, which applies
+        # nothing): the hub did not replay it, so the write never landed.
+        probes = [r for r in of_run(records, rerun, "dispatched") if r.data.get("reconciles")]
+        assert len(probes) == 1
+        assert [r.data["action"] for r in of_run(records, rerun, "reconciled")] == ["probe"]
         [stale] = [r for r in of_run(records, rerun, "stale") if r.data.get("reconciles")]
+        assert stale.data["closed"] == "stale" and "did not replay" in stale.data["error"]
         assert stale.data["observed"]["status"] == "in_progress"  # as the seed has it
         note = Path(summary["note"]).read_text(encoding="utf-8")
         assert "closed as stale" in note

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 import custodian_runtime.approvals._execute as _execute
+from custodian_runtime.approvals._probe import probe_item_writes
 from custodian_runtime.approvals._recorded import (
     carry_out_recorded,
     decide_or_record,
@@ -202,7 +203,7 @@ def _reject_now(
     with _deciding(settings, store, approval_id, now) as d:
         settled = verdicts.rejected(d.item, by, reason, now)
         _journal(d.journal, settled)
-        landed = _settle_open(settings, d, f"{by} rejected the item before it landed")
+        landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now)
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
@@ -278,7 +279,7 @@ def _approve_now(
         # write found, then the ruling and the write.
         for kind, data in settled.records[:1]:
             d.journal.append(kind, data)
-        landed = _settle_open(settings, d, f"{by} approved the item again", seen)
+        landed = _settle_open(settings, d, f"{by} approved the item again", now, seen)
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
@@ -292,17 +293,21 @@ def _approve_now(
 
 
 def _settle_open(
-    settings: Settings, d: Deciding, closing: str, seen: ObservedNow | None = None
+    settings: Settings, d: Deciding, closing: str, now: datetime, seen: ObservedNow | None = None
 ) -> str | None:
-    """Settle the writes an earlier approval of the item left open; where one landed, if any."""
+    """Settle the writes an earlier approval of the item left open; where one landed, if any.
+
+    A status write is settled only by a probe of its key (approvals/_probe.py), never by the
+    status the task shows."""
     pending = open_writes_of(d.history, d.item.id)
     if not pending:
         return None
     seen = seen or _execute.observe(settings, d.item, d.writes)
-    settled = settle_item_writes(pending, seen.summary, seen.canon_sha256, closing)
+    rest, probed = probe_item_writes(settings, d.journal, pending, seen.summary, now)
+    settled = settle_item_writes(rest, seen.summary, seen.canon_sha256, closing)
     for kind, data in settled.records:
         d.journal.append(kind, data)
-    return settled.landed
+    return probed or settled.landed
 
 
 def _journal(journal: DiskJournal, settled: Settlement) -> None:

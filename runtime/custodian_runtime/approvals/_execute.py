@@ -39,6 +39,7 @@ from custodian_runtime.writes import (
     hub_location,
     read_summary,
     send,
+    task_state,
 )
 
 
@@ -171,9 +172,11 @@ def execute(
     nonce = new_nonce()
     key = approval_key(item.id, item.fingerprint, nonce)
     params = executed_params(item.operation, dict(item.params), item.domain)
+    # A status write keeps the version it carries as If-Match: what a probe of its key needs.
+    planned = {"planned_on": task_state(observed_task)} if observed_task is not None else {}
     authorized = Authorized(index=0, operation=item.operation, params=params, nonce=nonce,
                             fingerprint=item.fingerprint, idempotency_key=key,
-                            by=f"person:{by}", **bound(settings, hub))  # fmt: skip
+                            by=f"person:{by}", **bound(settings, hub), **planned)  # fmt: skip
     journal.write(authorized)
     if writes_canon(item.operation):
         return _execute_canon(settings, item, key, journal)

@@ -1,36 +1,90 @@
-"""A closed write the hub shows landed anyway: journaled once, its item made executed, and
-reported for a person (core/journal/late_landings.py). Nothing is sent to the hub."""
+"""Closed writes whose value the hub shows: proven landed, or not (core/journal/late_landings.py).
+
+A proven one (its event's run mark, or the hub replaying its key to a probe) is journaled once as
+a late `receipt`, its item made executed, and reported for a person. One not proven (the probe
+answered 412 without a replay, or no safe probe exists) is journaled once as `same_value`: the
+person's decision stands, and the note says the hub shows the same value, set by someone else.
+The probe is the write's own key re-sent through the one chain with the If-Match of the version
+it carried, which is gone: it can apply nothing. Nothing else is sent to the hub.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from custodian_runtime.core.approvals.settle import executed_before, found_receipt
+from custodian_runtime.core.authority.path import authority_of
 from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.late_landings import FOUND_LATE, late_landings
+from custodian_runtime.core.journal.kinds import SameValue
+from custodian_runtime.core.journal.late_landings import (
+    FOUND_LATE,
+    SAME_VALUE,
+    LateLanding,
+    late_landings,
+)
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation
+from custodian_runtime.writes import Write, calls_of, probe_closed
 
 
 def record_late_landings(
     ctx: RunContext, history: list[core_journal.Record], observation: Observation
 ) -> tuple[dict[str, Any], ...]:
-    """Journal each closed write the hub shows landed anyway (once: a `receipt` marked late),
-    make its approval item executed, and report it for a person. Nothing is sent to the hub."""
+    """Settle each closed write whose value the hub shows, once: found late only when proven."""
     reports = []
-    for landing in late_landings(history, observation.summary):
-        closed = landing.closed
-        receipt = found_receipt(closed.write, landing.hub_id, late=closed.how)
-        ctx.journal.write(receipt)
-        _late_item(ctx, closed.write, landing.hub_id)
-        report = landing.report()
-        reason = (
-            f"closed ({closed.how}) at {closed.closed.ref}, but the hub shows it landed as "
-            f"{landing.hub_id}: a person should check it"
-        )
-        reports.append({**report, "outcome": FOUND_LATE, "reason": reason})
-        ctx.log.line("reconcile", FOUND_LATE, run=closed.write.run_id, hub_id=landing.hub_id)
+    for landing in late_landings(history, observation.summary, ctx.now()):
+        report = _settle_late(ctx, landing)
+        if report is not None:
+            reports.append(report)
+            ctx.log.line("reconcile", report["outcome"], run=report["run"], hub_id=landing.hub_id)
     return tuple(reports)
+
+
+def _settle_late(ctx: RunContext, landing: LateLanding) -> dict[str, Any] | None:
+    """The report of one closed write shown on the hub; None when the probe proved nothing."""
+    closed, proof = landing.closed, landing.proof
+    if proof.proof == "proven":
+        ctx.journal.write(found_receipt(closed.write, landing.hub_id, late=closed.how))
+        return _found(ctx, landing, proof.reason)
+    if proof.proof != "probe":
+        return _same(ctx, landing, by_other=proof.proof == "not_landed", why=proof.reason)
+    write = closed.write
+    probe = Write(
+        write.index, write.operation, dict(write.params), write.run_id, write.idempotency_key,
+        reconciles=write.run_id, if_match=proof.if_match,
+    )  # fmt: skip
+    calls = calls_of(authority_of(write))
+    probed = probe_closed(ctx.journal, ctx.client, calls, probe, closed.how)
+    if probed.hub_id is not None:
+        return _found(ctx, landing, "the hub replayed its key")
+    if probed.never_landed:
+        why = (
+            f"the hub did not replay its key and refused it at version {proof.if_match}, the "
+            "version it carried: it never landed"
+        )
+        return _same(ctx, landing, by_other=True, why=why)
+    ctx.log.line("reconcile", "probe_unanswered", run=write.run_id, error=probed.error)
+    return None
+
+
+def _found(ctx: RunContext, landing: LateLanding, proven_by: str) -> dict[str, Any]:
+    closed = landing.closed
+    _late_item(ctx, closed.write, landing.hub_id)
+    reason = (
+        f"closed ({closed.how}) at {closed.closed.ref}, but the hub shows it landed as "
+        f"{landing.hub_id} (proven: {proven_by}): a person should check it"
+    )
+    return {**landing.report(), "outcome": FOUND_LATE, "reason": reason}
+
+
+def _same(ctx: RunContext, landing: LateLanding, *, by_other: bool, why: str) -> dict[str, Any]:
+    """Journal once that the hub shows the write's value and nothing proves it made it."""
+    closed = landing.closed
+    ctx.journal.write(
+        SameValue(index=closed.write.index, reconciles=closed.write.run_id,
+                  hub_id=landing.hub_id, closed=closed.how, by_other=by_other, reason=why)
+    )  # fmt: skip
+    return {**landing.report(), "outcome": SAME_VALUE, "by_other": by_other, "reason": why}
 
 
 def _late_item(ctx: RunContext, write: core_journal.PendingWrite, hub_id: str) -> None:

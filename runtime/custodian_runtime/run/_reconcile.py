@@ -25,9 +25,11 @@ from custodian_runtime.core.authority.path import (
     ReconcileStep,
     as_item,
     escalation,
+    landed_on_hub,
     reconcile_step,
 )
 from custodian_runtime.core.authority.precondition import canon_target
+from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal import kinds
@@ -234,6 +236,8 @@ def _settle_one(
         ctx.journal.write(found_receipt(pending, step.hub_id))
         _item_follows(ctx, pending, "receipt", landed=step.hub_id)
         return {"outcome": "found", "hub_id": step.hub_id, "reason": step.reason}
+    if step.action == "probe":
+        return _probe(pending, step, ctx)
     if step.action == "resend":
         # A status write goes out only on the task as observed now (If-Match, or a re-read).
         sent = send(
@@ -268,6 +272,39 @@ def _settle_one(
     if step.action == "expired":
         report["flag"] = _escalate(pending, step, ctx, f"reconcile-{position}")
     return report
+
+
+def _probe(
+    pending: core_journal.PendingWrite, step: ReconcileStep, ctx: Reconciling
+) -> dict[str, Any]:
+    """Ask the hub whether a status write landed: its key, body and carried If-Match again.
+
+    That version is gone, so the re-send applies nothing: a replay proves the write landed
+    (found), a 412 without one that it never did (closed stale). The status alone proves nothing.
+    """
+    sent = send(
+        ctx.journal, ctx.client, calls_of(step.authority), index=pending.index,
+        operation=pending.operation, params=dict(pending.params), run_id=pending.run_id,
+        key=pending.idempotency_key, reconciles=pending.run_id, sent_before=pending.dispatched,
+        if_match=step.if_match, planned_on=pending.planned_on,
+    )  # fmt: skip
+    if sent.kind == "executed":
+        _item_follows(ctx, pending, "receipt", landed=sent.hub_id)
+        reason = "the hub replayed its key: it landed"
+        return {"outcome": "found", "hub_id": sent.hub_id, "reason": reason}
+    if sent.kind != "stale":
+        _item_follows(ctx, pending, _SENT_KIND[sent.kind])
+        return {"outcome": _RESENT[sent.kind], "error": sent.error or sent.unknown}
+    _item_follows(ctx, pending, "stale", closed=True)
+    reason = f"the task moved since the write was authorized, and it never landed: {sent.stale}"
+    shown = landed_on_hub(pending, ctx.observed, ())
+    if shown is not None:
+        reason += f"; {SET_BY_OTHER}"
+        ctx.journal.write(
+            kinds.SameValue(index=pending.index, reconciles=pending.run_id, hub_id=shown,
+                            closed="stale", by_other=True, reason=reason)
+        )  # fmt: skip
+    return {"outcome": "stale", "reason": reason, "same_value": shown is not None}
 
 
 def _item_follows(

@@ -9,7 +9,7 @@ from typing import Any
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.late_landings import FOUND_LATE
+from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
 from custodian_runtime.core.outcomes import (
     RUN_KINDS,
     ItemOutcome,
@@ -114,6 +114,8 @@ class RunResult(RunSoFar):
             "reconciled": [dict(r) for r in self.reconciled],
             # Closed writes the hub shows landed anyway: each is for a person to check.
             "late_landings": [dict(r) for r in self.reconciled if r["outcome"] == FOUND_LATE],
+            # Closed writes whose value the hub shows, set by someone else: not landed.
+            "same_value": [dict(r) for r in self.reconciled if r["outcome"] == SAME_VALUE],
             "shadow_matched": [dict(r) for r in self.shadow_matched],
             "omitted": dict(self.omitted),
             "note": self.note_path,

@@ -12,7 +12,7 @@ from typing import Any
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.context.continuity import note_data
 from custodian_runtime.core.inert import code_span
-from custodian_runtime.core.journal.late_landings import FOUND_LATE
+from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
 from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan.extract import ProposedItem
@@ -165,7 +165,7 @@ def write_session_note(
 
 
 _RECONCILED = {
-    "found": "was found on the hub ({hub_id}) and closed without re-sending",
+    "found": "was found on the hub ({hub_id}) and closed without being written again",
     "resent": "was re-sent with its original key ({hub_id})",
     "refused": "was {reason}; closed, and never retried",
     "expired": "was {reason}; closed",
@@ -176,9 +176,10 @@ _RECONCILED = {
 def reconcile_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
     """What the run did with writes a killed run left open, for the note (None if nothing)."""
     late = [r for r in reports if r["outcome"] == FOUND_LATE]
-    left = [r for r in reports if r["outcome"] != FOUND_LATE]
-    parts = [text for text in (_left_open_text(left), _late_text(late)) if text]
-    return "\n\n".join(parts) or None
+    same = [r for r in reports if r["outcome"] == SAME_VALUE]
+    left = [r for r in reports if r["outcome"] not in (FOUND_LATE, SAME_VALUE)]
+    texts = (_left_open_text(left), _late_text(late), _same_text(same))
+    return "\n\n".join(text for text in texts if text) or None
 
 
 def _late_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
@@ -191,6 +192,22 @@ def _late_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
             f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) was closed "
             f"({r['closed']}) at {r['closed_at']}, but the hub shows it landed as "
             f"`{r['hub_id']}`."
+        )
+    return "\n".join(lines)
+
+
+def _same_text(reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """Closed writes whose value the hub shows, not proven theirs: a person's decision stands."""
+    if not reports:
+        return None
+    lines = ["Writes closed earlier whose value the hub now shows, not made by them:", ""]
+    for r in reports:
+        who = "set by someone else" if r.get("by_other") else "and nothing proves this write set it"
+        lines.append(
+            f"- `{r['operation']}` (item #{r['index']} of run `{r['run']}`) was closed "
+            f"({r['closed']}) at {r['closed_at']}; the hub now shows the same value on "
+            f"`{r['hub_id']}`, {who} ({r['reason']}). It is not recorded as landed, and a "
+            "person's decision on it stands."
         )
     return "\n".join(lines)
 

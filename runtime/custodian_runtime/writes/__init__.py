@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     )
     from custodian_runtime.writes._origin import bound, canon_identity, hub_location, hub_origin
     from custodian_runtime.writes._preflight import check_canon, check_memory, check_run
-    from custodian_runtime.writes._send import Sent, send, task_state
+    from custodian_runtime.writes._send import Probed, Sent, Write, probe_closed, send, task_state
     from custodian_runtime.writes._summary import SUMMARY_EVENTS, read_summary
 
 __all__ = [
@@ -29,7 +29,9 @@ __all__ = [
     "SANCTIONED_CALLS",
     "SUMMARY_EVENTS",
     "Calls",
+    "Probed",
     "Sent",
+    "Write",
     "bound",
     "calls_of",
     "canon_identity",
@@ -38,6 +40,7 @@ __all__ = [
     "check_run",
     "hub_location",
     "hub_origin",
+    "probe_closed",
     "read_summary",
     "send",
     "task_state",
@@ -51,7 +54,9 @@ if not TYPE_CHECKING:
             **dict.fromkeys(
                 ("APPROVED_CALLS", "SANCTIONED_CALLS", "Calls", "calls_of"), "_dispatch"
             ),
-            **dict.fromkeys(("Sent", "send", "task_state"), "_send"),
+            **dict.fromkeys(
+                ("Probed", "Sent", "Write", "probe_closed", "send", "task_state"), "_send"
+            ),
             **dict.fromkeys(("bound", "canon_identity", "hub_location", "hub_origin"), "_origin"),
             **dict.fromkeys(("check_canon", "check_memory", "check_run"), "_preflight"),
             **dict.fromkeys(("SUMMARY_EVENTS", "read_summary"), "_summary"),

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.contract import Task
-from custodian_runtime.core.journal.kinds import Dispatched, Failed, Receipt, Stale, Unknown
+from custodian_runtime.core.journal.kinds import (
+    Dispatched,
+    Failed,
+    LandingProbe,
+    Receipt,
+    Stale,
+    Unknown,
+)
 from custodian_runtime.core.outcomes import OutcomeKind, stale_message, task_changed
 from custodian_runtime.errors import (
     HubError,
@@ -58,6 +65,11 @@ class Write:
     observed_task: Task | None = None
     # A reconcile's re-send of a dispatched write: the hub may replay its first answer.
     sent_before: bool = False
+    # A probe (core/authority/proof.py): the version the write carried, sent as If-Match with
+    # its own key once that version is gone, so only a replay can answer 2xx.
+    if_match: int | None = None
+    # A probe: the task as the write's authorization saw it (its `planned_on`), for the record.
+    planned_on: dict[str, Any] | None = None
 
 
 def send(
@@ -73,15 +85,22 @@ def send(
     reconciles: str | None = None,
     observed_task: Task | None = None,
     sent_before: bool = False,
+    if_match: int | None = None,
+    planned_on: dict[str, Any] | None = None,
 ) -> Sent:
     """dispatched -> the hub call -> receipt, failed, stale or unknown; through `calls` only.
 
     A status write goes out only on the state it was planned on (`observed_task`): with the
     observed version as `If-Match`, or, from a hub without versions, after reading the task again.
     A replayed answer counts only for a key this memory sent before (`sent_before`, or an
-    earlier attempt of this call); otherwise it is a failure, never executed.
+    earlier attempt of this call); otherwise it is a failure, never executed. A probe
+    (`if_match`: the version the write carried) answered 412 closes the write as `stale`: the
+    hub did not replay its key, so it never landed.
     """
-    write = Write(index, operation, params, run_id, key, reconciles, observed_task, sent_before)
+    write = Write(
+        index, operation, params, run_id, key, reconciles, observed_task, sent_before, if_match,
+        planned_on,
+    )  # fmt: skip
     return _send(journal, client, calls, write)
 
 
@@ -106,6 +125,8 @@ def _written(journal: Journal, client: StateHubClient, calls: Calls, write: Writ
     try:
         return _call(journal, client, calls, write)
     except HubPreconditionFailed as exc:
+        if write.if_match is not None:
+            return _never_landed(journal, write, exc.current)
         return _stale(journal, write, exc.current)
     except Interrupted as exc:
         _unknown(journal, write, exc.message)
@@ -130,7 +151,7 @@ def _call(journal: Journal, client: StateHubClient, calls: Calls, write: Write) 
         write.params,
         run_id=write.run_id,
         idempotency_key=write.key,
-        if_match=task.version if task is not None else None,
+        if_match=write.if_match if write.if_match is not None else _version(task),
     )
     if done.replayed and done.attempts == 1 and not write.sent_before:
         message = (
@@ -141,6 +162,61 @@ def _call(journal: Journal, client: StateHubClient, calls: Calls, write: Write) 
         return _failed(journal, write, message, done.status_code, "replayed_unknown_key")
     journal.write(_receipt(write, done))
     return Sent(hub_id=getattr(done.resource, "id", None))
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What a closed write's probe came to: replayed (it landed, as `hub_id`), refused with 412
+    and no replay (`never_landed`), or neither (`error`: nothing is proven; the next run asks)."""
+
+    hub_id: str | None = None
+    never_landed: bool = False
+    error: str | None = None
+
+
+def probe_closed(
+    journal: Journal, client: StateHubClient, calls: Calls, write: Write, late: str
+) -> Probed:
+    """Ask the hub whether a closed write landed: its own key, body and carried If-Match.
+
+    Journaled `landing_probe` before it leaves (it can apply nothing: the version it names is
+    gone), then a replay's late `receipt` (`late`: how the write was closed). A 412 or an error
+    is journaled by the caller, which knows what the hub shows.
+    """
+    journal.write(
+        LandingProbe(index=write.index, idempotency_key=write.key, if_match=write.if_match,
+                     **_marker(write))
+    )  # fmt: skip
+    try:
+        done = perform(calls, client, write.operation, write.params, run_id=write.run_id,
+                       idempotency_key=write.key, if_match=write.if_match)  # fmt: skip
+    except HubPreconditionFailed:
+        return Probed(never_landed=True)
+    except HubError as exc:
+        return Probed(error=exc.message)
+    except (KeyError, ValueError) as exc:
+        return Probed(error=f"{write.operation} cannot be sent to the hub ({exc!r})")
+    receipt = _receipt(write, done).model_copy(update={"found_on_hub": True, "late": late})
+    journal.write(receipt)
+    return Probed(hub_id=getattr(done.resource, "id", None))
+
+
+def _version(task: Task | None) -> int | None:
+    return task.version if task is not None else None
+
+
+def _never_landed(journal: Journal, write: Write, current: Task | None) -> Sent:
+    """A probe answered 412 without a replay: the write never landed; closed as stale."""
+    now = f"{current.status} (version {current.version})" if current is not None else "unknown"
+    message = (
+        f"the hub did not replay key {write.key} and refused it at version {write.if_match}, "
+        f"the version it carried: it never landed; the task is now {now}"
+    )
+    journal.write(
+        Stale(index=write.index, error=message, observed=write.planned_on,
+              current=task_state(current), closed="stale", **_marker(write))
+    )  # fmt: skip
+    return Sent(stale=message, current_status=current.status if current is not None else None)
 
 
 def _failed(

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.path import landed_canon, landed_on_hub
 from custodian_runtime.core.authority.precondition import writes_canon
+from custodian_runtime.core.authority.proof import probe_version
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal import api as core_journal
@@ -42,6 +44,21 @@ def open_writes_of(
         for p in core_journal.unfinished_items(history)
         if p.approval is not None and p.approval.approval_id == approval_id
     ]
+
+
+def item_probes(
+    pending: Sequence[core_journal.PendingWrite], observed: DomainSummary | None, now: datetime
+) -> list[tuple[core_journal.PendingWrite, int, str]]:
+    """The open status writes only a probe can settle: (write, the If-Match version, why)."""
+    found = []
+    for write in pending:
+        spec = operations.find(write.operation)
+        if observed is None or spec is None or not spec.status_write:
+            continue
+        version, why = probe_version(write, observed, now)
+        if version is not None:
+            found.append((write, version, why))
+    return found
 
 
 def settle_item_writes(
@@ -92,7 +109,11 @@ def _landed(
 ) -> str | None:
     if writes_canon(write.operation):
         return landed_canon(write, canon_sha256)
-    return None if observed is None else landed_on_hub(write, observed, ())
+    spec = operations.find(write.operation)
+    if observed is None or spec is None or spec.status_write:
+        # The status the task shows proves nothing: a person may have set it by hand.
+        return None
+    return landed_on_hub(write, observed, ())
 
 
 def _reconciled(write: core_journal.PendingWrite, action: str, reason: str) -> Reconciled:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         own_writes,
         path,
         precondition,
+        proof,
     )
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "own_writes",
     "path",
     "precondition",
+    "proof",
 ]
 
 if not TYPE_CHECKING:

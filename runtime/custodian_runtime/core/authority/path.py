@@ -22,6 +22,7 @@ from custodian_runtime.core.authority.checks import SAME_TITLE
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.authority.precondition import edited_problem, proposed_under
+from custodian_runtime.core.authority.proof import probe_version
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal.kinds import RulingRecord
 from custodian_runtime.core.journal.records import parse_at
@@ -148,7 +149,7 @@ def _deny(item: ProposedItem, problem: str) -> WriteRuling:
 
 # --- reconcile --------------------------------------------------------------------------------
 
-Action = Literal["found", "resend", "refused", "expired", "stale"]
+Action = Literal["found", "probe", "resend", "refused", "expired", "stale"]
 # Who allowed a write: the policy (a run's own write), a person (an approved item) or a person's
 # grant. A write is sent only through the dispatch table of the authority that allowed it.
 Authority = Literal["policy", "person", "grant"]
@@ -162,6 +163,8 @@ class ReconcileStep:
     reason: str
     hub_id: str | None = None
     authority: Authority = "policy"
+    # A probe: the version the write carried, re-sent as If-Match with the write's own key.
+    if_match: int | None = None
 
 
 def reconcile_step(
@@ -186,18 +189,19 @@ def reconcile_step(
         return ReconcileStep("refused", f"{pending.operation} is not an operation Custodian knows")
     if spec.writes == "canon":
         return _canon_step(pending, canon_sha256)
-    landed = landed_on_hub(pending, observed, events)
+    landed = _landed_step(pending, spec.status_write, observed, events, now)
     if landed is not None:
-        return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
+        return landed
+    shown = _shown(pending, observed, events) if spec.status_write else ""
     if now - parse_at(pending.authorized_at) >= IDEMPOTENCY_WINDOW:
         return ReconcileStep(
             "expired",
-            "authorized more than 24 h ago, past the hub's idempotency window, and not found "
-            "on the hub: a re-send could make it twice, so a person must check",
+            "authorized more than 24 h ago, past the hub's idempotency window, and not proven "
+            f"on the hub{shown}: a re-send could make it twice, so a person must check",
         )
     moved = moved_since_authorized(pending, observed)
     if moved is not None:
-        return ReconcileStep("stale", moved)
+        return ReconcileStep("stale", moved + shown)
     if pending.grant_id is not None:
         return _grant_step(pending, pending.grant_id, observed, now, grounds or Grounds())
     person = _person_of(pending)
@@ -208,6 +212,52 @@ def reconcile_step(
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
     authority: Authority = "policy" if person is None else "person"
     return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
+
+
+def _landed_step(
+    pending: PendingWrite,
+    status_write: bool,
+    observed: DomainSummary,
+    events: Sequence[ProgressEvent],
+    now: datetime,
+) -> ReconcileStep | None:
+    """Found on the hub, or a status write's probe: the status a task shows proves nothing
+    (landed means proven), only the hub replaying the write's key does."""
+    if status_write:
+        return _status_probe(pending, observed, now)
+    landed = landed_on_hub(pending, observed, events)
+    if landed is None:
+        return None
+    return ReconcileStep("found", f"already on the hub as {landed}", hub_id=landed)
+
+
+def _status_probe(
+    pending: PendingWrite, observed: DomainSummary, now: datetime
+) -> ReconcileStep | None:
+    """Re-send a status write's key with the If-Match of the version it carried, once that
+    version is gone: it can apply nothing, and only a replay of the key proves it landed."""
+    version, why = probe_version(pending, observed, now)
+    if version is None:
+        return None
+    reason = (
+        f"{why}: its key is re-sent with If-Match {version}, which can apply nothing now; "
+        "only the hub replaying the key proves it landed"
+    )
+    return ReconcileStep("probe", reason, authority=authority_of(pending), if_match=version)
+
+
+def authority_of(pending: PendingWrite) -> Authority:
+    """Who allowed a write: its dispatch table is the one a re-send or a probe goes through."""
+    if pending.grant_id is not None:
+        return "grant"
+    return "person" if pending.approval is not None else "policy"
+
+
+def _shown(pending: PendingWrite, observed: DomainSummary, events: Sequence[ProgressEvent]) -> str:
+    """What a reason adds when the task shows the status the write sets: that proves nothing."""
+    if landed_on_hub(pending, observed, events) is None:
+        return ""
+    return " (the hub shows the status it sets, but a status alone proves nothing)"
 
 
 def _grant_step(

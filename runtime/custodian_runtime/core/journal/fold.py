@@ -51,6 +51,9 @@ KEPT_KINDS = frozenset(
         "stale",
         "unknown",
         "settled_by_hand",
+        # A closed write's probe and its finding (core/journal/late_landings.py).
+        "landing_probe",
+        "same_value",
         "note_written",
         "finished",
         *STANDING_KINDS,

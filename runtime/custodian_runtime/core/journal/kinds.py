@@ -248,6 +248,26 @@ class Unknown(WriteStep):
     error: str | None = None
 
 
+class LandingProbe(WriteStep):
+    """`landing_probe`: a write's own key re-sent with `If-Match` of the version it carried, to
+    ask the hub whether that write landed; with that version gone it can apply nothing."""
+
+    KIND = "landing_probe"
+    idempotency_key: str | None = None
+    if_match: int | None = None
+
+
+class SameValue(WriteStep):
+    """`same_value`: the hub shows what a closed write would have set, and nothing proves that
+    this write made it (`by_other`: the hub proved it never landed, so someone else set it)."""
+
+    KIND = "same_value"
+    hub_id: str | None = None
+    closed: str | None = None
+    by_other: bool | None = None
+    reason: str | None = None
+
+
 class Queued(Entry):
     """`queued`: an item waits for a person as an approval item."""
 
@@ -394,7 +414,7 @@ MODELS: dict[str, type[Entry]] = {
         RunStarted, Observed, PromptRecord, ModelResponse, ModelFailed, PlanRecord, RulingRecord,
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
         NoteWritten, Finished, ApprovalDecided, SettledByHand, PolicySet, GrantIssued,
-        GrantRevoked, GrantUsed, Shadowed, ShadowMatched,
+        GrantRevoked, GrantUsed, Shadowed, ShadowMatched, LandingProbe, SameValue,
     )
 }  # fmt: skip
 

@@ -2,19 +2,23 @@
 
 A write closed as stale, refused or expired (by a reconcile, or by a reject's settle) or by hand
 may still land: held in a proxy, say. The checkpoint keeps each such write for `LATE_WINDOW`
-after it was closed (`closed_item_records`), each run compares it with what it observed
-(`journal.late_landings`), and one found is journaled once, as a `receipt` marked `late`, and raised
-for a person in the note and the run's summary. Nothing is written to the hub.
+after it was closed (`closed_item_records`), and each run compares it with what it observed
+(`journal.late_landings`). The hub showing its value proves nothing: each one shown comes with
+how it can be proven (core/authority/proof.py). One proven is journaled once, as a `receipt`
+marked `late`, and raised for a person in the note and the run's summary; one not proven is
+journaled once as `same_value` (the hub shows the same value, set by someone else), and the
+person's decision stands. Nothing is written to the hub.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from custodian_runtime.core.authority.path import landed_on_hub
+from custodian_runtime.core.authority.proof import LandingProof, landing_proof
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.kinds import Failed, SettledByHand, Stale, decode
@@ -26,6 +30,8 @@ from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
 LATE_WINDOW = timedelta(days=7)
 # How the run's summary and note name one found (the outcome of its report).
 FOUND_LATE = "found_late"
+# ... and one whose value the hub shows, not proven to be this write's.
+SAME_VALUE = "same_value"
 
 
 @dataclass(frozen=True)
@@ -35,17 +41,24 @@ class ClosedWrite:
     write: PendingWrite
     how: str
     closed: Record
+    # Whether a `dispatched` record says it ever left: one that never did cannot have landed.
+    sent: bool = False
 
 
 @dataclass(frozen=True)
 class LateLanding:
-    """A closed write the hub shows landed, as `hub_id`."""
+    """A closed write whose value the hub shows, as `proof.hub_id`, and how that is proven."""
 
     closed: ClosedWrite
-    hub_id: str
+    proof: LandingProof
+
+    @property
+    def hub_id(self) -> str:
+        """Where the hub shows the write's value."""
+        return self.proof.hub_id
 
     def report(self) -> dict[str, Any]:
-        """What the summary's `journal.late_landings` and the note say of it."""
+        """What the summary's `late_landings` (or `same_value`) and the note say of it."""
         write = self.closed.write
         return {
             "run": write.run_id,
@@ -65,7 +78,8 @@ def closed_writes(records: Sequence[Record]) -> list[ClosedWrite]:
         item = tracker.items[key]
         how = _closed_how(item)
         if how is not None and item.outcome is not None:
-            found.append(ClosedWrite(write_of(tracker, key, item), how, item.outcome))
+            sent = any(step.kind == "dispatched" for step in item.steps)
+            found.append(ClosedWrite(write_of(tracker, key, item), how, item.outcome, sent))
     return found
 
 
@@ -82,6 +96,7 @@ def _still_closed(tracker: Tracker) -> list[ItemKey]:
         for key, item in tracker.items.items()
         if _closed_how(item) is not None
         and item.late is None
+        and item.same is None
         and landed.get(_effect(item), 0) < item.authorized.seq
     ]
 
@@ -95,8 +110,11 @@ def _effect(item: ItemTrace) -> tuple[str, str]:
     return (str(item.grant.operation), canonical_json(params))
 
 
-def late_landings(records: Sequence[Record], observed: DomainSummary) -> list[LateLanding]:
-    """The closed writes (within the window) that `observed` shows landed."""
+def late_landings(
+    records: Sequence[Record], observed: DomainSummary, now: datetime
+) -> list[LateLanding]:
+    """The closed writes (within the window) whose value `observed` shows, each with how it can
+    be proven landed (`now`: the run's clock, for the hub's idempotency window)."""
     newest = records[-1].at if records else None
     found = []
     for closed in closed_writes(records):
@@ -104,7 +122,8 @@ def late_landings(records: Sequence[Record], observed: DomainSummary) -> list[La
             continue
         hub_id = landed_on_hub(closed.write, observed, ())
         if hub_id is not None:
-            found.append(LateLanding(closed, hub_id))
+            proof = landing_proof(closed.write, hub_id, observed, now, sent=closed.sent)
+            found.append(LateLanding(closed, proof))
     return found
 
 

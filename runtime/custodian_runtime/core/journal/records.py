@@ -48,6 +48,8 @@ KINDS = frozenset(
         "grant_used",
         "shadowed",
         "shadow_matched",
+        "landing_probe",
+        "same_value",
     }
 )
 # A person's runs have no run_started/finished pair: each is one record of these kinds (an

@@ -19,11 +19,13 @@ from custodian_runtime.core.journal.kinds import (
     Entry,
     GrantIssued,
     GrantUsed,
+    LandingProbe,
     Queued,
     Receipt,
     Reconciled,
     RecordDataError,
     RulingRecord,
+    SameValue,
     SettledByHand,
     Shadowed,
     ShadowMatched,
@@ -59,6 +61,8 @@ class ItemTrace:
     steps: list[Record] = field(default_factory=list)
     # A write closed without being sent that a later observation found landed anyway.
     late: Record | None = None
+    # A closed write whose value the hub shows, not proven to be this write's (same_value).
+    same: Record | None = None
 
     @property
     def key(self) -> Any:
@@ -98,6 +102,8 @@ class Tracker:
             "grant_used": self._grant_used,
             "shadowed": self._shadowed,
             "shadow_matched": self._shadow_matched,
+            "landing_probe": self._probe,
+            "same_value": self._same,
         }
 
     def walk(self, records: Sequence[Record]) -> Tracker:
@@ -276,10 +282,42 @@ class Tracker:
         if item is None or item.outcome is None:
             self._flag(r, f"found late, but item #{d.index} was never closed")
             return
-        if item.late is not None:
-            self._flag(r, f"found late a second time (first at {item.late.ref})", _key_of(item))
+        settled = item.late or item.same
+        if settled is not None:
+            self._flag(r, f"found late after it was settled at {settled.ref}", _key_of(item))
             return
         item.late = r
+        item.steps.append(r)
+
+    def _closed_item(self, r: Record, d: WriteStep) -> ItemTrace | None:
+        """The closed write a probe or a same-value record speaks of, or None (flagged)."""
+        key = d.item(r.run_id)
+        item = self.items.get(key) if key is not None else None
+        if item is None or item.outcome is None:
+            self._flag(r, f"{r.kind} of item #{d.index}, which was never closed")
+            return None
+        return item
+
+    def _probe(self, r: Record, d: LandingProbe) -> None:
+        """A closed write's key re-sent to ask whether it landed: with the write's own key."""
+        item = self._closed_item(r, d)
+        if item is None:
+            return
+        if d.idempotency_key != item.key:
+            message = f"idempotency key differs from the authorized record at {item.authorized.ref}"
+            self._flag(r, message, _key_of(item))
+        item.steps.append(r)
+
+    def _same(self, r: Record, d: SameValue) -> None:
+        """A closed write the hub shows the value of, not proven: once, and never found late."""
+        item = self._closed_item(r, d)
+        if item is None:
+            return
+        settled = item.late or item.same
+        if settled is not None:
+            self._flag(r, f"same value after it was settled at {settled.ref}", _key_of(item))
+            return
+        item.same = r
         item.steps.append(r)
 
     def _unknown(self, r: Record, d: WriteStep) -> None:

@@ -14,6 +14,7 @@ from custodian_runtime.core.journal.kinds import (
     Entry,
     Failed,
     Finished,
+    LandingProbe,
     ModelFailed,
     ModelResponse,
     NoteWritten,
@@ -25,6 +26,7 @@ from custodian_runtime.core.journal.kinds import (
     Reconciled,
     RecordDataError,
     RulingRecord,
+    SameValue,
     SettledByHand,
     Shadowed,
     ShadowMatched,
@@ -184,6 +186,13 @@ def _render_record(record: Record, ctx: _Court) -> list[str]:
             f"({entry.late}) earlier, landed as {entry.hub_id}; for a person to check",
             "",
         ]
+    if isinstance(entry, SameValue):
+        return [
+            f"SAME VALUE at {record.ref}: item #{entry.index} of run {entry.reconciles}, closed "
+            f"({entry.closed}) earlier; the hub shows its value on {entry.hub_id}, not made by "
+            f"it: {entry.reason}",
+            "",
+        ]
     return _simple_line(record, entry)
 
 
@@ -320,7 +329,13 @@ def _write_step_lines(step: Record, e: WriteStep, for_run: str) -> list[str]:
         return [f"  dispatched at {step.ref}{for_run}"]
     if isinstance(e, Receipt) and e.found_on_hub:
         late = f" (after it was closed: {e.late})" if e.late else ""
-        return [f"  receipt at {step.ref}{for_run}: found on the hub as {e.hub_id}{late}"]
+        proven = ", proven: the hub replayed its key" if e.replayed else ""
+        return [f"  receipt at {step.ref}{for_run}: found on the hub as {e.hub_id}{late}{proven}"]
+    if isinstance(e, LandingProbe):
+        return [f"  PROBED at {step.ref}{for_run}: its key re-sent with If-Match {e.if_match}"]
+    if isinstance(e, SameValue):
+        who = "set by someone else" if e.by_other else "not proven to be this write's"
+        return [f"  SAME VALUE at {step.ref}{for_run}: the hub shows {e.hub_id} as it, {who}"]
     if isinstance(e, Failed) and e.closed:
         return [f"  CLOSED ({e.closed}) at {step.ref}{for_run}: {e.error}"]
     if isinstance(e, Receipt):
