@@ -14,13 +14,14 @@ import json
 import signal
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.review.decide import decide
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, hub_get, small_dataset
@@ -41,9 +42,20 @@ from spinesupport import (
     write_plan,
 )
 from standingsupport import Cli, note_of, status
-from test_reconcile_authority import Clock
 
 QUIET = {"observations": ["Nothing needs doing."]}
+
+
+class Clock:
+    """A hand-moved UTC clock shared by the hub and the in-process rerun."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
 DONE_AGAIN = {"observations": ["web-t-4 was verified (ev-1)."],
               "tasks_to_update": THREE_WRITES["tasks_to_update"]}  # fmt: skip
 
@@ -171,8 +183,6 @@ def test_an_approve_is_refused_while_its_operation_is(
 def test_the_review_pages_approve_is_refused_the_same_way(
     cli: Cli, small_hub: ReferenceHub
 ) -> None:
-    from custodian_runtime.review.decide import decide
-
     [queued] = cli.run(small_hub.url, status("web-t-4"))["items"]
     assert cli.set_mode("set_task_status", "off", by="bo", reason="vendor freeze").code == 0
     settings = load_settings(
