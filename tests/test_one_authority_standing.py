@@ -236,12 +236,13 @@ def test_all_off_during_the_model_call_binds_the_running_run(
     assert replay.returncode == 0, replay.stdout + replay.stderr
 
 
-class RevokeAfterFirst:
-    """An `on_write` hook: once the first write committed, a person revokes `grant` (kept, as
-    the run holds the domain) before the hub answers."""
+class AfterFirstWrite:
+    """An `on_write` hook: once the first write committed, a person runs `custodian argv` (kept,
+    as the run holds the domain) before the hub answers."""
 
     def __init__(self, tmp_path: Path, memory: Path) -> None:
-        self.tmp_path, self.memory, self.grant = tmp_path, memory, ""
+        self.tmp_path, self.memory = tmp_path, memory
+        self.argv: list[str] = []
         self.writes: list[str] = []
         self.said = ""
 
@@ -249,11 +250,10 @@ class RevokeAfterFirst:
         if phase != "after_commit":
             return
         self.writes.append(f"{method} {path}")
-        if len(self.writes) == 1 and self.grant:
-            argv = ["grants", "revoke", self.grant, "--by", "bo", "--reason", "vendor answered",
-                    "--memory", str(self.memory)]  # fmt: skip
-            done = subprocess.run([sys.executable, "-m", "custodian_runtime", *argv],
-                                  cwd=self.tmp_path, env=clean_env(), capture_output=True,
+        if len(self.writes) == 1 and self.argv:
+            argv = [sys.executable, "-m", "custodian_runtime", *self.argv, "--memory",
+                    str(self.memory)]  # fmt: skip
+            done = subprocess.run(argv, cwd=self.tmp_path, env=clean_env(), capture_output=True,
                                   text=True, timeout=60)  # fmt: skip
             self.said = done.stdout + done.stderr
 
@@ -263,15 +263,16 @@ def test_a_grant_revoked_while_the_run_is_acting_binds_its_next_write(
 ) -> None:
     db = tmp_path / "hub.sqlite3"
     load_seed(db, small_dataset())
-    hook = RevokeAfterFirst(tmp_path, cli.memory)
+    hook = AfterFirstWrite(tmp_path, cli.memory)
     with ReferenceHub(db, on_write=hook) as hub:
-        hook.grant = cli.issue(hub.url, "--max", "5", "--expires", "7d")
+        grant = cli.issue(hub.url, "--max", "5", "--expires", "7d")
+        hook.argv = ["grants", "revoke", grant, "--by", "bo", "--reason", "vendor answered"]
         summary = cli.run(hub.url, status("web-t-4"), status("web-t-1"))
         assert "busy" in hook.said, hook.said
         first, second = summary["items"]
-        assert first["outcome"] == "executed" and first["grant"] == hook.grant, first
+        assert first["outcome"] == "executed" and first["grant"] == grant, first
         assert second["outcome"] == "not_sent", second
-        assert f"grant {hook.grant} is revoked" in second["error"], second
+        assert f"grant {grant} is revoked" in second["error"], second
         assert hook.writes == ["PATCH /tasks/web-t-4"]
         assert hub_get(hub, "/tasks/web-t-1")["status"] == "in_progress"
         records = journal(cli.memory)
@@ -280,4 +281,26 @@ def test_a_grant_revoked_while_the_run_is_acting_binds_its_next_write(
     cli.ok("grants", "list")  # carries the kept revoke out
     [listed] = cli.grants()
     assert (listed["state"], listed["uses"]) == ("revoked", 1)
+    _inspected_ok(tmp_path, cli.memory)
+
+
+def test_all_off_while_the_run_is_acting_binds_its_next_write(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "hub.sqlite3"
+    load_seed(db, small_dataset())
+    hook = AfterFirstWrite(tmp_path, cli.memory)
+    hook.argv = ALL_OFF
+    with ReferenceHub(db, on_write=hook) as hub:
+        summary = cli.run(hub.url, llm=cli.answer(THREE_WRITES))
+        assert "busy" in hook.said, hook.said
+        event, done, flag = summary["items"]
+        assert event["outcome"] == "executed", event
+        for item in (done, flag):
+            assert item["outcome"] == "not_sent", item
+            assert (
+                f"a person set {item['operation']} to off (ana: incident review)" in item["error"]
+            )
+        assert len(hook.writes) == 1 and hook.writes[0].startswith("POST /events")
+        assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
+        assert custodian_flags(hub, "web-t-2") == []
+        assert not [r for r in journal(cli.memory) if r.kind == "authorized"][1:]
     _inspected_ok(tmp_path, cli.memory)
