@@ -11,16 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, waiting_message
 from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.settings import Settings
-
-if TYPE_CHECKING:
-    from custodian_runtime.approvals._commands import DecisionReport
 
 POLL_S = 0.5
 
@@ -51,8 +48,6 @@ def record_for_later(
     busy: RunLocked,
 ) -> DecisionReport:
     """Keep the decision until the domain is free; the message says what happens then."""
-    from custodian_runtime.approvals._commands import DecisionReport
-
     DecisionInbox(settings.memory_dir, settings.seal_key).record(decision)
     return DecisionReport(item.id, 0, waiting_message(decision, _holder(busy)))
 
@@ -76,8 +71,6 @@ def carry_out_recorded(
             busy.add(decision.domain)
             continue
         except ApprovalError as exc:  # decided or expired since: nothing left to carry out
-            from custodian_runtime.approvals._commands import DecisionReport
-
             done.append(DecisionReport(decision.approval_id, exc.exit_code, exc.message))
         inbox.done(decision.approval_id)
     return done

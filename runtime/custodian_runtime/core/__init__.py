@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         standing,
         tooling,
         unchanged,
+        view,
     )
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "standing",
     "tooling",
     "unchanged",
+    "view",
 ]
 
 if not TYPE_CHECKING:

@@ -1,7 +1,9 @@
 """A domain's standing decisions, folded from its journal: the modes and the grants with uses.
 
 A person's `policy_set`, `grant_issued` and `grant_revoked` records are the only source; a
-grant's uses are its `grant_used` records, so a replay of the journal re-derives them.
+grant's uses are its `grant_used` records, so a replay of the journal re-derives them. A record
+of these kinds that does not decode is damage (RecordDataError, exit 6, naming `<domain>:<seq>`):
+a person's word that cannot be read is never skipped, nor guessed.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from custodian_runtime.core.journal.kinds import (
+    DAMAGE_ADVICE,
+    Entry,
     GrantIssued,
     GrantRevoked,
     GrantUsed,
     PolicySet,
+    RecordDataError,
     decode,
     of_kind,
 )
@@ -103,10 +108,10 @@ def standing_of(records: Iterable[Record]) -> Standing:
     for r in records:
         if r.kind not in STANDING_KINDS:
             continue
-        entry = decode(r)
+        entry = decoded(r)
         if isinstance(entry, GrantIssued):
-            grant = _grant(entry)
-            if grant is None or grant.domain != r.domain:
+            grant = grant_of(r, entry)
+            if grant.domain != r.domain:
                 continue
         words.append((cast(StandingWord, entry), parse_at(r.at)))
     return with_words(Standing(), words)
@@ -116,7 +121,8 @@ def with_words(standing: Standing, entries: Iterable[tuple[StandingWord, datetim
     """`standing` with each entry (and when it was made) applied in the order given.
 
     A later mode of an operation wins; a revoke of a grant not seen yet is kept, and binds the
-    grant when it comes; each `grant_used` is one use.
+    grant when it comes; each `grant_used` is one use. The journal's records are checked
+    before they come here (`decoded`, `grant_of`: damage otherwise).
     """
     modes, uses = standing.modes, dict(standing.uses)
     grants = {g.id: g for g in standing.grants}
@@ -140,6 +146,43 @@ def with_words(standing: Standing, entries: Iterable[tuple[StandingWord, datetim
     return Standing(modes, tuple(grants.values()), MappingProxyType(uses))
 
 
+def decoded(r: Record) -> Entry:
+    """A record of the standing as its kind's model; RecordDataError (exit 6) naming it if it
+    does not decode, or lacks what its kind must say (which operation's mode; which grant)."""
+    try:
+        entry = decode(r)
+    except RecordDataError as exc:
+        raise damage(r, _first(exc.__cause__) or str(exc)) from None
+    lacking = {
+        PolicySet: ("operation", "mode"),
+        GrantRevoked: ("grant_id",),
+        GrantUsed: ("grant_id",),
+    }.get(type(entry), ())
+    missing = [name for name in lacking if getattr(entry, name) is None]
+    if missing:
+        raise damage(r, f"{missing[0]}: Field required")
+    return entry
+
+
+def damage(r: Record, detail: str) -> RecordDataError:
+    """The error a record of a person's mode or grant that cannot be read is (exit 6)."""
+    return RecordDataError(
+        f"journal record {r.ref} ({r.kind}) does not decode as a person's mode or grant "
+        f"({detail}): it is damage, and nothing is ruled on a guess of it. {DAMAGE_ADVICE}; "
+        "then set the mode or issue the grant again",
+        domain=r.domain,
+        seq=r.seq,
+    )
+
+
+def _first(exc: BaseException | None) -> str | None:
+    """A validation error's first problem, as `where: what`."""
+    if not isinstance(exc, ValidationError):
+        return None
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+
+
 def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
     return ModeSetting(
         operation=str(entry.operation),
@@ -151,11 +194,19 @@ def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
 
 
 def _grant(entry: GrantIssued) -> Grant | None:
-    """The grant as issued; a record that does not hold a whole grant grants nothing."""
+    """The grant a word holds; one that does not hold a whole grant grants nothing."""
     try:
         return Grant.model_validate(entry.grant or {})
     except ValidationError:
         return None
+
+
+def grant_of(r: Record, entry: GrantIssued) -> Grant:
+    """The grant as issued; a record that does not hold a whole grant is damage."""
+    try:
+        return Grant.model_validate(entry.grant or {})
+    except ValidationError as exc:
+        raise damage(r, f"grant.{_first(exc)}") from None
 
 
 def mode_seqs(records: Iterable[Record]) -> list[int]:
