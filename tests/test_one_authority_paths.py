@@ -8,6 +8,7 @@ in the same state gets the same ruling from a fresh plan, a reconcile and an app
 
 from __future__ import annotations
 
+import ast
 import json
 import signal
 from datetime import UTC, datetime, timedelta
@@ -330,3 +331,19 @@ def test_every_mode_and_grant_state_rules_the_same_write_the_same_on_every_path(
         )
     if mode == "ask" and fresh.grant is None:
         assert fresh.outcome != "execute" and not resent.allowed
+
+
+def test_no_path_rules_a_write_without_the_standing() -> None:
+    """Only the one ruling (core/authority/path.py) calls `authorize()`, which knows no standing:
+    every other module rules through it, so no path can skip a person's modes and grants."""
+    package = Path(__file__).resolve().parent.parent / "runtime" / "custodian_runtime"
+    callers = []
+    for source in sorted(package.rglob("*.py")):
+        tree = ast.parse(source.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id == "authorize")
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "authorize")
+            ):
+                callers.append(source.relative_to(package).as_posix())
+    assert sorted(set(callers)) == ["core/authority/path.py"], callers
