@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         settle,
         spine,
         stream,
+        totals,
         trace,
     )
 
@@ -34,6 +35,7 @@ __all__ = [
     "settle",
     "spine",
     "stream",
+    "totals",
     "trace",
 ]
 

@@ -57,6 +57,10 @@ class RunStarted(Entry):
     pid: int | None = None
     host: str | None = None
     dry_run: bool | None = None
+    # Since 0.4.0: the release and the git revision ("unknown" when not built from a checkout)
+    # that wrote the run; absent from older journals.
+    version: str | None = None
+    revision: str | None = None
 
 
 class Observed(Entry):
