@@ -8,23 +8,36 @@ in the same state gets the same ruling from a fresh plan, a reconcile and an app
 
 from __future__ import annotations
 
+import ast
 import json
 import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import httpx
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, PersonDecision, fresh_ruling, rule_write
+from custodian_runtime.core.authority.path import (
+    GrantUse,
+    Grounds,
+    PersonDecision,
+    escalation,
+    fresh_ruling,
+    rule_write,
+)
 from custodian_runtime.core.authority.precondition import proposed_under
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.standing.grants import Grant
+from custodian_runtime.core.standing.modes import Modes, ModeSetting
+from custodian_runtime.core.standing.record import Standing
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,
@@ -228,3 +241,114 @@ def test_the_same_write_in_the_same_state_gets_the_same_ruling_on_every_path(
     # Only the staleness check differs: the same item proposed under another state is stale.
     moved = _summary("blocked" if status != "blocked" else "todo", 3, [_event(kind, source)])
     assert rule_write(item, moved, person, grounds=grounds).stale
+
+
+# --- the property with a person's standing: every mode x grant state x path ------------------
+
+GID = "grant-0123456789ab"
+HUB = "hub_id:h1"
+MODES = ("auto", "ask", "shadow", "off")
+GRANT_STATES = ("none", "live", "revoked", "used up", "expired")
+
+
+def _standing(operation: str, mode: str, grant_state: str) -> Standing:
+    """`mode` set on `operation` by bo, and one set_task_status grant in `grant_state`."""
+    modes = Modes().with_setting(ModeSetting(operation, mode, "bo", "a quiet week", NOW))  # type: ignore[arg-type]
+    if grant_state == "none":
+        return Standing(modes)
+    expires = NOW - timedelta(hours=1) if grant_state == "expired" else NOW + timedelta(days=7)
+    grant = Grant(id=GID, domain="d", operation="set_task_status", max_uses=2,
+                  expires_at=expires, by="ana", reason="routine", hub_id=HUB,
+                  issued_at=NOW - timedelta(days=8), revoked=grant_state == "revoked")  # fmt: skip
+    uses = {GID: 2 if grant_state == "used up" else 0}
+    return Standing(modes, (grant,), MappingProxyType(uses))
+
+
+def _pending(operation: str, params: dict[str, Any]) -> PendingWrite:
+    return PendingWrite(run_id="r-0", index=0, operation=operation, params=params,
+                        idempotency_key="k", fingerprint=fingerprint(operation, params),
+                        authorized_seq=1, dispatched=True)  # fmt: skip
+
+
+# Where a grant could carry the write (an approvable block of a task in progress): each grant
+# state under each mode is tried every time, whatever hypothesis draws besides.
+_COVERED = {"operation": "set_task_status", "status": "in_progress", "target": "blocked"}
+
+
+def _examples(test: Any) -> Any:
+    for mode in MODES:
+        for grant_state in GRANT_STATES:
+            test = example(mode=mode, grant_state=grant_state, cite=False, **_COVERED)(test)
+    return test
+
+
+@settings(max_examples=200, deadline=None)
+@_examples
+@given(
+    mode=st.sampled_from(MODES),
+    grant_state=st.sampled_from(GRANT_STATES),
+    operation=st.sampled_from(["update_task_status", "set_task_status", "flag_for_human"]),
+    status=st.sampled_from(["in_progress", "blocked", "cancelled"]),
+    target=st.sampled_from(["done", "blocked"]),
+    cite=st.booleans(),
+)
+def test_every_mode_and_grant_state_rules_the_same_write_the_same_on_every_path(
+    mode: str, grant_state: str, operation: str, status: str, target: str, cite: bool
+) -> None:
+    params: dict[str, Any] = {"task_id": "t-1", "status": target}
+    if operation == "flag_for_human":
+        params = {"task_id": "t-1", "note": "Blocked a week."}
+    elif cite and operation == "update_task_status":
+        params["evidence"] = ["ev-1"]
+    fp = fingerprint(operation, params)
+    item = ProposedItem(index=0, section="recorded", operation=operation, params=params,
+                        reason="r", error=None, fingerprint=fp)  # fmt: skip
+    observed = _summary(status, 2, [_event("milestone", "ana")])
+    standing = _standing(operation, mode, grant_state)
+    grounds = Grounds(recent=RecentWrites(NOW, ()), standing=standing, hub_id=HUB, now=NOW)
+    fresh = fresh_ruling(item, observed, grounds)
+    # The plan's own write ruled again before it is sent, a reconcile's re-send, an escalation:
+    # each runs without a card, so only what a fresh plan executes without a grant goes out.
+    resent = rule_write(item, observed, grounds=grounds)
+    assert resent.allowed == (fresh.outcome == "execute" and fresh.grant is None)
+    if operation == "flag_for_human":
+        escalated = escalation(_pending("update_task_status", {"task_id": "t-1"}), "x", observed,
+                               grounds)  # fmt: skip
+        assert escalated is not None
+        again = fresh_ruling(escalated.ruling.item, observed, grounds)
+        assert escalated.allowed == (again.outcome == "execute")
+        assert not escalated.allowed or mode == "auto"
+    # A grant's use: only what a fresh plan executes under that very grant.
+    granted = rule_write(item, observed, grounds=grounds, use=GrantUse(GID))
+    assert granted.allowed == (fresh.outcome == "execute" and fresh.grant == GID)
+    if granted.allowed:
+        assert grant_state == "live" and operation == "set_task_status"
+    # A person's approval: turns "queue" into "execute" unless the mode holds every write.
+    person = PersonDecision("apr-1", "ana", "approved", proposed_under(item, observed))
+    approved = rule_write(item, observed, person, grounds=grounds)
+    assert approved.allowed == (fresh.outcome != "deny")
+    assert (approved.held is not None) == (mode in ("off", "shadow"))
+    if mode in ("off", "shadow"):
+        # Nothing of the operation is written, on any path.
+        assert fresh.outcome == "deny" and not resent.allowed and not granted.allowed
+        assert (
+            not approved.allowed and "set by bo at 2026-11-30 12:00 UTC" in approved.ruling.reason
+        )
+    if mode == "ask" and fresh.grant is None:
+        assert fresh.outcome != "execute" and not resent.allowed
+
+
+def test_no_path_rules_a_write_without_the_standing() -> None:
+    """Only the one ruling (core/authority/path.py) calls `authorize()`, which knows no standing:
+    every other module rules through it, so no path can skip a person's modes and grants."""
+    package = Path(__file__).resolve().parent.parent / "runtime" / "custodian_runtime"
+    callers = []
+    for source in sorted(package.rglob("*.py")):
+        tree = ast.parse(source.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id == "authorize")
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "authorize")
+            ):
+                callers.append(source.relative_to(package).as_posix())
+    assert sorted(set(callers)) == ["core/authority/path.py"], callers

@@ -63,7 +63,7 @@ def _recorded(domain: str, holder: str | None, what: str) -> str:
         return f"{what}: journaled"
     return (
         f"{what}: recorded; the domain {domain} is busy (held by {holder}), so it is journaled "
-        "as soon as that ends (a revoke binds the running run already)"
+        "as soon as that ends (a mode or a revoke binds the running run from its next write)"
     )
 
 

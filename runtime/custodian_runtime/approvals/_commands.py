@@ -272,9 +272,12 @@ def _approve_now(
         return DecisionReport(approval_id, refusal.exit_code, refusal.message)
     _execute.check_writable_canon(settings, item)
     with _deciding(settings, store, approval_id, now) as d:
-        seen = _execute.observe(settings, d.item, d.writes)
+        seen = _execute.observe(settings, d.item, d.writes, d.history)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(d.item, site, by, note, seen, now)
+        if not (settled.records or settled.stored or settled.execute):
+            # Held by a person's mode: nothing is decided or journaled; the item stays pending.
+            return DecisionReport(approval_id, settled.exit_code, settled.message)
         # The decision comes first in the attempt's records, then what settling the item's open
         # write found, then the ruling and the write.
         for kind, data in settled.records[:1]:
@@ -302,7 +305,7 @@ def _settle_open(
     pending = open_writes_of(d.history, d.item.id)
     if not pending:
         return None
-    seen = seen or _execute.observe(settings, d.item, d.writes)
+    seen = seen or _execute.observe(settings, d.item, d.writes, d.history)
     rest, probed = probe_item_writes(settings, d.journal, pending, seen.summary, now)
     settled = settle_item_writes(rest, seen.summary, seen.canon_sha256, closing)
     for kind, data in settled.records:

@@ -23,11 +23,14 @@ from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.precondition import canon_target, writes_canon
 from custodian_runtime.core.contract import DomainSummary, Task
+from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
 from custodian_runtime.core.journal.trace import executed_params
+from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.run_journal import Journal
+from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
@@ -105,37 +108,41 @@ def seen_for(
     item: ApprovalItem,
     summary: DomainSummary | None,
     writes: Sequence[OwnWrite] | None = None,
+    history: Sequence[Record] | None = None,
 ) -> ObservedNow:
     """What the ruling sees: the domain `summary` read now, or the canon file now, with the
-    caps and Custodian's recent writes in the domain (`writes`; None: read from the journal's
-    checkpoint)."""
+    caps, Custodian's recent writes in the domain (`writes`) and a person's standing there
+    (from the journal's `history`, with the decisions kept while a run held the domain); None:
+    read from the journal's checkpoint."""
     what = to_observe(item)
     if what == "nothing":
         return ObservedNow()
-    grounds = ObservedNow(policy=settings.limits, writes=tuple(_writes(settings, item, writes)))
+    if writes is None or history is None:
+        opened = JournalStore(settings.memory_dir, seal_key=settings.seal_key).open(
+            item.domain, repair=False
+        )
+        writes = opened.checkpoint.writes if writes is None else writes
+        history = opened.history if history is None else history
+    store = StandingStore(settings.memory_dir, settings.seal_key)
+    standing = store.kept_standing(item.domain, standing_of(history))
+    grounds = ObservedNow(policy=settings.limits, writes=tuple(writes), standing=standing)
     if what == "canon":
-        return replace(_canon_seen(settings, str(item.params["path"])), policy=grounds.policy)
+        seen = _canon_seen(settings, str(item.params["path"]))
+        return replace(seen, policy=grounds.policy, standing=standing)
     return replace(grounds, summary=summary)
 
 
 def observe(
-    settings: Settings, item: ApprovalItem, writes: Sequence[OwnWrite] | None = None
+    settings: Settings,
+    item: ApprovalItem,
+    writes: Sequence[OwnWrite] | None = None,
+    history: Sequence[Record] | None = None,
 ) -> ObservedNow:
     """What the core asks to see before ruling: the domain on the hub now, or the canon file."""
     if to_observe(item) != "hub":
-        return seen_for(settings, item, None, writes)
+        return seen_for(settings, item, None, writes, history)
     with hub_client(settings) as client:
-        return seen_for(settings, item, read_summary(client, item.domain), writes)
-
-
-def _writes(
-    settings: Settings, item: ApprovalItem, writes: Sequence[OwnWrite] | None
-) -> Sequence[OwnWrite]:
-    """Custodian's recent writes in the item's domain, as the journal's checkpoint keeps them."""
-    if writes is not None:
-        return writes
-    store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
-    return store.open(item.domain, repair=False).checkpoint.writes
+        return seen_for(settings, item, read_summary(client, item.domain), writes, history)
 
 
 def _canon_seen(settings: Settings, path: str) -> ObservedNow:

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 from custodian_runtime.core.approvals.history import ApprovalHistory
-from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.inert import for_terminal
@@ -32,6 +32,7 @@ from custodian_runtime.core.journal.kinds import (
     ModelResponse,
     Observed,
     PlanRecord,
+    PolicySet,
     RulingRecord,
     RunStarted,
     of_kind,
@@ -43,7 +44,6 @@ from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.ledger import rederived
 from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
-from custodian_runtime.core.standing.rule import Ground, apply_standing
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.snapshots import SnapshotStore, observed_summary
@@ -115,17 +115,15 @@ def compare(
         return [Difference(-1, "plan", "accepted", f"rejected: {exc.message}")], "plan now rejected"
     if plan_record.status == "rejected":
         return [Difference(-1, "plan", "rejected", "accepted")], "plan now accepted"
-    history = plan_record.history or {}
-    rulings = authorize(
-        plan,
-        DomainSummary.model_validate(observed.summary),
+    grounds = Grounds(
         policy,
-        ApprovalHistory.from_record(history),
-        evidence=_evidence(observed, plan_record),
-        recent=_recent_of(plan_record),
+        ApprovalHistory.from_record(plan_record.history or {}),
+        _evidence(observed, plan_record),
+        _recent_of(plan_record),
         unavailable=dict(plan_record.unavailable or {}),
     )
-    rulings, differences = _with_standing(rulings, records, policy, standing)
+    grounds, differences = _with_standing(grounds, records, standing)
+    rulings = rule_plan(plan, DomainSummary.model_validate(observed.summary), grounds)
     for ruling in rulings:
         was = recorded.get(ruling.item.index)
         then = f"{was.outcome}: {was.reason}" if was else "no ruling recorded"
@@ -136,32 +134,28 @@ def compare(
 
 
 def _with_standing(
-    rulings: tuple[Ruling, ...],
+    grounds: Grounds,
     records: Sequence[core_journal.Record],
-    policy: Policy,
     standing: Sequence[core_journal.Record],
-) -> tuple[tuple[Ruling, ...], list[Difference]]:
-    """The rulings as the journal's modes and grants before the plan narrow or carry them,
-    and a difference for each way the standing the plan record kept disagrees with them."""
+) -> tuple[Grounds, list[Difference]]:
+    """The grounds with the journal's modes and grants before the plan (and what a person kept
+    while the run held the domain, journaled after it), and a difference for each way the
+    standing the plan record kept disagrees with them."""
     planned = next((r for r in records if r.kind == PlanRecord.KIND), None)
     plan_record = read_as(planned, PlanRecord) if planned is not None else PlanRecord()
     kept = plan_record.standing
     if planned is None or kept is None or plan_record.ruled_at is None:
-        return rulings, []
+        return grounds, []
     before = [r for r in standing if r.seq < planned.seq]
-    later = frozenset(
-        str(e.grant_id) for _, e in of_kind([r for r in standing if r.seq > planned.seq],
-                                            GrantRevoked)
-    )  # fmt: skip
-    derived, disagree = rederived(Standing.from_record(kept), standing_of(before), later)
+    after = [r for r in standing if r.seq > planned.seq]
+    later = frozenset(str(e.grant_id) for _, e in of_kind(after, GrantRevoked))
+    set_later = [e for _, e in of_kind(after, PolicySet)]
+    derived, disagree = rederived(Standing.from_record(kept), standing_of(before), later,
+                                  set_later)  # fmt: skip
     hub_id = kept.get("hub_id")
-    ground = Ground(
-        derived, None if hub_id is None else str(hub_id),
-        parse_at(plan_record.ruled_at), policy, _recent_of(plan_record),
-        ApprovalHistory.from_record(plan_record.history or {}),
-    )  # fmt: skip
-    shown = [Difference(-1, "standing", "kept in the plan record", d) for d in disagree]
-    return apply_standing(rulings, ground), shown
+    hub = None if hub_id is None else str(hub_id)
+    ruled = replace(grounds, standing=derived, hub_id=hub, now=parse_at(plan_record.ruled_at))
+    return ruled, [Difference(-1, "standing", "kept in the plan record", d) for d in disagree]
 
 
 def _standing_records(

@@ -13,15 +13,15 @@ import secrets
 from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.digest import canonical_json, strict_loads
-from custodian_runtime.core.journal.kinds import Entry, GrantRevoked, encode
+from custodian_runtime.core.journal.kinds import MODELS, Entry, GrantRevoked, encode
 from custodian_runtime.core.journal.seals import Sealer, SealKey
-from custodian_runtime.core.standing.record import Standing, standing_of
+from custodian_runtime.core.standing.record import Standing, StandingWord, standing_of, with_words
 from custodian_runtime.errors import RunLocked, SealError
 from custodian_runtime.memory._files import atomic_write_bytes
 from custodian_runtime.memory.journal_store import JournalStore
@@ -93,6 +93,16 @@ class StandingStore:
             return []
         found = [self._read(p) for p in sorted(self.directory.glob("*.json"))]
         return sorted((w for w in found if domain in (None, w.domain)), key=lambda w: w.at)
+
+    def kept_standing(self, domain: str, base: Standing) -> Standing:
+        """`base` with every decision kept for `domain` while it was busy applied, in arrival order."""  # noqa: E501
+        if not self.directory.is_dir():
+            return base  # read at each write of a run: one stat when nothing was kept
+        kept = self.waiting(domain)
+        if not kept:
+            return base
+        words = ((cast(StandingWord, MODELS[w.kind].model_validate(w.fields)), w.at) for w in kept)
+        return with_words(base, words)
 
     def waiting_revokes(self, domain: str) -> frozenset[str]:
         """The grants a person revoked while the domain was busy: they bind at once."""

@@ -38,7 +38,7 @@ from custodian_runtime.core.journal.settle import write_ref
 from custodian_runtime.core.operations import add_progress_event, status_writes
 from custodian_runtime.core.outcomes import ruling_data
 from custodian_runtime.core.plan.extract import Plan
-from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.errors import ConfigError, HubError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.run_journal import Journal
@@ -83,11 +83,10 @@ def settle_open_writes(
     now = ctx.now()
     policy, queue = policy_and_history(ctx, now)
     granted = any(p.grant_id for p in core_journal.unfinished_items(history))
-    # A write left open under a grant is ruled with the standing a fresh plan would get.
-    standing = standing_now(ctx, history) if granted else Standing()
+    journaled = standing_of(history)
     hub_id = ctx.bound()["hub"] if granted else None
     recent = recent_writes(policy, writes, now)
-    grounds = Grounds(policy, queue, None, recent, standing, hub_id)
+    grounds = Grounds(policy, queue, None, recent, standing_now(ctx, journaled), hub_id, now)
     rc = Reconciling(
         ctx.run_id,
         observation.summary,
@@ -98,6 +97,7 @@ def settle_open_writes(
         grounds,
         ctx.canon_dir,
         ctx.approvals,
+        lambda: standing_now(ctx, journaled),
     )
     reports = tuple(reconcile(history, rc, ctx.log, ctx.stop, writes))
     wrote = any(r["outcome"] == "resent" or r.get("flag") for r in reports)
@@ -122,6 +122,8 @@ class Reconciling:
     canon_dir: Path | None = None
     # The approval queue: an approved write found on the hub makes its item executed.
     approvals: ApprovalStore | None = None
+    # A person's standing, read again before each write (None: the grounds' standing).
+    standing: Callable[[], Standing] | None = None
 
 
 def reconcile(
@@ -143,6 +145,8 @@ def reconcile(
         if stop:
             break
         grounds = _with_evidence(ctx, pending, history, writes)
+        if ctx.standing is not None:  # a mode or revoke kept meanwhile binds this write
+            grounds = replace(grounds, standing=ctx.standing())
         events = _events_for(ctx.client, pending)
         canon = _canon_sha256(ctx.canon_dir, pending)
         step = reconcile_step(pending, ctx.observed, events, ctx.now, grounds, canon_sha256=canon)
@@ -156,7 +160,7 @@ def reconcile(
             )
         )
         report = {"run": pending.run_id, "index": pending.index, "operation": pending.operation}
-        report |= _settle_one(pending, step, ctx, len(reports))
+        report |= _settle_one(pending, step, replace(ctx, grounds=grounds), len(reports))
         reports.append(report)
         log.line(
             "reconcile", report["outcome"], **{k: v for k, v in report.items() if k != "outcome"}
@@ -270,7 +274,9 @@ def _settle_one(
     _item_follows(ctx, pending, "failed", closed=True)
     report: dict[str, Any] = {"outcome": step.action, "reason": f"not sent: {step.reason}"}
     if step.action == "expired":
-        report["flag"] = _escalate(pending, step, ctx, f"reconcile-{position}")
+        report["flag"], withheld = _escalate(pending, step, ctx, f"reconcile-{position}")
+        if withheld is not None:
+            report["flag_withheld"] = withheld
     return report
 
 
@@ -335,11 +341,15 @@ def _item_follows(
 
 def _escalate(
     pending: core_journal.PendingWrite, step: ReconcileStep, ctx: Reconciling, index: str
-) -> str | None:
-    """Flag the write's task for a person, through the same authority and chain as any write."""
-    item = escalation(pending, step.reason, ctx.observed)
-    if item is None:
-        return None
+) -> tuple[str | None, str | None]:
+    """Flag the write's task for a person, through the same authority and chain as any write:
+    the flag's hub id, or why the authority withholds it (a person set flag_for_human off)."""
+    verdict = escalation(pending, step.reason, ctx.observed, ctx.grounds)
+    if verdict is None:
+        return None, None
+    if not verdict.allowed:
+        return None, f"no flag raised: {verdict.ruling.reason}"
+    item = verdict.ruling.item
     ruled = ruling_data(Ruling(item, "execute", step.reason))
     ctx.journal.write(ruled.model_copy(update={"index": index}))
     nonce = new_nonce()
@@ -353,4 +363,4 @@ def _escalate(
         ctx.journal, ctx.client, SANCTIONED_CALLS, index=index, operation=item.operation,
         params=dict(item.params), run_id=ctx.run_id, key=key,
     )  # fmt: skip
-    return sent.hub_id
+    return sent.hub_id, None

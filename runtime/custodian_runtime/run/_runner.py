@@ -245,14 +245,15 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         so_far = replace(so_far, answer=completion.text)
         plan = extract(ctx, completion)
         so_far = replace(so_far, observations=plan.observations)
-        rulings = rule(ctx, plan, seen, history, opened.checkpoint.writes)
+        ruled = rule(ctx, plan, seen, history, opened.checkpoint.writes)
+        rulings = ruled.rulings
         so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
-        so_far = replace(so_far, modes=standing_of(history).modes.as_record())
+        so_far = replace(so_far, modes=ruled.grounds.standing.modes.as_record())
         if ctx.dry_run:
             ctx.stop.check("the dry run")
             shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
             return _finish(ctx, replace(so_far, outcomes=dry_run(rulings)), shown)
-        return _recorded(ctx, replace(so_far, outcomes=act(ctx, rulings, seen)), plan)
+        return _recorded(ctx, replace(so_far, outcomes=act(ctx, ruled, seen)), plan)
     except CustodianError as exc:
         return _failed(ctx, so_far, exc)
     except Exception as exc:

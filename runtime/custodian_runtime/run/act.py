@@ -2,12 +2,16 @@
 
 Every write travels one chain: authorized (journaled before dispatch, with its idempotency key
 and the authorization's nonce) -> dispatched -> receipt, failed, stale or unknown (writes/_send.py).
-Nothing here decides whether a write may happen. Each step returns one `ItemOutcome` per plan
-item it handled; the run assembles them once.
+Nothing here decides whether a write may happen: each write is ruled again by the one authority
+(`core.authority.path.rule_write`) just before it is authorized, with the person's standing
+read again. Each step returns one `ItemOutcome` per plan item it handled; the run assembles
+them once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from custodian_runtime.canon import current_sha256
@@ -16,24 +20,26 @@ from custodian_runtime.core import outcomes
 from custodian_runtime.core.approvals.items import approval_id_for, new_item
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.keys import run_key
+from custodian_runtime.core.authority.path import GrantUse, WriteRuling, rule_write
 from custodian_runtime.core.authority.precondition import canon_target, proposed_under
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import Authorized, GrantUsed, Queued
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan.extract import ProposedItem
+from custodian_runtime.core.standing.record import with_words
 from custodian_runtime.run._context import RunContext
+from custodian_runtime.run.decide import Ruled, standing_now
 from custodian_runtime.run.observe import Observation
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Sent, send, task_state
 
 __all__ = ["Sent", "act", "dry_run", "send"]
 
 
-def act(
-    ctx: RunContext, rulings: tuple[Ruling, ...], observation: Observation
-) -> tuple[ItemOutcome, ...]:
+def act(ctx: RunContext, ruled: Ruled, observation: Observation) -> tuple[ItemOutcome, ...]:
     """Execute, queue and deny; one outcome per plan item, in plan order."""
+    rulings = ruled.rulings
     with ctx.log.phase("act") as info:
-        sent = _execute(ctx, rulings, observation.summary)
+        sent = _execute(ctx, ruled, observation.summary)
         queued = _enqueue(ctx, rulings, observation.summary)
         done = outcomes.assemble(rulings, sent, queued, outcomes.denied(rulings))
         info.update(outcomes.counts(done))
@@ -45,19 +51,54 @@ def dry_run(rulings: tuple[Ruling, ...]) -> tuple[ItemOutcome, ...]:
     return outcomes.assemble(rulings, outcomes.would(rulings))
 
 
-def _execute(
-    ctx: RunContext, rulings: tuple[Ruling, ...], observed: DomainSummary
-) -> tuple[ItemOutcome, ...]:
-    """Send each `execute` ruling through the authority chain, in plan order; one outcome each."""
+def _execute(ctx: RunContext, ruled: Ruled, observed: DomainSummary) -> tuple[ItemOutcome, ...]:
+    """Send each `execute` ruling through the authority chain, in plan order; one outcome each.
+
+    Each is ruled again just before it is sent, with the standing read again: a mode or a
+    revoke a person kept while this run holds the domain binds its next write.
+    """
     done: list[ItemOutcome] = []
-    for ruling in (r for r in rulings if r.outcome == "execute"):
+    used: list[GrantUsed] = []  # this run's uses so far: the journal's count does not hold them
+    for ruling in (r for r in ruled.rulings if r.outcome == "execute"):
         if ctx.stop:
             # Never authorized, so not a failure: the note lists it as not sent, the next run
             # re-plans from the hub's state, and the counts match the journal's failed records.
             done.append(ItemOutcome.of(ruling, "not_sent"))
             continue
+        now = ruled_now(ctx, ruled, ruling, observed, used)
+        if not now.allowed:
+            done.append(ItemOutcome.of(ruling, "not_sent", error=_withheld(now)))
+            continue
+        if ruling.grant is not None:
+            used.append(_grant_used(ruling))
+            ctx.journal.write(used[-1])
         done.append(_execute_one(ctx, ruling, observed))
     return tuple(done)
+
+
+def ruled_now(
+    ctx: RunContext,
+    ruled: Ruled,
+    ruling: Ruling,
+    observed: DomainSummary,
+    used: Sequence[GrantUsed],
+) -> WriteRuling:
+    """The one ruling on a write about to be sent, with the standing as it is now."""
+    now = ctx.now()
+    journaled = with_words(ruled.journaled, ((u, now) for u in used))
+    grounds = replace(ruled.grounds, standing=standing_now(ctx, journaled), now=now)
+    use = None if ruling.grant is None else GrantUse(ruling.grant)
+    return rule_write(ruling.item, observed, grounds=grounds, use=use)
+
+
+def _withheld(now: WriteRuling) -> str:
+    return f"not sent: ruled again just before it was sent: {now.ruling.reason}"
+
+
+def _grant_used(ruling: Ruling) -> GrantUsed:
+    item = ruling.item
+    return GrantUsed(grant_id=ruling.grant, index=item.index, operation=item.operation,
+                     fingerprint=item.fingerprint)  # fmt: skip
 
 
 def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> ItemOutcome:
@@ -65,12 +106,6 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     nonce = new_nonce()
     key = run_key(ctx.run_id, item.fingerprint, nonce)
     task = planned_on(ruling, observed)
-    if ruling.grant is not None:
-        used = GrantUsed(
-            grant_id=ruling.grant, index=item.index, operation=item.operation,
-            fingerprint=item.fingerprint,
-        )  # fmt: skip
-        ctx.journal.write(used)
     ctx.journal.write(
         Authorized(
             index=item.index,

@@ -1,22 +1,23 @@
 """Decide: the one model call (`ask`), the plan in its answer (`extract`), a ruling per item.
 
 Each step journals what it produced. The decisions themselves are made in the core
-(`core.plan.extract.extract_plan`, `core.authority.authorize.authorize`); these functions only wire
-them.
+(`core.plan.extract.extract_plan`, `core.authority.path.rule_plan`: the authority with the
+person's standing); these functions only wire them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core.approvals.history import ApprovalHistory
-from custodian_runtime.core.authority.authorize import Ruling, authorize
+from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, PlanRecord
@@ -24,7 +25,7 @@ from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.record import Standing, standing_of
-from custodian_runtime.core.standing.rule import Ground, apply_standing
+from custodian_runtime.core.standing.rule import in_flight
 from custodian_runtime.core.standing.shadow import shadowed
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
@@ -76,27 +77,37 @@ def extract(ctx: RunContext, completion: Completion) -> Plan:
         raise
 
 
+@dataclass(frozen=True)
+class Ruled:
+    """A plan's rulings, and what they were ruled from: act rules each write again on these
+    grounds with the standing read again (`journaled`: the journal's standing at ruling)."""
+
+    rulings: tuple[Ruling, ...]
+    grounds: Grounds
+    journaled: Standing
+
+
 def rule(
     ctx: RunContext,
     plan: Plan,
     observation: Observation,
     history: list[core_journal.Record],
     writes: Sequence[OwnWrite],
-) -> tuple[Ruling, ...]:
+) -> Ruled:
     """Read the events the plan cites, then rule on every item (one ruling each, journaled).
 
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
-    standing = standing_now(ctx, history)
-    return _authorize(ctx, plan, observation, evidence, fetched, writes, standing)
+    journaled = standing_of(history)
+    return _authorize(ctx, plan, observation, evidence, fetched, writes, journaled)
 
 
-def standing_now(ctx: RunContext, history: list[core_journal.Record]) -> Standing:
-    """The modes and grants the journal records; a grant kept while busy is not one yet."""
-    # A revoke a person made while this run held the domain binds this run already.
-    revoked = StandingStore(ctx.memory_dir, ctx.seal_key).waiting_revokes(ctx.domain)
-    return standing_of(history).revoking(revoked)
+def standing_now(ctx: RunContext, journaled: Standing) -> Standing:
+    """The standing a write is ruled with now: the journal's, and every decision a person made
+    while this run held the domain (kept in memory/standing/); a grant only once journaled."""
+    store = StandingStore(ctx.memory_dir, ctx.seal_key)
+    return in_flight(store.kept_standing(ctx.domain, journaled), journaled)
 
 
 def _authorize(
@@ -106,8 +117,8 @@ def _authorize(
     evidence: Evidence,
     fetched: Sequence[ProgressEvent],
     writes: Sequence[OwnWrite],
-    standing: Standing,
-) -> tuple[Ruling, ...]:
+    journaled: Standing,
+) -> Ruled:
     """One ruling per item, journaled with the policy, approval history, evidence and own writes.
 
     `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
@@ -116,21 +127,14 @@ def _authorize(
         now = ctx.now()
         policy, history = policy_and_history(ctx, now)
         recent = recent_writes(policy, writes, now)
-        rulings = authorize(
-            plan,
-            observation.summary,
-            policy,
-            history,
-            evidence=evidence,
-            recent=recent,
-            unavailable=ctx.unavailable,
-        )
+        standing = standing_now(ctx, journaled)
         # The hub's identity is asked for only when a grant may need it.
         hub_id = ctx.bound()["hub"] if standing.grants else None
-        ground = Ground(standing, hub_id, now, policy, recent, history)
-        rulings = apply_standing(rulings, ground)
+        grounds = Grounds(policy, history, evidence, recent, standing, hub_id, now,
+                          ctx.unavailable)  # fmt: skip
+        rulings = rule_plan(plan, observation.summary, grounds)
         planned = _plan_data(plan, policy, history, evidence, fetched, recent)
-        kept = {**standing.as_record(), "hub_id": ground.hub_id}
+        kept = {**standing.as_record(), "hub_id": hub_id}
         update: dict[str, Any] = {"standing": kept}
         if ctx.unavailable:  # for replay: what this run could not perform, and why
             update["unavailable"] = dict(ctx.unavailable)
@@ -139,7 +143,7 @@ def _authorize(
             ctx.journal.write(ruling_data(ruling))
         _journal_shadowed(ctx, rulings, observation)
         info.update(**ruling_counts(rulings))
-    return rulings
+    return Ruled(rulings, grounds, journaled)
 
 
 def _journal_shadowed(ctx: RunContext, rulings: Sequence[Ruling], seen: Observation) -> None:

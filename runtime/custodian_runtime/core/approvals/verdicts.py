@@ -10,7 +10,7 @@ fresh plan and the reconcile of a killed run.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
@@ -38,6 +38,8 @@ from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord, 
 from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.modes import ModeSetting
+from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.errors import ApprovalError
 
 EXIT_EXECUTED = 0
@@ -97,6 +99,8 @@ class ObservedNow:
     policy: Policy | None = None
     # Custodian's own (and approved) writes in the domain, from the journal's checkpoint.
     writes: tuple[OwnWrite, ...] = ()
+    # A person's modes and grants in the domain now, kept decisions included.
+    standing: Standing = field(default_factory=Standing)
 
 
 def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
@@ -203,8 +207,9 @@ def approved(
 ) -> Settlement:
     """Refused, stale, or sent: the one authority rules on the item against what was seen now.
 
-    It rules from the grounds a fresh plan has (`seen.policy`, `seen.writes`); the person's
-    decision is this approval itself.
+    It rules from the grounds a fresh plan has (`seen.policy`, `seen.writes`, the person's
+    `seen.standing`); the person's decision is this approval itself. While its operation is
+    `off` or `shadow` nothing is decided: the item stays pending (`held`).
     """
     refusal = stored_refusal(item) or seen.canon_problem
     canon = canon_target(item.operation, item.params) is not None
@@ -216,14 +221,31 @@ def approved(
     proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
     person = PersonDecision(item.id, by, "approved", dict(item.precondition))
     rules = seen.policy or Policy()
-    grounds = Grounds(policy=rules, recent=recent_writes(rules, seen.writes, now))
+    recent = recent_writes(rules, seen.writes, now)
+    grounds = Grounds(policy=rules, recent=recent, standing=seen.standing, now=now)
     verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
+    if verdict.held is not None:
+        return held(item, verdict.held)
     if not verdict.allowed:
         current = proposed_under(proposed, summary, seen.canon_sha256)
         return _not_allowed(item, by, note, verdict, current, now)
     records = (_decided(item, "approved", by, note), encode(ruling_record(item, verdict)))
     task = planned_on(verdict.ruling, summary)
     return Settlement(EXIT_EXECUTED, "", records, execute=True, task=task)
+
+
+def held(item: ApprovalItem, setting: ModeSetting) -> Settlement:
+    """Refused, undecided and unjournaled: a person set the item's operation to `off` or
+    `shadow`, so nothing of it is written; the item stays pending for when the mode changes."""
+    op = item.operation
+    message = (
+        f"{item.id}: refused, still pending: {op} is {setting.mode}, set by {setting.by} at "
+        f"{setting.at:%Y-%m-%d %H:%M} UTC ({setting.reason}); nothing of {op} is written while "
+        f"it is {setting.mode}, a person's approval included. Approve it again once a person "
+        f"sets it back: custodian policy set --domain {item.domain} --operation {op} --mode ask "
+        "--by NAME --reason TEXT"
+    )
+    return Settlement(EXIT_REFUSED, for_terminal(message))
 
 
 def carried_out(

@@ -1,16 +1,19 @@
-"""The one authority for writes outside a fresh plan: the reconcile of a killed run, an approval.
+"""The one authority for every path that can send a write.
 
-Both decide through the same `authorize()` a fresh plan goes through, from the same grounds: the
-observation now, Custodian's recent writes (budgets, deference), the evidence, and the people's
-decisions. A journal record or an approval file that says "authorized" is evidence to check,
-never a permission. Each path differs only in its staleness check: an approval compares the
-state the item was proposed under, a reconcile the task state its write was authorized on.
+A fresh plan (`rule_plan`), the same write ruled again just before it is sent, the reconcile of a
+killed run, an escalation, a person's approval and a grant's use all decide through the same
+`authorize()` and the same standing (`core/standing/rule.apply_standing`), from the same grounds:
+the observation now, Custodian's recent writes (budgets, deference), the evidence, and a
+person's word (the modes, grants and revokes, and a decision on a queued item). A journal record
+or an approval file that says "authorized" is evidence to check, never a permission. Each path
+differs only in its staleness check: an approval compares the state the item was proposed
+under, a reconcile the task state its write was authorized on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -30,9 +33,10 @@ from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import flag_for_human
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.policy import Policy
-from custodian_runtime.core.standing.ledger import grant_decision
+from custodian_runtime.core.standing.ledger import GrantDecision, grant_standing, grant_verdict
+from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground
+from custodian_runtime.core.standing.rule import Ground, apply_standing, held_by
 from custodian_runtime.core.view import View
 
 
@@ -43,7 +47,9 @@ class Grounds:
     The caps (`policy`), what the queue holds or people refused (`history`), the events a
     status write may cite (`evidence`; None: the observation's recent events) and Custodian's
     recent writes, for the budgets and the deference to a person (`recent`; None: neither).
-    A write left open under a grant is ruled with the journal's `standing` and this `hub_id`.
+    The person's `standing` (modes, grants with their uses, revokes) is read again before each
+    write; a grant covers only this `hub_id`, at the ruling's time `now` (None: the time of
+    `recent`, else the observation's).
     """
 
     policy: Policy = field(default_factory=Policy)
@@ -52,6 +58,22 @@ class Grounds:
     recent: RecentWrites | None = None
     standing: Standing = field(default_factory=Standing)
     hub_id: str | None = None
+    now: datetime | None = None
+    # Operations this process cannot perform, with why (a read-only canon).
+    unavailable: Mapping[str, str] | None = None
+
+    def ground(self, observed: DomainSummary) -> Ground:
+        """What the standing's part of the ruling reads (core/standing/rule.py)."""
+        now = self.now or (self.recent.now if self.recent else observed.generated_at)
+        return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history)
+
+
+@dataclass(frozen=True)
+class GrantUse:
+    """A write that runs under a person's grant; `counted`: its `grant_used` is journaled."""
+
+    grant_id: str
+    counted: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,10 +88,12 @@ class PersonDecision:
 
 @dataclass(frozen=True)
 class WriteRuling:
-    """The authority's ruling on one write; `stale` when only the target's state has moved."""
+    """The authority's ruling on one write; `stale` when only the target's state has moved;
+    `held` when a person's mode (`off`, `shadow`) keeps even an approved write from running."""
 
     ruling: Ruling
     stale: bool = False
+    held: ModeSetting | None = None
 
     @property
     def allowed(self) -> bool:
@@ -92,6 +116,26 @@ def as_item(
     )
 
 
+def rule_plan(
+    plan: Plan, observed: DomainSummary, grounds: Grounds | None = None
+) -> tuple[Ruling, ...]:
+    """One ruling per item of a fresh plan: the authority, then the person's standing."""
+    g = grounds or Grounds()
+    rulings = authorize(
+        plan, observed, g.policy, g.history, evidence=g.evidence, recent=g.recent,
+        unavailable=g.unavailable,
+    )  # fmt: skip
+    return apply_standing(rulings, g.ground(observed))
+
+
+def fresh_ruling(
+    item: ProposedItem, observed: DomainSummary, grounds: Grounds | None = None
+) -> Ruling:
+    """The ruling a fresh plan holding only `item` gets on `observed`, from `grounds`."""
+    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
+    return rule_plan(plan, observed, grounds)[0]
+
+
 def rule_write(
     item: ProposedItem,
     observed: DomainSummary,
@@ -99,25 +143,33 @@ def rule_write(
     *,
     canon_sha256: str | None = None,
     grounds: Grounds | None = None,
+    use: GrantUse | None = None,
 ) -> WriteRuling:
-    """Execute or deny one write, from the observation now and, if queued, a person's decision.
+    """Execute or deny one write, from the observation now, the grounds and the standing.
 
-    `canon_sha256` is a canon write's file hash now (None: no such file), which the hub does
-    not hold; any other target's state is taken from `observed`. A queued item whose target
-    merely moved is `stale`. `grounds` are the same a fresh plan is ruled from.
+    Without `person` or `use` the write runs without a card (a run's own write, its re-send, an
+    escalation): only what a fresh plan executes, without a grant, passes. Under `use` it runs
+    only as a fresh plan would run it under that very grant. With a person's decision on a
+    queued item it runs unless a fresh plan denies it, the item was edited, its target moved
+    (`stale`), or a person set its operation to `off` or `shadow` (`held`). `canon_sha256` is a
+    canon write's file hash now (None: no such file), which the hub does not hold.
     """
-    ruling = fresh_ruling(item, observed, grounds)
+    g = grounds or Grounds()
+    if use is not None:
+        return _under_grant(item, observed, use, g)
     if person is None:
-        if ruling.outcome == "queue":
-            return _deny(item, "it needs a person's approval and none is on record")
-        return WriteRuling(ruling)
+        return _without_card(item, fresh_ruling(item, observed, g))
     problem = _person_problem(item, person, observed.domain)
     if problem is not None:
         return _deny(item, problem)
+    held = held_by(item.operation, g.standing)
+    if held is not None:
+        return WriteRuling(Ruling(item, "deny", _held_reason(item, held)), held=held)
     now = proposed_under(item, observed, canon_sha256)
     if now != dict(person.precondition):
         reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
         return WriteRuling(Ruling(item, "deny", reason), stale=True)
+    ruling = fresh_ruling(item, observed, g)
     if ruling.outcome == "deny":
         return WriteRuling(ruling)
     label = f"Item #{item.index} ({item.operation})"
@@ -125,13 +177,34 @@ def rule_write(
     return WriteRuling(Ruling(item, "execute", reason))
 
 
-def fresh_ruling(
-    item: ProposedItem, observed: DomainSummary, grounds: Grounds | None = None
-) -> Ruling:
-    """The ruling a fresh plan holding only `item` gets on `observed`, from `grounds`."""
-    g = grounds or Grounds()
-    plan = Plan(prose="", observations=(), items=(item,), raw_json="")
-    return authorize(plan, observed, g.policy, g.history, evidence=g.evidence, recent=g.recent)[0]
+def _without_card(item: ProposedItem, ruling: Ruling) -> WriteRuling:
+    """A write no person decided on runs only as a fresh plan would run it without a grant."""
+    if ruling.outcome == "queue":
+        why = (ruling.clause or "").rstrip(".")
+        return _deny(item, f"it needs a person's approval and none is on record ({why})")
+    if ruling.outcome == "execute" and ruling.grant is not None:
+        return _deny(item, f"it was authorized without a grant, and only {ruling.grant} covers it")
+    return WriteRuling(ruling)
+
+
+def _under_grant(
+    item: ProposedItem, observed: DomainSummary, use: GrantUse, g: Grounds
+) -> WriteRuling:
+    """A write under `use`'s grant: that grant alone must be live for it and carry it now."""
+    only = grant_standing(use.grant_id, item, g.ground(observed), counted=use.counted)
+    if isinstance(only, GrantDecision):
+        return _deny(item, only.reason)
+    ruled = fresh_ruling(item, observed, replace(g, standing=only))
+    decided = grant_verdict(use.grant_id, ruled)
+    return WriteRuling(ruled if decided.allowed else Ruling(item, "deny", decided.reason))
+
+
+def _held_reason(item: ProposedItem, held: ModeSetting) -> str:
+    return (
+        f"Item #{item.index} ({item.operation}) is not written: {item.operation} is {held.mode}, "
+        f"set by {held.by} at {held.at:%Y-%m-%d %H:%M} UTC ({held.reason}); nothing of it is "
+        "written while it is, a person's approval included."
+    )
 
 
 def _person_problem(item: ProposedItem, person: PersonDecision, domain: str) -> str | None:
@@ -264,12 +337,19 @@ def _grant_step(
     pending: PendingWrite, grant_id: str, observed: DomainSummary, now: datetime, g: Grounds
 ) -> ReconcileStep:
     """Re-send under the same grant (its use already counted), or close it with the reason."""
-    ruling = fresh_ruling(_recorded_item(pending), observed, g)
-    ground = Ground(g.standing, g.hub_id, now, g.policy, g.recent, g.history)
-    decided = grant_decision(grant_id, ruling, ground)
-    if not decided.allowed:
-        return ReconcileStep("refused", "the grant no longer allows it: " + decided.reason)
-    return ReconcileStep("resend", decided.reason, authority="grant")
+    use = GrantUse(grant_id, counted=True)
+    verdict = rule_write(_recorded_item(pending), observed, grounds=replace(g, now=now), use=use)
+    if not verdict.allowed:
+        return ReconcileStep(
+            "refused", "the grant no longer allows it: " + _clause(verdict.ruling.reason)
+        )
+    return ReconcileStep("resend", verdict.ruling.reason, authority="grant")
+
+
+def _clause(reason: str) -> str:
+    """A denial's sentence without its item label (the reconcile report names the item)."""
+    head, sep, rest = reason.partition(" is denied: ")
+    return rest.rstrip(".") if sep and head.startswith("Item #") else reason
 
 
 def _canon_step(pending: PendingWrite, canon_sha256: str | None) -> ReconcileStep:
@@ -362,8 +442,14 @@ def landed_canon(pending: PendingWrite, canon_sha256: str | None) -> str | None:
     return spec.landed(pending.params, landing)
 
 
-def escalation(pending: PendingWrite, reason: str, observed: DomainSummary) -> ProposedItem | None:
-    """A flag for a person on the write's task, when the authority would allow one now."""
+def escalation(
+    pending: PendingWrite, reason: str, observed: DomainSummary, grounds: Grounds | None = None
+) -> WriteRuling | None:
+    """The ruling on a flag for a person on the write's task (None: the write names no task).
+
+    It is a write without a card like any other: the modes and budgets rule it as they rule a
+    fresh plan's flag.
+    """
     task = pending.params.get("task_id")
     if not isinstance(task, str):
         return None
@@ -374,4 +460,4 @@ def escalation(pending: PendingWrite, reason: str, observed: DomainSummary) -> P
     params = {"task_id": task, "note": note}
     flag = flag_for_human.SPEC.name
     item = as_item(flag, params, fingerprint(flag, params))
-    return item if rule_write(item, observed).allowed else None
+    return rule_write(item, observed, grounds=grounds)

@@ -3,15 +3,19 @@
 A write authorized under a grant already counted its use (its `grant_used` record). If the hub
 does not show it, it is re-sent under the same grant, with no new use, only when the grant is
 still live for that very use, still covers it on this hub, and every other rule still allows
-it: the same `apply_standing` a fresh plan goes through, from the same grounds.
+it: the one ruling (core/authority/path.py) with that grant alone, as a run's own write under a
+grant is ruled again just before it is sent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.journal.kinds import PolicySet
+from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.grants import miss, state_of
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.rule import Ground, apply_standing
@@ -26,38 +30,68 @@ class GrantDecision:
     reason: str
 
 
-def grant_decision(grant_id: str, ruling: Ruling, ground: Ground) -> GrantDecision:
-    """Re-send or close an open write of `grant_id`, given the ruling a fresh plan gets on it."""
+def grant_standing(
+    grant_id: str, item: ProposedItem, ground: Ground, *, counted: bool = True
+) -> Standing | GrantDecision:
+    """The standing a use of `grant_id` is ruled with (its modes, that grant alone, its uses
+    before this one), or why the grant cannot carry the write at all.
+
+    `counted`: the write's own `grant_used` is already journaled (a killed run's write), so it
+    is this very use and not one before it.
+    """
     grant = ground.standing.grant(grant_id)
     if grant is None:
         why = f"grant {grant_id} is not recorded in the domain's journal, so it is refused"
         return GrantDecision(grant_id, False, why)
-    # Its own grant_used record is this very use: the grant must be live with it uncounted.
-    before = max(0, ground.standing.uses.get(grant_id, 0) - 1)
+    before = ground.standing.uses.get(grant_id, 0)
+    before = max(0, before - 1) if counted else before
     state = state_of(grant, before, ground.now)
     if state != "live":
         return GrantDecision(grant_id, False, f"grant {grant_id} is {state}")
-    item = ruling.item
     problem = miss(grant, item.operation, item.params, ground.hub_id)
     if problem is not None:
         return GrantDecision(grant_id, False, problem)
-    only = Standing(ground.standing.modes, (grant,), MappingProxyType({grant_id: before}))
-    [ruled] = apply_standing((ruling,), replace(ground, standing=only))
+    return Standing(ground.standing.modes, (grant,), MappingProxyType({grant_id: before}))
+
+
+def grant_verdict(grant_id: str, ruled: Ruling) -> GrantDecision:
+    """Whether the ruling on a write under `grant_id`, with that grant alone, lets it run."""
     if ruled.outcome != "execute" or ruled.grant != grant_id:
         return GrantDecision(grant_id, False, ruled.reason)
     return GrantDecision(grant_id, True, ruled.reason)
 
 
+def grant_decision(grant_id: str, ruling: Ruling, ground: Ground) -> GrantDecision:
+    """Re-send or close an open write of `grant_id`, given the ruling `authorize()` gives it."""
+    only = grant_standing(grant_id, ruling.item, ground)
+    if isinstance(only, GrantDecision):
+        return only
+    [ruled] = apply_standing((ruling,), replace(ground, standing=only))
+    return grant_verdict(grant_id, ruled)
+
+
 def rederived(
-    kept: Standing, journaled: Standing, revoked_later: frozenset[str] = frozenset()
+    kept: Standing,
+    journaled: Standing,
+    revoked_later: frozenset[str] = frozenset(),
+    set_later: Sequence[PolicySet] = (),
 ) -> tuple[Standing, tuple[str, ...]]:
     """The standing the journal records before a plan, and where the plan's kept one differs.
 
     A grant revoked in `kept` but not yet in the journal was a revoke kept while the domain was
-    busy: it counts when the journal records it later (`revoked_later`).
+    busy: it counts when the journal records it later (`revoked_later`). So does a mode kept
+    while busy that the journal records later (`set_later`, the same mode, by and reason).
     """
     waited = {g.id for g in kept.grants if g.revoked} & revoked_later
     derived = journaled.revoking(waited)
+    modes = derived.modes
+    for entry in set_later:
+        mine = kept.modes.settings.get(str(entry.operation))
+        if mine is not None and (mine.mode, mine.by, mine.reason) == (
+            entry.mode, entry.by, entry.reason,
+        ):  # fmt: skip
+            modes = modes.with_setting(mine)
+    derived = Standing(modes, derived.grants, derived.uses)
     return derived, (*_grant_differences(kept, derived), *_use_and_mode_differences(kept, derived))
 
 

@@ -98,24 +98,49 @@ class Standing:
         return rows
 
 
+# A person's word on the standing, or a use of a grant: what `with_words` folds.
+StandingWord = PolicySet | GrantIssued | GrantRevoked | GrantUsed
+
+
 def standing_of(records: Iterable[Record]) -> Standing:
     """The standing decisions the records hold, in journal order (a later one wins)."""
-    modes = Modes()
-    grants: dict[str, Grant] = {}
-    uses: dict[str, int] = {}
+    words: list[tuple[StandingWord, datetime]] = []
     for r in records:
         if r.kind not in STANDING_KINDS:
             continue
         entry = decoded(r)
+        if isinstance(entry, GrantIssued):
+            grant = grant_of(r, entry)
+            if grant.domain != r.domain:
+                continue
+        words.append((cast(StandingWord, entry), parse_at(r.at)))
+    return with_words(Standing(), words)
+
+
+def with_words(standing: Standing, entries: Iterable[tuple[StandingWord, datetime]]) -> Standing:
+    """`standing` with each entry (and when it was made) applied in the order given.
+
+    A later mode of an operation wins; a revoke of a grant not seen yet is kept, and binds the
+    grant when it comes; each `grant_used` is one use. The journal's records are checked
+    before they come here (`decoded`, `grant_of`: damage otherwise).
+    """
+    modes, uses = standing.modes, dict(standing.uses)
+    grants = {g.id: g for g in standing.grants}
+    unseen: set[str] = set()
+    for entry, at in entries:
         if isinstance(entry, PolicySet):
             if mode_problem(str(entry.operation), str(entry.mode)) is None:
-                modes = modes.with_setting(_setting(r, entry))
+                modes = modes.with_setting(_setting(at, entry))
         elif isinstance(entry, GrantIssued):
-            grant = grant_of(r, entry)
-            if grant.domain == r.domain:
-                grants[grant.id] = grant
-        elif isinstance(entry, GrantRevoked) and entry.grant_id in grants:
-            grants[entry.grant_id] = grants[entry.grant_id].model_copy(update={"revoked": True})
+            grant = _grant(entry)
+            if grant is not None:
+                gone = grant.id in unseen or grant.revoked
+                grants[grant.id] = grant.model_copy(update={"revoked": gone})
+        elif isinstance(entry, GrantRevoked) and entry.grant_id is not None:
+            if entry.grant_id in grants:
+                grants[entry.grant_id] = grants[entry.grant_id].model_copy(update={"revoked": True})
+            else:
+                unseen.add(entry.grant_id)
         elif isinstance(entry, GrantUsed) and entry.grant_id is not None:
             uses[entry.grant_id] = uses.get(entry.grant_id, 0) + 1
     return Standing(modes, tuple(grants.values()), MappingProxyType(uses))
@@ -158,14 +183,22 @@ def _first(exc: BaseException | None) -> str | None:
     return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
 
 
-def _setting(r: Record, entry: PolicySet) -> ModeSetting:
+def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
     return ModeSetting(
         operation=str(entry.operation),
         mode=cast(Mode, entry.mode),
         by=str(entry.by),
         reason=str(entry.reason),
-        at=parse_at(r.at),
+        at=at,
     )
+
+
+def _grant(entry: GrantIssued) -> Grant | None:
+    """The grant a word holds; one that does not hold a whole grant grants nothing."""
+    try:
+        return Grant.model_validate(entry.grant or {})
+    except ValidationError:
+        return None
 
 
 def grant_of(r: Record, entry: GrantIssued) -> Grant:

@@ -1,4 +1,4 @@
-"""The seam between a person's standing decisions and the authority's rulings.
+"""How a person's standing decisions enter the one ruling (core/authority/path.py) of every path.
 
 `apply_standing` takes the rulings `authorize()` made and narrows them by the modes (`ask`
 queues, `shadow` records what would have happened, `off` denies) or, for an item queued only
@@ -23,6 +23,7 @@ from custodian_runtime.core.authority.evidence import utc
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
+from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 
 # Words of an operation that would change a person's standing decisions: only a person does.
@@ -69,6 +70,20 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
                 op = ruling.item.operation
                 executed[op] = executed.get(op, 0) + 1
     return tuple(done)
+
+
+def held_by(operation: str, standing: Standing) -> ModeSetting | None:
+    """The setting that keeps every write of `operation` from going out, a person's approval
+    included (`off` or `shadow`); None when its mode lets a write through."""
+    setting = standing.modes.settings.get(operation)
+    return setting if setting is not None and setting.mode in ("off", "shadow") else None
+
+
+def in_flight(kept: Standing, journaled: Standing) -> Standing:
+    """The standing a run holding the domain rules with: every decision kept while it was busy
+    (modes, revokes), but a grant only once journaled, since its uses follow its issue there."""
+    known = {g.id for g in journaled.grants}
+    return Standing(kept.modes, tuple(g for g in kept.grants if g.id in known), kept.uses)
 
 
 def changes_standing(operation: str) -> bool:
