@@ -24,9 +24,9 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import (
-    GrantUse,
     Grounds,
     PersonDecision,
+    UnderGrant,
     escalation,
     fresh_ruling,
     rule_write,
@@ -319,7 +319,7 @@ def test_every_mode_and_grant_state_rules_the_same_write_the_same_on_every_path(
         assert escalated.allowed == (again.outcome == "execute")
         assert not escalated.allowed or mode == "auto"
     # A grant's use: only what a fresh plan executes under that very grant.
-    granted = rule_write(item, observed, grounds=grounds, use=GrantUse(GID))
+    granted = rule_write(item, observed, grounds=grounds, use=UnderGrant(GID))
     assert granted.allowed == (fresh.outcome == "execute" and fresh.grant == GID)
     if granted.allowed:
         assert grant_state == "live" and operation == "set_task_status"

@@ -20,7 +20,7 @@ from custodian_runtime.core import outcomes
 from custodian_runtime.core.approvals.items import approval_id_for, new_item
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.keys import run_key
-from custodian_runtime.core.authority.path import GrantUse, WriteRuling, rule_write
+from custodian_runtime.core.authority.path import UnderGrant, WriteRuling, rule_write
 from custodian_runtime.core.authority.precondition import canon_target, proposed_under
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import Authorized, GrantUsed, Queued
@@ -87,7 +87,7 @@ def ruled_now(
     now = ctx.now()
     journaled = with_words(ruled.journaled, ((u, now) for u in used))
     grounds = replace(ruled.grounds, standing=standing_now(ctx, journaled), now=now)
-    use = None if ruling.grant is None else GrantUse(ruling.grant)
+    use = None if ruling.grant is None else UnderGrant(ruling.grant)
     return rule_write(ruling.item, observed, grounds=grounds, use=use)
 
 

@@ -69,7 +69,7 @@ class Grounds:
 
 
 @dataclass(frozen=True)
-class GrantUse:
+class UnderGrant:
     """A write that runs under a person's grant; `counted`: its `grant_used` is journaled."""
 
     grant_id: str
@@ -143,7 +143,7 @@ def rule_write(
     *,
     canon_sha256: str | None = None,
     grounds: Grounds | None = None,
-    use: GrantUse | None = None,
+    use: UnderGrant | None = None,
 ) -> WriteRuling:
     """Execute or deny one write, from the observation now, the grounds and the standing.
 
@@ -188,7 +188,7 @@ def _without_card(item: ProposedItem, ruling: Ruling) -> WriteRuling:
 
 
 def _under_grant(
-    item: ProposedItem, observed: DomainSummary, use: GrantUse, g: Grounds
+    item: ProposedItem, observed: DomainSummary, use: UnderGrant, g: Grounds
 ) -> WriteRuling:
     """A write under `use`'s grant: that grant alone must be live for it and carry it now."""
     only = grant_standing(use.grant_id, item, g.ground(observed), counted=use.counted)
@@ -337,7 +337,7 @@ def _grant_step(
     pending: PendingWrite, grant_id: str, observed: DomainSummary, now: datetime, g: Grounds
 ) -> ReconcileStep:
     """Re-send under the same grant (its use already counted), or close it with the reason."""
-    use = GrantUse(grant_id, counted=True)
+    use = UnderGrant(grant_id, counted=True)
     verdict = rule_write(_recorded_item(pending), observed, grounds=replace(g, now=now), use=use)
     if not verdict.allowed:
         return ReconcileStep(
