@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from custodian_runtime.memory.decision_inbox import DecisionInbox
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
@@ -22,7 +23,6 @@ from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import Entry, GrantIssued, PolicySet
 from custodian_runtime.core.standing.grants import Grant
-from custodian_runtime.memory.decision_inbox import DecisionInbox
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.run import run

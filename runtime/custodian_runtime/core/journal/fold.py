@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writes_in
 from custodian_runtime.core.context.continuity import note_records
-from custodian_runtime.core.journal.kinds import Finished, item_of, read_as
+from custodian_runtime.core.journal.kinds import Finished, absorbed_word, item_of, read_as
 from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import (
     GENESIS,
@@ -90,6 +90,10 @@ class Checkpoint(BaseModel):
     head: Head = EMPTY_HEAD
     records: tuple[Record, ...] = ()
     writes: tuple[OwnWrite, ...] = ()
+    # The ids of a person's words journaled from the domain's inbox (core/words.py): what
+    # "already journaled?" reads, so a word's file that comes back changes nothing. A file
+    # written before words had ids lacks it, rightly: no record of its journal carries one.
+    words: tuple[str, ...] = ()
 
 
 def empty(domain: str) -> Checkpoint:
@@ -106,7 +110,8 @@ def fold(checkpoint: Checkpoint, records: Iterable[Record]) -> Checkpoint:
     head = Head(seq=last.seq, hash=last.hash, at=last.at)
     kept = compact([*checkpoint.records, *(r for r in new if r.kind in KEPT_KINDS)])
     writes = retained([*checkpoint.writes, *writes_in(checkpoint.records, new)], last.at)
-    return Checkpoint(domain=checkpoint.domain, head=head, records=kept, writes=writes)
+    words = (*checkpoint.words, *(w for w in map(absorbed_word, new) if w is not None))
+    return Checkpoint(domain=checkpoint.domain, head=head, records=kept, writes=writes, words=words)
 
 
 def compact(records: Sequence[Record]) -> tuple[Record, ...]:

@@ -15,6 +15,8 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from custodian_runtime.core.journal.kinds import (
+    MODELS,
+    Entry,
     GrantIssued,
     GrantRevoked,
     GrantUsed,
@@ -25,6 +27,7 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.standing.grants import Grant, state_of
 from custodian_runtime.core.standing.modes import Mode, Modes, ModeSetting, mode_problem
+from custodian_runtime.core.words import Word
 
 STANDING_KINDS = frozenset({"policy_set", "grant_issued", "grant_revoked", "grant_used"})
 
@@ -36,6 +39,8 @@ class Standing:
     modes: Modes = field(default_factory=Modes)
     grants: tuple[Grant, ...] = ()
     uses: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    # Revokes of grants not seen yet: each grant is revoked as soon as it is issued.
+    pending_revokes: frozenset[str] = frozenset()
 
     def grant(self, grant_id: str) -> Grant | None:
         """The grant with `grant_id`, if the journal records it."""
@@ -80,7 +85,8 @@ class Standing:
         grants = tuple(
             g.model_copy(update={"revoked": True}) if g.id in gone else g for g in self.grants
         )
-        return Standing(self.modes, grants, self.uses)
+        pending = self.pending_revokes | (gone - {g.id for g in self.grants})
+        return Standing(self.modes, grants, self.uses, pending)
 
     def listing(self, now: datetime) -> list[dict[str, object]]:
         """Each grant with its uses, what is left, and its state, for `grants list`."""
@@ -95,34 +101,72 @@ class Standing:
 
 def standing_of(records: Iterable[Record]) -> Standing:
     """The standing decisions the records hold, in journal order (a later one wins)."""
-    modes = Modes()
-    grants: dict[str, Grant] = {}
-    uses: dict[str, int] = {}
+    fold = _Fold()
     for r in records:
-        if r.kind not in STANDING_KINDS:
-            continue
-        entry = decode(r)
+        if r.kind in STANDING_KINDS:
+            fold.apply(r.domain, parse_at(r.at), decode(r))
+    return fold.standing()
+
+
+def with_words(standing: Standing, words: Iterable[Word]) -> Standing:
+    """`standing` with the standing words (modes, grants, revokes) applied, in their order."""
+    fold = _Fold.of(standing)
+    for word in words:
+        if word.standing:
+            fold.apply(word.domain, word.at, MODELS[word.kind].model_validate(word.fields))
+    return fold.standing()
+
+
+@dataclass
+class _Fold:
+    """The standing as it is folded: a revoke of a grant not seen yet waits for the grant."""
+
+    modes: Modes = field(default_factory=Modes)
+    grants: dict[str, Grant] = field(default_factory=dict)
+    uses: dict[str, int] = field(default_factory=dict)
+    pending: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, standing: Standing) -> _Fold:
+        """The fold that continues from `standing`."""
+        grants = {g.id: g for g in standing.grants}
+        return cls(standing.modes, grants, dict(standing.uses), set(standing.pending_revokes))
+
+    def apply(self, domain: str, at: datetime, entry: Entry) -> None:
+        """Fold in one decision of `domain`, made (as its record says) at `at`."""
         if isinstance(entry, PolicySet):
             if mode_problem(str(entry.operation), str(entry.mode)) is None:
-                modes = modes.with_setting(_setting(r, entry))
+                self.modes = self.modes.with_setting(_setting(at, entry))
         elif isinstance(entry, GrantIssued):
             grant = _grant(entry)
-            if grant is not None and grant.domain == r.domain:
-                grants[grant.id] = grant
-        elif isinstance(entry, GrantRevoked) and entry.grant_id in grants:
-            grants[entry.grant_id] = grants[entry.grant_id].model_copy(update={"revoked": True})
+            if grant is not None and grant.domain == domain:
+                revoked = grant.revoked or grant.id in self.pending
+                self.grants[grant.id] = grant.model_copy(update={"revoked": revoked})
+                self.pending.discard(grant.id)
+        elif isinstance(entry, GrantRevoked) and entry.grant_id is not None:
+            if entry.grant_id in self.grants:
+                gone = self.grants[entry.grant_id].model_copy(update={"revoked": True})
+                self.grants[entry.grant_id] = gone
+            else:  # never dropped: the grant is revoked as soon as it comes
+                self.pending.add(entry.grant_id)
         elif isinstance(entry, GrantUsed) and entry.grant_id is not None:
-            uses[entry.grant_id] = uses.get(entry.grant_id, 0) + 1
-    return Standing(modes, tuple(grants.values()), MappingProxyType(uses))
+            self.uses[entry.grant_id] = self.uses.get(entry.grant_id, 0) + 1
+
+    def standing(self) -> Standing:
+        """The standing folded so far."""
+        return Standing(
+            self.modes, tuple(self.grants.values()), MappingProxyType(dict(self.uses)),
+            frozenset(self.pending),
+        )  # fmt: skip
 
 
-def _setting(r: Record, entry: PolicySet) -> ModeSetting:
+def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
     return ModeSetting(
         operation=str(entry.operation),
         mode=cast(Mode, entry.mode),
         by=str(entry.by),
         reason=str(entry.reason),
-        at=parse_at(r.at),
+        at=at,
     )
 
 
