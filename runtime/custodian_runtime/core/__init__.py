@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         standing,
         tooling,
         unchanged,
+        words,
     )
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "standing",
     "tooling",
     "unchanged",
+    "words",
 ]
 
 if not TYPE_CHECKING:

@@ -13,7 +13,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.journal.kinds import Entry
+from custodian_runtime.core.journal.kinds import Entry, GrantRevoked
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.standing.record import Standing, standing_of, with_words
 from custodian_runtime.core.words import Word, standing_word
@@ -72,7 +72,9 @@ class StandingStore:
         """The grants a person revoked while the domain was busy: they bind at once."""
         if not self.inbox.count(domain):
             return frozenset()
-        return self.kept_standing(domain, Standing()).pending_revokes
+        revokes = (GrantRevoked.model_validate(w.fields) for w in self.waiting(domain)
+                   if w.kind == "grant_revoked")  # fmt: skip
+        return frozenset(str(r.grant_id) for r in revokes)
 
     def journal_words(self, domain: str, words: list[Word]) -> int:
         """Journal kept standing `words` of `domain` in their order, each once; how many were
