@@ -213,10 +213,11 @@ def _refuse(surveys: list[Survey], what: str) -> None:
     problems = [f"{s.domain}: {p}" for s in surveys for p in s.problems]
     if not problems:
         return
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    # Each file it could not reseal is named (the first ten), so none is left unseen.
+    more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
     raise SealError(
         f"not every record and item verifies under CUSTODIAN_SEAL_KEY or "
-        f"CUSTODIAN_SEAL_KEY_PREVIOUS: {problems[0]}{more}; {what}. Set "
+        f"CUSTODIAN_SEAL_KEY_PREVIOUS: {', '.join(problems[:10])}{more}; {what}. Set "
         "CUSTODIAN_SEAL_KEY_PREVIOUS to the key that sealed them; if none did, someone without "
         "the keys wrote to the memory volume: keep a copy and `custodian inspect` it",
         domain=surveys[0].domain,
