@@ -125,24 +125,38 @@ def _absorb(
     words = inbox.waiting(domain) if inbox.count(domain) else []
     standing = StandingStore(settings.memory_dir, settings.seal_key)
     done: list[DecisionReport] = []
-    while words:
-        run = list(takewhile(lambda w: w.standing, words))
-        try:
+    try:
+        while words:
+            run = list(takewhile(lambda w: w.standing, words))
             if run:
                 standing.journal_words(domain, run)
                 words = words[len(run) :]
-                continue
-            word, words = words[0], words[1:]
-            if inbox.still_waiting(word):  # else another step carried it out meanwhile
-                done.append((approve if word.kind == "approve" else reject)(word))
-        except RunLocked:
-            break
-        except AlreadyJournaled:
-            pass
-        except ApprovalError as exc:  # decided or expired since: nothing left to carry out
-            done.append(_refused(word, exc))
-        inbox.done(word)
+            else:
+                report = _carry_out(inbox, words[0], approve, reject)
+                done += [report] if report is not None else []
+                words = words[1:]
+    except RunLocked:
+        pass  # a run holds the domain again: the rest waits, in its order
     return done
+
+
+def _carry_out(
+    inbox: Inbox,
+    word: Word,
+    approve: Callable[[Word], DecisionReport],
+    reject: Callable[[Word], DecisionReport],
+) -> DecisionReport | None:
+    """Carry out one kept approve or reject, then forget it (RunLocked: it stays)."""
+    if not inbox.still_waiting(word):  # another step carried it out meanwhile
+        return None
+    try:
+        report: DecisionReport | None = (approve if word.kind == "approve" else reject)(word)
+    except AlreadyJournaled:
+        report = None
+    except ApprovalError as exc:  # decided or expired since: nothing left to carry out
+        report = _refused(word, exc)
+    inbox.done(word)
+    return report
 
 
 def _refused(word: Word, exc: ApprovalError) -> DecisionReport:
