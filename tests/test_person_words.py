@@ -166,6 +166,29 @@ def test_an_old_memory_dir_is_carried_into_the_inbox_once_and_says_so(
     assert "earlier release" not in cli.ok("approvals", "list").stderr
 
 
+def test_an_old_kept_reject_survives_the_documented_rotation(
+    cli: Cli, small_hub: ReferenceHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SEAL, K1)
+    [queued] = cli.run(small_hub.url, status("web-t-4"))["items"]
+    approval = queued["approval_id"]
+    decision = {"approval_id": approval, "domain": "website", "decision": "reject", "by": "bo",
+                "text": "not now", "at": _at(30)}  # fmt: skip
+    _legacy(cli.memory / "decisions" / f"{approval}.json",
+            b"custodian recorded decision v1\n", decision, K1)  # fmt: skip
+    monkeypatch.setenv(SEAL, K2)
+    monkeypatch.setenv(PREVIOUS, K1)
+    resealed = cli.ok("journal", "reseal")
+    assert "carried 1 decision(s)" in resealed.stderr  # carried, sealed with the new key
+    assert "0 of 1 kept word(s) in the inbox resealed" in resealed.stdout
+    assert not (cli.memory / "decisions").exists()
+    monkeypatch.delenv(PREVIOUS)
+    listed = cli.ok("approvals", "list")
+    assert f"{approval}: rejected by bo" in listed.stdout
+    assert ApprovalStore(cli.memory).get(approval, verify=False).status == "rejected"
+    assert cli.run(small_hub.url, llm=cli.answer(QUIET))["status"] == "completed"
+
+
 def test_an_old_file_that_fails_its_seal_is_not_carried_and_is_named(
     cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
