@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # Custodian runtime image: one `custodian run --json` per container start.
 #
-#   docker build -t custodian:0.1.0 .
-#   docker build -t custodian:0.1.0-claude \
+#   docker build -t custodian:0.4.0 --build-arg REVISION="$(git rev-parse HEAD)" .
+#   docker build -t custodian:0.4.0-claude \
 #     --build-arg CLAUDE_CODE_VERSION=2.1.197 --build-arg CLAUDE_CODE_SHA256=<sha256> .
 #
 # Every Python package comes from requirements/*.txt with its hash checked; nothing is resolved at
@@ -33,6 +33,10 @@ COPY runtime ./runtime
 COPY canon ./canon
 COPY demo ./demo
 COPY evals ./evals
+# The git revision, known here and never looked up in a pod: `custodian --version`, every
+# run_started record and custodian_build_info carry it ("unknown" without the build argument).
+ARG REVISION=""
+RUN if [ -n "${REVISION}" ]; then printf '%s\n' "${REVISION}" > runtime/custodian_runtime/_data/REVISION; fi
 RUN pip wheel --no-deps --no-build-isolation --wheel-dir /wheels .
 
 # ---- claude: the one native binary of the pinned Claude Code release, checked ----

@@ -56,7 +56,7 @@ lint: setup
 types: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py \
-		k8s/workload_policy.py
+		k8s/workload_policy.py k8s/fleet_policy.py k8s/schedule_policy.py k8s/new_domain.py
 
 check: lint types k8s test
 
@@ -70,6 +70,7 @@ bench: setup
 	$(PY) bench/startup.py
 	$(PY) bench/skip.py
 	$(PY) bench/grants_month_hub.py
+	$(PY) bench/k8s_fleet.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

@@ -14,7 +14,8 @@ COMMAND = ["custodian", "run", "--json"]
 UID = 10001
 MEMORY_DIR = "/var/lib/custodian/memory"
 MIN_GRACE_S = 60  # above the default 30 s: a hub write may take a 60 s retry budget to settle
-FAIL_AT_ONCE = {2, 75}  # config error; another run holds the lock
+FAIL_AT_ONCE = {2}  # config error
+IGNORED = {75}  # another run holds the lock: no failure, a new pod after the back-off
 MUST_COUNT = {3}  # hub unobservable: the one retry may succeed
 DOMAIN_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 REQUIRED_ENV = (
@@ -97,16 +98,27 @@ def check_job_spec(cj: Doc) -> Iterator[str]:
         yield f"{ident(cj)}: {job}.backoffLimit is {backoff!r}; must be 0 or 1 (default is 6)"
     for field in ("activeDeadlineSeconds", "ttlSecondsAfterFinished"):
         yield from _require(cj, f"{job}.{field}")
-    fail_codes: set[int] = set()
-    for rule in dig(cj, f"{job}.podFailurePolicy.rules") or []:
-        codes = dig(rule, "onExitCodes")
-        if rule.get("action") == "FailJob" and codes and codes.get("operator") == "In":
-            fail_codes |= set(codes.get("values", []))
+    fail_codes = exit_codes(cj, "FailJob")
     where = f"{ident(cj)}: {job}.podFailurePolicy"
     if missing := FAIL_AT_ONCE - fail_codes:
         yield f"{where} has no FailJob rule for exit codes {sorted(missing)}"
     if wrong := MUST_COUNT & fail_codes:
         yield f"{where} fails the Job on exit codes {sorted(wrong)}; a retry can help there"
+    if missing := IGNORED - exit_codes(cj, "Ignore"):
+        yield (
+            f"{where} has no Ignore rule for exit codes {sorted(missing)}: another run holds "
+            "the lock, which is no failure and must not page"
+        )
+
+
+def exit_codes(cj: Doc, action: str) -> set[int]:
+    """The exit codes a podFailurePolicy rule with `action` matches (operator In)."""
+    found: set[int] = set()
+    for rule in dig(cj, "spec.jobTemplate.spec.podFailurePolicy.rules") or []:
+        codes = dig(rule, "onExitCodes")
+        if rule.get("action") == action and codes and codes.get("operator") == "In":
+            found |= set(codes.get("values", []))
+    return found
 
 
 def check_pod_spec(cj: Doc, pod: str = "spec.jobTemplate.spec.template.spec") -> Iterator[str]:

@@ -23,10 +23,16 @@ try:
     import yaml  # type: ignore[import-untyped]
 except ImportError as missing:  # pragma: no cover - depends on the environment
     sys.exit(f"error: {missing.name} is not installed; run `make setup` (pip install -e '.[dev]')")
+from fleet_policy import check_fleet, fleet_listed
 from manifest_policy import Doc, check_render, dig, ident
+from schedule_policy import check_schedules, cronjob_domains
 from workload_policy import (
+    check_dns_egress,
+    check_lifecycle,
     check_prometheus_rule,
+    check_reseal,
     check_review,
+    check_service_monitor,
     check_snapshot,
     check_workloads,
 )
@@ -56,6 +62,7 @@ class Target:
     path: Path
     domain: str | None
     review: bool = False
+    fleet: bool = False
     docs: list[Doc] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -79,6 +86,8 @@ def find_targets(root: Path) -> list[Target]:
         targets.append(Target(root, None))
     reviews = sorted(p.parent for p in root.glob("review*/kustomization.yaml"))
     targets += [Target(path, None, review=True) for path in reviews]
+    fleets = sorted(p.parent for p in root.glob("fleet*/kustomization.yaml"))
+    targets += [Target(path, None, fleet=True) for path in fleets]
     return targets
 
 
@@ -163,6 +172,11 @@ def check_target(target: Target, command: list[str], root: Path, versions: list[
     found = [p for doc in target.docs for v in versions for p in schema_problems(doc, v)]
     if target.review:
         found += check_review(target.docs)
+    elif target.fleet:
+        # The fleet's spec.replicas is its shard count, kept in git with --shard (checked).
+        found += check_fleet(target.docs)
+        found += check_lifecycle(target.docs, allow={("StatefulSet", "spec.replicas")})
+        found += check_dns_egress(target.docs)
     else:
         found += check_render(target.docs, target.domain)
         found += check_workloads(target.docs, target.domain)
@@ -183,13 +197,36 @@ def check_examples(root: Path, versions: list[str]) -> list[str]:
             found = check_snapshot(doc)  # a CRD: no bundled schema, checked field by field
         elif isinstance(doc, dict) and doc.get("kind") == "PrometheusRule":
             found = check_prometheus_rule(doc)  # a CRD too
+        elif isinstance(doc, dict) and doc.get("kind") == "ServiceMonitor":
+            found = check_service_monitor(doc)  # and this one
         else:
             found = [p for v in versions for p in schema_problems(doc, v)]
+        if isinstance(doc, dict) and doc.get("kind") == "Job":
+            found += check_reseal(doc)
         problems += [f"{rel}: {p}" for p in found]
         for kustomization in root.rglob("kustomization.yaml"):
             if path.name in kustomization.read_text(encoding="utf-8"):
                 where = kustomization.relative_to(root)
                 problems.append(f"{where}: must not include {path.name}")
+    return problems
+
+
+def across(targets: list[Target]) -> list[str]:
+    """Rules between kustomizations: spread schedules, and no domain both in an overlay and
+    in the fleet (two memory directories, two runners taking turns)."""
+    runs = [
+        pair for t in targets if t.domain is not None for pair in cronjob_domains(t.docs, t.domain)
+    ]
+    problems = list(check_schedules(runs))
+    overlays = {domain for domain, _ in runs}
+    for target in (t for t in targets if t.fleet):
+        both = sorted(overlays & set(fleet_listed(target.docs)))
+        if both:
+            where = target.path.name
+            problems.append(
+                f"{where}: domains {both} are listed in the fleet and have an overlay; "
+                "run each domain in one place"
+            )
     return problems
 
 
@@ -244,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in target.problems:
             print(f"  problem: {problem}")
         failed += bool(target.problems)
-    secret_problems = check_examples(root, versions)
+    secret_problems = check_examples(root, versions) + across(targets)
     for problem in secret_problems:
         print(f"  problem: {problem}")
     total = sum(len(t.docs) for t in targets)

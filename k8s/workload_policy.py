@@ -13,6 +13,7 @@ from manifest_policy import (
     check_pod_spec,
     dig,
     env_value,
+    exit_codes,
     ident,
     is_prune,
 )
@@ -33,14 +34,20 @@ LIFECYCLE = {
     "Deployment": ("spec.replicas", "spec.paused"),
     "StatefulSet": ("spec.replicas",),
 }
-TEMPLATE = {"CronJob": "spec.jobTemplate.spec.template", "Deployment": "spec.template"}
+TEMPLATE = {
+    "CronJob": "spec.jobTemplate.spec.template",
+    "Deployment": "spec.template",
+    "Job": "spec.template",
+}
 
 
-def check_lifecycle(docs: list[Doc]) -> Iterator[str]:
+def check_lifecycle(
+    docs: list[Doc], allow: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
+) -> Iterator[str]:
     """No field that puts back, on each apply, what an operator changed on purpose."""
     for doc in docs:
         for path in LIFECYCLE.get(str(doc.get("kind")), ()):
-            if dig(doc, path) is not None:
+            if dig(doc, path) is not None and (str(doc.get("kind")), path) not in allow:
                 yield (
                     f"{ident(doc)}: {path} is set; leave it out, or every `kubectl apply` "
                     f"undoes an operator's change of it"
@@ -107,6 +114,8 @@ def check_prune(cj: Doc, docs: list[Doc], domain: str) -> Iterator[str]:
     job = "spec.jobTemplate.spec"
     if not isinstance(dig(cj, f"{job}.backoffLimit"), int) or dig(cj, f"{job}.backoffLimit") > 1:
         yield f"{ident(cj)}: {job}.backoffLimit must be 0 or 1"
+    if 75 not in exit_codes(cj, "Ignore"):
+        yield f"{ident(cj)}: {job}.podFailurePolicy must Ignore exit 75 (a run holds the lock)"
     for container in dig(cj, f"{job}.template.spec.containers") or []:
         where = f"{ident(cj)}: container {container.get('name')!r}"
         yield from check_locked_down(where, container)
@@ -194,4 +203,35 @@ def check_prometheus_rule(doc: Doc) -> list[str]:
                 problems.append(
                     f"{where}: every rule of group {group.get('name')} needs alert, expr"
                 )
+    return problems
+
+
+def check_service_monitor(doc: Doc) -> list[str]:
+    """A ServiceMonitor (monitoring.coreos.com/v1) scraping the fleet's metrics port."""
+    where = f"{ident(doc)}"
+    if doc.get("apiVersion") != "monitoring.coreos.com/v1" or doc.get("kind") != "ServiceMonitor":
+        return [f"{where}: must be apiVersion monitoring.coreos.com/v1, ServiceMonitor"]
+    problems = []
+    if not dig(doc, "spec.selector.matchLabels"):
+        problems.append(f"{where}: spec.selector.matchLabels must select the fleet's Service")
+    endpoints = dig(doc, "spec.endpoints") or []
+    if not any(e.get("port") == "metrics" for e in endpoints):
+        problems.append(f"{where}: spec.endpoints needs the `metrics` port")
+    return problems
+
+
+def check_reseal(doc: Doc) -> list[str]:
+    """A reseal Job: `custodian journal reseal` with both seal keys, on the domain's node."""
+    problems = [*check_shared_volume([doc]), *check_pod_spec(doc, "spec.template.spec")]
+    for container in dig(doc, "spec.template.spec.containers") or []:
+        where = f"{ident(doc)}: container {container.get('name')!r}"
+        if list(container.get("command") or [])[:3] != ["custodian", "journal", "reseal"]:
+            problems.append(f"{where}: command must be `custodian journal reseal`")
+        env = {e.get("name"): e for e in container.get("env") or []}
+        for name in ("CUSTODIAN_SEAL_KEY", "CUSTODIAN_SEAL_KEY_PREVIOUS"):
+            ref = dig(env.get(name), "valueFrom.secretKeyRef")
+            if not ref or ref.get("optional"):
+                problems.append(f"{where}: {name} must come from the Secret, not optional")
+        problems.extend(check_locked_down(where, container))
+        problems.extend(check_mounts(where, container))
     return problems

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime import policy_commands
+from custodian_runtime.clock import simulated_clock
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.lock import RunLock
 from runsupport import hub_get, small_dataset
@@ -240,14 +240,11 @@ def test_past_max_a_proposal_is_queued_as_today(cli: Cli, small_hub: ReferenceHu
     assert hub_get(small_hub, "/tasks/web-t-5")["status"] == "todo"
 
 
-def test_past_expiry_a_proposal_is_queued(
-    cli: Cli, small_hub: ReferenceHub, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Issued two days ago, for one day: expired now.
+def test_past_expiry_a_proposal_is_queued(cli: Cli, small_hub: ReferenceHub) -> None:
+    # Issued two days ago (by the hub's clock and the host's alike), for one day: expired now.
     then = datetime.now(UTC) - timedelta(days=2)
-    monkeypatch.setattr(policy_commands, "utc_now", lambda: then)
-    grant = cli.issue(small_hub.url, "--max", "5", "--expires", "1d")
-    monkeypatch.undo()
+    with simulated_clock(lambda: then):
+        grant = cli.issue(small_hub.url, "--max", "5", "--expires", "1d")
     [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
     assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
@@ -379,18 +376,15 @@ def test_a_grant_never_skips_the_rolling_budgets(cli: Cli, small_hub: ReferenceH
 # --- listing and scope ------------------------------------------------------------------------
 
 
-def test_grants_list_shows_uses_left_expiry_and_state(
-    cli: Cli, small_hub: ReferenceHub, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_grants_list_shows_uses_left_expiry_and_state(cli: Cli, small_hub: ReferenceHub) -> None:
     used_up = cli.issue(
         small_hub.url, "--max", "1", "--expires", "7d", "--where", "task_id=web-t-4"
     )
     live = cli.issue(small_hub.url, "--max", "3", "--expires", "36h", "--where", "task_id=web-t-5")
     revoked = cli.issue(small_hub.url, "--max", "2", "--expires", "7d")
     cli.ok("grants", "revoke", revoked, "--by", "bo", "--reason", "too broad")
-    monkeypatch.setattr(policy_commands, "utc_now", lambda: datetime.now(UTC) - timedelta(days=3))
-    expired = cli.issue(small_hub.url, "--max", "4", "--expires", "1d")
-    monkeypatch.undo()
+    with simulated_clock(lambda: datetime.now(UTC) - timedelta(days=3)):
+        expired = cli.issue(small_hub.url, "--max", "4", "--expires", "1d")
     cli.run(small_hub.url, status("web-t-4"), status("web-t-5"))
     rows = {g["id"]: g for g in cli.grants()}
     got = {i: (rows[i]["uses"], rows[i]["left"], rows[i]["state"]) for i in rows}

@@ -381,10 +381,17 @@ def test_a_write_authorized_under_a_grant_needs_its_grant_used_record() -> None:
         "uses grant grant-0123456789ab, which the domain's journal does not record (no "
         "grant_issued before it): a grant the journal does not record is refused"
     ]
-    issued = {"grant": {"id": "grant-0123456789ab", "domain": "website"}}
-    assert _spine_of(("grant_issued", issued), *steps) == []
-    elsewhere = {"grant": {"id": "grant-0123456789ab", "domain": "platform"}}
+    whole = {
+        "id": "grant-0123456789ab", "domain": "website", "operation": "x", "max_uses": 1,
+        "expires_at": "2026-05-02T00:00:00Z", "by": "ana", "reason": "r", "hub_id": "h",
+        "issued_at": "2026-05-01T00:00:00Z",
+    }  # fmt: skip
+    assert _spine_of(("grant_issued", {"grant": whole}), *steps) == []
+    elsewhere = {"grant": {**whole, "domain": "platform"}}
     assert len(_spine_of(("grant_issued", elsewhere), *steps)) == 1
+    # A grant that is not whole is damage, named as such.
+    [broken] = _spine_of(("grant_issued", {"grant": {"id": "grant-0123456789ab"}}), *steps)[:1]
+    assert "(grant_issued) does not decode as a person's mode or grant" in broken
 
 
 def test_a_queued_record_needs_a_queue_ruling() -> None:

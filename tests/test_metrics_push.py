@@ -23,8 +23,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from custodian_hub import ReferenceHub
+from custodian_runtime import __version__
 from custodian_runtime.core.metrics import RunFacts
-from custodian_runtime.metrics import push_run
+from custodian_runtime.metrics import StatusRequest, parse_max_age, push_run, status_command
+from custodian_runtime.packaged import revision
 from custodian_runtime.phase_log import PhaseLog
 from runsupport import CANON, plan_response
 
@@ -81,14 +83,16 @@ def pushgateway(tmp_path: Path) -> Iterator[str]:
         child.wait(timeout=10)
 
 
-def _custodian(tmp_path: Path, hub_url: str, push_url: str) -> subprocess.CompletedProcess[str]:
+def _custodian(
+    tmp_path: Path, hub_url: str, push_url: str, *more: str
+) -> subprocess.CompletedProcess[str]:
     answer = tmp_path / "answer.md"
     answer.write_text(plan_response(PLAN), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUSTODIAN_", "STATE_HUB_"))}
     env["CUSTODIAN_PUSHGATEWAY_URL"] = push_url
     argv = [sys.executable, "-m", "custodian_runtime", "run", "--domain", "website"]
     argv += ["--hub", hub_url, "--llm", f"file:{answer}", "--canon", str(CANON), "--json"]
-    argv += ["--memory", str(tmp_path / "memory")]
+    argv += ["--memory", str(tmp_path / "memory"), *more]
     return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -135,6 +139,58 @@ def test_a_run_pushes_its_figures_and_a_scrape_shows_them(
     assert not any(
         name in ("custodian_run_cost_usd", "custodian_run_input_tokens") for name, _ in got
     )
+
+
+def test_counters_are_the_journals_totals_in_every_push_and_after_a_rebuild(
+    tmp_path: Path, small_hub: ReferenceHub, pushgateway: str
+) -> None:
+    first = _custodian(tmp_path, small_hub.url, pushgateway)
+    assert first.returncode == 0, first.stderr
+    # The Pushgateway replaces the domain's group on each push: the second push must carry both
+    # runs, which only totals kept in the journal (not in the process that pushes) can do.
+    second = _custodian(tmp_path, small_hub.url, pushgateway, "--force")
+    assert second.returncode == 0, second.stderr
+    got = _scrape(pushgateway)
+    assert got[("custodian_runs_total", _at(status="completed", exit_code="0"))] == 2
+    writes = {
+        (dict(labels)["operation"], dict(labels)["outcome"]): value
+        for (name, labels), value in got.items()
+        if name == "custodian_writes_total"
+    }
+    # The second run sees the flag and the queued task already there: it denies both.
+    assert writes[("flag_for_human", "executed")] == 1
+    assert writes[("create_task", "queued")] == 1
+    assert writes[("flag_for_human", "denied")] >= 2
+    assert got[("custodian_cost_usd_total", _at())] == 0  # a `file:` answer has no price
+    assert got[("custodian_build_info", _at(version=__version__, revision=revision()))] == 1
+
+    # A lost checkpoint is rebuilt by one full scan, which counts every record again: the
+    # counters come out the same, so a rebuild never looks like a reset or a jump.
+    memory = tmp_path / "memory"
+    before = _totals(status_text(memory))
+    checkpoint = memory / "journal" / "website.checkpoint.json"
+    assert checkpoint.is_file()
+    checkpoint.unlink()
+    assert _totals(status_text(memory)) == before
+    labels = (("domain", "website"), ("exit_code", "0"), ("status", "completed"))
+    assert before[("custodian_runs_total", labels)] == 2
+
+
+def status_text(memory: Path) -> str:
+    """`custodian status --prometheus` over `memory`."""
+    out = io.StringIO()
+    request = StatusRequest(max_age=parse_max_age("48h"), prometheus=True)
+    status_command(memory, None, request, out, datetime.now(UTC))
+    return out.getvalue()
+
+
+def _totals(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name.endswith("_total"):
+                found[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return found
 
 
 def test_an_unreachable_pushgateway_costs_one_warning_and_never_the_run(

@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from custodian_hub import _idempotency, _reads, _writes
+import custodian_hub._idempotency as _idempotency
+import custodian_hub._reads as _reads
+import custodian_hub._writes as _writes
 from custodian_hub._openapi import openapi_document
 from custodian_hub._routes import Route, match, query_params
 from custodian_hub._store import Store, bump_revision

@@ -16,6 +16,7 @@ from custodian_runtime.core.inert import for_prose, for_terminal
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 from custodian_runtime.llm.specs import SPEC_CHOICES
+from custodian_runtime.packaged import revision
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -195,7 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="custodian", description="A bounded runtime that looks after a state-hub's domains."
     )
-    parser.add_argument("--version", action="version", version=f"custodian {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"custodian {__version__} (revision {revision()})"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     _run_parser(sub)
     _hub_parser(sub)

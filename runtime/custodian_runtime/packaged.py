@@ -6,14 +6,32 @@ copy; building the wheel copies the files they point at into the package.
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
+from functools import cache
 from pathlib import Path
 
 from custodian_runtime.errors import ConfigError
 
 DATA = Path(__file__).resolve().parent / "_data"
 PACKAGED = "packaged"
+UNKNOWN_REVISION = "unknown"
+REVISION_RE = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+@cache
+def revision() -> str:
+    """The git commit the wheel was built from (`_data/REVISION`), else "unknown".
+
+    Written at build time (the Dockerfile's `--build-arg REVISION`); git is never run here, so a
+    pod without git or a checkout answers the same every time.
+    """
+    try:
+        text = (DATA / "REVISION").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return UNKNOWN_REVISION
+    return text if REVISION_RE.match(text) else UNKNOWN_REVISION
 
 
 def default_canon() -> Path:

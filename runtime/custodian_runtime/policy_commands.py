@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
@@ -17,7 +17,12 @@ from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
-from custodian_runtime.core.standing.grants import Grant, grant_problem, where_problem
+from custodian_runtime.core.standing.grants import (
+    Grant,
+    grant_problem,
+    skew_problem,
+    where_problem,
+)
 from custodian_runtime.core.standing.modes import known_operations, mode_problem, person_problem
 from custodian_runtime.core.standing.shadow import shadow_counts
 from custodian_runtime.errors import ConfigError
@@ -186,7 +191,7 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
             f"grants issue: the hub is now {hub.identity}, not {expect_hub}; issue it again",
             setting="--hub",
         )
-    now = utc_now()
+    now = hub_now(settings)
     grant = Grant(
         id=request.grant_id, domain=request.domain, operation=request.operation,
         where=request.where, max_uses=request.max_uses, expires_at=now + expires_in,
@@ -198,6 +203,25 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
     if holder is None:
         _absorb(settings, request.domain)
     return Issued(grant, holder)
+
+
+def hub_now(settings: Settings) -> datetime:
+    """The hub's clock, which every host shares: a grant's issue time, and its expiry from it.
+
+    `generated_at` of GET /state/summary (an embedded hub runs on this process's clock); a
+    ConfigError when this host's clock differs from it by more than MAX_SKEW.
+    """
+    from custodian_runtime.approvals import hub_client
+
+    if settings.hub is not None and settings.hub.embedded:
+        return utc_now()
+    with hub_client(settings) as client:
+        at = client.state_summary().generated_at
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)  # the hub speaks UTC
+    problem = skew_problem(utc_now(), at)
+    if problem is not None:
+        raise ConfigError(f"grants issue: {problem}", setting="--hub")
+    return at
 
 
 def issue(settings: Settings, request: Issue, as_json: bool, out: TextIO, err: TextIO) -> int:

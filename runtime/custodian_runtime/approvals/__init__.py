@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from custodian_runtime.approvals._commands import (
         ApprovalsRequest,
         ApproveRequest,
-        DecisionReport,
         ListRequest,
         RejectRequest,
         ShowRequest,
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
         ledger_disagreements,
         repair_command,
     )
+    from custodian_runtime.approvals._report import DecisionReport
 
 __all__ = [
     "ApprovalsRequest",
@@ -72,7 +72,6 @@ if not TYPE_CHECKING:
                 (
                     "ApprovalsRequest",
                     "ApproveRequest",
-                    "DecisionReport",
                     "ListRequest",
                     "RejectRequest",
                     "ShowRequest",
@@ -98,5 +97,6 @@ if not TYPE_CHECKING:
                 ("RepairRequest", "disagreement_lines", "ledger_disagreements", "repair_command"),
                 "_repair",
             ),
+            "DecisionReport": "_report",
         },
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
-from custodian_runtime.approvals import _execute
+import custodian_runtime.approvals._execute as _execute
 from custodian_runtime.approvals._recorded import (
     carry_out_recorded,
     decide_or_record,
@@ -23,6 +23,7 @@ from custodian_runtime.approvals._recorded import (
     word_journal,
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
+from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
@@ -88,15 +89,6 @@ ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest | 
 
 # A decision that came after an earlier approval's write had landed: the item is executed.
 EXIT_LANDED = verdicts.EXIT_REFUSED
-
-
-@dataclass(frozen=True)
-class DecisionReport:
-    """What deciding an item came to: its exit code and the one line the CLI prints."""
-
-    approval_id: str
-    exit_code: int
-    message: str
 
 
 def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO) -> int:

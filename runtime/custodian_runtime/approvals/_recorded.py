@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from itertools import takewhile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
 from custodian_runtime.core.journal.api import Record
@@ -27,9 +28,6 @@ from custodian_runtime.memory.journal_store import JournalWriter
 from custodian_runtime.memory.run_journal import DiskJournal
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-
-if TYPE_CHECKING:
-    from custodian_runtime.approvals._commands import DecisionReport
 
 POLL_S = 0.5
 
@@ -60,8 +58,6 @@ def record_for_later(
     busy: RunLocked,
 ) -> DecisionReport:
     """Keep the word in the domain's inbox; the message says what happens when it is free."""
-    from custodian_runtime.approvals._commands import DecisionReport
-
     inbox = Inbox(settings.memory_dir, settings.seal_key)
     for kept in inbox.waiting(item.domain):
         if not kept.standing and kept.decision().approval_id == item.id:
@@ -160,8 +156,6 @@ def _carry_out(
 
 
 def _refused(word: Word, exc: ApprovalError) -> DecisionReport:
-    from custodian_runtime.approvals._commands import DecisionReport
-
     return DecisionReport(word.decision().approval_id, exc.exit_code, exc.message)
 
 

@@ -32,9 +32,11 @@ if TYPE_CHECKING:
         prices,
         redact,
         run_rules,
+        run_totals,
         standing,
         tooling,
         unchanged,
+        view,
         words,
     )
 
@@ -56,9 +58,11 @@ __all__ = [
     "prices",
     "redact",
     "run_rules",
+    "run_totals",
     "standing",
     "tooling",
     "unchanged",
+    "view",
     "words",
 ]
 

@@ -16,6 +16,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem, pending_for
 from custodian_runtime.core.journal.kinds import Finished, of_kind, read_as
 from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.prices import cost_usd
+from custodian_runtime.core.run_totals import Totals
 
 JOB = "custodian"
 OUTCOMES = ("executed", "queued", "denied", "failed")
@@ -23,16 +24,24 @@ OUTCOMES = ("executed", "queued", "denied", "failed")
 
 @dataclass(frozen=True)
 class Metric:
-    """One gauge: its name, its help text, and its labels."""
+    """One metric: its name, its help text, its labels, and whether it is a gauge or a counter."""
 
     name: str
     help: str
     labels: tuple[str, ...] = ("domain",)
+    kind: str = "gauge"  # or "counter": cumulative, its name ends in _total
+
+
+BUILD_INFO = "custodian_build_info"
 
 
 METRICS: tuple[Metric, ...] = (
     Metric("custodian_last_run_timestamp_seconds", "When the last run ended (Unix time)."),
     Metric("custodian_last_success_timestamp_seconds", "When the last run with exit code 0 ended."),
+    Metric(
+        "custodian_first_run_timestamp_seconds",
+        "When the first run the journal records ended (for a domain that never succeeded).",
+    ),
     Metric("custodian_run_duration_seconds", "How long the last run took."),
     Metric("custodian_run_items", "Plan items of the last run, by outcome.", ("domain", "outcome")),
     Metric("custodian_run_exit_code", "The last run's exit code."),
@@ -41,6 +50,28 @@ METRICS: tuple[Metric, ...] = (
     Metric("custodian_run_cost_usd", "What the last run's model call cost, in USD."),
     Metric("custodian_pending_approvals", "Items waiting for a person in the approval queue."),
     Metric("custodian_oldest_pending_age_seconds", "Age of the oldest item waiting for a person."),
+    # Counters: the journal's running totals (core/run_totals.py), the same in every push and
+    # scrape; alert on increase() of these, not on the last run's gauges.
+    Metric(
+        "custodian_runs_total",
+        "Runs recorded in the journal, by status and exit code.",
+        ("domain", "status", "exit_code"),
+        "counter",
+    ),
+    Metric(
+        "custodian_writes_total",
+        "Write outcomes recorded in the journal, by operation and outcome.",
+        ("domain", "operation", "outcome"),
+        "counter",
+    ),
+    Metric("custodian_input_tokens_total", "Input tokens of every model call.", kind="counter"),
+    Metric("custodian_output_tokens_total", "Output tokens of every model call.", kind="counter"),
+    Metric(
+        "custodian_cost_usd_total",
+        "What the model calls cost, in USD (calls of unknown price add nothing).",
+        kind="counter",
+    ),
+    Metric(BUILD_INFO, "The running release: always 1.", ("version", "revision")),
 )
 
 
@@ -76,6 +107,7 @@ class Figures:
     last_success: datetime | None
     pending: int
     oldest_pending_age_s: float | None
+    totals: Totals | None = None  # the journal's running totals; None: no journal read
 
     def overdue(self, now: datetime, max_age: timedelta) -> bool:
         """True when the domain has not succeeded within `max_age` of `now` (or never has)."""
@@ -133,7 +165,35 @@ def samples(figures: Figures) -> tuple[Sample, ...]:
         )
     if figures.last_run is not None:
         found += _run_samples(figures.domain, figures.last_run)
+    if figures.totals is not None:
+        found += _total_samples(figures.domain, figures.totals)
     return tuple(found)
+
+
+def _total_samples(domain: str, totals: Totals) -> list[Sample]:
+    at = {"domain": domain}
+    found = [
+        Sample("custodian_runs_total", {**at, "status": s, "exit_code": c}, float(n))
+        for (s, c), n in totals.labelled("runs")
+    ]
+    found += [
+        Sample("custodian_writes_total", {**at, "operation": op, "outcome": o}, float(n))
+        for (op, o), n in totals.labelled("writes")
+    ]
+    if totals.first_run_at is not None:
+        first = parse_at(totals.first_run_at).timestamp()
+        found.append(Sample("custodian_first_run_timestamp_seconds", at, first))
+    found += [
+        Sample("custodian_input_tokens_total", at, float(totals.input_tokens)),
+        Sample("custodian_output_tokens_total", at, float(totals.output_tokens)),
+        Sample("custodian_cost_usd_total", at, totals.cost_usd),
+    ]
+    return found
+
+
+def build_info(version: str, revision: str) -> Sample:
+    """`custodian_build_info{version, revision} 1`: which release serves the figures."""
+    return Sample(BUILD_INFO, {"version": version, "revision": revision}, 1.0)
 
 
 def _ended(records: Sequence[Record]) -> list[Record]:
@@ -161,9 +221,13 @@ def run_facts(records: Sequence[Record], finished: Record) -> RunFacts:
 
 
 def figures_of(
-    domain: str, records: Sequence[Record], items: Iterable[ApprovalItem], now: datetime
+    domain: str,
+    records: Sequence[Record],
+    items: Iterable[ApprovalItem],
+    now: datetime,
+    totals: Totals | None = None,
 ) -> Figures:
-    """A domain's figures from its checkpoint's records and the approval queue."""
+    """A domain's figures from its checkpoint's records and totals, and the approval queue."""
     ended = _ended(records)
     succeeded = _succeeded(ended)
     waiting = pending_for(items, domain, now)
@@ -174,6 +238,7 @@ def figures_of(
         last_success=parse_at(succeeded[-1].at) if succeeded else None,
         pending=len(waiting),
         oldest_pending_age_s=max(0.0, oldest) if oldest is not None else None,
+        totals=totals,
     )
 
 

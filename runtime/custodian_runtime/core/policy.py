@@ -68,6 +68,6 @@ DEFAULT = Policy()
 
 def _operations() -> ModuleType:
     # Imported when first asked: settings build a Policy before any operation is needed.
-    from custodian_runtime.core import operations
+    import custodian_runtime.core.operations as operations
 
     return operations

@@ -57,7 +57,7 @@ def domain_figures(
     opened = JournalStore(memory_dir, seal_key=seal_key).open(domain, repair=False)
     if items is None:
         items = ApprovalStore(memory_dir, seal_key).all(domain, verify=False)
-    return figures_of(domain, opened.history, items, now)
+    return figures_of(domain, opened.history, items, now, opened.checkpoint.totals)
 
 
 def all_figures(memory_dir: Path, seal_key: SealKey | None, now: datetime) -> list[Figures]:

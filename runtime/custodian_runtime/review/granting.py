@@ -123,11 +123,14 @@ class GrantHandlers:
                 raise ValueError(_for_grants(problem, "A grant", "issued"))
             expires_in = policy_commands.expiry(request)
             hub = _hub_identity(self.settings)
+            # The hub's clock, as the grant will be issued by it (a host off by more than the
+            # skew is told here, before it confirms).
+            issued = policy_commands.hub_now(_quick(self.settings))
         except (ValueError, CustodianError) as exc:
             text = exc.message if isinstance(exc, CustodianError) else str(exc)
             typed = GrantTyped(key, values, _sentence_end(text))
             return GrantAnswer(FormAnswer(422, by=by or None), domain, typed)
-        until = self.clock() + expires_in
+        until = issued + expires_in
         sentence = issue_sentence(
             request.operation, domain, request.where, request.max_uses, until, hub
         )

@@ -17,6 +17,7 @@ from typing import TextIO
 
 import httpx
 
+from custodian_runtime import __version__
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal.kinds import Finished, RunStarted
@@ -41,7 +42,7 @@ from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened
 from custodian_runtime.memory.lock import RunLock
 from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
-from custodian_runtime.packaged import PACKAGED
+from custodian_runtime.packaged import PACKAGED, revision
 from custodian_runtime.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
 from custodian_runtime.run._metrics import push_after
@@ -208,6 +209,8 @@ def _started_data(settings: Settings, hub: str) -> RunStarted:
         pid=os.getpid(),
         host=socket.gethostname(),
         dry_run=settings.dry_run,
+        version=__version__,
+        revision=revision(),
     )
 
 

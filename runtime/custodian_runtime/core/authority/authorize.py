@@ -12,16 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem, deference
-from custodian_runtime.core.authority.checks import Tally, View, ids_problem
+from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.view import View
 
 RulingOutcome = Literal["execute", "queue", "deny"]
 # What a ruling's sentence tells a person: nothing beyond the outcome (`executes`, or `routine`:

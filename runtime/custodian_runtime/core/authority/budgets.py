@@ -20,8 +20,8 @@ from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.policy import Policy
 
 if TYPE_CHECKING:  # only for annotations: authority imports this module
-    from custodian_runtime.core.authority.checks import View
     from custodian_runtime.core.plan.extract import ProposedItem
+    from custodian_runtime.core.view import View
 
 # The hub's summary shows at most this many recent events when asked (contract v1.1).
 MAX_SUMMARY_EVENTS = 500

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
-from custodian_runtime.core.authority.checks import SAME_TITLE, View
+from custodian_runtime.core.authority.checks import SAME_TITLE
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.authority.precondition import edited_problem, proposed_under
@@ -32,6 +32,7 @@ from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.ledger import grant_decision
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.rule import Ground
+from custodian_runtime.core.view import View
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from custodian_runtime.core import operations
-from custodian_runtime.core.authority.checks import SAME_TITLE, View, same_titles
+import custodian_runtime.core.operations as operations
+from custodian_runtime.core.authority.checks import SAME_TITLE, same_titles
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.view import View
 
 TARGET_KINDS = (
     ("task_id", "task"),

@@ -31,6 +31,7 @@ from custodian_runtime.core.journal.records import (
     record_hash,
 )
 from custodian_runtime.core.metrics import run_index
+from custodian_runtime.core.run_totals import Totals, add
 from custodian_runtime.core.standing.record import STANDING_KINDS
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS, shadow_records
 
@@ -75,13 +76,15 @@ class Head(BaseModel):
 EMPTY_HEAD = Head(seq=0, hash=GENESIS)
 
 
-# 2: the checkpoint keeps Custodian's own writes; a version-1 file is rebuilt by one full scan.
-VERSION = 2
+# 2: the checkpoint keeps Custodian's own writes; 3: and the domain's running totals
+# (core/run_totals.py). An older file is rebuilt by one full scan, which counts every record.
+VERSION = 3
 
 
 class Checkpoint(BaseModel):
-    """A domain's journal folded: its head, the records a run reads (see `compact`), and
-    Custodian's own writes of the last 31 days (core/authority/own_writes.py)."""
+    """A domain's journal folded: its head, the records a run reads (see `compact`),
+    Custodian's own writes of the last 31 days (core/authority/own_writes.py), and the running
+    totals of runs, writes and cost the metrics' counters report (core/run_totals.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -90,6 +93,7 @@ class Checkpoint(BaseModel):
     head: Head = EMPTY_HEAD
     records: tuple[Record, ...] = ()
     writes: tuple[OwnWrite, ...] = ()
+    totals: Totals = Totals()
     # The ids of a person's words journaled from the domain's inbox (core/words.py): what
     # "already journaled?" reads, so a word's file that comes back changes nothing. A file
     # written before words had ids lacks it, rightly: no record of its journal carries one.
@@ -110,8 +114,12 @@ def fold(checkpoint: Checkpoint, records: Iterable[Record]) -> Checkpoint:
     head = Head(seq=last.seq, hash=last.hash, at=last.at)
     kept = compact([*checkpoint.records, *(r for r in new if r.kind in KEPT_KINDS)])
     writes = retained([*checkpoint.writes, *writes_in(checkpoint.records, new)], last.at)
+    totals = add(checkpoint.totals, checkpoint.records, new)
     words = (*checkpoint.words, *(w for w in map(absorbed_word, new) if w is not None))
-    return Checkpoint(domain=checkpoint.domain, head=head, records=kept, writes=writes, words=words)
+    return Checkpoint(
+        domain=checkpoint.domain, head=head, records=kept, writes=writes, totals=totals,
+        words=words,
+    )  # fmt: skip
 
 
 def compact(records: Sequence[Record]) -> tuple[Record, ...]:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from custodian_runtime.core.journal.records import Record
+from custodian_runtime.errors import JournalError
 
 # An item's index: its place in the plan, or a label (`reconcile-0`) for an escalation.
 Index = int | str | None
@@ -21,8 +22,16 @@ Json = dict[str, Any]
 ItemKey = tuple[str, Index]  # (run that authorized the write, plan item index)
 
 
-class RecordDataError(ValueError):
-    """A record's data does not fit the model of its kind."""
+# What a person does about a record that cannot be read: said once, by every reader of one.
+DAMAGE_ADVICE = (
+    "Nothing was done. Keep a copy of the memory directory, check the journal with `custodian "
+    "inspect`, and restore the domain's journal from a backup taken before this record (see "
+    "'Backup and restore' in docs/operations.md)"
+)
+
+
+class RecordDataError(JournalError, ValueError):
+    """A record's data does not fit the model of its kind: journal damage (exit 6)."""
 
 
 class Entry(BaseModel):
@@ -48,6 +57,10 @@ class RunStarted(Entry):
     pid: int | None = None
     host: str | None = None
     dry_run: bool | None = None
+    # Since 0.4.0: the release and the git revision ("unknown" when not built from a checkout)
+    # that wrote the run; absent from older journals.
+    version: str | None = None
+    revision: str | None = None
 
 
 class Observed(Entry):
@@ -416,7 +429,9 @@ def decode(record: Record) -> Entry:
         where = ".".join(str(p) for p in first["loc"])
         raise RecordDataError(
             f"journal record {record.ref} ({record.kind}) does not fit its kind: {where}: "
-            f"{first['msg']}. Check the journal with `custodian inspect`"
+            f"{first['msg']}. {DAMAGE_ADVICE}",
+            domain=record.domain,
+            seq=record.seq,
         ) from exc
 
 

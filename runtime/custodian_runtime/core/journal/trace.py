@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority.precondition import edited_problem
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
@@ -31,6 +31,7 @@ from custodian_runtime.core.journal.kinds import (
     decode,
 )
 from custodian_runtime.core.journal.records import Problem, Record
+from custodian_runtime.core.standing.record import grant_of
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
 OUTCOME_KINDS = ("receipt", "failed", "stale", "settled_by_hand")
@@ -140,9 +141,13 @@ class Tracker:
         self.approvals[r.run_id] = d
 
     def _grant_issued(self, r: Record, d: GrantIssued) -> None:
-        grant = d.grant or {}
-        if grant.get("domain") == r.domain and isinstance(grant.get("id"), str):
-            self.issued.add(grant["id"])
+        try:
+            grant = grant_of(r, d)
+        except RecordDataError as exc:  # a grant that does not decode is damage
+            self._flag(r, str(exc))
+            return
+        if grant.domain == r.domain:
+            self.issued.add(grant.id)
 
     def _grant_used(self, r: Record, d: GrantUsed) -> None:
         key = (r.run_id, d.index)

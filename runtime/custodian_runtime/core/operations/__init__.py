@@ -28,12 +28,12 @@ from custodian_runtime.core.operations import (
 )
 from custodian_runtime.core.operations._common import SANCTIONED_STATUSES
 from custodian_runtime.core.operations._spec import (
-    OWN_SOURCE,
     Landing,
     Lookup,
     OperationSpec,
 )
 from custodian_runtime.core.plan.schema import describe as describe_error
+from custodian_runtime.core.view import OWN_SOURCE
 
 __all__ = [
     "OWN_SOURCE",

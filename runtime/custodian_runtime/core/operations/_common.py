@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.marks import with_run_mark
 from custodian_runtime.core.operations._spec import Landing, Lookup, Params
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES, short
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+from custodian_runtime.core.view import View
 
 __all__ = ["SANCTIONED_STATUSES"]
 

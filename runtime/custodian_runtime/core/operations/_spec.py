@@ -10,16 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-if TYPE_CHECKING:  # annotations only: the authority's checks import the registry
-    from custodian_runtime.core.authority.checks import View
-    from custodian_runtime.core.contract import ProgressEvent
-
-# The `source` (and flag `raised_by`) Custodian writes under: how its own writes are told apart.
-OWN_SOURCE = "custodian"
+from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.view import View
 
 Default = Literal["sanctioned", "approvable"]
 Writes = Literal["hub", "canon"]

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from custodian_runtime.core import contract
+import custodian_runtime.core.contract as contract
 from custodian_runtime.core.authority.marks import same_text
 from custodian_runtime.core.operations._common import article, in_domain, marked, quoted
 from custodian_runtime.core.operations._spec import (
-    OWN_SOURCE,
     Landing,
     Lookup,
     OperationSpec,
     Params,
 )
 from custodian_runtime.core.plan.schema import AddProgressEvent
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+from custodian_runtime.core.view import OWN_SOURCE, View
 
 
 def _already(params: Params, view: View) -> str | None:

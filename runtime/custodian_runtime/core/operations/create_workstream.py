@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from custodian_runtime.core import contract
+import custodian_runtime.core.contract as contract
 from custodian_runtime.core.operations._common import created, same_titles, titled
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import CreateWorkstream
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+from custodian_runtime.core.view import View
 
 
 def _same(p: Params, view: View) -> list[str]:

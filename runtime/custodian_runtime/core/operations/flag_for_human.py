@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from custodian_runtime.core import contract
+import custodian_runtime.core.contract as contract
 from custodian_runtime.core.operations._common import in_domain, marked, quoted
 from custodian_runtime.core.operations._spec import (
-    OWN_SOURCE,
     Landing,
     Lookup,
     OperationSpec,
     Params,
 )
 from custodian_runtime.core.plan.schema import FlagForHuman
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+from custodian_runtime.core.view import OWN_SOURCE, View
 
 
 def _already(p: Params, view: View) -> str | None:

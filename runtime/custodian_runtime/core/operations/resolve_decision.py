@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from custodian_runtime.core import contract
+import custodian_runtime.core.contract as contract
 from custodian_runtime.core.operations._common import closed, in_domain, quoted
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import ResolveDecision

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from custodian_runtime.core.operations import set_task_status
+import custodian_runtime.core.operations.set_task_status as set_task_status
 from custodian_runtime.core.operations._common import (
     SANCTIONED_STATUSES,
     already_status,

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
 
 from custodian_runtime.core.operations._spec import Landing, Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import WriteCanon, short
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.authority.checks import View
+from custodian_runtime.core.view import View
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core._fences import Fence, find_fences
 from custodian_runtime.core.digest import canonical_json, digest
 from custodian_runtime.core.operations import OperationSpec, normalize

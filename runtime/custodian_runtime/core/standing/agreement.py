@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.grants import never_grantable, where_text
 from custodian_runtime.core.standing.shadow import ShadowCount

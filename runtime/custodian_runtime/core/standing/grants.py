@@ -2,7 +2,9 @@
 
 A grant names one approvable operation of one domain on one hub, narrows it by equality on the
 item's params (`where`), and is bounded in uses and time. `covering(...)` is the pure question
-the run asks before queueing an item: which live grant covers it, or why none does.
+the run asks before queueing an item: which live grant covers it, or why none does. The bounds
+hold in the ruling too: a grant recorded with a longer life, or issued ahead of the ruling's
+clock, is void (`void_reason`), whatever wrote it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
+from custodian_runtime.core._timestamps import SKEW
 
 MAX_EXPIRY = timedelta(days=30)
+# How far a host's clock may stand from the hub's when it issues a grant, and how far ahead of
+# the ruling's clock a grant's issue may lie: the one allowance for clocks that disagree (5
+# minutes, as for a hub's times from the future). Hosts kept by NTP agree within seconds, and
+# it is far below a grant's shortest life (an hour), so no grant lives longer by it.
+MAX_SKEW = SKEW
+VOID_LONG = "void: expires more than 30 days after issue"
+VOID_AHEAD = "void: issued in the future"
 GRANT_ID = r"^grant-[0-9a-f]{12}$"
 
 
@@ -35,11 +45,11 @@ class Grant(BaseModel):
     operation: str
     where: dict[str, str] = Field(default_factory=dict)
     max_uses: int = Field(ge=1, le=1000)
-    expires_at: datetime
+    expires_at: AwareDatetime
     by: str = Field(min_length=1, max_length=200)
     reason: str = Field(min_length=1, max_length=2000)
     hub_id: str
-    issued_at: datetime
+    issued_at: AwareDatetime
     revoked: bool = False
 
 
@@ -77,18 +87,59 @@ def where_problem(operation: str, where: Mapping[str, str]) -> str | None:
     )
 
 
+def skew_problem(host_now: datetime, hub_now: datetime) -> str | None:
+    """Why a grant may not be issued from a host whose clock reads `host_now` while the hub's
+    reads `hub_now` (None: they agree within MAX_SKEW)."""
+    apart = abs(host_now - hub_now)
+    if apart <= MAX_SKEW:
+        return None
+    return (
+        f"this host's clock reads {host_now:%Y-%m-%d %H:%M:%S}Z and the hub's "
+        f"{hub_now:%Y-%m-%d %H:%M:%S}Z: they differ by {span(apart)}, more than "
+        f"{span(MAX_SKEW)}, so the grant's issue and expiry would not be what they say. Set "
+        "this host's clock right (e.g. with NTP), or the hub's, and issue it again"
+    )
+
+
+def span(delta: timedelta) -> str:
+    """A length of time as a person says it: `20 days`, `3 hours`, `5 minutes`."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        count = int(delta.total_seconds() // size)
+        if count >= 1:
+            return f"{count} {unit}{'s' if count > 1 else ''}"
+    return f"{int(delta.total_seconds())} seconds"
+
+
+def void_reason(grant: Grant, now: datetime) -> str | None:
+    """Why a recorded grant covers nothing, whoever recorded it (None: its bounds hold).
+
+    The 30 days are counted from its issue, and an issue ahead of the ruling's clock by more
+    than MAX_SKEW is no issue yet: the bounds `grants issue` checks, checked where they bind.
+    """
+    if grant.expires_at - grant.issued_at > MAX_EXPIRY:
+        return VOID_LONG
+    if grant.issued_at - now > MAX_SKEW:
+        return VOID_AHEAD
+    return None
+
+
 @dataclass(frozen=True)
 class Cover:
     """The grant that covers a proposal, or why none does (one reason per grant looked at)."""
 
     grant: Grant | None
     why_not: tuple[str, ...] = ()
+    # The void grants that would have covered it otherwise: `<id> did not cover it: void: ...`.
+    void: tuple[str, ...] = ()
 
 
 def state_of(grant: Grant, uses: int, now: datetime) -> str:
-    """`live`, `revoked`, `expired` or `used up`."""
+    """`live`, `revoked`, `void: <why>`, `expired` or `used up`."""
     if grant.revoked:
         return "revoked"
+    void = void_reason(grant, now)
+    if void is not None:
+        return void
     if now >= grant.expires_at:
         return "expired"
     if uses >= grant.max_uses:
@@ -123,14 +174,17 @@ def covering(
 ) -> Cover:
     """The first live grant (oldest first) that covers (operation, params), or why none does."""
     reasons: list[str] = []
+    void: list[str] = []
     for grant in sorted(grants, key=lambda g: (g.issued_at, g.id)):
         if grant.operation != operation or operation in never_grantable():
             continue
         problem = miss(grant, operation, params, hub_id)
         state = state_of(grant, uses.get(grant.id, 0), now)
+        if problem is None and state.startswith("void"):
+            void.append(f"{grant.id} did not cover it: {state}")
         if problem is None and state != "live":
             problem = f"{grant.id} is {state}"
         if problem is None:
-            return Cover(grant, tuple(reasons))
+            return Cover(grant, tuple(reasons), tuple(void))
         reasons.append(problem)
-    return Cover(None, tuple(reasons))
+    return Cover(None, tuple(reasons), tuple(void))

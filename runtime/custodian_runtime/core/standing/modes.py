@@ -13,7 +13,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Literal, get_args
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 
 Mode = Literal["auto", "ask", "shadow", "off"]
 MODES: tuple[str, ...] = get_args(Mode)

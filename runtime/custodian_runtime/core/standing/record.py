@@ -1,7 +1,9 @@
 """A domain's standing decisions, folded from its journal: the modes and the grants with uses.
 
 A person's `policy_set`, `grant_issued` and `grant_revoked` records are the only source; a
-grant's uses are its `grant_used` records, so a replay of the journal re-derives them.
+grant's uses are its `grant_used` records, so a replay of the journal re-derives them. A record
+of these kinds that does not decode is damage (RecordDataError, exit 6, naming `<domain>:<seq>`):
+a person's word that cannot be read is never skipped, nor guessed.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from custodian_runtime.core.journal.kinds import (
+    DAMAGE_ADVICE,
     MODELS,
     Entry,
     GrantIssued,
     GrantRevoked,
     GrantUsed,
     PolicySet,
+    RecordDataError,
     decode,
     of_kind,
 )
@@ -103,8 +107,11 @@ def standing_of(records: Iterable[Record]) -> Standing:
     """The standing decisions the records hold, in journal order (a later one wins)."""
     fold = _Fold()
     for r in records:
-        if r.kind in STANDING_KINDS:
-            fold.apply(r.domain, parse_at(r.at), decode(r))
+        if r.kind not in STANDING_KINDS:
+            continue
+        entry = decoded(r)
+        grant = grant_of(r, entry) if isinstance(entry, GrantIssued) else None
+        fold.apply(r.domain, parse_at(r.at), entry, grant)
     return fold.standing()
 
 
@@ -113,7 +120,10 @@ def with_words(standing: Standing, words: Iterable[Word]) -> Standing:
     fold = _Fold.of(standing)
     for word in words:
         if word.standing:
-            fold.apply(word.domain, word.at, MODELS[word.kind].model_validate(word.fields))
+            entry = MODELS[word.kind].model_validate(word.fields)
+            issued = entry.grant if isinstance(entry, GrantIssued) else None
+            grant = None if issued is None else Grant.model_validate(issued)
+            fold.apply(word.domain, word.at, entry, grant)
     return fold.standing()
 
 
@@ -132,14 +142,13 @@ class _Fold:
         grants = {g.id: g for g in standing.grants}
         return cls(standing.modes, grants, dict(standing.uses), set(standing.pending_revokes))
 
-    def apply(self, domain: str, at: datetime, entry: Entry) -> None:
+    def apply(self, domain: str, at: datetime, entry: Entry, grant: Grant | None) -> None:
         """Fold in one decision of `domain`, made (as its record says) at `at`."""
         if isinstance(entry, PolicySet):
             if mode_problem(str(entry.operation), str(entry.mode)) is None:
                 self.modes = self.modes.with_setting(_setting(at, entry))
-        elif isinstance(entry, GrantIssued):
-            grant = _grant(entry)
-            if grant is not None and grant.domain == domain:
+        elif grant is not None:
+            if grant.domain == domain:
                 revoked = grant.revoked or grant.id in self.pending
                 self.grants[grant.id] = grant.model_copy(update={"revoked": revoked})
                 self.pending.discard(grant.id)
@@ -160,6 +169,43 @@ class _Fold:
         )  # fmt: skip
 
 
+def decoded(r: Record) -> Entry:
+    """A record of the standing as its kind's model; RecordDataError (exit 6) naming it if it
+    does not decode, or lacks what its kind must say (which operation's mode; which grant)."""
+    try:
+        entry = decode(r)
+    except RecordDataError as exc:
+        raise damage(r, _first(exc.__cause__) or str(exc)) from None
+    lacking = {
+        PolicySet: ("operation", "mode"),
+        GrantRevoked: ("grant_id",),
+        GrantUsed: ("grant_id",),
+    }.get(type(entry), ())
+    missing = [name for name in lacking if getattr(entry, name) is None]
+    if missing:
+        raise damage(r, f"{missing[0]}: Field required")
+    return entry
+
+
+def damage(r: Record, detail: str) -> RecordDataError:
+    """The error a record of a person's mode or grant that cannot be read is (exit 6)."""
+    return RecordDataError(
+        f"journal record {r.ref} ({r.kind}) does not decode as a person's mode or grant "
+        f"({detail}): it is damage, and nothing is ruled on a guess of it. {DAMAGE_ADVICE}; "
+        "then set the mode or issue the grant again",
+        domain=r.domain,
+        seq=r.seq,
+    )
+
+
+def _first(exc: BaseException | None) -> str | None:
+    """A validation error's first problem, as `where: what`."""
+    if not isinstance(exc, ValidationError):
+        return None
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+
+
 def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
     return ModeSetting(
         operation=str(entry.operation),
@@ -170,12 +216,12 @@ def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
     )
 
 
-def _grant(entry: GrantIssued) -> Grant | None:
-    """The grant as issued; a record that does not hold a whole grant grants nothing."""
+def grant_of(r: Record, entry: GrantIssued) -> Grant:
+    """The grant as issued; a record that does not hold a whole grant is damage."""
     try:
         return Grant.model_validate(entry.grant or {})
-    except ValidationError:
-        return None
+    except ValidationError as exc:
+        raise damage(r, f"grant.{_first(exc)}") from None
 
 
 def mode_seqs(records: Iterable[Record]) -> list[int]:

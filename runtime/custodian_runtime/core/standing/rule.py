@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
@@ -149,7 +149,7 @@ def _granted(
         item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id
     )
     if cover.grant is None:
-        return ruling
+        return _void_said(ruling, cover.void)
     unproven = _needs_evidence(item.operation, item.params)
     if unproven is not None:
         return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
@@ -174,6 +174,13 @@ def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:
         f"a move to {to} runs without a person only on cited evidence (tasks_to_update with "
         "its evidence), and a grant is no evidence"
     )
+
+
+def _void_said(ruling: Ruling, void: tuple[str, ...]) -> Ruling:
+    """The ruling, saying which void grant would have covered it (core/standing/grants.py)."""
+    if not void:
+        return ruling
+    return _queued_anyway(ruling, f"{(ruling.clause or '').rstrip('.')}; {'; '.join(void)}")
 
 
 def _queued_anyway(ruling: Ruling, why: str) -> Ruling:

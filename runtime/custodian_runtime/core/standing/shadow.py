@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority.authorize import Ruling
-from custodian_runtime.core.authority.checks import SAME_TITLE, View
+from custodian_runtime.core.authority.checks import SAME_TITLE
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.precondition import precondition
 from custodian_runtime.core.contract import DomainSummary
@@ -28,6 +28,7 @@ from custodian_runtime.core.journal.kinds import (
     read_as,
 )
 from custodian_runtime.core.journal.records import Record, parse_at
+from custodian_runtime.core.view import View
 
 # How long after it was shadowed an item is still compared with the hub.
 SHADOW_WINDOW = timedelta(days=7)

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 
 ANY = "*"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from custodian_runtime.core import operations
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core._timestamps import activity_age
 from custodian_runtime.core.authority.evidence import by_custodian
 from custodian_runtime.core.contract import Task
