@@ -79,33 +79,30 @@ class StandingStore:
     def journal_words(self, domain: str, words: list[Word]) -> int:
         """Journal kept standing `words` of `domain` in their order, each once; how many were
         new (RunLocked while a run holds the domain: nothing is done)."""
-        run_id = f"person-{words[0].id}"
-        with RunLock(self.memory_dir, domain, run_id=run_id):
-            journals = JournalStore(self.memory_dir, seal_key=self._key)
-            opened = journals.open(domain)
-            journaled = set(opened.checkpoint.words)
-            new = [w for w in words if w.id not in journaled]
-            if new:
-                writer = journals.writer(domain, run_id, utc_now, opened)
-                for word in new:
-                    writer.append(word.kind, {**word.fields, **word.journaled()})
-                with suppress(OSError):  # derived data: a failure costs the next run a full scan
-                    journals.commit(writer)
+        with RunLock(self.memory_dir, domain, run_id=f"person-{words[0].id}"):
+            new = self._append(domain, words, skip_journaled=True)
             for word in words:
                 self.inbox.done(word)
-        return len(new)
+        return new
 
     def _journal_now(self, domain: str, words: list[Word]) -> None:
-        run_id = f"person-{words[0].id}"
-        with RunLock(self.memory_dir, domain, run_id=run_id):
+        with RunLock(self.memory_dir, domain, run_id=f"person-{words[0].id}"):
             if self.inbox.count(domain):  # after the words that came first
                 for word in words:
                     self.inbox.append(word)
                 return
-            journals = JournalStore(self.memory_dir, seal_key=self._key)
-            opened = journals.open(domain)
-            writer = journals.writer(domain, run_id, utc_now, opened)
-            for word in words:
+            self._append(domain, words, skip_journaled=False)
+
+    def _append(self, domain: str, words: list[Word], *, skip_journaled: bool) -> int:
+        """Journal `words` as one person's run (hold the lock); how many were journaled."""
+        journals = JournalStore(self.memory_dir, seal_key=self._key)
+        opened = journals.open(domain)
+        journaled = set(opened.checkpoint.words) if skip_journaled else set()
+        new = [w for w in words if w.id not in journaled]  # a word already there changes nothing
+        if new:
+            writer = journals.writer(domain, f"person-{words[0].id}", utc_now, opened)
+            for word in new:
                 writer.append(word.kind, {**word.fields, **word.journaled()})
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)
+        return len(new)
