@@ -125,9 +125,9 @@ def memory_state(queued: Queued) -> Any:
         if record.run_id.startswith("approval-"):
             approval_id = record.run_id.removeprefix("approval-").rsplit("-", 1)[0]
             # A hub answer holds its own timestamps, and each side is bound to its own hub and
-            # memory's canon; each authorization draws its own nonce (in its key); everything
-            # else must match exactly.
-            skip = ("response_sha256", "hub", "canon", "nonce", "idempotency_key")
+            # memory's canon; each authorization draws its own nonce (in its key) and each
+            # decision its own word id; everything else must match exactly.
+            skip = ("response_sha256", "hub", "canon", "nonce", "idempotency_key", "word")
             data = {k: v for k, v in record.data.items() if k not in skip}
             text = json.dumps(data)
             for full, name in names.items():
@@ -217,7 +217,7 @@ def memory_of(memory: Path, names: dict[str, str]) -> Any:
         item = json.loads((memory / "approvals" / f"{approval_id}.json").read_text("utf-8"))
         items[name] = {k: item[k] for k in ("status", "decided_by", "reject_reason", "result")}
     runs: dict[str, list[Any]] = {}
-    skip = ("response_sha256", "hub", "canon", "nonce", "idempotency_key")
+    skip = ("response_sha256", "hub", "canon", "nonce", "idempotency_key", "word")
     for record in journal(memory):
         if record.run_id.startswith("approval-"):
             approval_id = record.run_id.removeprefix("approval-").rsplit("-", 1)[0]

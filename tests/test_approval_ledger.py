@@ -244,7 +244,7 @@ def test_a_decision_recorded_while_the_domain_is_busy_is_no_disagreement(tmp_pat
                 "--wait", "0",
             )  # fmt: skip
             assert "recorded" in text, text
-        assert list((memory / "decisions").rglob("*.json")), "the decision was not recorded"
+        assert list((memory / "inbox").rglob("*.json")), "the decision was not recorded"
         code, text = _cli(tmp_path, "inspect", "--domain", "website")
         assert code == 0 and "approvals " not in text, text
         assert text.rstrip().endswith("replay: ok"), text

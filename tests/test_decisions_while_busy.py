@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.memory.lock import RunLock
 from runsupport import hub_get
 from spinesupport import custodian_cli, finish, held_hub, journal, run_argv, start_run, write_plan
@@ -71,7 +71,7 @@ def test_decisions_made_while_a_run_holds_the_domain_are_recorded_and_carried_ou
             store = ApprovalStore(memory)
             assert store.get(block).status == "pending"  # nothing is carried out yet
             assert hub_get(hub, "/tasks/web-t-4")["status"] != "blocked"
-            assert len(DecisionInbox(memory).waiting("website")) == 2
+            assert len(Inbox(memory).waiting("website")) == 2
 
         # The domain is free: the next run carries both decisions out before it starts.
         llm = write_plan(tmp_path / "quiet.md", QUIET)
@@ -82,7 +82,7 @@ def test_decisions_made_while_a_run_holds_the_domain_are_recorded_and_carried_ou
         assert store.get(cancel).status == "rejected"
         assert store.get(cancel).reject_reason == "resumes next week"
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
-        assert DecisionInbox(memory).waiting() == []
+        assert Inbox(memory).all_waiting() == []
         decided = [r.data for r in journal(memory) if r.kind == "approval_decided"]
         assert {(d["approval_id"], d["decision"], d["by"]) for d in decided} == {
             (block, "approved", "ana"),
@@ -118,13 +118,13 @@ def test_a_recorded_decision_without_a_valid_seal_is_never_carried_out(tmp_path:
                 "--wait", "0", "--memory", str(memory), CUSTODIAN_SEAL_KEY=KEY,
             )  # fmt: skip
             assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-        path = memory / "decisions" / f"{block}.json"
+        [path] = (memory / "inbox" / "website").glob("*.json")
         forged = json.loads(path.read_text())
-        forged["by"] = "mallory"
+        forged["fields"]["by"] = "mallory"
         path.write_text(json.dumps(forged))
         listed = custodian_cli(
             tmp_path, "approvals", "list", "--memory", str(memory), CUSTODIAN_SEAL_KEY=KEY
         )
         assert listed.returncode == 6, listed.stdout + listed.stderr
-        assert "seal does not match" in listed.stdout + listed.stderr
+        assert "not sealed with the seal key" in listed.stdout + listed.stderr
         assert ApprovalStore(memory, None).get(block, verify=False).status == "pending"

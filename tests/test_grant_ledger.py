@@ -258,10 +258,10 @@ def test_with_a_seal_key_an_edited_grant_fails_verify_and_is_not_used(tmp_path: 
 
 
 def _issue_while_busy(tmp_path: Path, hub_url: str, memory: Path, **env: str) -> str:
-    """Issue a grant while a run holds the domain: kept, sealed, in memory/standing/."""
+    """Issue a grant while a run holds the domain: kept, sealed, in the domain's inbox."""
     with RunLock(memory, "website", run_id="r-holding-the-domain"):
         grant = issue(tmp_path, hub_url, memory, **env)
-    [kept] = list((memory / "standing").glob("*.json"))
+    [kept] = list((memory / "inbox" / "website").glob("*.json"))
     assert (json.loads(kept.read_text("utf-8"))["seal"] is None) == (not env)
     assert not any(r.kind == "grant_issued" and r.data["grant"]["id"] == grant
                    for r in journal(memory))  # fmt: skip
@@ -284,12 +284,12 @@ def test_a_kept_grant_survives_a_key_rotation_and_a_wrong_key_is_refused(tmp_pat
             CUSTODIAN_SEAL_KEY=K2, CUSTODIAN_SEAL_KEY_PREVIOUS=K1,
         )  # fmt: skip
         assert resealed.returncode == 0, resealed.stdout + resealed.stderr
-        assert "1 of 1 waiting standing decision(s) resealed" in resealed.stdout
+        assert "1 of 1 kept word(s) in the inbox resealed" in resealed.stdout
         code, out, err = finish(start_run(tmp_path, argv, CUSTODIAN_SEAL_KEY=K2))
         assert code == 0, err
         [item] = json.loads(out)["items"]
         assert (item["outcome"], item["grant"]) == ("executed", grant)
-        assert not list((memory / "standing").glob("*.json"))
+        assert not list((memory / "inbox" / "website").glob("*.json"))
         assert uses(memory, grant) == 1
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
         assert_clean(tmp_path, memory, json.loads(out)["run_id"])

@@ -213,7 +213,7 @@ def test_a_change_while_a_run_holds_the_domain_binds_it_then_is_journaled_for_th
     [policy_set] = [r for r in records if r.kind == "policy_set"]
     last_of_run = [r for r in records if r.run_id == holding["run_id"]][-1]
     assert policy_set.seq > last_of_run.seq and policy_set.run_id.startswith("person-")
-    assert not list((cli.memory / "standing").glob("*.json"))
+    assert not list((cli.memory / "inbox").rglob("*.json"))
     later = {**EVENT["params"], "summary": "The image links fix is under review."}
     summary = cli.run(small_hub.url, llm=cli.answer({**EVENTS, "progress_events": [later]}))
     [item] = summary["items"]

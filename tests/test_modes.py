@@ -171,14 +171,14 @@ def test_with_a_seal_key_a_kept_decision_that_was_edited_is_refused(tmp_path: Pa
             "--mode", "off", "--by", "ana", "--reason", "noisy", "--memory", str(memory), **key,
         )  # fmt: skip
         assert setting.returncode == 0, setting.stderr
-    [kept] = list((memory / "standing").glob("*.json"))
+    [kept] = list((memory / "inbox" / "website").glob("*.json"))
     assert json.loads(kept.read_text("utf-8"))["seal"]
     kept.write_text(kept.read_text("utf-8").replace('"off"', '"auto"'), "utf-8")
     show = custodian_cli(
         tmp_path, "policy", "set", "--domain", "website", "--operation", "create_task",
         "--mode", "shadow", "--by", "ana", "--reason", "x", "--memory", str(memory), **key,
     )  # fmt: skip
-    assert show.returncode != 0 and "not sealed with the seal key" in show.stderr
+    assert show.returncode == 6 and "not sealed with the seal key" in show.stderr
 
 
 def test_all_sets_every_operation_at_once_and_queues_everything(tmp_path: Path) -> None:

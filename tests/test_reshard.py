@@ -31,6 +31,7 @@ def domain_files(memory: Path, domain: str) -> list[Path]:
         journal / f"{domain}.d",
         memory / "snapshots" / domain,
         memory / "prompts" / domain,
+        memory / "inbox" / domain,
     ):
         found += sorted(folder.rglob("*")) if folder.is_dir() else []
     note = re.compile(rf"^\d{{8}}T\d{{6}}Z-{re.escape(domain)}(\.\d+)?\.md$")

@@ -17,12 +17,12 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
 from custodian_runtime.core.digest import workstream_digests
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import Entry, GrantIssued, PolicySet
+from custodian_runtime.core.journal.words import decision_word
 from custodian_runtime.core.standing.grants import Grant
-from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.run import run
@@ -168,14 +168,10 @@ def test_a_decision_waiting_makes_the_run_read_the_domain(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
     _first(tmp_path, small_hub)
-    decision = RecordedDecision(
-        approval_id="apr-00000000-0001",
-        domain="website",
-        decision="approve",
-        by="ana",
-        at=datetime.now(UTC),
+    word = decision_word(
+        "website", "apr-00000000-0001", "approve", "ana", None, datetime.now(UTC), "w-000000000001"
     )
-    DecisionInbox(tmp_path / "memory").record(decision)
+    Inbox(tmp_path / "memory").append(word)
     counting = Counting()
     _run(tmp_path, small_hub, QUIET, counting)
     assert _read_the_domain(counting)

@@ -241,9 +241,6 @@ def _carry_out_recorded(settings: Settings) -> None:
         return
     for done in carry_out_recorded_decisions(settings, settings.domain):
         sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
-    from custodian_runtime.memory.standing_store import StandingStore
-
-    StandingStore(settings.memory_dir, settings.seal_key).carry_out(settings.domain)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

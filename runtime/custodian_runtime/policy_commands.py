@@ -7,6 +7,7 @@ core/standing/grants.py.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
@@ -58,12 +59,21 @@ def _store(settings: Settings) -> StandingStore:
     return StandingStore(settings.memory_dir, settings.seal_key)
 
 
+def _absorb(settings: Settings, domain: str) -> None:
+    """Absorb the words kept while `domain` was busy first, so a new one comes after them."""
+    from custodian_runtime.approvals import carry_out_recorded_decisions
+
+    for done in carry_out_recorded_decisions(settings, domain):
+        sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
+
+
 def _recorded(domain: str, holder: str | None, what: str) -> str:
     if holder is None:
         return f"{what}: journaled"
     return (
         f"{what}: recorded; the domain {domain} is busy (held by {holder}), so it is journaled "
-        "as soon as that ends (a mode or a revoke binds the running run from its next write)"
+        "as soon as that ends, in the order it came (a mode or a revoke binds the running run "
+        "from its next write)"
     )
 
 
@@ -81,9 +91,11 @@ def set_mode(
         if problem is not None:
             raise ConfigError(f"policy set: {problem}", setting="--mode")
     store = _store(settings)
-    store.carry_out(domain)
+    _absorb(settings, domain)
     entries = [PolicySet(operation=one, mode=mode, by=by, reason=reason) for one in ops]
     holder = store.record(domain, *entries)
+    if holder is None:
+        _absorb(settings, domain)  # kept after words that came first: journaled now
     what = f"{'every operation' if op == ALL else op} set to {mode} by {by}"
     out.write(for_terminal(_recorded(domain, holder, what)) + "\n")
     return 0
@@ -187,8 +199,10 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
         by=request.by, reason=request.reason, hub_id=hub.identity, issued_at=now,
     )  # fmt: skip
     store = _store(settings)
-    store.carry_out(request.domain)
+    _absorb(settings, request.domain)
     holder = store.record(request.domain, GrantIssued(grant=grant.model_dump(mode="json")))
+    if holder is None:
+        _absorb(settings, request.domain)
     return Issued(grant, holder)
 
 
@@ -277,8 +291,10 @@ def revoke_grant(settings: Settings, grant_id: str, by: str, reason: str) -> Rev
             "list them with `custodian grants list`",
             setting="ID",
         )
-    store.carry_out(domain)
+    _absorb(settings, domain)
     holder = store.record(domain, GrantRevoked(grant_id=grant_id, by=by, reason=reason))
+    if holder is None:
+        _absorb(settings, domain)
     return Revoked(domain, holder)
 
 

@@ -21,13 +21,13 @@ from custodian_runtime.approvals._recorded import (
     decide_or_record,
     record_for_later,
     recorded,
+    word_journal,
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
-from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
 from custodian_runtime.core.approvals.settle import (
     executed_before,
     landed_message,
@@ -38,6 +38,7 @@ from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.inert import for_terminal_json
 from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
 from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -193,14 +194,15 @@ def decide_reject(
 
 
 def _reject_now(
-    settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime
-) -> DecisionReport:
+    settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime,
+    word: Word | None = None,
+) -> DecisionReport:  # fmt: skip
     """Reject under the domain's lock (RunLocked while a run holds it).
 
     An earlier approval's write still open is settled first: if it landed, the item is
     executed and the reject says so; if not, the write is closed and the reject stands.
     """
-    with _deciding(settings, store, approval_id, now) as d:
+    with _deciding(settings, store, approval_id, now, word) as d:
         settled = verdicts.rejected(d.item, by, reason, now)
         _journal(d.journal, settled)
         landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now)
@@ -239,14 +241,19 @@ def decide_approve(
 def carry_out_recorded_decisions(
     settings: Settings, domain: str | None = None
 ) -> list[DecisionReport]:
-    """Carry out the decisions recorded while their domain was busy, where it is free now."""
+    """Absorb the words kept while their domain was busy, where it is free now: an approve is
+    ruled on against the hub as it is now, a reject journaled, a mode or grant journaled."""
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
 
-    def approve(d: RecordedDecision) -> DecisionReport:
-        return _approve_now(settings, store, d.approval_id, d.by, d.text, utc_now())
+    def approve(w: Word) -> DecisionReport:
+        said = w.decision()
+        return _approve_now(settings, store, said.approval_id, said.by, said.text, utc_now(), w)
 
-    def reject(d: RecordedDecision) -> DecisionReport:
-        return _reject_now(settings, store, d.approval_id, d.by, d.text or "", utc_now())
+    def reject(w: Word) -> DecisionReport:
+        said = w.decision()
+        return _reject_now(
+            settings, store, said.approval_id, said.by, said.text or "", utc_now(), w
+        )
 
     return carry_out_recorded(settings, domain, approve, reject)
 
@@ -258,6 +265,7 @@ def _approve_now(
     by: str,
     note: str | None,
     now: datetime,
+    word: Word | None = None,
 ) -> DecisionReport:
     """Approve under the domain's lock (RunLocked while a run holds it).
 
@@ -271,7 +279,7 @@ def _approve_now(
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return DecisionReport(approval_id, refusal.exit_code, refusal.message)
     _execute.check_writable_canon(settings, item)
-    with _deciding(settings, store, approval_id, now) as d:
+    with _deciding(settings, store, approval_id, now, word) as d:
         seen = _execute.observe(settings, d.item, d.writes, d.history)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(d.item, site, by, note, seen, now)
@@ -350,21 +358,22 @@ class Deciding:
 
 @contextmanager
 def _deciding(
-    settings: Settings, store: ApprovalStore, approval_id: str, now: datetime
-) -> Iterator[Deciding]:
-    """Hold the domain's lock while one decision is journaled and stored."""
+    settings: Settings, store: ApprovalStore, approval_id: str, now: datetime,
+    word: Word | None = None,
+) -> Iterator[Deciding]:  # fmt: skip
+    """Hold the domain's lock while one decision (a person's word) is journaled and stored."""
     item = _pending(store, approval_id, now)
     run_id = _execute.new_attempt_run_id(item)
     with RunLock(settings.memory_dir, item.domain, run_id=run_id):
-        item = _pending(store, approval_id, now)  # again under the lock: decided only once
         journals = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         # Opened from its checkpoint and tail (a torn tail is set aside before appending).
         opened = journals.open(item.domain)
+        # A kept word journaled already changes nothing (AlreadyJournaled).
         writer = journals.writer(item.domain, run_id, utc_now, opened)
+        journal = word_journal(writer, word, opened.checkpoint.words)
+        item = _pending(store, approval_id, now)  # again under the lock: decided only once
         try:
-            yield Deciding(
-                item, DiskJournal(writer), run_id, opened.checkpoint.writes, opened.history
-            )
+            yield Deciding(item, journal, run_id, opened.checkpoint.writes, opened.history)
         finally:
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)

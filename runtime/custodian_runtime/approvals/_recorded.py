@@ -1,22 +1,32 @@
-"""Deciding never waits for a run: a decision made while the domain is busy is recorded.
+"""Deciding never waits for a run: a decision made while the domain is busy is kept as a word.
 
 `decide_or_record` tries the decision now and, while a run holds the domain, again until a
-bounded wait runs out; then it records the decision (memory/decision_inbox.py) and says what
-happens next. `carry_out_recorded` is called by the next step that can hold the domain: it
-carries each recorded decision out through the same path as a decision made at once.
+bounded wait runs out; then it keeps the word in the domain's inbox (memory/inbox.py) and says
+what happens next. `carry_out_recorded` is called by the next step that can hold the domain: it
+absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an approve or
+reject carried out through the same path as a decision made at once.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
+from itertools import takewhile
+from typing import Any
 
 from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, waiting_message
+from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
+from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.journal.kinds import WORD_KINDS
+from custodian_runtime.core.journal.words import Word, decision_word
 from custodian_runtime.errors import ApprovalError, RunLocked
-from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.inbox import Inbox, new_word_id
+from custodian_runtime.memory.journal_store import JournalWriter
+from custodian_runtime.memory.run_journal import DiskJournal
+from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 
 POLL_S = 0.5
@@ -44,50 +54,114 @@ def decide_or_record(
 def record_for_later(
     settings: Settings,
     item: ApprovalItem,
-    decision: RecordedDecision,
+    word: Word,
     busy: RunLocked,
 ) -> DecisionReport:
-    """Keep the decision until the domain is free; the message says what happens then."""
-    DecisionInbox(settings.memory_dir, settings.seal_key).record(decision)
-    return DecisionReport(item.id, 0, waiting_message(decision, _holder(busy)))
+    """Keep the word in the domain's inbox; the message says what happens when it is free."""
+    inbox = Inbox(settings.memory_dir, settings.seal_key)
+    for kept in inbox.waiting(item.domain):
+        if not kept.standing and kept.decision().approval_id == item.id:
+            first = as_recorded(kept)
+            raise ApprovalError(
+                f"{item.id}: {first.by} already decided it ({first.decision}, recorded at "
+                f"{first.at.isoformat()}); it is carried out when the domain is free"
+            )
+    inbox.append(word)
+    return DecisionReport(item.id, 0, waiting_message(as_recorded(word), _holder(busy)))
+
+
+class AlreadyJournaled(ApprovalError):
+    """The word was journaled already (by another step that absorbed the inbox): nothing to do."""
+
+
+class WordJournal(DiskJournal):
+    """An approval's journal whose decision record carries the person's word (its id)."""
+
+    def __init__(self, writer: JournalWriter, tag: dict[str, Any]) -> None:
+        super().__init__(writer)
+        self._tag = tag
+
+    def append(self, kind: str, data: dict[str, Any]) -> Record:
+        """Append one record durably; the decision's with the word's id."""
+        return super().append(kind, {**data, **self._tag} if kind in WORD_KINDS else data)
+
+
+def word_journal(
+    writer: JournalWriter, word: Word | None, journaled: tuple[str, ...]
+) -> WordJournal:
+    """The journal of one decision: `word`'s (AlreadyJournaled if it is), or a new word's."""
+    if word is not None and word.id in journaled:
+        raise AlreadyJournaled(f"{word.id} was journaled already")
+    return WordJournal(writer, word.journaled() if word is not None else {"word": new_word_id()})
 
 
 def carry_out_recorded(
     settings: Settings,
     domain: str | None,
-    approve: Callable[[RecordedDecision], DecisionReport],
-    reject: Callable[[RecordedDecision], DecisionReport],
+    approve: Callable[[Word], DecisionReport],
+    reject: Callable[[Word], DecisionReport],
 ) -> list[DecisionReport]:
-    """Carry out the recorded decisions whose domain is free now, oldest first."""
-    inbox = DecisionInbox(settings.memory_dir, settings.seal_key)
+    """Absorb the inbox of each domain that is free now, in arrival order, each word once."""
+    inbox = Inbox(settings.memory_dir, settings.seal_key)
+    said = inbox.upgrade()
+    if said is not None:
+        sys.stderr.write(said + "\n")
+    domains = [domain] if domain is not None else inbox.domains()
+    return [done for name in domains for done in _absorb(settings, inbox, name, approve, reject)]
+
+
+def _absorb(
+    settings: Settings,
+    inbox: Inbox,
+    domain: str,
+    approve: Callable[[Word], DecisionReport],
+    reject: Callable[[Word], DecisionReport],
+) -> list[DecisionReport]:
+    """The words of `domain`, in arrival order, until a run holds it (the rest wait, in order)."""
+    words = inbox.waiting(domain) if inbox.count(domain) else []
+    standing = StandingStore(settings.memory_dir, settings.seal_key)
     done: list[DecisionReport] = []
-    busy: set[str] = set()
-    for decision in inbox.waiting(domain):
-        if decision.domain in busy:
-            continue
-        try:
-            done.append((approve if decision.decision == "approve" else reject)(decision))
-        except RunLocked:
-            busy.add(decision.domain)
-            continue
-        except ApprovalError as exc:  # decided or expired since: nothing left to carry out
-            done.append(DecisionReport(decision.approval_id, exc.exit_code, exc.message))
-        inbox.done(decision.approval_id)
+    try:
+        while words:
+            run = list(takewhile(lambda w: w.standing, words))
+            if run:
+                standing.journal_words(domain, run)
+                words = words[len(run) :]
+            else:
+                report = _carry_out(inbox, words[0], approve, reject)
+                done += [report] if report is not None else []
+                words = words[1:]
+    except RunLocked:
+        pass  # a run holds the domain again: the rest waits, in its order
     return done
 
 
-def recorded(
-    item: ApprovalItem, decision: str, by: str, text: str | None, now: datetime
-) -> RecordedDecision:
-    """The decision a person made on `item`, as it is recorded for later."""
-    return RecordedDecision(
-        approval_id=item.id,
-        domain=item.domain,
-        decision="approve" if decision == "approve" else "reject",
-        by=by,
-        text=text,
-        at=now,
-    )
+def _carry_out(
+    inbox: Inbox,
+    word: Word,
+    approve: Callable[[Word], DecisionReport],
+    reject: Callable[[Word], DecisionReport],
+) -> DecisionReport | None:
+    """Carry out one kept approve or reject, then forget it (RunLocked: it stays)."""
+    if not inbox.still_waiting(word):  # another step carried it out meanwhile
+        return None
+    try:
+        report: DecisionReport | None = (approve if word.kind == "approve" else reject)(word)
+    except AlreadyJournaled:
+        report = None
+    except ApprovalError as exc:  # decided or expired since: nothing left to carry out
+        report = _refused(word, exc)
+    inbox.done(word)
+    return report
+
+
+def _refused(word: Word, exc: ApprovalError) -> DecisionReport:
+    return DecisionReport(word.decision().approval_id, exc.exit_code, exc.message)
+
+
+def recorded(item: ApprovalItem, decision: str, by: str, text: str | None, now: datetime) -> Word:
+    """The word a person said on `item`, as it is kept for later."""
+    return decision_word(item.domain, item.id, decision, by, text, now, new_word_id())
 
 
 def _holder(busy: RunLocked) -> str:

@@ -3,7 +3,8 @@
 Inspect never writes: a torn tail or a damaged line is reported as a problem, not repaired.
 It reads the journal once, segment by segment, in bounded memory (memory/journal_verify.py).
 It exits 0 when the replay is ok and 6 (JournalError's code) when any record breaks a rule, or
-when an approval item file says another status than the journal (its `approvals` section).
+when an approval item file says another status than the journal (its `approvals` section), or
+when a word kept in the domain's inbox fails its seal or was journaled already (`inbox`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from custodian_runtime.approvals import disagreement_lines, ledger_disagreements
+from custodian_runtime.audit._inbox_check import inbox_lines
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.api import replay_lines
@@ -26,6 +28,7 @@ EXIT_OK = 0
 EXIT_NOT_FOUND = 2
 EXIT_BROKEN = JournalError.exit_code
 DISAGREE = "replay: FAILED (approval items disagree with the journal; see above)"
+STRAY = "replay: FAILED (the inbox holds a word that may not be carried out; see above)"
 
 
 def inspect_command(
@@ -61,8 +64,10 @@ def inspect_command(
     totals = (report.records, report.last)
     lines = court_record(report.context, run_id, problems, totals, report.seal_lines())
     approvals = _approvals(memory_dir, report)
+    kept = inbox_lines(memory_dir, report, seal_key)
     verdict = DISAGREE if approvals and lines[-1] == "replay: ok" else lines[-1]
-    _write(out, [*lines[:-1], *report.open_writes, *approvals, verdict])
+    verdict = STRAY if kept and verdict == "replay: ok" else verdict
+    _write(out, [*lines[:-1], *report.open_writes, *approvals, *kept, verdict])
     return EXIT_OK if verdict == "replay: ok" else EXIT_BROKEN
 
 
@@ -92,6 +97,7 @@ def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int
         report = verify_domain(store.layout(domain), seal_key=seal_key)
         problems = report.problem_lines()
         approvals = _approvals(store.memory_dir, report)
+        approvals += inbox_lines(store.memory_dir, report, seal_key)
         broken = broken or bool(problems) or bool(approvals)
         verdict = "ok" if not problems else f"{len(problems)} problem(s)"
         _write(out, [f"{domain}: {report.records} record(s), last {report.last}, chain {verdict}"])

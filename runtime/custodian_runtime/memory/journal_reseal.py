@@ -1,7 +1,8 @@
 """`custodian journal reseal`: move what the previous seal key sealed to the current key.
 
 Under each domain's run lock, everything sealed is checked first: every journal record (its
-chain and its seal), the checkpoint, the anchor and the domain's approval items. If anything
+chain and its seal), the checkpoint, the anchor, the domain's approval items and the words kept in
+its inbox (an earlier release's side stores are carried into the inbox first). If anything
 verifies under neither key, nothing is written (SealError, exit 6). Then each file that holds a
 seal of the previous key is rewritten atomically with only its seals changed. A record's seal is
 an HMAC of its hash and sits outside it, so the hash chain is untouched; a seal is 64 hex
@@ -12,6 +13,7 @@ same check runs with the current key alone.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -47,9 +49,9 @@ from custodian_runtime.memory._journal_checkpoint import (
 )
 from custodian_runtime.memory._journal_segments import Layout, lines_from
 from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.memory.journal_store import JournalStore, parse_line
 from custodian_runtime.memory.lock import RunLock
-from custodian_runtime.memory.standing_store import StandingStore
 
 
 @dataclass
@@ -64,7 +66,7 @@ class Survey:
     anchor: Sealer | None = None
     items: int = 0
     old_items: list[ApprovalItem] = field(default_factory=list)
-    # A person's standing decisions kept while the domain was busy (memory/standing/).
+    # A person's words kept while the domain was busy (memory/inbox/).
     waiting: int = 0
     old_waiting: int = 0
     problems: list[str] = field(default_factory=list)
@@ -77,9 +79,7 @@ class Survey:
             f"{len(self.old_items)} of {self.items} approval item(s) resealed",
         ]
         if self.waiting:
-            parts.append(
-                f"{self.old_waiting} of {self.waiting} waiting standing decision(s) resealed"
-            )
+            parts.append(f"{self.old_waiting} of {self.waiting} kept word(s) in the inbox resealed")
         if self.checkpoint is not None:
             parts.append("checkpoint resealed")
         if self.anchor is not None:
@@ -93,7 +93,11 @@ def reseal(
     """Reseal `domain` (every domain, when None) with the current key; refuse on any bad seal."""
     journals = JournalStore(memory_dir, seal_key=key)
     approvals = ApprovalStore(memory_dir, key)
-    domains = [domain] if domain else _domains(journals, approvals)
+    inbox = Inbox(memory_dir, key)
+    said = inbox.upgrade()  # an earlier release's side stores: carried (and sealed) first
+    if said is not None:
+        sys.stderr.write(said + "\n")
+    domains = [domain] if domain else _domains(journals, approvals, inbox)
     run_id = f"reseal-{clock().strftime('%Y%m%dT%H%M%SZ')}"
     with ExitStack() as locks:
         for name in domains:  # sorted: two reseals never wait on each other crosswise
@@ -103,14 +107,15 @@ def reseal(
         for survey in surveys:
             _write(journals.layout(survey.domain), approvals, key, survey)
             if survey.old_waiting:
-                StandingStore(memory_dir, key).reseal(survey.domain)
+                inbox.reseal(survey.domain)
         after = [_survey(journals, approvals, key.current_only(), name) for name in domains]
         _refuse(after, "the files were resealed, but do not all verify under the current key")
     return surveys
 
 
-def _domains(journals: JournalStore, approvals: ApprovalStore) -> list[str]:
-    return sorted(set(journals.domains()) | {item.domain for _, item in approvals.entries()})
+def _domains(journals: JournalStore, approvals: ApprovalStore, inbox: Inbox) -> list[str]:
+    items = {item.domain for _, item in approvals.entries()}
+    return sorted(set(journals.domains()) | items | set(inbox.domains()))
 
 
 def _survey(journals: JournalStore, approvals: ApprovalStore, key: SealKey, domain: str) -> Survey:
@@ -127,21 +132,19 @@ def _survey(journals: JournalStore, approvals: ApprovalStore, key: SealKey, doma
     for path, item in approvals.entries():
         if item.domain == domain:
             _survey_item(path, item, key, survey)
-    _survey_waiting(StandingStore(journals.memory_dir, key), domain, survey)
+    _survey_waiting(Inbox(journals.memory_dir, key), domain, survey)
     return survey
 
 
-def _survey_waiting(standing: StandingStore, domain: str, survey: Survey) -> None:
-    if not standing.directory.is_dir():
-        return
+def _survey_waiting(inbox: Inbox, domain: str, survey: Survey) -> None:
     try:
-        found = standing.sealers(domain)
+        found = inbox.sealers(domain)
     except SealError as exc:
         survey.problems.append(exc.message)
         return
     survey.waiting += len(found)
     survey.old_waiting += sum(1 for _, by in found if by == "previous")
-    survey.problems += [f"standing/{name}" for name, by in found if by is None]
+    survey.problems += [f"inbox/{domain}/{path.name}" for path, by in found if by is None]
 
 
 def _survey_records(layout: Layout, key: SealKey, survey: Survey) -> None:
@@ -210,10 +213,11 @@ def _refuse(surveys: list[Survey], what: str) -> None:
     problems = [f"{s.domain}: {p}" for s in surveys for p in s.problems]
     if not problems:
         return
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    # Each file it could not reseal is named (the first ten), so none is left unseen.
+    more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
     raise SealError(
         f"not every record and item verifies under CUSTODIAN_SEAL_KEY or "
-        f"CUSTODIAN_SEAL_KEY_PREVIOUS: {problems[0]}{more}; {what}. Set "
+        f"CUSTODIAN_SEAL_KEY_PREVIOUS: {', '.join(problems[:10])}{more}; {what}. Set "
         "CUSTODIAN_SEAL_KEY_PREVIOUS to the key that sealed them; if none did, someone without "
         "the keys wrote to the memory volume: keep a copy and `custodian inspect` it",
         domain=surveys[0].domain,

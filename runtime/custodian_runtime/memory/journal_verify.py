@@ -46,6 +46,8 @@ class DomainReport:
     open_writes: list[str] = field(default_factory=list)
     # What the journal says of each approval item (core/approvals/ledger.py).
     ledger: Ledger = field(default_factory=Ledger)
+    # The ids of the words the journal absorbed from the inbox (core/journal/fold.py).
+    words: frozenset[str] = frozenset()
 
     def seal_lines(self) -> list[str]:
         """The court record's `seals` line for the whole domain."""
@@ -136,6 +138,7 @@ def _check(
         else:
             report.summaries.append(summary)
     if final:
+        report.words = frozenset(after.words)
         report.open_writes = open_write_lines(report.domain, unfinished_items(after.records))
         report.summaries.extend(report.deferred.values())
         report.summaries.sort(key=lambda s: s.first_seq)

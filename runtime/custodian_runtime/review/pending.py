@@ -17,7 +17,7 @@ from custodian_runtime.approvals import (
 )
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
-from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, as_recorded
 from custodian_runtime.core.approvals.verdicts import ObservedNow, on_approve, to_observe
 from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.path import as_item
@@ -25,7 +25,7 @@ from custodian_runtime.core.authority.precondition import precondition, writes_c
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
 from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
 from custodian_runtime.settings import Settings
@@ -205,11 +205,13 @@ def recorded_decisions(
 ) -> dict[str, RecordedDecision]:
     """Decisions recorded while a run held their domain, by item id ({} if unreadable: the
     CLI's `approvals` command says why)."""
+    inbox = Inbox(settings.memory_dir)
     try:
-        waiting = DecisionInbox(settings.memory_dir).waiting(domain)
+        words = [w for d in ([domain] if domain else inbox.domains()) for w in inbox.waiting(d)]
     except CustodianError:
         return {}
-    return {d.approval_id: d for d in waiting}
+    kept = [as_recorded(w) for w in words if not w.standing]
+    return {d.approval_id: d for d in kept}
 
 
 def _configured_hub(settings: Settings) -> HubOrigin | None:

@@ -27,7 +27,7 @@ from custodian_runtime.core.unchanged import (
     why_read,
 )
 from custodian_runtime.errors import CustodianError, HubRequestError
-from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.run.observe import Observation
@@ -90,10 +90,10 @@ def local_work(
 
 
 def _decisions_waiting(ctx: RunContext) -> int:
-    """Decisions recorded while the domain was busy; an unreadable one counts (read it all)."""
+    """A person's words kept while the domain was busy (one listing: nothing is read)."""
     try:
-        return len(DecisionInbox(ctx.memory_dir).waiting(ctx.domain))
-    except CustodianError:
+        return Inbox(ctx.memory_dir).count(ctx.domain)
+    except (CustodianError, OSError):
         return 1
 
 

@@ -15,7 +15,7 @@ its `approval_decided` names; a later run's records to it through `reconciles`):
   sent (`closed`) settles only an item that was `unknown`, and leaves a person's decision as it is;
 - `settled_by_hand` -> the journal no longer says a status a file can hold.
 
-A decision recorded in memory/decisions/ is not in the journal yet: the item is still pending
+A decision kept in the domain's inbox is not in the journal yet: the item is still pending
 there, as its file says, so it is no disagreement.
 """
 

@@ -1,22 +1,19 @@
 """A person's decision recorded while a run holds the domain, to be carried out when it ends.
 
-Deciding never waits for a run: when the domain is busy, the decision is kept as one sealed file
-per item (`memory/decisions/`, see memory/decision_inbox.py), and the next step that holds the
-domain carries it out through the same path as a decision made at once.
+Deciding never waits for a run: when the domain is busy, the decision is kept as a word in the
+domain's inbox (core/journal/words.py, memory/inbox.py), and the next step that holds the domain
+carries it out through the same path as a decision made at once. `RecordedDecision` is how a person
+reads it, and the form an earlier release kept it in (`memory/decisions/`, carried once).
 """
 
 from __future__ import annotations
 
-import hmac
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal.seals import SealKey
-
-_PREFIX = b"custodian recorded decision v1\n"
+from custodian_runtime.core.journal.words import Word
 
 
 class RecordedDecision(BaseModel):
@@ -33,28 +30,14 @@ class RecordedDecision(BaseModel):
     seal: str | None = None
 
 
-def decision_seal(key: SealKey, decision: RecordedDecision) -> str:
-    """HMAC of the decision's canonical JSON without its seal."""
-    return key.mac(_PREFIX, canonical_json(decision.model_dump(mode="json", exclude={"seal"})))
-
-
-def sealed(key: SealKey | None, decision: RecordedDecision) -> RecordedDecision:
-    """The decision with its seal set (unchanged without a key)."""
-    if key is None:
-        return decision
-    return decision.model_copy(update={"seal": decision_seal(key, decision)})
-
-
-def seal_problem(key: SealKey | None, decision: RecordedDecision) -> str | None:
-    """Why a recorded decision may not be carried out (None: its seal holds, or no key)."""
-    if key is None:
-        return None
-    if decision.seal is None:
-        return "carries no seal: written without the seal key, or by someone who lacks it"
-    expected = decision_seal(key, decision).encode("utf-8")
-    if not hmac.compare_digest(decision.seal.encode("utf-8"), expected):
-        return "its seal does not match: the file was edited, or sealed with another key"
-    return None
+def as_recorded(word: Word) -> RecordedDecision:
+    """A kept approve or reject as a person reads it (the review page, the messages)."""
+    said = word.decision()
+    decision = "approve" if word.kind == "approve" else "reject"
+    return RecordedDecision(
+        approval_id=said.approval_id, domain=word.domain, decision=decision, by=said.by,
+        text=said.text, at=word.at,
+    )  # fmt: skip
 
 
 def waiting_message(decision: RecordedDecision, holder: str) -> str:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         stream,
         totals,
         trace,
+        words,
     )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "stream",
     "totals",
     "trace",
+    "words",
 ]
 
 if not TYPE_CHECKING:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writes_in
 from custodian_runtime.core.context.continuity import note_records
-from custodian_runtime.core.journal.kinds import Finished, item_of, read_as
+from custodian_runtime.core.journal.kinds import Finished, absorbed_word, item_of, read_as
 from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import (
     GENESIS,
@@ -97,6 +97,10 @@ class Checkpoint(BaseModel):
     records: tuple[Record, ...] = ()
     writes: tuple[OwnWrite, ...] = ()
     totals: Totals = Totals()
+    # The ids of a person's words journaled from the domain's inbox (core/journal/words.py): what
+    # "already journaled?" reads, so a word's file that comes back changes nothing. A file
+    # written before words had ids lacks it, rightly: no record of its journal carries one.
+    words: tuple[str, ...] = ()
 
 
 def empty(domain: str) -> Checkpoint:
@@ -114,9 +118,11 @@ def fold(checkpoint: Checkpoint, records: Iterable[Record]) -> Checkpoint:
     kept = compact([*checkpoint.records, *(r for r in new if r.kind in KEPT_KINDS)])
     writes = retained([*checkpoint.writes, *writes_in(checkpoint.records, new)], last.at)
     totals = add(checkpoint.totals, checkpoint.records, new)
+    words = (*checkpoint.words, *(w for w in map(absorbed_word, new) if w is not None))
     return Checkpoint(
-        domain=checkpoint.domain, head=head, records=kept, writes=writes, totals=totals
-    )
+        domain=checkpoint.domain, head=head, records=kept, writes=writes, totals=totals,
+        words=words,
+    )  # fmt: skip
 
 
 def compact(records: Sequence[Record]) -> tuple[Record, ...]:

@@ -319,7 +319,17 @@ class Finished(Entry):
     closed_by: str | None = None
 
 
-class ApprovalDecided(Entry):
+class PersonWord(Entry):
+    """A record of a person's word: its id, and its place in the domain's inbox if it waited.
+
+    Journals written before words had ids lack both; they still decode.
+    """
+
+    word: str | None = None
+    arrival: int | None = None  # the inbox's sequence number (core/journal/words.py), if it waited
+
+
+class ApprovalDecided(PersonWord):
     """`approval_decided`: a person's decision on an approval item."""
 
     KIND = "approval_decided"
@@ -347,7 +357,7 @@ class SettledByHand(Entry):
         return (str(self.run_id_of_the_open_write), self.index)
 
 
-class PolicySet(Entry):
+class PolicySet(PersonWord):
     """`policy_set`: a person set one operation's mode (core/standing/modes.py)."""
 
     KIND = "policy_set"
@@ -357,14 +367,14 @@ class PolicySet(Entry):
     reason: str | None = None
 
 
-class GrantIssued(Entry):
+class GrantIssued(PersonWord):
     """`grant_issued`: a person issued a grant (core/standing/grants.py), whole."""
 
     KIND = "grant_issued"
     grant: Json | None = None
 
 
-class GrantRevoked(Entry):
+class GrantRevoked(PersonWord):
     """`grant_revoked`: a person revoked a grant."""
 
     KIND = "grant_revoked"
@@ -418,6 +428,9 @@ MODELS: dict[str, type[Entry]] = {
     )
 }  # fmt: skip
 
+# The kinds that journal a person's word (core/journal/words.py).
+WORD_KINDS = frozenset(m.KIND for m in MODELS.values() if issubclass(m, PersonWord))
+
 E = TypeVar("E", bound=Entry)
 
 
@@ -455,6 +468,15 @@ def of_kind(records: Iterable[Record], model: type[E]) -> Iterator[tuple[Record,
     for record in records:
         if record.kind == model.KIND:
             yield record, read_as(record, model)
+
+
+def absorbed_word(record: Record) -> str | None:
+    """The id of the person's word a record journaled from the inbox (None for any other)."""
+    if record.kind not in WORD_KINDS:
+        return None
+    entry = decode(record)
+    assert isinstance(entry, PersonWord)
+    return entry.word if entry.arrival is not None else None
 
 
 def item_of(record: Record) -> ItemKey | None:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from custodian_runtime.core.journal.kinds import (
     DAMAGE_ADVICE,
+    MODELS,
     Entry,
     GrantIssued,
     GrantRevoked,
@@ -28,6 +29,7 @@ from custodian_runtime.core.journal.kinds import (
     of_kind,
 )
 from custodian_runtime.core.journal.records import Record, parse_at
+from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.grants import Grant, state_of
 from custodian_runtime.core.standing.modes import Mode, Modes, ModeSetting, mode_problem
 
@@ -41,6 +43,8 @@ class Standing:
     modes: Modes = field(default_factory=Modes)
     grants: tuple[Grant, ...] = ()
     uses: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    # Revokes of grants not seen yet: each grant is revoked as soon as it is issued.
+    pending_revokes: frozenset[str] = frozenset()
 
     def grant(self, grant_id: str) -> Grant | None:
         """The grant with `grant_id`, if the journal records it."""
@@ -85,7 +89,8 @@ class Standing:
         grants = tuple(
             g.model_copy(update={"revoked": True}) if g.id in gone else g for g in self.grants
         )
-        return Standing(self.modes, grants, self.uses)
+        pending = self.pending_revokes | (gone - {g.id for g in self.grants})
+        return Standing(self.modes, grants, self.uses, pending)
 
     def listing(self, now: datetime) -> list[dict[str, object]]:
         """Each grant with its uses, what is left, and its state, for `grants list`."""
@@ -98,23 +103,20 @@ class Standing:
         return rows
 
 
-# A person's word on the standing, or a use of a grant: what `with_words` folds.
-StandingWord = PolicySet | GrantIssued | GrantRevoked | GrantUsed
-
-
 def standing_of(records: Iterable[Record]) -> Standing:
     """The standing decisions the records hold, in journal order (a later one wins)."""
-    words: list[tuple[StandingWord, datetime]] = []
+    fold = _Fold()
     for r in records:
         if r.kind not in STANDING_KINDS:
             continue
         entry = decoded(r)
-        if isinstance(entry, GrantIssued):
-            grant = grant_of(r, entry)
-            if grant.domain != r.domain:
-                continue
-        words.append((cast(StandingWord, entry), parse_at(r.at)))
-    return with_words(Standing(), words)
+        grant = grant_of(r, entry) if isinstance(entry, GrantIssued) else None
+        fold.apply(r.domain, parse_at(r.at), entry, grant)
+    return fold.standing()
+
+
+# A person's word on the standing, or a use of a grant: what `with_words` folds.
+StandingWord = PolicySet | GrantIssued | GrantRevoked | GrantUsed
 
 
 def with_words(standing: Standing, entries: Iterable[tuple[StandingWord, datetime]]) -> Standing:
@@ -124,26 +126,65 @@ def with_words(standing: Standing, entries: Iterable[tuple[StandingWord, datetim
     grant when it comes; each `grant_used` is one use. The journal's records are checked
     before they come here (`decoded`, `grant_of`: damage otherwise).
     """
-    modes, uses = standing.modes, dict(standing.uses)
-    grants = {g.id: g for g in standing.grants}
-    unseen: set[str] = set()
+    fold = _Fold.of(standing)
     for entry, at in entries:
+        grant = _grant(entry) if isinstance(entry, GrantIssued) else None
+        fold.apply(grant.domain if grant is not None else "", at, entry, grant)
+    return fold.standing()
+
+
+def with_kept(standing: Standing, words: Iterable[Word]) -> Standing:
+    """`standing` with the standing words kept in the inbox applied, in arrival order."""
+    fold = _Fold.of(standing)
+    for word in words:
+        if word.standing:
+            entry = MODELS[word.kind].model_validate(word.fields)
+            issued = entry.grant if isinstance(entry, GrantIssued) else None
+            grant = None if issued is None else Grant.model_validate(issued)
+            fold.apply(word.domain, word.at, entry, grant)
+    return fold.standing()
+
+
+@dataclass
+class _Fold:
+    """The standing as it is folded: a revoke of a grant not seen yet waits for the grant."""
+
+    modes: Modes = field(default_factory=Modes)
+    grants: dict[str, Grant] = field(default_factory=dict)
+    uses: dict[str, int] = field(default_factory=dict)
+    pending: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, standing: Standing) -> _Fold:
+        """The fold that continues from `standing`."""
+        grants = {g.id: g for g in standing.grants}
+        return cls(standing.modes, grants, dict(standing.uses), set(standing.pending_revokes))
+
+    def apply(self, domain: str, at: datetime, entry: Entry, grant: Grant | None) -> None:
+        """Fold in one decision of `domain`, made (as its record says) at `at`."""
         if isinstance(entry, PolicySet):
             if mode_problem(str(entry.operation), str(entry.mode)) is None:
-                modes = modes.with_setting(_setting(at, entry))
-        elif isinstance(entry, GrantIssued):
-            grant = _grant(entry)
-            if grant is not None:
-                gone = grant.id in unseen or grant.revoked
-                grants[grant.id] = grant.model_copy(update={"revoked": gone})
+                self.modes = self.modes.with_setting(_setting(at, entry))
+        elif grant is not None:
+            if grant.domain == domain:
+                revoked = grant.revoked or grant.id in self.pending
+                self.grants[grant.id] = grant.model_copy(update={"revoked": revoked})
+                self.pending.discard(grant.id)
         elif isinstance(entry, GrantRevoked) and entry.grant_id is not None:
-            if entry.grant_id in grants:
-                grants[entry.grant_id] = grants[entry.grant_id].model_copy(update={"revoked": True})
-            else:
-                unseen.add(entry.grant_id)
+            if entry.grant_id in self.grants:
+                gone = self.grants[entry.grant_id].model_copy(update={"revoked": True})
+                self.grants[entry.grant_id] = gone
+            else:  # never dropped: the grant is revoked as soon as it comes
+                self.pending.add(entry.grant_id)
         elif isinstance(entry, GrantUsed) and entry.grant_id is not None:
-            uses[entry.grant_id] = uses.get(entry.grant_id, 0) + 1
-    return Standing(modes, tuple(grants.values()), MappingProxyType(uses))
+            self.uses[entry.grant_id] = self.uses.get(entry.grant_id, 0) + 1
+
+    def standing(self) -> Standing:
+        """The standing folded so far."""
+        return Standing(
+            self.modes, tuple(self.grants.values()), MappingProxyType(dict(self.uses)),
+            frozenset(self.pending),
+        )  # fmt: skip
 
 
 def decoded(r: Record) -> Entry:
@@ -193,14 +234,6 @@ def _setting(at: datetime, entry: PolicySet) -> ModeSetting:
     )
 
 
-def _grant(entry: GrantIssued) -> Grant | None:
-    """The grant a word holds; one that does not hold a whole grant grants nothing."""
-    try:
-        return Grant.model_validate(entry.grant or {})
-    except ValidationError:
-        return None
-
-
 def grant_of(r: Record, entry: GrantIssued) -> Grant:
     """The grant as issued; a record that does not hold a whole grant is damage."""
     try:
@@ -215,3 +248,11 @@ def mode_seqs(records: Iterable[Record]) -> list[int]:
     for r, entry in of_kind(records, PolicySet):
         latest[str(entry.operation)] = r.seq
     return sorted(latest.values())
+
+
+def _grant(entry: GrantIssued) -> Grant | None:
+    """The grant a word holds; one that does not hold a whole grant grants nothing."""
+    try:
+        return Grant.model_validate(entry.grant or {})
+    except ValidationError:
+        return None
