@@ -26,7 +26,7 @@ DECISION_KINDS = ("approve", "reject")
 WordKind = Literal["approve", "reject", "policy_set", "grant_issued", "grant_revoked"]
 
 
-class Said(BaseModel):
+class DecisionSaid(BaseModel):
     """What an approve or a reject says: the item, who, and why (a reason, or a note)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -54,11 +54,11 @@ class Word(BaseModel):
         """Whether it is a mode or a grant (journaled as it is), not a decision on an item."""
         return self.kind in STANDING_KINDS
 
-    def decision(self) -> Said:
+    def decision(self) -> DecisionSaid:
         """What an approve or a reject says (ValueError for a standing word)."""
         if self.standing:
             raise ValueError(f"word {self.id} is a {self.kind}, not a decision on an item")
-        return Said.model_validate(self.fields)
+        return DecisionSaid.model_validate(self.fields)
 
     def journaled(self) -> dict[str, Any]:
         """The data a journaled record of this word carries besides its own: id and arrival."""
@@ -79,7 +79,7 @@ def decision_word(
     word_id: str,
 ) -> Word:  # fmt: skip
     """The word of an approve or a reject of the item `approval_id`."""
-    fields = Said(approval_id=approval_id, by=by, text=text).model_dump(mode="json")
+    fields = DecisionSaid(approval_id=approval_id, by=by, text=text).model_dump(mode="json")
     kind = "approve" if decision == "approve" else "reject"
     return Word(id=word_id, domain=domain, kind=kind, fields=fields, at=at)
 
