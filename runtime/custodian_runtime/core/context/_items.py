@@ -166,7 +166,9 @@ def approval_piece(brief: ApprovalBrief) -> Piece:
 
 
 def overview_table(
-    domains: tuple[DomainOverview, ...], current: str, rest: tuple[int, DomainOverview | None] = (0, None)
+    domains: tuple[DomainOverview, ...],
+    current: str,
+    rest: tuple[int, DomainOverview | None] = (0, None),
 ) -> tuple[str, ...]:
     """The cross-domain overview as a compact Markdown table, one row per domain, by name;
     `rest`: how many domains were left out, and their counts summed, shown as one last row."""

@@ -46,9 +46,7 @@ def open_work(item: DomainOverview) -> int:
     return t.todo + t.in_progress + t.blocked + item.open_flags + item.open_decisions
 
 
-def bounded(
-    overview: StateSummary, domain: str, others: int = OTHERS_SHOWN
-) -> BoundedOverview:
+def bounded(overview: StateSummary, domain: str, others: int = OTHERS_SHOWN) -> BoundedOverview:
     """`domain`'s overview and the `others` other domains with the most open work, by name."""
     own = [d for d in overview.domains if d.domain == domain]
     rest = [d for d in overview.domains if d.domain != domain]
@@ -77,4 +75,6 @@ def summed(items: Iterable[DomainOverview]) -> DomainOverview:
 
 
 def _add(a: Any, b: Any) -> Any:
-    return type(a).model_construct(**{k: getattr(a, k) + getattr(b, k) for k in type(a).model_fields})
+    return type(a).model_construct(
+        **{k: getattr(a, k) + getattr(b, k) for k in type(a).model_fields}
+    )

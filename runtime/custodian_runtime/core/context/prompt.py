@@ -37,7 +37,6 @@ from custodian_runtime.core.context._items import (
 from custodian_runtime.core.context._sections import PROMPT_SECTIONS
 from custodian_runtime.core.context._select import Candidates, select
 from custodian_runtime.core.context.continuity import NoteRef
-from custodian_runtime.core.context.overview import bounded
 from custodian_runtime.core.context.neutralize import (
     data_block,
     data_close,
@@ -45,6 +44,7 @@ from custodian_runtime.core.context.neutralize import (
     safe_domain,
     safe_id,
 )
+from custodian_runtime.core.context.overview import bounded
 from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
 from custodian_runtime.core.journal.records import parse_at
