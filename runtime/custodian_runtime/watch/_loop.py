@@ -170,7 +170,8 @@ class Watch:
             self._say(f"{name}: exit {exc.exit_code}: {exc.message}")
             return exc.exit_code, None
         except Exception as exc:  # a bug in this run: saved and said; the others go on
-            return report_crash(exc, settings.memory_dir, os.environ, sys.stderr), None
+            said = cast(TextIO, _Tagged(sys.stderr, name))
+            return report_crash(exc, settings.memory_dir, os.environ, said), None
         if result.exit_code != 0:
             self._say(f"{name}: {result.status} (exit {result.exit_code}): {result.message}")
         return result.exit_code, result
