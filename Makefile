@@ -70,6 +70,7 @@ bench: setup
 	$(PY) bench/startup.py
 	$(PY) bench/skip.py
 	$(PY) bench/grants_month_hub.py
+	$(PY) bench/watch.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3
