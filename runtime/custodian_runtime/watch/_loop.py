@@ -27,7 +27,6 @@ run of each domain settles from its journal, as after a killed `custodian run`.
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 import threading
@@ -45,7 +44,6 @@ from custodian_runtime.core.metrics import Figures, RunFacts
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
 from custodian_runtime.errors import CustodianError, HubError
-from custodian_runtime.log_lines import LineStream
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.metrics import exposition
 from custodian_runtime.run import RunResult, run
@@ -55,6 +53,7 @@ from custodian_runtime.stopping import POLL_S, StopFlag
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
 from custodian_runtime.watch._select import Shard, chosen
+from custodian_runtime.watch._streams import Tagged, run_stream
 
 CarryOut = Callable[[Settings], None]
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
@@ -170,7 +169,7 @@ class Watch:
             self._say(f"{name}: exit {exc.exit_code}: {exc.message}")
             return exc.exit_code, None
         except Exception as exc:  # a bug in this run: saved and said; the others go on
-            said = cast(TextIO, _Tagged(sys.stderr, name))
+            said = cast(TextIO, Tagged(sys.stderr, name))
             return report_crash(exc, settings.memory_dir, os.environ, said), None
         if result.exit_code != 0:
             self._say(f"{name}: {result.status} (exit {result.exit_code}): {result.message}")
@@ -239,38 +238,6 @@ class Watch:
     def _say(self, text: str) -> None:
         sys.stderr.write(for_terminal(f"custodian: watch: {redact(text)}") + "\n")
         sys.stderr.flush()
-
-
-def run_stream(domain: str) -> TextIO:
-    """Where a run's phase lines go: its own JSON log (which names its run and domain), or
-    stderr with the domain after `custodian: `, since runs' lines interleave."""
-    err = sys.stderr
-    if isinstance(err, LineStream):
-        return err.log.target
-    return cast(TextIO, _Tagged(err, domain))
-
-
-class _Tagged(io.TextIOBase):
-    """A text stream that names the domain in each `custodian: ` line written to it."""
-
-    def __init__(self, target: TextIO, domain: str) -> None:
-        super().__init__()
-        self._target, self._tag = target, f"custodian: {domain}: "
-
-    def writable(self) -> bool:
-        """Always: it is a stream to write to."""
-        return True
-
-    def write(self, text: str) -> int:
-        """Write `text`, the domain named after its leading `custodian: `."""
-        prefix = "custodian: "
-        shown = self._tag + text[len(prefix) :] if text.startswith(prefix) else text
-        self._target.write(shown)
-        return len(text)
-
-    def flush(self) -> None:
-        """Flush the stream underneath."""
-        self._target.flush()
 
 
 def watch_command(settings: Settings, request: WatchRequest, carry_out: CarryOut) -> int:
