@@ -92,3 +92,22 @@ def _get(url: str) -> object:
     import httpx
 
     return httpx.Request("GET", url)
+
+
+def test_the_prompt_shows_ten_other_domains_and_one_summed_row_for_the_rest() -> None:
+    from custodian_runtime.core.context.prompt import build_view
+    from custodian_runtime.core.contract import DomainOverview, TaskCounts, WorkstreamCounts
+    from test_context_fixtures import typical_inputs, typical_overview
+
+    own = typical_overview().domains[0]
+    others = tuple(
+        DomainOverview(domain=f"d{i:03}", workstreams=WorkstreamCounts(active=1),
+                       tasks=TaskCounts(todo=i), open_flags=0, open_decisions=0)
+        for i in range(50)
+    )  # fmt: skip
+    overview = typical_overview().model_copy(update={"domains": (own, *others)})
+    rows = build_view(typical_inputs(overview=overview)).overview
+    assert len(rows) == 2 + 1 + OTHERS_SHOWN + 1  # header, own, the ten busiest, the rest
+    assert rows[-1].startswith("| 40 more domains, summed | 40/0/0 | 780 |")  # todo 0+...+39
+    shown = {r.split(" | ")[0].lstrip("| ") for r in rows[2:-1]}
+    assert shown == {"website (this run)", *(f"d{i:03}" for i in range(40, 50))}

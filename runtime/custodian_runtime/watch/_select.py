@@ -63,7 +63,8 @@ def chosen(
     `listed` None means every domain the hub lists (`--all-domains`).
     """
     known = list(dict.fromkeys(on_hub))
-    names = known if listed is None else [n for n in listed if n in set(known)]
-    missing = [] if listed is None else [n for n in listed if n not in set(known)]
-    mine = [n for n in names if shard is None or shard.holds(n)]
-    return mine, [n for n in missing if shard is None or shard.holds(n)]
+    if listed is None:
+        return [n for n in known if shard is None or shard.holds(n)], []
+    there = set(known)
+    mine = [n for n in listed if shard is None or shard.holds(n)]
+    return [n for n in mine if n in there], [n for n in mine if n not in there]
