@@ -62,8 +62,8 @@ def _pass(loop: Watch, hub: ReferenceHub) -> None:
 def _runs(tmp_path: Path) -> dict[str, int]:
     """How many runs each domain's journal holds."""
     memory = tmp_path / "memory"
-    return {d: sum(r.kind == "run_started" for r in journal(memory, d)) for d in fleet_names(DOMAINS)
-            if (memory / "journal" / f"{d}.jsonl").exists()}  # fmt: skip
+    names = [d for d in fleet_names(DOMAINS) if (memory / "journal" / f"{d}.jsonl").exists()]
+    return {d: sum(r.kind == "run_started" for r in journal(memory, d)) for d in names}
 
 
 def test_a_pass_runs_each_domain_once_then_only_the_one_that_moved(
@@ -99,7 +99,8 @@ def test_a_failing_domain_does_not_stop_the_others(
 ) -> None:
     journals = tmp_path / "memory" / "journal"
     journals.mkdir(parents=True)
-    (journals / "d0001.jsonl").write_text('{"seq": 7, "kind": "forged"}\n{"x": 1}\n', encoding="utf-8")
+    forged = '{"seq": 7, "kind": "forged"}\n{"x": 1}\n'
+    (journals / "d0001.jsonl").write_text(forged, encoding="utf-8")
 
     def carry_out(settings: Settings) -> None:
         if settings.domain == "d0003":
@@ -110,7 +111,8 @@ def test_a_failing_domain_does_not_stop_the_others(
     assert {d for d, n in _runs(tmp_path).items() if n} == {"d0000", "d0002", "d0004"}
     assert sorted(loop.codes) == [0, 0, 0, 1, 6]
     err = capsys.readouterr().err
-    assert "watch: d0001: failed (exit 6): journal d0001.jsonl is damaged" in err and "custodian: d0003: internal error (RuntimeError" in err
+    assert "watch: d0001: failed (exit 6): journal d0001.jsonl is damaged" in err
+    assert "custodian: d0003: internal error (RuntimeError" in err
     assert list((tmp_path / "memory" / "crashes").iterdir())  # the traceback, saved as today
     _pass(loop, fleet)  # both are due again at the next pass; the others are not
     assert loop.figures.started == DOMAINS + 2
