@@ -107,7 +107,8 @@ def first_and_idle(url: str, root: Path, env: dict[str, str], count: int, every:
         began = time.perf_counter()
         child.wait_for(lambda f: f.get("custodian_watch_passes_total", 0) >= 1, 0.2)
         start_cpu = cpu_s(child.proc.pid)  # the imports and the first summary read
-        seen = child.wait_for(lambda f: f.get("custodian_watch_runs_finished_total", 0) >= count)
+        done = lambda f: f.get("custodian_watch_runs_finished_total", 0) >= count  # noqa: E731
+        seen = child.wait_for(done, 5.0)  # a scrape renders the figures that changed
     except BaseException:
         child.stop()
         raise

@@ -81,6 +81,7 @@ class Watch:
         self.figures = LoopFigures()
         self.known: dict[str, Learned] = {}
         self.domain_figures: dict[str, Figures] = {}
+        self._version, self._served = 0, (-1, "")  # the figures' text, made again on a change
         self.codes: list[int] = []
         self._in_flight: set[str] = set()
         self._lock = threading.Lock()
@@ -186,7 +187,9 @@ class Watch:
             self.known.pop(name, None)  # due again at the next pass, whose run says why
             self._say(f"{name}: its journal cannot be read back ({exc.message})")
             return
-        self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
+        with self._lock:
+            self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
+            self._version += 1
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
         """The domain's journal and guidance files now; False for a name no journal can hold."""
@@ -220,7 +223,11 @@ class Watch:
 
     def metrics_text(self) -> str:
         """Every domain's figures as a run pushes them, and the loop's own."""
-        return exposition(list(self.domain_figures.values())) + self.figures.exposition()
+        with self._lock:
+            version, figures = self._version, list(self.domain_figures.values())
+        if self._served[0] != version:  # a scrape of 1,000 unchanged domains costs nothing
+            self._served = (version, exposition(figures))
+        return self._served[1] + self.figures.exposition()
 
     def health(self) -> str | None:
         """None while passes keep coming; else how long since the last one."""
