@@ -82,7 +82,7 @@ class Watch:
         self.known: dict[str, Learned] = {}
         self.domain_figures: dict[str, Figures] = {}
         self._version, self._served = 0, (-1, "")  # the figures' text, made again on a change
-        self.codes: list[int] = []
+        self.worst = 0  # the highest exit code of any run: `--once` exits with it
         self._in_flight: set[str] = set()
         self._lock = threading.Lock()
         self._journals: dict[str, Path] = {}
@@ -106,7 +106,7 @@ class Watch:
             pool.shutdown(wait=True, cancel_futures=bool(self.stop))
         if self.stop.signal is not None:
             return 128 + self.stop.signal
-        return max(self.codes, default=0)
+        return self.worst
 
     def pass_once(self, read: Callable[[], StateSummary], pool: ThreadPoolExecutor) -> None:
         """Read the overview once and start a run for each due domain not running already."""
@@ -147,7 +147,7 @@ class Watch:
             began = utc_now()
             code, result = self._run(settings, overview)
             self.figures.ended(code)
-            self.codes.append(code)
+            self.worst = max(self.worst, code)
             self._learn(settings, name, code, RunFacts(
                 began, utc_now(), code, result.status if result else "failed",
                 result.counts() if result else {}, result.model if result else None,
@@ -183,9 +183,10 @@ class Watch:
         try:
             settled = revision if code == 0 else None
             known, figures = learn(settings, name, facts.ended_at, settled, stamp)
-        except CustodianError as exc:
+        except (CustodianError, OSError) as exc:
             self.known.pop(name, None)  # due again at the next pass, whose run says why
-            self._say(f"{name}: its journal cannot be read back ({exc.message})")
+            said = exc.message if isinstance(exc, CustodianError) else str(exc)
+            self._say(f"{name}: its journal cannot be read back ({said})")
             return
         with self._lock:
             self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
