@@ -176,3 +176,21 @@ def test_a_bad_shard_says_the_form(text: str) -> None:
 
     with pytest.raises(ConfigError, match="give I/N"):
         parse_shard(text)
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--all-domains", "--shard", "4/4"], "--shard '4/4': give I/N"),
+        (["--all-domains", "--every", "0"], "--every must be above 0"),
+        (["--domains", " , "], "--domains names no domain"),
+    ],
+)
+def test_a_bad_watch_flag_is_a_usage_error_that_says_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: list[str], said: str
+) -> None:
+    from runsupport import run_cli
+
+    argv = ["watch", *extra, "--hub", "http://127.0.0.1:9", "--llm", "offline"]
+    result = run_cli(argv, tmp_path, monkeypatch)
+    assert result.code == 2 and said in result.stderr, result.stderr
