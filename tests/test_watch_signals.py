@@ -117,3 +117,19 @@ def test_sigterm_finishes_the_write_in_flight_and_stops(tmp_path: Path) -> None:
         started = len(list((tmp_path / "marks").iterdir()))
         assert started <= 3  # nothing new began after the signal
         _each_domain_once(tmp_path, hub)
+
+
+def test_sigkill_after_a_write_landed_before_its_receipt_never_doubles_it(tmp_path: Path) -> None:
+    seed_fleet(tmp_path / "hub.sqlite3", DOMAINS)
+    hold = WriteHold(nth=2, phase="after_commit")  # the write is on the hub, its answer is not
+    with ReferenceHub(tmp_path / "hub.sqlite3", on_write=hold) as hub:
+        try:
+            proc = _watch(tmp_path, hub, 0.1)
+            assert hold.reached.wait(HOLD_TIMEOUT_S), "no second write was sent"
+            proc.kill()
+            proc.wait(timeout=10)
+        finally:
+            hold.release()
+        assert 2 <= sum(len(_events(hub, d)) for d in fleet_names(DOMAINS)) < DOMAINS
+        assert sum(_open_writes(tmp_path / "memory").values()) >= 1  # its journal left it open
+        _each_domain_once(tmp_path, hub)
