@@ -182,7 +182,8 @@ def test_a_bad_shard_says_the_form(text: str) -> None:
     ("extra", "said"),
     [
         (["--all-domains", "--shard", "4/4"], "--shard '4/4': give I/N"),
-        (["--all-domains", "--every", "0"], "--every must be above 0"),
+        (["--all-domains", "--every", "0"], "--every 0: give seconds above 0"),
+        (["--all-domains", "--parallel", "0"], "--parallel 0: give 1 or more"),
         (["--domains", " , "], "--domains names no domain"),
     ],
 )

@@ -133,3 +133,23 @@ def test_sigkill_after_a_write_landed_before_its_receipt_never_doubles_it(tmp_pa
         assert 2 <= sum(len(_events(hub, d)) for d in fleet_names(DOMAINS)) < DOMAINS
         assert sum(_open_writes(tmp_path / "memory").values()) >= 1  # its journal left it open
         _each_domain_once(tmp_path, hub)
+
+
+def test_in_json_mode_each_line_of_a_run_names_its_own_domain(tmp_path: Path) -> None:
+    import json
+
+    seed_fleet(tmp_path / "hub.sqlite3", 3)
+    with ReferenceHub(tmp_path / "hub.sqlite3") as hub:
+        argv = [sys.executable, "-m", "custodian_runtime", "watch", "--all-domains", "--once",
+                "--parallel", "3", "--hub", hub.url, "--llm", "offline",
+                "--memory", str(tmp_path / "memory"), "--canon", str(CANON)]  # fmt: skip
+        env = clean_env(CUSTODIAN_LOG_FORMAT="json")
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stderr.splitlines()]
+    runs: dict[str, set[str]] = {}
+    for r in records:
+        if r.get("run_id"):
+            runs.setdefault(r["run_id"], set()).add(r["domain"])
+    assert sorted(d for ds in runs.values() for d in ds) == fleet_names(3)  # one domain a run
+    assert sorted(r["domain"] for r in records if r.get("phase") == "finish") == fleet_names(3)

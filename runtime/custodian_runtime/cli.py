@@ -255,8 +255,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from custodian_runtime import watch
 
-    if args.every <= 0 or args.parallel < 1:
-        raise ConfigError("--every must be above 0 and --parallel at least 1", setting="--every")
+    if args.every <= 0:
+        raise ConfigError(
+            f"--every {args.every:g}: give seconds above 0 (e.g. 60)", setting="--every"
+        )
+    if args.parallel < 1:
+        raise ConfigError(f"--parallel {args.parallel}: give 1 or more", setting="--parallel")
     flags = {k: getattr(args, k) for k in ("hub", "llm", "model", "memory", "canon")}
     settings = _settings(argparse.Namespace(**flags), domain_required=False)
     request = watch.WatchRequest(
