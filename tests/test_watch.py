@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -195,3 +196,42 @@ def test_a_bad_watch_flag_is_a_usage_error_that_says_the_fix(
     argv = ["watch", *extra, "--hub", "http://127.0.0.1:9", "--llm", "offline"]
     result = run_cli(argv, tmp_path, monkeypatch)
     assert result.code == 2 and said in result.stderr, result.stderr
+
+
+def test_a_domain_is_due_for_each_kind_of_local_work_and_only_then() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from custodian_runtime.watch._due import Learned, due
+
+    now = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+    idle = Learned(revision=4, until=now + timedelta(hours=1), waiting=None, stamp=("j", 1))
+    assert due(idle, 4, now, ("j", 1), decided=False) is None
+    assert due(None, 4, now, ("j", 1), decided=False) == "not run since the watch started"
+    assert due(idle, 5, now, ("j", 1), decided=False) == "revision 4 -> 5"
+    assert due(idle, None, now, ("j", 1), decided=False) is not None  # a v1.1 hub: every pass
+    later = now + timedelta(hours=2)
+    assert due(idle, 4, later, ("j", 1), decided=False) == (
+        "the skip window passed, or an approval expired"
+    )
+    assert due(idle, 4, now, ("j", 2), decided=False) == "its journal changed outside this watch"
+    assert (
+        due(idle, 4, now, ("j", 1), decided=True) == "a person's decision waits to be carried out"
+    )
+    waiting = Learned(4, None, "1 open write(s)", ("j", 1))
+    assert due(waiting, 4, now, ("j", 1), decided=False) == "1 open write(s)"
+
+
+def test_a_run_by_someone_else_makes_the_domain_due_once(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    from custodian_runtime.run import run
+
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    settings = _settings(tmp_path, fleet)
+    with (tmp_path / "stderr").open("a") as err:
+        other = run(replace(settings, domain="d0004", force=True), stderr=err)
+    assert other.exit_code == 0
+    _pass(loop, fleet)  # its journal moved: watch runs it (a 304 or a read), nothing else
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 3}
