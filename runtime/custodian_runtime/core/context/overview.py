@@ -9,7 +9,7 @@ grow with the run's domain, not with the number of domains on the hub.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,24 +57,28 @@ def bounded(overview: StateSummary, domain: str, others: int = OTHERS_SHOWN) -> 
     return BoundedOverview(chosen, len(left), summed(left) if left else None)
 
 
-def summed(items: Iterable[DomainOverview]) -> DomainOverview:
+def summed(items: list[DomainOverview]) -> DomainOverview:
     """One overview whose counts are the sums of `items`, and the latest event among them."""
-    ws, tasks = WorkstreamCounts(), TaskCounts()
-    flags = decisions = 0
-    last = None
-    for d in items:
-        ws = _add(ws, d.workstreams)
-        tasks = _add(tasks, d.tasks)
-        flags, decisions = flags + d.open_flags, decisions + d.open_decisions
-        if d.last_event_at is not None and (last is None or d.last_event_at > last):
-            last = d.last_event_at
+
+    def total(count: Callable[[DomainOverview], int]) -> int:
+        return sum(count(d) for d in items)
+
+    events = [d.last_event_at for d in items if d.last_event_at is not None]
     return DomainOverview(
-        domain="", workstreams=ws, tasks=tasks, open_flags=flags, open_decisions=decisions,
-        last_event_at=last,
-    )  # fmt: skip
-
-
-def _add(a: Any, b: Any) -> Any:
-    return type(a).model_construct(
-        **{k: getattr(a, k) + getattr(b, k) for k in type(a).model_fields}
+        domain="",
+        workstreams=WorkstreamCounts(
+            active=total(lambda d: d.workstreams.active),
+            paused=total(lambda d: d.workstreams.paused),
+            done=total(lambda d: d.workstreams.done),
+        ),
+        tasks=TaskCounts(
+            todo=total(lambda d: d.tasks.todo),
+            in_progress=total(lambda d: d.tasks.in_progress),
+            blocked=total(lambda d: d.tasks.blocked),
+            done=total(lambda d: d.tasks.done),
+            cancelled=total(lambda d: d.tasks.cancelled),
+        ),
+        open_flags=total(lambda d: d.open_flags),
+        open_decisions=total(lambda d: d.open_decisions),
+        last_event_at=max(events, default=None),
     )
