@@ -1,6 +1,6 @@
 """When a watched domain is due: what the watch learned of it after its last run here.
 
-After each run the watch reads the domain's checkpoint once (read-only) and keeps a `Learned`:
+After each run the watch reads the domain's checkpoint (read-only) and keeps a `Learned`:
 the revision the domain was settled at, when time alone makes it due (the skip window, a
 pending approval's expiry), the local work that makes it due at every pass (the same `LocalWork`
 and `why_read` a run asks with: run/_unchanged.py, core/unchanged.py) and the journal file's
@@ -18,7 +18,6 @@ from pathlib import Path
 
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.metrics import Figures, figures_of
 from custodian_runtime.core.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
@@ -72,8 +71,8 @@ def stamp_of(path: Path) -> Stamp:
 
 def learn(
     settings: Settings, domain: str, now: datetime, settled_at: int | None, stamp: object
-) -> tuple[Learned, Figures]:
-    """What the domain's checkpoint and queue say now (after a run): its `Learned` and figures.
+) -> Learned:
+    """What the domain's checkpoint and queue say now (after a run): when it is next due.
 
     `settled_at`: the revision the run was handed when it exited 0 (it saw at least that);
     `stamp`: the domain's files, taken before this reads them, so a later change shows.
@@ -87,12 +86,11 @@ def learn(
     window = timedelta(hours=settings.limits.skip_window_hours)
     if last is None:
         waiting = why_read(None, now, window, LocalWork())  # no completed run: it reads all
-        return Learned(None, None, waiting, stamp), figures_of(domain, history, queue.items, now)
+        return Learned(None, None, waiting, stamp)
     work = work_waiting(history, queue.items, last, now, decisions=0)
     revisions = [r for r in (last.revision, settled_at) if r is not None]
     until = min([last.finished_at + window, *_expiries(queue.items, now)])
-    known = Learned(max(revisions, default=None), until, why_read(last, now, window, work), stamp)
-    return known, figures_of(domain, history, queue.items, now)
+    return Learned(max(revisions, default=None), until, why_read(last, now, window, work), stamp)
 
 
 def _expiries(items: tuple[ApprovalItem, ...], now: datetime) -> list[datetime]:

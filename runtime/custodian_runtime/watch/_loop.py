@@ -45,7 +45,7 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
 from custodian_runtime.errors import CustodianError, HubError
 from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.metrics import exposition
+from custodian_runtime.metrics import domain_figures, exposition
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.connect import open_hub
@@ -182,7 +182,9 @@ class Watch:
         stamp = self._stamp(name)
         try:
             settled = revision if code == 0 else None
-            known, figures = learn(settings, name, facts.ended_at, settled, stamp)
+            known = learn(settings, name, facts.ended_at, settled, stamp)
+            # What a run pushes to a Pushgateway (metrics/push.py), served here instead.
+            figures = domain_figures(settings.memory_dir, name, settings.seal_key, facts.ended_at)
         except (CustodianError, OSError) as exc:
             self.known.pop(name, None)  # due again at the next pass, whose run says why
             said = exc.message if isinstance(exc, CustodianError) else str(exc)
