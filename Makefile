@@ -71,6 +71,7 @@ bench: setup
 	$(PY) bench/skip.py
 	$(PY) bench/grants_month_hub.py
 	$(PY) bench/k8s_fleet.py
+	$(PY) bench/watch.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

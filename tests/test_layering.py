@@ -35,7 +35,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("writes",),
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
-    ("audit", "policy_commands"),
+    ("audit", "policy_commands", "watch"),  # watch runs many domains, as `custodian run` does
     ("review", "evals", "cli_run", "cli_hub", "cli_policy"),
     ("cli",),
     ("__main__",),

@@ -58,6 +58,27 @@ def _run_parser(sub: Subparsers) -> None:
     p.set_defaults(handler=_cmd_run)
 
 
+def _watch_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("watch", help="one long-running loop that runs many domains as they move")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--domains", help="the domains to look after, comma-separated")
+    which.add_argument("--all-domains", action="store_true", help="every domain the hub lists")
+    p.add_argument("--shard", metavar="I/N", help="only the domains in shard I of N (sha256)")
+    p.add_argument("--every", type=float, default=60.0, metavar="SECONDS",
+                   help="read the hub's overview this often (default 60)")  # fmt: skip
+    p.add_argument("--parallel", type=int, default=4, metavar="K",
+                   help="at most K runs (model calls) at once (default 4)")  # fmt: skip
+    p.add_argument("--once", action="store_true", help="one pass; wait for its runs; exit")
+    p.add_argument("--metrics-port", type=int, metavar="PORT", help="serve /metrics, /healthz")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="(default 127.0.0.1)")
+    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument("--llm", help=f"model spec: {SPEC_CHOICES} (env CUSTODIAN_LLM)")
+    p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    p.add_argument("--memory", help=MEMORY_HELP)
+    p.add_argument("--canon", help=CANON_HELP)
+    p.set_defaults(handler=_cmd_watch)
+
+
 def _hub_parser(sub: Subparsers) -> None:
     p = sub.add_parser("hub", help="the reference state-hub")
     hub_sub = p.add_subparsers(dest="hub_command", required=True)
@@ -201,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _run_parser(sub)
+    _watch_parser(sub)
     _hub_parser(sub)
     _spine_parsers(sub)
     _approvals_parser(sub)
@@ -231,6 +253,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return settings
 
     return cmd_run(args, load, after=_carry_out_recorded)
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from custodian_runtime import watch
+
+    if args.every <= 0:
+        raise ConfigError(
+            f"--every {args.every:g}: give seconds above 0 (e.g. 60)", setting="--every"
+        )
+    if args.parallel < 1:
+        raise ConfigError(f"--parallel {args.parallel}: give 1 or more", setting="--parallel")
+    flags = {k: getattr(args, k) for k in ("hub", "llm", "model", "memory", "canon")}
+    settings = _settings(argparse.Namespace(**flags), domain_required=False)
+    request = watch.WatchRequest(
+        domains=watch.parse_domains(args.domains) if args.domains else None,
+        shard=watch.parse_shard(args.shard) if args.shard else None,
+        every_s=args.every,
+        parallel=args.parallel,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
+        once=args.once,
+    )
+    return watch.watch_command(settings, request, _carry_out_recorded)
 
 
 def _carry_out_recorded(settings: Settings) -> None:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from custodian_runtime.metrics._registry import exposition
     from custodian_runtime.metrics.push import PUSH_DEADLINE_S, push_figures, push_run
+    from custodian_runtime.metrics.serving import MetricsServer
     from custodian_runtime.metrics.status import (
         DEFAULT_MAX_AGE,
         EXIT_OVERDUE,
@@ -26,9 +28,11 @@ __all__ = [
     "DEFAULT_MAX_AGE",
     "EXIT_OVERDUE",
     "PUSH_DEADLINE_S",
+    "MetricsServer",
     "StatusRequest",
     "all_figures",
     "domain_figures",
+    "exposition",
     "parse_max_age",
     "push_figures",
     "push_run",
@@ -44,14 +48,18 @@ if not TYPE_CHECKING:
                 (
                     "DEFAULT_MAX_AGE",
                     "EXIT_OVERDUE",
+                    "MetricsServer",
                     "StatusRequest",
                     "all_figures",
                     "domain_figures",
+                    "exposition",
                     "parse_max_age",
                     "status_command",
                 ),
                 "status",
             ),
             **dict.fromkeys(("PUSH_DEADLINE_S", "push_figures", "push_run"), "push"),
+            **dict.fromkeys(("MetricsServer",), "serving"),
+            **dict.fromkeys(("exposition",), "_registry"),
         },
     )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from custodian_runtime.run._context import RunContext
     from custodian_runtime.run._result import RunResult, RunSoFar
     from custodian_runtime.run._runner import run
+    from custodian_runtime.run._unchanged import work_waiting
     from custodian_runtime.run.observe import Observation
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "RunResult",
     "RunSoFar",
     "run",
+    "work_waiting",
 ]
 
 if not TYPE_CHECKING:
@@ -35,5 +37,6 @@ if not TYPE_CHECKING:
             **dict.fromkeys(("Observation",), "observe"),
             **dict.fromkeys(("RunContext",), "_context"),
             **dict.fromkeys(("run",), "_runner"),
+            **dict.fromkeys(("work_waiting",), "_unchanged"),
         },
     )

@@ -14,6 +14,7 @@ import httpx
 
 from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
+from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
@@ -68,6 +69,9 @@ class RunContext:
     standing: Mapping[str, Any] | None = None
     # The seal key: a person's standing decisions kept while the domain was busy are sealed.
     seal_key: SealKey | None = None
+    # The hub's `/state/summary` as already read for this run (by `custodian watch`, or the
+    # first run's check of the domain): observe reads it again only when None.
+    overview: StateSummary | None = None
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""
@@ -85,6 +89,7 @@ class Channels:
     model: Model
     hub: str
     started_at: datetime
+    overview: StateSummary | None = None  # `/state/summary` already read, if it was
 
 
 def build_context(
@@ -115,6 +120,7 @@ def build_context(
         prompt_out=_prompt_out(settings),
         unavailable=unavailable(settings),
         seal_key=settings.seal_key,
+        overview=channels.overview,
     )
 
 

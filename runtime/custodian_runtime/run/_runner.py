@@ -19,6 +19,7 @@ import httpx
 
 from custodian_runtime import __version__
 from custodian_runtime.clock import new_run_id, utc_now
+from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal.kinds import Finished, RunStarted
 from custodian_runtime.core.plan.extract import Plan
@@ -59,6 +60,8 @@ from custodian_runtime.settings import Settings
 from custodian_runtime.stopping import StopFlag, stop_on_signals
 from custodian_runtime.writes import check_run
 
+Transport = httpx.BaseTransport | None
+
 
 def run(
     settings: Settings,
@@ -67,10 +70,14 @@ def run(
     transport: httpx.BaseTransport | None = None,
     model_transport: httpx.BaseTransport | None = None,
     stderr: TextIO | None = None,
+    overview: StateSummary | None = None,
+    stop: StopFlag | None = None,
 ) -> RunResult:
     """Run one pass for `settings.domain` and return its result (never raises CustodianError).
 
     With a Pushgateway configured, a run that is not a dry run pushes its metrics at the end.
+    `overview`: the hub's `/state/summary` already read (by `custodian watch`), not read again;
+    `stop`: a stop flag the caller's signal handlers set (else the run's own, in the main thread).
     """
     assert settings.domain is not None and settings.hub is not None
     run_id = new_run_id(clock())
@@ -85,7 +92,8 @@ def run(
     )
     began = clock()
     try:
-        result = _run(settings, so_far, log, clock, transport, model_transport)
+        opened = (transport, model_transport, overview, stop)
+        result = _run(settings, so_far, log, clock, opened)
     except Exception:
         push_after(settings, so_far.ended("failed", 1, "a bug"), began, clock, log)
         raise
@@ -98,11 +106,11 @@ def _run(
     so_far: RunSoFar,
     log: PhaseLog,
     clock: Clock,
-    transport: httpx.BaseTransport | None,
-    model_transport: httpx.BaseTransport | None,
+    given: tuple[Transport, Transport, StateSummary | None, StopFlag | None],
 ) -> RunResult:
     """The pass itself; the caller pushes its metrics."""
-    stop = StopFlag()
+    transport, model_transport, overview, stop = given
+    stop = stop if stop is not None else StopFlag()
     try:
         check_run(settings)  # before the hub is read and before anything is written
         if settings.canon_source == PACKAGED:
@@ -112,7 +120,7 @@ def _run(
             so_far, started_at = replace(so_far, hub=hub), clock()
             model = _model(settings, log, stop, model_transport)
             try:
-                channels = Channels(clock, stop, log, client, model, hub, started_at)
+                channels = Channels(clock, stop, log, client, model, hub, started_at, overview)
                 return _go(settings, replace(so_far, model=model.model_name), channels)
             finally:
                 model.close()
@@ -159,7 +167,8 @@ def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResu
     domain, run_id = so_far.domain, so_far.run_id
     if not JournalStore(settings.memory_dir).path(domain).exists():
         # A first run: a mistyped domain must leave no journal behind.
-        check_known(channels.client, domain)
+        overview = check_known(channels.client, domain, channels.overview)
+        channels = replace(channels, overview=overview)  # observe does not read it again
     with RunLock(settings.memory_dir, domain, run_id=run_id) as lock:
         if lock.left is not None:
             channels.log.line("lock", "taken over", detail=str(lock.left))

@@ -11,9 +11,10 @@ journals the observation it stands for. A v1.1 hub names no revision: the run re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.runs import CompletedObservation
@@ -80,12 +81,25 @@ def local_work(
 ) -> LocalWork:
     """What waits on this side of the hub, read from the journal, the queue and the canon."""
     queue = ctx.approvals.view(ctx.domain, now)
+    work = work_waiting(history, queue.items, last, now, _decisions_waiting(ctx), ctx.run_id)
+    return replace(work, inputs_changed=run_inputs(ctx) != last.inputs_digest)
+
+
+def work_waiting(
+    history: Sequence[core_journal.Record],
+    items: Sequence[ApprovalItem],
+    last: CompletedObservation,
+    now: datetime,
+    decisions: int,
+    run_id: str | None = None,
+) -> LocalWork:
+    """What waits here besides the inputs: open writes, killed runs other than `run_id`, the
+    `decisions` waiting and the approvals expired since `last` (`custodian watch` asks too)."""
     return LocalWork(
         open_writes=len(core_journal.unfinished_items(history)),
-        interrupted=len([r for r in core_journal.interrupted_runs(history) if r != ctx.run_id]),
-        decisions=_decisions_waiting(ctx),
-        expiries=expiries_due(queue.items, last.finished_at, now),
-        inputs_changed=run_inputs(ctx) != last.inputs_digest,
+        interrupted=len([r for r in core_journal.interrupted_runs(history) if r != run_id]),
+        decisions=decisions,
+        expiries=expiries_due(items, last.finished_at, now),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from custodian_runtime.core.context.overview import bounded
 from custodian_runtime.core.contract import DomainSummary, StateSummary
 from custodian_runtime.core.digest import SummaryDigests, summary_digests
 from custodian_runtime.core.journal.kinds import Observed
@@ -14,6 +15,8 @@ from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import read_summary
+
+KNOWN_NAMED = 20  # domains an unknown domain's error names; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Observation:
             state_digest=self.state_digest,
             snapshot=self.state_digest,
             generated_at=_generated_at(self.summary),
-            overview=self.overview.model_dump(mode="json"),
+            overview=bounded(self.overview, self.summary.domain).as_record(self.overview),
             revision=self.summary.revision,
             workstream_digests=dict(self.workstream_digests),
         )
@@ -50,7 +53,7 @@ def observe(ctx: RunContext, first: DomainSummary | None = None) -> Observation:
     only if Custodian's events crowd its window.
     """
     with ctx.log.phase("observe") as info:
-        observed = read_observation(ctx.client, ctx.domain, first)
+        observed = read_observation(ctx.client, ctx.domain, first, ctx.overview)
         info.update(
             workstreams=len(observed.summary.workstreams), digest=observed.state_digest[:12]
         )
@@ -77,10 +80,17 @@ def keep_snapshot(ctx: RunContext, domain: str, digests: SummaryDigests) -> str:
 
 
 def read_observation(
-    client: StateHubClient, domain: str, first: DomainSummary | None = None
+    client: StateHubClient,
+    domain: str,
+    first: DomainSummary | None = None,
+    overview: StateSummary | None = None,
 ) -> Observation:
-    """Both reads, or an error: an unknown domain is a ConfigError that names the known ones."""
-    overview = client.state_summary()
+    """Both reads, or an error: an unknown domain is a ConfigError that names the known ones.
+
+    `overview`: `/state/summary` as already read for this run; read here only when None.
+    """
+    if overview is None:
+        overview = client.state_summary()
     try:
         summary = read_summary(client, domain, first)
     except HubRequestError as exc:
@@ -91,15 +101,22 @@ def read_observation(
     return Observation(overview, summary, digests.state, digests)
 
 
-def check_known(client: StateHubClient, domain: str) -> None:
-    """ConfigError unless the hub's overview lists `domain` (one small read)."""
-    overview = client.state_summary()
+def check_known(
+    client: StateHubClient, domain: str, overview: StateSummary | None = None
+) -> StateSummary:
+    """The hub's overview (read unless given); ConfigError unless it lists `domain`."""
+    if overview is None:
+        overview = client.state_summary()
     if domain not in {d.domain for d in overview.domains}:
         raise _unknown(domain, overview)
+    return overview
 
 
 def _unknown(domain: str, overview: StateSummary) -> ConfigError:
-    known = ", ".join(d.domain for d in overview.domains) or "none"
+    names = [d.domain for d in overview.domains]
+    known = ", ".join(names[:KNOWN_NAMED]) or "none"
+    if len(names) > KNOWN_NAMED:
+        known += f" and {len(names) - KNOWN_NAMED} more"
     return ConfigError(f"the hub has no domain {domain!r}; it knows: {known}", setting="--domain")
 
 

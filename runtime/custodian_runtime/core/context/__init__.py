@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.context import continuity, neutralize, prompt, tokens
+    from custodian_runtime.core.context import continuity, neutralize, overview, prompt, tokens
 
 __all__ = [
     "continuity",
     "neutralize",
+    "overview",
     "prompt",
     "tokens",
 ]

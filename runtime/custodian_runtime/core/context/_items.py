@@ -165,8 +165,13 @@ def approval_piece(brief: ApprovalBrief) -> Piece:
     return _row([safe_id(brief.id), operation], texts)
 
 
-def overview_table(domains: tuple[DomainOverview, ...], current: str) -> tuple[str, ...]:
-    """The cross-domain overview as a compact Markdown table, one row per domain, by name."""
+def overview_table(
+    domains: tuple[DomainOverview, ...],
+    current: str,
+    rest: tuple[int, DomainOverview | None] = (0, None),
+) -> tuple[str, ...]:
+    """The cross-domain overview as a compact Markdown table, one row per domain, by name;
+    `rest`: how many domains were left out, and their counts summed, shown as one last row."""
     rows = [
         "| domain | workstreams active/paused/done | todo | in_progress | blocked | done "
         "| cancelled | open flags | open decisions | last event |",
@@ -174,12 +179,18 @@ def overview_table(domains: tuple[DomainOverview, ...], current: str) -> tuple[s
     ]
     for item in sorted(domains, key=lambda d: d.domain):
         name = safe_domain(item.domain)
-        label = f"{name} (this run)" if item.domain == current else name
-        ws, t = item.workstreams, item.tasks
-        last = rfc3339(item.last_event_at) if item.last_event_at else "never"
-        rows.append(
-            f"| {label} | {ws.active}/{ws.paused}/{ws.done} | {t.todo} | {t.in_progress} "
-            f"| {t.blocked} | {t.done} | {t.cancelled} | {item.open_flags} "
-            f"| {item.open_decisions} | {last} |"
-        )
+        rows.append(_overview_row(f"{name} (this run)" if item.domain == current else name, item))
+    left_out, summed = rest
+    if left_out and summed is not None:
+        rows.append(_overview_row(f"{left_out} more domains, summed", summed))
     return tuple(rows)
+
+
+def _overview_row(label: str, item: DomainOverview) -> str:
+    ws, t = item.workstreams, item.tasks
+    last = rfc3339(item.last_event_at) if item.last_event_at else "never"
+    return (
+        f"| {label} | {ws.active}/{ws.paused}/{ws.done} | {t.todo} | {t.in_progress} "
+        f"| {t.blocked} | {t.done} | {t.cancelled} | {item.open_flags} "
+        f"| {item.open_decisions} | {last} |"
+    )

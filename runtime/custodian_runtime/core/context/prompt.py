@@ -44,6 +44,7 @@ from custodian_runtime.core.context.neutralize import (
     safe_domain,
     safe_id,
 )
+from custodian_runtime.core.context.overview import bounded
 from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
 from custodian_runtime.core.journal.records import parse_at
@@ -149,7 +150,7 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
     return PromptView(
         domain=safe_domain(inputs.domain),
         now=now,
-        overview=overview_table(inputs.overview.domains, inputs.domain),
+        overview=_overview(inputs),
         sections=tuple(
             Section(
                 k, h, block_opening(k, inputs.nonce), chosen.shown[k], omitted.get(k, 0), totals[k]
@@ -163,6 +164,12 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
         last_run=last_run_text(inputs),
         data_close=data_close(inputs.nonce),
     )
+
+
+def _overview(inputs: PromptInputs) -> tuple[str, ...]:
+    # The run's own domain and a bounded digest of the others (core/context/overview.py).
+    shown = bounded(inputs.overview, inputs.domain)
+    return overview_table(shown.domains, inputs.domain, (shown.left_out, shown.rest))
 
 
 def _cost(text: str) -> int:

@@ -1,0 +1,223 @@
+"""`make bench` (watch part): one `custodian watch` over 1,000 domains against a process per run.
+
+A reference hub on loopback (in this process) is seeded with 1,000 small domains; `custodian
+watch --all-domains` runs as a child process with the offline planner and serves /metrics. The
+child's CPU (user + system, all threads, from /proc) is read around each step:
+
+- the first pass over 1,000 domains: CPU per domain, against whole `custodian run --force`
+  processes on a sample of the same domains (os.wait4), run after it on the same machine;
+- idle intervals: per pass, the summary GETs (the loop's own counters) and the CPU, less one
+  /metrics scrape (measured alone);
+- a change in one domain: the time from the hub write to the end of that domain's run (its
+  journal's `finished` record), against the interval;
+- a `cmd:` model that sleeps: wall time of K domains with --parallel K against --parallel 1.
+
+    python bench/watch.py                 # 1,000 domains, every 2 s
+    python bench/watch.py --domains 200 --sample 3
+
+Targets: idle interval one summary GET and at most 100 ms CPU; a change acted on within one
+interval plus its run; the first pass at most 0.1 s CPU per domain; K sleeps in about one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from custodian_hub import ReferenceHub
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from fleetsupport import fleet_names, seed_fleet  # noqa: E402
+
+CUSTODIAN = str(Path(sys.executable).parent / "custodian")
+MODEL = REPO / "tests" / "fakes" / "fleet_model.py"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process, every thread (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def common(hub: str, memory: Path, llm: str = "offline") -> list[str]:
+    return ["--hub", hub, "--llm", llm, "--memory", str(memory), "--canon", str(REPO / "canon")]
+
+
+class Child:
+    """`custodian watch` as a child process, read through its /metrics."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.port = free_port()
+        argv = [*argv, "--metrics-port", str(self.port)]
+        self.proc = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL)
+
+    def figures(self) -> dict[str, float]:
+        """The loop's counters (custodian_watch_*), summed over labels."""
+        text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=30).text
+        out: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if s.name.startswith("custodian_watch_") and not s.name.endswith("_created"):
+                    out[s.name] = out.get(s.name, 0.0) + s.value
+        return out
+
+    def wait_for(
+        self, test: Callable[[dict[str, float]], bool], every: float = 1.0
+    ) -> dict[str, float]:
+        while True:
+            try:
+                seen = self.figures()
+                if test(seen):
+                    return seen
+            except httpx.HTTPError:
+                pass
+            time.sleep(every)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+def first_and_idle(url: str, root: Path, env: dict[str, str], count: int, every: float) -> Path:
+    """The first pass, idle passes and one change; prints their figures; the memory used."""
+    memory = root / "memory-watch"
+    argv = [CUSTODIAN, "watch", "--all-domains", "--every", str(every), "--parallel", "4",
+            *common(url, memory)]  # fmt: skip
+    child = Child(argv, env)
+    try:
+        began = time.perf_counter()
+        child.wait_for(lambda f: f.get("custodian_watch_passes_total", 0) >= 1, 0.2)
+        start_cpu = cpu_s(child.proc.pid)  # the imports and the first summary read
+        done = lambda f: f.get("custodian_watch_runs_finished_total", 0) >= count  # noqa: E731
+        seen = child.wait_for(done, 5.0)  # a scrape renders the figures that changed
+    except BaseException:
+        child.stop()
+        raise
+    wall, cpu = time.perf_counter() - began, cpu_s(child.proc.pid) - start_cpu
+    codes = seen.get("custodian_watch_runs_finished_total")
+    print(f"watch: first pass over {count} domains: {wall:6.1f} s wall, {cpu:6.1f} s cpu, "
+          f"{cpu / count * 1000:6.1f} ms cpu per domain (target <= 100 ms); "
+          f"runs {codes:.0f}")  # fmt: skip
+    try:
+        idle(child, every)
+        change(url, memory / "journal", fleet_names(count)[count // 2], every)
+    finally:
+        child.stop()
+    return memory
+
+
+def idle(child: Child, every: float, passes: int = 5) -> None:
+    """CPU and summary GETs per idle pass, less the scrapes that read them."""
+    child.wait_for(lambda f: f["custodian_watch_runs_in_flight"] == 0, 0.5)
+    c0 = cpu_s(child.proc.pid)
+    child.figures()
+    scrape = cpu_s(child.proc.pid) - c0
+    before, c1 = child.figures(), cpu_s(child.proc.pid)
+    time.sleep(every * passes + every / 2)
+    after, c2 = child.figures(), cpu_s(child.proc.pid)
+    n = after["custodian_watch_passes_total"] - before["custodian_watch_passes_total"]
+    reads = (
+        after["custodian_watch_summary_reads_total"] - before["custodian_watch_summary_reads_total"]
+    )
+    runs = (
+        after["custodian_watch_runs_started_total"] - before["custodian_watch_runs_started_total"]
+    )
+    per_pass = (c2 - c1 - scrape) / max(n, 1)
+    print(f"watch: idle: {n:.0f} passes, {reads / max(n, 1):.1f} summary GET per pass, "
+          f"{runs:.0f} runs, {per_pass * 1000:6.1f} ms cpu per pass (target <= 100 ms; "
+          f"a scrape {scrape * 1000:.0f} ms, subtracted)")  # fmt: skip
+
+
+def change(url: str, journals: Path, name: str, every: float) -> None:
+    """The time from a write on the hub to the end of the run it causes."""
+    journal = journals / f"{name}.jsonl"
+    size = journal.stat().st_size
+    said = {"workstream_id": f"{name}-ws", "task_id": f"{name}-t0", "event_type": "note",
+            "summary": "Started on it.", "source": "ana"}  # fmt: skip
+    t0 = time.perf_counter()
+    httpx.post(f"{url}/events", json=said, timeout=5).raise_for_status()
+    while b'"kind":"finished"' not in journal.read_bytes()[size:]:
+        time.sleep(0.01)
+    took = time.perf_counter() - t0
+    print(
+        f"watch: a change in one domain: its run ended {took:5.2f} s after the hub write "
+        f"(interval {every:g} s; target <= one interval plus its run)"
+    )
+
+
+def per_process(url: str, memory: Path, env: dict[str, str], names: list[str]) -> None:
+    """Whole `custodian run --force` processes on a sample of the same domains."""
+    costs = []
+    for name in names:
+        argv = [CUSTODIAN, "run", "--domain", name, "--force", "--json", *common(url, memory)]
+        child = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        _, _, usage = os.wait4(child.pid, 0)
+        costs.append(usage.ru_utime + usage.ru_stime)
+    median = statistics.median(costs)
+    print(f"run: a process per domain ({len(names)} sampled): median {median:5.2f} s cpu "
+          f"(min {min(costs):.2f}, max {max(costs):.2f})")  # fmt: skip
+
+
+def parallel(root: Path, env: dict[str, str], k: int = 4, sleep: float = 1.0) -> None:
+    """Wall time of one pass over K domains whose model sleeps, --parallel K against 1."""
+    db = root / "hub-k.sqlite3"
+    seed_fleet(db, k)
+    walls: dict[tuple[int, float], list[float]] = {}
+    with ReferenceHub(db) as hub:
+        for n in range(2):  # interleaved: each setting twice, the least wall time kept
+            for width, nap in ((k, 0.0), (k, sleep), (1, sleep)):
+                llm = f"cmd:{sys.executable} {MODEL} {nap}"
+                argv = [CUSTODIAN, "watch", "--all-domains", "--once", "--parallel", str(width),
+                        *common(hub.url, root / f"memory-k{n}-{width}-{nap}", llm)]  # fmt: skip
+                t0 = time.perf_counter()
+                subprocess.run(argv, env=env, stderr=subprocess.DEVNULL, check=True)
+                walls.setdefault((width, nap), []).append(time.perf_counter() - t0)
+    base, wide, narrow = (min(walls[w]) for w in ((k, 0.0), (k, sleep), (1, sleep)))
+    print(f"watch: {k} model calls of {sleep:g} s beyond a pass whose model answers at once "
+          f"({base:4.2f} s): --parallel {k} +{wide - base:4.2f} s, --parallel 1 "
+          f"+{narrow - base:4.2f} s (target: K calls in about one sleep)")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Seed, run and print the figures."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--domains", type=int, default=1000)
+    parser.add_argument("--every", type=float, default=2.0)
+    parser.add_argument("--sample", type=int, default=5)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=str(root / "pycache"))
+        env = {k: v for k, v in env.items() if not k.startswith(("CUSTODIAN_", "STATE_HUB_"))}
+        seed_fleet(root / "hub.sqlite3", args.domains)
+        with ReferenceHub(root / "hub.sqlite3") as hub:
+            memory = first_and_idle(hub.url, root, env, args.domains, args.every)
+            step = max(args.domains // args.sample, 1)
+            per_process(hub.url, memory, env, fleet_names(args.domains)[::step][: args.sample])
+        parallel(root, env)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""`custodian watch`: one long-running process that looks after many domains.
+
+Each pass reads the hub's overview once and runs the domains whose revision moved or whose
+local work is due, each exactly as `custodian run` would, at most `--parallel K` at once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.watch._loop import Watch, WatchRequest, watch_command
+    from custodian_runtime.watch._select import Shard, parse_domains, parse_shard, shard_of
+
+__all__ = [
+    "Shard",
+    "Watch",
+    "WatchRequest",
+    "parse_domains",
+    "parse_shard",
+    "shard_of",
+    "watch_command",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(
+        __name__,
+        globals(),
+        {
+            **dict.fromkeys(("Watch", "WatchRequest", "watch_command"), "_loop"),
+            **dict.fromkeys(("Shard", "parse_domains", "parse_shard", "shard_of"), "_select"),
+        },
+    )

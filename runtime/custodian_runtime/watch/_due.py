@@ -1,0 +1,111 @@
+"""When a watched domain is due: what the watch learned of it after its last run here.
+
+After each run the watch reads the domain's checkpoint (read-only) and keeps a `Learned`:
+the revision the domain was settled at, when time alone makes it due (the skip window, a
+pending approval's expiry), the local work that makes it due at every pass (the same `LocalWork`
+and `why_read` a run asks with: run/_unchanged.py, core/unchanged.py) and the journal file's
+stamp. None of it matters across a restart: a domain the watch has not run yet is due, and the
+run itself decides (a 304 when nothing moved) under its lock, from its journal.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.unchanged import LocalWork, why_read
+from custodian_runtime.errors import CustodianError
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.run import work_waiting
+from custodian_runtime.settings import Settings
+
+Stamp = tuple[int, int, int] | None  # (inode, mtime_ns, size) of a file; None when absent
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What the watch learned of a domain after its last run here."""
+
+    revision: int | None  # the hub revision the domain was settled at
+    until: datetime | None  # when time alone makes it due (skip window, an approval expiring)
+    waiting: str | None  # local work that makes it due at every pass; None when nothing waits
+    stamp: object  # the domain's files (journal, guidance) when learned: a change makes it due
+
+
+def due(
+    known: Learned | None, revision: int | None, now: datetime, stamp: object, decided: bool
+) -> str | None:
+    """Why the domain runs in this pass, or None: the hub did not move it and nothing waits."""
+    if known is None:
+        return "not run since the watch started"
+    if known.waiting is not None:
+        return known.waiting
+    if revision is None or known.revision is None:
+        return "the hub names no revision (contract v1.1)"
+    if revision != known.revision:
+        return f"revision {known.revision} -> {revision}"
+    if known.until is not None and now >= known.until:
+        return "the skip window passed, or an approval expired"
+    if stamp != known.stamp:
+        return "its journal changed outside this watch"
+    if decided:
+        return "a person's decision waits to be carried out"
+    return None
+
+
+def stamp_of(path: Path) -> Stamp:
+    """The file's identity and size now (one stat)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def learn(
+    settings: Settings, domain: str, now: datetime, settled_at: int | None, stamp: object
+) -> Learned:
+    """What the domain's checkpoint and queue say now (after a run): when it is next due.
+
+    `settled_at`: the revision the run was handed when it exited 0 (it saw at least that);
+    `stamp`: the domain's files, taken before this reads them, so a later change shows.
+    """
+    store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
+    history = store.open(domain, repair=False).history
+    queue = ApprovalStore(settings.memory_dir, settings.seal_key, write_index=False).view(
+        domain, now
+    )
+    last = core_journal.last_completed_observation(list(history))
+    window = timedelta(hours=settings.limits.skip_window_hours)
+    if last is None:
+        waiting = why_read(None, now, window, LocalWork())  # no completed run: it reads all
+        return Learned(None, None, waiting, stamp)
+    work = work_waiting(history, queue.items, last, now, decisions=0)
+    revisions = [r for r in (last.revision, settled_at) if r is not None]
+    until = min([last.finished_at + window, *_expiries(queue.items, now)])
+    return Learned(max(revisions, default=None), until, why_read(last, now, window, work), stamp)
+
+
+def _expiries(items: tuple[ApprovalItem, ...], now: datetime) -> list[datetime]:
+    return [i.expires_at for i in items if i.status == "pending" and i.expires_at > now]
+
+
+def decisions_waiting(memory_dir: Path) -> Mapping[str, int]:
+    """Per domain, the decisions recorded while it was busy (a listing when there are none)."""
+    inbox = DecisionInbox(memory_dir)
+    if not inbox.directory.is_dir() or not any(inbox.directory.glob("*.json")):
+        return {}
+    counts: dict[str, int] = {}
+    try:
+        for decision in inbox.waiting():
+            counts[decision.domain] = counts.get(decision.domain, 0) + 1
+    except CustodianError:
+        return {}  # an unreadable one: the domain's next run reads it and says why
+    return counts

@@ -1,0 +1,268 @@
+"""`custodian watch`: one long-running process that runs many domains as `custodian run` would.
+
+Each pass reads the hub's `/state/summary` once and runs each watched domain that is due
+(watch/_due.py): its revision moved, or local work waits. A run is the CLI's run of that domain
+(the caller's `carry_out` of recorded decisions before and after, `run()` between, under the
+domain's lock and journal), handed the pass's overview so that it does not read it again.
+
+Threads, not processes, carry the runs, at most `--parallel K` at once:
+- A run spends its time waiting on the hub and the model (HTTP, or a child process for `cmd:`),
+  which release the GIL, so K threads keep K model calls in flight. The CPU of a run itself
+  (parsing, rendering, the journal) is small, and the imports are paid once, where a process
+  per run pays them each time (about a second).
+- Signal handlers run only in the main thread. It routes SIGTERM and SIGINT to one StopFlag that
+  every run is handed (`run(stop=...)`), so each run finishes the write in flight, starts no
+  other and ends interrupted, exactly as `custodian run` does; no queued run starts after it.
+- What the threads share is safe to share: stderr (one write per line; JSON mode routes it once
+  for the process) and `clock.simulated_clock`, which only a bench sets and this never does.
+  Each run has its own client, model, journal writer and lock.
+- A bug in one run is caught in its thread: its traceback saved as `custodian run` saves it
+  (crash.report_crash), exit 1 for that domain; the others go on.
+
+The loop holds no state that matters: a run's writes are exactly-once by its journal and lock,
+and what the loop remembers between passes it learns again after a restart (every domain is due
+once; an unchanged one is a 304). SIGKILL loses nothing but the runs in flight, which the next
+run of each domain settles from its journal, as after a killed `custodian run`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO, cast
+
+from custodian_runtime.clock import utc_now
+from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.metrics import Figures, RunFacts
+from custodian_runtime.core.redact import redact
+from custodian_runtime.crash import report_crash
+from custodian_runtime.errors import CustodianError, HubError
+from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.metrics import domain_figures, exposition
+from custodian_runtime.run import RunResult, run
+from custodian_runtime.settings import Settings
+from custodian_runtime.statehub.connect import open_hub
+from custodian_runtime.stopping import POLL_S, StopFlag
+from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
+from custodian_runtime.watch._figures import LoopFigures
+from custodian_runtime.watch._select import Shard, chosen
+from custodian_runtime.watch._streams import Tagged, run_stream
+
+CarryOut = Callable[[Settings], None]
+HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    """What `custodian watch` was asked for."""
+
+    domains: tuple[str, ...] | None = None  # None: every domain the hub lists
+    shard: Shard | None = None
+    every_s: float = 60.0
+    parallel: int = 4
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
+    once: bool = False  # one pass, wait for its runs, exit
+
+
+class Watch:
+    """The loop: passes over the watched domains, and the runs they start."""
+
+    def __init__(self, settings: Settings, request: WatchRequest, carry_out: CarryOut) -> None:
+        self.settings, self.request, self.carry_out = settings, request, carry_out
+        self.stop = StopFlag()
+        self.figures = LoopFigures()
+        self.known: dict[str, Learned] = {}
+        self.domain_figures: dict[str, Figures] = {}
+        self._version, self._served = 0, (-1, "")  # the figures' text, made again on a change
+        self.worst = 0  # the highest exit code of any run: `--once` exits with it
+        self._in_flight: set[str] = set()
+        self._lock = threading.Lock()
+        self._journals: dict[str, Path] = {}
+        self._said: set[str] = set()
+        self._canon: tuple[Stamp, ...] | None = None
+        self._started = time.time()
+
+    def serve(self) -> int:
+        """Pass after pass until a signal (or one pass with `once`); the exit code."""
+        s = self.settings
+        assert s.hub is not None
+        pool = ThreadPoolExecutor(max_workers=self.request.parallel, thread_name_prefix="watch")
+        try:
+            with open_hub(s.hub, s.embedded_dir, utc_now, stop=self.stop) as client:
+                while not self.stop:
+                    began = time.monotonic()
+                    self.pass_once(client.state_summary, pool)
+                    if self.request.once or self._wait(began + self.request.every_s):
+                        break
+        finally:
+            pool.shutdown(wait=True, cancel_futures=bool(self.stop))
+        if self.stop.signal is not None:
+            return 128 + self.stop.signal
+        return self.worst
+
+    def pass_once(self, read: Callable[[], StateSummary], pool: ThreadPoolExecutor) -> None:
+        """Read the overview once and start a run for each due domain not running already."""
+        try:
+            overview = read()
+            self.figures.count(summary_reads=1)
+        except HubError as exc:
+            self.figures.count(summary_reads=1, summary_failures=1)
+            self._say(f"GET /state/summary failed: {exc.message}; the next pass tries again")
+            return
+        names, missing = chosen((d.domain for d in overview.domains), self.request.domains,
+                                self.request.shard)  # fmt: skip
+        for name in missing:
+            self._once(name, f"{name}: the hub lists no such domain; it is not run")
+        self._canon_check()
+        now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
+        revisions = {d.domain: d.revision for d in overview.domains}
+        for name in names:
+            stamp = self._stamp(name)
+            with self._lock:
+                if self.stop or name in self._in_flight or stamp is False:
+                    continue
+                why = due(self.known.get(name), revisions[name], now, stamp, name in decided)
+                if why is None:
+                    continue
+                self._in_flight.add(name)
+            pool.submit(self._one, name, overview, revisions[name])
+        self.figures.count(passes=1)
+        self.figures.watched, self.figures.last_pass = len(names), time.time()
+
+    def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
+        """One domain's run, in a worker thread; whatever happens, the others go on."""
+        try:
+            if self.stop:
+                return  # the stop came before this run began: it is not started
+            self.figures.count(started=1)
+            settings = replace(self.settings, domain=name)
+            began = utc_now()
+            code, result = self._run(settings, overview)
+            self.figures.ended(code)
+            self.worst = max(self.worst, code)
+            self._learn(settings, name, code, RunFacts(
+                began, utc_now(), code, result.status if result else "failed",
+                result.counts() if result else {}, result.model if result else None,
+                result.usage if result else {},
+            ), revision)  # fmt: skip
+        finally:
+            with self._lock:
+                self._in_flight.discard(name)
+
+    def _run(self, settings: Settings, overview: StateSummary) -> tuple[int, RunResult | None]:
+        """What `custodian run` composes: decisions carried out before and after the run."""
+        name = settings.domain
+        assert name is not None
+        try:
+            self.carry_out(settings)
+            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name))
+            if not self.stop:
+                self.carry_out(settings)
+        except CustodianError as exc:
+            self._say(f"{name}: exit {exc.exit_code}: {exc.message}")
+            return exc.exit_code, None
+        except Exception as exc:  # a bug in this run: saved and said; the others go on
+            said = cast(TextIO, Tagged(sys.stderr, name))
+            return report_crash(exc, settings.memory_dir, os.environ, said), None
+        if result.exit_code != 0:
+            self._say(f"{name}: {result.status} (exit {result.exit_code}): {result.message}")
+        return result.exit_code, result
+
+    def _learn(
+        self, settings: Settings, name: str, code: int, facts: RunFacts, revision: int | None
+    ) -> None:
+        stamp = self._stamp(name)
+        try:
+            settled = revision if code == 0 else None
+            known = learn(settings, name, facts.ended_at, settled, stamp)
+            # What a run pushes to a Pushgateway (metrics/push.py), served here instead.
+            figures = domain_figures(settings.memory_dir, name, settings.seal_key, facts.ended_at)
+        except (CustodianError, OSError) as exc:
+            self.known.pop(name, None)  # due again at the next pass, whose run says why
+            said = exc.message if isinstance(exc, CustodianError) else str(exc)
+            self._say(f"{name}: its journal cannot be read back ({said})")
+            return
+        with self._lock:
+            self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
+            self._version += 1
+
+    def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
+        """The domain's journal and guidance files now; False for a name no journal can hold."""
+        path = self._journals.get(name)
+        if path is None:
+            try:
+                path = JournalStore(self.settings.memory_dir).path(name)
+            except CustodianError as exc:
+                self._once(name, f"{name}: not run ({exc.message})")
+                return False
+            self._journals[name] = path
+        guidance = self.settings.canon_dir / "domains" / f"{name}.md"
+        return (stamp_of(path), stamp_of(guidance))
+
+    def _canon_check(self) -> None:
+        """A changed constitution (or canon directory) makes every domain due once."""
+        canon = self.settings.canon_dir
+        now = tuple(stamp_of(p) for p in (canon, canon / "constitution.md", canon / "domains"))
+        if self._canon is not None and now != self._canon:
+            self.known.clear()
+        self._canon = now
+
+    def _wait(self, deadline: float) -> bool:
+        """Sleep until `deadline`; True as soon as a signal came."""
+        while not self.stop:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(POLL_S * 4, left))
+        return True
+
+    def metrics_text(self) -> str:
+        """Every domain's figures as a run pushes them, and the loop's own."""
+        with self._lock:
+            version, figures = self._version, list(self.domain_figures.values())
+        if self._served[0] != version:  # a scrape of 1,000 unchanged domains costs nothing
+            self._served = (version, exposition(figures))
+        return self._served[1] + self.figures.exposition()
+
+    def health(self) -> str | None:
+        """None while passes keep coming; else how long since the last one."""
+        last = self.figures.last_pass or self._started
+        late = time.time() - last
+        if late > HEALTHY_PASSES * self.request.every_s + 30:
+            return f"no pass for {late:.0f} s (every {self.request.every_s:g} s)"
+        return None
+
+    def _once(self, key: str, text: str) -> None:
+        if key not in self._said:
+            self._said.add(key)
+            self._say(text)
+
+    def _say(self, text: str) -> None:
+        sys.stderr.write(for_terminal(f"custodian: watch: {redact(text)}") + "\n")
+        sys.stderr.flush()
+
+
+def watch_command(settings: Settings, request: WatchRequest, carry_out: CarryOut) -> int:
+    """Run the loop with SIGTERM/SIGINT routed to its stop flag, serving metrics when asked."""
+    from custodian_runtime.stopping import stop_on_signals
+
+    loop = Watch(settings, request, carry_out)
+    with stop_on_signals(loop.stop):
+        if request.metrics_port is None:
+            return loop.serve()
+        from custodian_runtime.metrics import MetricsServer
+
+        server = MetricsServer(
+            request.metrics_host, request.metrics_port, loop.metrics_text, loop.health
+        )
+        with server:
+            loop._say(f"metrics on http://{request.metrics_host}:{server.port}/metrics")
+            return loop.serve()

@@ -1,0 +1,237 @@
+"""`custodian watch` against a real reference hub: which domains a pass runs, and failures.
+
+The loop is driven pass by pass in-process (`Watch.pass_once`, its runs in a thread pool that
+the test waits for); signals are in tests/test_watch_signals.py, with `custodian watch` as a
+child process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from custodian_hub import ReferenceHub
+from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.metrics import MetricsServer
+from custodian_runtime.settings import Settings, load_settings
+from custodian_runtime.watch import Watch, WatchRequest, parse_shard, shard_of
+from fleetsupport import fleet_names, seed_fleet
+from runsupport import CANON
+from spinesupport import journal
+
+DOMAINS = 5
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[ReferenceHub]:
+    """A reference hub with five small domains, d0000 ... d0004."""
+    seed_fleet(tmp_path / "hub.sqlite3", DOMAINS)
+    with ReferenceHub(tmp_path / "hub.sqlite3") as hub:
+        yield hub
+
+
+def _settings(tmp_path: Path, hub: ReferenceHub) -> Settings:
+    flags = {"hub": hub.url, "llm": "offline", "memory": str(tmp_path / "memory"),
+             "canon": str(CANON)}  # fmt: skip
+    return load_settings(flags, {"PATH": "/usr/bin:/bin"}, tmp_path, domain_required=False)
+
+
+def _loop(tmp_path: Path, hub: ReferenceHub, carry_out: Callable[[Settings], None] | None = None,
+          **request: object) -> Watch:  # fmt: skip
+    return Watch(_settings(tmp_path, hub), WatchRequest(**request), carry_out or (lambda s: None))  # type: ignore[arg-type]
+
+
+def _pass(loop: Watch, hub: ReferenceHub) -> None:
+    """One pass, and wait for the runs it started."""
+
+    def read() -> StateSummary:
+        return StateSummary.model_validate(httpx.get(hub.url + "/state/summary", timeout=5).json())
+
+    with ThreadPoolExecutor(2) as pool:
+        loop.pass_once(read, pool)
+
+
+def _runs(tmp_path: Path) -> dict[str, int]:
+    """How many runs each domain's journal holds."""
+    memory = tmp_path / "memory"
+    names = [d for d in fleet_names(DOMAINS) if (memory / "journal" / f"{d}.jsonl").exists()]
+    return {d: sum(r.kind == "run_started" for r in journal(memory, d)) for d in names}
+
+
+def test_a_pass_runs_each_domain_once_then_only_the_one_that_moved(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)  # nothing moved: no run
+    said = {"workstream_id": "d0002-ws", "task_id": "d0002-t0", "event_type": "note",
+            "summary": "Started on it.", "source": "ana"}  # fmt: skip
+    httpx.post(f"{fleet.url}/events", json=said, timeout=5).raise_for_status()
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0002": 2}
+    assert loop.figures.summary_reads == 3 and loop.figures.started == DOMAINS + 1
+
+
+def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
+    tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _pass(_loop(tmp_path, fleet, domains=("d0001", "d0003", "nope")), fleet)
+    assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
+    assert "nope: the hub lists no such domain" in capsys.readouterr().err
+    shard = parse_shard("1/2")
+    _pass(_loop(tmp_path / "shard", fleet, shard=shard), fleet)
+    ran = set(_runs(tmp_path / "shard"))
+    assert ran == {d for d in fleet_names(DOMAINS) if shard_of(d, 2) == 1}
+
+
+def test_a_failing_domain_does_not_stop_the_others(
+    tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journals = tmp_path / "memory" / "journal"
+    journals.mkdir(parents=True)
+    forged = '{"seq": 7, "kind": "forged"}\n{"x": 1}\n'
+    (journals / "d0001.jsonl").write_text(forged, encoding="utf-8")
+
+    def carry_out(settings: Settings) -> None:
+        if settings.domain == "d0003":
+            raise RuntimeError("a bug in one domain")
+
+    loop = _loop(tmp_path, fleet, carry_out)
+    _pass(loop, fleet)
+    assert {d for d, n in _runs(tmp_path).items() if n} == {"d0000", "d0002", "d0004"}
+    assert dict(loop.figures.finished) == {0: 3, 1: 1, 6: 1} and loop.worst == 6
+    err = capsys.readouterr().err
+    assert "watch: d0001: failed (exit 6): journal d0001.jsonl is damaged" in err
+    assert "custodian: d0003: internal error (RuntimeError" in err
+    assert list((tmp_path / "memory" / "crashes").iterdir())  # the traceback, saved as today
+    _pass(loop, fleet)  # both are due again at the next pass; the others are not
+    assert loop.figures.started == DOMAINS + 2
+
+
+def test_metrics_parse_and_name_every_domain_and_the_loop(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    loop = _loop(tmp_path, fleet, every_s=0.2)
+    with MetricsServer("127.0.0.1", 0, loop.metrics_text, loop.health) as server:
+        worker = threading.Thread(target=loop.serve)
+        worker.start()
+        try:
+            deadline = time.monotonic() + 30
+            while loop.figures.passes < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            while sum(loop.figures.finished.values()) < DOMAINS and time.monotonic() < deadline:
+                time.sleep(0.05)
+            url = f"http://127.0.0.1:{server.port}"
+            text = httpx.get(url + "/metrics", timeout=5).text
+            health = httpx.get(url + "/healthz", timeout=5)
+        finally:
+            loop.stop.handler(15, None)
+            worker.join(timeout=30)
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    last_run = {
+        s.labels["domain"] for s in families["custodian_last_run_timestamp_seconds"].samples
+    }
+    assert last_run == set(fleet_names(DOMAINS))
+    assert families["custodian_watch_passes"].samples[0].value >= 2
+    assert families["custodian_watch_summary_reads"].samples[0].value >= 2
+    finished = families["custodian_watch_runs_finished"].samples
+    assert {s.labels["exit_code"]: s.value for s in finished if s.name.endswith("_total")} == {
+        "0": DOMAINS
+    }
+    assert health.status_code == 200 and health.text == "ok\n"
+
+
+def test_health_fails_when_no_pass_came_for_a_few_intervals(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    loop = _loop(tmp_path, fleet, every_s=0.01)
+    loop.figures.last_pass = time.time() - 120
+    assert loop.health() is not None and "no pass for" in str(loop.health())
+
+
+def test_a_shard_splits_a_list_completely_stably_and_by_sha256() -> None:
+    names = fleet_names(1000)
+    shards = [[n for n in names if parse_shard(f"{i}/4").holds(n)] for i in range(4)]
+    assert sorted(n for s in shards for n in s) == names  # complete, and no name twice
+    assert all(150 < len(s) < 350 for s in shards)
+    backwards = [[n for n in reversed(names) if parse_shard(f"{i}/4").holds(n)] for i in range(4)]
+    assert [sorted(s) for s in backwards] == shards  # the order of the list does not matter
+    expected = int.from_bytes(hashlib.sha256(b"d0042").digest()[:8], "big") % 7
+    assert shard_of("d0042", 7) == expected
+
+
+@pytest.mark.parametrize("text", ["4/4", "1", "-1/3", "a/b", "0/0"])
+def test_a_bad_shard_says_the_form(text: str) -> None:
+    from custodian_runtime.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="give I/N"):
+        parse_shard(text)
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--all-domains", "--shard", "4/4"], "--shard '4/4': give I/N"),
+        (["--all-domains", "--every", "0"], "--every 0: give seconds above 0"),
+        (["--all-domains", "--parallel", "0"], "--parallel 0: give 1 or more"),
+        (["--domains", " , "], "--domains names no domain"),
+    ],
+)
+def test_a_bad_watch_flag_is_a_usage_error_that_says_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: list[str], said: str
+) -> None:
+    from runsupport import run_cli
+
+    argv = ["watch", *extra, "--hub", "http://127.0.0.1:9", "--llm", "offline"]
+    result = run_cli(argv, tmp_path, monkeypatch)
+    assert result.code == 2 and said in result.stderr, result.stderr
+
+
+def test_a_domain_is_due_for_each_kind_of_local_work_and_only_then() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from custodian_runtime.watch._due import Learned, due
+
+    now = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+    idle = Learned(revision=4, until=now + timedelta(hours=1), waiting=None, stamp=("j", 1))
+    assert due(idle, 4, now, ("j", 1), decided=False) is None
+    assert due(None, 4, now, ("j", 1), decided=False) == "not run since the watch started"
+    assert due(idle, 5, now, ("j", 1), decided=False) == "revision 4 -> 5"
+    assert due(idle, None, now, ("j", 1), decided=False) is not None  # a v1.1 hub: every pass
+    later = now + timedelta(hours=2)
+    assert due(idle, 4, later, ("j", 1), decided=False) == (
+        "the skip window passed, or an approval expired"
+    )
+    assert due(idle, 4, now, ("j", 2), decided=False) == "its journal changed outside this watch"
+    assert (
+        due(idle, 4, now, ("j", 1), decided=True) == "a person's decision waits to be carried out"
+    )
+    waiting = Learned(4, None, "1 open write(s)", ("j", 1))
+    assert due(waiting, 4, now, ("j", 1), decided=False) == "1 open write(s)"
+
+
+def test_a_run_by_someone_else_makes_the_domain_due_once(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    from custodian_runtime.run import run
+
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    settings = _settings(tmp_path, fleet)
+    with (tmp_path / "stderr").open("a") as err:
+        other = run(replace(settings, domain="d0004", force=True), stderr=err)
+    assert other.exit_code == 0
+    _pass(loop, fleet)  # its journal moved: watch runs it (a 304 or a read), nothing else
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 3}
