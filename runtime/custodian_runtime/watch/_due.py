@@ -21,7 +21,7 @@ from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.decision_inbox import DecisionInbox
+from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.run import work_waiting
 from custodian_runtime.settings import Settings
@@ -98,14 +98,10 @@ def _expiries(items: tuple[ApprovalItem, ...], now: datetime) -> list[datetime]:
 
 
 def decisions_waiting(memory_dir: Path) -> Mapping[str, int]:
-    """Per domain, the decisions recorded while it was busy (a listing when there are none)."""
-    inbox = DecisionInbox(memory_dir)
-    if not inbox.directory.is_dir() or not any(inbox.directory.glob("*.json")):
-        return {}
-    counts: dict[str, int] = {}
+    """Per domain, the words a person kept while it was busy (a listing when there are none)."""
+    inbox = Inbox(memory_dir)
     try:
-        for decision in inbox.waiting():
-            counts[decision.domain] = counts.get(decision.domain, 0) + 1
-    except CustodianError:
-        return {}  # an unreadable one: the domain's next run reads it and says why
-    return counts
+        counts = {domain: inbox.count(domain) for domain in inbox.domains()}
+    except (CustodianError, OSError):
+        return {}  # an unreadable inbox: the domain's next run reads it and says why
+    return {domain: n for domain, n in counts.items() if n}
