@@ -24,9 +24,9 @@ ItemKey = tuple[str, Index]  # (run that authorized the write, plan item index)
 
 # What a person does about a record that cannot be read: said once, by every reader of one.
 DAMAGE_ADVICE = (
-    "Nothing was done. Keep a copy of the memory directory, check the journal with `custodian "
-    "inspect`, and restore the domain's journal from a backup taken before this record (see "
-    "'Backup and restore' in docs/operations.md)"
+    "Nothing was done. Keep a copy of the memory directory, then restore the domain's journal "
+    "from a backup taken before this record (see 'Backup and restore' in docs/operations.md); "
+    "the record named here is the first that does not decode"
 )
 
 
