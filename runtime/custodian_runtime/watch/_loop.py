@@ -88,7 +88,7 @@ class Watch:
         self._journals: dict[str, Path] = {}
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
-        self._started = time.time()
+        self._started = utc_now().timestamp()
 
     def serve(self) -> int:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
@@ -135,7 +135,7 @@ class Watch:
                 self._in_flight.add(name)
             pool.submit(self._one, name, overview, revisions[name])
         self.figures.count(passes=1)
-        self.figures.watched, self.figures.last_pass = len(names), time.time()
+        self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
 
     def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
         """One domain's run, in a worker thread; whatever happens, the others go on."""
@@ -235,7 +235,7 @@ class Watch:
     def health(self) -> str | None:
         """None while passes keep coming; else how long since the last one."""
         last = self.figures.last_pass or self._started
-        late = time.time() - last
+        late = utc_now().timestamp() - last
         if late > HEALTHY_PASSES * self.request.every_s + 30:
             return f"no pass for {late:.0f} s (every {self.request.every_s:g} s)"
         return None
