@@ -1,0 +1,156 @@
+"""The month's figures: one arm's counts, and the lines `make bench` prints for a world.
+
+Each lever's share is read from what the runs said of each item (`--json`: outcome, reason code
+and sentence, the grant it ran under) and from the grants the person issued: an item that ran
+under a grant, or on Custodian's own rules where today's release deferred it, is an item the
+person did not judge.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from month_kit import World
+from month_person import Ledger
+
+TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
+# The keys every grant row of `grants list --json` has; any other one asks for more (evidence).
+PLAIN_GRANT = {
+    "id", "domain", "operation", "where", "max_uses", "expires_at", "by", "reason", "hub_id",
+    "issued_at", "revoked", "uses", "left", "state",
+}  # fmt: skip
+
+
+@dataclass
+class Arm:
+    """One arm of a world's month: what the person judged, what the runs did, what was found."""
+
+    name: str
+    levers: bool
+    seed: int
+    ledger: Ledger
+    runs: Counter[str] = field(default_factory=Counter)
+    items: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    written: Counter[str] = field(default_factory=Counter)
+    grants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    harmed_on_hub: int = 0
+    overridden: list[str] = field(default_factory=list)
+    asked_again: list[str] = field(default_factory=list)
+    reversals: int = 0
+
+    @property
+    def judged(self) -> int:
+        """Every item the person judged."""
+        return self.ledger.total
+
+    def tally_run(self, summary: dict[str, Any]) -> None:
+        """Count one run's items by outcome, reason code and the grant each ran under."""
+        for outcome, n in summary.get("counts", {}).items():
+            self.runs[outcome] += n
+        for item in summary.get("items", []):
+            key = (item["outcome"], item.get("code", ""), item.get("grant") or "")
+            self.items[key] += 1
+            self.items[("reason", item["outcome"], _lever(item))] += 1
+
+    def unsafe(self) -> list[str]:
+        """What this arm did that it must never do."""
+        found = []
+        if self.written["harmful"] or self.harmed_on_hub:
+            found.append(f"{self.name}: harmful writes executed")
+        if self.overridden:
+            found.append(f"{self.name}: {len(self.overridden)} decisions of a person overridden")
+        if self.asked_again:
+            found.append(f"{self.name}: {len(self.asked_again)} asked again on the same facts")
+        return found
+
+
+def _lever(item: dict[str, Any]) -> str:
+    """Which rule decided an item: its reason code, and the rule its sentence names."""
+    outcome, code = item["outcome"], str(item.get("code", ""))
+    clause = str(item.get("clause") or item.get("reason", "")).lower()
+    if outcome == "executed":
+        if item.get("grant"):
+            return "grant"
+        return "a person's newer word lifted deference" if "newer" in clause else "policy"
+    if outcome == "queued":
+        for words, lever in (("suspend", "a suspended grant"), ("reversed", "narrowed: reversed")):
+            if words in clause:
+                return lever
+        return "deferred to a person's decision" if code == "deferred" else "asks a person"
+    if outcome == "denied":
+        return "a rejection held" if "rejected" in clause else "denied otherwise"
+    return code
+
+
+def _grant_kind(grant: dict[str, Any] | None) -> str:
+    if grant is None:
+        return "a grant (unlisted)"
+    extra = sorted(k for k, v in grant.items() if k not in PLAIN_GRANT and v)
+    where = " ".join(f"{k}={v}" for k, v in dict(grant.get("where") or {}).items())
+    asks = f" asking {', '.join(extra)}" if extra else ""
+    return f"grant {grant['operation']} {where or 'any params'}{asks}"
+
+
+def lever_share(arm: Arm) -> Counter[str]:
+    """Items the person did not judge, by the rule that removed each; and those it added back."""
+    share: Counter[str] = Counter()
+    for (outcome, _, grant), n in arm.items.items():
+        if outcome == "executed" and grant:
+            share[f"executed: under {_grant_kind(arm.grants.get(grant))}"] += n
+    for (tag, outcome, lever), n in arm.items.items():
+        if tag == "reason" and lever != "grant":
+            share[f"{outcome}: {lever}"] += n
+    return share
+
+
+def print_arm(arm: Arm, today: Arm | None) -> None:
+    """One arm's lines."""
+    j, w, r = arm.ledger.judged, arm.written, arm.runs
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(j.items()))
+    print(f"  {arm.name}")
+    print(f"    items judged        {arm.judged:4}  ({kinds or 'none'})")
+    print(
+        f"    run items           executed {r['executed']}, queued {r['queued']}, denied "
+        f"{r['denied']}, stale {r['stale']}; writes landed: policy {w['policy']}, person "
+        f"{w['person']}, grant {w['grant']}; runs {dict(sorted((k, v) for k, v in r.items() if k.startswith('exit')))}"
+    )
+    print(
+        f"    must be 0           harmful {w['harmful']} (journal), {arm.harmed_on_hub} (hub); "
+        f"overridden {len(arm.overridden)}; asked again {len(arm.asked_again)}"
+    )
+    for what in (arm.overridden + arm.asked_again)[:6]:
+        print(f"      ! {what}")
+    if arm.levers:
+        print(f"    commands run        {len(arm.ledger.ran)} as printed")
+        for line in arm.ledger.ran[:12]:
+            print(f"      $ {line}")
+        print(f"    findings            {len(arm.ledger.findings)}")
+        for line in arm.ledger.findings[:10]:
+            print(f"      ? {line}")
+    share = lever_share(arm)
+    if today is None:
+        print("    run items by rule")
+        for what, n in sorted(share.items()):
+            print(f"      {n:4}  {what}")
+        return
+    base = lever_share(today)
+    print("    run items by rule   (this arm / today's; the difference is each lever's share)")
+    for what in sorted(set(share) | set(base)):
+        print(f"      {share[what]:4} / {base[what]:4}  {what}")
+
+
+def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
+    """A world's figures; what must never happen, if it did."""
+    today, levers = arms
+    print(f"world {world.name}: {world.describe}; {days} days")
+    print_arm(today, None)
+    print_arm(levers, today)
+    ratio = levers.judged / max(today.judged, 1)
+    verdict = "meets" if ratio <= TARGET else "misses"
+    print(
+        f"  items judged: today {today.judged}, with levers {levers.judged}; ratio {ratio:.2f}x "
+        f"({verdict} the target of at most {TARGET}x, i.e. {int(today.judged * TARGET)})"
+    )
+    return [problem for arm in arms for problem in arm.unsafe()]
