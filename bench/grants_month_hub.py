@@ -44,7 +44,7 @@ import month_world
 import relay_world
 from month_audit import asked_again, landed, overridden, queue
 from month_figures import Arm, print_world
-from month_kit import Hands, SimClock, World, Words
+from month_kit import Hands, SimClock, Words, World
 from month_person import Ledger, cli, decide_pending, follow_report
 
 from custodian_hub import ReferenceHub, load_seed

@@ -111,10 +111,11 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(j.items()))
     print(f"  {arm.name}")
     print(f"    items judged        {arm.judged:4}  ({kinds or 'none'})")
+    exits = {k: v for k, v in sorted(r.items()) if k.startswith("exit")}
     print(
         f"    run items           executed {r['executed']}, queued {r['queued']}, denied "
         f"{r['denied']}, stale {r['stale']}; writes landed: policy {w['policy']}, person "
-        f"{w['person']}, grant {w['grant']}; runs {dict(sorted((k, v) for k, v in r.items() if k.startswith('exit')))}"
+        f"{w['person']}, grant {w['grant']}; runs {exits}"
     )
     print(
         f"    must be 0           harmful {w['harmful']} (journal), {arm.harmed_on_hub} (hub); "

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from month_kit import Hands, SimClock, World, Words
+from month_kit import Hands, SimClock, Words, World
 
 from custodian_runtime.core.journal.kinds import Authorized, item_of, read_as
 from custodian_runtime.memory.journal_store import JournalStore

@@ -19,7 +19,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from month_kit import OWN_SOURCE, Hands, World, Words
+from month_kit import OWN_SOURCE, Hands, Words, World
 from month_world import SHAPES, START, Observed, _ts
 
 DOMAIN = "relay"
