@@ -21,6 +21,9 @@ import pytest
 from custodian_hub import demo_dataset, load_seed
 from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.standing.agreement import agreement
+from custodian_runtime.core.standing.grants import Grant, covering
+from custodian_runtime.core.standing.suggestions import Asking, Live
 from custodian_runtime.memory.approvals import ApprovalStore
 from spinesupport import held_hub
 
@@ -159,3 +162,112 @@ def test_without_a_hub_the_issue_error_names_embedded_too(
     )  # fmt: skip
     assert code == 2
     assert "pass --hub embedded (the demo's) or --hub URL" in capsys.readouterr().err
+
+
+# The pure core: classes, the lower bound, what is live, and why there is none.
+
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+HUB = "hub_id:h1"
+
+
+def _at(n: int, op: str, params: dict[str, Any], status: str) -> ApprovalItem:
+    return ApprovalItem(
+        id=f"apr-{n:08x}-0000", domain=DOMAIN, operation=op, params=params, run_id="run-1",
+        fingerprint=f"f{n}", precondition={}, status=status,
+        created_at=NOW - timedelta(days=1), expires_at=NOW + timedelta(days=13),
+    )  # fmt: skip
+
+
+def _moves(count: int, status: str, verdict: str, start: int = 0) -> list[ApprovalItem]:
+    return [
+        _at(n, "set_task_status", {"task_id": f"web-t-{n}", "status": status}, verdict)
+        for n in range(start, start + count)
+    ]
+
+
+def _one(items: list[ApprovalItem], mode: str | None = None, live: Live | None = None) -> Any:
+    [row] = agreement(items, NOW, 30)
+    return row.suggested(Asking(DOMAIN, "mem", "embedded", "ana"), mode, live)
+
+
+def _grant(where: dict[str, str], op: str = "set_task_status", **bounds: Any) -> Grant:
+    return Grant(
+        id="grant-0123456789ab", domain=DOMAIN, operation=op, where=where,
+        max_uses=bounds.get("max_uses", 10), expires_at=bounds.get("expires", NOW + timedelta(days=6)),
+        by="ana", reason="r", hub_id=HUB, issued_at=NOW - timedelta(days=1),
+    )  # fmt: skip
+
+
+def test_the_class_a_grant_names_is_scored_not_the_operation() -> None:
+    items = [*_moves(8, "blocked", "executed"), *_moves(2, "cancelled", "rejected", 50)]
+    found = _one(items)
+    [one] = found.suggestions
+    assert one.where == {"status": "blocked"} and found.none_because is None
+    assert one.why == "8 of 8 approved, lower bound 0.68, none rejected in this class"
+    words = shlex.split(one.command)
+    assert words[:3] == ["custodian", "grants", "issue"]
+    assert words[words.index("--hub") + 1] == "embedded" and "--memory" in words
+    grant = _grant({"status": "blocked"})
+    assert all(covering(i.operation, i.params, [grant], {}, NOW, HUB).grant for i in items[:8])
+    assert not any(covering(i.operation, i.params, [grant], {}, NOW, HUB).grant for i in items[8:])
+
+
+def test_why_there_is_none_too_few_or_a_rejection_or_never_grantable() -> None:
+    few = _one(_moves(5, "blocked", "executed"))
+    assert few.suggestions == () and few.none_because.startswith(
+        "too few decided: 5 of the 8 needed"
+    )
+    mixed = [*_moves(9, "blocked", "executed"), *_moves(1, "blocked", "rejected", 50)]
+    assert _one(mixed).none_because.startswith(
+        "would cover a rejected proposal: as a whole holds 9 approved and 1 rejected"
+    )
+    resolves = [
+        _at(n, "resolve_decision", {"decision_id": f"d-{n}", "resolution": "yes"}, "executed")
+        for n in range(12)
+    ]
+    assert _one(resolves).none_because == (
+        "never grantable: resolving a decision is a person's judgement on that decision"
+    )
+    [row] = agreement(_moves(1, "blocked", "rejected"), NOW, 30)
+    assert row.line().startswith("set_task_status: 1 proposal, 0 approved, 1 rejected")
+
+
+def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() -> None:
+    items = _moves(8, "blocked", "executed")
+    live = Live([_grant({"status": "blocked"})], {"grant-0123456789ab": 3}, NOW)
+    covered = _one(items, live=live)
+    assert covered.suggestions == ()
+    assert covered.none_because == "a live grant covers it: grant-0123456789ab (status=blocked)"
+    low = _one(items, live=Live([_grant({"status": "blocked"})], {"grant-0123456789ab": 9}, NOW))
+    [renew] = low.suggestions
+    assert renew.kind == "renew" and renew.where == {"status": "blocked"}
+    assert renew.why == "grant-0123456789ab runs low: 9 of 10 used, 1 left, expires in 6 days"
+    assert "--max 10 --expires 7d" in renew.command
+    soon = Live([_grant({"status": "blocked"}, expires=NOW + timedelta(hours=30))], {}, NOW)
+    assert [s.kind for s in _one(items, live=soon).suggestions] == ["renew"]
+
+
+def test_a_mode_an_operation_has_is_never_suggested() -> None:
+    done = [
+        _at(n, "update_task_status", {"task_id": f"web-t-{n}", "status": "done"}, "executed")
+        for n in range(12)
+    ]
+    assert _one(done, "auto").suggestions == ()
+    assert _one(done, None).none_because == "already auto: it runs on its own"
+    [asked] = _one(done, "ask").suggestions
+    assert "--mode auto" in asked.command and asked.kind == "mode"
+
+
+def test_a_create_that_omits_status_is_held_as_todo() -> None:
+    creates = [
+        _at(n, "create_task", {"workstream_id": "web-ws-1", "title": f"T {n}"}, "executed")
+        for n in range(8)
+    ]
+    cancel = _at(99, "create_task", {"workstream_id": "web-ws-1", "title": "X",
+                                     "status": "cancelled"}, "rejected")  # fmt: skip
+    found = _one([*creates, cancel])
+    assert [s.where for s in found.suggestions] == [{"status": "todo"}]
+    grant = _grant({"status": "todo"}, op="create_task")
+    omitted = {"workstream_id": "web-ws-1", "title": "New"}
+    assert covering("create_task", omitted, [grant], {}, NOW, HUB).grant is not None
+    assert covering("create_task", cancel.params, [grant], {}, NOW, HUB).grant is None

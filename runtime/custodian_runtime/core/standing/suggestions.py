@@ -291,13 +291,13 @@ def _covered(tally: Tally, grants: Sequence[Grant]) -> frozenset[int]:
 
 def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple[bool, str]:
     """Whether a clean class earns a grant past what is covered already, and the words why."""
-    holder = next((g for g in grants if all(c.where.get(k) == v for k, v in g.where.items())), None)
-    if holder is not None:
-        return False, f"a live grant covers it: {holder.id} ({where_label(holder.where)})"
+    named = ", ".join(f"{g.id} ({where_label(g.where)})" for g in grants)
+    if any(all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
+        return False, f"a live grant covers it: {named}"
     gone = len(c.approved & covered)
-    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved")
     if gone and c.approved <= covered:
-        return False, f"a live grant covers what was approved in it ({c.label})"
+        return False, f"a live grant covers it: {named}"
+    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved")
     return ok, why if ok else f"{why} ({c.label})"
 
 
@@ -320,20 +320,20 @@ def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion,
 
 
 def _why_none(tally: Tally, classes: Sequence[_Class], reasons: Sequence[str]) -> str:
-    """Why no grant is suggested: the reason of the strongest class that holds no rejection."""
+    """Why no grant is suggested: the strongest clean class's reason, or the rejections that
+    a class with enough approvals would cover."""
     if tally.approved + tally.rejected + tally.shadow == 0:
         return "nothing decided in the window"
-    if not reasons:
-        worst = classes[0]
+    clean = [c for c in classes if c.rejected == 0]
+    dirty = [c for c in classes if c.rejected and len(c.approved) >= NEEDED]
+    if dirty and (not clean or clean[0].decided < NEEDED):
+        worst = dirty[0]
+        narrower = f"; {reasons[0]}" if reasons else ""
         return (
-            "would cover a rejected proposal: every class --where can name that holds an "
-            f"approval also holds a proposal a person rejected ({worst.rejected} rejected "
-            f"{worst.label})"
+            f"would cover a rejected proposal: {worst.label} holds {len(worst.approved)} "
+            f"approved and {worst.rejected} rejected{narrower}"
         )
-    rejected = ""
-    if tally.rejected:
-        rejected = f"; the operation as a whole would cover {tally.rejected} rejected"
-    return f"{reasons[0]}{rejected}"
+    return reasons[0] if reasons else "nothing approved in the window"
 
 
 def where_label(where: Mapping[str, str]) -> str:
