@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         record,
         rule,
         shadow,
+        suggestions,
     )
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "record",
     "rule",
     "shadow",
+    "suggestions",
 ]
 
 if not TYPE_CHECKING:
