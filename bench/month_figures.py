@@ -121,6 +121,11 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
         f"    must be 0           harmful {w['harmful']} (journal), {arm.harmed_on_hub} (hub); "
         f"overridden {len(arm.overridden)}; asked again {len(arm.asked_again)}"
     )
+    if arm.reversals:
+        print(
+            f"    reversals           {arm.reversals} of Custodian's own writes set back "
+            "by a person"
+        )
     for what in (arm.overridden + arm.asked_again)[:6]:
         print(f"      ! {what}")
     if arm.levers:
@@ -142,12 +147,37 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
         print(f"      {share[what]:4} / {base[what]:4}  {what}")
 
 
+def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
+    """The items each lever took off (or put back on) the person's desk, against today's."""
+    share, base = lever_share(arm), lever_share(today)
+    under = [(k, n) for k, n in share.items() if k.startswith("executed: under grant")]
+    spent = sum(n for k, n in arm.ledger.judged.items() if k not in ("approve", "reject"))
+    lines = [
+        f"grants from class suggestions {sum(n for k, n in under if ' asking ' not in k)}",
+        f"grants asking for evidence {sum(n for k, n in under if ' asking ' in k)}",
+    ]
+    lifted = "executed: a person's newer word lifted deference"
+    for label, key in (
+        ("deference lifted by a person's newer word", lifted),
+        ("rejections held (denied, not asked)", "denied: a rejection held"),
+    ):
+        lines.append(f"{label} {share[key] - base[key]:+d}")
+    for label, key in (
+        ("asked again: a suspended grant", "queued: a suspended grant"),
+        ("asked again: narrowed after a reversal", "queued: narrowed: reversed"),
+    ):
+        lines.append(f"{label} {share[key]}")
+    lines.append(f"items spent on the report's commands {spent}")
+    return lines
+
+
 def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
     """A world's figures; what must never happen, if it did."""
     today, levers = arms
     print(f"world {world.name}: {world.describe}; {days} days")
     print_arm(today, None)
     print_arm(levers, today)
+    print(f"    saved by lever      {'; '.join(saved_by_lever(levers, today))}")
     ratio = levers.judged / max(today.judged, 1)
     verdict = "meets" if ratio <= TARGET else "misses"
     print(
