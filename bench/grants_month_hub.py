@@ -86,7 +86,10 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
         "run", "--llm", f"file:{answer}", "--canon", str(REPO / "canon"), "--force", "--json"
     )
     arm.runs[f"exit {code}"] += 1
-    arm.tally_run(json.loads(out))
+    summary = json.loads(out)
+    arm.tally_run(summary)
+    if code != 0:
+        arm.ledger.findings.append(f"day {day}: run exit {code}: {summary.get('message')}")
     hands.clock.set(base + timedelta(hours=1))
     decide_pending(hands, arm.ledger, world.harmful, world.reject_reason)
 

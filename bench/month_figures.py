@@ -16,6 +16,10 @@ from month_kit import World
 from month_person import Ledger
 
 TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
+# Items judged in today's arm on the release before the levers (main at #28), per world, days
+# and seed: a lever that acts without a report (a newer word lifting deference) changes the
+# today arm of the code measured too, so the target is held against these.
+RELEASE = {("month", 30, 7): 135, ("relay", 30, 7): 188}
 # The keys every grant row of `grants list --json` has; any other one asks for more (evidence).
 PLAIN_GRANT = {
     "id", "domain", "operation", "where", "max_uses", "expires_at", "by", "reason", "hub_id",
@@ -132,6 +136,7 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
         print(f"    commands run        {len(arm.ledger.ran)} as printed")
         for line in arm.ledger.ran[:12]:
             print(f"      $ {line}")
+    if arm.levers or arm.ledger.findings:
         print(f"    findings            {len(arm.ledger.findings)}")
         for line in arm.ledger.findings[:10]:
             print(f"      ? {line}")
@@ -178,10 +183,12 @@ def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
     print_arm(today, None)
     print_arm(levers, today)
     print(f"    saved by lever      {'; '.join(saved_by_lever(levers, today))}")
-    ratio = levers.judged / max(today.judged, 1)
+    release = RELEASE.get((world.name, days, levers.seed), today.judged)
+    ratio = levers.judged / max(release, 1)
     verdict = "meets" if ratio <= TARGET else "misses"
     print(
-        f"  items judged: today {today.judged}, with levers {levers.judged}; ratio {ratio:.2f}x "
-        f"({verdict} the target of at most {TARGET}x, i.e. {int(today.judged * TARGET)})"
+        f"  items judged: today's release {release}, today's arm on this code {today.judged}, "
+        f"with levers {levers.judged}; ratio {ratio:.2f}x ({verdict} the target of at most "
+        f"{TARGET}x, i.e. {int(release * TARGET)})"
     )
     return [problem for arm in arms for problem in arm.unsafe()]

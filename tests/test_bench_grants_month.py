@@ -57,7 +57,7 @@ def test_make_bench_prints_both_arms_the_ratio_and_what_must_be_zero(
     out = capsys.readouterr().out
     assert out.count("harmful 0 (journal), 0 (hub); overridden 0; asked again 0") == 2, out
     assert "today (no report followed)" in out and "with levers (the weekly report" in out
-    assert "items judged: today 5, with levers 5; ratio 1.00x" in out
+    assert "today's arm on this code 5, with levers 5; ratio 1.00x" in out
 
 
 def test_a_printed_line_runs_as_printed_with_only_by_and_reason_filled(bench: ModuleType) -> None:
