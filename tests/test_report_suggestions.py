@@ -266,7 +266,7 @@ def test_a_create_that_omits_status_is_held_as_todo() -> None:
     cancel = _at(99, "create_task", {"workstream_id": "web-ws-1", "title": "X",
                                      "status": "cancelled"}, "rejected")  # fmt: skip
     found = _one([*creates, cancel])
-    assert [s.where for s in found.suggestions] == [{"status": "todo"}]
+    assert [s.where for s in found.suggestions] == [{"status": "todo", "workstream_id": "web-ws-1"}]
     grant = _grant({"status": "todo"}, op="create_task")
     omitted = {"workstream_id": "web-ws-1", "title": "New"}
     assert covering("create_task", omitted, [grant], {}, NOW, HUB).grant is not None

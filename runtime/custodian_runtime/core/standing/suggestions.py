@@ -6,7 +6,8 @@ class earns a suggestion when it holds no proposal a person rejected in the wind
 lower bound of the Wilson score interval (95 %) of its agreement is at least MIN_BOUND: with
 no rejection that takes NEEDED approvals. A class a live grant already covers earns none; a
 live grant running low (under 20 % of its uses left, or under 2 days) is suggested for
-renewal with its record. A mode an operation already has is never suggested.
+renewal with its record. A suggested grant is narrowed further to every param value all the
+class's approved proposals shared. A mode an operation already has is never suggested.
 """
 
 from __future__ import annotations
@@ -279,6 +280,15 @@ def _classes(tally: Tally) -> list[_Class]:
     return found
 
 
+def _shared(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
+    """The KEY=VALUEs every approved proposal of a class held: what its grant narrows to."""
+    if not approved:
+        return {}
+    first, *rest = approved
+    held = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
+    return {k: v for k, v in held.items() if all(where_text(p.get(k)) == v for p in rest)}
+
+
 def _covered(tally: Tally, grants: Sequence[Grant]) -> frozenset[int]:
     """The approved proposals a live grant already covers."""
     return frozenset(
@@ -314,7 +324,8 @@ def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion,
         if not ok:
             reasons.append(why)
             continue
-        found.append(grant_command(asking, op, c.where, f"{why}, none rejected in this class"))
+        where = {**_shared([tally.decided[i][1] for i in sorted(c.approved)]), **c.where}
+        found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
         covered |= c.approved
     return tuple(found), _why_none(tally, classes, reasons)
 
