@@ -94,7 +94,11 @@ def test_a_shared_value_with_spaces_is_quoted_for_the_shell_and_round_trips() ->
     rejected = _item(99, other, "rejected", "create_task")  # the whole operation would cover it
     [row] = agreement([*items, rejected], NOW, 30)
     grant = _granted(str(row.suggestion("website")))
-    assert grant.where == {"status": "todo", "title": "Fix the 'docs' page", "workstream_id": "web-ws-1"}
+    assert grant.where == {
+        "status": "todo",
+        "title": "Fix the 'docs' page",
+        "workstream_id": "web-ws-1",
+    }
     assert all(_covers(grant, item) for item in items) and not _covers(grant, rejected)
 
 

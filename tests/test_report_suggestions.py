@@ -193,7 +193,8 @@ def _one(items: list[ApprovalItem], mode: str | None = None, live: Live | None =
 def _grant(where: dict[str, str], op: str = "set_task_status", **bounds: Any) -> Grant:
     return Grant(
         id="grant-0123456789ab", domain=DOMAIN, operation=op, where=where,
-        max_uses=bounds.get("max_uses", 10), expires_at=bounds.get("expires", NOW + timedelta(days=6)),
+        max_uses=bounds.get("max_uses", 10),
+        expires_at=bounds.get("expires", NOW + timedelta(days=6)),
         by="ana", reason="r", hub_id=HUB, issued_at=NOW - timedelta(days=1),
     )  # fmt: skip
 

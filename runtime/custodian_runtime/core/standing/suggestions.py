@@ -116,8 +116,7 @@ class Live:
         return [
             g
             for g in self.grants
-            if g.operation == operation
-            and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
+            if g.operation == operation and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
         ]
 
 
