@@ -22,8 +22,9 @@ from custodian_hub import demo_dataset, load_seed
 from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement
+from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
-from custodian_runtime.core.standing.suggestions import Asking, Live
+from custodian_runtime.core.standing.suggestions import Live
 from custodian_runtime.memory.approvals import ApprovalStore
 from spinesupport import held_hub
 

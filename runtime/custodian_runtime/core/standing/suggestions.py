@@ -13,12 +13,18 @@ class's approved proposals shared. A mode an operation already has is never sugg
 from __future__ import annotations
 
 import math
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core.standing.commands import (
+    Asking,
+    Suggestion,
+    grant_command,
+    mode_command,
+    where_label,
+)
 from custodian_runtime.core.standing.grants import (
     Grant,
     never_grantable,
@@ -31,7 +37,6 @@ Z = 1.96  # 95 %, two-sided
 MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
 RENEW_SHARE = 0.2  # a live grant with fewer uses left than this share of its max runs low
 RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
-GRANT_MAX, GRANT_EXPIRES = 10, "7d"  # what a suggested grant asks for
 
 
 def lower_bound(agreed: int, decided: int) -> float:
@@ -46,37 +51,6 @@ def lower_bound(agreed: int, decided: int) -> float:
 
 # How many decided, none rejected, a class needs for its bound to reach MIN_BOUND.
 NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= MIN_BOUND)
-
-
-@dataclass(frozen=True)
-class Asking:
-    """Where the suggested commands run: the domain, its memory, its hub, who decides."""
-
-    domain: str
-    memory: str | None = None
-    hub: str | None = None  # `embedded` or the hub's URL, as `--hub` takes it
-    by: str = "NAME"
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    """One command a person may run, and why it is suggested."""
-
-    kind: str  # "grant", "renew" or "mode"
-    operation: str
-    command: str
-    why: str
-    where: Mapping[str, str] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, object]:
-        """As `policy report --json` lists it."""
-        return {
-            "kind": self.kind,
-            "operation": self.operation,
-            "command": self.command,
-            "why": self.why,
-            "where": dict(self.where),
-        }
 
 
 @dataclass(frozen=True)
@@ -118,40 +92,6 @@ class Live:
             for g in self.grants
             if g.operation == operation and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
         ]
-
-
-def _argv_text(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(word) for word in argv)
-
-
-def _tail(asking: Asking, reason: str, hub: bool) -> list[str]:
-    words = ["--hub", asking.hub] if hub and asking.hub else []
-    words += ["--memory", asking.memory] if asking.memory else []
-    return [*words, "--by", asking.by, "--reason", reason]
-
-
-def mode_command(asking: Asking, operation: str, mode: str, why: str) -> Suggestion:
-    """`policy set` of `operation` to `mode`, with why in its reason."""
-    argv = ["custodian", "policy", "set", "--domain", asking.domain, "--operation", operation]
-    argv += ["--mode", mode, *_tail(asking, f"policy report: {why}", hub=False)]
-    return Suggestion("mode", operation, _argv_text(argv), why)
-
-
-def grant_command(
-    asking: Asking,
-    operation: str,
-    where: Mapping[str, str],
-    why: str,
-    kind: str = "grant",
-    bounds: tuple[int, str] = (GRANT_MAX, GRANT_EXPIRES),
-) -> Suggestion:
-    """`grants issue` of `operation` narrowed to `where`, with why in its reason."""
-    argv = ["custodian", "grants", "issue", "--domain", asking.domain, "--operation", operation]
-    for key, value in sorted(where.items()):
-        argv += ["--where", f"{key}={value}"]
-    argv += ["--max", str(bounds[0]), "--expires", bounds[1]]
-    argv += _tail(asking, f"policy report: {why}", hub=True)
-    return Suggestion(kind, operation, _argv_text(argv), why, dict(where))
 
 
 def suggest(tally: Tally, mode: str | None, live: Live, asking: Asking) -> Suggested:
@@ -344,8 +284,3 @@ def _why_none(tally: Tally, classes: Sequence[_Class], reasons: Sequence[str]) -
             f"approved and {worst.rejected} rejected{narrower}"
         )
     return reasons[0] if reasons else "nothing approved in the window"
-
-
-def where_label(where: Mapping[str, str]) -> str:
-    """A grant's `where` in words: `status=blocked`, or `any params`."""
-    return " ".join(f"{k}={v}" for k, v in sorted(where.items())) or "any params"
