@@ -247,6 +247,9 @@ def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() ->
     assert "--max 10 --expires 7d" in renew.command
     soon = Live([_grant({"status": "blocked"}, expires=NOW + timedelta(hours=30))], {}, NOW)
     assert [s.kind for s in _one(items, live=soon).suggestions] == ["renew"]
+    undone = Live(soon.grants, {}, NOW, reversed={"grant-0123456789ab": 0})
+    [told] = _one(items, live=undone).suggestions
+    assert told.why.endswith("0 of 10 used, 10 left, expires in 1 day, 0 reversed by a person")
 
 
 def test_a_mode_an_operation_has_is_never_suggested() -> None:
@@ -273,3 +276,18 @@ def test_a_create_that_omits_status_is_held_as_todo() -> None:
     omitted = {"workstream_id": "web-ws-1", "title": "New"}
     assert covering("create_task", omitted, [grant], {}, NOW, HUB).grant is not None
     assert covering("create_task", cancel.params, [grant], {}, NOW, HUB).grant is None
+
+
+def test_the_standing_panel_shows_what_the_report_suggests(quiet_env: Path) -> None:
+    from custodian_runtime.review.standing import standing_view
+    from custodian_runtime.settings import load_settings
+
+    memory = quiet_env / "memory"
+    _decided(memory, "http://127.0.0.1:9/")
+    data = json.loads(_report(memory, "--json"))
+    settings = load_settings({"memory": str(memory)}, {}, quiet_env, domain_required=False,
+                             hub_required=False)  # fmt: skip
+    said = standing_view(settings, DOMAIN, datetime.now(UTC)).suggested_of("set_task_status")
+    [row] = data["operations"]
+    assert [s.as_json() for s in said.suggestions] == row["suggestions"] != []
+    assert "--hub http://127.0.0.1:9/" in row["suggest"]

@@ -82,6 +82,8 @@ class Live:
     grants: Sequence[Grant] = ()
     uses: Mapping[str, int] = field(default_factory=dict)
     now: datetime | None = None
+    # Writes made under each grant that a person then reversed, where that is known.
+    reversed: Mapping[str, int] = field(default_factory=dict)
 
     def of(self, operation: str) -> list[Grant]:
         """The grants of `operation` that are live now."""
@@ -160,9 +162,11 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             continue
         uses = live.uses.get(grant.id, 0)
         left = grant.expires_at - (live.now or grant.issued_at)
+        undone = live.reversed.get(grant.id)
         why = (
             f"{grant.id} runs low: {uses} of {grant.max_uses} used, "
             f"{grant.max_uses - uses} left, expires in {span(left)}"
+            + ("" if undone is None else f", {undone} reversed by a person")
         )
         bounds = (grant.max_uses, _length(grant.expires_at - grant.issued_at))
         found.append(grant_command(asking, op, grant.where, why, "renew", bounds))
