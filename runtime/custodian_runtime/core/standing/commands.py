@@ -44,21 +44,22 @@ class Suggestion:
         }
 
 
-def _argv_text(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(word) for word in argv)
+def _argv_text(argv: Sequence[str], reason: str) -> str:
+    """The words quoted for a POSIX shell, the reason last as one `--reason=...` word."""
+    return " ".join([*(shlex.quote(word) for word in argv), f"--reason={shlex.quote(reason)}"])
 
 
-def _tail(asking: Asking, reason: str, hub: bool) -> list[str]:
+def _tail(asking: Asking, hub: bool) -> list[str]:
     words = ["--hub", asking.hub] if hub and asking.hub else []
     words += ["--memory", asking.memory] if asking.memory else []
-    return [*words, "--by", asking.by, "--reason", reason]
+    return [*words, "--by", asking.by]
 
 
 def mode_command(asking: Asking, operation: str, mode: str, why: str) -> Suggestion:
     """`policy set` of `operation` to `mode`, with why in its reason."""
     argv = ["custodian", "policy", "set", "--domain", asking.domain, "--operation", operation]
-    argv += ["--mode", mode, *_tail(asking, f"policy report: {why}", hub=False)]
-    return Suggestion("mode", operation, _argv_text(argv), why)
+    argv += ["--mode", mode, *_tail(asking, hub=False)]
+    return Suggestion("mode", operation, _argv_text(argv, f"policy report: {why}"), why)
 
 
 def grant_command(
@@ -74,8 +75,8 @@ def grant_command(
     for key, value in sorted(where.items()):
         argv += ["--where", f"{key}={value}"]
     argv += ["--max", str(bounds[0]), "--expires", bounds[1]]
-    argv += _tail(asking, f"policy report: {why}", hub=True)
-    return Suggestion(kind, operation, _argv_text(argv), why, dict(where))
+    argv += _tail(asking, hub=True)
+    return Suggestion(kind, operation, _argv_text(argv, f"policy report: {why}"), why, dict(where))
 
 
 def where_label(where: Mapping[str, str]) -> str:
