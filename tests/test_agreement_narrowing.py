@@ -84,7 +84,7 @@ def test_never_rejected_and_nothing_shared_is_suggested_as_worded() -> None:
     [row] = agreement(creates, NOW, 30)
     assert row.where == {"status": "todo"}  # as the hub holds a create that says no status
     suggestion = str(row.suggestion("website"))
-    assert "--where" not in suggestion and "--operation create_task" in suggestion
+    assert "--operation create_task --where status=todo --max" in suggestion
 
 
 def test_a_shared_value_with_spaces_is_quoted_for_the_shell_and_round_trips() -> None:
@@ -94,7 +94,11 @@ def test_a_shared_value_with_spaces_is_quoted_for_the_shell_and_round_trips() ->
     rejected = _item(99, other, "rejected", "create_task")  # the whole operation would cover it
     [row] = agreement([*items, rejected], NOW, 30)
     grant = _granted(str(row.suggestion("website")))
-    assert grant.where == {"title": "Fix the 'docs' page"}
+    assert grant.where == {
+        "status": "todo",
+        "title": "Fix the 'docs' page",
+        "workstream_id": "web-ws-1",
+    }
     assert all(_covers(grant, item) for item in items) and not _covers(grant, rejected)
 
 

@@ -22,8 +22,9 @@ from custodian_hub import demo_dataset, load_seed
 from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement
+from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
-from custodian_runtime.core.standing.suggestions import Asking, Live
+from custodian_runtime.core.standing.suggestions import Live
 from custodian_runtime.memory.approvals import ApprovalStore
 from spinesupport import held_hub
 
@@ -193,7 +194,8 @@ def _one(items: list[ApprovalItem], mode: str | None = None, live: Live | None =
 def _grant(where: dict[str, str], op: str = "set_task_status", **bounds: Any) -> Grant:
     return Grant(
         id="grant-0123456789ab", domain=DOMAIN, operation=op, where=where,
-        max_uses=bounds.get("max_uses", 10), expires_at=bounds.get("expires", NOW + timedelta(days=6)),
+        max_uses=bounds.get("max_uses", 10),
+        expires_at=bounds.get("expires", NOW + timedelta(days=6)),
         by="ana", reason="r", hub_id=HUB, issued_at=NOW - timedelta(days=1),
     )  # fmt: skip
 
@@ -245,6 +247,9 @@ def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() ->
     assert "--max 10 --expires 7d" in renew.command
     soon = Live([_grant({"status": "blocked"}, expires=NOW + timedelta(hours=30))], {}, NOW)
     assert [s.kind for s in _one(items, live=soon).suggestions] == ["renew"]
+    undone = Live(soon.grants, {}, NOW, reversed={"grant-0123456789ab": 0})
+    [told] = _one(items, live=undone).suggestions
+    assert told.why.endswith("0 of 10 used, 10 left, expires in 1 day, 0 reversed by a person")
 
 
 def test_a_mode_an_operation_has_is_never_suggested() -> None:
@@ -266,8 +271,23 @@ def test_a_create_that_omits_status_is_held_as_todo() -> None:
     cancel = _at(99, "create_task", {"workstream_id": "web-ws-1", "title": "X",
                                      "status": "cancelled"}, "rejected")  # fmt: skip
     found = _one([*creates, cancel])
-    assert [s.where for s in found.suggestions] == [{"status": "todo"}]
+    assert [s.where for s in found.suggestions] == [{"status": "todo", "workstream_id": "web-ws-1"}]
     grant = _grant({"status": "todo"}, op="create_task")
     omitted = {"workstream_id": "web-ws-1", "title": "New"}
     assert covering("create_task", omitted, [grant], {}, NOW, HUB).grant is not None
     assert covering("create_task", cancel.params, [grant], {}, NOW, HUB).grant is None
+
+
+def test_the_standing_panel_shows_what_the_report_suggests(quiet_env: Path) -> None:
+    from custodian_runtime.review.standing import standing_view
+    from custodian_runtime.settings import load_settings
+
+    memory = quiet_env / "memory"
+    _decided(memory, "http://127.0.0.1:9/")
+    data = json.loads(_report(memory, "--json"))
+    settings = load_settings({"memory": str(memory)}, {}, quiet_env, domain_required=False,
+                             hub_required=False)  # fmt: skip
+    said = standing_view(settings, DOMAIN, datetime.now(UTC)).suggested_of("set_task_status")
+    [row] = data["operations"]
+    assert [s.as_json() for s in said.suggestions] == row["suggestions"] != []
+    assert "--hub http://127.0.0.1:9/" in row["suggest"]

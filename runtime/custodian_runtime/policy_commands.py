@@ -18,6 +18,7 @@ from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
+from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import (
     Grant,
     grant_problem,
@@ -26,7 +27,7 @@ from custodian_runtime.core.standing.grants import (
 )
 from custodian_runtime.core.standing.modes import known_operations, mode_problem, person_problem
 from custodian_runtime.core.standing.shadow import shadow_counts
-from custodian_runtime.core.standing.suggestions import Asking, Live, Suggested
+from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore

@@ -9,6 +9,7 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.core.standing import (
         agreement,
+        commands,
         grants,
         ledger,
         modes,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "agreement",
+    "commands",
     "grants",
     "ledger",
     "modes",

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import held_params, where_text
 from custodian_runtime.core.standing.shadow import ShadowCount
 from custodian_runtime.core.standing.suggestions import (
     NEEDED,
-    Asking,
     Live,
     Suggested,
     Tally,

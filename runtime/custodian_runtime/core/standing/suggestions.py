@@ -6,18 +6,25 @@ class earns a suggestion when it holds no proposal a person rejected in the wind
 lower bound of the Wilson score interval (95 %) of its agreement is at least MIN_BOUND: with
 no rejection that takes NEEDED approvals. A class a live grant already covers earns none; a
 live grant running low (under 20 % of its uses left, or under 2 days) is suggested for
-renewal with its record. A mode an operation already has is never suggested.
+renewal with its record. A suggested grant is narrowed further to every param value all the
+class's approved proposals shared. A mode an operation already has is never suggested.
 """
 
 from __future__ import annotations
 
 import math
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core.standing.commands import (
+    Asking,
+    Suggestion,
+    grant_command,
+    mode_command,
+    where_label,
+)
 from custodian_runtime.core.standing.grants import (
     Grant,
     never_grantable,
@@ -30,7 +37,6 @@ Z = 1.96  # 95 %, two-sided
 MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
 RENEW_SHARE = 0.2  # a live grant with fewer uses left than this share of its max runs low
 RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
-GRANT_MAX, GRANT_EXPIRES = 10, "7d"  # what a suggested grant asks for
 
 
 def lower_bound(agreed: int, decided: int) -> float:
@@ -45,37 +51,6 @@ def lower_bound(agreed: int, decided: int) -> float:
 
 # How many decided, none rejected, a class needs for its bound to reach MIN_BOUND.
 NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= MIN_BOUND)
-
-
-@dataclass(frozen=True)
-class Asking:
-    """Where the suggested commands run: the domain, its memory, its hub, who decides."""
-
-    domain: str
-    memory: str | None = None
-    hub: str | None = None  # `embedded` or the hub's URL, as `--hub` takes it
-    by: str = "NAME"
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    """One command a person may run, and why it is suggested."""
-
-    kind: str  # "grant", "renew" or "mode"
-    operation: str
-    command: str
-    why: str
-    where: Mapping[str, str] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, object]:
-        """As `policy report --json` lists it."""
-        return {
-            "kind": self.kind,
-            "operation": self.operation,
-            "command": self.command,
-            "why": self.why,
-            "where": dict(self.where),
-        }
 
 
 @dataclass(frozen=True)
@@ -107,6 +82,8 @@ class Live:
     grants: Sequence[Grant] = ()
     uses: Mapping[str, int] = field(default_factory=dict)
     now: datetime | None = None
+    # Writes made under each grant that a person then reversed, where that is known.
+    reversed: Mapping[str, int] = field(default_factory=dict)
 
     def of(self, operation: str) -> list[Grant]:
         """The grants of `operation` that are live now."""
@@ -115,43 +92,8 @@ class Live:
         return [
             g
             for g in self.grants
-            if g.operation == operation
-            and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
+            if g.operation == operation and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
         ]
-
-
-def _argv_text(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(word) for word in argv)
-
-
-def _tail(asking: Asking, reason: str, hub: bool) -> list[str]:
-    words = ["--hub", asking.hub] if hub and asking.hub else []
-    words += ["--memory", asking.memory] if asking.memory else []
-    return [*words, "--by", asking.by, "--reason", reason]
-
-
-def mode_command(asking: Asking, operation: str, mode: str, why: str) -> Suggestion:
-    """`policy set` of `operation` to `mode`, with why in its reason."""
-    argv = ["custodian", "policy", "set", "--domain", asking.domain, "--operation", operation]
-    argv += ["--mode", mode, *_tail(asking, f"policy report: {why}", hub=False)]
-    return Suggestion("mode", operation, _argv_text(argv), why)
-
-
-def grant_command(
-    asking: Asking,
-    operation: str,
-    where: Mapping[str, str],
-    why: str,
-    kind: str = "grant",
-    bounds: tuple[int, str] = (GRANT_MAX, GRANT_EXPIRES),
-) -> Suggestion:
-    """`grants issue` of `operation` narrowed to `where`, with why in its reason."""
-    argv = ["custodian", "grants", "issue", "--domain", asking.domain, "--operation", operation]
-    for key, value in sorted(where.items()):
-        argv += ["--where", f"{key}={value}"]
-    argv += ["--max", str(bounds[0]), "--expires", bounds[1]]
-    argv += _tail(asking, f"policy report: {why}", hub=True)
-    return Suggestion(kind, operation, _argv_text(argv), why, dict(where))
 
 
 def suggest(tally: Tally, mode: str | None, live: Live, asking: Asking) -> Suggested:
@@ -220,9 +162,11 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             continue
         uses = live.uses.get(grant.id, 0)
         left = grant.expires_at - (live.now or grant.issued_at)
+        undone = live.reversed.get(grant.id)
         why = (
             f"{grant.id} runs low: {uses} of {grant.max_uses} used, "
             f"{grant.max_uses - uses} left, expires in {span(left)}"
+            + ("" if undone is None else f", {undone} reversed by a person")
         )
         bounds = (grant.max_uses, _length(grant.expires_at - grant.issued_at))
         found.append(grant_command(asking, op, grant.where, why, "renew", bounds))
@@ -279,6 +223,15 @@ def _classes(tally: Tally) -> list[_Class]:
     return found
 
 
+def _shared(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
+    """The KEY=VALUEs every approved proposal of a class held: what its grant narrows to."""
+    if not approved:
+        return {}
+    first, *rest = approved
+    held = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
+    return {k: v for k, v in held.items() if all(where_text(p.get(k)) == v for p in rest)}
+
+
 def _covered(tally: Tally, grants: Sequence[Grant]) -> frozenset[int]:
     """The approved proposals a live grant already covers."""
     return frozenset(
@@ -314,7 +267,8 @@ def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion,
         if not ok:
             reasons.append(why)
             continue
-        found.append(grant_command(asking, op, c.where, f"{why}, none rejected in this class"))
+        where = {**_shared([tally.decided[i][1] for i in sorted(c.approved)]), **c.where}
+        found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
         covered |= c.approved
     return tuple(found), _why_none(tally, classes, reasons)
 
@@ -334,8 +288,3 @@ def _why_none(tally: Tally, classes: Sequence[_Class], reasons: Sequence[str]) -
             f"approved and {worst.rejected} rejected{narrower}"
         )
     return reasons[0] if reasons else "nothing approved in the window"
-
-
-def where_label(where: Mapping[str, str]) -> str:
-    """A grant's `where` in words: `status=blocked`, or `any params`."""
-    return " ".join(f"{k}={v}" for k, v in sorted(where.items())) or "any params"
