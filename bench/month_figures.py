@@ -115,6 +115,10 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(j.items()))
     print(f"  {arm.name}")
     print(f"    items judged        {arm.judged:4}  ({kinds or 'none'})")
+    print(
+        f"    of which deferred   {arm.ledger.deferred:4}  (queued only because a person decided "
+        "the task's status in the last 14 days, and no newer word of a person)"
+    )
     exits = {k: v for k, v in sorted(r.items()) if k.startswith("exit")}
     print(
         f"    run items           executed {r['executed']}, queued {r['queued']}, denied "
@@ -182,7 +186,9 @@ def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
     print(f"world {world.name}: {world.describe}; {days} days")
     print_arm(today, None)
     print_arm(levers, today)
-    print(f"    saved by lever      {'; '.join(saved_by_lever(levers, today))}")
+    print("    saved by lever")
+    for line in saved_by_lever(levers, today):
+        print(f"      {line}")
     release = RELEASE.get((world.name, days, levers.seed), today.judged)
     ratio = levers.judged / max(release, 1)
     verdict = "meets" if ratio <= TARGET else "misses"
@@ -190,5 +196,10 @@ def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
         f"  items judged: today's release {release}, today's arm on this code {today.judged}, "
         f"with levers {levers.judged}; ratio {ratio:.2f}x ({verdict} the target of at most "
         f"{TARGET}x, i.e. {int(release * TARGET)})"
+    )
+    held = levers.judged - levers.ledger.deferred
+    print(
+        f"  if deference held instead of asking: {held} ({held / max(release, 1):.2f}x): what a "
+        "person's standing word, kept until a newer one, would save"
     )
     return [problem for arm in arms for problem in arm.unsafe()]

@@ -48,6 +48,8 @@ class Ledger:
     """What one arm's person judged and ran."""
 
     judged: Counter[str] = field(default_factory=Counter)
+    # Items judged that waited only on deference: a person's word on the task, none newer.
+    deferred: int = 0
     findings: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
 
@@ -148,6 +150,7 @@ def decide_pending(hands: Hands, ledger: Ledger, harmful: Any, reason: str) -> N
     where = {t["id"]: t["workstream_id"] for t in hands.tasks()} if pending else {}
     for item in pending:
         params = dict(item["params"])
+        ledger.deferred += item.get("waits_code") == "deferred"
         task, status = params.get("task_id"), params.get("status")
         if harmful(item["operation"], params):
             cli("approvals", "reject", item["id"], "--by", PERSON, "--reason", reason)
