@@ -97,3 +97,27 @@ def test_the_audit_finds_a_person_overridden_unless_a_newer_word_of_a_person_sup
     assert overridden(words, [approved]) == []
     words.said.append(Word(t + timedelta(hours=2), "event", "t-1", "ws-1", by="ben"))
     assert overridden(words, [write]) == []
+
+
+def test_the_audit_finds_a_proposal_asked_again_unless_a_person_changed_its_facts(
+    bench: ModuleType,
+) -> None:
+    from month_audit import asked_again
+    from month_kit import Word, Words
+
+    from custodian_runtime.core.approvals.items import ApprovalItem
+
+    t = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    cancel = {"task_id": "t-1", "status": "cancelled"}
+
+    def item(day: int, status: str) -> ApprovalItem:
+        decided = t + timedelta(days=day, hours=1) if status != "pending" else None
+        return ApprovalItem.model_construct(
+            operation="set_task_status", params=cancel, status=status,
+            created_at=t + timedelta(days=day), decided_at=decided,
+        )  # fmt: skip
+
+    items = [item(0, "rejected"), item(3, "pending")]
+    assert len(asked_again(items, Words(), [])) == 1
+    ben = Words([Word(t + timedelta(days=2), "event", "t-1", "ws-1", by="ben")])
+    assert asked_again(items, ben, []) == []
