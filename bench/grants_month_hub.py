@@ -90,6 +90,9 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
     arm.tally_run(summary)
     if code != 0:
         arm.ledger.findings.append(f"day {day}: run exit {code}: {summary.get('message')}")
+    for item in summary.get("failed", []):
+        said = " ".join(str(item.get("error") or item.get("reason")).split())
+        arm.ledger.findings.append(f"day {day}: {item['operation']} failed: {said}"[:300])
     hands.clock.set(base + timedelta(hours=1))
     decide_pending(hands, arm.ledger, world.harmful, world.reject_reason)
 
