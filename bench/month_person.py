@@ -3,10 +3,11 @@
 Every arm's person decides every pending item each morning with `custodian approvals
 approve|reject`: approve unless harmful. The person of the arm with levers also, once a week,
 reads `custodian policy report` (the text a person reads, not `--json`) and runs each command
-it suggests exactly as printed: a line whose text, after an optional label (`suggested:`),
-starts with `custodian`. Only `--by` and `--reason` may be filled in, where the line holds a
-placeholder for them (`--by NAME --reason TEXT`) or says to fill them; a line that needs any
-other edit, or that fails as printed, is a finding, counted and shown.
+it suggests exactly as printed: a line that starts with `custodian` (one printed after a label,
+`suggested: custodian ...`, is run too, and is a finding). Only `--by` and `--reason` may be
+filled in, where the line holds a placeholder for them (`--by NAME --reason TEXT`) or says to
+fill them; a line that needs any other edit, or that fails as printed, is a finding, counted
+and shown.
 
 Each item judged counts one, however many one command decides: an approve, a reject, a grant
 issued or revoked, a mode set (each operation of `--operation all`), a restore.
@@ -67,16 +68,16 @@ def cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def suggested_lines(text: str) -> list[str]:
-    """The commands a report prints, one a line, as a person copies them."""
+def suggested_lines(text: str) -> list[tuple[str, bool]]:
+    """The commands a report prints, as a person copies them; True when one is not on a line
+    of its own (after a label, `suggested: custodian ...`): a finding, though it is run."""
     found = []
     for line in text.splitlines():
         words = line.strip()
-        head, sep, rest = words.partition(": ")
-        if sep and rest.startswith("custodian ") and " " not in head.strip():
-            words = rest
         if words.startswith("custodian "):
-            found.append(words)
+            found.append((words, False))
+        elif ": custodian " in words:
+            found.append((words[words.index(": custodian ") + 2 :], True))
     return found
 
 
@@ -129,7 +130,9 @@ def follow_report(ledger: Ledger, day: int) -> None:
     if code != 0:
         ledger.findings.append(f"day {day}: policy report exit {code}: {err.strip()[:160]}")
         return
-    for line in suggested_lines(text):
+    for line, labelled in suggested_lines(text):
+        if labelled:
+            ledger.findings.append(f"day {day}: {line!r} printed after a label, not on its own")
         argv, problem = as_run(line)
         if argv is None:
             ledger.findings.append(f"day {day}: {line!r} {problem}")

@@ -70,7 +70,8 @@ def test_a_printed_line_runs_as_printed_with_only_by_and_reason_filled(bench: Mo
         "custodian policy set --operation all --mode ask   # fill --by and --reason\n"
         "run custodian approvals list to see them\n"
     )
-    first, second = suggested_lines(text)
+    (first, labelled), (second, alone) = suggested_lines(text)
+    assert labelled and not alone
     assert as_run(first) == (
         ["grants", "issue", "--operation", "x", "--where", "status=blocked", "--by", "ana",
          "--reason", "policy report, as suggested"],
