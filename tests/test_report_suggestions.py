@@ -230,6 +230,7 @@ def test_why_there_is_none_too_few_or_a_rejection_or_never_grantable() -> None:
     assert _one(resolves).none_because == (
         "never grantable: resolving a decision is a person's judgement on that decision"
     )
+    assert _one(_moves(2, "blocked", "rejected")).none_because == "none approved: 2 rejected"
     [row] = agreement(_moves(1, "blocked", "rejected"), NOW, 30)
     assert row.line().startswith("set_task_status: 1 proposal, 0 approved, 1 rejected")
 

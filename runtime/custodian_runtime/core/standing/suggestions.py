@@ -287,4 +287,4 @@ def _why_none(tally: Tally, classes: Sequence[_Class], reasons: Sequence[str]) -
             f"would cover a rejected proposal: {worst.label} holds {len(worst.approved)} "
             f"approved and {worst.rejected} rejected{narrower}"
         )
-    return reasons[0] if reasons else "nothing approved in the window"
+    return reasons[0] if reasons else f"none approved: {tally.rejected} rejected"
