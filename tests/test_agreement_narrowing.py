@@ -66,8 +66,12 @@ def test_no_grant_is_suggested_that_would_cover_a_rejected_proposal() -> None:
     assert row.rate is not None and row.rate >= 0.9  # agreement alone would earn a grant
     assert row.where == {} and row.rejected_covered == 1
     assert row.suggestion("website") is None
-    assert "would also cover 1 proposal(s) a person rejected" in row.line()
-    assert row.as_json("website")["rejected_covered"] == 1
+    said = row.as_json("website")
+    assert said["rejected_covered"] == 1 and said["suggestions"] == []
+    assert said["none_because"] == (
+        "would cover a rejected proposal: as a whole holds 12 approved and 1 rejected; "
+        "too few decided: 6 of the 8 needed (status=blocked)"
+    )
 
 
 def test_never_rejected_and_nothing_shared_is_suggested_as_worded() -> None:
@@ -78,18 +82,24 @@ def test_never_rejected_and_nothing_shared_is_suggested_as_worded() -> None:
         for n in range(10)
     ]
     [row] = agreement(creates, NOW, 30)
-    assert row.where == {}
+    assert row.where == {"status": "todo"}  # as the hub holds a create that says no status
     suggestion = str(row.suggestion("website"))
-    assert "--where" not in suggestion and "--operation create_task" in suggestion
+    assert "--operation create_task --where status=todo --max" in suggestion
 
 
 def test_a_shared_value_with_spaces_is_quoted_for_the_shell_and_round_trips() -> None:
     params = {"workstream_id": "web-ws-1", "title": "Fix the 'docs' page"}
     items = [_item(n, dict(params), "executed", "create_task") for n in range(10)]
-    [row] = agreement(items, NOW, 30)
+    other = {"workstream_id": "web-ws-2", "title": "Drop the docs"}
+    rejected = _item(99, other, "rejected", "create_task")  # the whole operation would cover it
+    [row] = agreement([*items, rejected], NOW, 30)
     grant = _granted(str(row.suggestion("website")))
-    assert grant.where == {"title": "Fix the 'docs' page", "workstream_id": "web-ws-1"}
-    assert all(_covers(grant, item) for item in items)
+    assert grant.where == {
+        "status": "todo",
+        "title": "Fix the 'docs' page",
+        "workstream_id": "web-ws-1",
+    }
+    assert all(_covers(grant, item) for item in items) and not _covers(grant, rejected)
 
 
 def test_shared_params_keep_only_scalar_values_every_item_had() -> None:

@@ -69,7 +69,7 @@ def test_enter_issues_and_revokes_nothing_and_the_confirmation_does(
             assert _grants(memory, tmp_path, monkeypatch) == []
             assert driver.find_element(By.CSS_SELECTOR, ".sentence-big").text.startswith(
                 "Let Custodian create tasks (create_task) in website without a card, "
-                "where workstream_id=web-ws-1, at most 10"  # the suggestion's narrowing
+                "where status=todo and workstream_id=web-ws-1, at most 10"  # as the hub holds it
             )
             found["confirm"] = axe_violations(driver)
             confirm.find_element(By.CSS_SELECTOR, 'button[value="confirm"]').click()

@@ -58,6 +58,9 @@ def test_a_grant_is_issued_from_a_suggestion_only_through_its_confirmation(
         assert 'name="max" min="1" max="1000" value="10"' in form
         assert 'name="expires" size="5" value="7d"' in form
         assert "custodian grants issue --domain website --operation create_task" in standing
+        assert "Suggested (10 of 10 approved, lower bound 0.72, none rejected in this class)" in (
+            standing
+        )
         nonce = _nonce(page, _issue(page))
         assert _grants(memory, tmp_path, monkeypatch) == []  # asked, not issued
         asked = page.get(f"/standing/confirm/{nonce}").text
@@ -82,6 +85,10 @@ def test_a_grant_is_issued_from_a_suggestion_only_through_its_confirmation(
         row = after.split(f'data-grant-id="{grant["id"]}"')[1].split("</tr>")[0]
         assert "0 / 10" in row and "<td>10</td>" in row and "live" in row
         assert f"issued {grant['id']}: Let Custodian create tasks" in after  # policy changes
+        # What the live grant covers is suggested no more, and the panel says why.
+        report = after.split('data-report-operation="create_task"')[1].split("</tbody>")[0]
+        assert "Suggested (" not in report
+        assert f"No suggestion: a live grant covers it: {grant['id']}" in report
         # The same confirmation again is refused, and nothing more is issued.
         assert "no longer open" in _confirm(page, nonce)
         assert len(_grants(memory, tmp_path, monkeypatch)) == 1

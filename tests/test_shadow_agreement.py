@@ -183,10 +183,11 @@ def test_shadow_items_a_person_matched_suggest_the_mode_back_to_ask_and_set_noth
         assert (row["shadow"], row["shadow_matched"], row["agreement"]) == (10, 10, 1.0)
         command = (
             "custodian policy set --domain website --operation create_task --mode ask "
-            "--by NAME --reason TEXT"
+            f"--memory {memory} --by NAME --reason='policy report: 10 of 10 shadow items done "
+            "the same by a person, lower bound 0.72'"
         )
         assert row["suggest"] == command
-        assert f"suggested: {command}" in _report(tmp_path, memory)
+        assert f"\n{command}\n" in _report(tmp_path, memory)
         shown = custodian_cli(
             tmp_path, "policy", "show", "--domain", "website", "--json", "--memory", str(memory)
         )

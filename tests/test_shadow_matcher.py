@@ -213,7 +213,8 @@ def test_suggestions_keep_the_thresholds_and_only_ever_print_a_command() -> None
     shadow = Agreement("set_task_status", shadow=n, shadow_matched=n)
     assert shadow.suggestion("website", "shadow") == (
         "custodian policy set --domain website --operation set_task_status --mode ask "
-        "--by NAME --reason TEXT"
+        "--by NAME --reason='policy report: 8 of 8 shadow items done the same by a person, "
+        "lower bound 0.68'"
     )
     sanctioned = Agreement("update_task_status", shadow=n, shadow_matched=n)
     assert "--operation update_task_status --mode auto" in str(
@@ -222,7 +223,7 @@ def test_suggestions_keep_the_thresholds_and_only_ever_print_a_command() -> None
     assert (
         Agreement("set_task_status", shadow=n, shadow_matched=n - 2).suggestion("website", "shadow")
         is None
-    )  # 80 % < 90 %
+    )  # 6 of 8: a lower bound of 0.41
     assert (
         Agreement("set_task_status", shadow=n - 1, shadow_matched=n - 1).suggestion(
             "website", "shadow"
@@ -230,7 +231,12 @@ def test_suggestions_keep_the_thresholds_and_only_ever_print_a_command() -> None
         is None
     )  # too few
     mixed = Agreement("set_task_status", approved=6, rejected=0, shadow=4, shadow_matched=3)
-    assert "grants issue" in str(mixed.suggestion("website"))  # 9 of 10 = 90 %
-    assert mixed.suggestion("website", "off") is None
+    assert mixed.suggestion("website") is None  # 9 of 10: a lower bound of 0.60
+    assert str(mixed.as_json("website")["none_because"]).startswith("below the threshold")
+    clean = Agreement("set_task_status", approved=n)
+    assert "grants issue" in str(clean.suggestion("website"))
+    assert clean.suggestion("website", "off") is None
     assert Agreement("write_canon", approved=n).suggestion("website") is None
-    assert "--mode auto" in str(Agreement("add_progress_event", approved=n).suggestion("website"))
+    progress = Agreement("add_progress_event", approved=n)
+    assert "--mode auto" in str(progress.suggestion("website", "ask"))
+    assert progress.suggestion("website", "auto") is None  # the mode it has

@@ -40,6 +40,10 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     report = ps.add_parser("report", help="how often a person approved, per operation")
     report.add_argument("--days", type=int, default=30, help="the window (default 30)")
     report.add_argument("--json", action="store_true")
+    report.add_argument("--by", help="who the suggested commands name (default NAME)")
+    report.add_argument(
+        "--hub", help="the hub a suggested grant binds to (default: where the items were seen)"
+    )
     for one in (show, put, report):
         one.add_argument("--domain", help="the domain (env CUSTODIAN_DOMAIN)")
         one.add_argument("--memory")
@@ -81,7 +85,7 @@ def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
             settings, domain, args.operation, args.mode, args.by, args.reason, sys.stdout
         )
     if args.policy_command == "report":
-        return pc.report(settings, domain, args.days, args.json, sys.stdout)
+        return pc.report(settings, domain, args.days, args.json, sys.stdout, by=args.by)
     return pc.show(settings, domain, args.json, sys.stdout)
 
 

@@ -13,10 +13,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
+from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import (
     Grant,
     grant_problem,
@@ -25,12 +27,14 @@ from custodian_runtime.core.standing.grants import (
 )
 from custodian_runtime.core.standing.modes import known_operations, mode_problem, person_problem
 from custodian_runtime.core.standing.shadow import shadow_counts
+from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.shadow_log import shadow_log
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.settings import Settings
+from custodian_runtime.writes import hub_location
 
 # `policy set --operation all`: every registered operation at once.
 ALL = "all"
@@ -126,6 +130,34 @@ def agreement_rows(
     return agreement(items, now, days, shadows)
 
 
+def _hub_flag(settings: Settings, domain: str) -> str | None:
+    """What a suggested `grants issue` passes as `--hub`: the configured hub, else the one the
+    domain's newest item was observed on (`embedded`, or its URL)."""
+    if settings.hub is not None:
+        return "embedded" if settings.hub.embedded else hub_location(settings)
+    items = ApprovalStore(settings.memory_dir, settings.seal_key).all(domain, verify=False)
+    for item in sorted(items, key=lambda i: i.created_at, reverse=True):
+        if item.hub_at is not None:
+            return "embedded" if item.hub_at.startswith(EMBEDDED_PREFIX) else item.hub_at
+    return None
+
+
+def suggested(
+    settings: Settings,
+    domain: str,
+    rows: list[Agreement],
+    by: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Suggested]:
+    """Per operation, what `policy report` suggests and why (the review page shows the same):
+    commands that run as printed, knowing the modes set and the grants live now."""
+    now = now or utc_now()
+    standing = _store(settings).standing(domain)
+    asking = Asking(domain, str(settings.memory_dir), _hub_flag(settings, domain), by or "NAME")
+    live = Live(standing.grants, standing.uses, now)
+    return {r.operation: r.suggested(asking, standing.modes.of(r.operation), live) for r in rows}
+
+
 def report(
     settings: Settings,
     domain: str,
@@ -133,21 +165,28 @@ def report(
     as_json: bool,
     out: TextIO,
     now: datetime | None = None,
+    by: str | None = None,
 ) -> int:
-    """`policy report`: per operation, how often a person agreed in the window."""
+    """`policy report`: per operation, how often a person agreed in the window, what a person
+    may run (one command a line, starting with `custodian`) and why, or why nothing."""
     rows = agreement_rows(settings, domain, days, now)
-    modes = _store(settings).standing(domain).modes
+    found = suggested(settings, domain, rows, by, now)
     if as_json:
-        listed = [r.as_json(domain, modes.of(r.operation)) for r in rows]
-        write_json({"domain": domain, "days": days, "operations": listed}, out)
+        listed = [r.as_json(domain, suggested=found[r.operation]) for r in rows]
+        every = [s.as_json() for r in rows for s in found[r.operation].suggestions]
+        data = {"domain": domain, "days": days, "operations": listed, "suggestions": every}
+        write_json(data, out)
         return 0
     if not rows:
         out.write(f"no proposals in {domain} in the last {days} days\n")
     for row in rows:
         out.write(for_terminal(row.line()) + "\n")
-        suggestion = row.suggestion(domain, modes.of(row.operation))
-        if suggestion is not None:
-            out.write(for_terminal(f"  suggested: {suggestion}") + "\n")
+        said = found[row.operation]
+        for one in said.suggestions:
+            out.write(for_terminal(f"  suggested ({one.why}):") + "\n")
+            out.write(for_terminal(one.command) + "\n")
+        if said.none_because is not None:
+            out.write(for_terminal(f"  no suggestion: {said.none_because}") + "\n")
     return 0
 
 
@@ -185,8 +224,12 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
 
     expires_in = expiry(request)
     hub = configured_hub(settings)
-    if hub is None or hub.identity is None:
-        raise ConfigError("grants issue: the hub has no identity; pass --hub URL", setting="--hub")
+    if hub is None:
+        raise ConfigError(
+            "grants issue: no hub is configured to bind the grant to: pass --hub embedded (the "
+            "demo's) or --hub URL, or set STATE_HUB_URL",
+            setting="--hub",
+        )
     if expect_hub is not None and hub.identity != expect_hub:
         raise ConfigError(
             f"grants issue: the hub is now {hub.identity}, not {expect_hub}; issue it again",

@@ -7,7 +7,8 @@ run reads them; the report is `policy_commands.agreement_rows`, as `custodian po
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from custodian_runtime import policy_commands
 from custodian_runtime.core.standing.agreement import Agreement
 from custodian_runtime.core.standing.modes import default_mode, known_operations
 from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
@@ -73,10 +75,16 @@ class StandingView:
     uses: tuple[GrantUse, ...]
     waiting: tuple[Waiting, ...] = ()
     problem: str | None = None
+    # Per operation, what `policy report` suggests and why (policy_commands.suggested).
+    suggested: Mapping[str, Suggested] = field(default_factory=dict)
 
     def mode_of(self, operation: str) -> str | None:
         """The mode `operation` runs in (what the report's suggestion depends on)."""
         return next((m.mode for m in self.modes if m.operation == operation), None)
+
+    def suggested_of(self, operation: str) -> Suggested:
+        """What the report suggests for `operation`, or why nothing."""
+        return self.suggested.get(operation) or Suggested(operation)
 
 
 def domains(settings: Settings) -> list[str]:
@@ -103,7 +111,8 @@ def standing_view(settings: Settings, domain: str, now: datetime) -> StandingVie
         waiting = tuple(store.waiting(domain))
         revokes = store.waiting_revokes(domain)
         records = JournalStore(settings.memory_dir).scan(domain).records
-        report = policy_commands.agreement_rows(settings, domain, REPORT_DAYS)
+        report = policy_commands.agreement_rows(settings, domain, REPORT_DAYS, now)
+        suggested = policy_commands.suggested(settings, domain, report, now=now)
     except CustodianError as exc:
         return StandingView(domain, (), (), (), (), (), problem=exc.message)
     return StandingView(
@@ -114,6 +123,7 @@ def standing_view(settings: Settings, domain: str, now: datetime) -> StandingVie
         changes=tuple(changes(records)),
         uses=tuple(grant_uses(records)),
         waiting=waiting,
+        suggested=suggested,
     )
 
 

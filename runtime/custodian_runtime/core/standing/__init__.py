@@ -9,22 +9,26 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.core.standing import (
         agreement,
+        commands,
         grants,
         ledger,
         modes,
         record,
         rule,
         shadow,
+        suggestions,
     )
 
 __all__ = [
     "agreement",
+    "commands",
     "grants",
     "ledger",
     "modes",
     "record",
     "rule",
     "shadow",
+    "suggestions",
 ]
 
 if not TYPE_CHECKING:

@@ -4,27 +4,30 @@ Counted in a window from the domain's approval items (proposals, approved, rejec
 and from its shadow items (core/standing/shadow.py: how many a person later did the same way
 on the hub). The agreement rate is (approved + shadow matched) / (approved + rejected + shadow);
 an expired item is no decision and counts in neither. A suggestion is made only past
-documented thresholds, and it is only ever a command for a person to run. A suggested grant is
-narrowed (`--where`) to the params every approved proposal shared, and none is suggested when
-even so it would cover a proposal the person rejected in the window.
+documented thresholds, and it is only ever a command for a person to run: which, and why, is
+core/standing/suggestions.py, per class a grant's `--where` can name.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.standing.grants import never_grantable, where_text
+from custodian_runtime.core.standing.commands import Asking
+from custodian_runtime.core.standing.grants import held_params, where_text
 from custodian_runtime.core.standing.shadow import ShadowCount
+from custodian_runtime.core.standing.suggestions import (
+    NEEDED,
+    Live,
+    Suggested,
+    Tally,
+    suggest,
+)
 
-# A grant (or a mode) is suggested only for an operation with this many items decided in the
-# window (shadow items count as decided), of which at least this share a person agreed with.
-SUGGEST_MIN_DECIDED = 10
-SUGGEST_MIN_RATE = 0.9
+# A suggestion needs this many decided in its class (none rejected): see suggestions.py.
+SUGGEST_MIN_DECIDED = NEEDED
 
 
 # What an item's status says the person did (an approved item may still fail on the hub).
@@ -61,39 +64,32 @@ class Agreement:
         """(approved + shadow matched) / decided; None before any decision."""
         return None if self.decided == 0 else (self.approved + self.shadow_matched) / self.decided
 
+    # Each decided proposal: approved or not, and its params as the hub will hold them.
+    said: tuple[tuple[bool, Mapping[str, object]], ...] = ()
+
+    def tally(self) -> Tally:
+        """What the suggestion reads of this row."""
+        return Tally(
+            self.operation, self.approved, self.rejected, self.shadow, self.shadow_matched,
+            self.said,
+        )  # fmt: skip
+
+    def suggested(
+        self, asking: Asking, mode: str | None = None, live: Live | None = None
+    ) -> Suggested:
+        """The commands a person may run for this operation, or why none (never run by itself)."""
+        return suggest(self.tally(), mode, live or Live(), asking)
+
     def suggestion(self, domain: str, mode: str | None = None) -> str | None:
-        """The command a person may run when agreement earns it (never run by itself).
+        """The first suggested command, in `domain` with no grant known live (None: none)."""
+        found = self.suggested(Asking(domain), mode).suggestions
+        return found[0].command if found else None
 
-        In `shadow` mode: set the mode back to `ask` (`auto` for a sanctioned write) when a
-        person matched the shadow items; otherwise a grant, or `auto` for a sanctioned write.
-        """
-        if mode == "shadow":
-            return self._mode_back(domain)
-        rate = self.rate
-        if mode == "off" or rate is None or self.decided < SUGGEST_MIN_DECIDED:
-            return None
-        if rate < SUGGEST_MIN_RATE:
-            return None
-        if self.operation in operations.names("sanctioned"):
-            return _policy_set(domain, self.operation, "auto")
-        if self.operation in never_grantable() or self.rejected_covered:
-            return None
-        narrowed = "".join(f" --where {shlex.quote(f'{k}={v}')}" for k, v in self.where.items())
-        return (
-            f"custodian grants issue --domain {domain} --operation {self.operation}{narrowed} "
-            "--max 10 --expires 7d --by NAME --reason TEXT"
-        )
-
-    def _mode_back(self, domain: str) -> str | None:
-        if self.shadow < SUGGEST_MIN_DECIDED:
-            return None
-        if self.shadow_matched / self.shadow < SUGGEST_MIN_RATE:
-            return None
-        sanctioned = self.operation in operations.names("sanctioned")
-        return _policy_set(domain, self.operation, "auto" if sanctioned else "ask")
-
-    def as_json(self, domain: str, mode: str | None = None) -> dict[str, object]:
-        """The row as `policy report --json` prints it."""
+    def as_json(
+        self, domain: str, mode: str | None = None, suggested: Suggested | None = None
+    ) -> dict[str, object]:
+        """The row as `policy report --json` prints it, with its suggestions and why."""
+        found = suggested or self.suggested(Asking(domain), mode)
         return {
             "operation": self.operation,
             "proposals": self.proposals,
@@ -106,7 +102,9 @@ class Agreement:
             "agreement": self.rate,
             "where": dict(self.where),
             "rejected_covered": self.rejected_covered,
-            "suggest": self.suggestion(domain, mode),
+            "suggest": found.suggestions[0].command if found.suggestions else None,
+            "suggestions": [one.as_json() for one in found.suggestions],
+            "none_because": found.none_because,
         }
 
     def line(self) -> str:
@@ -115,23 +113,11 @@ class Agreement:
         shadow = ""
         if self.shadow:
             shadow = f", {self.shadow} shadow ({self.shadow_matched} done the same by a person)"
-        covered = ""
-        if self.rejected_covered:
-            covered = (
-                f"; no grant suggested: one would also cover {self.rejected_covered} "
-                "proposal(s) a person rejected"
-            )
         return (
-            f"{self.operation}: {self.proposals} proposals, {self.approved} approved, "
-            f"{self.rejected} rejected, {self.expired} expired{shadow}; agreement {rate}{covered}"
+            f"{self.operation}: {self.proposals} proposal{'' if self.proposals == 1 else 's'}, "
+            f"{self.approved} approved, "
+            f"{self.rejected} rejected, {self.expired} expired{shadow}; agreement {rate}"
         )
-
-
-def _policy_set(domain: str, operation: str, mode: str) -> str:
-    return (
-        f"custodian policy set --domain {domain} --operation {operation} --mode {mode} "
-        "--by NAME --reason TEXT"
-    )
 
 
 def agreement(
@@ -147,6 +133,7 @@ def agreement(
     start = now - timedelta(days=days)
     rows: dict[str, dict[str, int]] = {}
     said: dict[str, dict[str, list[Mapping[str, object]]]] = {}
+    decided: dict[str, list[tuple[bool, Mapping[str, object]]]] = {}
     for item in items:
         if item.created_at < start:
             continue
@@ -157,11 +144,16 @@ def agreement(
         if key is not None:
             row[key] = row.get(key, 0) + 1
         if key in ("approved", "rejected"):
-            said.setdefault(item.operation, {}).setdefault(key, []).append(item.params)
+            held = held_params(item.operation, item.params)
+            said.setdefault(item.operation, {}).setdefault(key, []).append(held)
+            decided.setdefault(item.operation, []).append((key == "approved", held))
     for op, count in (shadows or {}).items():
         row = rows.setdefault(op, {"proposals": 0})
         row.update(shadow=count.shadow, shadow_matched=count.matched)
-    return [_narrowed(_tally(op, counts), said.get(op, {})) for op, counts in sorted(rows.items())]
+    return [
+        replace(_narrowed(_tally(op, counts), said.get(op, {})), said=tuple(decided.get(op, ())))
+        for op, counts in sorted(rows.items())
+    ]
 
 
 def _tally(operation: str, counts: Mapping[str, int]) -> Agreement:

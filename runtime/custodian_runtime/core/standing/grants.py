@@ -152,15 +152,31 @@ def where_text(value: object) -> str:
     return str(value)
 
 
+# What the hub holds for a param a create omits (state-hub contract: `POST /tasks` takes
+# `status?`, and a Task's `status` is one of todo|in_progress|...; the reference hub holds an
+# omitted one as `todo`). A grant compares params as the hub
+# will hold them, so `--where status=todo` covers a create_task that says no status.
+HUB_DEFAULTS: Mapping[str, Mapping[str, str]] = {
+    "create_task": {"status": "todo"},
+}
+
+
+def held_params(operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The params as the hub will hold them: its defaults for what a create leaves out."""
+    defaults = HUB_DEFAULTS.get(operation, {})
+    return {**defaults, **{k: v for k, v in params.items() if v is not None or k not in defaults}}
+
+
 def miss(grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | None) -> str | None:
     """Why `grant` does not cover the proposal, apart from its state (None: it matches)."""
     if grant.operation != operation:
         return f"{grant.id} is for {grant.operation}"
     if hub_id is None or grant.hub_id != hub_id:
         return f"{grant.id} is bound to hub {grant.hub_id}, not {hub_id}"
+    held = held_params(operation, params)
     for key, want in sorted(grant.where.items()):
-        if where_text(params.get(key)) != want:
-            return f"{grant.id} covers only {key}={want}, the item has {params.get(key)!r}"
+        if where_text(held.get(key)) != want:
+            return f"{grant.id} covers only {key}={want}, the item has {held.get(key)!r}"
     return None
 
 

@@ -1,0 +1,205 @@
+"""The month's figures: one arm's counts, and the lines `make bench` prints for a world.
+
+Each lever's share is read from what the runs said of each item (`--json`: outcome, reason code
+and sentence, the grant it ran under) and from the grants the person issued: an item that ran
+under a grant, or on Custodian's own rules where today's release deferred it, is an item the
+person did not judge.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from month_kit import World
+from month_person import Ledger
+
+TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
+# Items judged in today's arm on the release before the levers (main at #28), per world, days
+# and seed: a lever that acts without a report (a newer word lifting deference) changes the
+# today arm of the code measured too, so the target is held against these.
+RELEASE = {("month", 30, 7): 135, ("relay", 30, 7): 188}
+# The keys every grant row of `grants list --json` has; any other one asks for more (evidence).
+PLAIN_GRANT = {
+    "id", "domain", "operation", "where", "max_uses", "expires_at", "by", "reason", "hub_id",
+    "issued_at", "revoked", "uses", "left", "state",
+}  # fmt: skip
+
+
+@dataclass
+class Arm:
+    """One arm of a world's month: what the person judged, what the runs did, what was found."""
+
+    name: str
+    levers: bool
+    seed: int
+    ledger: Ledger
+    runs: Counter[str] = field(default_factory=Counter)
+    items: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    written: Counter[str] = field(default_factory=Counter)
+    grants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    harmed_on_hub: int = 0
+    overridden: list[str] = field(default_factory=list)
+    asked_again: list[str] = field(default_factory=list)
+    reversals: int = 0
+
+    @property
+    def judged(self) -> int:
+        """Every item the person judged."""
+        return self.ledger.total
+
+    def tally_run(self, summary: dict[str, Any]) -> None:
+        """Count one run's items by outcome, reason code and the grant each ran under."""
+        for outcome, n in summary.get("counts", {}).items():
+            self.runs[outcome] += n
+        for item in summary.get("items", []):
+            key = (item["outcome"], item.get("code", ""), item.get("grant") or "")
+            self.items[key] += 1
+            self.items[("reason", item["outcome"], _lever(item))] += 1
+
+    def unsafe(self) -> list[str]:
+        """What this arm did that it must never do."""
+        found = []
+        if self.written["harmful"] or self.harmed_on_hub:
+            found.append(f"{self.name}: harmful writes executed")
+        if self.overridden:
+            found.append(f"{self.name}: {len(self.overridden)} decisions of a person overridden")
+        if self.asked_again:
+            found.append(f"{self.name}: {len(self.asked_again)} asked again on the same facts")
+        return found
+
+
+def _lever(item: dict[str, Any]) -> str:
+    """Which rule decided an item: its reason code, and the rule its sentence names."""
+    outcome, code = item["outcome"], str(item.get("code", ""))
+    clause = str(item.get("clause") or item.get("reason", "")).lower()
+    if outcome == "executed":
+        if item.get("grant"):
+            return "grant"
+        return "a person's newer word lifted deference" if "newer" in clause else "policy"
+    if outcome == "queued":
+        for words, lever in (("suspend", "a suspended grant"), ("reversed", "narrowed: reversed")):
+            if words in clause:
+                return lever
+        return "deferred to a person's decision" if code == "deferred" else "asks a person"
+    if outcome == "denied":
+        return "a rejection held" if "rejected" in clause else "denied otherwise"
+    return code
+
+
+def _grant_kind(grant: dict[str, Any] | None) -> str:
+    if grant is None:
+        return "a grant (unlisted)"
+    extra = sorted(k for k, v in grant.items() if k not in PLAIN_GRANT and v)
+    where = " ".join(f"{k}={v}" for k, v in dict(grant.get("where") or {}).items())
+    asks = f" asking {', '.join(extra)}" if extra else ""
+    return f"grant {grant['operation']} {where or 'any params'}{asks}"
+
+
+def lever_share(arm: Arm) -> Counter[str]:
+    """Items the person did not judge, by the rule that removed each; and those it added back."""
+    share: Counter[str] = Counter()
+    for (outcome, _, grant), n in arm.items.items():
+        if outcome == "executed" and grant:
+            share[f"executed: under {_grant_kind(arm.grants.get(grant))}"] += n
+    for (tag, outcome, lever), n in arm.items.items():
+        if tag == "reason" and lever != "grant":
+            share[f"{outcome}: {lever}"] += n
+    return share
+
+
+def print_arm(arm: Arm, today: Arm | None) -> None:
+    """One arm's lines."""
+    j, w, r = arm.ledger.judged, arm.written, arm.runs
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(j.items()))
+    print(f"  {arm.name}")
+    print(f"    items judged        {arm.judged:4}  ({kinds or 'none'})")
+    print(
+        f"    of which deferred   {arm.ledger.deferred:4}  (queued only because a person decided "
+        "the task's status in the last 14 days, and no newer word of a person)"
+    )
+    exits = {k: v for k, v in sorted(r.items()) if k.startswith("exit")}
+    print(
+        f"    run items           executed {r['executed']}, queued {r['queued']}, denied "
+        f"{r['denied']}, stale {r['stale']}; writes landed: policy {w['policy']}, person "
+        f"{w['person']}, grant {w['grant']}; runs {exits}"
+    )
+    print(
+        f"    must be 0           harmful {w['harmful']} (journal), {arm.harmed_on_hub} (hub); "
+        f"overridden {len(arm.overridden)}; asked again {len(arm.asked_again)}"
+    )
+    if arm.reversals:
+        print(
+            f"    reversals           {arm.reversals} of Custodian's own writes set back "
+            "by a person"
+        )
+    for what in (arm.overridden + arm.asked_again)[:6]:
+        print(f"      ! {what}")
+    if arm.levers:
+        print(f"    commands run        {len(arm.ledger.ran)} as printed")
+        for line in arm.ledger.ran[:12]:
+            print(f"      $ {line}")
+    if arm.levers or arm.ledger.findings:
+        print(f"    findings            {len(arm.ledger.findings)}")
+        for line in arm.ledger.findings[:10]:
+            print(f"      ? {line}")
+    share = lever_share(arm)
+    if today is None:
+        print("    run items by rule")
+        for what, n in sorted(share.items()):
+            print(f"      {n:4}  {what}")
+        return
+    base = lever_share(today)
+    print("    run items by rule   (this arm / today's; the difference is each lever's share)")
+    for what in sorted(set(share) | set(base)):
+        print(f"      {share[what]:4} / {base[what]:4}  {what}")
+
+
+def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
+    """The items each lever took off (or put back on) the person's desk, against today's."""
+    share, base = lever_share(arm), lever_share(today)
+    under = [(k, n) for k, n in share.items() if k.startswith("executed: under grant")]
+    spent = sum(n for k, n in arm.ledger.judged.items() if k not in ("approve", "reject"))
+    lines = [
+        f"grants from class suggestions {sum(n for k, n in under if ' asking ' not in k)}",
+        f"grants asking for evidence {sum(n for k, n in under if ' asking ' in k)}",
+    ]
+    lifted = "executed: a person's newer word lifted deference"
+    for label, key in (
+        ("deference lifted by a person's newer word", lifted),
+        ("rejections held (denied, not asked)", "denied: a rejection held"),
+    ):
+        lines.append(f"{label} {share[key] - base[key]:+d}")
+    for label, key in (
+        ("asked again: a suspended grant", "queued: a suspended grant"),
+        ("asked again: narrowed after a reversal", "queued: narrowed: reversed"),
+    ):
+        lines.append(f"{label} {share[key]}")
+    lines.append(f"items spent on the report's commands {spent}")
+    return lines
+
+
+def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
+    """A world's figures; what must never happen, if it did."""
+    today, levers = arms
+    print(f"world {world.name}: {world.describe}; {days} days")
+    print_arm(today, None)
+    print_arm(levers, today)
+    print("    saved by lever")
+    for line in saved_by_lever(levers, today):
+        print(f"      {line}")
+    release = RELEASE.get((world.name, days, levers.seed), today.judged)
+    ratio = levers.judged / max(release, 1)
+    verdict = "meets" if ratio <= TARGET else "misses"
+    print(
+        f"  items judged: today's release {release}, today's arm on this code {today.judged}, "
+        f"with levers {levers.judged}; ratio {ratio:.2f}x ({verdict} the target of at most "
+        f"{TARGET}x, i.e. {int(release * TARGET)})"
+    )
+    held = levers.judged - levers.ledger.deferred
+    print(
+        f"  if deference held instead of asking: {held} ({held / max(release, 1):.2f}x): what a "
+        "person's standing word, kept until a newer one, would save"
+    )
+    return [problem for arm in arms for problem in arm.unsafe()]

@@ -1,0 +1,290 @@
+"""What `policy report` suggests a person run, per class a grant can name, and why (or why not).
+
+A class is an operation as a whole, or the operation with one param equal to one value (what
+`--where KEY=VALUE` names), its params read as the hub will hold them (grants.held_params). A
+class earns a suggestion when it holds no proposal a person rejected in the window and the
+lower bound of the Wilson score interval (95 %) of its agreement is at least MIN_BOUND: with
+no rejection that takes NEEDED approvals. A class a live grant already covers earns none; a
+live grant running low (under 20 % of its uses left, or under 2 days) is suggested for
+renewal with its record. A suggested grant is narrowed further to every param value all the
+class's approved proposals shared. A mode an operation already has is never suggested.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import custodian_runtime.core.operations as operations
+from custodian_runtime.core.standing.commands import (
+    Asking,
+    Suggestion,
+    grant_command,
+    mode_command,
+    where_label,
+)
+from custodian_runtime.core.standing.grants import (
+    Grant,
+    never_grantable,
+    span,
+    state_of,
+    where_text,
+)
+
+Z = 1.96  # 95 %, two-sided
+MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
+RENEW_SHARE = 0.2  # a live grant with fewer uses left than this share of its max runs low
+RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
+
+
+def lower_bound(agreed: int, decided: int) -> float:
+    """The lower bound of the Wilson score interval at 95 % (0 before any decision)."""
+    if decided == 0:
+        return 0.0
+    p, n = agreed / decided, decided
+    centre = p + Z * Z / (2 * n)
+    margin = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    return (centre - margin) / (1 + Z * Z / n)
+
+
+# How many decided, none rejected, a class needs for its bound to reach MIN_BOUND.
+NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= MIN_BOUND)
+
+
+@dataclass(frozen=True)
+class Suggested:
+    """One operation's suggestions, or why there is none."""
+
+    operation: str
+    suggestions: tuple[Suggestion, ...] = ()
+    none_because: str | None = None
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the suggestion reads of one operation's window (core/standing/agreement.py)."""
+
+    operation: str
+    approved: int
+    rejected: int
+    shadow: int
+    shadow_matched: int
+    # Each decided proposal: approved or not, and its params as the hub will hold them.
+    decided: tuple[tuple[bool, Mapping[str, object]], ...] = ()
+
+
+@dataclass(frozen=True)
+class Live:
+    """The domain's grants and their uses, at the report's clock."""
+
+    grants: Sequence[Grant] = ()
+    uses: Mapping[str, int] = field(default_factory=dict)
+    now: datetime | None = None
+    # Writes made under each grant that a person then reversed, where that is known.
+    reversed: Mapping[str, int] = field(default_factory=dict)
+
+    def of(self, operation: str) -> list[Grant]:
+        """The grants of `operation` that are live now."""
+        if self.now is None:
+            return []
+        return [
+            g
+            for g in self.grants
+            if g.operation == operation and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
+        ]
+
+
+def suggest(tally: Tally, mode: str | None, live: Live, asking: Asking) -> Suggested:
+    """What to suggest for one operation in `mode`, or why nothing."""
+    op = tally.operation
+    if mode == "shadow":
+        return _mode_back(tally, asking)
+    if mode == "off":
+        return Suggested(op, none_because="its mode is off: a person stopped it; nothing runs")
+    if op in operations.names("sanctioned"):
+        return _sanctioned(tally, mode, asking)
+    never = never_grantable()
+    if op in never:
+        return Suggested(op, none_because=f"never grantable: {never[op]}")
+    renewals = tuple(_renewals(op, live, asking))
+    grants, because = _grants(tally, live, asking)
+    found = renewals + grants
+    if found:
+        return Suggested(op, found)
+    return Suggested(op, none_because=because)
+
+
+def _whole(tally: Tally) -> tuple[int, int]:
+    """(agreed, decided) of the operation as a whole, shadow items counted."""
+    decided = tally.approved + tally.rejected + tally.shadow
+    return tally.approved + tally.shadow_matched, decided
+
+
+def _earned(agreed: int, decided: int, what: str) -> tuple[bool, str]:
+    """Whether (agreed, decided) earns a suggestion, and the words why (or why not)."""
+    bound = lower_bound(agreed, decided)
+    if decided < NEEDED:
+        return False, f"too few decided: {decided} of the {NEEDED} needed"
+    said = f"{agreed} of {decided} {what}, lower bound {bound:.2f}"
+    if bound < MIN_BOUND:
+        return False, f"below the threshold: {said}, under {MIN_BOUND:.2f}"
+    return True, said
+
+
+def _sanctioned(tally: Tally, mode: str | None, asking: Asking) -> Suggested:
+    op = tally.operation
+    if mode in (None, "auto"):
+        return Suggested(op, none_because="already auto: it runs on its own")
+    ok, why = _earned(*_whole(tally), "approved")
+    if not ok:
+        return Suggested(op, none_because=why)
+    return Suggested(op, (mode_command(asking, op, "auto", why),))
+
+
+def _mode_back(tally: Tally, asking: Asking) -> Suggested:
+    op = tally.operation
+    ok, why = _earned(tally.shadow_matched, tally.shadow, "shadow items done the same by a person")
+    if not ok:
+        return Suggested(op, none_because=why)
+    back = "auto" if op in operations.names("sanctioned") else "ask"
+    return Suggested(op, (mode_command(asking, op, back, why),))
+
+
+def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
+    """A live grant running low, unless another live grant of the same class is not."""
+    grants = live.of(op)
+    low = [g for g in grants if _runs_low(g, live)]
+    found = []
+    for grant in low:
+        if any(g.where == grant.where and not _runs_low(g, live) for g in grants):
+            continue
+        uses = live.uses.get(grant.id, 0)
+        left = grant.expires_at - (live.now or grant.issued_at)
+        undone = live.reversed.get(grant.id)
+        why = (
+            f"{grant.id} runs low: {uses} of {grant.max_uses} used, "
+            f"{grant.max_uses - uses} left, expires in {span(left)}"
+            + ("" if undone is None else f", {undone} reversed by a person")
+        )
+        bounds = (grant.max_uses, _length(grant.expires_at - grant.issued_at))
+        found.append(grant_command(asking, op, grant.where, why, "renew", bounds))
+    return found
+
+
+def _runs_low(grant: Grant, live: Live) -> bool:
+    left = grant.max_uses - live.uses.get(grant.id, 0)
+    time_left = grant.expires_at - (live.now or grant.issued_at)
+    return left < RENEW_SHARE * grant.max_uses or time_left < RENEW_TIME
+
+
+def _length(life: timedelta) -> str:
+    """A grant's life as `--expires` takes it (whole hours at least, at most 30 days)."""
+    hours = max(1, min(30 * 24, round(life.total_seconds() / 3600)))
+    return f"{hours // 24}d" if hours % 24 == 0 else f"{hours}h"
+
+
+@dataclass(frozen=True)
+class _Class:
+    where: Mapping[str, str]
+    approved: frozenset[int]  # indexes of the approved proposals in it
+    rejected: int
+    agreed: int
+    decided: int
+
+    @property
+    def label(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(self.where.items())) or "as a whole"
+
+
+def _classes(tally: Tally) -> list[_Class]:
+    """The operation as a whole, and each KEY=VALUE an approved proposal held."""
+    agreed, decided = _whole(tally)
+    approved = frozenset(i for i, (ok, _) in enumerate(tally.decided) if ok)
+    found = [_Class({}, approved, tally.rejected, agreed, decided)]
+    pairs = sorted(
+        {
+            (k, where_text(v))
+            for ok, params in tally.decided
+            if ok
+            for k, v in params.items()
+            if isinstance(v, str | int | float | bool)
+        }
+    )
+    for key, value in pairs:
+        inside = [
+            (i, ok)
+            for i, (ok, params) in enumerate(tally.decided)
+            if where_text(params.get(key)) == value
+        ]
+        yes = frozenset(i for i, ok in inside if ok)
+        found.append(_Class({key: value}, yes, len(inside) - len(yes), len(yes), len(inside)))
+    return found
+
+
+def _shared(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
+    """The KEY=VALUEs every approved proposal of a class held: what its grant narrows to."""
+    if not approved:
+        return {}
+    first, *rest = approved
+    held = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
+    return {k: v for k, v in held.items() if all(where_text(p.get(k)) == v for p in rest)}
+
+
+def _covered(tally: Tally, grants: Sequence[Grant]) -> frozenset[int]:
+    """The approved proposals a live grant already covers."""
+    return frozenset(
+        i
+        for i, (ok, params) in enumerate(tally.decided)
+        if ok
+        and any(all(where_text(params.get(k)) == v for k, v in g.where.items()) for g in grants)
+    )
+
+
+def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple[bool, str]:
+    """Whether a clean class earns a grant past what is covered already, and the words why."""
+    named = ", ".join(f"{g.id} ({where_label(g.where)})" for g in grants)
+    if any(all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
+        return False, f"a live grant covers it: {named}"
+    gone = len(c.approved & covered)
+    if gone and c.approved <= covered:
+        return False, f"a live grant covers it: {named}"
+    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved")
+    return ok, why if ok else f"{why} ({c.label})"
+
+
+def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion, ...], str]:
+    """Grants for the strongest clean classes, greedily, each past what is covered already."""
+    op, grants = tally.operation, live.of(tally.operation)
+    covered = _covered(tally, grants)
+    classes = sorted(_classes(tally), key=lambda c: (-c.decided, len(c.where), c.label))
+    clean = [c for c in classes if c.rejected == 0]
+    found: list[Suggestion] = []
+    reasons: list[str] = []
+    for c in clean:
+        ok, why = _judge(c, grants, covered)
+        if not ok:
+            reasons.append(why)
+            continue
+        where = {**_shared([tally.decided[i][1] for i in sorted(c.approved)]), **c.where}
+        found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
+        covered |= c.approved
+    return tuple(found), _why_none(tally, classes, reasons)
+
+
+def _why_none(tally: Tally, classes: Sequence[_Class], reasons: Sequence[str]) -> str:
+    """Why no grant is suggested: the strongest clean class's reason, or the rejections that
+    a class with enough approvals would cover."""
+    if tally.approved + tally.rejected + tally.shadow == 0:
+        return "nothing decided in the window"
+    clean = [c for c in classes if c.rejected == 0]
+    dirty = [c for c in classes if c.rejected and len(c.approved) >= NEEDED]
+    if dirty and (not clean or clean[0].decided < NEEDED):
+        worst = dirty[0]
+        narrower = f"; {reasons[0]}" if reasons else ""
+        return (
+            f"would cover a rejected proposal: {worst.label} holds {len(worst.approved)} "
+            f"approved and {worst.rejected} rejected{narrower}"
+        )
+    return reasons[0] if reasons else f"none approved: {tally.rejected} rejected"
