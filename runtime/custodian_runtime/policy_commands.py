@@ -19,6 +19,7 @@ from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
 from custodian_runtime.core.standing.grants import (
     Grant,
+    evidence_problem,
     grant_problem,
     skew_problem,
     where_problem,
@@ -48,6 +49,8 @@ class Issue:
     by: str
     reason: str
     grant_id: str
+    # `--evidence newer`: it covers only a write citing a person's newer event (grants.py).
+    evidence: str | None = None
 
 
 def write_json(data: object, out: TextIO) -> None:
@@ -164,6 +167,7 @@ def expiry(request: Issue) -> timedelta:
     problem = (
         grant_problem(request.operation, request.max_uses, expires_in)
         or where_problem(request.operation, request.where)
+        or evidence_problem(request.operation, request.evidence)
         or person_problem(request.by, request.reason)
     )
     if problem is not None:
@@ -197,6 +201,7 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
         id=request.grant_id, domain=request.domain, operation=request.operation,
         where=request.where, max_uses=request.max_uses, expires_at=now + expires_in,
         by=request.by, reason=request.reason, hub_id=hub.identity, issued_at=now,
+        evidence=request.evidence,
     )  # fmt: skip
     store = _store(settings)
     _absorb(settings, request.domain)

@@ -62,6 +62,9 @@ class Ruling:
     shadow: RulingOutcome | None = None
     # A `deferred` ruling's change on the hub by someone else (core/authority/budgets.py).
     defers_to: datetime | None = None
+    # A person's newer word that lifted a deference (core/authority/budgets.py): the write went
+    # to the ordinary rules, and what says why it runs cites the event.
+    word: str | None = None
 
 
 def authorize(
@@ -104,15 +107,18 @@ def _ruling(
     item: ProposedItem, outcome: RulingOutcome, reason: str, *, deferred: Deferral | None = None
 ) -> Ruling:
     """The ruling, with the code and the clause of the sentence `_rule` put together."""
+    word = deferred.word if deferred is not None else None
+    if word is not None:
+        deferred = None  # lifted by a person's newer word: the ordinary rules ruled
     clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
     if clause == reason:
-        return Ruling(item, outcome, reason)
+        return Ruling(item, outcome, reason, word=word)
     routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
     code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
     if outcome == "queue" and deferred is not None:
         code = "deferred"
         return Ruling(item, outcome, reason, code=code, clause=clause, defers_to=deferred.since)
-    return Ruling(item, outcome, reason, code=code, clause=clause)
+    return Ruling(item, outcome, reason, code=code, clause=clause, word=word)
 
 
 def _rule(
@@ -141,14 +147,24 @@ def _rule(
         return "deny", f"{label} is denied: {problem}.", None
     closed = closed_by_person(item, view)
     deferred = None if closed else _deferred(item, view, policy, recent, evidence)
-    if spec.default == "sanctioned" and closed is None and deferred is None:
+    lifted = deferred if deferred is not None and deferred.word is not None else None
+    if spec.default == "sanctioned" and closed is None and (deferred is None or lifted):
         outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
-            return outcome, reason, None
+            return outcome, _citing(reason, lifted), lifted
         return *_rule_queued(item, label, policy, history, tally, lacking), None
+    if lifted is not None:
+        return *_rule_queued(item, label, policy, history, tally), lifted
     why = closed or (deferred.reason if deferred is not None else None)
     return *_rule_queued(item, label, policy, history, tally, why), deferred
+
+
+def _citing(reason: str, lifted: Deferral | None) -> str:
+    """An executing write's sentence, citing the person's newer word that let it through."""
+    if lifted is None or lifted.word is None or not reason.endswith("."):
+        return reason
+    return f"{reason[:-1]}; {lifted.word}."
 
 
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:

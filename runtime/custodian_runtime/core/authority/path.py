@@ -65,7 +65,10 @@ class Grounds:
     def ground(self, observed: DomainSummary) -> Ground:
         """What the standing's part of the ruling reads (core/standing/rule.py)."""
         now = self.now or (self.recent.now if self.recent else observed.generated_at)
-        return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history)
+        seen = self.evidence if self.evidence is not None else Evidence.of(observed)
+        tasks = View.of(observed).tasks
+        return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history,
+                      seen, tasks)  # fmt: skip
 
 
 @dataclass(frozen=True)

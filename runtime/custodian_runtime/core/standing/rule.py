@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,8 @@ import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
-from custodian_runtime.core.authority.evidence import utc
+from custodian_runtime.core.authority.evidence import Evidence, newer_word, utc
+from custodian_runtime.core.contract import Task
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
@@ -42,6 +43,10 @@ class Ground:
     recent: RecentWrites | None = None
     # The queue's history: a write `ask` queues is not queued twice, nor again once rejected.
     history: ApprovalHistory | None = None
+    # The events the run observed and the tasks as observed: whether a write cites a person's
+    # newer word, which a grant may require (core/standing/grants.py `evidence`).
+    evidence: Evidence | None = None
+    tasks: Mapping[str, Task] = field(default_factory=dict)
 
 
 def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, ...]:
@@ -164,8 +169,9 @@ def _granted(
         return ruling  # queued for a reason of its own (deference, evidence): a person decides
     item = ruling.item
     cover = covering(
-        item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id
-    )
+        item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
+        _cites_newer(ruling, ground),
+    )  # fmt: skip
     if cover.grant is None:
         return _void_said(ruling, cover.void)
     if on_hub and not _issued_after(cover.grant.issued_at, ruling):
@@ -179,9 +185,20 @@ def _granted(
             return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {spent}")
     g = cover.grant
     clause = f"executed (grant {g.id}), issued by {g.by}: {g.reason}"
+    clause += "" if ruling.word is None else f"; {ruling.word}"
     reason = f"{_label(ruling)} executes: {clause}."
     return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
                    grant=g.id)  # fmt: skip
+
+
+def _cites_newer(ruling: Ruling, ground: Ground) -> bool:
+    """Whether the item cites a person's newer word on its task (core/authority/evidence.py)."""
+    if ruling.word is not None:
+        return True
+    task = ground.tasks.get(str(ruling.item.params.get("task_id")))
+    if task is None or ground.evidence is None:
+        return False
+    return newer_word(ruling.item.params, task, ground.evidence) is not None
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
