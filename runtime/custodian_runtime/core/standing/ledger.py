@@ -18,7 +18,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.grants import miss, state_of
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground, apply_standing
+from custodian_runtime.core.standing.rule import Ground, apply_standing, cites_newer
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def grant_standing(
     state = state_of(grant, before, ground.now)
     if state != "live":
         return GrantDecision(grant_id, False, f"grant {grant_id} is {state}")
-    problem = miss(grant, item.operation, item.params, ground.hub_id)
+    problem = miss(grant, item.operation, item.params, ground.hub_id, cites_newer(item, ground))
     if problem is not None:
         return GrantDecision(grant_id, False, problem)
     return Standing(ground.standing.modes, (grant,), MappingProxyType({grant_id: before}))

@@ -21,6 +21,7 @@ from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.evidence import Evidence, newer_word, utc
 from custodian_runtime.core.contract import Task
+from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
@@ -170,7 +171,7 @@ def _granted(
     item = ruling.item
     cover = covering(
         item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
-        _cites_newer(ruling, ground),
+        ruling.word is not None or cites_newer(item, ground),
     )  # fmt: skip
     if cover.grant is None:
         return _void_said(ruling, cover.void)
@@ -191,14 +192,12 @@ def _granted(
                    grant=g.id)  # fmt: skip
 
 
-def _cites_newer(ruling: Ruling, ground: Ground) -> bool:
+def cites_newer(item: ProposedItem, ground: Ground) -> bool:
     """Whether the item cites a person's newer word on its task (core/authority/evidence.py)."""
-    if ruling.word is not None:
-        return True
-    task = ground.tasks.get(str(ruling.item.params.get("task_id")))
+    task = ground.tasks.get(str(item.params.get("task_id")))
     if task is None or ground.evidence is None:
         return False
-    return newer_word(ruling.item.params, task, ground.evidence) is not None
+    return newer_word(item.params, task, ground.evidence) is not None
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
