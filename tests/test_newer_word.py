@@ -226,3 +226,18 @@ def test_a_grant_on_evidence_carries_a_block_over_a_persons_change_and_the_note_
     assert item["outcome"] == "executed" and item.get("grant"), json.dumps(summary, indent=1)
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "blocked"
     assert f"a person's newer word supports it: event {event}" in note_of(summary)
+
+
+def test_the_offline_planner_raises_no_flag_about_a_move_a_person_just_approved(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    [item] = cli.run(small_hub.url, _block("web-t-1"))["items"]
+    assert item["outcome"] == "queued", item
+    cli.ok("approvals", "approve", item["approval_id"], "--by", "ana", "--hub", small_hub.url)
+    assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "blocked"
+    summary = cli.run(small_hub.url, llm="offline")
+    flagged = [i["target"] for i in summary["items"] if i["operation"] == "flag_for_human"]
+    assert "web-t-1" not in flagged, summary["items"]
+    assert "Left alone, as a person recently set or approved their status: web-t-1." in (
+        note_of(summary)
+    )

@@ -247,7 +247,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         skip = unchanged_state(ctx, seen, history)
         if skip is not None:
             return _skipped(ctx, so_far, skip, "state unchanged since the last completed run")
-        orientation = orient(ctx, seen, history)
+        orientation = orient(ctx, seen, history, opened.checkpoint.writes)
         so_far = replace(so_far, omitted=orientation.omitted)
         completion = ask(ctx, orientation)
         so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))

@@ -193,7 +193,19 @@ def hub_change(
     Custodian's own writes left (the checkpoint's, in `recent`). A person's newer word cited
     against it is weighed by the caller (`_changed_on_hub`).
     """
-    change = last_change(task, evidence, leave_out=cited(item.params))
+    return person_changed(task, policy, recent, evidence, leave_out=cited(item.params))
+
+
+def person_changed(
+    task: Task,
+    policy: Policy,
+    recent: RecentWrites,
+    evidence: Evidence,
+    leave_out: Sequence[str] = (),
+) -> TaskChange | None:
+    """The task's last change, when someone other than Custodian made it within `defer_days`
+    (not its creation, not what Custodian's own writes left); None otherwise."""
+    change = last_change(task, evidence, leave_out=leave_out)
     if change is None or change.at <= recent.now - timedelta(days=policy.defer_days):
         return None
     if task.updated_at is not None and task.updated_at == task.created_at:
@@ -203,6 +215,24 @@ def hub_change(
     if mine and not _moved_since(mine[-1], task):
         return None  # the hub shows what Custodian's own (or an approved) write left
     return change
+
+
+def decided_by_person(view: View, policy: Policy, recent: RecentWrites) -> frozenset[str]:
+    """The tasks whose status a person decided within `defer_days`, through Custodian or over
+    it: an approved status write, or one of Custodian's that someone changed since on the hub.
+    What a plan leaves alone (core/tooling/offline_planner.py), so no flag is spent on them. A
+    status someone set on a task Custodian never wrote is not here: a blocked task nobody was
+    asked about is what a flag is for."""
+    statuses = status_writes()
+    window = recent.since(timedelta(days=policy.defer_days))
+    last: dict[str, OwnWrite] = {
+        w.task_id: w for w in window if w.operation in statuses and w.task_id is not None
+    }
+    return frozenset(
+        task_id
+        for task_id, write in last.items()
+        if task_id in view.tasks and (write.by_person or _moved_since(write, view.tasks[task_id]))
+    )
 
 
 def _status_deference(
