@@ -23,6 +23,7 @@ from custodian_runtime.core.authority.budgets import (
 )
 from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
+from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
@@ -145,6 +146,7 @@ def _rule(
         problem = _already_done(spec, item, view)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}.", None
+    facts = (policy, history, view, evidence)
     closed = closed_by_person(item, view)
     deferred = None if closed else _deferred(item, view, policy, recent, evidence)
     lifted = deferred if deferred is not None and deferred.word is not None else None
@@ -153,11 +155,11 @@ def _rule(
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
             return outcome, _citing(reason, lifted), lifted
-        return *_rule_queued(item, label, policy, history, tally, lacking), None
+        return *_rule_queued(item, label, facts, tally, lacking), None
     if lifted is not None:
-        return *_rule_queued(item, label, policy, history, tally), lifted
+        return *_rule_queued(item, label, facts, tally), lifted
     why = closed or (deferred.reason if deferred is not None else None)
-    return *_rule_queued(item, label, policy, history, tally, why), deferred
+    return *_rule_queued(item, label, facts, tally, why), deferred
 
 
 def _citing(reason: str, lifted: Deferral | None) -> str:
@@ -276,15 +278,21 @@ def _rule_sanctioned(
 def _rule_queued(
     item: ProposedItem,
     label: str,
-    policy: Policy,
-    history: ApprovalHistory,
+    facts: tuple[Policy, ApprovalHistory, View, Evidence],
     tally: Tally,
     why: str | None = None,
 ) -> tuple[RulingOutcome, str]:
+    policy, history, view, evidence = facts
+    rejection = history.rejection_of(item)
+    changed = None
+    if rejection is not None and history.pending_as(item) is None:
+        problem, changed = rejection_problem(item, view, evidence, rejection)
+        if problem is not None:
+            return "deny", f"{label} is denied: {problem}."
     problem = _history_problem(item, policy, history, tally)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    why = why or EVERY_PROPOSAL
+    why = "; ".join(w for w in (changed, why) if w) or EVERY_PROPOSAL
     return "queue", f"{label} is queued for a person's approval: {why}."
 
 
@@ -295,9 +303,6 @@ def _history_problem(
     approval = history.pending_as(item)
     if approval is not None:
         return f"the same proposal already awaits approval as {approval}"
-    rejected = history.rejected_as(item)
-    if rejected is not None:
-        return f"a person rejected the same proposal before ({rejected})"
     if tally.queued >= policy.max_queued:
         return f"a run may queue at most {policy.max_queued} proposals for approval"
     if history.pending_count + tally.queued >= policy.max_pending:

@@ -66,9 +66,8 @@ class Grounds:
         """What the standing's part of the ruling reads (core/standing/rule.py)."""
         now = self.now or (self.recent.now if self.recent else observed.generated_at)
         seen = self.evidence if self.evidence is not None else Evidence.of(observed)
-        tasks = View.of(observed).tasks
         return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history,
-                      seen, tasks)  # fmt: skip
+                      seen, View.of(observed))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -11,22 +11,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import custodian_runtime.core.operations as operations
-from custodian_runtime.core.approvals.history import ApprovalHistory
+from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.evidence import Evidence, newer_word, utc
-from custodian_runtime.core.contract import Task
+from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.view import View
 
 # Words of an operation that would change a person's standing decisions: only a person does.
 STANDING_WORDS = frozenset({"policy", "policies", "mode", "modes", "grant", "grants", "revoke"})
@@ -44,10 +45,11 @@ class Ground:
     recent: RecentWrites | None = None
     # The queue's history: a write `ask` queues is not queued twice, nor again once rejected.
     history: ApprovalHistory | None = None
-    # The events the run observed and the tasks as observed: whether a write cites a person's
-    # newer word, which a grant may require (core/standing/grants.py `evidence`).
+    # The events the run observed and the domain as observed: whether a write cites a person's
+    # newer word, which a grant may require (core/standing/grants.py `evidence`), and whether
+    # one came since a person rejected the same proposal (core/authority/facts.py).
     evidence: Evidence | None = None
-    tasks: Mapping[str, Task] = field(default_factory=dict)
+    view: View | None = None
 
 
 def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, ...]:
@@ -147,17 +149,27 @@ def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
     history = ground.history
     if history is None:
         return None
-    pending, rejected = history.pending_as(ruling.item), history.rejected_as(ruling.item)
+    pending, rejected = history.pending_as(ruling.item), history.rejection_of(ruling.item)
     if pending is not None:
         return f"the same proposal already awaits approval as {pending}"
     if rejected is not None:
-        return f"a person rejected the same proposal before ({rejected})"
+        problem = _rejected_problem(ruling, ground, rejected)
+        if problem is not None:
+            return problem
     if history.pending_count + queued > ground.policy.max_pending:
         return (
             f"queue full: the domain already has {history.pending_count + queued - 1} pending "
             f"approvals, at most {ground.policy.max_pending}; a person must decide some first"
         )
     return None
+
+
+def _rejected_problem(ruling: Ruling, ground: Ground, rejected: Rejection) -> str | None:
+    """Why a rejected proposal is not asked again: the facts it was rejected on still hold."""
+    if ground.view is None or ground.evidence is None:
+        return f"a person rejected the same proposal before ({rejected.why})"
+    problem, _ = rejection_problem(ruling.item, ground.view, ground.evidence, rejected)
+    return problem
 
 
 def _granted(
@@ -194,8 +206,10 @@ def _granted(
 
 def cites_newer(item: ProposedItem, ground: Ground) -> bool:
     """Whether the item cites a person's newer word on its task (core/authority/evidence.py)."""
-    task = ground.tasks.get(str(item.params.get("task_id")))
-    if task is None or ground.evidence is None:
+    if ground.view is None or ground.evidence is None:
+        return False
+    task = ground.view.tasks.get(str(item.params.get("task_id")))
+    if task is None:
         return False
     return newer_word(item.params, task, ground.evidence) is not None
 
