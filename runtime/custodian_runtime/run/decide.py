@@ -26,7 +26,9 @@ from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import in_flight
+from custodian_runtime.core.standing.narrowed import reversals
 from custodian_runtime.core.standing.shadow import shadowed
+from custodian_runtime.core.view import View
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
 from custodian_runtime.memory.standing_store import StandingStore
@@ -99,8 +101,25 @@ def rule(
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
-    journaled = standing_of(history)
+    journaled = narrowed_by_people(ctx, observation, history, writes)
     return _authorize(ctx, plan, observation, evidence, fetched, writes, journaled)
+
+
+def narrowed_by_people(
+    ctx: RunContext,
+    observation: Observation,
+    history: list[core_journal.Record],
+    writes: Sequence[OwnWrite],
+) -> Standing:
+    """The journal's standing, after journaling each write of Custodian's a person has set
+    back since (a grant suspended, a class held: core/standing/narrowed.py)."""
+    journaled = standing_of(history)
+    view = View.of(observation.summary)
+    found = reversals(writes, view, journaled.narrowed, ctx.now())
+    if not found:
+        return journaled
+    written = [ctx.journal.write(entry) for entry in found]
+    return standing_of([*history, *written])
 
 
 def standing_now(ctx: RunContext, journaled: Standing) -> Standing:

@@ -200,9 +200,11 @@ def covering(
     now: datetime,
     hub_id: str | None,
     newer: bool = False,
+    suspended: Mapping[str, str] | None = None,
 ) -> Cover:
     """The first live grant (oldest first) that covers (operation, params), or why none does;
-    `newer`: the proposal cites a person's newer word, which a grant may require."""
+    `newer`: the proposal cites a person's newer word, which a grant may require; `suspended`:
+    the grants a person's reversal suspended, with why (core/standing/narrowed.py)."""
     reasons: list[str] = []
     void: list[str] = []
     for grant in sorted(grants, key=lambda g: (g.issued_at, g.id)):
@@ -214,6 +216,8 @@ def covering(
             void.append(f"{grant.id} did not cover it: {state}")
         if problem is None and state != "live":
             problem = f"{grant.id} is {state}"
+        if problem is None and grant.id in (suspended or {}):
+            problem = f"{grant.id} is suspended: {(suspended or {})[grant.id]}"
         if problem is None:
             return Cover(grant, tuple(reasons), tuple(void))
         reasons.append(problem)

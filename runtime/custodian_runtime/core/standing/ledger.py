@@ -48,6 +48,9 @@ def grant_standing(
     state = state_of(grant, before, ground.now)
     if state != "live":
         return GrantDecision(grant_id, False, f"grant {grant_id} is {state}")
+    suspended = ground.standing.narrowed.suspended.get(grant_id)
+    if suspended is not None:
+        return GrantDecision(grant_id, False, f"grant {grant_id} is suspended: {suspended}")
     problem = miss(grant, item.operation, item.params, ground.hub_id, cites_newer(item, ground))
     if problem is not None:
         return GrantDecision(grant_id, False, problem)
@@ -91,7 +94,7 @@ def rederived(
             entry.mode, entry.by, entry.reason,
         ):  # fmt: skip
             modes = modes.with_setting(mine)
-    derived = Standing(modes, derived.grants, derived.uses)
+    derived = Standing(modes, derived.grants, derived.uses, narrowed=derived.narrowed)
     return derived, (*_grant_differences(kept, derived), *_use_and_mode_differences(kept, derived))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
-from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.evidence import Evidence, newer_word, utc
 from custodian_runtime.core.authority.facts import rejection_problem
@@ -59,6 +59,11 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     queued = sum(1 for r in rulings if r.outcome == "queue")
     done: list[Ruling] = []
     for ruling in rulings:
+        held = _held_class(ruling, ground, queued + 1)
+        if held is not None:
+            queued += held.outcome == "queue"
+            done.append(held)
+            continue
         mode = ground.standing.modes.of(ruling.item.operation)
         if changes_standing(ruling.item.operation):
             done.append(_refused(ruling))
@@ -80,6 +85,26 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     return tuple(done)
 
 
+def _held_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:
+    """A write Custodian would make on its own in a class a person's reversal held: queued for
+    a person instead (core/standing/narrowed.py); None when no hold applies."""
+    item = ruling.item
+    if ruling.outcome != "execute" or changes_standing(item.operation):
+        return None
+    hold = ground.standing.narrowed.hold_on(item.operation, item.params, ground.now)
+    if hold is None:
+        return None
+    if ground.standing.modes.of(item.operation) in ("off", "shadow"):
+        return None  # the mode rules it (denied) as before
+    problem = _queue_problem(ruling, ground, queued)
+    if problem is not None:
+        return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {problem}.",
+                       code="stated", clause=f"{problem}.")  # fmt: skip
+    clause = hold.clause()
+    reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
+    return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
 def held_by(operation: str, standing: Standing) -> ModeSetting | None:
     """The setting that keeps every write of `operation` from going out, a person's approval
     included (`off` or `shadow`); None when its mode lets a write through."""
@@ -91,7 +116,8 @@ def in_flight(kept: Standing, journaled: Standing) -> Standing:
     """The standing a run holding the domain rules with: every decision kept while it was busy
     (modes, revokes), but a grant only once journaled, since its uses follow its issue there."""
     known = {g.id for g in journaled.grants}
-    return Standing(kept.modes, tuple(g for g in kept.grants if g.id in known), kept.uses)
+    grants = tuple(g for g in kept.grants if g.id in known)
+    return Standing(kept.modes, grants, kept.uses, narrowed=journaled.narrowed)
 
 
 def changes_standing(operation: str) -> bool:
@@ -183,9 +209,12 @@ def _granted(
     item = ruling.item
     cover = covering(
         item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
-        ruling.word is not None or cites_newer(item, ground),
+        ruling.word is not None or cites_newer(item, ground), ground.standing.narrowed.suspended,
     )  # fmt: skip
     if cover.grant is None:
+        suspended = [w for w in cover.why_not if " is suspended: " in w]
+        if suspended:
+            return _queued_anyway(ruling, f"{EVERY_PROPOSAL}; {'; '.join(suspended)}")
         return _void_said(ruling, cover.void)
     if on_hub and not _issued_after(cover.grant.issued_at, ruling):
         return ruling  # issued before the person's change it would undo
