@@ -36,8 +36,9 @@ def _ts(hours_ago: float) -> str:
 
 def _write(task_id: str, to: str, before: str, by: str = "policy", index: int = 0) -> OwnWrite:
     op = "update_task_status" if by == "policy" else "set_task_status"
+    after = {"status": to, "updated_at": _ts(30)}
     return OwnWrite(at=_ts(30), run_id="r-1", index=index, operation=op, task_id=task_id,
-                    status=to, before=before, by=by, after={"status": to, "updated_at": _ts(30)})  # fmt: skip
+                    status=to, before=before, by=by, after=after)  # fmt: skip
 
 
 def test_a_write_set_back_is_found_once_and_a_person_s_own_or_a_move_forward_is_not() -> None:
@@ -73,8 +74,9 @@ def _rule(plan: Any, narrowed: Narrowed, now: Any = NOW) -> Any:
 
 
 def test_a_held_class_needs_a_person_and_only_that_class_and_only_for_a_while() -> None:
+    why = "a person set task t-prog back from done to in_progress"
     hold = Hold("update_task_status", {"task_id": "t-prog", "status": "done"},
-                NOW + timedelta(days=3), "a person set task t-prog back from done to in_progress")  # fmt: skip
+                NOW + timedelta(days=3), why)  # fmt: skip
     narrowed = Narrowed(holds=(hold,))
     assert _rule(_update("t-prog", "ev-t-prog"), Narrowed()).outcome == "execute"
     held = _rule(_update("t-prog", "ev-t-prog"), narrowed)
@@ -112,8 +114,9 @@ def test_a_grant_whose_write_a_person_set_back_is_suspended_until_one_is_issued_
     assert back.status_code == 200  # a person sets it back on the hub
     [asked] = cli.run(small_hub.url, _block("web-t-4"))["items"]
     assert asked["outcome"] == "queued" and asked.get("grant") is None, asked
-    assert f"{first} is suspended: a person set task web-t-1 back from blocked to in_progress" in (
-        asked["reason"]
+    assert (
+        f"{first} is suspended: a person set task web-t-1 back from blocked to in_progress"
+        in (asked["reason"])
     )
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
     [listed] = cli.grants()

@@ -9,11 +9,10 @@ rules first, then the CLI against the reference hub.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-
-import json
 
 import httpx
 import pytest

@@ -219,9 +219,7 @@ def test_tasks_a_person_just_decided_are_left_alone_and_spend_no_flag() -> None:
     summary = _summary([*decided, task("t-late", "ws-web", "in_progress", idle_days=30)])
     everyone = _flagged(offline_plan(_facts(summary)))
     assert len(everyone) == 10  # without the rule: nine flags about what a person decided
-    facts = PlanningFacts(
-        "website", NOW, summary, decided=frozenset(t.id for t in decided)
-    )
+    facts = PlanningFacts("website", NOW, summary, decided=frozenset(t.id for t in decided))
     text = offline_plan(facts)
     assert _flagged(text) == ["t-late"]
     assert "Left alone, as a person recently set or approved their status: t-0, t-1" in text

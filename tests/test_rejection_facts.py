@@ -33,8 +33,12 @@ def _rejected(operation: str, params: dict[str, Any], days_ago: float = 7) -> Ap
         now=NOW - timedelta(days=days_ago + 1), ttl_days=14,
     )  # fmt: skip
     return item.model_copy(
-        update={"status": "rejected", "decided_by": "ana", "reject_reason": "only leaning",
-                "decided_at": NOW - timedelta(days=days_ago)}  # fmt: skip
+        update={
+            "status": "rejected",
+            "decided_by": "ana",
+            "reject_reason": "only leaning",
+            "decided_at": NOW - timedelta(days=days_ago),
+        }
     )
 
 
@@ -47,7 +51,9 @@ def _event(event_id: str, days_ago: float, source: str = "ben", task_id: str | N
 
 def _observed(*events: ProgressEvent) -> DomainSummary:
     observed = website()
-    decisions = tuple(d.model_copy(update={"workstream_id": "ws-web"}) for d in observed.open_decisions)
+    decisions = tuple(
+        d.model_copy(update={"workstream_id": "ws-web"}) for d in observed.open_decisions
+    )
     return observed.model_copy(update={"open_decisions": decisions, "recent_events": events})
 
 

@@ -24,9 +24,9 @@ from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, Pla
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.narrowed import reversals
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import in_flight
-from custodian_runtime.core.standing.narrowed import reversals
 from custodian_runtime.core.standing.shadow import shadowed
 from custodian_runtime.core.view import View
 from custodian_runtime.errors import ModelError, PlanRejected

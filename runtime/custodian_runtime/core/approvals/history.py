@@ -4,8 +4,9 @@
 
 Pending and rejected items count only within their own domain. A rejection holds on the facts
 it was made on: the same proposal is asked again only when a person's event on its target,
-newer than the rejection, changed them (core/authority/facts.py), and once for each change. A proposal matches an earlier
-one when its operation and params are the same after normalizing every text in them (NFKC,
+newer than the rejection, changed them (core/authority/facts.py), and once for each change.
+A proposal matches an earlier one when its operation and params are the same after normalizing
+every text in them (NFKC,
 casefold, collapsed whitespace, trailing punctuation stripped): "Add a sitemap." repeats a
 rejected "Add a sitemap".
 """

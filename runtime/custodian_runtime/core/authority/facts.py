@@ -31,7 +31,9 @@ def changed_since(
         for event in evidence.events.values()
         if utc(event.created_at) > utc(since)
         and by_custodian(event, evidence.own_ids) is None
-        and (event.task_id in tasks or (event.task_id is None and event.workstream_id in workstreams))
+        and (
+            event.task_id in tasks or (event.task_id is None and event.workstream_id in workstreams)
+        )
     ]
     return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
 

@@ -99,11 +99,11 @@ def narrowed_of(records: Iterable[Record]) -> Narrowed:
     holds: list[Hold] = []
     seen: set[tuple[str, str]] = set()
     found = list(records)
-    for r, s in of_kind(found, GrantSuspended):
+    for _, s in of_kind(found, GrantSuspended):
         if s.grant_id is not None:
             suspended.setdefault(s.grant_id, str(s.reason))
         seen.add((str(s.run), str(s.index)))
-    for r, h in of_kind(found, ClassHeld):
+    for _, h in of_kind(found, ClassHeld):
         if h.operation is not None and h.until is not None:
             params = {str(k): str(v) for k, v in dict(h.params or {}).items()}
             holds.append(Hold(h.operation, params, parse_at(h.until), str(h.reason)))

@@ -3,7 +3,8 @@
 Rules: flag in-progress tasks untouched for `stale_after_days` or more, and blocked tasks, unless
 the task already has an open flag, a person recently rejected a flag or a status change for it
 (the window the prompt shows), or a person set or approved its status within `defer_days`
-(`PlanningFacts.decided`: the flag budget is not spent on what a person just decided). It writes no summary events: a quiet domain gets an empty plan. It
+(`PlanningFacts.decided`: the flag budget is not spent on what a person just decided). It
+writes no summary events: a quiet domain gets an empty plan. It
 marks an in-progress task done only when a person's milestone or status-change event on that task,
 newer than the task's last change (the authority's own comparison), says the work is done, and it
 cites that event as evidence (core/authority/evidence.py), unless a person recently rejected a flag
