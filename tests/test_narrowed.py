@@ -129,3 +129,39 @@ def test_a_grant_whose_write_a_person_set_back_is_suspended_until_one_is_issued_
     assert ran["outcome"] == "executed" and ran["grant"] == again, ran
     kinds = [r.kind for r in journal(cli.memory, "website")]
     assert kinds.count("grant_suspended") == 1  # journaled once
+    inspected = cli("inspect", "--domain", "website")  # replay rules with the same standing
+    assert inspected.code == 0 and "replay: ok" in inspected.stdout, inspected.stdout
+
+
+def _milestone(hub: ReferenceHub, task_id: str) -> str:
+    body = {"workstream_id": "web-ws-1", "task_id": task_id, "event_type": "milestone",
+            "summary": "Shipped and verified.", "source": "ben"}  # fmt: skip
+    response = httpx.post(f"{hub.url}/events", json=body, timeout=5)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def _done(task_id: str, event: str) -> dict[str, Any]:
+    return {"tasks_to_update": [{"task_id": task_id, "status": "done", "evidence": [event]}]}
+
+
+def test_a_write_made_on_its_own_and_set_back_holds_that_class_only_and_replays(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    [ran] = cli.run(small_hub.url, plan=_done("web-t-4", _milestone(small_hub, "web-t-4")))["items"]
+    assert ran["outcome"] == "executed", ran
+    back = httpx.patch(f"{small_hub.url}/tasks/web-t-4", json={"status": "in_progress"}, timeout=5)
+    assert back.status_code == 200  # a person sets it back on the hub
+    [other] = cli.run(small_hub.url, plan=_done("web-t-1", _milestone(small_hub, "web-t-1")))[
+        "items"
+    ]
+    assert other["outcome"] == "executed", other  # never the whole operation
+    records = journal(cli.memory, "website")
+    [held] = [r for r in records if r.kind == "class_held"]
+    assert held.data["operation"] == "update_task_status"
+    assert held.data["params"] == {"task_id": "web-t-4", "status": "done"}
+    assert "a person set task web-t-4 back from done to in_progress" in held.data["reason"]
+    cli.run(small_hub.url, plan={})
+    assert [r.kind for r in journal(cli.memory, "website")].count("class_held") == 1
+    inspected = cli("inspect", "--domain", "website")
+    assert inspected.code == 0, inspected.stdout + inspected.stderr
