@@ -26,7 +26,7 @@ from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.view import View
 from runsupport import hub_get
 from spinesupport import journal
-from standingsupport import Cli
+from standingsupport import Cli, note_of
 from test_authority_support import NOW, plan_of, website
 
 
@@ -112,7 +112,11 @@ def test_a_grant_whose_write_a_person_set_back_is_suspended_until_one_is_issued_
     assert ran["outcome"] == "executed" and ran["grant"] == first, ran
     back = httpx.patch(f"{small_hub.url}/tasks/web-t-1", json={"status": "in_progress"}, timeout=5)
     assert back.status_code == 200  # a person sets it back on the hub
-    [asked] = cli.run(small_hub.url, _block("web-t-4"))["items"]
+    summary = cli.run(small_hub.url, _block("web-t-4"))
+    note = note_of(summary)
+    assert "## Authority a person's reversal took away" in note
+    assert f"grant {first} is suspended: a person set task web-t-1 back" in note
+    [asked] = summary["items"]
     assert asked["outcome"] == "queued" and asked.get("grant") is None, asked
     assert (
         f"{first} is suspended: a person set task web-t-1 back from blocked to in_progress"

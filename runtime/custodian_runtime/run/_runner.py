@@ -256,6 +256,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         so_far = replace(so_far, observations=plan.observations)
         ruled = rule(ctx, plan, seen, history, opened.checkpoint.writes)
         rulings = ruled.rulings
+        so_far = replace(so_far, narrowed=ruled.narrowed)
         so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
         so_far = replace(so_far, modes=ruled.grounds.standing.modes.as_record())
         if ctx.dry_run:

@@ -24,7 +24,7 @@ from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, Pla
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
-from custodian_runtime.core.standing.narrowed import reversals
+from custodian_runtime.core.standing.narrowed import narrowed_line, reversals
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import in_flight
 from custodian_runtime.core.standing.shadow import shadowed
@@ -87,6 +87,8 @@ class Ruled:
     rulings: tuple[Ruling, ...]
     grounds: Grounds
     journaled: Standing
+    # What a person's reversal took away at this run (core/standing/narrowed.py): the reasons.
+    narrowed: tuple[str, ...] = ()
 
 
 def rule(
@@ -101,8 +103,9 @@ def rule(
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
-    journaled = narrowed_by_people(ctx, observation, history, writes)
-    return _authorize(ctx, plan, observation, evidence, fetched, writes, journaled)
+    journaled, found = narrowed_by_people(ctx, observation, history, writes)
+    ruled = _authorize(ctx, plan, observation, evidence, fetched, writes, journaled)
+    return replace(ruled, narrowed=found)
 
 
 def narrowed_by_people(
@@ -110,16 +113,17 @@ def narrowed_by_people(
     observation: Observation,
     history: list[core_journal.Record],
     writes: Sequence[OwnWrite],
-) -> Standing:
+) -> tuple[Standing, tuple[str, ...]]:
     """The journal's standing, after journaling each write of Custodian's a person has set
-    back since (a grant suspended, a class held: core/standing/narrowed.py)."""
+    back since (a grant suspended, a class held: core/standing/narrowed.py), and what each
+    took away, for the note."""
     journaled = standing_of(history)
     view = View.of(observation.summary)
     found = reversals(writes, view, journaled.narrowed, ctx.now())
     if not found:
-        return journaled
+        return journaled, ()
     written = [ctx.journal.write(entry) for entry in found]
-    return standing_of([*history, *written])
+    return standing_of([*history, *written]), tuple(narrowed_line(e) for e in found)
 
 
 def standing_now(ctx: RunContext, journaled: Standing) -> Standing:

@@ -139,3 +139,15 @@ def reversals(
             found.append(ClassHeld(operation=w.operation, params=params, until=until,
                                    run=w.run_id, index=w.index, reason=reason))  # fmt: skip
     return found
+
+
+def narrowed_line(entry: GrantSuspended | ClassHeld) -> str:
+    """What a person reads in the note of one grant suspended or class held."""
+    if isinstance(entry, GrantSuspended):
+        return (
+            f"grant {entry.grant_id} is suspended: {entry.reason}; a person restores it by "
+            "issuing a grant again (`custodian grants issue`)"
+        )
+    params = ", ".join(f"{k}={v}" for k, v in sorted((entry.params or {}).items()))
+    until = stamp(parse_at(str(entry.until)))
+    return f"{entry.operation} with {params} needs a person until {until}: {entry.reason}"
