@@ -21,7 +21,13 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import ClassHeld, GrantSuspended
-from custodian_runtime.core.standing.narrowed import REVERSAL_HOLD, Hold, Narrowed, reversals
+from custodian_runtime.core.standing.narrowed import (
+    REVERSAL_HOLD,
+    REVERSAL_WINDOW,
+    Hold,
+    Narrowed,
+    reversals,
+)
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.view import View
 from runsupport import hub_get
@@ -169,3 +175,10 @@ def test_a_write_made_on_its_own_and_set_back_holds_that_class_only_and_replays(
     assert [r.kind for r in journal(cli.memory, "website")].count("class_held") == 1
     inspected = cli("inspect", "--domain", "website")
     assert inspected.code == 0, inspected.stdout + inspected.stderr
+
+
+def test_a_set_back_long_after_the_write_is_the_work_moving_on_not_a_reversal() -> None:
+    view = View.of(website())  # t-todo was last changed a day before NOW
+    early = _write("t-todo", "in_progress", "todo").model_copy(update={"at": _ts(24 * 4)})
+    assert reversals([early], view, Narrowed(), NOW) == []
+    assert timedelta(days=2) == REVERSAL_WINDOW

@@ -1,7 +1,8 @@
 """Authority that narrows itself: what a person setting back Custodian's write takes away.
 
-When the hub shows a task set back to the status it had before a status write of Custodian's
-(someone other than Custodian changed it since), that write was reversed by a person:
+When the hub shows a task set back to the status it had before a status write of Custodian's,
+by someone other than Custodian within `REVERSAL_WINDOW` of it, that write was reversed by a
+person (a set-back later is the work moving on, and deference already leaves it to a person):
 
 - made under a grant: the grant is suspended (`grant_suspended`), and covers nothing more. A
   person restores it by issuing a grant again (`custodian grants issue`); the suspended one stays
@@ -31,6 +32,9 @@ from custodian_runtime.core.view import View
 
 # How long a class of writes needs a person after a person set back one of them.
 REVERSAL_HOLD = timedelta(days=14)
+# A set-back within this time of Custodian's write is a person correcting it; one later is the
+# work moving on (a blocker cleared, new facts), which deference already leaves to the person.
+REVERSAL_WINDOW = timedelta(days=2)
 NARROWED_KINDS = frozenset({GrantSuspended.KIND, ClassHeld.KIND})
 
 
@@ -122,7 +126,7 @@ def reversals(
         key = (w.run_id, str(w.index))
         if task is None or w.by_person or key in narrowed.seen or w.before is None:
             continue
-        if task.status != w.before or task.status == w.status:
+        if task.status != w.before or task.status == w.status or not _soon(w, task.updated_at):
             continue
         when = "" if task.updated_at is None else f" at {stamp(task.updated_at)}"
         reason = (
@@ -139,6 +143,11 @@ def reversals(
             found.append(ClassHeld(operation=w.operation, params=params, until=until,
                                    run=w.run_id, index=w.index, reason=reason))  # fmt: skip
     return found
+
+
+def _soon(write: OwnWrite, changed: datetime | None) -> bool:
+    """Whether the set-back came within REVERSAL_WINDOW of the write (unknown time: it did)."""
+    return changed is None or changed - parse_at(write.at) <= REVERSAL_WINDOW
 
 
 def narrowed_line(entry: GrantSuspended | ClassHeld) -> str:
