@@ -154,7 +154,7 @@ def _rule(
         outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
-            return outcome, _citing(reason, lifted), lifted
+            return outcome, _citing(reason, lifted if outcome == "execute" else None), lifted
         return *_rule_queued(item, label, facts, tally, lacking), None
     if lifted is not None:
         return *_rule_queued(item, label, facts, tally), lifted
