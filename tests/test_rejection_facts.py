@@ -134,3 +134,32 @@ def test_a_rejected_proposal_is_asked_again_once_after_a_persons_newer_event(
     cli.ok("approvals", "reject", again["approval_id"], "--by", "ana", "--reason", "still no")
     [third] = cli.run(small_hub.url, _create())["items"]
     assert third["outcome"] == "denied", third
+
+
+def test_under_ask_a_sanctioned_write_rejected_before_is_asked_again_only_on_new_facts() -> None:
+    from custodian_runtime.core.authority.path import Grounds, rule_plan
+    from custodian_runtime.core.standing.modes import Modes, ModeSetting
+    from custodian_runtime.core.standing.record import Standing
+
+    params = {"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}
+    rejected = _rejected("update_task_status", params, days_ago=0.02)  # after ev-t-prog
+    asked = Modes().with_setting(
+        ModeSetting("update_task_status", "ask", "ana", "first weeks", NOW - timedelta(days=30))
+    )
+    plan = plan_of(tasks_to_update=[params])
+
+    def ruled(*events: ProgressEvent) -> Ruling:
+        observed = website().model_copy(
+            update={"recent_events": (*website().recent_events, *events)}
+        )
+        grounds = Grounds(history=history_for([rejected], "website", NOW),
+                          standing=Standing(modes=asked), now=NOW)  # fmt: skip
+        return rule_plan(plan, observed, grounds)[0]
+
+    same = ruled()
+    assert same.outcome == "deny" and "no event of a person's" in same.reason, same.reason
+    newer = _event("ev-later", 0.005, task_id="t-prog")
+    again = ruled(newer)
+    assert again.outcome == "queue", again.reason
+    assert "since then, event ev-later" in again.reason
+    assert "a person set update_task_status to ask" in again.reason

@@ -164,8 +164,18 @@ def _asked(ruling: Ruling, ground: Ground, queued: int) -> Ruling:
         return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {clause}.",
                        code="stated", clause=f"{clause}.")  # fmt: skip
     clause = f"a person set {ruling.item.operation} to ask{_by(ruling, ground)}"
+    changed = _changed_facts(ruling, ground)
+    clause = clause if changed is None else f"{changed}; {clause}"
     reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
     return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _changed_facts(ruling: Ruling, ground: Ground) -> str | None:
+    """What changed since a person rejected the same proposal, for its card (None: no such)."""
+    rejected = None if ground.history is None else ground.history.rejection_of(ruling.item)
+    if rejected is None or ground.view is None or ground.evidence is None:
+        return None
+    return rejection_problem(ruling.item, ground.view, ground.evidence, rejected)[1]
 
 
 def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
