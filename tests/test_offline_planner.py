@@ -211,3 +211,46 @@ def test_untrusted_task_titles_never_reach_the_plan() -> None:
     text = offline_plan(_facts(_summary([hostile])))
     assert 'tasks_to_update": [{' not in text
     assert _document(text)["tasks_to_update"] == []
+
+
+def test_tasks_a_person_just_decided_are_left_alone_and_spend_no_flag() -> None:
+    # Nine blocked tasks a person just decided, and one that matters: the flags go to it.
+    decided = [task(f"t-{n}", "ws-web", "blocked", idle_days=1) for n in range(9)]
+    summary = _summary([*decided, task("t-late", "ws-web", "in_progress", idle_days=30)])
+    everyone = _flagged(offline_plan(_facts(summary)))
+    assert len(everyone) == 10  # without the rule: nine flags about what a person decided
+    facts = PlanningFacts("website", NOW, summary, decided=frozenset(t.id for t in decided))
+    text = offline_plan(facts)
+    assert _flagged(text) == ["t-late"]
+    assert "Left alone, as a person recently set or approved their status: t-0, t-1" in text
+
+
+def test_decided_by_person_is_an_approval_or_a_change_over_custodians_within_defer_days() -> None:
+    from custodian_runtime.core.authority.budgets import RecentWrites, decided_by_person
+    from custodian_runtime.core.authority.own_writes import OwnWrite
+    from custodian_runtime.core.view import View
+
+    def stamped(task_id: str, days: float, status: str = "blocked") -> Any:
+        made = task(task_id, "ws-web", status)
+        at = NOW - timedelta(days=days)
+        return made.model_copy(update={"updated_at": at, "created_at": at - timedelta(days=90)})
+
+    def ts(days: float) -> str:
+        return (NOW - timedelta(days=days)).isoformat().replace("+00:00", "Z")
+
+    approved = OwnWrite(at=ts(2), run_id="r", index=0, operation="set_task_status",
+                        task_id="t-ok", status="blocked", by="person:ana",
+                        after={"status": "blocked", "updated_at": ts(2)})  # fmt: skip
+    mine = OwnWrite(at=ts(3), run_id="r", index=1, operation="update_task_status",
+                    task_id="t-mine", status="in_progress",
+                    after={"status": "in_progress", "updated_at": ts(3)})  # fmt: skip
+    undone = mine.model_copy(update={"task_id": "t-undone", "index": 2})
+    summary = _summary([
+        stamped("t-ok", 2), stamped("t-hub", 5), stamped("t-old", 40),
+        stamped("t-mine", 3, "in_progress"), stamped("t-undone", 1),
+    ])  # fmt: skip
+    recent = RecentWrites(NOW, (approved, mine, undone))
+    found = decided_by_person(View.of(summary), Policy(), recent)
+    # Approved, and Custodian's move someone set back; not Custodian's own left as it was, nor
+    # a task Custodian never wrote (a blocked task nobody was asked about is what flags are for).
+    assert found == {"t-ok", "t-undone"}

@@ -57,6 +57,11 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     issue.add_argument("--max", type=int, required=True, help="how many uses")
     issue.add_argument("--expires", required=True, help="how long: 7d, 36h (at most 30d)")
     issue.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    issue.add_argument(
+        "--evidence", choices=["newer"], default=None,
+        help="newer: cover only a status write that cites a person's event on the task, newer "
+        "than the task's last change and speaking for the move",
+    )  # fmt: skip
     issue.add_argument("--json", action="store_true")
     _person(issue)
     ls = gs.add_parser("list", help="each grant's uses, what is left, expiry and state")
@@ -103,7 +108,7 @@ def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
     issue = pc.Issue(
         domain=str(settings.domain), operation=args.operation, where=_where(args.where),
         max_uses=args.max, expires=args.expires, by=args.by, reason=args.reason,
-        grant_id=f"grant-{secrets.token_hex(6)}",
+        grant_id=f"grant-{secrets.token_hex(6)}", evidence=args.evidence,
     )  # fmt: skip
     return pc.issue(settings, issue, args.json, sys.stdout, sys.stderr)
 

@@ -21,6 +21,7 @@ from custodian_runtime.core.standing.agreement import Agreement, agreement
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import (
     Grant,
+    evidence_problem,
     grant_problem,
     skew_problem,
     where_problem,
@@ -52,6 +53,8 @@ class Issue:
     by: str
     reason: str
     grant_id: str
+    # `--evidence newer`: it covers only a write citing a person's newer event (grants.py).
+    evidence: str | None = None
 
 
 def write_json(data: object, out: TextIO) -> None:
@@ -203,6 +206,7 @@ def expiry(request: Issue) -> timedelta:
     problem = (
         grant_problem(request.operation, request.max_uses, expires_in)
         or where_problem(request.operation, request.where)
+        or evidence_problem(request.operation, request.evidence)
         or person_problem(request.by, request.reason)
     )
     if problem is not None:
@@ -240,6 +244,7 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
         id=request.grant_id, domain=request.domain, operation=request.operation,
         where=request.where, max_uses=request.max_uses, expires_at=now + expires_in,
         by=request.by, reason=request.reason, hub_id=hub.identity, issued_at=now,
+        evidence=request.evidence,
     )  # fmt: skip
     store = _store(settings)
     _absorb(settings, request.domain)

@@ -37,7 +37,7 @@ from custodian_runtime.core.journal.seals import SealKey, item_seal_problem
 from custodian_runtime.errors import SealError
 from custodian_runtime.memory._files import atomic_write_text
 
-VERSION = 2
+VERSION = 3  # 3: a rejected mark keeps when it was rejected
 _INDEX_PREFIX = b"custodian approval index v2\n"
 
 
@@ -211,7 +211,8 @@ def _text(value: object) -> str:
 
 def _used(entry: IndexEntry) -> list[Any]:
     item = None if entry.item is None else entry.item.model_dump(mode="json")
-    mark = None if entry.mark is None else [entry.mark.fingerprint, entry.mark.text, entry.mark.why]
+    m = entry.mark
+    mark = None if m is None else [m.fingerprint, m.text, m.why, m.at]
     return [entry.stamp, item, mark]
 
 

@@ -52,6 +52,7 @@ class SessionNote:
     raw_response: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     shadow: str | None = None  # shadow items a person did the same way on the hub
+    narrowed: str | None = None  # grants suspended, classes held, by a person's reversal
 
 
 _GROUPS = (
@@ -127,6 +128,7 @@ def render_note(note: SessionNote) -> str:
             problem=for_markdown(note.problem, NOTE_LEVELS) if note.problem else None,
             raw_response=raw,
             shadow=for_markdown(note.shadow, NOTE_LEVELS) if note.shadow else None,
+            narrowed=for_markdown(note.narrowed, NOTE_LEVELS) if note.narrowed else None,
         )
     )
     return text.rstrip("\n") + "\n"

@@ -56,6 +56,7 @@ def read_evidence(
 
 
 def _cites_evidence(operation: str) -> bool:
-    """Whether `operation` runs on its own only on the events it cites (its spec says)."""
+    """Whether `operation` cites events its ruling weighs: a sanctioned status write's evidence,
+    or any status write's person's newer word (deference, a grant on evidence)."""
     spec = operations.find(operation)
-    return spec is not None and spec.evidence
+    return spec is not None and (spec.evidence or spec.status_write)

@@ -64,6 +64,8 @@ class RunSoFar:
     modes: Mapping[str, str] = field(default_factory=dict)
     # Shadow items of earlier runs a person did the same way on the hub (core/standing/shadow.py).
     shadow_matched: Sequence[Mapping[str, Any]] = ()
+    # What a person's reversal took away at this run (core/standing/narrowed.py).
+    narrowed: Sequence[str] = ()
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""

@@ -247,7 +247,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         skip = unchanged_state(ctx, seen, history)
         if skip is not None:
             return _skipped(ctx, so_far, skip, "state unchanged since the last completed run")
-        orientation = orient(ctx, seen, history)
+        orientation = orient(ctx, seen, history, opened.checkpoint.writes)
         so_far = replace(so_far, omitted=orientation.omitted)
         completion = ask(ctx, orientation)
         so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
@@ -256,6 +256,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         so_far = replace(so_far, observations=plan.observations)
         ruled = rule(ctx, plan, seen, history, opened.checkpoint.writes)
         rulings = ruled.rulings
+        so_far = replace(so_far, narrowed=ruled.narrowed)
         so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
         so_far = replace(so_far, modes=ruled.grounds.standing.modes.as_record())
         if ctx.dry_run:

@@ -24,9 +24,11 @@ from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, Pla
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.standing.narrowed import narrowed_line, reversals
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import in_flight
 from custodian_runtime.core.standing.shadow import shadowed
+from custodian_runtime.core.view import View
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
 from custodian_runtime.memory.standing_store import StandingStore
@@ -85,6 +87,8 @@ class Ruled:
     rulings: tuple[Ruling, ...]
     grounds: Grounds
     journaled: Standing
+    # What a person's reversal took away at this run (core/standing/narrowed.py): the reasons.
+    narrowed: tuple[str, ...] = ()
 
 
 def rule(
@@ -99,8 +103,27 @@ def rule(
     `writes` are Custodian's own writes in the domain, as the journal's checkpoint keeps them.
     """
     evidence, fetched = read_evidence(ctx.client, plan, observation.summary, history, writes)
+    journaled, found = narrowed_by_people(ctx, observation, history, writes)
+    ruled = _authorize(ctx, plan, observation, evidence, fetched, writes, journaled)
+    return replace(ruled, narrowed=found)
+
+
+def narrowed_by_people(
+    ctx: RunContext,
+    observation: Observation,
+    history: list[core_journal.Record],
+    writes: Sequence[OwnWrite],
+) -> tuple[Standing, tuple[str, ...]]:
+    """The journal's standing, after journaling each write of Custodian's a person has set
+    back since (a grant suspended, a class held: core/standing/narrowed.py), and what each
+    took away, for the note."""
     journaled = standing_of(history)
-    return _authorize(ctx, plan, observation, evidence, fetched, writes, journaled)
+    view = View.of(observation.summary)
+    found = reversals(writes, view, journaled.narrowed, ctx.now())
+    if not found:
+        return journaled, ()
+    written = [ctx.journal.write(entry) for entry in found]
+    return standing_of([*history, *written]), tuple(narrowed_line(e) for e in found)
 
 
 def standing_now(ctx: RunContext, journaled: Standing) -> Standing:

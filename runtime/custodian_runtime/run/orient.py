@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.authority.budgets import decided_by_person, recent_writes
+from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.context.continuity import Continuity, continuity
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import DomainSummary
@@ -15,6 +18,7 @@ from custodian_runtime.core.digest import canonical_json, sha256_hex, workstream
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import PromptRecord
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
+from custodian_runtime.core.view import View
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.base import Prompt
 from custodian_runtime.memory.notes import last_note_prose, note_prose
@@ -81,11 +85,17 @@ def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | No
 
 
 def orient(
-    ctx: RunContext, observation: Observation, history: list[core_journal.Record]
+    ctx: RunContext,
+    observation: Observation,
+    history: list[core_journal.Record],
+    writes: Sequence[OwnWrite] = (),
 ) -> Orientation:
-    """Render the prompt from the canon, memory and the observation; journal it."""
+    """Render the prompt from the canon, memory and the observation; journal it.
+
+    `writes` are Custodian's own writes (the checkpoint's): what a person just decided.
+    """
     with ctx.log.phase("orient") as info:
-        o = _orientation(ctx, observation, history, ctx.now())
+        o = _orientation(ctx, observation, history, ctx.now(), writes)
         info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(o.omitted.values()))
     ctx.journal.write(_prompt_record(ctx, o))
     if ctx.prompt_out is not None:
@@ -94,12 +104,17 @@ def orient(
 
 
 def _orientation(
-    ctx: RunContext, observation: Observation, history: list[core_journal.Record], now: datetime
+    ctx: RunContext,
+    observation: Observation,
+    history: list[core_journal.Record],
+    now: datetime,
+    writes: Sequence[OwnWrite],
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     inputs = _inputs(ctx, observation, continuity(history), now)
     rendered = render_prompt(inputs)
-    facts = _facts(ctx, observation, history, inputs) if ctx.model.uses_facts else None
+    uses = ctx.model.uses_facts
+    facts = _facts(ctx, observation, history, inputs, writes) if uses else None
     prompt = Prompt(
         system=rendered.system,
         user=rendered.user,
@@ -114,8 +129,11 @@ def _facts(
     observation: Observation,
     history: list[core_journal.Record],
     inputs: PromptInputs,
+    writes: Sequence[OwnWrite],
 ) -> PlanningFacts:
     """The structured observation, for a model that plans from it (it loads the last snapshot)."""
+    recent = recent_writes(ctx.policy, writes, inputs.now)
+    decided = decided_by_person(View.of(observation.summary), ctx.policy, recent)
     return PlanningFacts(
         domain=ctx.domain,
         now=inputs.now,
@@ -125,6 +143,7 @@ def _facts(
         workstream_digests=observation.workstream_digests or None,
         stale_after_days=ctx.policy.stale_after_days,
         rejected=rejected_targets(inputs.rejected),
+        decided=decided,
     )
 
 

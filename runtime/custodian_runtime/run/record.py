@@ -160,6 +160,7 @@ def write_session_note(
         problem=parts.problem,
         raw_response=parts.raw,
         shadow=_matched_text(known.shadow_matched),
+        narrowed="\n".join(f"- {line}" for line in known.narrowed) or None,
     )
     return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
 

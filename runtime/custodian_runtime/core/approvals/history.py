@@ -2,8 +2,11 @@
 
 `core.approvals.items.history_for` builds it from the queue's items.
 
-Pending and rejected items count only within their own domain. A proposal matches an earlier
-one when its operation and params are the same after normalizing every text in them (NFKC,
+Pending and rejected items count only within their own domain. A rejection holds on the facts
+it was made on: the same proposal is asked again only when a person's event on its target,
+newer than the rejection, changed them (core/authority/facts.py), and once for each change.
+A proposal matches an earlier one when its operation and params are the same after normalizing
+every text in them (NFKC,
 casefold, collapsed whitespace, trailing punctuation stripped): "Add a sitemap." repeats a
 rejected "Add a sitemap".
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core._normalized import text_key
@@ -31,6 +35,10 @@ class ApprovalHistory:
     pending_texts: Mapping[str, str] = field(default_factory=dict)
     rejected_texts: Mapping[str, str] = field(default_factory=dict)
     pending_count: int = 0
+    # When each rejection was made (ISO 8601), by fingerprint and by text: a rejection holds on
+    # the facts it was made on. Missing (a record from before): it holds on any facts.
+    rejected_at: Mapping[str, str] = field(default_factory=dict)
+    rejected_text_at: Mapping[str, str] = field(default_factory=dict)
 
     def as_record(self) -> dict[str, Any]:
         """The history as the journal's plan record keeps it (for replay)."""
@@ -40,6 +48,8 @@ class ApprovalHistory:
             "pending_texts": dict(self.pending_texts),
             "rejected_texts": dict(self.rejected_texts),
             "pending_count": self.pending_count,
+            "rejected_at": dict(self.rejected_at),
+            "rejected_text_at": dict(self.rejected_text_at),
         }
 
     @classmethod
@@ -51,6 +61,8 @@ class ApprovalHistory:
             pending_texts=dict(data.get("pending_texts") or {}),
             rejected_texts=dict(data.get("rejected_texts") or {}),
             pending_count=int(data.get("pending_count") or 0),
+            rejected_at=dict(data.get("rejected_at") or {}),
+            rejected_text_at=dict(data.get("rejected_text_at") or {}),
         )
 
     def for_items(self, items: Iterable[ProposedItem]) -> ApprovalHistory:
@@ -69,6 +81,8 @@ class ApprovalHistory:
             pending_texts={k: v for k, v in self.pending_texts.items() if k in texts},
             rejected_texts={k: v for k, v in self.rejected_texts.items() if k in texts},
             pending_count=self.pending_count,
+            rejected_at={k: v for k, v in self.rejected_at.items() if k in prints},
+            rejected_text_at={k: v for k, v in self.rejected_text_at.items() if k in texts},
         )
 
     def pending_as(self, item: ProposedItem) -> str | None:
@@ -80,3 +94,21 @@ class ApprovalHistory:
         """Why a person rejected an item that says the same as `item`, if one was."""
         found = self.rejected.get(item.fingerprint)
         return found or self.rejected_texts.get(text_key(item.operation, item.params))
+
+    def rejection_of(self, item: ProposedItem) -> Rejection | None:
+        """The person's rejection of an item that says the same as `item`, and when, if any."""
+        why = self.rejected_as(item)
+        if why is None:
+            return None
+        text = text_key(item.operation, item.params)
+        at = self.rejected_at.get(item.fingerprint) or self.rejected_text_at.get(text)
+        return Rejection(why, datetime.fromisoformat(at) if at else None)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a person rejected the same proposal, and when (None: not known, so it holds on any
+    facts); core/authority/facts.py says whether a person's newer event changed them."""
+
+    why: str
+    at: datetime | None

@@ -145,13 +145,18 @@ class RejectedMark:
     fingerprint: str
     text: str
     why: str
+    # When the person rejected it (ISO 8601; "" from an index written before it was kept: the
+    # rejection then holds on any facts). A person's newer event on the target may ask again.
+    at: str = ""
 
 
 def rejected_mark(item: ApprovalItem) -> RejectedMark:
-    """The mark a rejected item leaves: no re-proposal of the same write is queued again."""
+    """The mark a rejected item leaves: the same write on the same facts is never asked again."""
+    at = item.decided_at.isoformat() if item.decided_at is not None else ""
     return RejectedMark(
-        fingerprint=item.fingerprint, text=text_key(item.operation, item.params), why=_why(item)
-    )
+        fingerprint=item.fingerprint, text=text_key(item.operation, item.params), why=_why(item),
+        at=at,
+    )  # fmt: skip
 
 
 def is_hot(item: ApprovalItem, now: datetime) -> bool:
@@ -197,13 +202,17 @@ def history_from(
     pending: Iterable[ApprovalItem], rejected: Iterable[RejectedMark]
 ) -> ApprovalHistory:
     """The history of these pending items and rejected marks."""
-    waiting, marks = list(pending), list(rejected)
+    waiting = list(pending)
+    # The latest rejection of a proposal is the one whose facts hold (an unknown time first).
+    marks = sorted(rejected, key=lambda m: m.at)
     return ApprovalHistory(
         pending={i.fingerprint: i.id for i in waiting},
         rejected={m.fingerprint: m.why for m in marks},
         pending_texts={text_key(i.operation, i.params): i.id for i in waiting},
         rejected_texts={m.text: m.why for m in marks},
         pending_count=len(waiting),
+        rejected_at={m.fingerprint: m.at for m in marks if m.at},
+        rejected_text_at={m.text: m.at for m in marks if m.at},
     )
 
 

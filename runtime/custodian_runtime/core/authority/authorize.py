@@ -23,6 +23,7 @@ from custodian_runtime.core.authority.budgets import (
 )
 from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
+from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
@@ -62,6 +63,9 @@ class Ruling:
     shadow: RulingOutcome | None = None
     # A `deferred` ruling's change on the hub by someone else (core/authority/budgets.py).
     defers_to: datetime | None = None
+    # A person's newer word that lifted a deference (core/authority/budgets.py): the write went
+    # to the ordinary rules, and what says why it runs cites the event.
+    word: str | None = None
 
 
 def authorize(
@@ -104,15 +108,18 @@ def _ruling(
     item: ProposedItem, outcome: RulingOutcome, reason: str, *, deferred: Deferral | None = None
 ) -> Ruling:
     """The ruling, with the code and the clause of the sentence `_rule` put together."""
+    word = deferred.word if deferred is not None else None
+    if word is not None:
+        deferred = None  # lifted by a person's newer word: the ordinary rules ruled
     clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
     if clause == reason:
-        return Ruling(item, outcome, reason)
+        return Ruling(item, outcome, reason, word=word)
     routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
     code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
     if outcome == "queue" and deferred is not None:
         code = "deferred"
         return Ruling(item, outcome, reason, code=code, clause=clause, defers_to=deferred.since)
-    return Ruling(item, outcome, reason, code=code, clause=clause)
+    return Ruling(item, outcome, reason, code=code, clause=clause, word=word)
 
 
 def _rule(
@@ -139,16 +146,27 @@ def _rule(
         problem = _already_done(spec, item, view)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}.", None
+    facts = (policy, history, view, evidence)
     closed = closed_by_person(item, view)
     deferred = None if closed else _deferred(item, view, policy, recent, evidence)
-    if spec.default == "sanctioned" and closed is None and deferred is None:
+    lifted = deferred if deferred is not None and deferred.word is not None else None
+    if spec.default == "sanctioned" and closed is None and (deferred is None or lifted):
         outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
-            return outcome, reason, None
-        return *_rule_queued(item, label, policy, history, tally, lacking), None
+            return outcome, _citing(reason, lifted if outcome == "execute" else None), lifted
+        return *_rule_queued(item, label, facts, tally, lacking), None
+    if lifted is not None:
+        return *_rule_queued(item, label, facts, tally), lifted
     why = closed or (deferred.reason if deferred is not None else None)
-    return *_rule_queued(item, label, policy, history, tally, why), deferred
+    return *_rule_queued(item, label, facts, tally, why), deferred
+
+
+def _citing(reason: str, lifted: Deferral | None) -> str:
+    """An executing write's sentence, citing the person's newer word that let it through."""
+    if lifted is None or lifted.word is None or not reason.endswith("."):
+        return reason
+    return f"{reason[:-1]}; {lifted.word}."
 
 
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
@@ -260,15 +278,21 @@ def _rule_sanctioned(
 def _rule_queued(
     item: ProposedItem,
     label: str,
-    policy: Policy,
-    history: ApprovalHistory,
+    facts: tuple[Policy, ApprovalHistory, View, Evidence],
     tally: Tally,
     why: str | None = None,
 ) -> tuple[RulingOutcome, str]:
+    policy, history, view, evidence = facts
+    rejection = history.rejection_of(item)
+    changed = None
+    if rejection is not None and history.pending_as(item) is None:
+        problem, changed = rejection_problem(item, view, evidence, rejection)
+        if problem is not None:
+            return "deny", f"{label} is denied: {problem}."
     problem = _history_problem(item, policy, history, tally)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
-    why = why or EVERY_PROPOSAL
+    why = "; ".join(w for w in (changed, why) if w) or EVERY_PROPOSAL
     return "queue", f"{label} is queued for a person's approval: {why}."
 
 
@@ -279,9 +303,6 @@ def _history_problem(
     approval = history.pending_as(item)
     if approval is not None:
         return f"the same proposal already awaits approval as {approval}"
-    rejected = history.rejected_as(item)
-    if rejected is not None:
-        return f"a person rejected the same proposal before ({rejected})"
     if tally.queued >= policy.max_queued:
         return f"a run may queue at most {policy.max_queued} proposals for approval"
     if history.pending_count + tally.queued >= policy.max_pending:

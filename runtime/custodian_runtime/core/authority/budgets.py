@@ -11,7 +11,7 @@ with the writes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -22,8 +22,10 @@ from custodian_runtime.core.authority.evidence import (
     evidence_before,
     last_change,
     newer_than,
+    newer_word,
     newest_cited,
     stamp,
+    word_clause,
 )
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import Task
@@ -49,6 +51,9 @@ class Deferral:
     # Someone else's change on the hub (not through Custodian): a person's grant issued after
     # it is a newer word of a person, and may carry the write (core/standing/rule.py).
     since: datetime | None = None
+    # A person's newer word that lifts it (core/authority/evidence.py `word_clause`): the write
+    # goes to the ordinary rules, and its note cites the event.
+    word: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,9 @@ def deference(
 ) -> Deferral | None:
     """Why a person must decide `item`: it would undo a person's change, on the hub or approved.
 
-    `evidence` is the run's events (the view's recent events without it): a status write whose
-    cited evidence is newer than someone else's change is left to the ordinary rules.
+    `evidence` is the run's events (the view's recent events without it): a status write that
+    cites a person's newer word (core/authority/evidence.py `newer_word`: an event of theirs on
+    the task, newer than the change and supporting the move) is left to the ordinary rules.
     """
     task_id = item.params.get("task_id")
     if not isinstance(task_id, str) or task_id not in view.tasks:
@@ -123,7 +129,11 @@ def deference(
             return None  # its evidence is compared with the change (core/authority/evidence.py)
         if last is None:
             return _changed_on_hub(item, task, policy, recent, seen)
-        return _deferral(_status_deference(task_id, task, last, view, policy))
+        found = _deferral(_status_deference(task_id, task, last, view, policy))
+        word = newer_word(item.params, task, seen, parse_at(last.at))
+        if found is not None and word is not None:
+            return replace(found, word=word_clause(word))  # the ordinary rules decide
+        return found
     if claim == "flag" and task_id not in view.flagged_tasks:
         return _deferral(_flag_deference(task_id, mine, view, policy, recent))
     return None
@@ -151,17 +161,27 @@ def _changed_on_hub(
     change = hub_change(item, task, policy, recent, evidence)
     if change is None:
         return None
+    word = newer_word(item.params, task, evidence)
+    if word is not None:  # a person's newer word supports it: the ordinary rules decide
+        return Deferral("", change.at, word=word_clause(word))
     event = newest_cited(item.params, evidence)
-    if event is not None:
+    if event is not None and not newer_than(event, change):
         several = len(cited(item.params)) > 1
         return Deferral(evidence_before(event, change, several=several), change.at)
+    cites = "" if event is None else f" (event {event.id} does not speak for {_to(item)})"
     return Deferral(
         f"task {task.id} was changed on the hub by someone other than Custodian at "
         f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
-        "change, this task's status is a person's decision, unless evidence newer than the "
-        "change is cited",
+        "change, this task's status is a person's decision, unless a person's event newer "
+        f"than the change that supports the move is cited{cites}",
         change.at,
     )
+
+
+def _to(item: ProposedItem) -> str:
+    status = item.params.get("status")
+    need = {"done": "a milestone or status_change", "blocked": "a blocker"}.get(str(status))
+    return f"a move to {status}" + (f": {need} does" if need else "")
 
 
 def hub_change(
@@ -170,10 +190,22 @@ def hub_change(
     """Someone else's change to the task, on the hub, that a status write in `item` defers to.
 
     None when the last change is older than `defer_days`, is the task's creation, or is what
-    Custodian's own writes left (the checkpoint's, in `recent`), or when the evidence cited is
-    newer than it (the ordinary rules decide then).
+    Custodian's own writes left (the checkpoint's, in `recent`). A person's newer word cited
+    against it is weighed by the caller (`_changed_on_hub`).
     """
-    change = last_change(task, evidence, leave_out=cited(item.params))
+    return person_changed(task, policy, recent, evidence, leave_out=cited(item.params))
+
+
+def person_changed(
+    task: Task,
+    policy: Policy,
+    recent: RecentWrites,
+    evidence: Evidence,
+    leave_out: Sequence[str] = (),
+) -> TaskChange | None:
+    """The task's last change, when someone other than Custodian made it within `defer_days`
+    (not its creation, not what Custodian's own writes left); None otherwise."""
+    change = last_change(task, evidence, leave_out=leave_out)
     if change is None or change.at <= recent.now - timedelta(days=policy.defer_days):
         return None
     if task.updated_at is not None and task.updated_at == task.created_at:
@@ -182,9 +214,25 @@ def hub_change(
     mine = [w for w in recent.writes if w.task_id == task.id and w.operation in statuses]
     if mine and not _moved_since(mine[-1], task):
         return None  # the hub shows what Custodian's own (or an approved) write left
-    if newer_than(newest_cited(item.params, evidence), change):
-        return None
     return change
+
+
+def decided_by_person(view: View, policy: Policy, recent: RecentWrites) -> frozenset[str]:
+    """The tasks whose status a person decided within `defer_days`, through Custodian or over
+    it: an approved status write, or one of Custodian's that someone changed since on the hub.
+    What a plan leaves alone (core/tooling/offline_planner.py), so no flag is spent on them. A
+    status someone set on a task Custodian never wrote is not here: a blocked task nobody was
+    asked about is what a flag is for."""
+    statuses = status_writes()
+    window = recent.since(timedelta(days=policy.defer_days))
+    last: dict[str, OwnWrite] = {
+        w.task_id: w for w in window if w.operation in statuses and w.task_id is not None
+    }
+    return frozenset(
+        task_id
+        for task_id, write in last.items()
+        if task_id in view.tasks and (write.by_person or _moved_since(write, view.tasks[task_id]))
+    )
 
 
 def _status_deference(

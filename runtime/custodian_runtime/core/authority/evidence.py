@@ -166,6 +166,45 @@ def newest_cited(params: Mapping[str, Any], evidence: Evidence) -> ProgressEvent
     return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
 
 
+def supports(event: ProgressEvent, status: object) -> bool:
+    """Whether a person's event speaks for the move: `done` a milestone or status change,
+    `blocked` a blocker; any other status any event of theirs."""
+    if status == "done":
+        return event.event_type in DONE_PROOF
+    if status == "blocked":
+        return event.event_type == "blocker"
+    return True
+
+
+def newer_word(
+    params: Mapping[str, Any], task: Task, evidence: Evidence, since: datetime | None = None
+) -> ProgressEvent | None:
+    """A person's newer word for a status write: the newest event it cites on the task, not
+    Custodian's own, that supports the move and is newer than the task's last change (and than
+    `since`, a person's decision through Custodian); None when it cites no such event."""
+    ids = cited(params)
+    change = last_change(task, evidence, leave_out=ids)
+    found = [
+        event
+        for event in (evidence.events.get(i) for i in ids)
+        if event is not None
+        and event.task_id == task.id
+        and by_custodian(event, evidence.own_ids) is None
+        and supports(event, params.get("status"))
+        and (change is None or newer_than(event, change))
+        and (since is None or utc(event.created_at) > utc(since))
+    ]
+    return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
+
+
+def word_clause(event: ProgressEvent) -> str:
+    """How a note cites the person's newer word a write went through on."""
+    return (
+        f"a person's newer word supports it: event {event.id}, {_a(event.event_type)} from "
+        f"{short(event.source)} at {stamp(event.created_at)}"
+    )
+
+
 def newer_than(event: ProgressEvent | None, change: TaskChange) -> bool:
     """Whether `event` was written after `change` (a tie is not newer)."""
     return event is not None and utc(event.created_at) > change.at

@@ -35,8 +35,12 @@ class OwnWrite(BaseModel):
     hub_id: str | None = None
     # For a status write: the task as the hub answered it ({status, updated_at, version}).
     after: dict[str, Any] | None = None
-    # Who allowed it: "policy" (Custodian on its own) or "person:<name>" (an approved item).
+    # Who allowed it: "policy" (Custodian on its own), "person:<name>" (an approved item) or
+    # "grant:<id>" (a person's grant).
     by: str = "policy"
+    # For a status write: the status the task had when it was authorized (None: not kept), so
+    # that a person setting it back is seen as a reversal (core/standing/narrowed.py).
+    before: str | None = None
 
     @property
     def by_person(self) -> bool:
@@ -70,9 +74,15 @@ def writes_in(earlier: Sequence[Record], new: Sequence[Record]) -> list[OwnWrite
                 hub_id=receipt.hub_id,
                 after=receipt.task_after,
                 by=str(grant.by),
+                before=_before(grant),
             )
         )
     return found
+
+
+def _before(grant: Authorized) -> str | None:
+    status = (grant.planned_on or {}).get("status")
+    return status if isinstance(status, str) else None
 
 
 def _counted(grant: Authorized) -> bool:

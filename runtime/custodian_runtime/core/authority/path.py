@@ -65,7 +65,9 @@ class Grounds:
     def ground(self, observed: DomainSummary) -> Ground:
         """What the standing's part of the ruling reads (core/standing/rule.py)."""
         now = self.now or (self.recent.now if self.recent else observed.generated_at)
-        return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history)
+        seen = self.evidence if self.evidence is not None else Evidence.of(observed)
+        return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history,
+                      seen, View.of(observed))  # fmt: skip
 
 
 @dataclass(frozen=True)

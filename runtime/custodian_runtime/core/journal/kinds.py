@@ -393,6 +393,31 @@ class GrantUsed(Entry):
     fingerprint: str | None = None
 
 
+class GrantSuspended(Entry):
+    """`grant_suspended`: a person set back a write made under a grant, so the grant covers
+    nothing more until a person issues one again (core/standing/narrowed.py)."""
+
+    KIND = "grant_suspended"
+    grant_id: str | None = None
+    run: str | None = None  # the reversed write: its run and plan item
+    index: Index = None
+    task_id: str | None = None
+    reason: str | None = None
+
+
+class ClassHeld(Entry):
+    """`class_held`: a person set back a write Custodian made on its own, so that class of
+    writes (the operation with those params) needs a person until `until`."""
+
+    KIND = "class_held"
+    operation: str | None = None
+    params: Json | None = None
+    until: str | None = None
+    run: str | None = None  # the reversed write: its run and plan item
+    index: Index = None
+    reason: str | None = None
+
+
 class Shadowed(Entry):
     """`shadowed`: an item shadow mode kept from being written or queued, and what it would do."""
 
@@ -425,6 +450,7 @@ MODELS: dict[str, type[Entry]] = {
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
         NoteWritten, Finished, ApprovalDecided, SettledByHand, PolicySet, GrantIssued,
         GrantRevoked, GrantUsed, Shadowed, ShadowMatched, LandingProbe, SameValue,
+        GrantSuspended, ClassHeld,
     )
 }  # fmt: skip
 

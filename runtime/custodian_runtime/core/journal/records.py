@@ -46,6 +46,8 @@ KINDS = frozenset(
         "grant_issued",
         "grant_revoked",
         "grant_used",
+        "grant_suspended",
+        "class_held",
         "shadowed",
         "shadow_matched",
         "landing_probe",

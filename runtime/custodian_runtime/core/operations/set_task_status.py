@@ -12,7 +12,8 @@ SPEC = OperationSpec(
     section="proposals",
     params=TaskStatusChange,
     default="approvable",
-    prompt="{task_id, status} — any status (todo, in_progress, blocked, done, cancelled)",
+    prompt="{task_id, status, evidence?} — any status (todo, in_progress, blocked, done, "
+    "cancelled)",
     request="PATCH /tasks/{id}",
     landed=status_landed,
     describe=describe_status,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -51,6 +51,11 @@ class Grant(BaseModel):
     hub_id: str
     issued_at: AwareDatetime
     revoked: bool = False
+    # `newer`: it covers a status write only when the write cites a person's event, on the task,
+    # newer than the task's last change and speaking for the move (core/authority/evidence.py
+    # `newer_word`), as the sanctioned writes do. None (every grant issued before it): no such
+    # requirement.
+    evidence: Literal["newer"] | None = None
 
 
 def grant_problem(operation: str, max_uses: int, expires_in: timedelta) -> str | None:
@@ -84,6 +89,17 @@ def where_problem(operation: str, where: Mapping[str, str]) -> str | None:
     return (
         f"--where {unknown[0]}=...: {operation} has no param {unknown[0]!r}; narrow by one of "
         f"{', '.join(params)}"
+    )
+
+
+def evidence_problem(operation: str, evidence: str | None) -> str | None:
+    """Why `--evidence` cannot bind grants of `operation`: only a status write cites events."""
+    spec = operations.find(operation)
+    if evidence is None or spec is None or spec.status_write:
+        return None
+    return (
+        f"--evidence {evidence}: {operation} cites no events; only a status write "
+        "(set_task_status) can be granted on evidence"
     )
 
 
@@ -160,6 +176,11 @@ HUB_DEFAULTS: Mapping[str, Mapping[str, str]] = {
     "create_task": {"status": "todo"},
 }
 
+EVIDENCE_REQUIRED = (
+    "covers only a move that cites a person's event on the task, newer than the task's last "
+    "change and speaking for it"
+)
+
 
 def held_params(operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The params as the hub will hold them: its defaults for what a create leaves out."""
@@ -167,8 +188,12 @@ def held_params(operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return {**defaults, **{k: v for k, v in params.items() if v is not None or k not in defaults}}
 
 
-def miss(grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | None) -> str | None:
-    """Why `grant` does not cover the proposal, apart from its state (None: it matches)."""
+def miss(
+    grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | None,
+    newer: bool = False,
+) -> str | None:  # fmt: skip
+    """Why `grant` does not cover the proposal, apart from its state (None: it matches);
+    `newer`: the proposal cites a person's newer word (core/authority/evidence.py)."""
     if grant.operation != operation:
         return f"{grant.id} is for {grant.operation}"
     if hub_id is None or grant.hub_id != hub_id:
@@ -177,6 +202,8 @@ def miss(grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | 
     for key, want in sorted(grant.where.items()):
         if where_text(held.get(key)) != want:
             return f"{grant.id} covers only {key}={want}, the item has {held.get(key)!r}"
+    if grant.evidence == "newer" and not newer:
+        return f"{grant.id} {EVIDENCE_REQUIRED}, and the item cites none"
     return None
 
 
@@ -187,19 +214,25 @@ def covering(
     uses: Mapping[str, int],
     now: datetime,
     hub_id: str | None,
+    newer: bool = False,
+    suspended: Mapping[str, str] | None = None,
 ) -> Cover:
-    """The first live grant (oldest first) that covers (operation, params), or why none does."""
+    """The first live grant (oldest first) that covers (operation, params), or why none does;
+    `newer`: the proposal cites a person's newer word, which a grant may require; `suspended`:
+    the grants a person's reversal suspended, with why (core/standing/narrowed.py)."""
     reasons: list[str] = []
     void: list[str] = []
     for grant in sorted(grants, key=lambda g: (g.issued_at, g.id)):
         if grant.operation != operation or operation in never_grantable():
             continue
-        problem = miss(grant, operation, params, hub_id)
+        problem = miss(grant, operation, params, hub_id, newer)
         state = state_of(grant, uses.get(grant.id, 0), now)
         if problem is None and state.startswith("void"):
             void.append(f"{grant.id} did not cover it: {state}")
         if problem is None and state != "live":
             problem = f"{grant.id} is {state}"
+        if problem is None and grant.id in (suspended or {}):
+            problem = f"{grant.id} is suspended: {(suspended or {})[grant.id]}"
         if problem is None:
             return Cover(grant, tuple(reasons), tuple(void))
         reasons.append(problem)

@@ -18,7 +18,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.grants import miss, state_of
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground, apply_standing
+from custodian_runtime.core.standing.rule import Ground, apply_standing, cites_newer
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,10 @@ def grant_standing(
     state = state_of(grant, before, ground.now)
     if state != "live":
         return GrantDecision(grant_id, False, f"grant {grant_id} is {state}")
-    problem = miss(grant, item.operation, item.params, ground.hub_id)
+    suspended = ground.standing.narrowed.suspended.get(grant_id)
+    if suspended is not None:
+        return GrantDecision(grant_id, False, f"grant {grant_id} is suspended: {suspended}")
+    problem = miss(grant, item.operation, item.params, ground.hub_id, cites_newer(item, ground))
     if problem is not None:
         return GrantDecision(grant_id, False, problem)
     return Standing(ground.standing.modes, (grant,), MappingProxyType({grant_id: before}))
@@ -91,7 +94,7 @@ def rederived(
             entry.mode, entry.by, entry.reason,
         ):  # fmt: skip
             modes = modes.with_setting(mine)
-    derived = Standing(modes, derived.grants, derived.uses)
+    derived = Standing(modes, derived.grants, derived.uses, narrowed=derived.narrowed)
     return derived, (*_grant_differences(kept, derived), *_use_and_mode_differences(kept, derived))
 
 

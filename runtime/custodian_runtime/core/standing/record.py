@@ -9,7 +9,7 @@ a person's word that cannot be read is never skipped, nor guessed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any, cast
@@ -32,8 +32,12 @@ from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.grants import Grant, state_of
 from custodian_runtime.core.standing.modes import Mode, Modes, ModeSetting, mode_problem
+from custodian_runtime.core.standing.narrowed import NARROWED_KINDS, Narrowed, narrowed_of
 
-STANDING_KINDS = frozenset({"policy_set", "grant_issued", "grant_revoked", "grant_used"})
+# With what narrowed the authority since (core/standing/narrowed.py): kept as they are.
+STANDING_KINDS = frozenset(
+    {"policy_set", "grant_issued", "grant_revoked", "grant_used", *NARROWED_KINDS}
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class Standing:
     uses: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     # Revokes of grants not seen yet: each grant is revoked as soon as it is issued.
     pending_revokes: frozenset[str] = frozenset()
+    # The grants a person's reversal suspended, the classes it held (core/standing/narrowed.py).
+    narrowed: Narrowed = field(default_factory=Narrowed)
 
     def grant(self, grant_id: str) -> Grant | None:
         """The grant with `grant_id`, if the journal records it."""
@@ -56,8 +62,9 @@ class Standing:
             op: {"mode": m.mode, "by": m.by, "reason": m.reason, "at": m.at.isoformat()}
             for op, m in sorted(self.modes.settings.items())
         }
-        grants = [g.model_dump(mode="json") for g in self.grants]
-        return {"modes": modes, "grants": grants, "uses": dict(self.uses)}
+        grants = [g.model_dump(mode="json", exclude_none=True) for g in self.grants]
+        kept = {"modes": modes, "grants": grants, "uses": dict(self.uses)}
+        return {**kept, "narrowed": self.narrowed.as_record()} if self.narrowed else kept
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any] | None) -> Standing:
@@ -70,7 +77,8 @@ class Standing:
             modes = modes.with_setting(ModeSetting(op, m["mode"], m["by"], m["reason"], at))
         grants = tuple(Grant.model_validate(g) for g in data.get("grants") or ())
         uses = {str(k): int(v) for k, v in dict(data.get("uses") or {}).items()}
-        return cls(modes, grants, MappingProxyType(uses))
+        narrowed = Narrowed.from_record(data.get("narrowed"))
+        return cls(modes, grants, MappingProxyType(uses), narrowed=narrowed)
 
     def fingerprint(self) -> dict[str, Any] | None:
         """What a run's skip compares: the modes set and each grant's state (None: no standing).
@@ -90,7 +98,7 @@ class Standing:
             g.model_copy(update={"revoked": True}) if g.id in gone else g for g in self.grants
         )
         pending = self.pending_revokes | (gone - {g.id for g in self.grants})
-        return Standing(self.modes, grants, self.uses, pending)
+        return Standing(self.modes, grants, self.uses, pending, self.narrowed)
 
     def listing(self, now: datetime) -> list[dict[str, object]]:
         """Each grant with its uses, what is left, and its state, for `grants list`."""
@@ -99,20 +107,24 @@ class Standing:
             used = self.uses.get(g.id, 0)
             row = g.model_dump(mode="json")
             left = max(0, g.max_uses - used)
-            rows.append({**row, "uses": used, "left": left, "state": state_of(g, used, now)})
+            state = state_of(g, used, now)
+            if state == "live" and g.id in self.narrowed.suspended:
+                state = f"suspended: {self.narrowed.suspended[g.id]}"
+            rows.append({**row, "uses": used, "left": left, "state": state})
         return rows
 
 
 def standing_of(records: Iterable[Record]) -> Standing:
     """The standing decisions the records hold, in journal order (a later one wins)."""
     fold = _Fold()
-    for r in records:
-        if r.kind not in STANDING_KINDS:
+    mine = [r for r in records if r.kind in STANDING_KINDS]
+    for r in mine:
+        if r.kind in NARROWED_KINDS:
             continue
         entry = decoded(r)
         grant = grant_of(r, entry) if isinstance(entry, GrantIssued) else None
         fold.apply(r.domain, parse_at(r.at), entry, grant)
-    return fold.standing()
+    return replace(fold.standing(), narrowed=narrowed_of(mine))
 
 
 # A person's word on the standing, or a use of a grant: what `with_words` folds.
@@ -153,12 +165,15 @@ class _Fold:
     grants: dict[str, Grant] = field(default_factory=dict)
     uses: dict[str, int] = field(default_factory=dict)
     pending: set[str] = field(default_factory=set)
+    narrowed: Narrowed = field(default_factory=Narrowed)
 
     @classmethod
     def of(cls, standing: Standing) -> _Fold:
         """The fold that continues from `standing`."""
         grants = {g.id: g for g in standing.grants}
-        return cls(standing.modes, grants, dict(standing.uses), set(standing.pending_revokes))
+        fold = cls(standing.modes, grants, dict(standing.uses), set(standing.pending_revokes))
+        fold.narrowed = standing.narrowed
+        return fold
 
     def apply(self, domain: str, at: datetime, entry: Entry, grant: Grant | None) -> None:
         """Fold in one decision of `domain`, made (as its record says) at `at`."""
@@ -183,7 +198,7 @@ class _Fold:
         """The standing folded so far."""
         return Standing(
             self.modes, tuple(self.grants.values()), MappingProxyType(dict(self.uses)),
-            frozenset(self.pending),
+            frozenset(self.pending), self.narrowed,
         )  # fmt: skip
 
 

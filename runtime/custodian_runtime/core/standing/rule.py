@@ -16,15 +16,18 @@ from datetime import datetime
 from typing import Any
 
 import custodian_runtime.core.operations as operations
-from custodian_runtime.core.approvals.history import ApprovalHistory
-from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
+from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
-from custodian_runtime.core.authority.evidence import utc
+from custodian_runtime.core.authority.evidence import Evidence, newer_word, utc
+from custodian_runtime.core.authority.facts import rejection_problem
+from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.view import View
 
 # Words of an operation that would change a person's standing decisions: only a person does.
 STANDING_WORDS = frozenset({"policy", "policies", "mode", "modes", "grant", "grants", "revoke"})
@@ -42,6 +45,11 @@ class Ground:
     recent: RecentWrites | None = None
     # The queue's history: a write `ask` queues is not queued twice, nor again once rejected.
     history: ApprovalHistory | None = None
+    # The events the run observed and the domain as observed: whether a write cites a person's
+    # newer word, which a grant may require (core/standing/grants.py `evidence`), and whether
+    # one came since a person rejected the same proposal (core/authority/facts.py).
+    evidence: Evidence | None = None
+    view: View | None = None
 
 
 def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, ...]:
@@ -51,6 +59,11 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     queued = sum(1 for r in rulings if r.outcome == "queue")
     done: list[Ruling] = []
     for ruling in rulings:
+        held = _held_class(ruling, ground, queued + 1)
+        if held is not None:
+            queued += held.outcome == "queue"
+            done.append(held)
+            continue
         mode = ground.standing.modes.of(ruling.item.operation)
         if changes_standing(ruling.item.operation):
             done.append(_refused(ruling))
@@ -72,6 +85,26 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     return tuple(done)
 
 
+def _held_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:
+    """A write Custodian would make on its own in a class a person's reversal held: queued for
+    a person instead (core/standing/narrowed.py); None when no hold applies."""
+    item = ruling.item
+    if ruling.outcome != "execute" or changes_standing(item.operation):
+        return None
+    hold = ground.standing.narrowed.hold_on(item.operation, item.params, ground.now)
+    if hold is None:
+        return None
+    if ground.standing.modes.of(item.operation) in ("off", "shadow"):
+        return None  # the mode rules it (denied) as before
+    problem = _queue_problem(ruling, ground, queued)
+    if problem is not None:
+        return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {problem}.",
+                       code="stated", clause=f"{problem}.")  # fmt: skip
+    clause = hold.clause()
+    reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
+    return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
 def held_by(operation: str, standing: Standing) -> ModeSetting | None:
     """The setting that keeps every write of `operation` from going out, a person's approval
     included (`off` or `shadow`); None when its mode lets a write through."""
@@ -83,7 +116,8 @@ def in_flight(kept: Standing, journaled: Standing) -> Standing:
     """The standing a run holding the domain rules with: every decision kept while it was busy
     (modes, revokes), but a grant only once journaled, since its uses follow its issue there."""
     known = {g.id for g in journaled.grants}
-    return Standing(kept.modes, tuple(g for g in kept.grants if g.id in known), kept.uses)
+    grants = tuple(g for g in kept.grants if g.id in known)
+    return Standing(kept.modes, grants, kept.uses, narrowed=journaled.narrowed)
 
 
 def changes_standing(operation: str) -> bool:
@@ -130,8 +164,18 @@ def _asked(ruling: Ruling, ground: Ground, queued: int) -> Ruling:
         return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {clause}.",
                        code="stated", clause=f"{clause}.")  # fmt: skip
     clause = f"a person set {ruling.item.operation} to ask{_by(ruling, ground)}"
+    changed = _changed_facts(ruling, ground)
+    clause = clause if changed is None else f"{changed}; {clause}"
     reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
     return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
+
+
+def _changed_facts(ruling: Ruling, ground: Ground) -> str | None:
+    """What changed since a person rejected the same proposal, for its card (None: no such)."""
+    rejected = None if ground.history is None else ground.history.rejection_of(ruling.item)
+    if rejected is None or ground.view is None or ground.evidence is None:
+        return None
+    return rejection_problem(ruling.item, ground.view, ground.evidence, rejected)[1]
 
 
 def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
@@ -141,17 +185,27 @@ def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
     history = ground.history
     if history is None:
         return None
-    pending, rejected = history.pending_as(ruling.item), history.rejected_as(ruling.item)
+    pending, rejected = history.pending_as(ruling.item), history.rejection_of(ruling.item)
     if pending is not None:
         return f"the same proposal already awaits approval as {pending}"
     if rejected is not None:
-        return f"a person rejected the same proposal before ({rejected})"
+        problem = _rejected_problem(ruling, ground, rejected)
+        if problem is not None:
+            return problem
     if history.pending_count + queued > ground.policy.max_pending:
         return (
             f"queue full: the domain already has {history.pending_count + queued - 1} pending "
             f"approvals, at most {ground.policy.max_pending}; a person must decide some first"
         )
     return None
+
+
+def _rejected_problem(ruling: Ruling, ground: Ground, rejected: Rejection) -> str | None:
+    """Why a rejected proposal is not asked again: the facts it was rejected on still hold."""
+    if ground.view is None or ground.evidence is None:
+        return f"a person rejected the same proposal before ({rejected.why})"
+    problem, _ = rejection_problem(ruling.item, ground.view, ground.evidence, rejected)
+    return problem
 
 
 def _granted(
@@ -164,9 +218,13 @@ def _granted(
         return ruling  # queued for a reason of its own (deference, evidence): a person decides
     item = ruling.item
     cover = covering(
-        item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id
-    )
+        item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
+        ruling.word is not None or cites_newer(item, ground), ground.standing.narrowed.suspended,
+    )  # fmt: skip
     if cover.grant is None:
+        suspended = [w for w in cover.why_not if " is suspended: " in w]
+        if suspended:
+            return _queued_anyway(ruling, f"{EVERY_PROPOSAL}; {'; '.join(suspended)}")
         return _void_said(ruling, cover.void)
     if on_hub and not _issued_after(cover.grant.issued_at, ruling):
         return ruling  # issued before the person's change it would undo
@@ -179,9 +237,20 @@ def _granted(
             return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {spent}")
     g = cover.grant
     clause = f"executed (grant {g.id}), issued by {g.by}: {g.reason}"
+    clause += "" if ruling.word is None else f"; {ruling.word}"
     reason = f"{_label(ruling)} executes: {clause}."
     return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
                    grant=g.id)  # fmt: skip
+
+
+def cites_newer(item: ProposedItem, ground: Ground) -> bool:
+    """Whether the item cites a person's newer word on its task (core/authority/evidence.py)."""
+    if ground.view is None or ground.evidence is None:
+        return False
+    task = ground.view.tasks.get(str(item.params.get("task_id")))
+    if task is None:
+        return False
+    return newer_word(item.params, task, ground.evidence) is not None
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:

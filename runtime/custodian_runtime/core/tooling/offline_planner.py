@@ -1,8 +1,10 @@
 """The rule-based planner behind the `offline` model: fixed rules over PlanningFacts, no model.
 
 Rules: flag in-progress tasks untouched for `stale_after_days` or more, and blocked tasks, unless
-the task already has an open flag, or a person recently rejected a flag or a status change for it
-(the window the prompt shows). It writes no summary events: a quiet domain gets an empty plan. It
+the task already has an open flag, a person recently rejected a flag or a status change for it
+(the window the prompt shows), or a person set or approved its status within `defer_days`
+(`PlanningFacts.decided`: the flag budget is not spent on what a person just decided). It
+writes no summary events: a quiet domain gets an empty plan. It
 marks an in-progress task done only when a person's milestone or status-change event on that task,
 newer than the task's last change (the authority's own comparison), says the work is done, and it
 cites that event as evidence (core/authority/evidence.py), unless a person recently rejected a flag
@@ -71,7 +73,7 @@ def _findings(facts: PlanningFacts) -> list[_Finding]:
     found = []
     for ws in facts.summary.workstreams:
         for task in ws.tasks:
-            if task.id in flagged or _rejected_for(facts, task.id):
+            if task.id in flagged or task.id in facts.decided or _rejected_for(facts, task.id):
                 continue
             age = activity_age(task.touched_at, task.created_at, None, now)
             if task.status == "blocked":
@@ -166,6 +168,7 @@ def _observations(facts: PlanningFacts, findings: list[_Finding]) -> list[str]:
         f"{_count(blocked, 'blocked task')}.",
         _changed_line(facts),
         *_respected(facts),
+        *_decided(facts),
     ]
 
 
@@ -179,6 +182,17 @@ def _respected(facts: PlanningFacts) -> list[str]:
     return [
         "Left alone, as a person recently rejected a flag or status change for them: "
         + ", ".join(tasks)
+        + "."
+    ]
+
+
+def _decided(facts: PlanningFacts) -> list[str]:
+    """Which tasks it left alone because a person just decided their status."""
+    if not facts.decided:
+        return []
+    return [
+        "Left alone, as a person recently set or approved their status: "
+        + ", ".join(sorted(facts.decided))
         + "."
     ]
 

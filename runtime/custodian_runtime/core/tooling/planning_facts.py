@@ -29,3 +29,6 @@ class PlanningFacts:
     workstream_digests: Mapping[str, str] | None = None
     stale_after_days: int = DEFAULT.stale_after_days
     rejected: frozenset[tuple[str, str]] = frozenset()
+    # Tasks whose status a person set on the hub or approved within `defer_days`
+    # (core/authority/budgets.py `decided_by_person`): no flag is raised about them.
+    decided: frozenset[str] = frozenset()
