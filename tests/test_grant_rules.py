@@ -408,3 +408,20 @@ def test_a_grant_of_one_domain_is_not_used_in_another(cli: Cli, small_hub: Refer
     assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/plat-t-1")["status"] == "todo"
     assert json.loads(json.dumps(cli.grants()))[0]["uses"] == 0
+
+
+def test_a_decision_recorded_under_a_grant_lands_in_the_runs_domain(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    grant = cli.issue(small_hub.url, "--max", "1", "--expires", "7d", op="record_decision")
+    proposal = {
+        "operation": "record_decision",
+        "params": {"title": "Which CMS for the new site?"},
+        "rationale": "two teams asked",
+    }
+    summary = cli.run(small_hub.url, proposal)
+    [item] = summary["items"]
+    assert item["outcome"] == "executed" and item["grant"] == grant, item
+    decisions = hub_get(small_hub, "/decisions?domain=website")["decisions"]
+    assert [d["title"] for d in decisions].count("Which CMS for the new site?") == 1
+    assert cli("inspect", summary["run_id"]).code == 0

@@ -24,6 +24,7 @@ from custodian_runtime.core.authority.path import UnderGrant, WriteRuling, rule_
 from custodian_runtime.core.authority.precondition import canon_target, proposed_under
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import Authorized, GrantUsed, Queued
+from custodian_runtime.core.journal.trace import executed_params
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.record import with_words
@@ -106,11 +107,13 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     nonce = new_nonce()
     key = run_key(ctx.run_id, item.fingerprint, nonce)
     task = planned_on(ruling, observed)
+    # A decision is recorded in the run's domain, whichever authority sends it (a grant's too).
+    params = executed_params(item.operation, dict(item.params), ctx.domain)
     ctx.journal.write(
         Authorized(
             index=item.index,
             operation=item.operation,
-            params=dict(item.params),
+            params=params,
             fingerprint=item.fingerprint,
             idempotency_key=key,
             nonce=nonce,
@@ -125,7 +128,7 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
         SANCTIONED_CALLS if ruling.grant is None else APPROVED_CALLS,
         index=item.index,
         operation=item.operation,
-        params=dict(item.params),
+        params=params,
         run_id=ctx.run_id,
         key=key,
         observed_task=task,
