@@ -253,6 +253,21 @@ def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() ->
     assert told.why.endswith("0 of 10 used, 10 left, expires in 1 day, 0 reversed by a person")
 
 
+def test_a_grant_a_reversal_suspended_is_neither_live_nor_suggested_again() -> None:
+    items = _moves(8, "blocked", "executed")
+    why = "a person set task web-t-1 back from blocked to in_progress"
+    live = Live([_grant({"status": "blocked"})], {}, NOW, suspended={"grant-0123456789ab": why})
+    assert live.of("set_task_status") == []
+    found = _one(items, live=live)
+    assert found.suggestions == ()
+    assert found.none_because is not None
+    assert found.none_because.startswith(
+        f"grant-0123456789ab (status=blocked) was suspended: {why}"
+    )
+    other = Live([_grant({"status": "done"})], {}, NOW, suspended={"grant-0123456789ab": why})
+    assert [s.where for s in _one(items, live=other).suggestions] == [{"status": "blocked"}]
+
+
 def test_a_mode_an_operation_has_is_never_suggested() -> None:
     done = [
         _at(n, "update_task_status", {"task_id": f"web-t-{n}", "status": "done"}, "executed")

@@ -84,16 +84,32 @@ class Live:
     now: datetime | None = None
     # Writes made under each grant that a person then reversed, where that is known.
     reversed: Mapping[str, int] = field(default_factory=dict)
+    # Grants a person's reversal suspended, with why (core/standing/narrowed.py).
+    suspended: Mapping[str, str] = field(default_factory=dict)
 
     def of(self, operation: str) -> list[Grant]:
-        """The grants of `operation` that are live now."""
+        """The grants of `operation` that are live now (a suspended one is not)."""
         if self.now is None:
             return []
         return [
             g
             for g in self.grants
-            if g.operation == operation and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
+            if g.operation == operation
+            and g.id not in self.suspended
+            and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
         ]
+
+    def suspension(self, operation: str, where: Mapping[str, str]) -> str | None:
+        """Why a grant of `operation` over `where` is not suggested again: a person reversed a
+        write made under a suspended grant that covered as much (None: none did)."""
+        for g in self.grants:
+            why = self.suspended.get(g.id)
+            if why is not None and g.operation == operation and g.where.items() <= where.items():
+                return (
+                    f"{g.id} ({where_label(g.where)}) was suspended: {why}; a person issues it "
+                    "again only once they judge the reversal a one-off (custodian grants list)"
+                )
+        return None
 
 
 def suggest(tally: Tally, mode: str | None, live: Live, asking: Asking) -> Suggested:
@@ -268,6 +284,10 @@ def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion,
             reasons.append(why)
             continue
         where = {**_shared([tally.decided[i][1] for i in sorted(c.approved)]), **c.where}
+        undone = live.suspension(op, where)
+        if undone is not None:
+            reasons.append(undone)
+            continue
         found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
         covered |= c.approved
     return tuple(found), _why_none(tally, classes, reasons)
