@@ -36,12 +36,23 @@ def _set_done(after_status: str = "done") -> OwnWrite:
     )  # fmt: skip
 
 
+def _cited_before_the_change() -> Any:
+    """The domain with t-prog's milestone 36 hours old: after Custodian's write, before ana's."""
+    summary = website()
+    events = tuple(
+        e.model_copy(update={"created_at": NOW - timedelta(hours=36)}) if e.id == "ev-t-prog" else e
+        for e in summary.recent_events
+    )
+    return summary.model_copy(update={"recent_events": events})
+
+
+DONE = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}])
+
+
 def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
     # Custodian set t-prog done two days ago; the hub shows it in_progress, changed a day ago.
-    plan = plan_of(
-        tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}]
-    )
-    (ruling,) = authorize(plan, website(), Policy(), None, recent=RecentWrites(NOW, (_set_done(),)))
+    recent = RecentWrites(NOW, (_set_done(),))
+    (ruling,) = authorize(DONE, _cited_before_the_change(), Policy(), None, recent=recent)
     assert ruling.outcome == "queue"
     assert (
         "Custodian set task t-prog to done at 2026-11-28T08:00:00.000000Z (run r-7), and it was "
@@ -49,26 +60,29 @@ def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
         "2026-11-29T08:00:00Z. For 14 days after a person's change, this task's status is a "
         "person's decision"
     ) in ruling.reason
+    # A person's milestone newer than their change is their newer word: the ordinary rules apply.
+    (ruling,) = authorize(DONE, website(), Policy(), None, recent=recent)
+    assert ruling.outcome == "execute"
+    assert "a person's newer word supports it: event ev-t-prog" in ruling.reason
 
 
 def test_the_deference_ends_after_the_configured_days() -> None:
-    plan = plan_of(
-        tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}]
-    )
-    writes = (_set_done(),)
-    (ruling,) = authorize(
-        plan, website(), Policy(defer_days=1), None, recent=RecentWrites(NOW, writes)
-    )
-    assert ruling.outcome == "execute"
-    # Counted from Custodian's write, two days before NOW: deferred for 14 days, then free.
-    (ruling,) = authorize(
-        plan, website(), Policy(), None, recent=RecentWrites(NOW + timedelta(days=11), writes)
-    )
-    assert ruling.outcome == "queue"
-    (ruling,) = authorize(
-        plan, website(), Policy(), None, recent=RecentWrites(NOW + timedelta(days=13), writes)
-    )
-    assert ruling.outcome == "execute"
+    writes, summary = (_set_done(),), _cited_before_the_change()
+
+    def reason_at(days: float, policy: Policy) -> str:
+        (ruling,) = authorize(
+            DONE, summary, policy, None, recent=RecentWrites(NOW + timedelta(days=days), writes)
+        )
+        assert ruling.outcome == "queue"
+        return ruling.reason
+
+    history = "this task's status is a person's decision"
+    older = "is older than the task's last change"
+    # Counted from Custodian's write, two days before NOW: deferred for 14 days.
+    assert history in reason_at(11, Policy())
+    # After it, evidence from before the person's change still cannot undo it (issue #28).
+    assert history not in reason_at(13, Policy()) and older in reason_at(13, Policy())
+    assert history not in reason_at(0, Policy(defer_days=1))
 
 
 def test_a_task_nobody_touched_since_is_not_deferred() -> None:

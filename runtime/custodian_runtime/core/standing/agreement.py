@@ -20,9 +20,9 @@ from custodian_runtime.core.standing.grants import held_params, where_text
 from custodian_runtime.core.standing.shadow import ShadowCount
 from custodian_runtime.core.standing.suggestions import (
     NEEDED,
+    DecidedTally,
     Live,
     Suggested,
-    Tally,
     suggest,
 )
 
@@ -67,9 +67,9 @@ class Agreement:
     # Each decided proposal: approved or not, and its params as the hub will hold them.
     said: tuple[tuple[bool, Mapping[str, object]], ...] = ()
 
-    def tally(self) -> Tally:
+    def tally(self) -> DecidedTally:
         """What the suggestion reads of this row."""
-        return Tally(
+        return DecidedTally(
             self.operation, self.approved, self.rejected, self.shadow, self.shadow_matched,
             self.said,
         )  # fmt: skip

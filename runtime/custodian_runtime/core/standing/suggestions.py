@@ -63,7 +63,7 @@ class Suggested:
 
 
 @dataclass(frozen=True)
-class Tally:
+class DecidedTally:
     """What the suggestion reads of one operation's window (core/standing/agreement.py)."""
 
     operation: str
@@ -112,7 +112,7 @@ class Live:
         return None
 
 
-def suggest(tally: Tally, mode: str | None, live: Live, asking: Asking) -> Suggested:
+def suggest(tally: DecidedTally, mode: str | None, live: Live, asking: Asking) -> Suggested:
     """What to suggest for one operation in `mode`, or why nothing."""
     op = tally.operation
     if mode == "shadow":
@@ -132,7 +132,7 @@ def suggest(tally: Tally, mode: str | None, live: Live, asking: Asking) -> Sugge
     return Suggested(op, none_because=because)
 
 
-def _whole(tally: Tally) -> tuple[int, int]:
+def _whole(tally: DecidedTally) -> tuple[int, int]:
     """(agreed, decided) of the operation as a whole, shadow items counted."""
     decided = tally.approved + tally.rejected + tally.shadow
     return tally.approved + tally.shadow_matched, decided
@@ -149,7 +149,7 @@ def _earned(agreed: int, decided: int, what: str) -> tuple[bool, str]:
     return True, said
 
 
-def _sanctioned(tally: Tally, mode: str | None, asking: Asking) -> Suggested:
+def _sanctioned(tally: DecidedTally, mode: str | None, asking: Asking) -> Suggested:
     op = tally.operation
     if mode in (None, "auto"):
         return Suggested(op, none_because="already auto: it runs on its own")
@@ -159,7 +159,7 @@ def _sanctioned(tally: Tally, mode: str | None, asking: Asking) -> Suggested:
     return Suggested(op, (mode_command(asking, op, "auto", why),))
 
 
-def _mode_back(tally: Tally, asking: Asking) -> Suggested:
+def _mode_back(tally: DecidedTally, asking: Asking) -> Suggested:
     op = tally.operation
     ok, why = _earned(tally.shadow_matched, tally.shadow, "shadow items done the same by a person")
     if not ok:
@@ -214,7 +214,7 @@ class _Class:
         return " ".join(f"{k}={v}" for k, v in sorted(self.where.items())) or "as a whole"
 
 
-def _classes(tally: Tally) -> list[_Class]:
+def _classes(tally: DecidedTally) -> list[_Class]:
     """The operation as a whole, and each KEY=VALUE an approved proposal held."""
     agreed, decided = _whole(tally)
     approved = frozenset(i for i, (ok, _) in enumerate(tally.decided) if ok)
@@ -248,7 +248,7 @@ def _shared(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
     return {k: v for k, v in held.items() if all(where_text(p.get(k)) == v for p in rest)}
 
 
-def _covered(tally: Tally, grants: Sequence[Grant]) -> frozenset[int]:
+def _covered(tally: DecidedTally, grants: Sequence[Grant]) -> frozenset[int]:
     """The approved proposals a live grant already covers."""
     return frozenset(
         i
@@ -270,7 +270,7 @@ def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple
     return ok, why if ok else f"{why} ({c.label})"
 
 
-def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion, ...], str]:
+def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Suggestion, ...], str]:
     """Grants for the strongest clean classes, greedily, each past what is covered already."""
     op, grants = tally.operation, live.of(tally.operation)
     covered = _covered(tally, grants)
@@ -293,7 +293,7 @@ def _grants(tally: Tally, live: Live, asking: Asking) -> tuple[tuple[Suggestion,
     return tuple(found), _why_none(tally, classes, reasons)
 
 
-def _why_none(tally: Tally, classes: Sequence[_Class], reasons: Sequence[str]) -> str:
+def _why_none(tally: DecidedTally, classes: Sequence[_Class], reasons: Sequence[str]) -> str:
     """Why no grant is suggested: the strongest clean class's reason, or the rejections that
     a class with enough approvals would cover."""
     if tally.approved + tally.rejected + tally.shadow == 0:
