@@ -17,18 +17,43 @@ def atomic_write_text(path: Path, text: str) -> None:
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically and durably (POSIX rename, then a directory fsync)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp_name = _written_aside(path, data)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
     fsync_directory(path.parent)
+
+
+def create_whole(path: Path, data: bytes) -> bool:
+    """Create `path` whole and durable, only if no file has that name (False: one has)."""
+    tmp_name = _written_aside(path, data)
+    try:
+        os.link(tmp_name, path)  # fails if the name is taken: the first writer keeps it
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+    fsync_directory(path.parent)
+    return True
+
+
+def _written_aside(path: Path, data: bytes) -> str:
+    """A temporary file beside `path` holding `data`, flushed to disk; its name."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    return tmp_name
 
 
 def fsync_directory(directory: Path) -> None:

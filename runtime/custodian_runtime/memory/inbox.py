@@ -10,10 +10,8 @@ word's file is removed once its word is journaled; the highest number absorbed s
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import secrets
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.core.journal.words import Word, sealed, sealer
 from custodian_runtime.errors import ConfigError, SealError
-from custodian_runtime.memory._files import atomic_write_bytes, fsync_directory
+from custodian_runtime.memory._files import atomic_write_bytes, create_whole, fsync_directory
 from custodian_runtime.memory._inbox_legacy import legacy_files, legacy_words, remove
 
 _NAME = re.compile(r"^(\d{12})\.(json|done)$")
@@ -62,8 +60,7 @@ class Inbox:
         arrival = self._highest(directory) + 1
         while True:
             kept = sealed(self._key, word.model_copy(update={"arrival": arrival, "seal": None}))
-            if _link_new(directory / _name(arrival), _bytes(kept)):
-                fsync_directory(directory)
+            if create_whole(directory / _name(arrival), _bytes(kept)):
                 return kept
             arrival += 1  # another appender took it: the next one
 
@@ -195,20 +192,3 @@ def _shown(path: Path) -> str:
 
 def _bytes(word: Word) -> bytes:
     return word.model_dump_json(indent=2).encode("utf-8") + b"\n"
-
-
-def _link_new(path: Path, data: bytes) -> bool:
-    """Create `path` whole and durable, only if no file has that name (False: one has)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return True
