@@ -23,7 +23,6 @@ from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.memory.lock import RunLock
 
 # What the Standing page lists as waiting: a kept standing word.
-Waiting = Word
 
 
 class StandingStore:

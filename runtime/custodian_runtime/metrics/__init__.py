@@ -48,11 +48,9 @@ if not TYPE_CHECKING:
                 (
                     "DEFAULT_MAX_AGE",
                     "EXIT_OVERDUE",
-                    "MetricsServer",
                     "StatusRequest",
                     "all_figures",
                     "domain_figures",
-                    "exposition",
                     "parse_max_age",
                     "status_command",
                 ),

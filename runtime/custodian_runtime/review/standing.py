@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from custodian_runtime import policy_commands
+from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.agreement import Agreement
 from custodian_runtime.core.standing.modes import default_mode, known_operations
 from custodian_runtime.core.standing.record import Standing
@@ -20,7 +21,7 @@ from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.standing_store import StandingStore, Waiting
+from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.review.asked import digest_of
 from custodian_runtime.review.granted import Change, GrantUse, changes, grant_uses, where_text
 from custodian_runtime.settings import Settings
@@ -73,7 +74,7 @@ class StandingView:
     report: tuple[Agreement, ...]
     changes: tuple[Change, ...]
     uses: tuple[GrantUse, ...]
-    waiting: tuple[Waiting, ...] = ()
+    waiting: tuple[Word, ...] = ()
     problem: str | None = None
     # Per operation, what `policy report` suggests and why (policy_commands.suggested).
     suggested: Mapping[str, Suggested] = field(default_factory=dict)

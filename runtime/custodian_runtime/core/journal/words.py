@@ -22,7 +22,6 @@ _PREFIX = b"custodian word v1\n"
 # A word's id: `w-` and 16 hex for a new one; the ids of the old side stores carry over.
 WORD_ID = r"^[a-z]+-[0-9a-f]{6,24}$"
 STANDING_KINDS = ("policy_set", "grant_issued", "grant_revoked")
-DECISION_KINDS = ("approve", "reject")
 WordKind = Literal["approve", "reject", "policy_set", "grant_issued", "grant_revoked"]
 
 

@@ -23,6 +23,7 @@ from custodian_runtime.core.standing.suggestions import (
     DecidedTally,
     Live,
     Suggested,
+    shared_params,
     suggest,
 )
 
@@ -177,12 +178,3 @@ def _narrowed(row: Agreement, said: Mapping[str, Sequence[Mapping[str, object]]]
         if all(where_text(params.get(k)) == v for k, v in where.items())
     )
     return replace(row, where=where, rejected_covered=covered)
-
-
-def shared_params(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
-    """The `KEY=VALUE`s (scalar values, as a grant compares them) every approved item had."""
-    if not approved:
-        return {}
-    first, *rest = approved
-    shared = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
-    return {k: v for k, v in sorted(shared.items()) if all(where_text(p.get(k)) == v for p in rest)}

@@ -239,13 +239,13 @@ def _classes(tally: DecidedTally) -> list[_Class]:
     return found
 
 
-def _shared(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
-    """The KEY=VALUEs every approved proposal of a class held: what its grant narrows to."""
+def shared_params(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
+    """The `KEY=VALUE`s (scalar values, as a grant compares them) every approved item had."""
     if not approved:
         return {}
     first, *rest = approved
-    held = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
-    return {k: v for k, v in held.items() if all(where_text(p.get(k)) == v for p in rest)}
+    shared = {k: where_text(v) for k, v in first.items() if isinstance(v, str | int | float | bool)}
+    return {k: v for k, v in sorted(shared.items()) if all(where_text(p.get(k)) == v for p in rest)}
 
 
 def _covered(tally: DecidedTally, grants: Sequence[Grant]) -> frozenset[int]:
@@ -283,7 +283,7 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
         if not ok:
             reasons.append(why)
             continue
-        where = {**_shared([tally.decided[i][1] for i in sorted(c.approved)]), **c.where}
+        where = {**shared_params([tally.decided[i][1] for i in sorted(c.approved)]), **c.where}
         undone = live.suspension(op, where)
         if undone is not None:
             reasons.append(undone)
