@@ -284,7 +284,7 @@ def _approve_now(
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(d.item, site, by, note, seen, now)
         if not (settled.records or settled.stored or settled.execute):
-            # Held by a person's mode: nothing is decided or journaled; the item stays pending.
+            # Not decided (a mode holds it, or it is refused): nothing journaled; still pending.
             return DecisionReport(approval_id, settled.exit_code, settled.message)
         # The decision comes first in the attempt's records, then what settling the item's open
         # write found, then the ruling and the write.

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
@@ -232,13 +233,6 @@ def evidence_before(event: ProgressEvent, change: TaskChange, *, several: bool =
 def stamp(moment: datetime) -> str:
     """A time as a person reads it on a card: `2026-11-27 08:00 UTC`."""
     return utc(moment).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def utc(moment: datetime) -> datetime:
-    """`moment` in UTC; a naive time is read as UTC (the hub speaks UTC)."""
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
 
 
 def shown(params: Mapping[str, Any]) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from datetime import datetime
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import Rejection
-from custodian_runtime.core.authority.evidence import Evidence, by_custodian, stamp, utc
+from custodian_runtime.core.authority.evidence import Evidence, by_custodian, stamp
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import short

@@ -85,6 +85,8 @@ class OperationSpec:
     never_granted: str | None = None  # why a person never grants it in advance (None: they may)
     creates: Titles | None = None  # a create: the ids that already bear its title
     in_domain: bool = False  # its hub call names the run's domain (a decision's)
+    # What the hub holds for a param the write leaves out: a grant compares params as held.
+    hub_defaults: Mapping[str, str] = field(default_factory=dict)
     executes: Describe | None = None  # what a sanctioned write does, for its ruling's reason
     when: str = "never; a person approves it"  # the README's "when it runs on its own"
 

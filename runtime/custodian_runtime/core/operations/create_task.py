@@ -43,4 +43,7 @@ SPEC = OperationSpec(
     targets=("workstream_id",),
     already_done=_already,
     creates=_same,
+    # State-hub contract: `POST /tasks` takes `status?`; the reference hub holds an omitted one
+    # as `todo`, so `--where status=todo` covers a create that says no status.
+    hub_defaults={"status": "todo"},
 )

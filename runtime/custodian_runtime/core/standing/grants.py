@@ -168,14 +168,6 @@ def where_text(value: object) -> str:
     return str(value)
 
 
-# What the hub holds for a param a create omits (state-hub contract: `POST /tasks` takes
-# `status?`, and a Task's `status` is one of todo|in_progress|...; the reference hub holds an
-# omitted one as `todo`). A grant compares params as the hub
-# will hold them, so `--where status=todo` covers a create_task that says no status.
-HUB_DEFAULTS: Mapping[str, Mapping[str, str]] = {
-    "create_task": {"status": "todo"},
-}
-
 EVIDENCE_REQUIRED = (
     "covers only a move that cites a person's event on the task, newer than the task's last "
     "change and speaking for it"
@@ -183,8 +175,10 @@ EVIDENCE_REQUIRED = (
 
 
 def held_params(operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The params as the hub will hold them: its defaults for what a create leaves out."""
-    defaults = HUB_DEFAULTS.get(operation, {})
+    """The params as the hub will hold them: its defaults (the operation's spec) for what a
+    create leaves out."""
+    spec = operations.find(operation)
+    defaults = spec.hub_defaults if spec is not None else {}
     return {**defaults, **{k: v for k, v in params.items() if v is not None or k not in defaults}}
 
 

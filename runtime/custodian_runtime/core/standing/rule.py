@@ -16,10 +16,11 @@ from datetime import datetime
 from typing import Any
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
 from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
-from custodian_runtime.core.authority.evidence import Evidence, newer_word, utc
+from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
