@@ -71,8 +71,9 @@ def stamp_of(path: Path) -> Stamp:
 
 def learn(
     settings: Settings, domain: str, now: datetime, settled_at: int | None, stamp: object
-) -> Learned:
-    """What the domain's checkpoint and queue say now (after a run): when it is next due.
+) -> tuple[Learned, tuple[ApprovalItem, ...]]:
+    """What the domain's checkpoint and queue say now (after a run): when it is next due, and
+    the queue's hot items (from its index), which the domain's figures read too.
 
     `settled_at`: the revision the run was handed when it exited 0 (it saw at least that);
     `stamp`: the domain's files, taken before this reads them, so a later change shows.
@@ -86,11 +87,12 @@ def learn(
     window = timedelta(hours=settings.limits.skip_window_hours)
     if last is None:
         waiting = why_read(None, now, window, LocalWork())  # no completed run: it reads all
-        return Learned(None, None, waiting, stamp)
+        return Learned(None, None, waiting, stamp), queue.items
     work = work_waiting(history, queue.items, last, now, decisions=0)
     revisions = [r for r in (last.revision, settled_at) if r is not None]
     until = min([last.finished_at + window, *_expiries(queue.items, now)])
-    return Learned(max(revisions, default=None), until, why_read(last, now, window, work), stamp)
+    known = Learned(max(revisions, default=None), until, why_read(last, now, window, work), stamp)
+    return known, queue.items
 
 
 def _expiries(items: tuple[ApprovalItem, ...], now: datetime) -> list[datetime]:

@@ -43,13 +43,13 @@ from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.metrics import Figures, RunFacts
 from custodian_runtime.core.redact import redact
 from custodian_runtime.crash import report_crash
-from custodian_runtime.errors import CustodianError, HubError
+from custodian_runtime.errors import CustodianError, HubError, Interrupted
 from custodian_runtime.memory.journal_store import JournalStore
 from custodian_runtime.metrics import domain_figures, exposition
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.connect import open_hub
-from custodian_runtime.stopping import POLL_S, StopFlag
+from custodian_runtime.stopping import StopFlag
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
 from custodian_runtime.watch._select import Shard, chosen
@@ -147,7 +147,8 @@ class Watch:
             began = utc_now()
             code, result = self._run(settings, overview)
             self.figures.ended(code)
-            self.worst = max(self.worst, code)
+            with self._lock:  # runs end in several threads at once
+                self.worst = max(self.worst, code)
             self._learn(settings, name, code, RunFacts(
                 began, utc_now(), code, result.status if result else "failed",
                 result.counts() if result else {}, result.model if result else None,
@@ -182,9 +183,12 @@ class Watch:
         stamp = self._stamp(name)
         try:
             settled = revision if code == 0 else None
-            known = learn(settings, name, facts.ended_at, settled, stamp)
-            # What a run pushes to a Pushgateway (metrics/push.py), served here instead.
-            figures = domain_figures(settings.memory_dir, name, settings.seal_key, facts.ended_at)
+            known, items = learn(settings, name, facts.ended_at, settled, stamp)
+            # What a run pushes to a Pushgateway (metrics/push.py), served here instead; the
+            # queue's items come from its index, not from every approval file.
+            figures = domain_figures(
+                settings.memory_dir, name, settings.seal_key, facts.ended_at, items
+            )
         except (CustodianError, OSError) as exc:
             self.known.pop(name, None)  # due again at the next pass, whose run says why
             said = exc.message if isinstance(exc, CustodianError) else str(exc)
@@ -217,12 +221,11 @@ class Watch:
 
     def _wait(self, deadline: float) -> bool:
         """Sleep until `deadline`; True as soon as a signal came."""
-        while not self.stop:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(POLL_S * 4, left))
-        return True
+        try:
+            self.stop.sleep(deadline - time.monotonic())
+        except Interrupted:
+            return True
+        return False
 
     def metrics_text(self) -> str:
         """Every domain's figures as a run pushes them, and the loop's own."""
