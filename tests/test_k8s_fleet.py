@@ -142,3 +142,13 @@ def test_new_domain_spreads_and_make_k8s_refuses_two_on_one_schedule(
     assert "domains ['platform', 'search'] are listed in the fleet and have" in result.stdout, [
         line for line in result.stdout.splitlines() if "problem" in line
     ]
+
+
+def test_a_domains_schedule_slot_is_cut_by_the_same_hash_as_its_watch_shard() -> None:
+    # The k8s scripts run without the runtime installed, so they keep their own copy of the
+    # hash; this holds the two to one rule.
+    from custodian_runtime.watch import shard_of
+
+    for domain in ("website", "platform", "d0001", "d0999", "ünïcode"):
+        hour, minute = divmod(shard_of(domain, 24 * 60), 60)
+        assert slot(domain) == (minute, hour), domain
