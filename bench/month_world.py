@@ -22,7 +22,7 @@ from typing import Any
 from month_kit import Hands, SimClock, Words, World
 
 from custodian_runtime.core.journal.kinds import Authorized, item_of, read_as
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 
 __all__ = ["WORLD", "SimClock", "tally_journal"]
 

@@ -25,7 +25,7 @@ from custodian_hub import ReferenceHub, demo_dataset, load_seed
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.plan.extract import extract_plan
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.cli_hub import with_embedded_hub
+from custodian_runtime.cli.hub import with_embedded_hub
 from custodian_runtime.review.server import ReviewServer
 from custodian_runtime.settings import Settings, load_settings
 from runsupport import CANON, REPO, hub_get, plan_response, run_cli

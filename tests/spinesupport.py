@@ -14,7 +14,7 @@ from typing import Any
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.journal.api import Record
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from runsupport import CANON, hub_get, plan_response, small_dataset
 
 HOLD_TIMEOUT_S = 20.0

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.approvals.ledger import (
     Ledger,
@@ -27,8 +28,7 @@ from custodian_runtime.core.approvals.ledger import (
 )
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

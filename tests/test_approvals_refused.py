@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from custodian_hub import ReferenceHub
 from custodian_runtime.core import operations
 from custodian_runtime.core.operations import OperationSpec
-from custodian_runtime.memory.run_journal import MemoryJournal
+from custodian_runtime.journal.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Calls, send
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.approvals import decide_approve
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import new_item
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.path import as_item
@@ -31,14 +32,13 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.plan.extract import Plan, fingerprint
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.run_journal import DiskJournal
-from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.journal.run_journal import DiskJournal
+from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.process.phase_log import PhaseLog
+from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run._reconcile import Reconciling, reconcile
 from custodian_runtime.settings import load_settings
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.stopping import StopFlag
 from runsupport import small_dataset
 
 T0 = datetime.now(UTC).replace(microsecond=0)

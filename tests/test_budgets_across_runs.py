@@ -173,8 +173,8 @@ def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
 
 
 def test_windows_longer_than_the_checkpoint_keeps_are_refused() -> None:
-    from custodian_runtime._env_numbers import limits_from
     from custodian_runtime.errors import ConfigError
+    from custodian_runtime.settings.numbers import limits_from
 
     assert limits_from({"CUSTODIAN_DEFER_DAYS": "30"}).defer_days == 30
     with pytest.raises(ConfigError, match="CUSTODIAN_DEFER_DAYS must be at most 30"):

@@ -15,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from custodian_runtime import __version__
-from custodian_runtime._retry import parse_retry_after
 from custodian_runtime.core.contract import (
     DecisionResolution,
     NewDecision,
@@ -26,6 +25,7 @@ from custodian_runtime.core.contract import (
     TaskStatusUpdate,
 )
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError, HubUnavailable
+from custodian_runtime.net.retry import parse_retry_after
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
 BASE = "http://hub.test"

@@ -14,7 +14,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.errors import HubError, HubUnavailable
-from custodian_runtime.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.statehub.client import StateHubClient
 from fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
 from runsupport import CANON, CliResult, run_cli

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.approvals.store import ApprovalStore
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

@@ -14,9 +14,9 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.core.context.neutralize import INVALID_DOMAIN, safe_domain
 from custodian_runtime.core.contract import DOMAIN_PATTERN, is_domain
 from custodian_runtime.errors import ConfigError
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.lock import RunLock
-from custodian_runtime.memory.snapshots import SnapshotStore
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.snapshots import SnapshotStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import parse_domain
 
 VALID = ("website", "a", "9lives", "web-site-2", "web-", "x" * 63)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime._dotenv import read_dotenv
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.settings.dotenv import read_dotenv
 from runsupport import run_cli
 from spinesupport import custodian_cli
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.cli_hub import embedded_hub, with_embedded_hub
+from custodian_runtime.cli.hub import embedded_hub, with_embedded_hub
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.errors import ApprovalError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.journal_store import parse_line
+from custodian_runtime.journal.store import parse_line
 from runsupport import CANON, hub_get, run_cli
 
 

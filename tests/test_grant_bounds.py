@@ -29,8 +29,8 @@ from custodian_runtime.core.standing.grants import (
     skew_problem,
     state_of,
 )
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.store import JournalStore
 from reviewsupport import Browser, review_page, review_settings
 from runsupport import hub_get, small_dataset
 from standingsupport import Cli, note_of, status

@@ -17,7 +17,7 @@ from typing import Any
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.records import GENESIS, record_hash
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import simulated_clock
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
 from runsupport import hub_get, small_dataset
 from spinesupport import journal
 from standingsupport import GRANT_LINE, Cli, note_of, status

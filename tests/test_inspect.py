@@ -8,8 +8,8 @@ from pathlib import Path
 
 from custodian_runtime.audit.inspection import inspect_command
 from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.presentation.journal_render import UNSEALED
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.core.journal.render import UNSEALED
+from custodian_runtime.journal.store import JournalStore
 from test_journal_core import (
     APPROVAL_AUTH,
     APPROVAL_RULING,

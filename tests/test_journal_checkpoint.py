@@ -11,8 +11,8 @@ from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.fold import empty, fold
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
-from custodian_runtime.memory._journal_checkpoint import load_checkpoint
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal._checkpoint import load_checkpoint
+from custodian_runtime.journal.store import JournalStore
 from test_journal_core import (
     DOMAIN,
     T0,
@@ -39,7 +39,7 @@ def _killed(store: JournalStore, run_id: str) -> None:
 def _every_read(store: JournalStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The journal lines read, by file name, while the test runs."""
     seen: list[str] = []
-    import custodian_runtime.memory._journal_checkpoint as checkpoint_module
+    import custodian_runtime.journal._checkpoint as checkpoint_module
 
     real = checkpoint_module.lines_from
 

@@ -19,8 +19,8 @@ from custodian_runtime.core.journal.fold import (
     link_problems,
     own_problems,
 )
-from custodian_runtime.memory import journal_verify
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal import verify as journal_verify
+from custodian_runtime.journal.store import JournalStore
 from test_journal_core import (
     DOMAIN,
     MemoryWriter,

@@ -10,7 +10,7 @@ import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from runsupport import CANON, run_cli
 
 TASKS = 1500

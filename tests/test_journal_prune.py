@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from custodian_runtime.core.journal.prune import parse_keep
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.snapshots import ContentStore
+from custodian_runtime.journal.snapshots import ContentStore
+from custodian_runtime.journal.store import JournalStore
 from runsupport import CliResult, run_cli
 from test_journal_core import DOMAIN, StepClock, write_interrupted_run
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.errors import ConfigError, JournalError
-from custodian_runtime.memory.journal_store import JournalStore, parse_line
+from custodian_runtime.journal.store import JournalStore, parse_line
 from test_journal_core import DOMAIN, T0, StepClock, write_completed_run, write_interrupted_run
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.log_lines import fit_summary
+from custodian_runtime.process.log_lines import fit_summary
 from custodian_runtime.run import RunResult
 from fakes.slow_server import Behaviour, Fixed, SlowServer
 from spinesupport import custodian_cli, finish, run_argv, start_run, write_plan

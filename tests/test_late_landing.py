@@ -21,7 +21,7 @@ from custodian_runtime.core.journal.fold import compact
 from custodian_runtime.core.journal.kinds import Receipt, read_as
 from custodian_runtime.core.journal.late_landings import LATE_WINDOW, closed_writes
 from custodian_runtime.core.plan.extract import fingerprint
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from runsupport import hub_get
 from spinesupport import (
     custodian_cli,

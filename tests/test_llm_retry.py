@@ -10,12 +10,12 @@ import httpx
 import pytest
 import respx
 
-from custodian_runtime._retry import RetryPolicy, retry_after_seconds
 from custodian_runtime.errors import ConfigError, ModelError
 from custodian_runtime.llm._attempts import Retryable, call_model, model_policy
 from custodian_runtime.llm._http import api_url
 from custodian_runtime.llm.base import ModelConfig, Prompt
 from custodian_runtime.llm.openai import OpenAIModel
+from custodian_runtime.net.retry import RetryPolicy, retry_after_seconds
 from fakes.clock import FakeSleep
 
 

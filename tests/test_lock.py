@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from custodian_runtime.errors import RunLocked
-from custodian_runtime.memory.lock import LeftLock, RunLock
+from custodian_runtime.journal.lock import LeftLock, RunLock
 from spinesupport import (
     clean_env,
     custodian_events,
@@ -34,7 +34,7 @@ HOST = "runner-1"
 HOLD_SCRIPT = """
 import sys, time
 from pathlib import Path
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
 lock = RunLock(Path(sys.argv[1]), "website", run_id="r-old", host=sys.argv[2])
 lock.acquire()
 print("held", flush=True)

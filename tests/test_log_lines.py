@@ -8,7 +8,7 @@ import logging
 import warnings
 from datetime import UTC, datetime
 
-from custodian_runtime.log_lines import (
+from custodian_runtime.process.log_lines import (
     MAX_LINE_BYTES,
     JsonLog,
     LineStream,
@@ -16,7 +16,7 @@ from custodian_runtime.log_lines import (
     fit_text,
     python_logs_to,
 )
-from custodian_runtime.phase_log import PhaseLog, severity_of
+from custodian_runtime.process.phase_log import PhaseLog, severity_of
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

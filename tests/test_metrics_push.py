@@ -27,7 +27,7 @@ from custodian_runtime import __version__
 from custodian_runtime.core.metrics import RunFacts
 from custodian_runtime.metrics import StatusRequest, parse_max_age, push_run, status_command
 from custodian_runtime.packaged import revision
-from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.process.phase_log import PhaseLog
 from runsupport import CANON, plan_response
 
 PUSHGATEWAY = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core import operations
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
 from runsupport import CANON, hub_get
 from spinesupport import custodian_events, journal
 from standingsupport import Cli, note_of, status

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.lock import RunLock
-from custodian_runtime.memory.standing_store import StandingStore
+from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.standing.store import StandingStore
 from runsupport import hub_get
 from spinesupport import custodian_cli, custodian_events, held_hub, journal
 from test_grants import _block, _issue, _run

@@ -10,8 +10,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from custodian_runtime.memory.notes import last_note_prose
-from custodian_runtime.memory.notes import write_note as write_text
+from custodian_runtime.notes.store import last_note_prose
+from custodian_runtime.notes.store import write_note as write_text
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 
 GOLDEN = Path(__file__).parent / "golden" / "note.md"

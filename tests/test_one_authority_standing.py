@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.review.decide import decide
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings

@@ -17,8 +17,8 @@ import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.journal.records import Record
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.snapshots import SnapshotStore
+from custodian_runtime.journal.snapshots import SnapshotStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
@@ -341,7 +341,7 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 
     from custodian_runtime.approvals import execute
     from custodian_runtime.core.approvals.items import new_item
-    from custodian_runtime.memory.run_journal import MemoryJournal
+    from custodian_runtime.journal.run_journal import MemoryJournal
     from custodian_runtime.statehub.client import StateHubClient
 
     flags = {"domain": "website", "hub": small_hub.url, "llm": "offline", "canon": str(CANON)}

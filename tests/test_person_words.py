@@ -1,4 +1,4 @@
-"""A person's word has one record and one arrival order (core/journal/words.py, memory/inbox.py).
+"""A person's word has one record and one arrival order (core/journal/words.py, journal/inbox.py).
 
 Every decision kept while a run holds the domain waits in the domain's sealed inbox under a
 number the inbox gives; the journal absorbs it in that order, exactly once, whatever the clock
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet, encode
 from custodian_runtime.core.journal.records import make_record
@@ -24,10 +25,9 @@ from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import standing_word
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.inbox import Inbox, new_word_id
-from custodian_runtime.memory.lock import RunLock
-from custodian_runtime.memory.standing_store import StandingStore
+from custodian_runtime.journal.inbox import Inbox, new_word_id
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.standing.store import StandingStore
 from spinesupport import clean_env, journal
 from standingsupport import Cli, status
 
@@ -241,7 +241,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
 from custodian_runtime.core.journal.words import standing_word
-from custodian_runtime.memory.inbox import Inbox, new_word_id
+from custodian_runtime.journal.inbox import Inbox, new_word_id
 inbox = Inbox(Path(sys.argv[1]))
 for n in range(15):
     entry = PolicySet(operation="create_task", mode="ask", by=sys.argv[2], reason=str(n))

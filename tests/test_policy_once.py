@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime._env_numbers import limits_from
 from custodian_runtime.core.context.prompt import PromptInputs
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.tooling import offline_planner
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
+from custodian_runtime.settings.numbers import limits_from
 from runsupport import CANON, REPO, plan_response, run_cli
 
 PLAN: dict[str, Any] = {

@@ -19,7 +19,7 @@ import pytest
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.plan.extract import fingerprint
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, hub_get, small_dataset

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 
 from custodian_hub import demo_dataset, load_seed
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
 from custodian_runtime.core.standing.suggestions import Live
-from custodian_runtime.memory.approvals import ApprovalStore
 from spinesupport import held_hub
 
 DOMAIN = "website"

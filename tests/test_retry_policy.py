@@ -10,7 +10,11 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from custodian_runtime._retry import (
+from custodian_runtime.core.contract import NewEvent
+from custodian_runtime.errors import CustodianError, HubError, Interrupted, ModelError
+from custodian_runtime.llm.base import ModelConfig, Prompt
+from custodian_runtime.llm.openai import OpenAIModel
+from custodian_runtime.net.retry import (
     Retry,
     RetryPolicy,
     call_with_retries,
@@ -21,13 +25,9 @@ from custodian_runtime._retry import (
     retryable_transport,
     stop_reason,
 )
-from custodian_runtime.core.contract import NewEvent
-from custodian_runtime.errors import CustodianError, HubError, Interrupted, ModelError
-from custodian_runtime.llm.base import ModelConfig, Prompt
-from custodian_runtime.llm.openai import OpenAIModel
+from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.statehub._failures import FINAL_STATUSES as FINAL
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.stopping import StopFlag
 from fakes.clock import FakeSleep
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.review._sentence import Facts, card_sentence, done_sentence
 from custodian_runtime.review.cards import canon_diff
 from reviewsupport import (

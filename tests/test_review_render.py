@@ -9,7 +9,7 @@ from typing import Any
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.records import Record, parse_at
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.chart import LEFT, RIGHT, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
 from custodian_runtime.review.pages import DomainRuns

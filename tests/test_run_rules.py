@@ -17,7 +17,6 @@ from custodian_runtime.core.run_rules import (
     signalled,
     skip_reason,
 )
-from custodian_runtime.crash import report_crash
 from custodian_runtime.errors import (
     ConfigError,
     CustodianError,
@@ -27,6 +26,7 @@ from custodian_runtime.errors import (
     PlanRejected,
     RunLocked,
 )
+from custodian_runtime.process.crash import report_crash
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 DAY = timedelta(hours=24)

@@ -17,9 +17,9 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.seals import SealKey, seal_record
-from custodian_runtime.memory.journal_prune import prune
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.snapshots import ContentStore
+from custodian_runtime.journal.prune import prune
+from custodian_runtime.journal.snapshots import ContentStore
+from custodian_runtime.journal.store import JournalStore
 from runsupport import CANON, CliResult, plan_response, run_cli, tree_digest
 from spinesupport import THREE_WRITES, journal
 from test_journal_core import DOMAIN, StepClock

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.memory.run_journal import MemoryJournal
+from custodian_runtime.journal.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import SANCTIONED_CALLS, send
 

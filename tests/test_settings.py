@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime._dotenv import read_dotenv
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.settings import EMBEDDED, load_settings
+from custodian_runtime.settings.dotenv import read_dotenv
 
 
 def _load(tmp_path: Path, flags: dict[str, object], env: dict[str, str]) -> object:

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.journal.kinds import Shadowed, ShadowMatched, read_as
-from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, hub_get

@@ -16,10 +16,10 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.errors import Interrupted
 from custodian_runtime.llm._process import run_child
+from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.stopping import StopFlag
 from fakes.slow_server import Drip, SlowServer
 from runsupport import CANON
 from spinesupport import finish, journal, of_run, run_argv, start_run, write_plan

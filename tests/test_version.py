@@ -16,7 +16,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime import __version__, packaged
 from custodian_runtime.core.journal.kinds import RunStarted, decode
 from custodian_runtime.core.journal.records import make_record
-from custodian_runtime.memory import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from runsupport import CANON, plan_response, run_cli
 
 REPO = Path(__file__).resolve().parent.parent

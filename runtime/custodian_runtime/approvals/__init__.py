@@ -1,4 +1,4 @@
-"""The person's side of the approval queue, and the execution of an approved item.
+"""The approval queue: its disk half (`store.py`), a person's commands, an approved item executed.
 
 `approvals_command` carries out `custodian approvals list|show|approve|reject|repair` from a
 typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
@@ -39,8 +39,10 @@ if TYPE_CHECKING:
         repair_command,
     )
     from custodian_runtime.approvals._report import DecisionReport
+    from custodian_runtime.approvals.store import ApprovalStore
 
 __all__ = [
+    "ApprovalStore",
     "ApprovalsRequest",
     "ApproveRequest",
     "DecisionReport",
@@ -98,5 +100,6 @@ if not TYPE_CHECKING:
                 "_repair",
             ),
             "DecisionReport": "_report",
+            "ApprovalStore": "store",
         },
     )

@@ -25,6 +25,7 @@ from custodian_runtime.approvals._recorded import (
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.approvals._report import DecisionReport
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
@@ -41,10 +42,9 @@ from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
 from custodian_runtime.errors import ApprovalError, RunLocked
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.lock import RunLock
-from custodian_runtime.memory.run_journal import DiskJournal
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.run_journal import DiskJournal
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
 
 

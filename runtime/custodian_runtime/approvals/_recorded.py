@@ -1,7 +1,7 @@
 """Deciding never waits for a run: a decision made while the domain is busy is kept as a word.
 
 `decide_or_record` tries the decision now and, while a run holds the domain, again until a
-bounded wait runs out; then it keeps the word in the domain's inbox (memory/inbox.py) and says
+bounded wait runs out; then it keeps the word in the domain's inbox (journal/inbox.py) and says
 what happens next. `carry_out_recorded` is called by the next step that can hold the domain: it
 absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an approve or
 reject carried out through the same path as a decision made at once.
@@ -23,11 +23,11 @@ from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.kinds import WORD_KINDS
 from custodian_runtime.core.journal.words import Word, decision_word
 from custodian_runtime.errors import ApprovalError, RunLocked
-from custodian_runtime.memory.inbox import Inbox, new_word_id
-from custodian_runtime.memory.journal_store import JournalWriter
-from custodian_runtime.memory.run_journal import DiskJournal
-from custodian_runtime.memory.standing_store import StandingStore
+from custodian_runtime.journal.inbox import Inbox, new_word_id
+from custodian_runtime.journal.run_journal import DiskJournal
+from custodian_runtime.journal.store import JournalWriter
 from custodian_runtime.settings import Settings
+from custodian_runtime.standing.store import StandingStore
 
 POLL_S = 0.5
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approvals.ledger import (
     Disagreement,
@@ -23,10 +24,9 @@ from custodian_runtime.core.approvals.ledger import (
 )
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.errors import JournalError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.journal_verify import verify_domain
-from custodian_runtime.memory.lock import RunLock
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.journal.verify import verify_domain
 from custodian_runtime.settings import Settings
 
 EXIT_REFUSED = JournalError.exit_code

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.memory.inbox import Inbox
-from custodian_runtime.memory.journal_verify import DomainReport
+from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.verify import DomainReport
 
 
 def inbox_lines(memory_dir: Path, report: DomainReport, key: SealKey | None) -> list[str]:

@@ -1,7 +1,7 @@
 """`custodian inspect`: replay a journal read-only, re-check every chain, print the court record.
 
 Inspect never writes: a torn tail or a damaged line is reported as a problem, not repaired.
-It reads the journal once, segment by segment, in bounded memory (memory/journal_verify.py).
+It reads the journal once, segment by segment, in bounded memory (journal/verify.py).
 It exits 0 when the replay is ok and 6 (JournalError's code) when any record breaks a rule, or
 when an approval item file says another status than the journal (its `approvals` section), or
 when a word kept in the domain's inbox fails its seal or was journaled already (`inbox`).
@@ -17,12 +17,12 @@ from custodian_runtime.audit._inbox_check import inbox_lines
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.api import replay_lines
+from custodian_runtime.core.journal.render import UNSEALED, court_record
 from custodian_runtime.core.journal.runs import RunSummary
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.core.presentation.journal_render import UNSEALED, court_record
 from custodian_runtime.errors import ApprovalError, JournalError
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.journal_verify import DomainReport, verify_domain
+from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.journal.verify import DomainReport, verify_domain
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 2

@@ -45,8 +45,8 @@ from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.ledger import rederived
 from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.snapshots import SnapshotStore, observed_summary
+from custodian_runtime.journal.snapshots import SnapshotStore, observed_summary
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
 
 

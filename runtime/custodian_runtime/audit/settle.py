@@ -8,7 +8,7 @@ from typing import TextIO
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.memory.journal_settle import settle
+from custodian_runtime.journal.settle import settle
 
 
 def settle_command(

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from custodian_runtime._retry import Retry, RetryPolicy, Sleep, call_with_retries
 from custodian_runtime.errors import ModelError
 from custodian_runtime.llm.base import ModelConfig
+from custodian_runtime.net.retry import Retry, RetryPolicy, Sleep, call_with_retries
 
 T = TypeVar("T")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from custodian_runtime._retry import retryable_status
 from custodian_runtime.errors import ModelError
 from custodian_runtime.llm._attempts import Retryable
 from custodian_runtime.llm._json import as_dict, as_float, as_int, as_list, as_str
 from custodian_runtime.llm.base import Completion, Usage
+from custodian_runtime.net.retry import retryable_status
 
 TAIL_CHARS = 2000
 LOGIN_HINT = (

@@ -10,12 +10,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from custodian_runtime._bounded_http import DeadlinePassed, TooLarge, describe_size, exchange
-from custodian_runtime._retry import Sleep, retry_after_seconds, retryable_status
 from custodian_runtime.errors import ConfigError, ModelError
 from custodian_runtime.llm._attempts import Retryable, call_model, model_policy
 from custodian_runtime.llm._proxy import proxy_mounts
 from custodian_runtime.llm.base import ModelConfig
+from custodian_runtime.net.bounded_http import DeadlinePassed, TooLarge, describe_size, exchange
+from custodian_runtime.net.retry import Sleep, retry_after_seconds, retryable_status
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from custodian_runtime._bounded_http import Stoppable
-from custodian_runtime.stopping import POLL_S, interrupted
+from custodian_runtime.net.bounded_http import Stoppable
+from custodian_runtime.process.stopping import POLL_S, interrupted
 
 CHUNK = 64 * 1024
 STDERR_KEEP = 64 * 1024  # stderr is only quoted in errors; keep its end

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from custodian_runtime.stopping import OnRetry, StopFlag
+    from custodian_runtime.process.stopping import OnRetry, StopFlag
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
 

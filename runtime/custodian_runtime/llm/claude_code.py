@@ -19,14 +19,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from custodian_runtime._bounded_http import describe_size
-from custodian_runtime._retry import Sleep
 from custodian_runtime.errors import ConfigError, ModelError
 from custodian_runtime.llm._attempts import call_model, model_policy
 from custodian_runtime.llm._child_env import minimal_env, private_dirs
 from custodian_runtime.llm._claude_result import TAIL_CHARS, parse_result
 from custodian_runtime.llm._process import ChildTimeout, ChildTooLarge, run_child
 from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt
+from custodian_runtime.net.bounded_http import describe_size
+from custodian_runtime.net.retry import Sleep
 
 if TYPE_CHECKING:
     import httpx

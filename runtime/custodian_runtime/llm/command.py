@@ -5,13 +5,13 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, ClassVar
 
-from custodian_runtime._bounded_http import describe_size
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.redact import redact_values
 from custodian_runtime.errors import ConfigError, ModelError
 from custodian_runtime.llm._child_env import minimal_env, private_dirs, secret_values
 from custodian_runtime.llm._process import ChildFinished, ChildTimeout, ChildTooLarge, run_child
 from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+from custodian_runtime.net.bounded_http import describe_size
 
 if TYPE_CHECKING:
     import httpx

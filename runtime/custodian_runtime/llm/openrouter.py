@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import httpx
 
-from custodian_runtime._retry import retryable_status
 from custodian_runtime.llm._attempts import Retryable
 from custodian_runtime.llm._http import ErrorInfo, header_request_id, require_key
 from custodian_runtime.llm._json import as_float, as_str
 from custodian_runtime.llm._openai_shape import ChatCompletionsModel
 from custodian_runtime.llm.base import ModelConfig
+from custodian_runtime.net.retry import retryable_status
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"

@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 from prometheus_client import push_to_gateway
 
-from custodian_runtime._bounded_http import DeadlinePassed, exchange
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.metrics import JOB, Figures, RunFacts
 from custodian_runtime.core.redact import redact
 from custodian_runtime.metrics._registry import registry_of
 from custodian_runtime.metrics.status import domain_figures
-from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.net.bounded_http import DeadlinePassed, exchange
+from custodian_runtime.process.phase_log import PhaseLog
 
 PUSH_DEADLINE_S = 10.0  # the whole push, connect to last byte
 MAX_ANSWER_BYTES = 64 << 10  # a Pushgateway answers a push with an empty body

@@ -12,13 +12,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.metrics import Figures, figures_of, status_data, status_lines
 from custodian_runtime.errors import ConfigError
-from custodian_runtime.memory import ApprovalStore, JournalStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics._registry import exposition
 
 # A domain has not succeeded within --max-age, or no domain has run at all (1 is a bug's).

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from custodian_runtime.approvals import decide_approve, decide_reject
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.presentation.approval_text import answer_words, fate
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review.asked import Flash
 from custodian_runtime.review.pending import recorded_decisions
 from custodian_runtime.settings import Settings

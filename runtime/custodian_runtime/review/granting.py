@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
-from custodian_runtime import policy_commands
 from custodian_runtime.approvals import configured_hub
 from custodian_runtime.clock import utc_now
 from custodian_runtime.errors import ConfigError, CustodianError
@@ -24,6 +23,7 @@ from custodian_runtime.review.granted import issue_sentence
 from custodian_runtime.review.pending import _quick
 from custodian_runtime.review.standing import grant_state, read_standing, suggestion_state
 from custodian_runtime.settings import Settings
+from custodian_runtime.standing import commands as policy_commands
 
 FIELDS = ("operation", "where", "max", "expires", "by", "reason")
 

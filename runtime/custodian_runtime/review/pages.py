@@ -16,7 +16,7 @@ from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.memory.journal_store import JournalStore, ReadResult
+from custodian_runtime.journal.store import JournalStore, ReadResult
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.granted import GrantUse, grant_uses
 from custodian_runtime.review.markdown import render_markdown, split_front_matter

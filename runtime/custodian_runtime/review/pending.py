@@ -15,6 +15,7 @@ from custodian_runtime.approvals import (
     needs_hub,
     seen_for,
 )
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, as_recorded
@@ -24,8 +25,7 @@ from custodian_runtime.core.authority.path import as_item
 from custodian_runtime.core.authority.precondition import precondition, writes_canon
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.inbox import Inbox
+from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
 from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
 from custodian_runtime.settings import Settings

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import parse_qs, urlencode
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.presentation.approval_text import fate
-from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review._sentence import Facts, card_sentence
 from custodian_runtime.review.pending import pending_items
 

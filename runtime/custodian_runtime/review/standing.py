@@ -1,8 +1,8 @@
 """What the Standing page reads of one domain: its modes, grants with uses left, the agreement
 report with its suggestions, the policy changes a person made, and the writes run under a grant.
 
-The modes and grants are `memory/standing_store.StandingStore(...).standing(domain)`, as the
-run reads them; the report is `policy_commands.agreement_rows`, as `custodian policy report`.
+The modes and grants are `standing/store.StandingStore(...).standing(domain)`, as the
+run reads them; the report is `standing/commands.agreement_rows`, as `custodian policy report`.
 """
 
 from __future__ import annotations
@@ -12,19 +12,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime import policy_commands
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.agreement import Agreement
 from custodian_runtime.core.standing.modes import default_mode, known_operations
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.journal_store import JournalStore
-from custodian_runtime.memory.standing_store import StandingStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.asked import digest_of
 from custodian_runtime.review.granted import Change, GrantUse, changes, grant_uses, where_text
 from custodian_runtime.settings import Settings
+from custodian_runtime.standing import commands as policy_commands
+from custodian_runtime.standing.store import StandingStore
 
 REPORT_DAYS = 30  # the window of `custodian policy report`'s default
 

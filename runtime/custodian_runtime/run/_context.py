@@ -12,20 +12,20 @@ from typing import Any, TextIO
 
 import httpx
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
+from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.llm.base import Model
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.run_journal import Journal
-from custodian_runtime.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, hub_label, open_hub
-from custodian_runtime.stopping import StopFlag
 from custodian_runtime.writes import bound, hub_origin
 
 Clock = Callable[[], datetime]

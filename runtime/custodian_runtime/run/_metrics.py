@@ -6,7 +6,7 @@ from datetime import datetime
 
 from custodian_runtime.core.metrics import RunFacts
 from custodian_runtime.metrics import push_run
-from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.run._context import Clock
 from custodian_runtime.run._result import RunResult
 from custodian_runtime.settings import Settings

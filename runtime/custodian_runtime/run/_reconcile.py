@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.ledger import settled_status
@@ -40,16 +41,15 @@ from custodian_runtime.core.outcomes import ruling_data
 from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.errors import ConfigError, HubError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.run_journal import Journal
-from custodian_runtime.phase_log import PhaseLog
+from custodian_runtime.journal.run_journal import Journal
+from custodian_runtime.process.phase_log import PhaseLog
+from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run._late import record_late_landings
 from custodian_runtime.run.decide import policy_and_history, standing_now
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.stopping import StopFlag
 from custodian_runtime.writes import SANCTIONED_CALLS, calls_of, send
 
 # A re-send's outcome as reconcile reports it; `unknown` and `failed` stop the run.

@@ -18,13 +18,14 @@ from typing import TextIO
 import httpx
 
 from custodian_runtime import __version__
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal.kinds import Finished, RunStarted
+from custodian_runtime.core.journal.render import UNSEALED
 from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.core.presentation import display
-from custodian_runtime.core.presentation.journal_render import UNSEALED
 from custodian_runtime.core.redact import redact
 from custodian_runtime.core.run_rules import (
     EXIT_OK,
@@ -37,14 +38,14 @@ from custodian_runtime.core.run_rules import (
 )
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import CustodianError, ModelError
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
+from custodian_runtime.journal.store import JournalStore, JournalWriter, Opened
 from custodian_runtime.llm.base import Model
 from custodian_runtime.llm.registry import build_model
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.journal_store import JournalStore, JournalWriter, Opened
-from custodian_runtime.memory.lock import RunLock
-from custodian_runtime.memory.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.packaged import PACKAGED, revision
-from custodian_runtime.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
+from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._reconcile import settle_open_writes
@@ -57,7 +58,6 @@ from custodian_runtime.run.observe import check_known, observe, observe_after_ac
 from custodian_runtime.run.orient import orient
 from custodian_runtime.run.record import NoteParts, NoteWritten, reconcile_text, record
 from custodian_runtime.settings import Settings
-from custodian_runtime.stopping import StopFlag, stop_on_signals
 from custodian_runtime.writes import check_run
 
 Transport = httpx.BaseTransport | None

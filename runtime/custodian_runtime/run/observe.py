@@ -10,7 +10,7 @@ from custodian_runtime.core.contract import DomainSummary, StateSummary
 from custodian_runtime.core.digest import SummaryDigests, summary_digests
 from custodian_runtime.core.journal.kinds import Observed
 from custodian_runtime.errors import ConfigError, HubError, HubRequestError
-from custodian_runtime.memory.snapshots import SnapshotStore
+from custodian_runtime.journal.snapshots import SnapshotStore
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.statehub.client import StateHubClient

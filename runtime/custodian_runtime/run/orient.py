@@ -20,9 +20,9 @@ from custodian_runtime.core.journal.kinds import PromptRecord
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from custodian_runtime.core.view import View
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.journal.snapshots import ContentStore, SnapshotStore
 from custodian_runtime.llm.base import Prompt
-from custodian_runtime.memory.notes import last_note_prose, note_prose
-from custodian_runtime.memory.snapshots import ContentStore, SnapshotStore
+from custodian_runtime.notes.store import last_note_prose, note_prose
 from custodian_runtime.render.prompt import RenderedPrompt, render_prompt, show_prompt
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation

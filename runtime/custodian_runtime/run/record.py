@@ -18,7 +18,7 @@ from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.presentation import display
 from custodian_runtime.core.standing.rule import WOULD
-from custodian_runtime.memory.notes import write_note
+from custodian_runtime.notes.store import write_note
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._result import RunSoFar

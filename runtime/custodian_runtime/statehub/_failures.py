@@ -1,7 +1,7 @@
 """What a state-hub call that did not succeed becomes: the retry verdict and the HubError to raise.
 
-The retry policy itself is `custodian_runtime._retry`; this module says which hub answers are worth
-another try, how a failed attempt reads in the progress line, and what giving up says.
+The retry policy itself is `custodian_runtime.net.retry`; this module says which hub answers are
+worth another try, how a failed attempt reads in the progress line, and what giving up says.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ from typing import TypeVar
 import httpx
 from pydantic import ValidationError
 
-from custodian_runtime._bounded_http import DeadlinePassed, TooLarge, describe_size
-from custodian_runtime._retry import (
-    Attempted,
-    Retry,
-    RetryPolicy,
-    retry_after_seconds,
-    retryable_status,
-    retryable_transport,
-)
 from custodian_runtime.core.contract import ErrorBody, PreconditionFailedBody, Response
 from custodian_runtime.errors import (
     HubError,
     HubPreconditionFailed,
     HubRequestError,
     HubUnavailable,
+)
+from custodian_runtime.net.bounded_http import DeadlinePassed, TooLarge, describe_size
+from custodian_runtime.net.retry import (
+    Attempted,
+    Retry,
+    RetryPolicy,
+    retry_after_seconds,
+    retryable_status,
+    retryable_transport,
 )
 
 # Of the 5xx only 502, 503 and 504 say the hub is busy or restarting; 500, 501 and the rest say

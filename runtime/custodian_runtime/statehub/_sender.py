@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import httpx
 
-from custodian_runtime._bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
-from custodian_runtime._retry import Retry, RetryPolicy, call_with_retries
+from custodian_runtime.net.bounded_http import DeadlinePassed, Stoppable, TooLarge, exchange
+from custodian_runtime.net.retry import Retry, RetryPolicy, call_with_retries
 from custodian_runtime.statehub._failures import (
     AttemptResult,
     NamedCall,

@@ -17,8 +17,6 @@ from typing import Generic, TypeVar, overload
 import httpx
 
 from custodian_runtime import __version__
-from custodian_runtime._bounded_http import Stoppable
-from custodian_runtime._retry import MonotonicClock, RetryPolicy, Sleep
 from custodian_runtime.core.authority.origin import HubOrigin, hub_identity_of
 from custodian_runtime.core.contract import (
     Decision,
@@ -46,6 +44,9 @@ from custodian_runtime.core.contract import (
 )
 from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.net.bounded_http import Stoppable
+from custodian_runtime.net.retry import MonotonicClock, RetryPolicy, Sleep
+from custodian_runtime.process.stopping import OnRetry
 from custodian_runtime.statehub._checks import (
     check_limits,
     checked_base_url,
@@ -63,7 +64,6 @@ from custodian_runtime.statehub._conditional import (
 )
 from custodian_runtime.statehub._failures import parse_body
 from custodian_runtime.statehub._sender import QueryParams, Sender
-from custodian_runtime.stopping import OnRetry
 
 T = TypeVar("T", bound=Response)
 

@@ -2,7 +2,7 @@
 
 `embedded` is the reference hub in this process, behind an httpx transport: no socket, no port,
 no server thread. Its database is `<embedded dir>/hub.sqlite3`. This module does not know the
-reference hub: the program wires it into the settings where it is composed (`cli_hub.py`).
+reference hub: the program wires it into the settings where it is composed (`cli/hub.py`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import httpx
 
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.process.stopping import OnRetry, StopFlag
 from custodian_runtime.settings import EmbeddedHub, HubSettings
 from custodian_runtime.statehub.client import StateHubClient
-from custodian_runtime.stopping import OnRetry, StopFlag
 
 # The base URL the client is given for the in-process hub. `.invalid` never resolves (RFC 2606),
 # so nothing could reach a real host under this name.
@@ -79,7 +79,7 @@ def _embedded(hub: HubSettings) -> EmbeddedHub:
     if hub.open_embedded is None:
         raise ConfigError(
             "the embedded hub is not wired into this program: compose the settings with "
-            "custodian_runtime.cli_hub.with_embedded_hub (as the CLI does), or pass --hub URL",
+            "custodian_runtime.cli.hub.with_embedded_hub (as the CLI does), or pass --hub URL",
             setting="--hub",
         )
     return hub.open_embedded

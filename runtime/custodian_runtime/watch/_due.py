@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.memory.approvals import ApprovalStore
-from custodian_runtime.memory.inbox import Inbox
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import work_waiting
 from custodian_runtime.settings import Settings
 

@@ -42,14 +42,14 @@ from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.metrics import Figures, RunFacts
 from custodian_runtime.core.redact import redact
-from custodian_runtime.crash import report_crash
 from custodian_runtime.errors import CustodianError, HubError, Interrupted
-from custodian_runtime.memory.journal_store import JournalStore
+from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics import domain_figures, exposition
+from custodian_runtime.process.crash import report_crash
+from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.connect import open_hub
-from custodian_runtime.stopping import StopFlag
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
 from custodian_runtime.watch._select import Shard, chosen
@@ -255,7 +255,7 @@ class Watch:
 
 def watch_command(settings: Settings, request: WatchRequest, carry_out: CarryOut) -> int:
     """Run the loop with SIGTERM/SIGINT routed to its stop flag, serving metrics when asked."""
-    from custodian_runtime.stopping import stop_on_signals
+    from custodian_runtime.process.stopping import stop_on_signals
 
     loop = Watch(settings, request, carry_out)
     with stop_on_signals(loop.stop):

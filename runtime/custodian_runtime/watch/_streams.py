@@ -6,7 +6,7 @@ import io
 import sys
 from typing import TextIO, cast
 
-from custodian_runtime.log_lines import LineStream
+from custodian_runtime.process.log_lines import LineStream
 
 
 def run_stream(domain: str) -> TextIO:

@@ -26,7 +26,7 @@ from custodian_runtime.errors import (
     HubUnavailable,
     Interrupted,
 )
-from custodian_runtime.memory.run_journal import Journal
+from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 from custodian_runtime.writes._dispatch import Calls, perform
 

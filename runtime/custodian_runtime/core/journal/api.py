@@ -20,6 +20,11 @@ from custodian_runtime.core.journal.records import (
     record_hash,
     verify_chain,
 )
+from custodian_runtime.core.journal.render import (
+    render_run,
+    replay_lines,
+    replay_problems,
+)
 from custodian_runtime.core.journal.runs import (
     CompletedObservation,
     RunSummary,
@@ -31,11 +36,6 @@ from custodian_runtime.core.journal.runs import (
 )
 from custodian_runtime.core.journal.spine import PendingWrite, unfinished_items, verify_spine
 from custodian_runtime.core.journal.trace import ItemTrace, trace_items
-from custodian_runtime.core.presentation.journal_render import (
-    render_run,
-    replay_lines,
-    replay_problems,
-)
 
 __all__ = [
     "GENESIS",

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.presentation import approval_text, display, journal_render
+    from custodian_runtime.core.presentation import approval_text, display
 
 __all__ = [
     "approval_text",
     "display",
-    "journal_render",
 ]
 
 if not TYPE_CHECKING:

@@ -1,0 +1,32 @@
+"""A domain's shadow records read back for `policy report`: segment by segment, in bounded memory.
+
+Only the `shadowed` and `shadow_matched` records (core/standing/shadow.py) since a time are kept;
+every other line is skipped before it is parsed. Read-only: a torn or bad line is skipped (the
+next run sets a torn tail aside, and `custodian inspect` names damage).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from custodian_runtime.core.journal.api import Record, parse_at
+from custodian_runtime.core.standing.shadow import SHADOW_KINDS
+from custodian_runtime.journal._lines import parse_line
+from custodian_runtime.journal._segments import lines_from
+from custodian_runtime.journal.store import JournalStore
+
+
+def shadow_log(memory_dir: Path, domain: str, since: datetime) -> list[Record]:
+    """The domain's shadow records journaled at or after `since`, in journal order."""
+    found: list[Record] = []
+    for segment in JournalStore(memory_dir).layout(domain).segments():
+        for _, raw in lines_from(segment.path):
+            if b'"shadow' not in raw or not raw.endswith(b"\n"):
+                continue  # not a shadow record (each kind's name starts so), or a torn tail
+            parsed = parse_line(raw.rstrip(b"\n"))
+            if not isinstance(parsed, Record) or parsed.kind not in SHADOW_KINDS:
+                continue
+            if parse_at(parsed.at) >= since:
+                found.append(parsed)
+    return found
