@@ -26,8 +26,8 @@ from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.memory.snapshots import SnapshotStore
 from custodian_runtime.memory.standing_store import StandingStore
 from custodian_runtime.run import run
+from custodian_runtime.run._facts import previous_digests
 from custodian_runtime.run._result import RunResult
-from custodian_runtime.run.orient import previous_digests
 from custodian_runtime.settings import load_settings
 from domaingen import generated_summary
 from runsupport import CANON, small_dataset
