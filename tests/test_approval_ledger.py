@@ -23,7 +23,6 @@ from custodian_runtime.core.approvals.ledger import (
     Said,
     disagreements,
     fold_ledger,
-    ledger_of,
     repaired,
 )
 from custodian_runtime.core.journal import api as core_journal
@@ -67,6 +66,11 @@ def _journal(*entries: tuple[str, str, dict[str, Any]]) -> list[core_journal.Rec
         at = T0 + timedelta(seconds=seq)
         records.append(core_journal.make_record(prev, run_id, "website", kind, at, data))
     return records
+
+
+def _ledger(records: list[core_journal.Record]) -> Ledger:
+    """The ledger of a whole journal, as its one reader folds it."""
+    return fold_ledger(Ledger(), records)
 
 
 def _item(status: str = "pending", approval_id: str = "apr-1") -> ApprovalItem:
@@ -130,15 +134,13 @@ def test_each_decision_says_the_status_its_file_holds() -> None:
         "sent, failed": "failed", "unknown": "unknown", "killed": "pending",
         "found": "executed", "closed by a reject": "rejected", "unknown, closed": "stale",
     }  # fmt: skip
-    got = {
-        name: ledger_of(_journal(*entries)).said["apr-1"].status for name, entries in said.items()
-    }
+    got = {name: _ledger(_journal(*entries)).said["apr-1"].status for name, entries in said.items()}
     assert got == want
 
 
 def test_the_ref_names_the_record_that_says_it_and_chunks_fold_as_one() -> None:
     records = _journal(QUEUED, _decided("a1", "approved"), _step("a1", "receipt"))
-    whole = ledger_of(records)
+    whole = _ledger(records)
     assert whole.said["apr-1"] == Said("executed", "website:3")
     assert fold_ledger(fold_ledger(Ledger(), records[:1]), records[1:]) == whole
 
@@ -148,11 +150,11 @@ def test_a_write_settled_by_hand_leaves_nothing_to_disagree_with() -> None:
         QUEUED, _decided("a1", "approved"), _step("a1", "unknown"),
         ("h1", "settled_by_hand", {"run_id_of_the_open_write": "a1", "index": 0}),
     )  # fmt: skip
-    assert "apr-1" not in ledger_of(records).said
+    assert "apr-1" not in _ledger(records).said
 
 
 def test_disagreements_name_the_item_both_statuses_and_the_record() -> None:
-    ledger = ledger_of(_journal(QUEUED, _decided("a1", "approved"), _step("a1", "receipt")))
+    ledger = _ledger(_journal(QUEUED, _decided("a1", "approved"), _step("a1", "receipt")))
     [found] = disagreements(ledger, [_item("pending"), _item("pending", "apr-other")], T0)
     assert found.line() == "apr-1 file says pending, journal says executed at website:3"
     assert disagreements(ledger, [_item("executed")], T0) == []
@@ -161,7 +163,7 @@ def test_disagreements_name_the_item_both_statuses_and_the_record() -> None:
 
 
 def test_an_expired_pending_item_agrees_with_a_pending_journal() -> None:
-    ledger = ledger_of(_journal(QUEUED))
+    ledger = _ledger(_journal(QUEUED))
     later = T0 + timedelta(days=30)
     assert disagreements(ledger, [_item("pending"), _item("expired")], later) == []
     [early] = disagreements(ledger, [_item("expired")], T0)

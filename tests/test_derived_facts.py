@@ -18,7 +18,7 @@ from custodian_runtime.core.context._sections import PROMPT_SECTIONS
 from custodian_runtime.core.context.prompt import CATEGORIES, SECTIONS, build_view, section_items
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm._child_env import PROVIDER_KEYS, refused
-from custodian_runtime.llm.specs import ADAPTERS, NEEDS_ARGUMENT, SPEC_CHOICES
+from custodian_runtime.llm.specs import ADAPTERS, NEEDS_ARGUMENT, RULES, SPEC_CHOICES, SPECS
 from custodian_runtime.settings import load_settings
 from test_context_fixtures import typical_inputs
 
@@ -40,8 +40,8 @@ def test_the_model_specs_have_one_table() -> None:
         "offline, claude-code, anthropic, openai, openrouter, gemini, ollama, "
         "openai-compatible, file:PATH, cmd:COMMAND"
     )
-    assert [n.split(":")[0] for n in SPEC_CHOICES.split(", ")] == sorted(ADAPTERS, key=_shown)
-    assert set(NEEDS_ARGUMENT) <= set(ADAPTERS)
+    assert [n.split(":")[0] for n in SPEC_CHOICES.split(", ")] == sorted(SPECS, key=_shown)
+    assert set(NEEDS_ARGUMENT) <= set(ADAPTERS) and RULES not in ADAPTERS
     with pytest.raises(ConfigError) as caught:
         load_settings({"domain": "website", "hub": "embedded"}, {}, Path("/nonexistent"))
     assert SPEC_CHOICES in caught.value.message
@@ -51,7 +51,7 @@ def test_the_model_specs_have_one_table() -> None:
 
 def _shown(name: str) -> int:
     """Where a spec stands in SPEC_CHOICES: the table's order, those taking an argument last."""
-    return list(ADAPTERS).index(name) + (100 if name in NEEDS_ARGUMENT else 0)
+    return list(SPECS).index(name) + (100 if name in NEEDS_ARGUMENT else 0)
 
 
 def _run_help() -> str:

@@ -1,19 +1,22 @@
-"""Only a model that plans from the structured observation gets it, and only then is it built."""
+"""Two planners at decide: a model gets the prompt's text, the rule planner the facts, built
+only for it."""
 
 from __future__ import annotations
 
 import gzip
 import io
+import json
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.errors import ModelError
-from custodian_runtime.llm.base import ModelConfig, Prompt
-from custodian_runtime.llm.offline import OfflinePlanner
-from custodian_runtime.run import RunResult, run
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.llm.base import Model, ModelConfig, Prompt
+from custodian_runtime.llm.registry import build_model
+from custodian_runtime.run import RulePlanner, RunResult, build_planner, run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, plan_response
 
@@ -62,8 +65,32 @@ def test_the_offline_planner_still_plans_from_the_facts(
     assert first.exit_code == 0 and first.counts()["executed"] >= 1, first.message
 
 
-def test_the_offline_planner_refuses_a_prompt_without_facts() -> None:
-    planner = OfflinePlanner(ModelConfig(spec="offline"))
-    for facts in (None, {"domain": "website"}):
-        with pytest.raises(ModelError, match=r"prompt\.facts"):
-            planner.complete(Prompt(system="s", user="u", facts=facts))
+def test_the_offline_spec_is_the_rule_planner_and_no_model_adapter(tmp_path: Path) -> None:
+    planner = build_planner(ModelConfig(spec="offline"))
+    assert isinstance(planner, RulePlanner) and planner.model_name == "offline-rules-v1"
+    with pytest.raises(ConfigError, match="rule planner"):
+        build_model(ModelConfig(spec="offline"))
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response({}), encoding="utf-8")
+    model = build_planner(ModelConfig(spec=f"file:{answer}", argument=str(answer)))
+    assert isinstance(model, Model) and not isinstance(model, RulePlanner)
+    with pytest.raises(ConfigError, match="gemini, offline, ollama"):
+        build_planner(ModelConfig(spec="offlin"))
+
+
+def test_a_prompt_is_text_only() -> None:
+    assert [f.name for f in fields(Prompt)] == ["system", "user", "max_output_tokens"]
+
+
+def test_the_rule_planners_run_journals_its_answer_as_before(
+    tmp_path: Path, small_hub: ReferenceHub
+) -> None:
+    assert _run(tmp_path, small_hub, "offline").exit_code == 0
+    lines = (tmp_path / "memory" / "journal" / "website.jsonl").read_text("utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    started = next(r["data"] for r in records if r["kind"] == "run_started")
+    answer = next(r["data"] for r in records if r["kind"] == "model_response")
+    assert started["model_spec"] == "offline"
+    assert (answer["provider"], answer["model"]) == ("offline", "offline-rules-v1")
+    assert answer["usage"] == {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    assert '"observations"' in answer["text"]

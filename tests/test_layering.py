@@ -66,11 +66,13 @@ SHARED_FLOOR = 0
 RUN_ORDER: tuple[str, ...] = (
     "_evidence",
     "_result",
+    "_planner",
     "_context",
     "_inputs",
     "observe",
     "_unchanged",
     "orient",
+    "_facts",
     "decide",
     "act",
     "_late",
@@ -290,3 +292,45 @@ def test_the_deciding_core_imports_no_presentation_or_tooling() -> None:
             if target is not None and any(_within(target, e) for e in CORE_APART):
                 found.append(f"{module}:{line}: {name}")
     assert found == [], "what decides must not need what presents; move the shared part down"
+
+
+# The model adapters see text in and text out. Of the core they may use only what makes text
+# inert or redacted; a plan, the prompt's context and the rule planner's facts are the run's.
+LLM_MAY_IMPORT_CORE = ("core.inert", "core.redact")
+
+
+def _llm_core_imports(path: Path) -> list[str]:
+    """What `path` imports of the core beyond LLM_MAY_IMPORT_CORE."""
+    found = []
+    for line, name in _imports(path):
+        target = _inner(name)
+        if target is None or not _within(target, "core"):
+            continue
+        if not any(_within(target, allowed) for allowed in LLM_MAY_IMPORT_CORE):
+            found.append(f"{path.name}:{line} {name}")
+    return found
+
+
+def test_the_model_adapters_know_nothing_of_planning() -> None:
+    adapters = sorted((PACKAGE / "llm").rglob("*.py"))
+    found = [v for path in adapters for v in _llm_core_imports(path)]
+    assert len(adapters) > 10 and found == [], "llm/ takes text in and gives text out"
+
+
+def test_the_llm_rule_catches_a_planning_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from custodian_runtime.core.tooling.planning_facts import PlanningFacts\n"
+        "from custodian_runtime.core.plan.extract import Plan\n"
+        "import custodian_runtime.core.context.prompt\n"
+        "from custodian_runtime.core.inert import for_terminal\n"  # fine: inert text
+        "from custodian_runtime.errors import ModelError\n"  # fine: not the core
+    )
+    found = _llm_core_imports(bad)
+    assert [f.split(" ")[1] for f in found] == [
+        "custodian_runtime.core.tooling.planning_facts",
+        "custodian_runtime.core.tooling.planning_facts.PlanningFacts",
+        "custodian_runtime.core.plan.extract",
+        "custodian_runtime.core.plan.extract.Plan",
+        "custodian_runtime.core.context.prompt",
+    ]

@@ -78,6 +78,31 @@ def test_help_loads_no_http_client_templates_pydantic_or_hub(tmp_path: Path) -> 
     assert "custodian_runtime.settings._load" not in modules
 
 
+# What `--help` does not need either: the revision `--version` reads, JSON mode's log lines, what
+# an error or a run prints, pathlib without a .env to read, and the grants' random ids.
+NOT_FOR_HELP = (
+    "custodian_runtime.packaged",
+    "custodian_runtime.process.log_lines",
+    "custodian_runtime.clock",
+    "custodian_runtime.process.stopping",
+    "custodian_runtime.core.inert",
+    "custodian_runtime.core.redact",
+    "pathlib",
+    "secrets",
+    "logging",
+    "datetime",
+)
+
+
+def test_help_builds_the_parser_of_argparse_and_the_help_text_alone(tmp_path: Path) -> None:
+    modules, out = _loaded([str(CUSTODIAN), "--help"], tmp_path)
+    assert "usage: custodian" in out
+    assert sorted(set(NOT_FOR_HELP) & modules) == [], "import these where they are used"
+    modules, out = _loaded([str(CUSTODIAN), "--version"], tmp_path)
+    assert out.startswith("custodian ") and "(revision " in out
+    assert "custodian_runtime.packaged" in modules  # read when asked for, not before
+
+
 def test_a_subcommands_help_is_as_light(tmp_path: Path) -> None:
     modules, out = _loaded([str(CUSTODIAN), "approvals", "list", "--help"], tmp_path)
     assert "--status" in out and "rejected" in out

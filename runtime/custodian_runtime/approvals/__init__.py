@@ -3,7 +3,8 @@
 `approvals_command` carries out `custodian approvals list|show|approve|reject|repair` from a
 typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
 Every verdict is the core's (`core.approvals.verdicts`); an approved write is sent through
-run/act's one send path and the approved dispatch table only.
+`writes.send`, the one write chain a run shares, and the approved dispatch table
+(`writes.APPROVED_CALLS`) only.
 """
 
 from __future__ import annotations

@@ -1,38 +1,59 @@
-"""`custodian`: argparse -> settings -> the command; errors become exit codes."""
+"""`custodian`: argparse -> settings -> the command; errors become exit codes.
+
+Building the parser imports argparse and what the help text names, no more: each command's
+modules, the revision `--version` prints and what an error needs are imported when used, so
+`custodian --help` costs little more than argparse (bench/startup.py).
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
 from custodian_runtime.cli._run import error_stream, parse, say, stderr_routed
 from custodian_runtime.core.approvals.status import ApprovalStatus
-from custodian_runtime.core.inert import for_prose, for_terminal
-from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 from custodian_runtime.llm.specs import SPEC_CHOICES
-from custodian_runtime.packaged import revision
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any, TypeAlias
 
     from custodian_runtime.settings import Settings
 
     # What add_subparsers returns (generic only to the type checker).
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
-
-Handler = Callable[[argparse.Namespace], int]
+    Handler = Callable[[argparse.Namespace], int]
 WAIT_HELP = (
     "while a run holds the domain, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
 )
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
+
+
+def _path(text: str) -> Path:
+    """A path argument (pathlib is imported when a command is given one)."""
+    from pathlib import Path
+
+    return Path(text)
+
+
+_path.__name__ = "Path"  # argparse names the type in an error: as `type=Path` did
+
+
+class _Version(argparse._VersionAction):
+    """`--version`: the revision is read from the package's data only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from custodian_runtime.packaged import revision
+
+        self.version = f"custodian {__version__} (revision {revision()})"
+        super().__call__(parser, *args, **kwargs)
 
 
 def _run_parser(sub: Subparsers) -> None:
@@ -85,7 +106,7 @@ def _hub_parser(sub: Subparsers) -> None:
     serve = hub_sub.add_parser("serve", help="serve the reference hub over HTTP")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--db", type=Path, default=Path(".custodian/hub.sqlite3"))
+    serve.add_argument("--db", type=_path, default=".custodian/hub.sqlite3")
     serve.add_argument("--seed", help="'demo' or a JSON file, loaded into an empty database")
     serve.add_argument("--token", help="require 'Authorization: Bearer TOKEN' on every request")
     serve.set_defaults(handler=_cmd_hub_serve)
@@ -199,7 +220,7 @@ def _eval_parser(sub: Subparsers) -> None:
     p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
     p.add_argument("--canon", help=CANON_HELP)
-    p.add_argument("--scenarios", type=Path, help="default ./evals/scenarios, else the packaged")
+    p.add_argument("--scenarios", type=_path, help="default ./evals/scenarios, else the packaged")
     p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario (default 1)")
@@ -208,7 +229,7 @@ def _eval_parser(sub: Subparsers) -> None:
 
 def _init_parser(sub: Subparsers) -> None:
     p = sub.add_parser("init", help="copy the default canon into DIR, for editing")
-    p.add_argument("dir", type=Path, metavar="DIR", help="a new or empty directory")
+    p.add_argument("dir", type=_path, metavar="DIR", help="a new or empty directory")
     p.set_defaults(handler=_cmd_init)
 
 
@@ -217,9 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="custodian", description="A bounded runtime that looks after a state-hub's domains."
     )
-    parser.add_argument(
-        "--version", action="version", version=f"custodian {__version__} (revision {revision()})"
-    )
+    parser.add_argument("--version", action=_Version, version=f"custodian {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _run_parser(sub)
     _watch_parser(sub)
@@ -238,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, **kwargs: bool) -> Settings:
+    from pathlib import Path
+
     from custodian_runtime.cli.hub import with_embedded_hub
     from custodian_runtime.settings import load_settings
 
@@ -281,6 +302,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 def _carry_out_recorded(settings: Settings) -> None:
     """Decisions a person made while the domain was busy are carried out once it is free."""
     from custodian_runtime.approvals import carry_out_recorded_decisions
+    from custodian_runtime.core.inert import for_terminal
 
     if settings.dry_run or settings.domain is None:
         return
@@ -289,6 +311,8 @@ def _carry_out_recorded(settings: Settings) -> None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from custodian_runtime.evals import eval_command
     from custodian_runtime.packaged import default_scenarios
 
@@ -303,6 +327,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
+    from custodian_runtime.core.inert import for_prose
     from custodian_runtime.packaged import init_canon, init_text
 
     target = args.dir.resolve()
@@ -359,6 +384,7 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
     from custodian_runtime.clock import utc_now
+    from custodian_runtime.core.inert import for_terminal
     from custodian_runtime.core.journal.prune import parse_keep
     from custodian_runtime.journal.prune import prune
 
@@ -421,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     args = parse(parser, argv)
+    from custodian_runtime.core.redact import redact
+
     handler: Handler = args.handler
     try:
         return handler(args)
@@ -448,5 +476,7 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
 
 def _memory_dir(args: argparse.Namespace) -> Path:
     """Where the memory directory most likely is, for a crash report (flag, then environment)."""
+    from pathlib import Path
+
     given = getattr(args, "memory", None) or os.environ.get("CUSTODIAN_MEMORY_DIR") or "memory"
     return Path.cwd() / given

@@ -4,6 +4,9 @@ With `CUSTODIAN_LOG_FORMAT=json` (read before any other setting) stderr is route
 `JsonLog` for the whole command: the CLI's own lines, argparse's usage errors, stray text,
 Python warnings and `logging` records. `run --json` prints its summary on stdout however the
 run ends: completed, failed, interrupted, a configuration error or a bug.
+
+`custodian --help` loads this module: what only JSON mode, an error or a run needs is imported
+where it is used (bench/startup.py).
 """
 
 from __future__ import annotations
@@ -12,32 +15,16 @@ import argparse
 import contextlib
 import io
 import os
-import signal
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
-from pathlib import Path
-from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
-from custodian_runtime.clock import utc_now
-from custodian_runtime.core.inert import for_terminal_json
-from custodian_runtime.core.redact import redact
-from custodian_runtime.errors import ConfigError, Interrupted
-from custodian_runtime.process.log_lines import (
-    JsonLog,
-    LineStream,
-    fit_summary,
-    fit_text,
-    iso,
-    python_logs_to,
-)
-from custodian_runtime.process.stopping import interrupted
-from custodian_runtime.settings.dotenv import early_log_format
-
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from datetime import datetime
+    from pathlib import Path
+    from types import FrameType
+
+    from custodian_runtime.process.log_lines import LineStream
     from custodian_runtime.run import RunResult
     from custodian_runtime.settings import Settings
 
@@ -45,9 +32,16 @@ if TYPE_CHECKING:
 @contextlib.contextmanager
 def stderr_routed() -> Iterator[None]:
     """In JSON mode, every line written to stderr while the block runs becomes a JSON record."""
-    if early_log_format(os.environ, _cwd()) != "json":
+    from custodian_runtime.settings.dotenv import early_log_format
+
+    # Without a .env here the environment alone says, and pathlib is not needed (`--help`).
+    cwd = _cwd() if os.path.isfile(".env") else None
+    if early_log_format(os.environ, cwd) != "json":
         yield
         return
+    from custodian_runtime.clock import utc_now
+    from custodian_runtime.process.log_lines import JsonLog, LineStream, python_logs_to
+
     log = JsonLog(sys.stderr, utc_now)
     stream = LineStream(log)
     with python_logs_to(log), contextlib.redirect_stderr(cast(TextIO, stream)):
@@ -58,6 +52,8 @@ def stderr_routed() -> Iterator[None]:
 
 
 def _cwd() -> Path | None:
+    from pathlib import Path
+
     try:
         return Path.cwd()
     except OSError:  # a removed working directory: the environment alone says
@@ -66,24 +62,36 @@ def _cwd() -> Path | None:
 
 def say(severity: str, text: str, **fields: Any) -> None:
     """One line of the CLI's own on stderr: `custodian: TEXT`, or a JSON record with `fields`."""
-    stream = sys.stderr
-    if isinstance(stream, LineStream):
+    stream = routed()
+    if stream is not None:
         stream.log.emit(severity, {"message": text, **fields})
         return
-    stream.write(fit_text(f"custodian: {text}") + "\n")
+    from custodian_runtime.process.log_lines import fit_text
+
+    sys.stderr.write(fit_text(f"custodian: {text}") + "\n")
+
+
+def routed() -> LineStream | None:
+    """Stderr as `stderr_routed` made it in JSON mode; None in text mode."""
+    # Only stderr_routed makes a LineStream: without log_lines loaded, stderr is not one.
+    lines = sys.modules.get("custodian_runtime.process.log_lines")
+    stream = sys.stderr
+    return stream if lines is not None and isinstance(stream, lines.LineStream) else None
 
 
 def error_stream() -> TextIO:
     """Stderr for an error's free text: at severity ERROR in JSON mode."""
-    stream = sys.stderr
-    return (
-        cast(TextIO, LineStream(stream.log, "ERROR")) if isinstance(stream, LineStream) else stream
-    )
+    stream = routed()
+    if stream is None:
+        return sys.stderr
+    from custodian_runtime.process.log_lines import LineStream
+
+    return cast(TextIO, LineStream(stream.log, "ERROR"))
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse the command line; in JSON mode a usage error is one ERROR record (exit 2)."""
-    json_mode = isinstance(sys.stderr, LineStream)
+    json_mode = routed() is not None
     caught: IO[str] = io.StringIO() if json_mode else sys.stderr
     try:
         with contextlib.redirect_stderr(caught):
@@ -105,6 +113,11 @@ def cmd_run(
     """`custodian run`: the run, its summary (always, with --json) and its final line.
 
     `after` is called once the run has released the domain (decisions recorded meanwhile)."""
+    import time
+
+    from custodian_runtime.clock import utc_now
+    from custodian_runtime.core.redact import redact
+    from custodian_runtime.errors import ConfigError, Interrupted
     from custodian_runtime.run import run
 
     started, clock = utc_now(), time.monotonic()
@@ -135,6 +148,8 @@ def cmd_run(
 
 
 def _print_result(settings: Settings, result: RunResult, timing: tuple[datetime, float]) -> None:
+    from custodian_runtime.core.redact import redact
+
     if settings.json_output:
         _print_summary(result.summary(), timing, one_line=settings.log_format == "json")
     else:
@@ -169,6 +184,12 @@ def _print_summary(
     summary: dict[str, Any], timing: tuple[datetime, float] | None, *, one_line: bool | None = None
 ) -> None:
     """The summary on stdout, with when it started and finished and how long it took."""
+    import time
+
+    from custodian_runtime.clock import utc_now
+    from custodian_runtime.core.inert import for_terminal_json
+    from custodian_runtime.process.log_lines import fit_summary, iso
+
     started, clock = timing or (utc_now(), time.monotonic())
     finished = utc_now()
     stamped = {
@@ -180,7 +201,7 @@ def _print_summary(
     }
     # One line for a cluster's log pipeline; indented for a person at a terminal.
     if one_line is None:
-        one_line = isinstance(sys.stderr, LineStream)
+        one_line = routed() is not None
     # A container runtime splits a log line past 16 KiB: the one-line summary stays under it.
     text = fit_summary(stamped) if one_line else for_terminal_json(stamped, indent=2)
     sys.stdout.write(text + "\n")
@@ -190,6 +211,11 @@ def _print_summary(
 @contextlib.contextmanager
 def _signals_raise() -> Iterator[None]:
     """Until the run installs its own handlers: SIGTERM raises Interrupted (SIGINT already does)."""
+    import signal
+    import threading
+
+    from custodian_runtime.process.stopping import interrupted
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return

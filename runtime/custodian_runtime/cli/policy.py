@@ -7,7 +7,6 @@ what it means is the core's (core/standing/: modes.py, grants.py, agreement.py).
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -95,6 +94,8 @@ def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
 
 
 def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
+    import secrets
+
     from custodian_runtime.standing import commands as pc
 
     command = args.grants_command

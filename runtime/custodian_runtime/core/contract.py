@@ -209,18 +209,6 @@ class PreconditionFailedBody(ErrorBody):
     current: Task | None = None  # v1.1: the task as it is now, on a 412
 
 
-ERROR_CODES: dict[int, str] = {
-    400: "bad_request",
-    401: "unauthorized",
-    404: "not_found",
-    409: "conflict",
-    412: "precondition_failed",
-    422: "validation_error",
-    429: "rate_limited",
-    503: "unavailable",
-}
-
-
 # --- writes ----------------------------------------------------------------------------------
 
 

@@ -57,11 +57,6 @@ def digest(value: Any) -> str:
     return sha256_hex(canonical_json(value))
 
 
-def domain_state_digest(summary: DomainSummary) -> str:
-    """Digest of a domain's observed state without `generated_at` (which changes every read)."""
-    return digest(summary.model_dump(mode="json", exclude={"generated_at"}))
-
-
 @dataclass(frozen=True)
 class SummaryDigests:
     """Everything a run names a summary by, computed from one dump of it."""

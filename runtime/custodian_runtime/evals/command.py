@@ -12,7 +12,7 @@ from custodian_runtime.errors import ConfigError
 from custodian_runtime.evals.report import ScenarioRuns, as_json, as_text, exit_code
 from custodian_runtime.evals.runner import run_scenario
 from custodian_runtime.evals.scenario import load_scenarios
-from custodian_runtime.llm.registry import build_model
+from custodian_runtime.run import build_planner
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import check_canon
 
@@ -35,9 +35,9 @@ def eval_command(
         )
     check_canon(settings.canon_dir)
     scenarios = load_scenarios(scenarios_dir, only)
-    model = build_model(settings.model)  # a bad spec is a usage error before anything runs
-    name = model.model_name
-    model.close()
+    planner = build_planner(settings.model)  # a bad spec: a usage error before anything runs
+    name = planner.model_name
+    planner.close()
     suite = []
     with tempfile.TemporaryDirectory(prefix="custodian-eval-") as tmp:
         for scenario in scenarios:

@@ -1,7 +1,7 @@
 """The model interface: one required method, `complete`.
 
-Every adapter — rule-based, file replay, subprocess, or a vendor's HTTP API — takes a `Prompt` and
-returns a `Completion`. Vendor wire formats stay inside each adapter's own file.
+Every adapter (file replay, subprocess, or a vendor's HTTP API) takes a `Prompt`'s text and
+returns a `Completion`'s text. Vendor wire formats stay inside each adapter's own file.
 """
 
 from __future__ import annotations
@@ -28,17 +28,11 @@ class Usage:
 
 @dataclass(frozen=True)
 class Prompt:
-    """What one model call is given.
-
-    `facts` is the structured observation the prompt was rendered from, opaque to this
-    interface: a run builds it only for an adapter whose `uses_facts` is true (the rule-based
-    `offline` planner), and that adapter checks its type.
-    """
+    """What one model call is given: text only."""
 
     system: str
     user: str
     max_output_tokens: int = 8192
-    facts: object = None
 
 
 @dataclass(frozen=True)
@@ -83,9 +77,6 @@ class Model(ABC):
     """A language model, or something that answers like one. Subclasses implement `complete`."""
 
     provider: ClassVar[str] = "unnamed"
-    # Capabilities are attributes, never checks on the provider's name in shared code.
-    uses_facts: ClassVar[bool] = False
-    is_rule_based: ClassVar[bool] = False
 
     @property
     def model_name(self) -> str:

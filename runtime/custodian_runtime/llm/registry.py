@@ -1,4 +1,4 @@
-"""From a spec string (`offline`, `file:PATH`, `anthropic`, …) to an adapter, imported lazily."""
+"""From a spec string (`file:PATH`, `anthropic`, …) to a model adapter, imported lazily."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.base import Model, ModelConfig
-from custodian_runtime.llm.specs import ADAPTERS, NEEDS_ARGUMENT
+from custodian_runtime.llm.specs import ADAPTERS, NEEDS_ARGUMENT, RULES, SPECS
 
 if TYPE_CHECKING:
     import httpx
@@ -19,8 +19,8 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     """`file:notes/a.md` -> ("file", "notes/a.md"); `anthropic` -> ("anthropic", None)."""
     name, sep, argument = spec.partition(":")
     name = name.strip()
-    if name not in ADAPTERS:
-        valid = ", ".join(sorted(n + (":…" if n in NEEDS_ARGUMENT else "") for n in ADAPTERS))
+    if name not in SPECS:
+        valid = ", ".join(sorted(n + (":…" if n in NEEDS_ARGUMENT else "") for n in SPECS))
         raise ConfigError(
             f"unknown model spec {spec!r}; use one of: {valid}", setting="CUSTODIAN_LLM"
         )
@@ -35,6 +35,11 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 def build_model(config: ModelConfig, *, transport: httpx.BaseTransport | None = None) -> Model:
     """Import the adapter named by `config.spec` and construct it (it may raise ConfigError)."""
     name, _ = split_spec(config.spec)
+    if name == RULES:
+        raise ConfigError(
+            f"{RULES!r} asks no model: it is the run's rule planner, not an adapter",
+            setting="CUSTODIAN_LLM",
+        )
     module_name, _, class_name = ADAPTERS[name].partition(":")
     adapter_class = getattr(importlib.import_module(module_name), class_name)
     model: Model = adapter_class(config, transport=transport)

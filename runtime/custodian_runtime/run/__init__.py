@@ -14,6 +14,7 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.run._context import RunContext
+    from custodian_runtime.run._planner import Planner, RulePlanner, build_planner
     from custodian_runtime.run._result import RunResult, RunSoFar
     from custodian_runtime.run._runner import run
     from custodian_runtime.run._unchanged import work_waiting
@@ -21,9 +22,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Observation",
+    "Planner",
+    "RulePlanner",
     "RunContext",
     "RunResult",
     "RunSoFar",
+    "build_planner",
     "run",
     "work_waiting",
 ]
@@ -36,6 +40,7 @@ if not TYPE_CHECKING:
             **dict.fromkeys(("RunSoFar", "RunResult"), "_result"),
             **dict.fromkeys(("Observation",), "observe"),
             **dict.fromkeys(("RunContext",), "_context"),
+            **dict.fromkeys(("Planner", "RulePlanner", "build_planner"), "_planner"),
             **dict.fromkeys(("run",), "_runner"),
             **dict.fromkeys(("work_waiting",), "_unchanged"),
         },

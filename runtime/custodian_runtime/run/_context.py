@@ -20,9 +20,9 @@ from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.redact import redact
 from custodian_runtime.journal.run_journal import Journal
-from custodian_runtime.llm.base import Model
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag
+from custodian_runtime.run._planner import Planner
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, hub_label, open_hub
@@ -57,7 +57,7 @@ class RunContext:
     stop: StopFlag
     log: PhaseLog
     client: StateHubClient
-    model: Model
+    planner: Planner  # a model adapter, or the rule planner
     journal: Journal
     approvals: ApprovalStore
     prompt_out: TextIO | None = None  # where --show-prompt prints the prompt; None: not shown
@@ -86,7 +86,7 @@ class Channels:
     stop: StopFlag
     log: PhaseLog
     client: StateHubClient
-    model: Model
+    planner: Planner
     hub: str
     started_at: datetime
     overview: StateSummary | None = None  # `/state/summary` already read, if it was
@@ -114,7 +114,7 @@ def build_context(
         stop=channels.stop,
         log=channels.log,
         client=channels.client,
-        model=channels.model,
+        planner=channels.planner,
         journal=journal,
         approvals=approvals,
         prompt_out=_prompt_out(settings),

@@ -41,13 +41,12 @@ from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.journal.store import JournalStore, JournalWriter, Opened
-from custodian_runtime.llm.base import Model
-from custodian_runtime.llm.registry import build_model
 from custodian_runtime.packaged import PACKAGED, revision
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
 from custodian_runtime.run._metrics import push_after
+from custodian_runtime.run._planner import Planner, build_planner
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import RunResult, RunSoFar
 from custodian_runtime.run._shadow import record_shadow_matches
@@ -118,31 +117,31 @@ def _run(
         with stop_on_signals(stop), open_client(settings, clock, log, stop, transport) as opened:
             client, hub = opened
             so_far, started_at = replace(so_far, hub=hub), clock()
-            model = _model(settings, log, stop, model_transport)
+            planner = _planner(settings, log, stop, model_transport)
             try:
-                channels = Channels(clock, stop, log, client, model, hub, started_at, overview)
-                return _go(settings, replace(so_far, model=model.model_name), channels)
+                channels = Channels(clock, stop, log, client, planner, hub, started_at, overview)
+                return _go(settings, replace(so_far, model=planner.model_name), channels)
             finally:
-                model.close()
+                planner.close()
     except CustodianError as exc:
         end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
         return _ended(so_far, signalled(end, stop.signal))
 
 
-def _model(
+def _planner(
     settings: Settings, log: PhaseLog, stop: StopFlag, transport: httpx.BaseTransport | None
-) -> Model:
-    """The configured model, validated before the lock is taken (a config error costs nothing)."""
+) -> Planner:
+    """The configured planner, validated before the lock is taken (a config error costs nothing)."""
     config = replace(settings.model, stop=stop, on_retry=retry_reporter(log, "model"))
-    model = build_model(config, transport=transport)
+    planner = build_planner(config, transport=transport)
     log.line(
         "model",
         "selected",
         spec=settings.model.spec,
-        model=model.model_name,
+        model=planner.model_name,
         source=settings.model_source,
     )
-    return model
+    return planner
 
 
 def _go(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResult:
@@ -247,9 +246,9 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
         skip = unchanged_state(ctx, seen, history)
         if skip is not None:
             return _skipped(ctx, so_far, skip, "state unchanged since the last completed run")
-        orientation = orient(ctx, seen, history, opened.checkpoint.writes)
+        orientation = orient(ctx, seen, history)
         so_far = replace(so_far, omitted=orientation.omitted)
-        completion = ask(ctx, orientation)
+        completion = ask(ctx, orientation, seen, history, opened.checkpoint.writes)
         so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
         so_far = replace(so_far, answer=completion.text)
         plan = extract(ctx, completion)

@@ -1,8 +1,10 @@
-"""Decide: the one model call (`ask`), the plan in its answer (`extract`), a ruling per item.
+"""Decide: the planner's answer (`ask`), the plan in it (`extract`), a ruling per item.
 
-Each step journals what it produced. The decisions themselves are made in the core
-(`core.plan.extract.extract_plan`, `core.authority.path.rule_plan`: the authority with the
-person's standing); these functions only wire them.
+`ask` chooses by the configured planner: a model gets the rendered prompt's text, the rule
+planner the structured observation (run/_planner.py). Each step journals what it produced.
+The decisions themselves are made in the core (`core.plan.extract.extract_plan`,
+`core.authority.path.rule_plan`: the authority with the person's standing); these functions
+only wire them.
 """
 
 from __future__ import annotations
@@ -33,16 +35,31 @@ from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
+from custodian_runtime.run._facts import planning_facts
+from custodian_runtime.run._planner import RulePlanner
 from custodian_runtime.run.observe import Observation
 from custodian_runtime.run.orient import Orientation
 from custodian_runtime.standing.store import StandingStore
 
 
-def ask(ctx: RunContext, orientation: Orientation) -> Completion:
-    """The one model call; its failure or its raw answer is journaled."""
+def ask(
+    ctx: RunContext,
+    orientation: Orientation,
+    observation: Observation,
+    history: list[core_journal.Record],
+    writes: Sequence[OwnWrite],
+) -> Completion:
+    """The planner's one answer; its failure or its raw answer is journaled.
+
+    `writes` are Custodian's own writes (the checkpoint's), for the rule planner's facts.
+    """
     with ctx.log.phase("decide") as info:
         try:
-            completion = ctx.model.complete(orientation.prompt)
+            if isinstance(ctx.planner, RulePlanner):
+                facts = planning_facts(ctx, observation, history, orientation.inputs, writes)
+                completion = ctx.planner.plan(facts)
+            else:
+                completion = ctx.planner.complete(orientation.prompt)
         except ModelError as exc:
             failed = ModelFailed(
                 error=exc.message, provider=exc.provider, status=exc.status, code=exc.code

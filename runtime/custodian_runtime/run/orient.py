@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.authority.budgets import decided_by_person, recent_writes
-from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.context.continuity import Continuity, continuity
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
-from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.digest import canonical_json, sha256_hex, workstream_digests
+from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import PromptRecord
-from custodian_runtime.core.tooling.planning_facts import PlanningFacts
-from custodian_runtime.core.view import View
 from custodian_runtime.errors import ConfigError
-from custodian_runtime.journal.snapshots import ContentStore, SnapshotStore
+from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
 from custodian_runtime.notes.store import last_note_prose, note_prose
 from custodian_runtime.render.prompt import RenderedPrompt, render_prompt, show_prompt
@@ -85,17 +79,11 @@ def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | No
 
 
 def orient(
-    ctx: RunContext,
-    observation: Observation,
-    history: list[core_journal.Record],
-    writes: Sequence[OwnWrite] = (),
+    ctx: RunContext, observation: Observation, history: list[core_journal.Record]
 ) -> Orientation:
-    """Render the prompt from the canon, memory and the observation; journal it.
-
-    `writes` are Custodian's own writes (the checkpoint's): what a person just decided.
-    """
+    """Render the prompt from the canon, memory and the observation; journal it."""
     with ctx.log.phase("orient") as info:
-        o = _orientation(ctx, observation, history, ctx.now(), writes)
+        o = _orientation(ctx, observation, history, ctx.now())
         info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(o.omitted.values()))
     ctx.journal.write(_prompt_record(ctx, o))
     if ctx.prompt_out is not None:
@@ -108,48 +96,14 @@ def _orientation(
     observation: Observation,
     history: list[core_journal.Record],
     now: datetime,
-    writes: Sequence[OwnWrite],
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     inputs = _inputs(ctx, observation, continuity(history), now)
     rendered = render_prompt(inputs)
-    uses = ctx.model.uses_facts
-    facts = _facts(ctx, observation, history, inputs, writes) if uses else None
     prompt = Prompt(
-        system=rendered.system,
-        user=rendered.user,
-        max_output_tokens=ctx.max_output_tokens,
-        facts=facts,
+        system=rendered.system, user=rendered.user, max_output_tokens=ctx.max_output_tokens
     )
     return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
-
-
-def _facts(
-    ctx: RunContext,
-    observation: Observation,
-    history: list[core_journal.Record],
-    inputs: PromptInputs,
-    writes: Sequence[OwnWrite],
-) -> PlanningFacts:
-    """The structured observation, for a model that plans from it (it loads the last snapshot)."""
-    recent = recent_writes(ctx.policy, writes, inputs.now)
-    decided = decided_by_person(View.of(observation.summary), ctx.policy, recent)
-    return PlanningFacts(
-        domain=ctx.domain,
-        now=inputs.now,
-        summary=observation.summary,
-        overview=observation.overview,
-        previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
-        workstream_digests=observation.workstream_digests or None,
-        stale_after_days=ctx.policy.stale_after_days,
-        rejected=rejected_targets(inputs.rejected),
-        decided=decided,
-    )
-
-
-def rejected_targets(rejected: tuple[ApprovalBrief, ...]) -> frozenset[tuple[str, str]]:
-    """(operation, target) of each proposal a person rejected within the prompt's window."""
-    return frozenset((b.operation, b.target) for b in rejected)
 
 
 def _inputs(
@@ -192,21 +146,3 @@ def _prompt_record(ctx: RunContext, o: Orientation) -> PromptRecord:
         chars={"system": len(o.prompt.system), "user": len(o.prompt.user)},
         estimated_tokens=o.rendered.estimated_tokens,
     )
-
-
-def previous_digests(
-    history: list[core_journal.Record], snapshots: SnapshotStore
-) -> dict[str, str] | None:
-    """Per-workstream digests of the state the last completed run left behind; None if none.
-
-    Its `observed` record names them; a journal from before it did is read from the snapshot.
-    """
-    last = core_journal.last_completed_observation(history)
-    if last is None:
-        return None
-    if last.workstream_digests is not None:
-        return last.workstream_digests
-    summary = last.summary
-    if not summary and last.snapshot is not None and history:
-        summary = snapshots.load_summary(history[0].domain, last.snapshot, last.generated_at)
-    return workstream_digests(DomainSummary.model_validate(summary))

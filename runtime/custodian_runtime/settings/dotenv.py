@@ -9,13 +9,14 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from custodian_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
     from dotenv.parser import Binding
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -14,7 +14,6 @@ from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.approvals.status import ApprovalStatus as ApprovalStatus
 from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 
-OPEN_STATUSES = ("pending",)
 RECENTLY_REJECTED = timedelta(days=30)
 
 

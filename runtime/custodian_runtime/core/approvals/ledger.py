@@ -21,7 +21,7 @@ there, as its file says, so it is no disagreement.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -40,7 +40,6 @@ from custodian_runtime.core.journal.records import Record
 
 DECIDED = {"rejected": "rejected", "refused": "failed", "stale": "stale"}
 SENT = {"receipt": "executed", "unknown": "unknown", "failed": "failed", "stale": "stale"}
-BY_HAND_RUN = "run_id_of_the_open_write"
 # The kinds of record that can speak of an approval item.
 SPOKEN = frozenset({"queued", "approval_decided", "settled_by_hand", *SENT})
 
@@ -94,11 +93,6 @@ def fold_ledger(ledger: Ledger, records: Iterable[Record]) -> Ledger:
         else:
             said[approval_id] = now
     return Ledger(said, runs)
-
-
-def ledger_of(records: Sequence[Record]) -> Ledger:
-    """The ledger of a whole journal."""
-    return fold_ledger(Ledger(), records)
 
 
 def _approval_of(record: Record, data: Entry, runs: dict[str, str]) -> str | None:

@@ -1,9 +1,10 @@
 """The journal's pure API: records, hash chain, spine verification, run views and the court record.
 
-One append-only JSON Lines file per domain; each line is one `Record` in canonical JSON whose
-`hash` covers every other field and whose `prev` is the hash of the record before it. The parts
-live in journal_records (chain), journal_spine (authority rules), journal_runs (run views) and
-journal_render (the court record); import them from here.
+Each domain's journal is append-only JSON Lines (in segments on disk: memory/); each line is one
+`Record` in canonical JSON whose `hash` covers every other field and whose `prev` is the hash of
+the record before it. The parts live in records.py (the chain), spine.py (the authority's
+rules), runs.py (run views), trace.py (each item's trace) and presentation/journal_render.py
+(the court record); import them from here.
 """
 
 from __future__ import annotations

@@ -37,8 +37,6 @@ from custodian_runtime.core.standing.record import grant_of
 
 ItemKey = tuple[str, Any]  # (run that authorized the write, plan item index)
 OUTCOME_KINDS = ("receipt", "failed", "stale", "settled_by_hand")
-# A person's hand closing of an open write names the write by these fields.
-BY_HAND_RUN, BY_HAND_INDEX = "run_id_of_the_open_write", "index"
 
 
 def executed_params(operation: str, params: dict[str, Any], domain: str) -> dict[str, Any]:

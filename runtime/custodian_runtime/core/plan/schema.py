@@ -41,29 +41,8 @@ class _Strict(BaseModel):
 # --- plan sections ---------------------------------------------------------------------------
 
 
-class EventEntry(_Strict):
-    workstream_id: Id
-    task_id: Id | None = None
-    event_type: EventType
-    summary: ShortText
-    reason: Reason | None = None
-
-
 # The events a status change cites as its evidence (core/authority/evidence.py).
 EvidenceIds = Annotated[tuple[Id, ...], Field(min_length=1, max_length=5)]
-
-
-class StatusEntry(_Strict):
-    task_id: Id
-    status: TaskStatus
-    evidence: EvidenceIds | None = None
-    reason: Reason | None = None
-
-
-class FlagEntry(_Strict):
-    task_id: Id
-    note: ShortText
-    reason: Reason | None = None
 
 
 class ProposalEntry(_Strict):

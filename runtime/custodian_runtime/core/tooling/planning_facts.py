@@ -1,4 +1,4 @@
-"""The structured facts a run plans from, for adapters that plan from structure, not text."""
+"""The structured facts the rule planner plans from (run/_planner.py), where a model reads text."""
 
 from __future__ import annotations
 
