@@ -89,7 +89,7 @@ def test_the_readme_tables_are_the_registry() -> None:
     }
     approvable = _table("| operation | hub request | params |")
     assert approvable == {
-        s.name: [s.request, s.prompt.replace("\n  ", " ").replace("`", "")]
+        s.name: [s.request, s.fields.replace("\n  ", " ").replace("`", "")]
         for s in operations.all_specs()
         if s.default == "approvable"
     }
@@ -142,7 +142,7 @@ def test_register_adds_an_operation_for_its_context_only() -> None:
         section="proposals",
         params=base.params,
         default="approvable",
-        prompt="{flag_id}",
+        fields="{flag_id}",
         request="POST /bells",
         landed=lambda params, landing: None,
         describe=lambda params, lookup: "Ring the bell",
@@ -159,13 +159,23 @@ def test_register_adds_an_operation_for_its_context_only() -> None:
 
 def test_a_sanctioned_spec_without_a_hub_call_is_refused() -> None:
     base = operations.spec("resolve_flag")
-    with pytest.raises(ValueError, match="needs a hub call"):
+    with pytest.raises(ValueError, match=r"needs a hub call .* give it call, executes, rules"):
         OperationSpec(
             name="x",
             section="x",
             params=base.params,
             default="sanctioned",
-            prompt="",
+            request="",
+            landed=base.landed,
+            describe=base.describe,
+            example="{}",
+        )
+    with pytest.raises(ValueError, match="approvable operation needs its `fields` line"):
+        OperationSpec(
+            name="x",
+            section="proposals",
+            params=base.params,
+            default="approvable",
             request="",
             landed=base.landed,
             describe=base.describe,

@@ -9,6 +9,13 @@ from custodian_runtime.core.operations._common import in_domain, status_arrow
 from custodian_runtime.core.operations._spec import Lookup, Params
 
 _VERBS = {"done": "Complete", "cancelled": "Cancel", "in_progress": "Start", "blocked": "Block"}
+_PAST = {
+    "done": "completed",
+    "cancelled": "cancelled",
+    "in_progress": "started",
+    "blocked": "blocked",
+    "todo": "reopened",
+}
 
 
 def status_call(client: Any, p: Params, run_id: str, key: str, if_match: int | None = None) -> Any:
@@ -20,6 +27,14 @@ def status_call(client: Any, p: Params, run_id: str, key: str, if_match: int | N
 def describe_status(p: Params, lookup: Lookup) -> str:
     """`Cancel task web-t-05 ‘Set up redirects’ (todo → cancelled) in website`."""
     verb = _VERBS.get(str(p.get("status")), "Set the status of")
+    return (
+        f"{verb} {lookup.named('task', p['task_id'])} {status_arrow(p, lookup)}{in_domain(lookup)}"
+    )
+
+
+def done_status(p: Params, lookup: Lookup) -> str:
+    """`cancelled task web-t-05 ‘Set up redirects’ (todo → cancelled) in website`."""
+    verb = _PAST.get(str(p.get("status")), "set the status of")
     return (
         f"{verb} {lookup.named('task', p['task_id'])} {status_arrow(p, lookup)}{in_domain(lookup)}"
     )
