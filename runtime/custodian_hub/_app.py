@@ -97,8 +97,9 @@ class HubApp:
             return HubResponse(endpoint.status, endpoint.about(self.store.hub_id))
         if endpoint.revisioned:
             return self._revisioned(request, endpoint, params, query)
+        generated_at = _wire(self._now())
         with self.store.read() as conn:
-            body = self._read(endpoint, Reading(conn, params, query, _wire(self._now())))
+            body = self._read(endpoint, Reading(conn, params, query, generated_at))
         return HubResponse(endpoint.status, body, _etag(endpoint, body))
 
     def _authorize(self, request: HubRequest) -> None:
