@@ -196,7 +196,8 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
 
 def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": _PARAMETER_SCHEMAS[name]}
+        # A path parameter is an id, or the domain (as `_routes` reads it).
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(name)}
         for name in re.findall(r"\{(\w+)\}", endpoint.path)
     ]
     params += [
@@ -210,6 +211,10 @@ def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
     if endpoint.is_write:
         params.append(_IDEMPOTENCY_KEY)
     return params
+
+
+def _path_schema(name: str) -> dict[str, Any]:
+    return _PARAMETER_SCHEMAS["domain"] if name == "domain" else _ID_SCHEMA
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:
