@@ -99,7 +99,13 @@ class OperationSpec:
 
     def __post_init__(self) -> None:
         if self.default == "sanctioned":
-            missing = [k for k in ("call", "executes", "rules", "example") if not getattr(self, k)]
+            needs = {
+                "call": self.call,
+                "executes": self.executes,
+                "rules": self.rules,
+                "example": self.example,
+            }
+            missing = [name for name, given in needs.items() if not given]
             if missing:
                 raise ValueError(
                     f"{self.name}: a sanctioned operation needs a hub call (`call`), `executes`, "
