@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, fields
@@ -10,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+import custodian_hub
 import custodian_runtime
+from custodian_hub._endpoints import all_endpoints
 from custodian_runtime.core import operations
 from custodian_runtime.core.authority.path import landed_on_hub
 from custodian_runtime.core.journal.spine import PendingWrite
@@ -19,14 +23,21 @@ from custodian_runtime.core.policy import DEFAULT, Policy
 from test_authority_support import website
 
 PACKAGE = Path(custodian_runtime.__file__).parent
+HUB = Path(custodian_hub.__file__).parent
 README = PACKAGE.parents[1] / "README.md"
-# Besides its spec module, an operation's name may be spelled in at most this many files.
-ELSEWHERE = 3
+# Besides its spec module, an operation's name may be spelled in at most this many files, and
+# a sanctioned operation's plan section in at most this many (the system prompt reads it).
+ELSEWHERE = {"operation": 3, "section": 2}
 _TEXT_SUFFIXES = (".j2", ".md", ".html", ".css", ".txt")
 
 
-def _strings(path: Path) -> Iterator[str]:
+@functools.cache
+def _strings(path: Path) -> tuple[str, ...]:
     """The string literals of a module, docstrings left out (they document, they decide nothing)."""
+    return tuple(_literals(path))
+
+
+def _literals(path: Path) -> Iterator[str]:
     tree = ast.parse(path.read_text("utf-8"))
     docs = set()
     for node in ast.walk(tree):
@@ -39,31 +50,62 @@ def _strings(path: Path) -> Iterator[str]:
             yield node.value
 
 
+def _files() -> Iterator[tuple[str, Path]]:
+    """The runtime package's and the reference hub's files (package data aside), by name."""
+    for root, label in ((PACKAGE, ""), (HUB, "custodian_hub/")):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "_data" not in path.parts and "__pycache__" not in path.parts:
+                yield label + str(path.relative_to(root)), path
+
+
 def _spelled_in(name: str) -> list[str]:
-    """The runtime package's files (package data aside) that spell `name` as a string."""
+    """The files of the runtime and the hub that spell `name` as a string (or in a template)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
     found = []
-    for path in sorted(PACKAGE.rglob("*")):
-        if not path.is_file() or "_data" in path.parts or "__pycache__" in path.parts:
-            continue
+    for label, path in _files():
         if path.suffix == ".py":
             hit = any(word.search(text) for text in _strings(path))
         else:
             hit = path.suffix in _TEXT_SUFFIXES and bool(word.search(path.read_text("utf-8")))
         if hit:
-            found.append(str(path.relative_to(PACKAGE)))
+            found.append(label)
     return found
 
 
-@pytest.mark.parametrize("spec", operations.all_specs(), ids=lambda s: s.name)
-def test_an_operation_is_spelled_in_its_spec_and_at_most_three_other_files(
-    spec: OperationSpec,
+def _named(spec: OperationSpec) -> list[tuple[str, str]]:
+    """What a spec names that the code could spell: its operation, and its own plan section."""
+    own = [("section", spec.section)] if spec.section != "proposals" else []
+    return [("operation", spec.name), *own]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [named for spec in operations.all_specs() for named in _named(spec)],
+    ids=str,
+)
+def test_an_operation_and_its_section_are_spelled_in_its_spec_and_few_other_files(
+    kind: str, name: str
 ) -> None:
+    (spec,) = [s for s in operations.all_specs() if (kind, name) in _named(s)]
     home = f"core/operations/{spec.name}.py"
-    files = _spelled_in(spec.name)
+    files = _spelled_in(name)
     assert home in files
     others = [f for f in files if f != home]
-    assert len(others) <= ELSEWHERE, f"{spec.name} is spelled in {others}: read it from its spec"
+    assert len(others) <= ELSEWHERE[kind], f"{kind} {name} is in {others}: read it from its spec"
+
+
+def test_the_hub_keys_no_table_by_an_endpoints_name_but_its_one_table() -> None:
+    """The hub routes, answers and documents from one table: no other module spells a name."""
+    endpoints = [e.name for e in all_endpoints()]
+    keyed: dict[str, list[str]] = {name: [] for name in endpoints}
+    for label, path in _files():
+        if label.startswith("custodian_hub/") and path.suffix == ".py":
+            for text in sorted(set(_strings(path)) & set(keyed)):
+                keyed[text].append(label)
+    table = ["custodian_hub/_endpoints.py"]
+    # `"openapi": "3.1.0"` is the document's own field, which shares the endpoint's name.
+    assert keyed.pop("openapi") == [*table, "custodian_hub/_openapi.py"]
+    assert keyed == {name: table for name in endpoints if name != "openapi"}
 
 
 def _table(heading: str) -> dict[str, list[str]]:
@@ -89,7 +131,7 @@ def test_the_readme_tables_are_the_registry() -> None:
     }
     approvable = _table("| operation | hub request | params |")
     assert approvable == {
-        s.name: [s.request, s.prompt.replace("\n  ", " ").replace("`", "")]
+        s.name: [s.request, s.fields.replace("\n  ", " ").replace("`", "")]
         for s in operations.all_specs()
         if s.default == "approvable"
     }
@@ -105,6 +147,19 @@ def test_caps_and_budgets_name_policy_fields() -> None:
             assert spec.budget is not None and spec.call is not None and spec.executes is not None
     assert DEFAULT.cap("not_an_operation") == DEFAULT.max_queued
     assert DEFAULT.budget("not_an_operation") is None
+    # The prompt's caps are keyed by each spec's cap key, read through the registry.
+    caps = {"max_queued", *(s.cap for s in operations.all_specs())}
+    assert dict(DEFAULT.prompt_caps()) == {key: getattr(DEFAULT, key) for key in caps}
+
+
+@pytest.mark.parametrize(
+    "spec", [s for s in operations.all_specs() if s.default == "sanctioned"], ids=lambda s: s.name
+)
+def test_a_sanctioned_sections_example_is_an_entry_its_params_accept(spec: OperationSpec) -> None:
+    entry = json.loads(spec.example)
+    assert isinstance(entry.pop("reason"), str)
+    spec.params.model_validate(entry)  # the example the model copies cannot drift from params
+    assert "{cap}" in spec.rules and spec.rules.format(cap=7, stale_after_days=3)
 
 
 def test_a_person_reads_one_sentence_with_titles_and_the_change() -> None:
@@ -131,8 +186,35 @@ def test_a_person_reads_one_sentence_with_titles_and_the_change() -> None:
         "Write the canon file domains/website.md (3 lines)"
     )
     assert "does not know" in operations.describe("archive_everything", {}, lookup)
-    for spec in operations.all_specs():  # every built-in operation has its sentence
-        assert spec.describe is not None
+    for spec in operations.all_specs():  # every built-in operation has its sentences
+        assert spec.describe is not None and spec.done is not None, spec.name
+
+
+def test_a_person_reads_one_sentence_after_with_the_same_titles() -> None:
+    lookup = Lookup(
+        "website",
+        titles={"web-t-05": "Set up redirects", "web-ws-1": "Relaunch", "dec-1": "Vendor?"},
+        statuses={"web-t-05": "todo"},
+    )
+    cancel = {"task_id": "web-t-05", "status": "cancelled"}
+    assert operations.done("set_task_status", cancel, lookup) == (
+        "cancelled task web-t-05 ‘Set up redirects’ (todo → cancelled) in website"
+    )
+    create = {"workstream_id": "web-ws-1", "title": "Add a sitemap"}
+    assert operations.done("create_task", create, lookup) == (
+        "created task ‘Add a sitemap’ under workstream web-ws-1 ‘Relaunch’ in website"
+    )
+    resolve = {"decision_id": "dec-1", "resolution": "B"}
+    assert operations.done("resolve_decision", resolve, lookup) == (
+        "resolved decision dec-1 ‘Vendor?’ in website: “B”"
+    )
+    # An operation Custodian does not know, or params a person edited: still one sentence.
+    assert operations.done("archive_everything", {"all": True}, lookup) == (
+        "carried out archive_everything (all=True) in website"
+    )
+    assert operations.done("create_task", {"title": "x"}, Lookup()) == (
+        "carried out create_task (title=x)"
+    )
 
 
 def test_register_adds_an_operation_for_its_context_only() -> None:
@@ -142,7 +224,7 @@ def test_register_adds_an_operation_for_its_context_only() -> None:
         section="proposals",
         params=base.params,
         default="approvable",
-        prompt="{flag_id}",
+        fields="{flag_id}",
         request="POST /bells",
         landed=lambda params, landing: None,
         describe=lambda params, lookup: "Ring the bell",
@@ -159,13 +241,23 @@ def test_register_adds_an_operation_for_its_context_only() -> None:
 
 def test_a_sanctioned_spec_without_a_hub_call_is_refused() -> None:
     base = operations.spec("resolve_flag")
-    with pytest.raises(ValueError, match="needs a hub call"):
+    with pytest.raises(ValueError, match=r"needs a hub call .* give it call, executes, rules"):
         OperationSpec(
             name="x",
             section="x",
             params=base.params,
             default="sanctioned",
-            prompt="",
+            request="",
+            landed=base.landed,
+            describe=base.describe,
+            example="{}",
+        )
+    with pytest.raises(ValueError, match="approvable operation needs its `fields` line"):
+        OperationSpec(
+            name="x",
+            section="proposals",
+            params=base.params,
+            default="approvable",
             request="",
             landed=base.landed,
             describe=base.describe,

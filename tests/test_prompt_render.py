@@ -8,6 +8,7 @@ import jinja2
 import pytest
 
 from custodian_runtime.core.context.prompt import estimate_tokens
+from custodian_runtime.core.policy import DEFAULT
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import (
     SYSTEM_TEMPLATE,
@@ -83,7 +84,7 @@ def test_the_real_canon_renders_into_a_prompt_of_modest_size() -> None:
 
 
 def test_caps_and_stale_threshold_come_from_the_inputs() -> None:
-    caps = {"events": 3, "status_updates": 4, "flags": 5, "queued": 6}
+    caps = {"max_events": 3, "max_status_updates": 4, "max_flags": 5, "max_queued": 6}
     system = render_prompt(typical_inputs(caps=caps, stale_after_days=9)).system
     assert "At most\n   3 per run" in system and "At most 4 per run" in system
     assert "At most 5 per run" in system and "At most 6 proposals per run" in system
@@ -95,9 +96,13 @@ def test_a_domain_without_guidance_says_so() -> None:
     assert "There is no guidance for this domain" in system
 
 
-def test_a_missing_cap_is_caught_by_strict_undefined() -> None:
+def test_a_missing_cap_is_named() -> None:
+    with pytest.raises(ConfigError, match="lack max_status_updates, the per-run cap of upd"):
+        render_prompt(typical_inputs(caps={"max_events": 1}))
+    # The template's own names are strict too: without the queue's cap it fails, not blank.
+    caps = {k: v for k, v in DEFAULT.prompt_caps().items() if k != "max_queued"}
     with pytest.raises(ConfigError, match=r"system\.md\.j2") as info:
-        render_prompt(typical_inputs(caps={"events": 1}))
+        render_prompt(typical_inputs(caps=caps))
     assert isinstance(info.value.__cause__, jinja2.UndefinedError)
 
 

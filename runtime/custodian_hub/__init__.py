@@ -10,6 +10,8 @@ through `custodian_runtime.statehub`, and reaches this one only when asked for
 - `load_seed`, `read_seed_file`, `validate_seed`, `SeedError`: datasets into an empty database.
 - `demo_dataset`, `DEMO_DOMAINS`: the `--seed demo` data, dated relative to a given moment.
 - `serve_command`, `seed_database`, `DEFAULT_DB_PATH`: `custodian hub serve`.
+- `Endpoint`, `register_endpoint`: the hub's one table of endpoints, and a new one served while a
+  context lasts (a test's new operation with its own endpoint).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_hub._app import Clock, WriteHook
     from custodian_hub._demo import DEMO_DOMAINS, demo_dataset
+    from custodian_hub._endpoints import register_endpoint
+    from custodian_hub._routes import Endpoint
     from custodian_hub._seed import SeedError, load_seed, read_seed_file, validate_seed
     from custodian_hub._serve import DEFAULT_DB_PATH, DEFAULT_PORT, seed_database, serve_command
     from custodian_hub._server import ReferenceHub
@@ -31,6 +35,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEMO_DOMAINS",
     "Clock",
+    "Endpoint",
     "HubTransport",
     "ReferenceHub",
     "SeedError",
@@ -39,6 +44,7 @@ __all__ = [
     "in_process",
     "load_seed",
     "read_seed_file",
+    "register_endpoint",
     "seed_database",
     "serve_command",
     "validate_seed",
@@ -54,6 +60,8 @@ if not TYPE_CHECKING:
             ),
             **dict.fromkeys(("DEMO_DOMAINS", "demo_dataset"), "_demo"),
             **dict.fromkeys(("Clock", "WriteHook"), "_app"),
+            **dict.fromkeys(("register_endpoint",), "_endpoints"),
+            **dict.fromkeys(("Endpoint",), "_routes"),
             **dict.fromkeys(("HubTransport", "in_process"), "_transport"),
             **dict.fromkeys(("ReferenceHub",), "_server"),
             **dict.fromkeys(("SeedError", "load_seed", "read_seed_file", "validate_seed"), "_seed"),

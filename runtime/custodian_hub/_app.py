@@ -6,7 +6,6 @@ Nothing here knows about sockets; `_server.py` turns HTTP into `HubRequest` and 
 from __future__ import annotations
 
 import hmac
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,8 +17,8 @@ from pydantic import BaseModel, ValidationError
 import custodian_hub._idempotency as _idempotency
 import custodian_hub._reads as _reads
 import custodian_hub._writes as _writes
-from custodian_hub._openapi import openapi_document
-from custodian_hub._routes import Route, match, query_params
+from custodian_hub._endpoints import all_endpoints
+from custodian_hub._routes import Endpoint, Reading, match, query_params
 from custodian_hub._store import Store, bump_revision
 from custodian_hub._wire import (
     ApiError,
@@ -31,24 +30,10 @@ from custodian_hub._wire import (
     to_utc,
     wire_timestamp,
 )
-from custodian_runtime import __version__
-from custodian_runtime.core import contract
 from custodian_runtime.core.digest import digest
 
 Clock = Callable[[], datetime]
 WriteHook = Callable[[str, str, str], None]
-WriteFunction = Callable[..., _writes.Result]
-
-WRITES: dict[str, tuple[type[BaseModel], WriteFunction]] = {
-    "add_event": (contract.NewEvent, _writes.add_event),
-    "update_task_status": (contract.TaskStatusUpdate, _writes.update_task_status),
-    "add_flag": (contract.NewFlag, _writes.add_flag),
-    "resolve_flag": (contract.FlagResolution, _writes.resolve_flag),
-    "create_workstream": (contract.NewWorkstream, _writes.create_workstream),
-    "create_task": (contract.NewTask, _writes.create_task),
-    "create_decision": (contract.NewDecision, _writes.create_decision),
-    "resolve_decision": (contract.DecisionResolution, _writes.resolve_decision),
-}
 MAX_VALIDATION_ERRORS = 10
 
 
@@ -101,16 +86,21 @@ class HubApp:
     def _handle(self, request: HubRequest) -> HubResponse:
         split = urlsplit(request.target)
         path = split.path
-        if not (request.method in ("GET", "HEAD") and path == "/health"):
+        endpoints = all_endpoints()
+        if not (request.method in ("GET", "HEAD") and _public(endpoints, path)):
             self._authorize(request)
-        route, params = match(request.method, path)
-        query = query_params(route, split.query)
-        if route.is_write:
-            return self._write(request, route, path, params)
-        if route.name == "domain_summary":
-            return self._domain_summary(request, params["domain"], query["events"])
-        body = self._read(route, params, query)
-        return HubResponse(200, body, _etag(route, body))
+        endpoint, params = match(request.method, path, endpoints)
+        query = query_params(endpoint, split.query)
+        if endpoint.is_write:
+            return self._write(request, endpoint, path, params)
+        if endpoint.about is not None:
+            return HubResponse(endpoint.status, endpoint.about(self.store.hub_id))
+        if endpoint.revisioned:
+            return self._revisioned(request, endpoint, params, query)
+        generated_at = _wire(self._now())
+        with self.store.read() as conn:
+            body = self._read(endpoint, Reading(conn, params, query, generated_at))
+        return HubResponse(endpoint.status, body, _etag(endpoint, body))
 
     def _authorize(self, request: HubRequest) -> None:
         if self.token is None:
@@ -127,41 +117,32 @@ class HubApp:
     def _now(self) -> str:
         return db_timestamp(to_utc(self.clock()))
 
-    def _read(self, route: Route, params: dict[str, str], query: dict[str, Any]) -> Any:
-        if route.name == "health":
-            return {"status": "ok", "version": __version__, "hub_id": self.store.hub_id}
-        if route.name == "openapi":
-            return openapi_document()
-        generated_at = _wire(self._now())
-        readers: dict[str, Callable[[sqlite3.Connection], Any]] = {
-            "state_summary": lambda c: _reads.state_summary(c, generated_at),
-            "get_task": lambda c: _reads.get_task(c, params["task_id"]),
-            "list_events": lambda c: _reads.list_events(c, **query),
-            "list_flags": lambda c: _reads.list_flags(c, query["domain"], query["status"]),
-            "list_decisions": lambda c: _reads.list_decisions(c, query["domain"], query["status"]),
-            "list_workstreams": lambda c: _reads.list_workstreams(c, query["domain"]),
-        }
-        with self.store.read() as conn:
-            return readers[route.name](conn)
+    def _read(self, endpoint: Endpoint, reading: Reading) -> Any:
+        assert endpoint.read is not None  # a read endpoint answers by `read` or `about`
+        return endpoint.read(reading)
 
-    def _domain_summary(self, request: HubRequest, domain: str, events: int) -> HubResponse:
-        """GET /domains/{domain}/summary; 304 without a body while `If-None-Match` holds (v1.2)."""
+    def _revisioned(
+        self, request: HubRequest, endpoint: Endpoint, params: dict[str, str], query: dict[str, Any]
+    ) -> HubResponse:
+        """One domain's read; 304 without a body while `If-None-Match` holds (v1.2)."""
         wanted = parse_if_none_match(request.headers.get("if-none-match"))
         generated_at = _wire(self._now())
         with self.store.read() as conn:
-            current = _reads.domain_revision(conn, domain)
+            current = _reads.domain_revision(conn, params["domain"])
             tag = {"ETag": f'"{current}"'}
             if wanted is not None and (wanted == "*" or current in wanted):
                 return HubResponse(304, None, tag)
-            return HubResponse(200, _reads.domain_summary(conn, domain, events, generated_at), tag)
+            body = self._read(endpoint, Reading(conn, params, query, generated_at))
+            return HubResponse(endpoint.status, body, tag)
 
     def _write(
-        self, request: HubRequest, route: Route, path: str, params: dict[str, str]
+        self, request: HubRequest, route: Endpoint, path: str, params: dict[str, str]
     ) -> HubResponse:
         key = _idempotency.check_key(request.headers.get("idempotency-key"))
         payload = parse_json_body(request.body)
         body_sha256 = digest(payload)
-        model, function = WRITES[route.name]
+        model, function = route.request, route.write
+        assert model is not None and function is not None  # a write endpoint has both
         conditions = _conditions(route, request.headers)
         replay: _idempotency.Replay | None = None
         with self.store.write() as conn:
@@ -192,19 +173,21 @@ class HubApp:
             raise WriteAborted(f"on_write hook raised in {phase}") from exc
 
 
-# The operations that answer a Task, and so send its version as `ETag` (v1.1).
-_TASK_ANSWERS = frozenset({"get_task", "update_task_status", "create_task"})
+def _public(endpoints: tuple[Endpoint, ...], path: str) -> bool:
+    """Whether `path` is an endpoint answered without the token (health)."""
+    return any(e.public and e.pattern.match(path) for e in endpoints)
 
 
-def _etag(route: Route, body: Any) -> dict[str, str]:
-    if route.name not in _TASK_ANSWERS or not isinstance(body, dict) or "version" not in body:
+def _etag(endpoint: Endpoint, body: Any) -> dict[str, str]:
+    # A task's answer sends its version as `ETag` (v1.1).
+    if not endpoint.versioned or not isinstance(body, dict) or "version" not in body:
         return {}
     return etag_header(body)
 
 
-def _conditions(route: Route, headers: Mapping[str, str]) -> dict[str, Any]:
-    # If-Match is honoured on PATCH /tasks/{id}, the one write of a versioned resource.
-    if route.name != "update_task_status":
+def _conditions(endpoint: Endpoint, headers: Mapping[str, str]) -> dict[str, Any]:
+    # If-Match is honoured where the endpoint says so (PATCH /tasks/{id}, a versioned write).
+    if not endpoint.if_match:
         return {}
     return {"if_match": parse_if_match(headers.get("if-match"))}
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from custodian_hub._app import HubApp, HubRequest, HubResponse, WriteAborted
+from custodian_hub._endpoints import all_endpoints
 from custodian_hub._routes import match
 from custodian_hub._store import is_busy
 from custodian_hub._wire import ApiError, dumps
@@ -89,7 +90,7 @@ def refusal(method: str | None, target: str, code: int, detail: str) -> Answer:
 def unknown_method(method: str, target: str) -> ApiError:
     """The error for a method no route takes: 405 with `Allow` on a known path, else 404."""
     try:
-        match(method, urlsplit(target).path)
+        match(method, urlsplit(target).path, all_endpoints())
     except ApiError as err:
         return err
     return ApiError(405, f"{method} is not allowed on {target}")  # no route takes it; unreachable

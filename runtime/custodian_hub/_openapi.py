@@ -1,53 +1,23 @@
-"""The OpenAPI 3.1 document of the contract, built from the route table and the pydantic models."""
+"""The OpenAPI 3.1 document of the contract, built from the table of endpoints and the pydantic
+models."""
 
 from __future__ import annotations
 
 import copy
 import functools
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from custodian_hub._routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, ROUTES, Route
+from custodian_hub._routes import MAX_EVENT_LIMIT, MAX_SUMMARY_EVENTS, Endpoint
 from custodian_hub._wire import IF_MATCH_PATTERN, IF_NONE_MATCH_PATTERN
 from custodian_runtime import __version__
 from custodian_runtime.core import contract
 
 _REF = "#/components/schemas/{model}"
-
-# Operation name -> (success status, response model or None for a free-form object, summary).
-_ANSWERS: dict[str, tuple[int, type[BaseModel] | None, str]] = {
-    "health": (200, contract.Health, "Liveness and hub version (no token needed)"),
-    "openapi": (200, None, "This document"),
-    "state_summary": (200, contract.StateSummary, "Counts per domain"),
-    "domain_summary": (200, contract.DomainSummary, "One domain: workstreams, tasks, open items"),
-    "get_task": (200, contract.Task, "One task"),
-    "list_events": (200, contract.EventList, "Progress events, newest first"),
-    "list_flags": (200, contract.FlagList, "Flags"),
-    "list_decisions": (200, contract.DecisionList, "Decisions"),
-    "list_workstreams": (200, contract.WorkstreamList, "Workstreams"),
-    "add_event": (201, contract.ProgressEvent, "Add a progress event"),
-    "update_task_status": (200, contract.Task, "Set a task's status"),
-    "add_flag": (201, contract.Flag, "Flag a task or workstream for a human"),
-    "resolve_flag": (200, contract.Flag, "Resolve a flag"),
-    "create_workstream": (201, contract.Workstream, "Create a workstream"),
-    "create_task": (201, contract.Task, "Create a task"),
-    "create_decision": (201, contract.Decision, "Record a decision to be made"),
-    "resolve_decision": (200, contract.Decision, "Resolve a decision"),
-}
-
-_REQUESTS: dict[str, type[BaseModel]] = {
-    "add_event": contract.NewEvent,
-    "update_task_status": contract.TaskStatusUpdate,
-    "add_flag": contract.NewFlag,
-    "resolve_flag": contract.FlagResolution,
-    "create_workstream": contract.NewWorkstream,
-    "create_task": contract.NewTask,
-    "create_decision": contract.NewDecision,
-    "resolve_decision": contract.DecisionResolution,
-}
 
 _ID_SCHEMA = {"type": "string", "pattern": contract.ID_PATTERN}
 _PARAMETER_SCHEMAS: dict[str, dict[str, Any]] = {
@@ -108,9 +78,6 @@ _ETAG = {
     }
 }
 
-# The operations that answer a Task: they send its version as ETag.
-_TASK_ANSWERS = frozenset({"get_task", "update_task_status", "create_task"})
-
 _PRECONDITION_FAILED = {
     "description": "If-Match names another version; `current` is the task as it is now",
     "headers": _ETAG,
@@ -140,16 +107,16 @@ _IDEMPOTENCY_KEY = {
 
 
 @functools.cache
-def _document() -> dict[str, Any]:
-    models = {*(m for _, m, _ in _ANSWERS.values() if m is not None), *_REQUESTS.values()}
+def _document(endpoints: tuple[Endpoint, ...]) -> dict[str, Any]:
+    models = {m for e in endpoints for m in (e.answer, e.request) if m is not None}
     models.add(contract.ErrorBody)
     _, defs = models_json_schema(
         [(model, "validation") for model in sorted(models, key=lambda m: m.__name__)],
         ref_template=_REF,
     )
     paths: dict[str, dict[str, Any]] = {}
-    for route in ROUTES:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+    for endpoint in endpoints:
+        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = _operation(endpoint)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -185,61 +152,69 @@ def _always(schemas: dict[str, Any], model: str, name: str, schema: dict[str, An
     entry["required"] = [*entry.get("required", []), name]
 
 
-def openapi_document() -> dict[str, Any]:
-    """The whole contract as an OpenAPI 3.1 document (a fresh copy the caller may change)."""
-    return copy.deepcopy(_document())
+def openapi_document(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
+    """The contract of `endpoints` as an OpenAPI 3.1 document (a fresh copy the caller may
+    change)."""
+    return copy.deepcopy(_document(tuple(endpoints)))
 
 
-def _operation(route: Route) -> dict[str, Any]:
-    status, model, summary = _ANSWERS[route.name]
+def _operation(endpoint: Endpoint) -> dict[str, Any]:
+    model, status, summary = endpoint.answer, endpoint.status, endpoint.summary
     content: dict[str, Any] = {"type": "object"} if model is None else _ref(model)
-    responses: dict[str, Any] = {
-        str(status): {"description": summary, "content": {"application/json": {"schema": content}}}
+    success: dict[str, Any] = {
+        "description": summary,
+        "content": {"application/json": {"schema": content}},
     }
-    if route.name in _TASK_ANSWERS:
-        responses[str(status)]["headers"] = _ETAG
+    if endpoint.versioned:
+        success["headers"] = _ETAG
+    responses: dict[str, Any] = {str(status): success}
     for code, text in _ERRORS.items():
         responses[code] = {
             "description": text,
             "content": {"application/json": {"schema": _ref(contract.ErrorBody)}},
         }
-    if route.name == "update_task_status":
+    if endpoint.if_match:
         responses["412"] = _PRECONDITION_FAILED
-    if route.name == "domain_summary":
-        responses[str(status)]["headers"] = _REVISION_ETAG
+    if endpoint.revisioned:
+        success["headers"] = _REVISION_ETAG
         responses["304"] = _NOT_MODIFIED
     operation: dict[str, Any] = {
-        "operationId": route.name,
+        "operationId": endpoint.name,
         "summary": summary,
-        "parameters": _parameters(route),
+        "parameters": _parameters(endpoint),
         "responses": responses,
     }
-    if route.name == "health":
+    if endpoint.public:
         operation["security"] = []
-    if route.name in _REQUESTS:
+    if endpoint.request is not None:
         operation["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": _ref(_REQUESTS[route.name])}},
+            "content": {"application/json": {"schema": _ref(endpoint.request)}},
         }
     return operation
 
 
-def _parameters(route: Route) -> list[dict[str, Any]]:
+def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": _PARAMETER_SCHEMAS[name]}
-        for name in re.findall(r"\{(\w+)\}", route.path)
+        # A path parameter is an id, or the domain (as `_routes` reads it).
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(name)}
+        for name in re.findall(r"\{(\w+)\}", endpoint.path)
     ]
     params += [
         {"name": name, "in": "query", "required": False, "schema": _PARAMETER_SCHEMAS[name]}
-        for name in route.query
+        for name in endpoint.query
     ]
-    if route.name == "update_task_status":
+    if endpoint.if_match:
         params.append(_IF_MATCH)
-    if route.name == "domain_summary":
+    if endpoint.revisioned:
         params.append(_IF_NONE_MATCH)
-    if route.is_write:
+    if endpoint.is_write:
         params.append(_IDEMPOTENCY_KEY)
     return params
+
+
+def _path_schema(name: str) -> dict[str, Any]:
+    return _PARAMETER_SCHEMAS["domain"] if name == "domain" else _ID_SCHEMA
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:

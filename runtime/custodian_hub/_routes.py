@@ -1,12 +1,16 @@
-"""The route table of the contract and the parsing of path and query parameters."""
+"""What an endpoint of the contract is, how a request finds its endpoint, and the parsing of
+path and query parameters. The table of endpoints itself is `_endpoints.py`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
+
+from pydantic import BaseModel
 
 from custodian_hub._wire import ApiError
 from custodian_runtime.core.contract import DOMAIN_PATTERN, ID_PATTERN
@@ -55,14 +59,50 @@ def bounded_int(maximum: int) -> QueryParser:
 
 
 @dataclass(frozen=True)
-class Route:
-    """One operation of the contract: method, path pattern and accepted query parameters."""
+class Reading:
+    """What a read endpoint answers from: a read transaction, the request's path and query
+    parameters, and the hub's clock now as the contract writes it."""
 
-    name: str
+    conn: sqlite3.Connection
+    params: Mapping[str, str]
+    query: Mapping[str, Any]
+    generated_at: str
+
+
+# (write transaction, now as stored, the validated body, the path params and conditions).
+WriteFunction = Callable[..., tuple[int, dict[str, Any]]]
+Reader = Callable[[Reading], Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Endpoint:
+    """One endpoint of the contract: how the hub routes, answers and documents it (OpenAPI)."""
+
+    name: str  # its OpenAPI operationId
     method: str
     path: str
+    summary: str
+    answer: type[BaseModel] | None  # the model of a success's body; None: a free-form object
+    status: int = 200
+    request: type[BaseModel] | None = None  # a write's body
+    write: WriteFunction | None = None  # a write, inside the store's write transaction
+    read: Reader | None = None  # a read, inside a read transaction
+    about: Callable[[str], Any] | None = None  # an answer about the hub itself, of its hub id
     query: QueryParsers = field(default_factory=dict)
-    defaults: dict[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    versioned: bool = False  # answers a task: its version as `ETag` (v1.1)
+    if_match: bool = False  # honours `If-Match` on the task's version; 412 otherwise (v1.1)
+    revisioned: bool = False  # one domain's, with its revision as `ETag`; 304 (v1.2)
+    public: bool = False  # answered without the token
+
+    def __post_init__(self) -> None:
+        answers = [k for k in ("read", "write", "about") if getattr(self, k) is not None]
+        wanted = [["write"]] if self.is_write else [["read"], ["about"]]
+        if answers not in wanted:
+            how = "`write`" if self.is_write else "`read` or `about`"
+            raise ValueError(f"endpoint {self.name}: a {self.method} answers by {how} alone")
+        if self.is_write and self.request is None:
+            raise ValueError(f"endpoint {self.name}: a write needs its `request` model")
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -75,45 +115,6 @@ class Route:
         return self.method in ("POST", "PATCH")
 
 
-_FILTERS: QueryParsers = {"domain": domain_value, "status": status_value}
-
-ROUTES: tuple[Route, ...] = (
-    Route("health", "GET", "/health"),
-    Route("openapi", "GET", "/openapi.json"),
-    Route("state_summary", "GET", "/state/summary"),
-    Route(
-        "domain_summary",
-        "GET",
-        "/domains/{domain}/summary",
-        {"events": bounded_int(MAX_SUMMARY_EVENTS)},
-        {"events": 50},
-    ),
-    Route("get_task", "GET", "/tasks/{task_id}"),
-    Route(
-        "list_events",
-        "GET",
-        "/events",
-        {
-            "domain": domain_value,
-            "workstream_id": id_value,
-            "task_id": id_value,
-            "limit": bounded_int(MAX_EVENT_LIMIT),
-        },
-        {"domain": None, "workstream_id": None, "task_id": None, "limit": 100},
-    ),
-    Route("list_flags", "GET", "/flags", _FILTERS, {"domain": None, "status": None}),
-    Route("list_decisions", "GET", "/decisions", _FILTERS, {"domain": None, "status": None}),
-    Route("list_workstreams", "GET", "/workstreams", {"domain": domain_value}, {"domain": None}),
-    Route("add_event", "POST", "/events"),
-    Route("update_task_status", "PATCH", "/tasks/{task_id}"),
-    Route("add_flag", "POST", "/flags"),
-    Route("resolve_flag", "PATCH", "/flags/{flag_id}"),
-    Route("create_workstream", "POST", "/workstreams"),
-    Route("create_task", "POST", "/tasks"),
-    Route("create_decision", "POST", "/decisions"),
-    Route("resolve_decision", "POST", "/decisions/{decision_id}/resolve"),
-)
-
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
 
@@ -124,11 +125,11 @@ def _compile(template: str) -> re.Pattern[str]:
     return _COMPILED[template]
 
 
-def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    """The route for a request, with its path parameters; 404 or 405 when there is none."""
+def match(method: str, path: str, endpoints: Sequence[Endpoint]) -> tuple[Endpoint, dict[str, str]]:
+    """The endpoint for a request, with its path parameters; 404 or 405 when there is none."""
     allowed: list[str] = []
     lookup_method = "GET" if method == "HEAD" else method
-    for route in ROUTES:
+    for route in endpoints:
         found = route.pattern.match(path)
         if found is None:
             continue
@@ -159,7 +160,7 @@ def _path_params(raw: dict[str, str]) -> dict[str, str]:
     return params
 
 
-def query_params(route: Route, raw_query: str) -> dict[str, Any]:
+def query_params(route: Endpoint, raw_query: str) -> dict[str, Any]:
     """The route's query parameters parsed; an unknown, repeated or malformed one is a 400."""
     try:
         pairs = parse_qsl(

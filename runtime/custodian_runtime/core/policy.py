@@ -52,15 +52,9 @@ class Policy:
         return int(getattr(self, spec.budget))
 
     def prompt_caps(self) -> Mapping[str, int]:
-        """The per-run caps as the system prompt names them."""
-        return MappingProxyType(
-            {
-                "events": self.max_events,
-                "status_updates": self.max_status_updates,
-                "flags": self.max_flags,
-                "queued": self.max_queued,
-            }
-        )
+        """The per-run caps the system prompt states, keyed by each operation's cap key."""
+        keys = ("max_queued", *(spec.cap for spec in _operations().all_specs()))
+        return MappingProxyType({key: int(getattr(self, key)) for key in keys})
 
 
 DEFAULT = Policy()

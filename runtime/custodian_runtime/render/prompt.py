@@ -94,7 +94,7 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
         "constitution": inputs.constitution.strip(),
         "domain_guidance": (inputs.domain_guidance or "").strip() or None,
         "caps": dict(inputs.caps),
-        "stale_after_days": inputs.stale_after_days,
+        "sanctioned": _sanctioned(inputs),
         "proposals": _proposals(inputs),
         "unavailable": sorted(inputs.unavailable.items()),
         "nonce": inputs.nonce,
@@ -103,12 +103,33 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
     }
 
 
+def _sanctioned(inputs: PromptInputs) -> list[tuple[str, str, str]]:
+    """(section, rules, example entry) of each write the model may make on its own, from the
+    registry, with the run's caps filled in."""
+    sanctioned = [s for s in operations.all_specs() if s.default == "sanctioned"]
+    for spec in sanctioned:
+        if spec.cap not in inputs.caps:
+            raise ConfigError(
+                f"the prompt's caps lack {spec.cap}, the per-run cap of {spec.name}; "
+                "build the caps with Policy.prompt_caps()",
+                setting="caps",
+            )
+    return [
+        (
+            s.section,
+            s.rules.format(cap=inputs.caps[s.cap], stale_after_days=inputs.stale_after_days),
+            s.example,
+        )
+        for s in sanctioned
+    ]
+
+
 def _proposals(inputs: PromptInputs) -> list[tuple[str, str]]:
     """(name, params line) of each operation the model may propose for a person, from the
     registry; one this run cannot perform is left out (the prompt says why instead)."""
     domain = safe_domain(inputs.domain)
     return [
-        (s.name, s.prompt.replace("{domain}", domain))
+        (s.name, s.fields.replace("{domain}", domain))
         for s in operations.all_specs()
         if s.default == "approvable" and s.name not in inputs.unavailable
     ]

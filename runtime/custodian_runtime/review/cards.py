@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian_runtime.canon import resolve_inside
+from custodian_runtime.core import operations
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority import evidence
 from custodian_runtime.core.authority.precondition import writes_canon
@@ -16,7 +17,6 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import Facts
 
 MAX_OLD_BYTES = 1_000_000
-CREATES = frozenset({"create_task", "create_workstream", "record_decision"})
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ def diff_of(canon_dir: Path, item: ApprovalItem) -> tuple[DiffLine, ...] | None:
 
 def fields_of(item: ApprovalItem) -> tuple[tuple[str, str], ...]:
     """A create's fields as (name, value) rows; empty for other operations."""
-    if item.operation not in CREATES:
+    spec = operations.find(item.operation)
+    if spec is None or spec.creates is None:
         return ()
     return tuple((one_line(k), _value(v)) for k, v in item.params.items() if v is not None)
 

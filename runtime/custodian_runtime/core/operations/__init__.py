@@ -1,9 +1,10 @@
 """The operations registry: every write the model may propose, one spec each, in one order.
 
 Everything that used to be kept by hand per operation (the plan schema's sets, the plan's
-sections, the caps and budgets, the authority's checks, what a person reads, the dispatch
-tables, the prompt's list) is read from here. `register()` adds an operation for as long as
-its context lasts, which is how a test proves that a new operation needs nothing else.
+sections, the caps and budgets, the authority's checks, what a person reads before and after,
+the dispatch tables, the system prompt's sections and list) is read from here. `register()`
+adds an operation for as long as its context lasts, which is how a test proves that a new
+operation needs nothing else.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "OperationSpec",
     "all_specs",
     "describe",
+    "done",
     "find",
     "names",
     "normalize",
@@ -145,6 +147,20 @@ def describe(operation: str, params: Mapping[str, Any], titles: Lookup) -> str:
         return found.describe(params, titles)
     except (KeyError, TypeError):  # params a person edited or an older item: still readable
         return f"{operation} on {', '.join(str(v) for v in params.values())[:80]}"
+
+
+def done(operation: str, params: Mapping[str, Any], titles: Lookup) -> str:
+    """The sentence a person reads once the write is made, in the past tense (the review page's
+    flash): `created task ‘Add a sitemap’ under workstream web-ws-1 ‘Relaunch’ in website`."""
+    found = find(operation)
+    if found is not None and found.done is not None:
+        try:
+            return found.done(params, titles)
+        except (KeyError, TypeError):  # params a person edited or an older item: still readable
+            pass
+    pairs = ", ".join(f"{k}={str(v)[:40]}" for k, v in params.items()) or "no params"
+    where = f" in {titles.domain}" if titles.domain else ""
+    return f"carried out {operation} ({pairs}){where}"
 
 
 def _json_type(value: Any) -> str:

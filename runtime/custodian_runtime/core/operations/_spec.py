@@ -1,9 +1,10 @@
 """What an operation is: one write the model may propose, as a frozen spec the runtime reads.
 
 Every fact about an operation lives in its spec: the plan section it is written in, its params,
-who may allow it, its cap and budget, how the authority and reconcile test it against the hub,
-the hub call that performs it, and the sentence a person reads. Pure: the hub client comes in
-as an argument, and the observation as a `View`.
+what the system prompt says of it, who may allow it, its cap and budget, how the authority and
+reconcile test it against the hub, the hub call that performs it, and the sentences a person
+reads before and after. Pure: the hub client comes in as an argument, and the observation as a
+`View`.
 """
 
 from __future__ import annotations
@@ -67,13 +68,19 @@ class OperationSpec:
     section: str  # the plan section the model writes it in (`proposals` for approvable ones)
     params: type[BaseModel]
     default: Default  # sanctioned: runs on its own within caps; approvable: a person decides
-    prompt: str  # its line in the system prompt (`{domain}` is the run's domain)
     request: str  # the hub request, as the README's tables show it
     landed: Landed  # reconcile: the hub id (or path) that shows it made, None: not found
-    describe: Describe  # the one sentence a person reads, with titles
+    describe: Describe  # the one sentence a person reads before, with titles
+    # Approvable: its params as the prompt's list shows them (`{domain}` is the run's domain).
+    fields: str = ""
+    # Sanctioned: its section's rules in the system prompt (`{cap}`: its per-run cap;
+    # `{stale_after_days}`), and one entry of the answer's example, as JSON.
+    rules: str = ""
+    example: str = ""
+    done: Describe | None = None  # the sentence a person reads after: `created task ‘…’ in …`
     call: HubCall | None = None  # None: not a hub write (`writes` says what it writes)
     writes: Writes = "hub"
-    cap: str = "max_queued"  # the Policy field of its per-run cap
+    cap: str = "max_queued"  # its cap key: the Policy field of its per-run cap
     budget: str | None = None  # the Policy field of its rolling budget per domain, if any
     targets: tuple[str, ...] = ()  # the param keys that name what it is about
     already_done: Check | None = None  # why it would change nothing on the hub as observed
@@ -91,5 +98,18 @@ class OperationSpec:
     when: str = "never; a person approves it"  # the README's "when it runs on its own"
 
     def __post_init__(self) -> None:
-        if self.default == "sanctioned" and (self.call is None or self.executes is None):
-            raise ValueError(f"{self.name}: a sanctioned operation needs a hub call and `executes`")
+        if self.default == "sanctioned":
+            needs = {
+                "call": self.call,
+                "executes": self.executes,
+                "rules": self.rules,
+                "example": self.example,
+            }
+            missing = [name for name, given in needs.items() if not given]
+            if missing:
+                raise ValueError(
+                    f"{self.name}: a sanctioned operation needs a hub call (`call`), `executes`, "
+                    f"`rules` and `example`; give it {', '.join(missing)}"
+                )
+        elif not self.fields:
+            raise ValueError(f"{self.name}: an approvable operation needs its `fields` line")

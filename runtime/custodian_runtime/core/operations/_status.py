@@ -1,4 +1,5 @@
-"""The one hub call both status writes make, and how a person reads a status change."""
+"""The one hub call both status writes make, and how a person reads a status change, before
+and after."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from custodian_runtime.core.operations._common import in_domain, status_arrow
 from custodian_runtime.core.operations._spec import Lookup, Params
 
 _VERBS = {"done": "Complete", "cancelled": "Cancel", "in_progress": "Start", "blocked": "Block"}
+_PAST = {
+    "done": "completed",
+    "cancelled": "cancelled",
+    "in_progress": "started",
+    "blocked": "blocked",
+    "todo": "reopened",
+}
 
 
 def status_call(client: Any, p: Params, run_id: str, key: str, if_match: int | None = None) -> Any:
@@ -19,7 +27,15 @@ def status_call(client: Any, p: Params, run_id: str, key: str, if_match: int | N
 
 def describe_status(p: Params, lookup: Lookup) -> str:
     """`Cancel task web-t-05 ‘Set up redirects’ (todo → cancelled) in website`."""
-    verb = _VERBS.get(str(p.get("status")), "Set the status of")
+    return _sentence(_VERBS.get(str(p.get("status")), "Set the status of"), p, lookup)
+
+
+def done_status(p: Params, lookup: Lookup) -> str:
+    """`cancelled task web-t-05 ‘Set up redirects’ (todo → cancelled) in website`."""
+    return _sentence(_PAST.get(str(p.get("status")), "set the status of"), p, lookup)
+
+
+def _sentence(verb: str, p: Params, lookup: Lookup) -> str:
     return (
         f"{verb} {lookup.named('task', p['task_id'])} {status_arrow(p, lookup)}{in_domain(lookup)}"
     )

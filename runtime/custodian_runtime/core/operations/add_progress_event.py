@@ -63,15 +63,29 @@ def _describe(p: Params, lookup: Lookup) -> str:
     )
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    on_task = f" about {lookup.named('task', p['task_id'])}" if "task_id" in p else ""
+    return (
+        f"added {article(p['event_type'])} {p['event_type']} event {quoted(p['summary'])} to "
+        f"{lookup.named('workstream', p['workstream_id'])}{on_task}{in_domain(lookup)}"
+    )
+
+
 SPEC = OperationSpec(
     name="add_progress_event",
     section="progress_events",
     params=AddProgressEvent,
     default="sanctioned",
-    prompt="{workstream_id, task_id?, event_type, summary}",
+    rules="add a progress event to a workstream (optionally a task in it). At most\n"
+    "{cap} per run. `event_type` is one of note, observation, milestone, blocker,\n"
+    "status_change; `summary` is 1-2000 characters of plain fact with the ids it concerns.",
+    example='{"workstream_id": "W-1", "task_id": "T-4", "event_type": "observation",\n'
+    ' "summary": "Event E-31 reports the redirect map was reviewed and approved by SEO.",\n'
+    ' "reason": "records evidence for T-4"}',
     request="POST /events",
     landed=_landed,
     describe=_describe,
+    done=_done,
     call=_call,
     cap="max_events",
     budget="budget_events",

@@ -30,15 +30,21 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Create task ‘{p['title']}’{status} in {where}{in_domain(lookup)}"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    where = lookup.named("workstream", p["workstream_id"])
+    return f"created task ‘{p['title']}’ under {where}{in_domain(lookup)}"
+
+
 SPEC = OperationSpec(
     name="create_task",
     section="proposals",
     params=CreateTask,
     default="approvable",
-    prompt="{workstream_id, title, description?, status?, assignee?, due?} (due: YYYY-MM-DD)",
+    fields="{workstream_id, title, description?, status?, assignee?, due?} (due: YYYY-MM-DD)",
     request="POST /tasks",
     landed=lambda p, landing: created(_same(p, landing.view), landing),
     describe=_describe,
+    done=_done,
     call=_call,
     targets=("workstream_id",),
     already_done=_already,

@@ -28,15 +28,20 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Create workstream ‘{p['title']}’ in {p['domain']}{owner}"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    return f"created workstream ‘{p['title']}’ in {p['domain']}"
+
+
 SPEC = OperationSpec(
     name="create_workstream",
     section="proposals",
     params=CreateWorkstream,
     default="approvable",
-    prompt="{domain, title, owner?}",
+    fields="{domain, title, owner?}",
     request="POST /workstreams",
     landed=lambda p, landing: created(_same(p, landing.view), landing),
     describe=_describe,
+    done=_done,
     call=_call,
     targets=("domain",),
     already_done=_already,

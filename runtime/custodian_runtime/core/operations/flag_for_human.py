@@ -46,15 +46,27 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Flag {task} for a person{in_domain(lookup)}: {quoted(p['note'])}"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    task = lookup.named("task", p["task_id"])
+    return f"flagged {task} for a person{in_domain(lookup)}: {quoted(p['note'])}"
+
+
 SPEC = OperationSpec(
     name="flag_for_human",
     section="tasks_to_flag",
     params=FlagForHuman,
     default="sanctioned",
-    prompt="{task_id, note}",
+    rules="flag a task for a human. At most {cap} per run, one flag per task at\n"
+    "most, and none on a task that already has an open flag. The `note` (1-2000 characters) says\n"
+    "what you saw, with ids, and what a person should decide. An in-progress task is stale after\n"
+    "{stale_after_days} days without an update or event.",
+    example='{"task_id": "T-12", '
+    '"note": "No activity for 19 days; is it still owned and on track?",\n'
+    ' "reason": "stale in-progress task"}',
     request="POST /flags",
     landed=_landed,
     describe=_describe,
+    done=_done,
     call=_call,
     cap="max_flags",
     budget="budget_flags",

@@ -28,15 +28,21 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Record the open decision ‘{p['title']}’{where}{in_domain(lookup)}"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    where = f" on {lookup.named('workstream', p['workstream_id'])}" if "workstream_id" in p else ""
+    return f"recorded the open decision ‘{p['title']}’{where}{in_domain(lookup)}"
+
+
 SPEC = OperationSpec(
     name="record_decision",
     section="proposals",
     params=RecordDecision,
     default="approvable",
-    prompt="{title, context?, options?, workstream_id?}",
+    fields="{title, context?, options?, workstream_id?}",
     request="POST /decisions",
     landed=lambda p, landing: created(_same(p, landing.view), landing),
     describe=_describe,
+    done=_done,
     call=_call,
     targets=("workstream_id",),
     already_done=_already,

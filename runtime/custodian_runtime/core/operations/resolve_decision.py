@@ -20,15 +20,21 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Resolve {named}{in_domain(lookup)}: {quoted(p['resolution'])}"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    named = lookup.named("decision", p["decision_id"])
+    return f"resolved {named}{in_domain(lookup)}: {quoted(p['resolution'])}"
+
+
 SPEC = OperationSpec(
     name="resolve_decision",
     section="proposals",
     params=ResolveDecision,
     default="approvable",
-    prompt="{decision_id, resolution}",
+    fields="{decision_id, resolution}",
     request="POST /decisions/{id}/resolve",
     landed=lambda p, landing: closed(p.get("decision_id"), landing.view.decisions),
     describe=_describe,
+    done=_done,
     call=_call,
     targets=("decision_id",),
     never_granted="resolving a decision is a person's judgement on that decision",

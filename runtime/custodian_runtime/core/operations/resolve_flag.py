@@ -17,15 +17,20 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Resolve {lookup.named('flag', p['flag_id'])}{in_domain(lookup)}"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    return f"resolved {lookup.named('flag', p['flag_id'])}{in_domain(lookup)}"
+
+
 SPEC = OperationSpec(
     name="resolve_flag",
     section="proposals",
     params=ResolveFlag,
     default="approvable",
-    prompt="{flag_id}",
+    fields="{flag_id}",
     request="PATCH /flags/{id}",
     landed=lambda p, landing: closed(p.get("flag_id"), landing.view.flags),
     describe=_describe,
+    done=_done,
     call=_call,
     targets=("flag_id",),
 )

@@ -9,7 +9,7 @@ from custodian_runtime.core.operations._common import (
     status_landed,
 )
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
-from custodian_runtime.core.operations._status import describe_status, status_call
+from custodian_runtime.core.operations._status import describe_status, done_status, status_call
 from custodian_runtime.core.plan.schema import TaskStatusChange
 
 
@@ -30,10 +30,16 @@ SPEC = OperationSpec(
     section="tasks_to_update",
     params=TaskStatusChange,
     default="sanctioned",
-    prompt="{task_id, status, evidence} — done or in_progress",
+    rules="set a task's status to `done` or `in_progress`, and to no other status.\n"
+    "At most {cap} per run. `done` needs a milestone or status_change event;\n"
+    "`in_progress` needs events that show it started. List in `evidence` 1 to 5 ids of events on\n"
+    "the task not by Custodian and newer than its last update, or it waits for a person.",
+    example='{"task_id": "T-4", "status": "done", "evidence": ["E-31"],\n'
+    ' "reason": "E-31 says the work was approved and merged"}',
     request="PATCH /tasks/{id}",
     landed=status_landed,
     describe=describe_status,
+    done=done_status,
     call=status_call,
     cap="max_status_updates",
     budget="budget_status_updates",

@@ -44,16 +44,22 @@ def _describe(p: Params, lookup: Lookup) -> str:
     return f"Write the canon file {p['path']} ({lines} lines)"
 
 
+def _done(p: Params, lookup: Lookup) -> str:
+    lines = len(str(p.get("content", "")).splitlines())
+    return f"wrote the canon file {p['path']} ({lines} lines)"
+
+
 SPEC = OperationSpec(
     name="write_canon",
     section="proposals",
     params=WriteCanon,
     default="approvable",
-    prompt="{path, content} (a .md path relative to the canon, e.g. `domains/{domain}.md`;\n"
+    fields="{path, content} (a .md path relative to the canon, e.g. `domains/{domain}.md`;\n"
     "  the full new content)",
     request="a file under the canon directory, not the hub",
     landed=_landed,
     describe=_describe,
+    done=_done,
     writes="canon",
     targets=("path",),
     already_done=_path_problem,
