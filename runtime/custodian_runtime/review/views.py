@@ -26,8 +26,11 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import Asked, SessionState
+from custodian_runtime.review.asked import AskedGroup
 from custodian_runtime.review.deciding import DecisionHandlers, Form, FormAnswer, Typed
 from custodian_runtime.review.granting import GrantAnswer, GrantTyped
+from custodian_runtime.review.grouped import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
+from custodian_runtime.review.groups import by_run, plan_order
 from custodian_runtime.review.pending import pending_views, read_domains
 from custodian_runtime.review.queue import Filter, decided, history, past, queue
 from custodian_runtime.review.standing_pages import POSTS as STANDING_POSTS
@@ -81,6 +84,7 @@ class Views:
         self.css = files("custodian_runtime.review").joinpath("static/review.css").read_bytes()
         self.state = SessionState()
         self.deciding = DecisionHandlers(settings, self.state)
+        self.grouped = GroupHandlers(settings, self.state)
         self.name_cookie = name_cookie
         self.standing = StandingPages(settings, self.state, self._render)
 
@@ -113,7 +117,9 @@ class Views:
             ids = parse_qs(query).get("ids", [])
             return self.selected(csrf, ids, Typed(by))
         if path == "/history":
-            return self.history()
+            return self.history(Filter.parse(query).domain)
+        if match := GROUP_CONFIRM.match(path):
+            return self.group_confirmation(match["nonce"], csrf)
         if match := DECIDE_PATH.match(path):
             return self.item(match["id"])
         if match := ASKED_PATH.match(path):
@@ -149,12 +155,14 @@ class Views:
         now = utc_now()
         shown = queue(self._store(), now, keep)
         items = pending_views(self.settings, self._store(), now, list(shown.items))
+        groups = by_run(items, plan_order(self.settings, {v.item.domain for v in items}))
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
         return self._render(
             "approvals.html.j2",
             status,
             items=items,
+            groups=groups,
             queue=shown,
             keep=keep,
             typed=typed,
@@ -164,16 +172,21 @@ class Views:
             hub=redact(hub_name),
         )
 
-    def history(self) -> Page:
-        """Decided items, the latest first, with titles read from the hub once per domain."""
+    def history(self, domain: str = "") -> Page:
+        """Decided items (of `domain`, or all), the latest first, with titles read from the hub
+        once per domain."""
         now = utc_now()
-        items = decided(self._store(), now)
+        every = decided(self._store(), now)
+        items = [i for i in every if not domain or i.domain == domain]
         read = read_domains(
             self.settings, {i.domain for i in items if not writes_canon(i.operation)}
         )
         facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
-        uses = pages.granted(self.settings)
-        return self._render("history.html.j2", items=history(items, now, facts), uses=uses)
+        uses = [u for u in pages.granted(self.settings) if not domain or u.domain == domain]
+        shown = history(items, now, facts)
+        known = sorted({i.domain for i in every})
+        values = {"items": shown, "uses": uses, "domain": domain, "known": known}
+        return self._render("history.html.j2", **values)
 
     def item(self, approval_id: str) -> Page:
         """One item, pending or decided: what it was and what became of it."""
@@ -197,6 +210,18 @@ class Views:
         view = pending_views(self.settings, self._store(), utc_now(), [item])[0]
         return self._render("confirm.html.j2", v=view, asked=asked, nonce=nonce, csrf=csrf)
 
+    def group_confirmation(self, nonce: str, csrf: str) -> Page:
+        """The one confirmation of a group: every chosen item's sentence, in the plan's order."""
+        asked = self.state.peek(csrf, nonce)
+        if not isinstance(asked, AskedGroup):
+            return self.not_found("this confirmation is not open; choose again in the queue")
+        now, store = utc_now(), self._store()
+        chosen = {c.approval_id for c in asked.chosen}
+        live = [i for i in queue(store, now, Filter()).items if i.id in chosen]
+        views = {v.item.id: v for v in pending_views(self.settings, store, now, live)}
+        values = {"asked": asked, "views": views, "nonce": nonce, "csrf": csrf}
+        return self._render("group_confirm.html.j2", **values)
+
     def selected(self, csrf: str, ids: list[str], typed: Typed, status: int = 200) -> Page:
         """The items ticked for a reject together, with one form for the name and reason."""
         now = utc_now()
@@ -216,6 +241,10 @@ class Views:
                 page = self.selected(csrf, sorted(typed.selected), typed, answer.status)
                 return self._with_name(page, answer)
             return self._answer(answer, csrf, form)
+        if path == GROUP_PATH:
+            return self._answer(self.grouped.ask(form, csrf), csrf, form)
+        if match := GROUP_CONFIRM.match(path):
+            return self._answer(self.grouped.confirm(match["nonce"], form, csrf), csrf, form)
         if match := CONFIRM_PATH.match(path):
             return self._answer(self.deciding.confirm(match["id"], form, csrf), csrf, form)
         if match := DECIDE_PATH.match(path):
