@@ -43,14 +43,17 @@ def card(driver: Any, approval_id: str) -> Any:
 
 
 def fill(section: Any, by: str, reason: str = "") -> None:
-    """Type the name (replacing a remembered one) and the reason into a card's form."""
+    """Type the name (replacing a remembered one) and the reason into a card's form (the name
+    field of a queue's card is its run's, one per group)."""
     from selenium.webdriver.common.by import By
 
-    field = section.find_element(By.CSS_SELECTOR, 'input[name="by"]')
+    named = section.find_elements(By.CSS_SELECTOR, 'input[name="by"]')
+    form = section if named else section.find_element(By.XPATH, "ancestor::form")
+    field = form.find_element(By.CSS_SELECTOR, 'input[name="by"]')
     field.clear()
     field.send_keys(by)
     if reason:
-        section.find_element(By.CSS_SELECTOR, 'textarea[name="reason"]').send_keys(reason)
+        section.find_element(By.CSS_SELECTOR, 'textarea[name^="reason"]').send_keys(reason)
 
 
 def press(section: Any, decision: str) -> None:
