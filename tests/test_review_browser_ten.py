@@ -52,22 +52,33 @@ def _decide_ten(driver: Any, url: str, ids: dict[str, str], shots: Path, counted
     driver.set_window_size(1280, 800)
     driver.get(url)
     group = wait_for(driver, "form.group")
-    order = [e.get_attribute("data-approval-id") for e in group.find_elements(By.CSS_SELECTOR, "section.approval")]
+    order = [
+        e.get_attribute("data-approval-id")
+        for e in group.find_elements(By.CSS_SELECTOR, "section.approval")
+    ]
     assert order == [ids[_name(p["operation"], **p["params"])] for p in TEN]  # the plan's order
     shot(driver, shots, "approvals")
     group.find_element(By.CSS_SELECTOR, 'input[name="by"]').send_keys("ana")
     for name in APPROVE:
-        counted.click(card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[value="approve"]'))
+        counted.click(
+            card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[value="approve"]')
+        )
     for name in [*REJECT_ONE, *REJECT_MANY]:
-        counted.click(card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[value="reject"]'))
+        counted.click(
+            card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[value="reject"]')
+        )
     (own,) = REJECT_ONE
     card(driver, ids[own]).find_element(By.CSS_SELECTOR, "textarea").send_keys("Not this quarter.")
     group.find_element(By.CSS_SELECTOR, 'input[name="reason"]').send_keys("Out of scope.")
     counted.click(group.find_element(By.CSS_SELECTOR, 'button[value="choose"]'))
     confirm = wait_for(driver, "[data-confirm-group]")
-    listed = [e.get_attribute("data-chosen-id") for e in confirm.find_elements(By.CSS_SELECTOR, "li")]
+    listed = [
+        e.get_attribute("data-chosen-id") for e in confirm.find_elements(By.CSS_SELECTOR, "li")
+    ]
     assert listed == order  # every sentence again, in the plan's order
-    assert "Reason: “Not this quarter.”" in confirm.text and confirm.text.count("Out of scope.") == 3
+    assert (
+        "Reason: “Not this quarter.”" in confirm.text and confirm.text.count("Out of scope.") == 3
+    )
     shot(driver, shots, "confirm-group")
     counted.click(confirm.find_element(By.CSS_SELECTOR, 'button[value="confirm"]'))
     flashes = [wait_for(driver, f'p.decided[data-decided="{ids[n]}"]') for n in ids]

@@ -63,7 +63,9 @@ def test_a_group_is_confirmed_once_and_each_item_checked_again(
         assert again.headers["location"] == "/" and "no longer open" in page.get("/").text
     decisions = httpx.get(f"{small_hub.url}/decisions?domain=website", timeout=5).json()
     assert [d["resolution"] for d in decisions["decisions"] if d["id"] == "dec-1"] == ["B"]
-    shown = run_cli(["approvals", "--memory", str(memory), "show", ids[SITEMAP]], tmp_path, monkeypatch)
+    shown = run_cli(
+        ["approvals", "--memory", str(memory), "show", ids[SITEMAP]], tmp_path, monkeypatch
+    )
     assert "Rejected by ben" in shown.stdout  # the CLI's decision stands
 
 
@@ -116,3 +118,29 @@ def test_each_decision_returns_to_the_next_card_and_a_stale_one_is_dismissed(
     argv = ["approvals", "--memory", str(memory), "show", ids[DEC], "--json"]
     shown = run_cli(argv, tmp_path, monkeypatch).json()
     assert shown["status"] == "rejected" and shown["reject_reason"] == DISMISSED
+
+
+def test_runs_keep_a_persons_decisions_apart_and_history_honours_its_domain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    memory, names = queue_plan(tmp_path, monkeypatch, small_hub, TEN[:2])
+    first, second = names
+    base = ["approvals", "--memory", str(memory)]
+    yes = [*base, "approve", first, "--by", "ana", "--hub", small_hub.url]
+    assert run_cli(yes, tmp_path, monkeypatch).code == 0
+    no = [*base, "reject", second, "--by", "ana", "--reason", "Later."]
+    assert run_cli(no, tmp_path, monkeypatch).code == 0
+    with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+        page = Browser(server)
+        runs = page.get("/runs").text
+        history = page.get("/history?domain=website").text
+        elsewhere = page.get("/history?domain=platform").text
+    assert runs.count('<tr class="run ') == 1  # the one run of the model
+    assert runs.count("data-decision-run=") == 2  # the approval and the rejection, apart
+    assert "A person's decisions: 2" in runs
+    assert "not reported" in runs and "? / ?" not in runs  # a `file:` answer tells no usage
+    assert all(f'data-history-id="{i}"' in history for i in names)
+    assert (
+        "data-history-id=" not in elsewhere
+        and "Nothing has been decided yet in platform" in elsewhere
+    )

@@ -133,22 +133,22 @@ def test_tokens_and_cost_come_from_the_adapters_usage_and_the_price_table() -> N
     by_id = {r.run_id: r for r in run_rows(records)}
     assert by_id["r1"].tokens_text == "1000000 / 100000"
     assert by_id["r1"].cost_text == "$4.5000"  # 3.00 + 1.50 from core/prices.py
-    assert by_id["r2"].tokens_text == "? / ?"
+    assert by_id["r2"].tokens_text == "not reported"
     assert by_id["r2"].cost_text == "$0.5000"
     assert by_id["r3"].cost_text == "-"  # no model was asked: nothing is unknown
     assert by_id["r3"].tokens_text == "-"
-    assert by_id["r4"].cost_text == "?"  # asked, but the adapter reported no usage
+    assert by_id["r4"].cost_text == "not reported"  # asked, but the adapter told no usage
     days = day_totals(list(by_id.values()))
     assert [(d.day, d.runs, d.tokens_in) for d in days] == [
         ("2026-01-02", 1, 0),
         ("2026-01-01", 3, 1_000_000),
     ]
-    assert days[1].cost_text == "$5.0000 + ? (1 unknown)"  # r4's cost is unknown
+    assert days[1].cost_text == "$5.0000 + not reported (1 run)"  # r4's cost is unknown
     assert days[0].cost_text == "$0.0000"
-    assert days[1].tokens_text == "1000000 / 100000 + ? (2 unknown)"  # r2 and r4
+    assert days[1].tokens_text == "1000000 / 100000 + not reported (2 runs)"  # r2 and r4
     assert days[0].tokens_text == "0 / 0"  # r3 asked no model: nothing unknown
     only = day_totals([by_id["r4"]])[0]
-    assert (only.tokens_text, only.cost_text) == ("? (1 unknown)", "? (1 unknown)")
+    assert (only.tokens_text, only.cost_text) == ("not reported (1 run)",) * 2
 
 
 def _page_row(n: int, status: str = "completed") -> RunRow:
@@ -187,7 +187,7 @@ def test_a_thousand_runs_are_paged_and_totalled_per_day() -> None:
     last = _runs_page(rows, 20)
     assert 'data-run-id="r0000"' in last and "newer runs" in last
     assert first.count('class="day"') == 3  # 50 hourly runs span three days
-    assert "? / ?" in first  # unknown tokens say so
+    assert "not reported" in first  # unknown tokens say so
 
 
 def test_the_last_x_label_stays_inside_the_chart() -> None:

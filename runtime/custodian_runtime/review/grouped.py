@@ -33,9 +33,7 @@ from custodian_runtime.settings import Settings
 GROUP_PATH = "/decide-chosen"
 GROUP_CONFIRM = re.compile(r"^/decide-chosen/(?P<nonce>[\w-]{1,64})$")
 CHOICES = ("approve", "reject")
-_NONE_CHOSEN = (
-    "Choose approve or reject on at least one card of this run. Nothing was decided."
-)
+_NONE_CHOSEN = "Choose approve or reject on at least one card of this run. Nothing was decided."
 _NOT_OPEN = (
     "Not decided: this confirmation is no longer open (used already, or the page restarted). "
     "Nothing ran; choose again in the queue."
@@ -97,7 +95,9 @@ class GroupHandlers:
         live = [i for i in items.values() if i is not None]
         said = self._sentences(live)
         group = tuple(
-            Chosen(i, d, item_state(item), said[i], reason_of(form, i, shared=d == "reject") or None)
+            Chosen(
+                i, d, item_state(item), said[i], reason_of(form, i, shared=d == "reject") or None
+            )
             for i, d in chosen
             if (item := items[i]) is not None
         )

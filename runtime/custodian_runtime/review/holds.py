@@ -63,4 +63,3 @@ def stale_hold(changes: tuple[str, ...], verdict: str | None) -> Hold | None:
         "Reject it with a reason, or dismiss it."
     )
     return Hold("stale", text)
-

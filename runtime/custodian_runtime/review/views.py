@@ -25,8 +25,7 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review._sentence import facts_of
-from custodian_runtime.review.asked import Asked, SessionState
-from custodian_runtime.review.asked import AskedGroup
+from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
 from custodian_runtime.review.deciding import DecisionHandlers, Form, FormAnswer, Typed
 from custodian_runtime.review.granting import GrantAnswer, GrantTyped
 from custodian_runtime.review.grouped import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
@@ -185,8 +184,7 @@ class Views:
         uses = [u for u in pages.granted(self.settings) if not domain or u.domain == domain]
         shown = history(items, now, facts)
         known = sorted({i.domain for i in every})
-        values = {"items": shown, "uses": uses, "domain": domain, "known": known}
-        return self._render("history.html.j2", **values)
+        return self._render("history.html.j2", items=shown, uses=uses, domain=domain, known=known)
 
     def item(self, approval_id: str) -> Page:
         """One item, pending or decided: what it was and what became of it."""
@@ -219,8 +217,9 @@ class Views:
         chosen = {c.approval_id for c in asked.chosen}
         live = [i for i in queue(store, now, Filter()).items if i.id in chosen]
         views = {v.item.id: v for v in pending_views(self.settings, store, now, live)}
-        values = {"asked": asked, "views": views, "nonce": nonce, "csrf": csrf}
-        return self._render("group_confirm.html.j2", **values)
+        return self._render(
+            "group_confirm.html.j2", asked=asked, views=views, nonce=nonce, csrf=csrf
+        )
 
     def selected(self, csrf: str, ids: list[str], typed: Typed, status: int = 200) -> Page:
         """The items ticked for a reject together, with one form for the name and reason."""
