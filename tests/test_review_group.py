@@ -54,7 +54,7 @@ def test_a_group_is_confirmed_once_and_each_item_checked_again(
         assert hub.status_code == 200
         nonce = asked.headers["location"].rsplit("/", 1)[1]
         done = page.post(f"/decide-chosen/{nonce}", decision="confirm")
-        assert done.headers["location"] == f"/#item-{ids[ALT]}"  # the card left undecided
+        assert done.headers["location"] == f"/?at={ids[ALT]}#decided"  # the card left undecided
         said = page.get("/").text
         assert "Not decided: Create task ‘Add a sitemap’" in said
         assert "Rejected by ana: Create task ‘Redirect old blog URLs’" in said
@@ -108,7 +108,10 @@ def test_each_decision_returns_to_the_next_card_and_a_stale_one_is_dismissed(
         assert 'value="approve"' not in stale  # neither a choice nor a button
         rejected = page.post(f"/approvals/{ids[0]}", decision="reject", by="ana", reason="No.",
                              **{f"after-{ids[0]}": ids[1], "next": "/"})  # fmt: skip
-        assert rejected.headers["location"] == f"/#item-{ids[1]}"
+        assert rejected.headers["location"] == f"/?at={ids[1]}#decided"
+        there = page.get(rejected.headers["location"]).text
+        said = there.index(f'data-decided="{ids[0]}"')  # said where the reviewer returns
+        assert there.index("data-run-group=") < said < there.index(f'id="item-{ids[1]}"')
         nonce = page.ask(ids[1], "ana")
         approved = page.post(f"/approvals/{ids[1]}/confirm", decision="confirm", nonce=nonce)
         assert approved.headers["location"] == "/"  # asked without a card to return to

@@ -56,10 +56,13 @@ def one(form: Form, key: str) -> str:
 
 def back(form: Form, card: str = "") -> str:
     """Where to go after a decision: the queue with the filter it was made under, at `card`
-    (the card that followed the decided one) when there is one."""
+    (the card that followed the decided one) when there is one: the page says there what the
+    decision came to, and the address scrolls to it."""
     given = one(form, "next")
     where = given if NEXT.match(given) else "/"
-    return f"{where}#item-{card}" if CARD_ID.match(card) else where
+    if not CARD_ID.match(card):
+        return where
+    return f"{where}{'&' if '?' in where else '?'}at={card}#decided"
 
 
 def reason_of(form: Form, approval_id: str, *, shared: bool = True) -> str:
