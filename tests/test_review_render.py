@@ -219,3 +219,40 @@ def test_real_runs_give_the_open_flags_line_and_their_cost(
     assert {(r.tokens_text, r.cost_text, r.tone) for r in rows} == {("0 / 0", "$0.0000", "ok")}
     html = Views(review_settings(tmp_path / "memory", "embedded", tmp_path)).get("/runs", "c").body
     assert b'<polyline class="flags"' in html
+
+
+class _Waiting:
+    """An item as a newer queue writes it: with its `waiting_because` (code and one line)."""
+
+    def __init__(self, item: Any, why: Any) -> None:
+        self._item, self.waiting_because = item, why
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._item, name)
+
+
+def _card_html(item: Any) -> str:
+    from custodian_runtime.review.deciding import Typed
+    from custodian_runtime.review.groups import RunGroup
+    from custodian_runtime.review.pending import PendingView
+
+    view = PendingView(item, (), "1m", "13d", "{}", None, (), None, sentence="Create task")
+    values = {"typed": Typed(), "csrf": "c", "next": "/", "notes": {}, "at_card": "", "flashes": []}
+    return environment().get_template("_group.html.j2").render(g=RunGroup("r1", (view,)), **values)
+
+
+def test_a_card_says_why_it_waits_when_its_item_says_and_nothing_when_it_does_not() -> None:
+    from custodian_runtime.core.approvals.items import new_item
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    item = new_item(
+        approval_id="apr-1", domain="website", operation="create_task", params={"title": "x"},
+        rationale=None, run_id="r1", fingerprint="f" * 64, precondition={}, now=now, ttl_days=14,
+    )  # fmt: skip
+    why = {"code": "no_evidence", "text": "it cites no <b>evidence</b>"}
+    said = _card_html(_Waiting(item, why))
+    assert (
+        '<p class="why" data-why="no_evidence">Waits because: it cites no &lt;b&gt;evidence' in said
+    )
+    assert 'class="why"' not in _card_html(item)  # an item of an older queue: no line
+    assert 'class="why"' not in _card_html(_Waiting(item, None))
