@@ -33,6 +33,26 @@ def _held_and_stale(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -
     return memory
 
 
+def _keys(driver: Any) -> dict[str, Any]:
+    """The page's own keys on the cards in plan order: dec-1 (stale), web-t-3, fl-1 (held)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    ActionChains(driver).send_keys("ja", "ja", "jar", "Out of scope.", Keys.ESCAPE).perform()
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    checked = driver.find_elements(By.CSS_SELECTOR, 'input[type="radio"]:checked')
+    reasons = driver.find_elements(By.CSS_SELECTOR, "textarea")
+    return {
+        "hint": driver.find_element(By.ID, "keys-hint").is_displayed(),
+        "chosen": [r.get_attribute("value") for r in checked],
+        "reasons": [r.get_attribute("value") for r in reasons],
+        "decided": driver.find_elements(
+            By.CSS_SELECTOR, "p.decided, p.problem, [data-confirm-group]"
+        ),
+    }
+
+
 def _one_screen(driver: Any, url: str, screen: tuple[int, int, str]) -> dict[str, Any]:
     from selenium.webdriver.common.by import By
 
@@ -42,7 +62,9 @@ def _one_screen(driver: Any, url: str, screen: tuple[int, int, str]) -> dict[str
     wait_for(driver, "section.approval")
     held = {e.get_attribute("data-hold") for e in driver.find_elements(By.CSS_SELECTOR, ".held")}
     body = driver.find_element(By.TAG_NAME, "body").value_of_css_property("background-color")
+    keys = _keys(driver) if screen == SCREENS[-1] else None
     return {
+        "keys": keys,
         "width": driver.execute_script("return window.innerWidth"),
         "background": body,
         "layout": layout_problems(driver),
@@ -68,6 +90,11 @@ def test_the_queue_fits_a_phone_and_a_laptop_in_both_schemes(
                 url = f"http://{server.address}/"  # the token is traded once
     finally:
         driver.quit()
+    # Keys choose for the group, and decide nothing: a stale card has no approve to choose.
+    assert found[SCREENS[-1]]["keys"] == {
+        "hint": True, "chosen": ["", "approve", "reject", ""],
+        "reasons": ["", "", "Out of scope.", ""], "decided": [],
+    }  # fmt: skip
     for (width, _, scheme), seen in found.items():
         assert seen["width"] == width  # the viewport meta: a phone lays out at its own width
         assert seen["background"] == BACKGROUND[scheme]

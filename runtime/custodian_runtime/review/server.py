@@ -20,7 +20,7 @@ from custodian_runtime.settings import Settings
 
 MAX_BODY = 64 * 1024
 CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
 HEADERS = {

@@ -37,6 +37,7 @@ from custodian_runtime.review.standing_pages import StandingPages
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
+JS_PATH = "/static/review.js"  # keys for the queue; every page works without it
 RUN_PATH = re.compile(r"^/runs/(?P<run_id>[A-Za-z0-9._:-]{1,200})$")
 NOTE_PATH = re.compile(r"^/notes/(?P<name>[A-Za-z0-9._-]{1,200})$")
 RUNS_PAGE_PATH = re.compile(r"^/runs/page/(?P<n>[1-9][0-9]{0,5})$")
@@ -80,7 +81,9 @@ class Views:
     def __init__(self, settings: Settings, name_cookie: str = NAME_COOKIE) -> None:
         self.settings = settings
         self.env = environment()
-        self.css = files("custodian_runtime.review").joinpath("static/review.css").read_bytes()
+        static = files("custodian_runtime.review").joinpath("static")
+        self.css = static.joinpath("review.css").read_bytes()
+        self.js = static.joinpath("review.js").read_bytes()
         self.state = SessionState()
         self.deciding = DecisionHandlers(settings, self.state)
         self.grouped = GroupHandlers(settings, self.state)
@@ -92,7 +95,9 @@ class Views:
 
     def _render(self, template: str, status: int = 200, **values: Any) -> Page:
         waiting = queue(self._store(), utc_now(), Filter())
-        html = self.env.get_template(template).render(css=CSS_PATH, waiting=waiting, **values)
+        html = self.env.get_template(template).render(
+            css=CSS_PATH, js=JS_PATH, waiting=waiting, **values
+        )
         return Page(status, html.encode("utf-8"))
 
     def not_found(self, what: str) -> Page:
@@ -106,6 +111,8 @@ class Views:
         which leaves the session's flash messages for the next GET)."""
         if path == CSS_PATH:
             return Page(200, self.css, "text/css; charset=utf-8")
+        if path == JS_PATH:
+            return Page(200, self.js, "text/javascript; charset=utf-8")
         if path in ("/", "/approvals"):
             return self.approvals(csrf, Filter.parse(query), Typed(by), peek=head)
         if path == "/runs":
