@@ -82,8 +82,14 @@ class Views:
         self.settings = settings
         self.env = environment()
         static = files("custodian_runtime.review").joinpath("static")
-        self.css = static.joinpath("review.css").read_bytes()
-        self.js = static.joinpath("review.js").read_bytes()
+        self.static = {
+            CSS_PATH: Page(
+                200, static.joinpath("review.css").read_bytes(), "text/css; charset=utf-8"
+            ),
+            JS_PATH: Page(
+                200, static.joinpath("review.js").read_bytes(), "text/javascript; charset=utf-8"
+            ),
+        }
         self.state = SessionState()
         self.deciding = DecisionHandlers(settings, self.state)
         self.grouped = GroupHandlers(settings, self.state)
@@ -109,10 +115,8 @@ class Views:
     ) -> Page:
         """The page at `path` for a session whose CSRF token is `csrf` (`head`: a HEAD request,
         which leaves the session's flash messages for the next GET)."""
-        if path == CSS_PATH:
-            return Page(200, self.css, "text/css; charset=utf-8")
-        if path == JS_PATH:
-            return Page(200, self.js, "text/javascript; charset=utf-8")
+        if path in self.static:
+            return self.static[path]
         if path in ("/", "/approvals"):
             return self.approvals(csrf, Filter.parse(query), Typed(by), peek=head)
         if path == "/runs":
