@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from browsersupport import axe_violations, card, fill, press, shot, wait_for
+from browsersupport import (
+    axe_violations,
+    card,
+    emulate,
+    fill,
+    layout_problems,
+    press,
+    shot,
+    wait_for,
+)
 from custodian_hub import ReferenceHub, load_seed
 from reviewsupport import (
     TEN,
@@ -151,26 +160,40 @@ def test_ten_items_decided_through_the_page_change_what_the_cli_changes(
 def test_axe_core_finds_no_serious_or_critical_violation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
+    """Each kind of page on a phone in the dark scheme: nothing serious, and everything fits."""
+    from selenium.webdriver.common.by import By
+
     memory, names = queue_plan(tmp_path, monkeypatch, small_hub, TEN[:4])
-    first = next(iter(names))
+    first, second = list(names)[:2]
     driver = chrome(tmp_path / "chrome-profile")
     found = {}
+
+    def check(name: str) -> None:
+        found[name] = (axe_violations(driver), layout_problems(driver))
+
     try:
         with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+            emulate(driver, 390, 844, "dark")
             driver.get(server.url)
             wait_for(driver, "section.approval")
-            found["queue"] = axe_violations(driver)
+            check("queue")
             fill(card(driver, first), "ana")
             press(card(driver, first), "reject")  # no reason: refused inline
             wait_for(driver, f'[data-problem="{first}"]')
-            found["refused"] = axe_violations(driver)
+            check("refused")
             press(card(driver, first), "approve")
             wait_for(driver, "[data-confirm-approval-id]")
-            found["confirm"] = axe_violations(driver)
-            for path in ("/history", f"/approvals/{first}", "/runs", "/standing?domain=website"):
+            check("confirm")
+            driver.get(f"http://{server.address}/")  # the name is remembered for the session
+            card(driver, second).find_element(By.CSS_SELECTOR, 'input[value="approve"]').click()
+            driver.find_element(By.CSS_SELECTOR, 'button[value="choose"]').click()
+            wait_for(driver, "[data-confirm-group]")
+            check("confirm-group")
+            for path in ("/history", f"/approvals/{first}", "/runs", "/standing?domain=website",
+                         f"/reject-selected?ids={first}"):  # fmt: skip
                 driver.get(f"http://{server.address}{path}")
                 wait_for(driver, "main")
-                found[path] = axe_violations(driver)
+                check(path)
     finally:
         driver.quit()
-    assert found == {k: [] for k in found}
+    assert found == {k: ([], []) for k in found}
