@@ -58,9 +58,14 @@ def _decide_ten(driver: Any, url: str, ids: dict[str, str], shots: Path, counted
     """Six approvals and four rejections (two reasons typed) as one decision of the run."""
     from selenium.webdriver.common.by import By
 
-    driver.set_window_size(1280, 800)
+    emulate(driver, 1280, 800, "light")
     driver.get(url)
     group = wait_for(driver, "form.group")
+    bottoms = [
+        e.rect["y"] + e.rect["height"]
+        for e in group.find_elements(By.CSS_SELECTOR, "section.approval")
+    ]
+    assert sum(1 for b in bottoms if b <= 800) >= 4, bottoms  # compact cards
     order = [
         e.get_attribute("data-approval-id")
         for e in group.find_elements(By.CSS_SELECTOR, "section.approval")
