@@ -147,3 +147,26 @@ def test_runs_keep_a_persons_decisions_apart_and_history_honours_its_domain(
         "data-history-id=" not in elsewhere
         and "Nothing has been decided yet in platform" in elsewhere
     )
+
+
+def test_a_card_held_by_a_mode_says_who_set_it_and_offers_approve_only_when_set_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    memory, names = queue_plan(tmp_path, monkeypatch, small_hub, TEN[5:6])  # resolve_flag fl-1
+    (flag,) = names
+    policy = ["policy", "set", "--domain", "website", "--operation", "resolve_flag", "--mode"]
+    who = ["--by", "dana", "--memory", str(memory)]
+    with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+        page = Browser(server)
+        for mode in ("shadow", "ask"):
+            done = run_cli([*policy, mode, *who, "--reason", f"{mode} for the audit"], tmp_path,
+                           monkeypatch)  # fmt: skip
+            assert done.code == 0, done.stderr
+            seen = page.get("/").text
+            held = "Held: resolve_flag is set to shadow in website by dana" in seen
+            approvable = f'name="choice-{flag}" value="approve"' in seen
+            assert (held, approvable) == ((True, False) if mode == "shadow" else (False, True))
+            disabled = re.search(
+                r'<button type="submit" name="decision" value="approve" disabled', seen
+            )
+            assert (disabled is not None) == (mode == "shadow")
