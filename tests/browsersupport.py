@@ -43,14 +43,17 @@ def card(driver: Any, approval_id: str) -> Any:
 
 
 def fill(section: Any, by: str, reason: str = "") -> None:
-    """Type the name (replacing a remembered one) and the reason into a card's form."""
+    """Type the name (replacing a remembered one) and the reason into a card's form (the name
+    field of a queue's card is its run's, one per group)."""
     from selenium.webdriver.common.by import By
 
-    field = section.find_element(By.CSS_SELECTOR, 'input[name="by"]')
+    named = section.find_elements(By.CSS_SELECTOR, 'input[name="by"]')
+    form = section if named else section.find_element(By.XPATH, "ancestor::form")
+    field = form.find_element(By.CSS_SELECTOR, 'input[name="by"]')
     field.clear()
     field.send_keys(by)
     if reason:
-        section.find_element(By.CSS_SELECTOR, 'textarea[name="reason"]').send_keys(reason)
+        section.find_element(By.CSS_SELECTOR, 'textarea[name^="reason"]').send_keys(reason)
 
 
 def press(section: Any, decision: str) -> None:
@@ -92,3 +95,50 @@ def axe_violations(driver: Any) -> list[Any]:
     driver.set_script_timeout(60)
     found = driver.execute_async_script(AXE_RUN)
     return [v for v in found if v[1] in ("serious", "critical")]
+
+
+def emulate(driver: Any, width: int, height: int, scheme: str) -> None:
+    """A screen of `width`×`height` CSS px (a phone below 600: its viewport meta applies) that
+    prefers the colour `scheme`, through the DevTools protocol."""
+    feature = {"name": "prefers-color-scheme", "value": scheme}
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [feature]})
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+
+# Each visible control: at least 44 px wide (a radio or checkbox: its label), inside its card (or
+# form), and no narrower than its label's text; the page itself does not scroll sideways.
+LAYOUT = r"""
+const out = [], doc = document.documentElement;
+if (doc.scrollWidth > window.innerWidth) out.push(["page", "scrolls sideways", doc.scrollWidth]);
+const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+const broken = label => [...label.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()
+  && !/\s/.test(n.textContent.trim()) && (() => { const r = document.createRange();
+    r.selectNodeContents(n); return r.getClientRects().length > 1; })());
+const textWidth = label => Math.max(0, ...[...label.childNodes]
+  .filter(n => n.nodeType === 3 && n.textContent.trim())
+  .map(n => { const r = document.createRange(); r.selectNodeContents(n);
+              return r.getBoundingClientRect().width; }));
+for (const e of document.querySelectorAll("button, input, select, textarea")) {
+  if (e.type === "hidden" || !shown(e)) continue;
+  const box = ["radio", "checkbox"].includes(e.type) ? (e.closest("label") || e) : e;
+  const r = box.getBoundingClientRect(), name = `${e.name}=${e.value}`.slice(0, 60);
+  if (r.width < 44) out.push([name, "narrower than 44 px", r.width]);
+  const card = e.closest("section.approval, form, section, header");
+  const c = card ? card.getBoundingClientRect() : {left: 0, right: window.innerWidth};
+  if (r.left < c.left - 0.5 || r.right > c.right + 0.5) out.push([name, "outside its card"]);
+  if (e.tagName === "BUTTON" && e.scrollWidth > e.clientWidth + 1) {
+    out.push([name, "narrower than its text", e.scrollWidth, e.clientWidth]);
+  }
+  const label = box === e ? e.closest("label") : null;
+  if (label && r.width + 0.5 < textWidth(label)) out.push([name, "narrower than its label"]);
+  if (label && broken(label)) out.push([name, "its label's word is broken"]);
+}
+return out;
+"""
+
+
+def layout_problems(driver: Any) -> list[Any]:
+    """What does not fit on the page open in `driver` (see LAYOUT); [] when all fits."""
+    found: list[Any] = driver.execute_script(LAYOUT)
+    return found

@@ -89,7 +89,7 @@ def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
             _read_runs_and_note(driver, server.url, queued.run_id, shots)
             driver.find_element("link text", "Pending approvals 2").click()
             section = card(driver, queued.create_id)
-            assert section.find_element("css selector", "h2").text == (
+            assert section.find_element("css selector", ".sentence").text == (
                 "Create task ‘Add a sitemap’ in workstream web-ws-1 "
                 "‘Relaunch the marketing site’ in website"
             )
@@ -100,8 +100,8 @@ def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
             assert "Add a sitemap" in section.find_element("css selector", "table.fields").text
             approved = approve(driver, queued.create_id, "ana", shots)
             assert approved.startswith("Approved and executed: created task ‘Add a sitemap’")
-            # The name is remembered for the session: the next card has it already.
-            by = card(driver, queued.resolve_id).find_element("css selector", 'input[name="by"]')
+            # The name is remembered for the session: the run's group has it already.
+            by = driver.find_element("css selector", 'form.group input[name="by"]')
             assert by.get_attribute("value") == "ana"
             rejected = reject(driver, queued.resolve_id, "ben", REJECT_REASON)
             assert rejected.startswith("Rejected by ben: Resolve decision dec-1")
@@ -130,16 +130,19 @@ def test_enter_in_any_field_decides_nothing(
             driver.get(server.url)
             section = card(driver, queued.resolve_id)
             fill(section, "reviewer", REJECT_REASON)
+            group = driver.find_element(By.CSS_SELECTOR, "form.group")
+            choice = section.find_element(By.CSS_SELECTOR, 'input[value="reject"]')
+            choice.send_keys(Keys.SPACE)  # chosen for the group, which only a click decides
             for field in (
-                section.find_element(By.CSS_SELECTOR, 'input[name="by"]'),
-                section.find_element(By.CSS_SELECTOR, 'textarea[name="reason"]'),
+                group.find_element(By.CSS_SELECTOR, 'input[name="by"]'),
+                section.find_element(By.CSS_SELECTOR, 'textarea[name^="reason"]'),
+                group.find_element(By.CSS_SELECTOR, 'input[name="reason"]'),
+                choice,
             ):
                 field.send_keys(Keys.ENTER)
             assert driver.find_elements(By.CSS_SELECTOR, "p.decided, p.problem") == []
-            # Enter on a ticked box opens the page of selected items, and decides nothing.
-            box = section.find_element(By.CSS_SELECTOR, 'input[name="ids"]')
-            box.send_keys(Keys.SPACE)
-            box.send_keys(Keys.ENTER)
+            # The page of selected items to reject: Enter there decides nothing.
+            driver.get(f"http://{server.address}/reject-selected?ids={queued.resolve_id}")
             wait_for(driver, f'[data-selected-id="{queued.resolve_id}"]')
             bulk = driver.find_element(By.ID, "bulk-reject")
             fill(bulk, "reviewer")
@@ -148,6 +151,14 @@ def test_enter_in_any_field_decides_nothing(
             assert driver.find_elements(By.CSS_SELECTOR, "p.decided, p.problem") == []
             driver.find_element(By.LINK_TEXT, "Back to the queue").click()
             assert driver.find_elements(By.CSS_SELECTOR, "p.decided") == []
+            # A group's choices ask once; leaving that confirmation decides nothing.
+            section = card(driver, queued.resolve_id)
+            fill(section, "reviewer", REJECT_REASON)
+            section.find_element(By.CSS_SELECTOR, 'input[value="reject"]').click()
+            driver.find_element(By.CSS_SELECTOR, 'button[value="choose"]').click()
+            wait_for(driver, "[data-confirm-group]")
+            driver.find_element(By.LINK_TEXT, "No, back to the queue").click()
+            wait_for(driver, "form.group")
             # An approve click asks; leaving the confirmation decides nothing either.
             fill(card(driver, queued.create_id), "reviewer")
             press(card(driver, queued.create_id), "approve")

@@ -133,22 +133,22 @@ def test_tokens_and_cost_come_from_the_adapters_usage_and_the_price_table() -> N
     by_id = {r.run_id: r for r in run_rows(records)}
     assert by_id["r1"].tokens_text == "1000000 / 100000"
     assert by_id["r1"].cost_text == "$4.5000"  # 3.00 + 1.50 from core/prices.py
-    assert by_id["r2"].tokens_text == "? / ?"
+    assert by_id["r2"].tokens_text == "not reported"
     assert by_id["r2"].cost_text == "$0.5000"
     assert by_id["r3"].cost_text == "-"  # no model was asked: nothing is unknown
     assert by_id["r3"].tokens_text == "-"
-    assert by_id["r4"].cost_text == "?"  # asked, but the adapter reported no usage
+    assert by_id["r4"].cost_text == "not reported"  # asked, but the adapter told no usage
     days = day_totals(list(by_id.values()))
     assert [(d.day, d.runs, d.tokens_in) for d in days] == [
         ("2026-01-02", 1, 0),
         ("2026-01-01", 3, 1_000_000),
     ]
-    assert days[1].cost_text == "$5.0000 + ? (1 unknown)"  # r4's cost is unknown
+    assert days[1].cost_text == "$5.0000 + not reported (1 run)"  # r4's cost is unknown
     assert days[0].cost_text == "$0.0000"
-    assert days[1].tokens_text == "1000000 / 100000 + ? (2 unknown)"  # r2 and r4
+    assert days[1].tokens_text == "1000000 / 100000 + not reported (2 runs)"  # r2 and r4
     assert days[0].tokens_text == "0 / 0"  # r3 asked no model: nothing unknown
     only = day_totals([by_id["r4"]])[0]
-    assert (only.tokens_text, only.cost_text) == ("? (1 unknown)", "? (1 unknown)")
+    assert (only.tokens_text, only.cost_text) == ("not reported (1 run)",) * 2
 
 
 def _page_row(n: int, status: str = "completed") -> RunRow:
@@ -187,7 +187,7 @@ def test_a_thousand_runs_are_paged_and_totalled_per_day() -> None:
     last = _runs_page(rows, 20)
     assert 'data-run-id="r0000"' in last and "newer runs" in last
     assert first.count('class="day"') == 3  # 50 hourly runs span three days
-    assert "? / ?" in first  # unknown tokens say so
+    assert "not reported" in first  # unknown tokens say so
 
 
 def test_the_last_x_label_stays_inside_the_chart() -> None:
@@ -219,3 +219,40 @@ def test_real_runs_give_the_open_flags_line_and_their_cost(
     assert {(r.tokens_text, r.cost_text, r.tone) for r in rows} == {("0 / 0", "$0.0000", "ok")}
     html = Views(review_settings(tmp_path / "memory", "embedded", tmp_path)).get("/runs", "c").body
     assert b'<polyline class="flags"' in html
+
+
+class _Waiting:
+    """An item as a newer queue writes it: with its `waiting_because` (code and one line)."""
+
+    def __init__(self, item: Any, why: Any) -> None:
+        self._item, self.waiting_because = item, why
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._item, name)
+
+
+def _card_html(item: Any) -> str:
+    from custodian_runtime.review.deciding import Typed
+    from custodian_runtime.review.groups import RunGroup
+    from custodian_runtime.review.pending import PendingView
+
+    view = PendingView(item, (), "1m", "13d", "{}", None, (), None, sentence="Create task")
+    values = {"typed": Typed(), "csrf": "c", "next": "/", "notes": {}, "at_card": "", "flashes": []}
+    return environment().get_template("_group.html.j2").render(g=RunGroup("r1", (view,)), **values)
+
+
+def test_a_card_says_why_it_waits_when_its_item_says_and_nothing_when_it_does_not() -> None:
+    from custodian_runtime.core.approvals.items import new_item
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    item = new_item(
+        approval_id="apr-1", domain="website", operation="create_task", params={"title": "x"},
+        rationale=None, run_id="r1", fingerprint="f" * 64, precondition={}, now=now, ttl_days=14,
+    )  # fmt: skip
+    why = {"code": "no_evidence", "text": "it cites no <b>evidence</b>"}
+    said = _card_html(_Waiting(item, why))
+    assert (
+        '<p class="why" data-why="no_evidence">Waits because: it cites no &lt;b&gt;evidence' in said
+    )
+    assert 'class="why"' not in _card_html(item)  # an item of an older queue: no line
+    assert 'class="why"' not in _card_html(_Waiting(item, None))

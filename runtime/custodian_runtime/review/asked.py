@@ -39,6 +39,28 @@ class Asked:
     by: str
     note: str | None
     sentence: str
+    back: str = "/"  # where the queue was: the page to return to once it is decided
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """One item of a group decision: approve or reject, bound to its state when it was chosen."""
+
+    approval_id: str
+    decision: str  # "approve" or "reject"
+    state: str
+    sentence: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class AskedGroup:
+    """Several items decided together, in the plan's order, waiting for one confirmation."""
+
+    by: str
+    chosen: tuple[Chosen, ...]
+    back: str = "/"
+    gone: tuple[str, ...] = ()  # chosen ids no longer pending when they were chosen
 
 
 @dataclass(frozen=True)
@@ -53,7 +75,7 @@ class AskedGrant:
     request: object
 
 
-Held = Asked | AskedGrant
+Held = Asked | AskedGrant | AskedGroup
 
 
 @dataclass(frozen=True)

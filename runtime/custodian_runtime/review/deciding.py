@@ -23,6 +23,7 @@ from custodian_runtime.settings import Settings
 
 MAX_BY, MAX_REASON = 100, 2000
 NEXT = re.compile(r"^/(\?[A-Za-z0-9=&_.%+-]{0,300})?$")
+CARD_ID = re.compile(r"^[A-Za-z0-9-]{1,100}$")
 Form = dict[str, list[str]]
 
 
@@ -35,6 +36,7 @@ class Typed:
     problems: dict[str, str] = field(default_factory=dict)
     selected: frozenset[str] = frozenset()
     bulk_reason: str = ""
+    choices: dict[str, str] = field(default_factory=dict)  # approve or reject, per item
 
 
 @dataclass(frozen=True)
@@ -52,10 +54,24 @@ def one(form: Form, key: str) -> str:
     return form.get(key, [""])[0]
 
 
-def back(form: Form) -> str:
-    """Where to go after a decision: the queue with the filter it was made under."""
+def back(form: Form, card: str = "") -> str:
+    """Where to go after a decision: the queue with the filter it was made under, at `card`
+    (the card that followed the decided one) when there is one: the page says there what the
+    decision came to, and the address scrolls to it."""
     given = one(form, "next")
-    return given if NEXT.match(given) else "/"
+    where = given if NEXT.match(given) else "/"
+    if not CARD_ID.match(card):
+        return where
+    return f"{where}{'&' if '?' in where else '?'}at={card}#decided"
+
+
+def reason_of(form: Form, approval_id: str, *, shared: bool = True) -> str:
+    """The reason typed on the item's card (`reason-<id>`), else (when `shared`, or the form
+    has no such field) the form's one `reason`: a group's reason for the rejections."""
+    own = form.get(f"reason-{approval_id}")
+    if own is not None and (own[0].strip() or not shared):
+        return own[0].strip()
+    return one(form, "reason").strip()
 
 
 def by_problem(by: str) -> str | None:
@@ -102,7 +118,9 @@ class DecisionHandlers:
     def decide_one(self, approval_id: str, form: Form, session: str) -> FormAnswer:
         """Approve (which asks for a confirmation first) or reject one item."""
         decision, by = one(form, "decision"), one(form, "by").strip()
-        reason = one(form, "reason").strip()
+        reason = reason_of(form, approval_id, shared=decision != "approve")
+        if decision == "dismiss":  # a stale card: nothing could run, so it is rejected as such
+            decision, reason = "reject", reason or DISMISSED
         problem = by_problem(by) or reason_problem(reason, decision == "reject")
         if decision not in ("approve", "reject"):
             problem = "Choose Approve or Reject. Nothing was decided."
@@ -114,14 +132,15 @@ class DecisionHandlers:
             self.state.flash(session, [Flash(approval_id, False, f"{approval_id}: {_GONE}")])
             return FormAnswer(303, location=back(form), by=by)
         said = sentences(self.settings, item)
+        place = back(form, one(form, f"after-{approval_id}"))
         if decision == "approve":
-            asked = Asked(item.id, item_state(item), by, reason or None, said[0])
+            asked = Asked(item.id, item_state(item), by, reason or None, said[0], place)
             nonce = self.state.ask(session, asked)
             location = f"/approvals/{quote(item.id)}/confirm/{nonce}"
             return FormAnswer(303, location=location, by=by)
         flash = decide_and_say(self.settings, item, "reject", by, reason, said)
         self.state.flash(session, [flash])
-        return FormAnswer(303, location=back(form), by=by)
+        return FormAnswer(303, location=place, by=by)
 
     def confirm(self, approval_id: str, form: Form, session: str) -> FormAnswer:
         """Carry out an approval that was asked for, if the item is still as it was then."""
@@ -142,7 +161,7 @@ class DecisionHandlers:
         said = (asked.sentence, sentences(self.settings, item)[1])
         flash = decide_and_say(self.settings, item, "approve", asked.by, asked.note, said)
         self.state.flash(session, [flash])
-        return FormAnswer(303, location=back(form), by=asked.by)
+        return FormAnswer(303, location=asked.back, by=asked.by)
 
     def reject_many(self, form: Form, session: str) -> FormAnswer:
         """Reject every selected item with one reason, each as `approvals reject` does."""
@@ -172,6 +191,7 @@ class DecisionHandlers:
         return decide_and_say(self.settings, item, "reject", by, reason, said)
 
 
+DISMISSED = "Dismissed: its target changed since it was proposed, so it could no longer run."
 _GONE = "not decided: it was decided or expired meanwhile, or there is no such item (see History)."
 _CHANGED = (
     "The item changed or was decided since you asked to approve it, so nothing ran. "

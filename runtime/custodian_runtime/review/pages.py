@@ -35,7 +35,8 @@ NOTE_NAME = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+(\.\d+)?\.md$")
 
 @dataclass(frozen=True)
 class DomainRuns:
-    """One domain's runs on one page, newest first, its chart and totals per day."""
+    """One domain's runs on one page, newest first, its chart and totals per day; a person's
+    decisions carried out (an approval's own run in the journal) apart, newest first."""
 
     domain: str
     runs: tuple[RunRow, ...]
@@ -44,6 +45,11 @@ class DomainRuns:
     days: tuple[DayTotal, ...] = ()
     pages: int = 1
     granted: Mapping[str, tuple[GrantUse, ...]] = field(default_factory=dict)  # by run id
+    decisions: tuple[RunRow, ...] = ()  # on page 1 only, at most MAX_DECISIONS
+    decided: int = 0  # how many in all
+
+
+MAX_DECISIONS = 20
 
 
 @dataclass(frozen=True)
@@ -61,16 +67,20 @@ def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
     found = []
     for domain in store.domains():
         result = store.scan(domain)
-        newest = list(reversed(run_rows(result.records)))
+        every = list(reversed(run_rows(result.records)))
+        newest = [r for r in every if not r.approval]
+        decisions = [r for r in every if r.approval]
         rows = page_of(newest, page)
-        scheduled = [r for r in reversed(rows) if not r.approval]
+        scheduled = list(reversed(rows))
         chart = build_chart(scheduled, [parse_at(r.started_at) for r in scheduled])
         problems = tuple(_store_problems(domain, result))
         days = tuple(day_totals(rows))
         granted = _by_run(grant_uses(result.records))
+        shown = tuple(decisions[:MAX_DECISIONS]) if page == 1 else ()
         found.append(
-            DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest), granted)
-        )
+            DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest), granted,
+                       shown, len(decisions))
+        )  # fmt: skip
     return found
 
 

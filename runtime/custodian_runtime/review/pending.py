@@ -28,6 +28,7 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
 from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
+from custodian_runtime.review.holds import Hold, mode_hold, mode_settings, stale_hold
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import read_summary
 
@@ -51,6 +52,7 @@ class PendingView:
     fields: tuple[tuple[str, str], ...] = ()
     cited: tuple[Cited, ...] = ()
     recorded: RecordedDecision | None = None
+    hold: Hold | None = None  # why approve is not offered now (review/holds.py)
 
 
 def shown(value: object) -> str:
@@ -187,6 +189,7 @@ def pending_views(
     hub_domains = {i.domain for i in items if not writes_canon(i.operation)}
     summaries = read_domains(settings, hub_domains)
     hub = _configured_hub(settings) if hub_domains else None
+    modes = mode_settings(settings, items)
     views = []
     for item in items:
         read = summaries.get(item.domain)
@@ -196,7 +199,8 @@ def pending_views(
         seal = store.seal_problem(item)
         if seal is not None:  # approve reads the item sealed, and refuses it
             view = replace(view, verdict=f"refused: the item {seal}")
-        views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id)))
+        hold = stale_hold(view.changes, view.verdict) or mode_hold(item, modes.get(item.id))
+        views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id), hold=hold))
     return views
 
 

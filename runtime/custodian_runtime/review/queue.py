@@ -3,6 +3,7 @@ domain, and the decided items' history."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,20 +17,28 @@ from custodian_runtime.review._sentence import Facts, card_sentence
 from custodian_runtime.review.pending import pending_items
 
 MAX_HISTORY = 200
+AT = re.compile(r"^[A-Za-z0-9-]{1,100}$")
 
 
 @dataclass(frozen=True)
 class Filter:
-    """What the queue shows: one domain and one operation, or all ("")."""
+    """What the queue shows: one domain and one operation, or all (""); `at`: the card the
+    reviewer returns to after a decision, where the page says what the decision came to."""
 
     domain: str = ""
     operation: str = ""
+    at: str = ""
 
     @classmethod
     def parse(cls, query: str) -> Filter:
         """The filter a query string asks for (unknown keys are ignored)."""
         given = parse_qs(query)
-        return cls(given.get("domain", [""])[0][:100], given.get("operation", [""])[0][:64])
+        at = given.get("at", [""])[0]
+        return cls(
+            given.get("domain", [""])[0][:100],
+            given.get("operation", [""])[0][:64],
+            at if AT.match(at) else "",
+        )
 
     def keeps(self, item: ApprovalItem) -> bool:
         """True when `item` is shown under this filter."""

@@ -13,6 +13,7 @@ from custodian_runtime.core.journal.runs import counts_text
 from custodian_runtime.core.prices import cost_usd
 
 PAGE_SIZE = 50  # runs per domain on one page: 1,000 runs stay twenty pages, not one wall
+NOT_REPORTED = "not reported"  # a model that tells no usage (a `file:` answer): not a zero
 # How a status looks: a failure must not look like a completed run.
 _TONES = {"completed": "ok", "skipped": "ok", "partial": "warn"}
 _BAD = frozenset({"failed", "rejected", "interrupted", "no finished record"})
@@ -55,17 +56,21 @@ class RunRow:
 
     @property
     def tokens_text(self) -> str:
-        """`6120 / 412`; `?` for a count the journal does not hold; `-` when no model was asked."""
+        """`6120 / 412`; `not reported` when the model told no counts (a `file:` answer), `—` for
+        one count it left out; `-` when no model was asked."""
         if not self.asked:
             return "-"
+        if self.tokens_in is None and self.tokens_out is None:
+            return NOT_REPORTED
         return f"{_known(self.tokens_in)} / {_known(self.tokens_out)}"
 
     @property
     def cost_text(self) -> str:
-        """`$0.0123`, `?` when the cost is unknown, `-` for a run that called no model."""
+        """`$0.0123`, `not reported` when the cost is unknown, `-` for a run that called no
+        model."""
         if self.cost_usd is not None:
             return f"${self.cost_usd:.4f}"
-        return "?" if self.asked else "-"
+        return NOT_REPORTED if self.asked else "-"
 
     def count(self, key: str) -> int:
         """One of the counts as a number (0 when absent or not a number)."""
@@ -89,20 +94,23 @@ class DayTotal:
 
     @property
     def tokens_text(self) -> str:
-        """`6120 / 412`, `+ ?` when some run's counts are unknown, `?` when every one is."""
+        """`6120 / 412`, `+ not reported (1 run)` when some run's counts are unknown, `not
+        reported (2 runs)` when every one is."""
         known = f"{self.tokens_in} / {self.tokens_out}"
         return _with_unknown(known, self.tokens_unknown, self.asked)
 
     @property
     def cost_text(self) -> str:
-        """`$0.0123`, `+ ?` when some run's cost is unknown, `?` when every one is."""
+        """`$0.0123`, `+ not reported (1 run)` when some run's cost is unknown, `not reported
+        (2 runs)` when every one is."""
         return _with_unknown(f"${self.cost_usd:.4f}", self.unknown, self.asked)
 
 
 def _with_unknown(known: str, unknown: int, asked: int) -> str:
+    runs = f"({unknown} run{'s' if unknown != 1 else ''})"
     if unknown and unknown == asked:
-        return f"? ({unknown} unknown)"
-    return known + (f" + ? ({unknown} unknown)" if unknown else "")
+        return f"{NOT_REPORTED} {runs}"
+    return known + (f" + {NOT_REPORTED} {runs}" if unknown else "")
 
 
 def day_totals(rows: Sequence[RunRow]) -> list[DayTotal]:
@@ -142,7 +150,7 @@ def page_count(rows: Sequence[RunRow]) -> int:
 
 
 def _known(value: int | None) -> str:
-    return "?" if value is None else str(value)
+    return "—" if value is None else str(value)
 
 
 def _int(value: object) -> int | None:

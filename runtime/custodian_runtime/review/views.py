@@ -25,9 +25,11 @@ from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import facts_of
-from custodian_runtime.review.asked import Asked, SessionState
+from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
 from custodian_runtime.review.deciding import DecisionHandlers, Form, FormAnswer, Typed
 from custodian_runtime.review.granting import GrantAnswer, GrantTyped
+from custodian_runtime.review.grouped import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
+from custodian_runtime.review.groups import by_run, plan_order
 from custodian_runtime.review.pending import pending_views, read_domains
 from custodian_runtime.review.queue import Filter, decided, history, past, queue
 from custodian_runtime.review.standing_pages import POSTS as STANDING_POSTS
@@ -35,6 +37,7 @@ from custodian_runtime.review.standing_pages import StandingPages
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
+JS_PATH = "/static/review.js"  # keys for the queue; every page works without it
 RUN_PATH = re.compile(r"^/runs/(?P<run_id>[A-Za-z0-9._:-]{1,200})$")
 NOTE_PATH = re.compile(r"^/notes/(?P<name>[A-Za-z0-9._-]{1,200})$")
 RUNS_PAGE_PATH = re.compile(r"^/runs/page/(?P<n>[1-9][0-9]{0,5})$")
@@ -78,9 +81,18 @@ class Views:
     def __init__(self, settings: Settings, name_cookie: str = NAME_COOKIE) -> None:
         self.settings = settings
         self.env = environment()
-        self.css = files("custodian_runtime.review").joinpath("static/review.css").read_bytes()
+        static = files("custodian_runtime.review").joinpath("static")
+        self.static = {
+            CSS_PATH: Page(
+                200, static.joinpath("review.css").read_bytes(), "text/css; charset=utf-8"
+            ),
+            JS_PATH: Page(
+                200, static.joinpath("review.js").read_bytes(), "text/javascript; charset=utf-8"
+            ),
+        }
         self.state = SessionState()
         self.deciding = DecisionHandlers(settings, self.state)
+        self.grouped = GroupHandlers(settings, self.state)
         self.name_cookie = name_cookie
         self.standing = StandingPages(settings, self.state, self._render)
 
@@ -89,7 +101,9 @@ class Views:
 
     def _render(self, template: str, status: int = 200, **values: Any) -> Page:
         waiting = queue(self._store(), utc_now(), Filter())
-        html = self.env.get_template(template).render(css=CSS_PATH, waiting=waiting, **values)
+        html = self.env.get_template(template).render(
+            css=CSS_PATH, js=JS_PATH, waiting=waiting, **values
+        )
         return Page(status, html.encode("utf-8"))
 
     def not_found(self, what: str) -> Page:
@@ -101,8 +115,8 @@ class Views:
     ) -> Page:
         """The page at `path` for a session whose CSRF token is `csrf` (`head`: a HEAD request,
         which leaves the session's flash messages for the next GET)."""
-        if path == CSS_PATH:
-            return Page(200, self.css, "text/css; charset=utf-8")
+        if path in self.static:
+            return self.static[path]
         if path in ("/", "/approvals"):
             return self.approvals(csrf, Filter.parse(query), Typed(by), peek=head)
         if path == "/runs":
@@ -113,7 +127,9 @@ class Views:
             ids = parse_qs(query).get("ids", [])
             return self.selected(csrf, ids, Typed(by))
         if path == "/history":
-            return self.history()
+            return self.history(Filter.parse(query).domain)
+        if match := GROUP_CONFIRM.match(path):
+            return self.group_confirmation(match["nonce"], csrf)
         if match := DECIDE_PATH.match(path):
             return self.item(match["id"])
         if match := ASKED_PATH.match(path):
@@ -149,12 +165,14 @@ class Views:
         now = utc_now()
         shown = queue(self._store(), now, keep)
         items = pending_views(self.settings, self._store(), now, list(shown.items))
+        groups = by_run(items, plan_order(self.settings, {v.item.domain for v in items}))
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
         return self._render(
             "approvals.html.j2",
             status,
             items=items,
+            groups=groups,
             queue=shown,
             keep=keep,
             typed=typed,
@@ -164,16 +182,20 @@ class Views:
             hub=redact(hub_name),
         )
 
-    def history(self) -> Page:
-        """Decided items, the latest first, with titles read from the hub once per domain."""
+    def history(self, domain: str = "") -> Page:
+        """Decided items (of `domain`, or all), the latest first, with titles read from the hub
+        once per domain."""
         now = utc_now()
-        items = decided(self._store(), now)
+        every = decided(self._store(), now)
+        items = [i for i in every if not domain or i.domain == domain]
         read = read_domains(
             self.settings, {i.domain for i in items if not writes_canon(i.operation)}
         )
         facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
-        uses = pages.granted(self.settings)
-        return self._render("history.html.j2", items=history(items, now, facts), uses=uses)
+        uses = [u for u in pages.granted(self.settings) if not domain or u.domain == domain]
+        shown = history(items, now, facts)
+        known = sorted({i.domain for i in every})
+        return self._render("history.html.j2", items=shown, uses=uses, domain=domain, known=known)
 
     def item(self, approval_id: str) -> Page:
         """One item, pending or decided: what it was and what became of it."""
@@ -197,6 +219,19 @@ class Views:
         view = pending_views(self.settings, self._store(), utc_now(), [item])[0]
         return self._render("confirm.html.j2", v=view, asked=asked, nonce=nonce, csrf=csrf)
 
+    def group_confirmation(self, nonce: str, csrf: str) -> Page:
+        """The one confirmation of a group: every chosen item's sentence, in the plan's order."""
+        asked = self.state.peek(csrf, nonce)
+        if not isinstance(asked, AskedGroup):
+            return self.not_found("this confirmation is not open; choose again in the queue")
+        now, store = utc_now(), self._store()
+        chosen = {c.approval_id for c in asked.chosen}
+        live = [i for i in queue(store, now, Filter()).items if i.id in chosen]
+        views = {v.item.id: v for v in pending_views(self.settings, store, now, live)}
+        return self._render(
+            "group_confirm.html.j2", asked=asked, views=views, nonce=nonce, csrf=csrf
+        )
+
     def selected(self, csrf: str, ids: list[str], typed: Typed, status: int = 200) -> Page:
         """The items ticked for a reject together, with one form for the name and reason."""
         now = utc_now()
@@ -216,6 +251,10 @@ class Views:
                 page = self.selected(csrf, sorted(typed.selected), typed, answer.status)
                 return self._with_name(page, answer)
             return self._answer(answer, csrf, form)
+        if path == GROUP_PATH:
+            return self._answer(self.grouped.ask(form, csrf), csrf, form)
+        if match := GROUP_CONFIRM.match(path):
+            return self._answer(self.grouped.confirm(match["nonce"], form, csrf), csrf, form)
         if match := CONFIRM_PATH.match(path):
             return self._answer(self.deciding.confirm(match["id"], form, csrf), csrf, form)
         if match := DECIDE_PATH.match(path):
