@@ -295,7 +295,7 @@ def test_a_create_that_omits_status_is_held_as_todo() -> None:
 
 
 def test_the_standing_panel_shows_what_the_report_suggests(quiet_env: Path) -> None:
-    from custodian_runtime.review.standing import standing_view
+    from custodian_runtime.review.standing_data import standing_view
     from custodian_runtime.settings import load_settings
 
     memory = quiet_env / "memory"

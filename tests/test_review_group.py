@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.review.deciding import DISMISSED
+from custodian_runtime.review.queue_forms import DISMISSED
 from reviewsupport import TEN, Browser, queue_plan, review_page, review_settings
 from runsupport import run_cli, tree_digest
 

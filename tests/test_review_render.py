@@ -232,9 +232,9 @@ class _Waiting:
 
 
 def _card_html(item: Any) -> str:
-    from custodian_runtime.review.deciding import Typed
-    from custodian_runtime.review.groups import RunGroup
     from custodian_runtime.review.pending import PendingView
+    from custodian_runtime.review.queue_forms import Typed
+    from custodian_runtime.review.run_groups import RunGroup
 
     view = PendingView(item, (), "1m", "13d", "{}", None, (), None, sentence="Create task")
     values = {"typed": Typed(), "csrf": "c", "next": "/", "notes": {}, "at_card": "", "flashes": []}

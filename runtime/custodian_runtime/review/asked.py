@@ -66,7 +66,7 @@ class AskedGroup:
 @dataclass(frozen=True)
 class AskedGrant:
     """A grant to issue or revoke, waiting for its confirmation (`request`: what to do, as
-    review/granting.py typed it)."""
+    review/grant_forms.py typed it)."""
 
     action: str  # "issue" or "revoke"
     domain: str

@@ -10,14 +10,14 @@ from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.presentation.display import one_line
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.review.standing import read_standing
+from custodian_runtime.review.standing_data import read_standing
 from custodian_runtime.settings import Settings
 
 HELD_MODES = ("off", "shadow")
 
 
 @dataclass(frozen=True)
-class Hold:
+class CardHold:
     """What keeps approve off a card: `stale` (reject or dismiss it) or `mode` (wait)."""
 
     kind: str
@@ -41,7 +41,7 @@ def mode_settings(
     return found
 
 
-def mode_hold(item: ApprovalItem, setting: ModeSetting | None) -> Hold | None:
+def mode_hold(item: ApprovalItem, setting: ModeSetting | None) -> CardHold | None:
     """The hold of a mode `off` or `shadow` on the item's operation, saying who set it."""
     if setting is None or setting.mode not in HELD_MODES:
         return None
@@ -51,10 +51,10 @@ def mode_hold(item: ApprovalItem, setting: ModeSetting | None) -> Hold | None:
         f"by {one_line(setting.by)} ({when}: {one_line(setting.reason, 120)}). Approve stays "
         "off until a person sets the mode back (Standing); reject is open."
     )
-    return Hold("mode", text)
+    return CardHold("mode", text)
 
 
-def stale_hold(changes: tuple[str, ...], verdict: str | None) -> Hold | None:
+def stale_hold(changes: tuple[str, ...], verdict: str | None) -> CardHold | None:
     """The hold of a target that changed or is gone: approving could run nothing."""
     if not changes and not (verdict or "").startswith("stale"):
         return None
@@ -62,4 +62,4 @@ def stale_hold(changes: tuple[str, ...], verdict: str | None) -> Hold | None:
         "Stale: its target changed since it was proposed, so approving would run nothing. "
         "Reject it with a reason, or dismiss it."
     )
-    return Hold("stale", text)
+    return CardHold("stale", text)

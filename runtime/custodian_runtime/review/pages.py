@@ -18,7 +18,6 @@ from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.journal.store import JournalStore, ReadResult
 from custodian_runtime.review.chart import Chart, build_chart
-from custodian_runtime.review.granted import GrantUse, grant_uses
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
 from custodian_runtime.review.runs import (
     DayTotal,
@@ -28,6 +27,7 @@ from custodian_runtime.review.runs import (
     page_of,
     run_rows,
 )
+from custodian_runtime.review.standing_history import GrantUse, grant_uses
 from custodian_runtime.settings import Settings
 
 NOTE_NAME = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+(\.\d+)?\.md$")

@@ -28,7 +28,7 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
 from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
-from custodian_runtime.review.holds import Hold, mode_hold, mode_settings, stale_hold
+from custodian_runtime.review.holds import CardHold, mode_hold, mode_settings, stale_hold
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import read_summary
 
@@ -52,7 +52,7 @@ class PendingView:
     fields: tuple[tuple[str, str], ...] = ()
     cited: tuple[Cited, ...] = ()
     recorded: RecordedDecision | None = None
-    hold: Hold | None = None  # why approve is not offered now (review/holds.py)
+    hold: CardHold | None = None  # why approve is not offered now (review/holds.py)
 
 
 def shown(value: object) -> str:

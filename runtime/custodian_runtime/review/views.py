@@ -26,14 +26,14 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
-from custodian_runtime.review.deciding import DecisionHandlers, Form, FormAnswer, Typed
-from custodian_runtime.review.granting import GrantAnswer, GrantTyped
-from custodian_runtime.review.grouped import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
-from custodian_runtime.review.groups import by_run, plan_order
+from custodian_runtime.review.grant_forms import GrantAnswer, GrantTyped
+from custodian_runtime.review.group_forms import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
 from custodian_runtime.review.pending import pending_views, read_domains
 from custodian_runtime.review.queue import Filter, decided, history, past, queue
-from custodian_runtime.review.standing_pages import POSTS as STANDING_POSTS
-from custodian_runtime.review.standing_pages import StandingPages
+from custodian_runtime.review.queue_forms import DecisionHandlers, Form, FormAnswer, Typed
+from custodian_runtime.review.run_groups import by_run, plan_order
+from custodian_runtime.review.standing_routes import POSTS as STANDING_POSTS
+from custodian_runtime.review.standing_routes import StandingPages
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"

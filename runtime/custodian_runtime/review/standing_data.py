@@ -21,7 +21,13 @@ from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.asked import digest_of
-from custodian_runtime.review.granted import Change, GrantUse, changes, grant_uses, where_text
+from custodian_runtime.review.standing_history import (
+    Change,
+    GrantUse,
+    changes,
+    grant_uses,
+    where_text,
+)
 from custodian_runtime.settings import Settings
 from custodian_runtime.standing import commands as policy_commands
 from custodian_runtime.standing.store import StandingStore

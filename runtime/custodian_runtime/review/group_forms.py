@@ -15,8 +15,9 @@ from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
 from custodian_runtime.review.asked import AskedGroup, Chosen, Flash, SessionState, item_state
-from custodian_runtime.review.decide import decide_and_say
-from custodian_runtime.review.deciding import (
+from custodian_runtime.review.carry_out import decide_and_say
+from custodian_runtime.review.pending import read_domains
+from custodian_runtime.review.queue_forms import (
     Form,
     FormAnswer,
     Typed,
@@ -27,7 +28,6 @@ from custodian_runtime.review.deciding import (
     reason_of,
     reason_problem,
 )
-from custodian_runtime.review.pending import read_domains
 from custodian_runtime.settings import Settings
 
 GROUP_PATH = "/decide-chosen"

@@ -17,7 +17,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem, effective_statu
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
 from custodian_runtime.review.asked import Asked, Flash, SessionState, item_state
-from custodian_runtime.review.decide import decide_and_say
+from custodian_runtime.review.carry_out import decide_and_say
 from custodian_runtime.review.pending import read_domains
 from custodian_runtime.settings import Settings
 
