@@ -53,7 +53,7 @@ class _Seen:
         """What the item says: a status change from → to with what each cited event says."""
         if item.operation in status_writes():
             before = self.statuses.get(str(item.params.get("task_id")))
-            return display.status_change(item.params, before, self.said)
+            return display.status_change(item.operation, item.params, before, self.said)
         return display.content(item.operation, item.params)
 
 
@@ -73,6 +73,7 @@ def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
         result = f"hub id {code_span(o.hub_id or '-')}"
     elif o.kind == "queued":
         result = f"approval {code_span(o.approval_id or '-')}"
+        reason = f"**Waits because:** {o.waiting}" if o.waiting else reason
     elif o.kind in ("failed", "unknown"):
         result = o.error
     elif o.kind == "stale":

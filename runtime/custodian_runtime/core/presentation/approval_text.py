@@ -55,7 +55,10 @@ def show_text(item: ApprovalItem, status: str, now: datetime, seal_problem: str 
 
 
 def _waits(item: ApprovalItem) -> list[str]:
-    """Why the authority queued it, when for a reason of its own; a deference says so first."""
+    """Why it waits, in one line; an item queued before that was kept says what it kept then
+    (why the authority queued it, for a reason of its own), and an older one nothing."""
+    if item.waiting_because is not None:
+        return _wrapped("waits because", item.waiting_because.text)
     if item.waits is None:
         return []
     text = item.waits

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority import evidence
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.contract import DomainSummary
@@ -101,7 +102,7 @@ def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True)
     if operation in status_writes() and isinstance(status, str):
         if not labelled:
             return f"→ {one_line(status)}"
-        return f"status → {one_line(status)}, {one_line(evidence.shown(params))}"
+        return f"status → {one_line(status)}" + _cites(operation, params)
     for key in _CONTENT_KEYS:
         value = params.get(key)
         if isinstance(value, str):
@@ -109,16 +110,31 @@ def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True)
     return params_line(params)
 
 
-def status_change(params: Mapping[str, Any], before: str | None, said: Mapping[str, str]) -> str:
+def _cites(operation: str, params: Mapping[str, Any]) -> str:
+    """`, evidence E-1`; `, no evidence cited` only for an operation that runs on its evidence."""
+    if not evidence.cited(params) and not _runs_on_evidence(operation):
+        return ""
+    return f", {one_line(evidence.shown(params))}"
+
+
+def _runs_on_evidence(operation: str) -> bool:
+    spec = operations.find(operation)
+    return spec is not None and spec.evidence
+
+
+def status_change(
+    operation: str, params: Mapping[str, Any], before: str | None, said: Mapping[str, str]
+) -> str:
     """A status change for a note: `status todo → done, evidence E-1 “what E-1 says”`.
 
-    A cited event the observed summary does not hold is shown by its id alone.
+    A cited event the observed summary does not hold is shown by its id alone; citing none is
+    said only of an operation that runs on its evidence (the spec's `evidence`).
     """
     arrow = f"{one_line(before)} → " if before else "→ "
     head = f"status {arrow}{one_line(params.get('status'))}"
     ids = evidence.cited(params)
     if not ids:
-        return f"{head}, no evidence cited"
+        return head + _cites(operation, params)
     cites = [
         f"{one_line(i)} “{fit(one_line(said[i]), _SAID_COLUMNS)}”" if i in said else one_line(i)
         for i in ids
