@@ -75,8 +75,25 @@ def diff_of(canon_dir: Path, item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     relative, new = item.params.get("path"), item.params.get("content")
     if not isinstance(relative, str) or not isinstance(new, str):
         return None
+    if item.status == "executed":
+        return recorded_diff(item)
     old = old_canon(canon_dir, relative)
     return None if old is None else canon_diff(old, new, relative)
+
+
+def recorded_diff(item: ApprovalItem) -> tuple[DiffLine, ...] | None:
+    """What an executed canon write changed: the file before it, as its result keeps it, against
+    the content it wrote (None when the result kept no `before`: an item from before it was)."""
+    before = (item.result or {}).get("before")
+    relative, new = item.params.get("path"), item.params.get("content")
+    if not isinstance(before, str) or not isinstance(relative, str) or not isinstance(new, str):
+        return None
+    return canon_diff(before, new, relative)
+
+
+def held_in(item: ApprovalItem) -> str:
+    """Where the item's target is kept, by its operation's spec: `the canon` or `the hub`."""
+    return "the canon" if writes_canon(item.operation) else "the hub"
 
 
 def fields_of(item: ApprovalItem) -> tuple[tuple[str, str], ...]:

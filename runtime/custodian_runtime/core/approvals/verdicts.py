@@ -9,7 +9,6 @@ fresh plan and the reconcile of a killed run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypedDict
@@ -38,6 +37,7 @@ from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord, 
 from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.presentation.approval_text import fate
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.errors import ApprovalError
@@ -60,10 +60,12 @@ class SendResult(TypedDict, total=False):
     # No answer came: the write stays open in the journal until a run or a person settles it.
     unknown: str
     current_status: str | None
-    # A canon write: the path written, the content's hash and the file's name.
+    # A canon write: the path written, the content's hash and the file's name, and the file's
+    # text before it ("" for a new file; left out when too long to keep): what changed.
     path: str
     sha256: str
     file: str
+    before: str
 
 
 @dataclass(frozen=True)
@@ -256,7 +258,7 @@ def carried_out(
     status = _carried_status(outcome)
     stored = _decided_item(item, status, now, by, decision_note=note, result=dict(outcome))
     code = {"executed": EXIT_EXECUTED, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
-    message = for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})")
+    message = for_terminal(f"{item.id}: {fate(stored, status)}")
     return Settlement(code, message, stored=stored)
 
 

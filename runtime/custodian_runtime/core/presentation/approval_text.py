@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.presentation.display import WIDTH, age, fit, one_line, params_line
 
@@ -129,13 +130,35 @@ def fate(item: ApprovalItem, status: str) -> str:
         "pending": f"Waiting for a person until {item.expires_at:%Y-%m-%d %H:%M UTC}.",
         "expired": f"Expired on {item.expires_at:%Y-%m-%d %H:%M UTC} without a decision.",
         "rejected": f"Rejected by {who}{when}: {one_line(reason).rstrip('.')}.",
-        "executed": f"Approved by {who}{when} and executed; the hub answered {answer}.",
+        "executed": f"Approved by {who}{when} and executed; {answered(item)}.",
         "stale": f"Approved by {who}{when}, but the target had changed: nothing ran.",
         "failed": f"Approved by {who}{when}, but it was not carried out: {answer}.",
         "unknown": f"Approved by {who}{when}; no answer came, the next run settles it.",
         "approved": f"Approved by {who}{when}; being carried out.",
     }
     return sentences.get(status, f"{one_line(status)}.")
+
+
+def answered(item: ApprovalItem) -> str:
+    """What an executed item's write came to, by what its operation writes (its spec's
+    `writes`): `the canon file domains/x.md was written`, or `the hub answered hub id t-9`."""
+    spec = operations.find(item.operation)
+    result = item.result or {}
+    if spec is not None and spec.writes == "canon":
+        path = one_line(result.get("path") or item.params.get("path"))
+        return f"the canon file {path} was written{_lines_changed(item)}"
+    return f"the hub answered {answer_words(result)}"
+
+
+def _lines_changed(item: ApprovalItem) -> str:
+    """` (12 lines, it had 10)`, from the content before that the item's result keeps."""
+    before = (item.result or {}).get("before")
+    now = len(str(item.params.get("content", "")).splitlines())
+    if not isinstance(before, str):
+        return f" ({now} lines)"
+    if not before:
+        return f" ({now} lines, a new file)"
+    return f" ({now} lines, it had {len(before.splitlines())})"
 
 
 def answer_words(result: Mapping[str, Any] | None) -> str:
