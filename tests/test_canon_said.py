@@ -1,0 +1,56 @@
+"""A canon write is a canon write in every sentence, and an executed one keeps what it changed:
+the file as it was rides on the item's result, and the card's diff is that change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from custodian_hub import ReferenceHub
+from custodian_runtime.memory.approvals import ApprovalStore
+from custodian_runtime.review.cards import diff_of, held_in
+from runsupport import CANON, plan_response, run_cli
+
+NEW = "# Website\n\nShip the relaunch before the trade fair.\n"
+WRITE = {
+    "operation": "write_canon",
+    "rationale": "the launch date moved",
+    "params": {"path": "domains/website.md", "content": NEW},
+}
+
+
+def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    canon, memory = tmp_path / "canon", tmp_path / "memory"
+    shutil.copytree(CANON, canon)
+    was = (canon / "domains" / "website.md").read_text("utf-8")
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response({"proposals": [WRITE]}), "utf-8")
+    flags = ["--memory", str(memory), "--canon", str(canon)]
+    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
+    summary = run_cli([*argv, *flags, "--json"], tmp_path, monkeypatch).json()
+    (queued,) = summary["queued"]
+    item_id = queued["approval_id"]
+    approve = ["approvals", "approve", item_id, "--by", "alex", "--hub", small_hub.url, *flags]
+    done = run_cli(approve, tmp_path, monkeypatch)
+    assert done.code == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"{item_id}: Approved by alex on ")
+    assert "the canon file domains/website.md was written" in done.stdout
+    assert "hub" not in done.stdout and "{" not in done.stdout, "a sentence, not JSON"
+    item = ApprovalStore(memory).get(item_id)
+    assert item is not None and item.result is not None
+    assert item.result["before"] == was, "the file as it was is kept on the item"
+    diff = diff_of(canon, item) or ()
+    assert any(d.kind == "add" and "trade fair" in d.text for d in diff)
+    assert any(d.kind == "del" for d in diff), "the lines it replaced are shown, not an empty diff"
+    assert held_in(item) == "the canon"
+    shown = run_cli(["approvals", "show", item_id, *flags[:2]], tmp_path, monkeypatch).stdout
+    shown = " ".join(shown.split())  # the fate is wrapped over lines
+    assert "the canon file domains/website.md was written" in shown
+    assert "hub answered" not in shown
+    as_json = run_cli(["approvals", "show", item_id, "--json", *flags[:2]], tmp_path, monkeypatch)
+    assert json.loads(as_json.stdout)["result"]["before"] == was
