@@ -283,9 +283,9 @@ def _render_ruling(ruling: Record, data: RulingRecord, ctx: _Court) -> list[str]
 
 
 def _render_approval(decided: Record, data: ApprovalDecided, ctx: _Court) -> list[str]:
-    lines = [
-        f"approval {data.approval_id} at {decided.ref}: {data.decision} by {data.by}: {data.reason}"
-    ]
+    # An approval carries a note only when the person gave one: none is said, not `None`.
+    said = f": {data.reason}" if data.reason else ""
+    lines = [f"approval {data.approval_id} at {decided.ref}: {data.decision} by {data.by}{said}"]
     for (run_id, _), item in ctx.items.items():
         if run_id == decided.run_id:
             lines.extend(_item_lines(item, decided, ctx.problems))
