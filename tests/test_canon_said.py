@@ -13,6 +13,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review.cards import diff_of, held_in
 from runsupport import CANON, plan_response, run_cli
+from spinesupport import journal
 
 NEW = "# Website\n\nShip the relaunch before the trade fair.\n"
 WRITE = {
@@ -54,3 +55,9 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     assert "hub answered" not in shown
     as_json = run_cli(["approvals", "show", item_id, "--json", *flags[:2]], tmp_path, monkeypatch)
     assert json.loads(as_json.stdout)["result"]["before"] == was
+    decided = [r for r in journal(memory) if r.kind == "approval_decided"]
+    inspected = run_cli(["inspect", decided[0].run_id, *flags[:2]], tmp_path, monkeypatch).stdout
+    assert f"approval {item_id} at " in inspected
+    assert "approved by alex\n" in inspected and "None" not in inspected, "no note, none said"
+    assert "the canon file domains/website.md was written" in inspected
+    assert "hub_id" not in inspected and "status None" not in inspected

@@ -148,7 +148,7 @@ def test_a_ruling_sentence_loses_its_label_and_says_nothing_for_an_ordinary_writ
     flagged = _ruled(tasks_to_flag=[{"task_id": "t-block", "note": "Stuck again."}])
     assert flagged.reason.startswith("Plan item #0 (flag_for_human) is denied: task t-block")
     assert flagged.code == "stated" and flagged.clause is not None
-    assert why(flagged) == "T" + flagged.clause[1:] and "already has an open flag" in flagged.clause
+    assert why(flagged) == flagged.clause and "already has an open flag" in flagged.clause
     queued = _ruled(proposals=[proposal("create_task", workstream_id="ws-web", title="Audit")])
     assert queued.kind == "queued" and queued.code == "routine" and why(queued) is None
     unknown = _ruled(proposals=[proposal("delete_domain", domain="website")])
@@ -195,7 +195,7 @@ def test_summary_lines_fit_in_100_columns_and_keep_the_approval_id() -> None:
         title="Upgrade Stripe.js",
         said="“x”",
     )
-    assert denied == "  denied        #3 flag_for_human web-t-14 (Upgrade Stripe.js): A · “x”"
+    assert denied == "  denied        #3 flag_for_human web-t-14 (Upgrade Stripe.js): a · “x”"
 
 
 def test_a_dry_run_summary_says_would_and_fits() -> None:

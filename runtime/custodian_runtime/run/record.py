@@ -68,7 +68,8 @@ def _actions(
 def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
     # Only what this item adds: the sentence every executed or ordinary queued item gets is left
     # out (it stays in --json and the journal); a denial says why, a queued item why it was asked.
-    reason, result = display.why(o), None
+    said, result = display.why(o), None
+    reason = None if said is None else f"**Why:** {said}"
     if o.kind == "executed" and o.hub_id != o.target:
         result = f"hub id {code_span(o.hub_id or '-')}"
     elif o.kind == "queued":
@@ -78,7 +79,8 @@ def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
         result = o.error
     elif o.kind == "stale":
         # The ruling's sentence describes a change that did not happen; say what did.
-        reason = (o.error or "the task changed under the run").capitalize() + "."
+        why = o.error or "the task changed under the run"
+        reason = why[:1].upper() + why[1:].rstrip(".") + "."
         result = f"the hub shows {code_span(o.current_status or 'unknown')}"
     item = ruling.item if ruling is not None else None
     return NoteAction(

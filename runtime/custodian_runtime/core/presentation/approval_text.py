@@ -13,7 +13,14 @@ from typing import Any
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.presentation.display import WIDTH, age, fit, one_line, params_line
+from custodian_runtime.core.presentation.display import (
+    LONG_PAIR,
+    WIDTH,
+    age,
+    fit,
+    one_line,
+    params_line,
+)
 
 _INDENT = "    "
 _LABEL_COLUMNS = 15
@@ -21,13 +28,25 @@ _LABEL_COLUMNS = 15
 
 def list_lines(item: ApprovalItem, status: str, now: datetime, width: int = WIDTH) -> list[str]:
     """Two lines: id, status, age, domain, operation and every param; then the rationale."""
-    params = params_line(item.params, short_first=True)
+    params = params_line(_listed_order(item))
     head = (
         f"{one_line(item.id)}  {one_line(status):8} {age(now - item.created_at):>4}  "
         f"{one_line(item.domain)}  {one_line(item.operation)}  {params}"
     )
     rationale = one_line(item.rationale) if item.rationale else "(no rationale given)"
     return [fit(head, width), fit(_INDENT + rationale, width)]
+
+
+def _listed_order(item: ApprovalItem) -> dict[str, Any]:
+    """The params with what the item is about first (its spec's `targets`), then what it says
+    (the long values), then the rest: a cut at the line's end takes a short param's tail, not
+    all of a create's title."""
+    spec = operations.find(item.operation)
+    targets = spec.targets if spec is not None else ()
+    first = {k: v for k, v in item.params.items() if k in targets}
+    rest = {k: v for k, v in item.params.items() if k not in targets}
+    long = {k: v for k, v in rest.items() if len(params_line({k: v})) > LONG_PAIR}
+    return {**first, **long, **rest}
 
 
 def show_text(item: ApprovalItem, status: str, now: datetime, seal_problem: str | None) -> str:

@@ -338,6 +338,12 @@ def _write_step_lines(step: Record, e: WriteStep, for_run: str) -> list[str]:
         return [f"  SAME VALUE at {step.ref}{for_run}: the hub shows {e.hub_id} as it, {who}"]
     if isinstance(e, Failed) and e.closed:
         return [f"  CLOSED ({e.closed}) at {step.ref}{for_run}: {e.error}"]
+    if isinstance(e, Receipt) and e.path is not None:
+        # A canon write's receipt: a file was written in the canon; no hub answered.
+        return [
+            f"  receipt at {step.ref}{for_run}: the canon file {e.path} was written",
+            f"    effect: content sha256={_short(e.response_sha256)}",
+        ]
     if isinstance(e, Receipt):
         replayed = "yes" if e.replayed else "no"
         return [

@@ -1,0 +1,56 @@
+"""What a person reads says what happened in plain words: a create's title is not cut to one
+character, a grant's write names its grant, a person's name keeps its letters, and only an
+operation that runs on evidence is said to cite none."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from custodian_runtime.core.approvals.items import new_item
+from custodian_runtime.core.outcomes import ItemOutcome
+from custodian_runtime.core.presentation.approval_text import list_lines
+from custodian_runtime.core.presentation.display import item_line, status_change, why
+from test_authority_support import NOW
+
+TITLE = "Find the cause of the checkout p95 regression (1.1 s to 1.3 s)"
+
+
+def test_a_listed_create_shows_its_target_then_its_title() -> None:
+    item = new_item(
+        approval_id="apr-c4a190ea-053e", domain="website", operation="create_task",
+        params={"workstream_id": "web-ws-2", "status": "todo", "title": TITLE}, rationale="r",
+        run_id="r1", fingerprint="c4a190ea" * 8, precondition={}, now=NOW, ttl_days=14,
+    )  # fmt: skip
+    head, _ = list_lines(item, "pending", NOW + timedelta(seconds=3))
+    assert len(head) <= 100
+    assert 'create_task  workstream_id=web-ws-2 title="Find the caus' in head
+
+
+def test_a_run_line_names_the_grant_an_item_ran_under() -> None:
+    ran = ItemOutcome(0, "create_task", "web-ws-2", "executed", "x", code="stated",
+                      clause="executed (grant grant-0123456789ab), issued by ana: triage.",
+                      grant="grant-0123456789ab")  # fmt: skip
+    line = item_line(ran, title="Checkout performance", said="“Find the cause”")
+    assert line.endswith(" [under grant-0123456789ab]") and len(line) <= 100
+    plain = ItemOutcome(0, "add_progress_event", "web-t-1", "executed", "x", code="executes")
+    assert "under" not in item_line(plain, title=None, said="“x”")
+
+
+def test_a_clause_that_begins_with_a_name_keeps_its_letters() -> None:
+    clause = "alex approved setting task t-1 to done at 2026-11-30T07:00:00Z (run r1)"
+    deferred = ItemOutcome(0, "set_task_status", "t-1", "queued", "x", code="deferred",
+                           clause=clause)  # fmt: skip
+    assert why(deferred) == clause
+
+
+def test_no_evidence_is_said_only_of_an_operation_that_runs_on_it() -> None:
+    params = {"task_id": "t-1", "status": "blocked"}
+    assert status_change("set_task_status", params, "in_progress", {}) == (
+        "status in_progress → blocked"
+    )
+    done = {"task_id": "t-1", "status": "done"}
+    assert status_change("update_task_status", done, "in_progress", {}).endswith(
+        ", no evidence cited"
+    )
+    cited = {**params, "evidence": ["ev-1"]}
+    assert status_change("set_task_status", cited, None, {}) == "status → blocked, evidence ev-1"
