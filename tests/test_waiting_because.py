@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import pytest
 
+from custodian_hub import ReferenceHub
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.approvals.waiting import waiting_because
 from custodian_runtime.core.authority.authorize import Ruling
@@ -22,7 +23,7 @@ from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.modes import Modes, ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.memory.approvals import ApprovalStore
-from runsupport import plan_response, run_cli, small_hub  # noqa: F401 (a fixture)
+from runsupport import plan_response, run_cli
 from test_authority_support import NOW, website
 
 HUB = "hub-0123456789abcdef"
@@ -116,7 +117,7 @@ def test_a_ruling_of_a_code_not_known_here_keeps_its_code_and_clause() -> None:
 
 
 def test_a_run_keeps_why_each_item_waits_and_show_and_the_note_say_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     answer = tmp_path / "answer.md"
     plan = {

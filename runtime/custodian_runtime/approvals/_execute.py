@@ -28,11 +28,11 @@ from custodian_runtime.core.authority.keys import approval_key, attempt_run_id
 from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.precondition import canon_target, writes_canon
-from custodian_runtime.core.plan.schema import MAX_CANON_CHARS
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
 from custodian_runtime.core.journal.trace import executed_params
+from custodian_runtime.core.plan.schema import MAX_CANON_CHARS
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.memory.journal_store import JournalStore
