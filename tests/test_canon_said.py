@@ -12,6 +12,8 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review.cards import diff_of, held_in
+from custodian_runtime.review.views import Views
+from reviewsupport import review_settings
 from runsupport import CANON, plan_response, run_cli
 from spinesupport import journal
 
@@ -36,6 +38,12 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     summary = run_cli([*argv, *flags, "--json"], tmp_path, monkeypatch).json()
     (queued,) = summary["queued"]
     item_id = queued["approval_id"]
+    views = Views(review_settings(memory, small_hub.url, tmp_path, canon))
+    card = views.get(f"/approvals/{item_id}", "csrf").body.decode()
+    assert "waits because" in card and "never granted: the canon is the project" in card
+    queue = views.get("/", "csrf").body.decode()
+    assert "Unchanged in the canon since it was proposed." in queue
+    assert "Unchanged on the hub" not in queue and "In the canon now" in queue
     approve = ["approvals", "approve", item_id, "--by", "alex", "--hub", small_hub.url, *flags]
     done = run_cli(approve, tmp_path, monkeypatch)
     assert done.code == 0, done.stdout + done.stderr
@@ -48,7 +56,7 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     diff = diff_of(canon, item) or ()
     assert any(d.kind == "add" and "trade fair" in d.text for d in diff)
     assert any(d.kind == "del" for d in diff), "the lines it replaced are shown, not an empty diff"
-    assert held_in(item) == "the canon"
+    assert held_in(item) == "in the canon"
     shown = run_cli(["approvals", "show", item_id, *flags[:2]], tmp_path, monkeypatch).stdout
     shown = " ".join(shown.split())  # the fate is wrapped over lines
     assert "the canon file domains/website.md was written" in shown
@@ -61,3 +69,5 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     assert "approved by alex\n" in inspected and "None" not in inspected, "no note, none said"
     assert "the canon file domains/website.md was written" in inspected
     assert "hub_id" not in inspected and "status None" not in inspected
+    page = views.get(f"/approvals/{item_id}", "csrf").body.decode()
+    assert "trade fair" in page, "the executed item's page shows the change it made"

@@ -92,8 +92,8 @@ def recorded_diff(item: ApprovalItem) -> tuple[DiffLine, ...] | None:
 
 
 def held_in(item: ApprovalItem) -> str:
-    """Where the item's target is kept, by its operation's spec: `the canon` or `the hub`."""
-    return "the canon" if writes_canon(item.operation) else "the hub"
+    """Where the item's target is kept, by its operation's spec: `in the canon` or `on the hub`."""
+    return "in the canon" if writes_canon(item.operation) else "on the hub"
 
 
 def fields_of(item: ApprovalItem) -> tuple[tuple[str, str], ...]:

@@ -27,7 +27,14 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.memory.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
-from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
+from custodian_runtime.review.cards import (
+    Cited,
+    DiffLine,
+    cited_events,
+    diff_of,
+    fields_of,
+    held_in,
+)
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import read_summary
 
@@ -51,6 +58,7 @@ class PendingView:
     fields: tuple[tuple[str, str], ...] = ()
     cited: tuple[Cited, ...] = ()
     recorded: RecordedDecision | None = None
+    held_in: str = "on the hub"  # where its target is kept, or `in the canon` (cards.held_in)
 
 
 def shown(value: object) -> str:
@@ -144,6 +152,7 @@ def view_of(
         changes=() if state is None else changes(item.precondition, state),
         hub_problem=None if state is not None else hub_problem,
         verdict=verdict,
+        held_in=held_in(item),
     )
 
 
