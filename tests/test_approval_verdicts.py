@@ -15,6 +15,7 @@ from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.path import as_item
 from custodian_runtime.core.authority.precondition import precondition
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.presentation.approval_text import fate
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
 
@@ -240,9 +241,10 @@ def test_what_the_write_came_to_is_stored_and_printed(
 ) -> None:
     settled = verdicts.carried_out(_item(*CANCEL), "ana", "go", outcome, LATER)
     assert settled.exit_code == code and settled.records == () and not settled.execute
-    assert settled.message.startswith(f"apr-1: {status} (")
     stored = settled.stored
     assert stored is not None and stored.status == status and stored.result == outcome
+    # A sentence a person reads, not the result's JSON (which `--json` and `show` give).
+    assert settled.message == f"apr-1: {fate(stored, status)}" and "{" not in settled.message
     assert (
         stored.decided_at == LATER and stored.decided_by == "ana" and stored.decision_note == "go"
     )

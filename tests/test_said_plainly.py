@@ -4,12 +4,18 @@ operation that runs on evidence is said to cite none."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
+from pathlib import Path
 
+import pytest
+
+from custodian_hub import ReferenceHub
 from custodian_runtime.core.approvals.items import new_item
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.presentation.approval_text import list_lines
 from custodian_runtime.core.presentation.display import item_line, status_change, why
+from runsupport import plan_response, run_cli
 from test_authority_support import NOW
 
 TITLE = "Find the cause of the checkout p95 regression (1.1 s to 1.3 s)"
@@ -54,3 +60,26 @@ def test_no_evidence_is_said_only_of_an_operation_that_runs_on_it() -> None:
     )
     cited = {**params, "evidence": ["ev-1"]}
     assert status_change("set_task_status", cited, None, {}) == "status → blocked, evidence ev-1"
+
+
+def test_approve_says_a_sentence_and_json_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    create = {"operation": "create_task", "rationale": "The FAQ is missing.",
+              "params": {"workstream_id": "web-ws-1", "title": "Draft FAQ"}}  # fmt: skip
+    other = {**create, "params": {"workstream_id": "web-ws-1", "title": "Draft terms"}}
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response({"proposals": [create, other]}), "utf-8")
+    memory = ["--memory", str(tmp_path / "memory")]
+    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
+    summary = run_cli([*argv, *memory, "--json"], tmp_path, monkeypatch).json()
+    first, second = (q["approval_id"] for q in summary["queued"])
+    approve = ["approvals", "approve", first, "--by", "alex", "--hub", small_hub.url, *memory]
+    said = run_cli(approve, tmp_path, monkeypatch)
+    assert said.code == 0, said.stdout + said.stderr
+    assert said.stdout.startswith(f"{first}: Approved by alex on ")
+    assert "and executed; the hub answered hub id " in said.stdout and "{" not in said.stdout
+    reject = ["approvals", "reject", second, "--by", "alex", "--reason", "later", "--json"]
+    as_json = json.loads(run_cli([*reject, *memory], tmp_path, monkeypatch).stdout)
+    assert as_json["exit_code"] == 0 and as_json["item"]["status"] == "rejected"
+    assert as_json["message"].startswith(second) and as_json["item"]["decided_by"] == "alex"
