@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -36,7 +36,7 @@ from custodian_runtime.core.approvals.settle import (
 )
 from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.inert import for_terminal_json
+from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
@@ -318,9 +318,19 @@ def _approve_now(
             d.journal.append(kind, data)
         if settled.execute:
             outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task, hub)
-            settled = verdicts.carried_out(d.item, by, note, outcome, now)
+            settled = _said(verdicts.carried_out(d.item, by, note, outcome, now))
         _store(store, settled)
     return DecisionReport(d.item.id, settled.exit_code, settled.message)
+
+
+def _said(settled: Settlement) -> Settlement:
+    """What the write came to, as the sentence `approvals show` gives it (its fate)."""
+    item = settled.stored
+    if item is None:
+        return settled
+    return replace(
+        settled, message=for_terminal(f"{item.id}: {approval_text.fate(item, item.status)}")
+    )
 
 
 def _settle_open(

@@ -37,7 +37,6 @@ from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord, 
 from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.outcomes import planned_on
 from custodian_runtime.core.policy import Policy
-from custodian_runtime.core.presentation.approval_text import fate
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.errors import ApprovalError
@@ -258,7 +257,9 @@ def carried_out(
     status = _carried_status(outcome)
     stored = _decided_item(item, status, now, by, decision_note=note, result=dict(outcome))
     code = {"executed": EXIT_EXECUTED, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
-    message = for_terminal(f"{item.id}: {fate(stored, status)}")
+    # The status only: the shell says it as a sentence (core/presentation `fate`), and the
+    # result stays on the item, for `show` and `--json`.
+    message = for_terminal(f"{item.id}: {status}")
     return Settlement(code, message, stored=stored)
 
 
