@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.audit.replay import in_todays_words
 from custodian_runtime.core.approvals.items import new_item
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.presentation.approval_text import list_lines
@@ -83,3 +84,15 @@ def test_approve_says_a_sentence_and_json_only_when_asked(
     as_json = json.loads(run_cli([*reject, *memory], tmp_path, monkeypatch).stdout)
     assert as_json["exit_code"] == 0 and as_json["item"]["status"] == "rejected"
     assert as_json["message"].startswith(second) and as_json["item"]["decided_by"] == "alex"
+
+
+def test_replay_reads_a_grants_older_words_as_the_same_decision() -> None:
+    older = (
+        "Plan item #0 (create_task) executes: executed (grant grant-0123456789ab), issued by "
+        "ana: triage."
+    )
+    assert in_todays_words(older) == (
+        "Plan item #0 (create_task) executes under grant grant-0123456789ab, issued by ana: triage."
+    )
+    denied = "Plan item #1 (create_task) is denied: a run may queue at most 2 proposals."
+    assert in_todays_words(denied) == denied
