@@ -76,11 +76,14 @@ def _asked(said: _Said, ground: Ground) -> WaitingBecause | None:
     setting = ground.standing.modes.settings.get(said.operation)
     if setting is None or setting.mode != "ask" or default_mode(said.operation) == "ask":
         return None  # no setting, or asking is the operation's default: it changed nothing
-    # The clause the standing's `ask` ruling ends with (core/standing/rule.py `_asked`).
-    if not said.clause.endswith(f"set {said.operation} to ask ({setting.by}: {setting.reason})"):
+    # The clause the standing's `ask` ruling ends with (core/standing/rule.py `_asked`), after
+    # what changed since a person rejected the same proposal, if anything did.
+    asked = f"a person set {said.operation} to ask ({setting.by}: {setting.reason})"
+    if not said.clause.endswith(asked):
         return None
     text = f"{setting.by} set {said.operation} to ask at {stamp(setting.at)}: {setting.reason}"
-    return _because("mode_ask", text)
+    changed = said.clause.removesuffix(asked).rstrip("; ")
+    return _because("mode_ask", f"{changed}; {text}" if changed else text)
 
 
 def _unproven(ruling: Ruling, said: _Said, ground: Ground) -> WaitingBecause | None:
