@@ -48,13 +48,15 @@ def old_canon(canon_dir: Path, relative: str) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def canon_diff(old: str, new: str, relative: str) -> tuple[DiffLine, ...]:
+def canon_diff(
+    old: str, new: str, relative: str, labels: tuple[str, str] = ("now", "proposed")
+) -> tuple[DiffLine, ...]:
     """The unified diff of the canon file, old (now) against new (proposed), line by line."""
     lines = difflib.unified_diff(
         old.splitlines(),
         new.splitlines(),
-        f"{relative} (now)",
-        f"{relative} (proposed)",
+        f"{relative} ({labels[0]})",
+        f"{relative} ({labels[1]})",
         lineterm="",
     )
     return tuple(DiffLine(_kind(line), line) for line in lines)
@@ -88,7 +90,7 @@ def recorded_diff(item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     relative, new = item.params.get("path"), item.params.get("content")
     if not isinstance(before, str) or not isinstance(relative, str) or not isinstance(new, str):
         return None
-    return canon_diff(before, new, relative)
+    return canon_diff(before, new, relative, ("before", "written"))
 
 
 def held_in(item: ApprovalItem) -> str:
