@@ -161,3 +161,33 @@ def test_an_item_queued_before_the_reason_was_kept_shows_none_and_opens(
     assert text.code == 0 and "waits because" not in text.stdout
     shown = run_cli(["approvals", "show", old.id, "--json"], tmp_path, monkeypatch, **env)
     assert json.loads(shown.stdout)["waiting_because"] is None
+
+
+def test_a_write_deferring_to_a_persons_approval_names_them_as_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    env = {"CUSTODIAN_MEMORY_DIR": str(tmp_path / "memory")}
+
+    def run(plan: dict[str, Any], name: str) -> dict[str, Any]:
+        answer = tmp_path / name
+        answer.write_text(plan_response(plan), encoding="utf-8")
+        argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
+        return run_cli([*argv, "--json", "--force"], tmp_path, monkeypatch, **env).json()
+
+    block = {"operation": "set_task_status", "rationale": "It waits on legal.",
+             "params": {"task_id": "web-t-4", "status": "blocked"}}  # fmt: skip
+    (queued,) = run({"proposals": [block]}, "block.md")["queued"]
+    approve = ["approvals", "approve", queued["approval_id"], "--by", "alex", "--hub",
+               small_hub.url]  # fmt: skip
+    assert run_cli(approve, tmp_path, monkeypatch, **env).code == 0
+    back = {"tasks_to_update": [{"task_id": "web-t-4", "status": "in_progress"}]}
+    summary = run(back, "back.md")
+    (again,) = summary["queued"]
+    shown = run_cli(["approvals", "show", again["approval_id"], "--json"], tmp_path,
+                    monkeypatch, **env)  # fmt: skip
+    because = json.loads(shown.stdout)["waiting_because"]
+    assert because["code"] == "deferred"
+    assert because["text"].startswith("in deference to a person: alex approved setting task")
+    note = Path(summary["note"]).read_text(encoding="utf-8")
+    assert "**Waits because:** in deference to a person: alex approved" in note
+    assert "Alex" not in note
