@@ -3,7 +3,9 @@
 The ruling already says why (its `code` and `clause`); this names the kind of reason for a card,
 `approvals show` and the note, and adds what the ruling's sentence leaves out: who set a mode
 to `ask` and when, and why no grant carried an item every rule queued only because it needs a
-person. A ruling of a code this module does not know keeps its code, and its clause is the text.
+person. A ruling of a code this module does not know keeps its code, and its clause is the text;
+so does one whose clause is not the one the facts give (a sentence reworded since): the text is
+always the authority's own.
 """
 
 from __future__ import annotations
@@ -90,9 +92,10 @@ def _unproven(ruling: Ruling, said: _Said, ground: Ground) -> WaitingBecause | N
     """A status write that would run on its own, queued because its evidence does not prove it."""
     evidence = ground.evidence if ground.evidence is not None else Evidence()
     lacking = unproven(ruling.item, evidence)
-    if lacking is None or lacking != said.clause:
+    # The authority's clause ends with it, after what changed since a rejection, if anything.
+    if lacking is None or not said.clause.endswith(lacking):
         return None
-    return _because("evidence", lacking)
+    return _because("evidence", said.clause)
 
 
 def _needs_person(operation: str) -> str:
