@@ -222,7 +222,7 @@ def test_a_covered_proposal_runs_without_a_card_and_says_so_everywhere(
     assert f"executes under grant {grant}, issued by" in item["reason"]
     assert _pending(cli) == []
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "blocked"
-    assert f"Executed (grant {grant})" in note_of(summary)
+    assert f"**Why:** executed (grant {grant})" in note_of(summary)
     inspected = cli.ok("inspect", summary["run_id"])
     assert f"executes under grant {grant}" in inspected.stdout, inspected.stdout
 
