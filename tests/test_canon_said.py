@@ -13,7 +13,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.memory.approvals import ApprovalStore
 from custodian_runtime.review.cards import diff_of, held_in
 from custodian_runtime.review.views import Views
-from reviewsupport import review_settings
+from reviewsupport import Browser, review_page, review_settings
 from runsupport import CANON, plan_response, run_cli
 from spinesupport import journal
 
@@ -75,3 +75,27 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     history = views.get("/history", "csrf").body.decode()
     assert "What changed in domains/website.md" in history and "trade fair" in history
     assert "the canon file domains/website.md was written (3 lines, it had " in history
+
+
+def test_the_page_confirms_a_canon_write_with_its_rationale_and_says_the_canon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    canon, memory = tmp_path / "canon", tmp_path / "memory"
+    shutil.copytree(CANON, canon)
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response({"proposals": [WRITE]}), "utf-8")
+    flags = ["--memory", str(memory), "--canon", str(canon)]
+    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
+    (queued,) = run_cli([*argv, *flags, "--json"], tmp_path, monkeypatch).json()["queued"]
+    item_id = queued["approval_id"]
+    with review_page(review_settings(memory, small_hub.url, tmp_path, canon)) as server:
+        page = Browser(server)
+        page.get("/")
+        nonce = page.ask(item_id, "alex")
+        confirm = page.get(f"/approvals/{item_id}/confirm/{nonce}").text
+        assert "Rationale: the launch date moved" in confirm
+        done = page.post(f"/approvals/{item_id}/confirm", decision="confirm", nonce=nonce)
+        assert done.status_code == 303
+        flash = " ".join(page.get("/").text.split())
+    assert "the canon file domains/website.md was written" in flash
+    assert "hub answered" not in flash
