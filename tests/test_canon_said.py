@@ -61,6 +61,9 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     shown = " ".join(shown.split())  # the fate is wrapped over lines
     assert "the canon file domains/website.md was written" in shown
     assert "hub answered" not in shown
+    counted = f"before: {len(was.splitlines())} lines (the file before the write; in --json)"
+    assert counted in shown
+    assert "Leave to people" not in shown, "the old file is counted in show, not printed"
     as_json = run_cli(["approvals", "show", item_id, "--json", *flags[:2]], tmp_path, monkeypatch)
     assert json.loads(as_json.stdout)["result"]["before"] == was
     decided = [r for r in journal(memory) if r.kind == "approval_decided"]

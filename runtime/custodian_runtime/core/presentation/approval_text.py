@@ -98,8 +98,18 @@ def _decision(item: ApprovalItem, now: datetime) -> list[str]:
     )
     lines += [_field(label, value) for label, value in optional if value is not None]
     if item.result is not None:
-        lines += ["result:", *_block(item.result, "(empty)")]
+        lines += ["result:", *_block(_result_shown(item.result), "(empty)")]
     return lines
+
+
+def _result_shown(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The result as `show` prints it: a canon file's text before the write is counted, not
+    printed (the diff is on the item's page, the text in `--json`)."""
+    before = result.get("before")
+    if not isinstance(before, str):
+        return dict(result)
+    kept = f"{len(before.splitlines())} lines (the file before the write; in --json)"
+    return {**result, "before": kept if before else "(no file: a new one)"}
 
 
 def _wrapped(label: str, text: str) -> list[str]:
