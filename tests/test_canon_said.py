@@ -75,6 +75,8 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     page = views.get(f"/approvals/{item_id}", "csrf").body.decode()
     assert "trade fair" in page, "the executed item's page shows the change it made"
     assert "before → written" in page and "domains/website.md (before)" in page
+    assert "the canon file it wrote" in page and "the hub&#39;s answer" not in page
+    assert page.count("Leave to people") == 1, "the file before is in the diff, not a cell too"
     history = views.get("/history", "csrf").body.decode()
     assert "What changed in domains/website.md" in history and "trade fair" in history
     assert "the canon file domains/website.md was written (3 lines, it had " in history
