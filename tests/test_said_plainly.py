@@ -12,7 +12,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.audit.replay import in_todays_words
-from custodian_runtime.core.approvals.items import new_item
+from custodian_runtime.core.approvals.items import WaitingBecause, new_item
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.presentation.approval_text import list_lines
 from custodian_runtime.core.presentation.display import item_line, status_change, why
@@ -96,3 +96,19 @@ def test_replay_reads_a_grants_older_words_as_the_same_decision() -> None:
     )
     denied = "Plan item #1 (create_task) is denied: a run may queue at most 2 proposals."
     assert in_todays_words(denied) == denied
+
+
+def test_a_listed_item_says_the_kind_of_reason_it_waits_where_there_is_room() -> None:
+    item = new_item(
+        approval_id="apr-473f25d7-0c2b", domain="website", operation="set_task_status",
+        params={"task_id": "web-t-23", "status": "blocked"}, rationale="no update for 41 days",
+        run_id="r1", fingerprint="473f25d7" * 8, precondition={}, now=NOW, ttl_days=14,
+        waiting=WaitingBecause(code="approvable", text="set_task_status always needs a person."),
+    )  # fmt: skip
+    _, second = list_lines(item, "pending", NOW)
+    assert second == "    no update for 41 days  · waits: approvable"
+    long = item.model_copy(update={"rationale": "why " * 40})
+    _, cut = list_lines(long, "pending", NOW)
+    assert len(cut) == 100 and cut.endswith("…") and "waits:" not in cut
+    older = item.model_copy(update={"waiting_because": None})
+    assert list_lines(older, "pending", NOW)[1] == "    no update for 41 days"

@@ -17,6 +17,7 @@ from custodian_runtime.core.presentation.display import (
     LONG_PAIR,
     WIDTH,
     age,
+    columns,
     fit,
     one_line,
     params_line,
@@ -34,7 +35,15 @@ def list_lines(item: ApprovalItem, status: str, now: datetime, width: int = WIDT
         f"{one_line(item.domain)}  {one_line(item.operation)}  {params}"
     )
     rationale = one_line(item.rationale) if item.rationale else "(no rationale given)"
-    return [fit(head, width), fit(_INDENT + rationale, width)]
+    return [fit(head, width), _with_waits(_INDENT + rationale, item, width)]
+
+
+def _with_waits(line: str, item: ApprovalItem, width: int) -> str:
+    """The rationale's line, and the kind of reason the item waits for where there is room
+    (`· waits: approvable`; `show` says it in full)."""
+    waits = item.waiting_because
+    tagged = line if waits is None else f"{line}  · waits: {one_line(waits.code)}"
+    return tagged if columns(tagged) <= width else fit(line, width)
 
 
 def _listed_order(item: ApprovalItem) -> dict[str, Any]:
