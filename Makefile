@@ -9,7 +9,7 @@ DOMAIN    ?=
 
 LOCKS     := requirements/build.txt requirements/dev.txt
 
-.PHONY: setup lock test check format lint types k8s bench hub agent-run dry-run demo clean
+.PHONY: setup lock test check format lint types k8s bench hub agent-run dry-run demo demo-reset clean
 
 setup: $(STAMP) $(AXE)
 
@@ -95,6 +95,14 @@ demo: setup
 	@echo "approve: $(CUSTODIAN) approvals approve <ID> --by <you> --hub embedded"
 	@echo "reject:  $(CUSTODIAN) approvals reject <ID> --by <you> --reason <why>"
 	@echo "or read the note and decide in a browser: $(CUSTODIAN) review --hub embedded"
+	@echo "back to the seed (memory, hub data and canon): make demo-reset"
+
+# Back to the seed: the hub's data and every run's memory go (all of it ignored by git), and the
+# canon is put back as committed, since an approved `write_canon` rewrites or adds a canon file.
+demo-reset:
+	git clean -fdqX .custodian memory
+	git checkout -- canon
+	git clean -fdq canon
 
 clean:
 	rm -rf $(VENV) .custodian .pytest_cache .mypy_cache .ruff_cache

@@ -153,7 +153,9 @@ def decide_pending(hands: Hands, ledger: Ledger, harmful: Any, reason: str) -> N
     where = {t["id"]: t["workstream_id"] for t in hands.tasks()} if pending else {}
     for item in pending:
         params = dict(item["params"])
-        ledger.deferred += item.get("waits_code") == "deferred"
+        # Why it waits (`waiting_because`), or as an item queued before it was kept says it.
+        waits = (item.get("waiting_because") or {}).get("code") or item.get("waits_code")
+        ledger.deferred += waits == "deferred"
         task, status = params.get("task_id"), params.get("status")
         if harmful(item["operation"], params):
             cli("approvals", "reject", item["id"], "--by", PERSON, "--reason", reason)

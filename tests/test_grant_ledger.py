@@ -140,7 +140,7 @@ def test_a_killed_grant_write_not_on_the_hub_is_resent_once_under_the_same_grant
         records = journal(memory)
         [reconciled] = of_run(records, summary["run_id"], "reconciled")
         assert reconciled.data["action"] == "resend"
-        assert f"executed (grant {grant})" in reconciled.data["reason"]
+        assert f"executes under grant {grant}" in reconciled.data["reason"]
         resent = of_run(records, summary["run_id"], "dispatched")
         assert [r.data["reconciles"] for r in resent] == [killed]
         # The use was counted when the killed run authorized it: no second grant_used.

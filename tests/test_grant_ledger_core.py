@@ -49,8 +49,9 @@ def _decide(standing: Standing, ruling: Ruling | None = None, hub: str = "hub_id
 
 def test_its_own_use_does_not_use_the_grant_up() -> None:
     # max_uses 1, and the one grant_used record is this very write's.
-    assert _decide(_standing(_grant())).startswith(f"resend: Plan item #0 (set_task_status) "
-                                                   f"executes: executed (grant {GID})")  # fmt: skip
+    assert _decide(_standing(_grant())).startswith(
+        f"resend: Plan item #0 (set_task_status) executes under grant {GID}, issued by"
+    )
 
 
 def test_each_reason_to_close_is_named() -> None:

@@ -219,12 +219,12 @@ def test_a_covered_proposal_runs_without_a_card_and_says_so_everywhere(
     summary = cli.run(small_hub.url, status("web-t-4"))
     [item] = summary["items"]
     assert item["outcome"] == "executed" and item["grant"] == grant
-    assert f"executed (grant {grant})" in item["reason"]
+    assert f"executes under grant {grant}, issued by" in item["reason"]
     assert _pending(cli) == []
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "blocked"
-    assert f"Executed (grant {grant})" in note_of(summary)
+    assert f"**Why:** executed (grant {grant})" in note_of(summary)
     inspected = cli.ok("inspect", summary["run_id"])
-    assert f"executed (grant {grant})" in inspected.stdout, inspected.stdout
+    assert f"executes under grant {grant}" in inspected.stdout, inspected.stdout
 
 
 def test_past_max_a_proposal_is_queued_as_today(cli: Cli, small_hub: ReferenceHub) -> None:

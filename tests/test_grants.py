@@ -61,7 +61,7 @@ def test_a_covered_proposal_executes_under_the_grant_once_and_its_use_is_journal
         first = summary["items"]
         assert first[0]["outcome"] == "executed", first
         assert first[0]["grant"] == grant
-        assert f"executed (grant {grant})" in first[0]["reason"]
+        assert f"executes under grant {grant}" in first[0]["reason"]
         assert summary["modes"]["set_task_status"] == "ask"
         note = Path(summary["note"]).read_text("utf-8")
         assert f"executed (grant {grant})" in note.lower() and '"set_task_status": "ask"' in note

@@ -84,7 +84,7 @@ def test_the_same_proposal_approved_again_within_a_day_really_executes(
     assert second != first and second.startswith("apr-") and second[:12] == first[:12]
     result = _approve(tmp_path, monkeypatch, small_hub, second)
     assert result.code == 0, (result.stdout, result.stderr)
-    assert f"{second}: executed" in result.stdout
+    assert result.stdout.startswith(f"{second}: Approved by ") and "and executed" in result.stdout
     # The hub really changed: the status is blocked again, at a newer version.
     now = hub_get(small_hub, "/tasks/web-t-3")
     assert now["status"] == "blocked" and now["version"] > reset.json()["version"]

@@ -225,14 +225,17 @@ def test_a_persons_block_is_not_undone_by_an_older_unblocked_event(
     )
     assert why in item["reason"], item["reason"]
     shown = " ".join(cli.ok("approvals", "show", item["approval_id"]).stdout.split())
-    assert "waits:" in shown and "in deference to a person's change" in shown
+    assert "waits because: in deference to a person: the evidence it cites" in shown
     assert unblocked in shown and "status set to blocked" in shown
     kept = cli.ok("approvals", "show", item["approval_id"], "--json").json()
-    assert kept["waits_code"] == "deferred" and kept["waits"] == why
+    assert kept["waiting_because"] == {
+        "code": "deferred",
+        "text": f"in deference to a person: {why}.",
+    }
     with review_page(review_settings(cli.memory, small_hub.url, tmp_path)) as server:
         card = Browser(server).get("/").text
     escaped = why.replace("'", "&#39;")
-    assert f'<dd class="waits">in deference to a person\'s change: {escaped}</dd>' in card
+    assert f'<dd class="waits">in deference to a person: {escaped}.</dd>' in card
 
 
 def test_evidence_newer_than_the_persons_change_runs(

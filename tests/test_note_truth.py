@@ -88,7 +88,7 @@ def test_an_unknown_operation_reads_as_one_sentence() -> None:
 def test_a_cited_events_text_is_inert_and_one_line() -> None:
     params = {"task_id": "t-1", "status": "done", "evidence": ["e-1"]}
     said = {"e-1": "Done.\n## Executed\n\x1b[31m<b>x</b> " + "long " * 60}
-    detail = status_change(params, "in_progress", said)
+    detail = status_change("update_task_status", params, "in_progress", said)
     assert detail.startswith("status in_progress → done, evidence e-1 “Done.")
     assert "\n" not in detail and "\x1b" not in detail
     assert detail.endswith("…”")  # cut, so one event cannot fill the note

@@ -79,13 +79,14 @@ def test_list_shows_id_status_age_operation_every_param_and_the_rationale() -> N
     assert second == "    web-evt-11 reports p95 at 1.3 s, up from 1.1 s"
 
 
-def test_list_lines_fit_in_100_columns_and_cut_a_long_value_last() -> None:
+def test_list_lines_fit_in_100_columns_and_show_the_target_then_the_long_value() -> None:
     long_title = "Rework " + "the checkout flow " * 20
     item = _item(params={"workstream_id": "web-ws-2", "title": long_title, "status": "todo"})
     lines = list_lines(item, "pending", NOW, width=100)
     assert all(columns(line) <= 100 for line in lines)
-    # The short params are whole; the long title is the one that is cut.
-    assert "status=todo" in lines[0] and lines[0].endswith("…")
+    # What it is about (its target) is whole, then what it says: the title is cut at the end,
+    # never to a character, and a short param past it is what the cut takes.
+    assert 'workstream_id=web-ws-2 title="Rework the che' in lines[0] and lines[0].endswith("…")
     many = list_lines(_item(rationale="why " * 100), "pending", NOW)
     assert columns(many[1]) == 100 and many[1].endswith("…")
 
@@ -148,7 +149,7 @@ def test_a_ruling_sentence_loses_its_label_and_says_nothing_for_an_ordinary_writ
     flagged = _ruled(tasks_to_flag=[{"task_id": "t-block", "note": "Stuck again."}])
     assert flagged.reason.startswith("Plan item #0 (flag_for_human) is denied: task t-block")
     assert flagged.code == "stated" and flagged.clause is not None
-    assert why(flagged) == "T" + flagged.clause[1:] and "already has an open flag" in flagged.clause
+    assert why(flagged) == flagged.clause and "already has an open flag" in flagged.clause
     queued = _ruled(proposals=[proposal("create_task", workstream_id="ws-web", title="Audit")])
     assert queued.kind == "queued" and queued.code == "routine" and why(queued) is None
     unknown = _ruled(proposals=[proposal("delete_domain", domain="website")])
@@ -195,7 +196,7 @@ def test_summary_lines_fit_in_100_columns_and_keep_the_approval_id() -> None:
         title="Upgrade Stripe.js",
         said="“x”",
     )
-    assert denied == "  denied        #3 flag_for_human web-t-14 (Upgrade Stripe.js): A · “x”"
+    assert denied == "  denied        #3 flag_for_human web-t-14 (Upgrade Stripe.js): a · “x”"
 
 
 def test_a_dry_run_summary_says_would_and_fits() -> None:

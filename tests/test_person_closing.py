@@ -101,7 +101,8 @@ def test_a_plan_reopening_cancelled_tasks_is_queued_and_the_hub_is_unchanged(
     assert [q["operation"] for q in summary["queued"]] == ["update_task_status"] * 2
     assert _tasks(hub) == before
     note = Path(summary["note"]).read_text(encoding="utf-8")
-    assert f"Task web-t-3 was {CLOSED}" in note and f"Task web-t-5 was {CLOSED}" in note
+    assert f"**Waits because:** task web-t-3 was {CLOSED}" in note
+    assert f"**Waits because:** task web-t-5 was {CLOSED}" in note
 
     # A person may reopen it: the approval carries the write out.
     approval_id = str(summary["queued"][0]["approval_id"])

@@ -130,7 +130,7 @@ def test_a_rejected_proposal_is_asked_again_once_after_a_persons_newer_event(
     [again] = cli.run(small_hub.url, _create())["items"]
     assert again["outcome"] == "queued", again
     shown = cli.ok("approvals", "show", again["approval_id"], "--json").json()
-    assert f"since then, event {event}, a note from 'ben'" in shown["waits"], shown
+    assert f"since then, event {event}, a note from 'ben'" in shown["waiting_because"]["text"]
     cli.ok("approvals", "reject", again["approval_id"], "--by", "ana", "--reason", "still no")
     [third] = cli.run(small_hub.url, _create())["items"]
     assert third["outcome"] == "denied", third

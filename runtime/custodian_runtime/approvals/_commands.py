@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -37,7 +37,7 @@ from custodian_runtime.core.approvals.settle import (
 )
 from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.inert import for_terminal_json
+from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
@@ -73,6 +73,7 @@ class ApproveRequest:
     by: str
     note: str | None = None
     wait_s: float = 0.0
+    as_json: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class RejectRequest:
     by: str
     reason: str
     wait_s: float = 0.0
+    as_json: bool = False
 
 
 ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest | RepairRequest
@@ -94,8 +96,11 @@ EXIT_LANDED = verdicts.EXIT_REFUSED
 
 def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO) -> int:
     """Carry out `approvals list|show|approve|reject|repair`."""
-    for earlier in carry_out_recorded_decisions(settings):
-        out.write(f"carried out a recorded decision: {earlier.message}\n")
+    deciding = isinstance(request, ApproveRequest | RejectRequest) and request.as_json
+    earlier = carry_out_recorded_decisions(settings)
+    if not deciding:
+        for one in earlier:
+            out.write(f"carried out a recorded decision: {one.message}\n")
     if isinstance(request, RepairRequest):
         return repair_command(settings, request, out)
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
@@ -114,8 +119,23 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
             settings, store, request.approval_id, request.by, request.note, now,
             wait_s=request.wait_s,
         )  # fmt: skip
-    out.write(done.message + "\n")
+    if request.as_json:
+        said = _decided_json(store, done, [one.message for one in earlier])
+        out.write(for_terminal_json(said, indent=2) + "\n")
+    else:
+        out.write(done.message + "\n")
     return done.exit_code
+
+
+def _decided_json(store: ApprovalStore, done: DecisionReport, earlier: list[str]) -> dict[str, Any]:
+    """`approve|reject --json`: the sentence, the exit code, and the item as stored now."""
+    try:
+        item = store.get(done.approval_id, verify=False)
+    except ApprovalError:
+        item = None  # an id no file holds: the message says so
+    data = None if item is None else item.model_dump(mode="json", exclude={"seal"})
+    return {"approval_id": done.approval_id, "exit_code": done.exit_code,
+            "message": done.message, "item": data, "recorded_decisions": earlier}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -298,9 +318,19 @@ def _approve_now(
             d.journal.append(kind, data)
         if settled.execute:
             outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task, hub)
-            settled = verdicts.carried_out(d.item, by, note, outcome, now)
+            settled = _said(verdicts.carried_out(d.item, by, note, outcome, now))
         _store(store, settled)
     return DecisionReport(d.item.id, settled.exit_code, settled.message)
+
+
+def _said(settled: Settlement) -> Settlement:
+    """What the write came to, as the sentence `approvals show` gives it (its fate)."""
+    item = settled.stored
+    if item is None:
+        return settled
+    return replace(
+        settled, message=for_terminal(f"{item.id}: {approval_text.fate(item, item.status)}")
+    )
 
 
 def _settle_open(

@@ -14,7 +14,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from custodian_runtime.canon import current_sha256, readonly_reason, resolve_inside, write_canon
+from custodian_runtime.canon import (
+    current_sha256,
+    read_canon,
+    readonly_reason,
+    resolve_inside,
+    write_canon,
+)
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.verdicts import ObservedNow, SendResult, to_observe
@@ -26,6 +32,7 @@ from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
 from custodian_runtime.core.journal.trace import executed_params
+from custodian_runtime.core.plan.schema import MAX_CANON_CHARS
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.journal.run_journal import Journal
@@ -210,10 +217,11 @@ def _execute_canon(
     settings: Settings, item: ApprovalItem, key: str, journal: Journal
 ) -> SendResult:
     journal.write(Dispatched(index=0, idempotency_key=key))
+    relative = str(item.params["path"])
     try:
-        path, sha = write_canon(
-            settings.canon_dir, str(item.params["path"]), str(item.params["content"])
-        )
+        # The file as it was, kept on the item: what changed stays readable after the write.
+        before = read_canon(settings.canon_dir, relative, MAX_CANON_CHARS * 4)
+        path, sha = write_canon(settings.canon_dir, relative, str(item.params["content"]))
     except (CustodianError, OSError) as exc:
         journal.write(Failed(index=0, error=str(exc), status=None, code=None))
         return {"error": str(exc)}
@@ -228,4 +236,7 @@ def _execute_canon(
             path=str(item.params["path"]),
         )
     )
-    return {"path": str(item.params["path"]), "sha256": sha, "file": path.name}
+    result: SendResult = {"path": relative, "sha256": sha, "file": path.name}
+    if before is not None:
+        result["before"] = before
+    return result

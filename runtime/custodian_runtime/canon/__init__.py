@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from custodian_runtime.canon.store import (
         current_sha256,
         path_parts,
+        read_canon,
         readonly_reason,
         resolve_inside,
         write_canon,
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "current_sha256",
     "path_parts",
+    "read_canon",
     "readonly_reason",
     "resolve_inside",
     "write_canon",
@@ -34,6 +36,7 @@ if not TYPE_CHECKING:
                     "path_parts",
                     "readonly_reason",
                     "resolve_inside",
+                    "read_canon",
                     "write_canon",
                 ),
                 "store",

@@ -85,6 +85,26 @@ def current_sha256(canon_dir: Path, relative: str, *, strict: bool = False) -> s
         return None
 
 
+def read_canon(canon_dir: Path, relative: str, limit: int) -> str | None:
+    """The canon file's text ("" when it does not exist), read the way it is written, never
+    through a symlink; None when it is over `limit` bytes."""
+    parts = path_parts(relative)
+    with _directory(canon_dir, relative, parts[:-1], create=False) as fd:
+        if fd is None:
+            return ""
+        try:
+            file = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            raise _escape(relative, relative, exc) from None
+        try:
+            data = os.read(file, limit + 1)
+        finally:
+            os.close(file)
+    return None if len(data) > limit else data.decode("utf-8", errors="replace")
+
+
 def write_canon(canon_dir: Path, relative: str, content: str) -> tuple[Path, str]:
     """Write the file inside the canon, never through a symlink; return its path and SHA-256."""
     parts = path_parts(relative)

@@ -154,10 +154,12 @@ def _approvals_parser(sub: Subparsers) -> None:
     ok.add_argument(
         "--canon", help="canon directory, for items that write the canon (env CUSTODIAN_CANON_DIR)"
     )
+    ok.add_argument("--json", action="store_true", help="what it came to and the item, as JSON")
     no = a.add_parser("reject", help="reject an item; it is never queued again", parents=[after])
     no.add_argument("approval_id")
     no.add_argument("--by", required=True)
     no.add_argument("--reason", required=True)
+    no.add_argument("--json", action="store_true", help="what it came to and the item, as JSON")
     no.add_argument(
         "--hub",
         help="state-hub URL or 'embedded' (env STATE_HUB_URL); needed only to settle an "
@@ -374,11 +376,15 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
     elif command == "show":
         request = approvals.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
-        request = approvals.RejectRequest(args.approval_id, args.by, args.reason, args.wait)
+        request = approvals.RejectRequest(
+            args.approval_id, args.by, args.reason, args.wait, args.json
+        )
     elif command == "repair":
         request = approvals.RepairRequest(args.domain)
     else:
-        request = approvals.ApproveRequest(args.approval_id, args.by, args.note, args.wait)
+        request = approvals.ApproveRequest(
+            args.approval_id, args.by, args.note, args.wait, args.json
+        )
     return approvals.approvals_command(settings, request, sys.stdout)
 
 

@@ -50,6 +50,8 @@ class ItemOutcome:
     clause: str | None = None
     # The grant an approvable item ran under without a card (core/standing/rule.py).
     grant: str | None = None
+    # Why a queued item waits, in one line, as its approval item keeps it (core/approvals/).
+    waiting: str | None = None
 
     @classmethod
     def of(

@@ -48,13 +48,15 @@ def old_canon(canon_dir: Path, relative: str) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def canon_diff(old: str, new: str, relative: str) -> tuple[DiffLine, ...]:
+def canon_diff(
+    old: str, new: str, relative: str, labels: tuple[str, str] = ("now", "proposed")
+) -> tuple[DiffLine, ...]:
     """The unified diff of the canon file, old (now) against new (proposed), line by line."""
     lines = difflib.unified_diff(
         old.splitlines(),
         new.splitlines(),
-        f"{relative} (now)",
-        f"{relative} (proposed)",
+        f"{relative} ({labels[0]})",
+        f"{relative} ({labels[1]})",
         lineterm="",
     )
     return tuple(DiffLine(_kind(line), line) for line in lines)
@@ -75,8 +77,25 @@ def diff_of(canon_dir: Path, item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     relative, new = item.params.get("path"), item.params.get("content")
     if not isinstance(relative, str) or not isinstance(new, str):
         return None
+    if item.status == "executed":
+        return recorded_diff(item)
     old = old_canon(canon_dir, relative)
     return None if old is None else canon_diff(old, new, relative)
+
+
+def recorded_diff(item: ApprovalItem) -> tuple[DiffLine, ...] | None:
+    """What an executed canon write changed: the file before it, as its result keeps it, against
+    the content it wrote (None when the result kept no `before`: an item from before it was)."""
+    before = (item.result or {}).get("before")
+    relative, new = item.params.get("path"), item.params.get("content")
+    if not isinstance(before, str) or not isinstance(relative, str) or not isinstance(new, str):
+        return None
+    return canon_diff(before, new, relative, ("before", "written"))
+
+
+def held_in(item: ApprovalItem) -> str:
+    """Where the item's target is kept, by its operation's spec: `in the canon` or `on the hub`."""
+    return "in the canon" if writes_canon(item.operation) else "on the hub"
 
 
 def fields_of(item: ApprovalItem) -> tuple[tuple[str, str], ...]:

@@ -9,7 +9,7 @@ from custodian_runtime.approvals import decide_approve, decide_reject
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.presentation.approval_text import answer_words, fate
+from custodian_runtime.core.presentation.approval_text import answered, fate
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review.asked import Flash
 from custodian_runtime.review.pending import recorded_decisions
@@ -73,7 +73,7 @@ def said(
         why = decided.message.removeprefix(f"{item.id}: ")
         return Flash(item.id, False, f"Not decided: {sentence}. {_capital(why)}")
     if now.status == "executed":
-        text = f"Approved and executed: {past}; the hub answered {answer_words(now.result)}."
+        text = f"Approved and executed: {past}; {answered(now)}."
     elif now.status == "rejected":
         text = f"Rejected by {now.decided_by}: {sentence}. Reason: {now.reject_reason}"
     else:

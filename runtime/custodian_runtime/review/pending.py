@@ -27,7 +27,14 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
-from custodian_runtime.review.cards import Cited, DiffLine, cited_events, diff_of, fields_of
+from custodian_runtime.review.cards import (
+    Cited,
+    DiffLine,
+    cited_events,
+    diff_of,
+    fields_of,
+    held_in,
+)
 from custodian_runtime.review.holds import CardHold, mode_hold, mode_settings, stale_hold
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import read_summary
@@ -53,6 +60,7 @@ class PendingView:
     cited: tuple[Cited, ...] = ()
     recorded: RecordedDecision | None = None
     hold: CardHold | None = None  # why approve is not offered now (review/holds.py)
+    held_in: str = "on the hub"  # where its target is kept, or `in the canon` (cards.held_in)
 
 
 def shown(value: object) -> str:
@@ -146,6 +154,7 @@ def view_of(
         changes=() if state is None else changes(item.precondition, state),
         hub_problem=None if state is not None else hub_problem,
         verdict=verdict,
+        held_in=held_in(item),
     )
 
 

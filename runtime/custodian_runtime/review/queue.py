@@ -14,6 +14,7 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.presentation.approval_text import fate
 from custodian_runtime.review._sentence import Facts, card_sentence
+from custodian_runtime.review.cards import DiffLine, recorded_diff
 from custodian_runtime.review.pending import pending_items
 
 MAX_HISTORY = 200
@@ -83,6 +84,8 @@ class Past:
     status: str
     sentence: str
     fate: str
+    # What an executed canon write changed, as its item keeps it (cards.recorded_diff).
+    diff: tuple[DiffLine, ...] | None = None
 
 
 def decided(store: ApprovalStore, now: datetime) -> list[ApprovalItem]:
@@ -102,4 +105,5 @@ def history(
 
 def past(item: ApprovalItem, status: str, facts: Facts | None = None) -> Past:
     """An item with its sentence and its fate."""
-    return Past(item, status, card_sentence(item, facts or Facts()), fate(item, status))
+    diff = recorded_diff(item) if status == "executed" else None
+    return Past(item, status, card_sentence(item, facts or Facts()), fate(item, status), diff)

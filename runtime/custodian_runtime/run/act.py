@@ -18,6 +18,7 @@ from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core import outcomes
 from custodian_runtime.core.approvals.items import approval_id_for, new_item
+from custodian_runtime.core.approvals.waiting import waiting_because
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.authority.path import UnderGrant, WriteRuling, rule_write
@@ -41,7 +42,7 @@ def act(ctx: RunContext, ruled: Ruled, observation: Observation) -> tuple[ItemOu
     rulings = ruled.rulings
     with ctx.log.phase("act") as info:
         sent = _execute(ctx, ruled, observation.summary)
-        queued = _enqueue(ctx, rulings, observation.summary)
+        queued = _enqueue(ctx, ruled, observation.summary)
         done = outcomes.assemble(rulings, sent, queued, outcomes.denied(rulings))
         info.update(outcomes.counts(done))
     return done
@@ -142,14 +143,14 @@ def _execute_one(ctx: RunContext, ruling: Ruling, observed: DomainSummary) -> It
     )
 
 
-def _enqueue(
-    ctx: RunContext, rulings: tuple[Ruling, ...], observed: DomainSummary
-) -> tuple[ItemOutcome, ...]:
-    """Write each `queue` ruling to the approval queue, with the state it was proposed under."""
+def _enqueue(ctx: RunContext, ruled: Ruled, observed: DomainSummary) -> tuple[ItemOutcome, ...]:
+    """Write each `queue` ruling to the approval queue, with the state it was proposed under
+    and why it waits (from the ruling, and the standing and evidence it was ruled on)."""
     taken = ctx.approvals  # an id whose file exists is taken; ids are never reused
     now = ctx.now()
+    ground = ruled.grounds.ground(observed)
     done: list[ItemOutcome] = []
-    for ruling in (r for r in rulings if r.outcome == "queue"):
+    for ruling in (r for r in ruled.rulings if r.outcome == "queue"):
         item = ruling.item
         bound = ctx.bound()
         approval = new_item(
@@ -166,21 +167,17 @@ def _enqueue(
             hub=bound["hub"],
             hub_at=bound["hub_at"],
             canon=bound["canon"],
-            waits=_waits(ruling),
+            waiting=waiting_because(ruling, ground),
         )
         ctx.approvals.save(approval)
         ctx.journal.write(
             Queued(index=item.index, approval_id=approval.id, fingerprint=item.fingerprint)
         )
-        done.append(ItemOutcome.of(ruling, "queued", approval_id=approval.id))
+        waits = approval.waiting_because.text if approval.waiting_because else None
+        done.append(
+            replace(ItemOutcome.of(ruling, "queued", approval_id=approval.id), waiting=waits)
+        )
     return tuple(done)
-
-
-def _waits(ruling: Ruling) -> tuple[str, str] | None:
-    """The ruling's code and clause when it queued the item for a reason of its own."""
-    if ruling.code == "routine" or ruling.clause is None:
-        return None
-    return ruling.code, ruling.clause.rstrip(".")
 
 
 def _canon_sha256(item: ProposedItem, canon_dir: Path) -> str | None:

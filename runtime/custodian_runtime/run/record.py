@@ -53,7 +53,7 @@ class _Seen:
         """What the item says: a status change from → to with what each cited event says."""
         if item.operation in status_writes():
             before = self.statuses.get(str(item.params.get("task_id")))
-            return display.status_change(item.params, before, self.said)
+            return display.status_change(item.operation, item.params, before, self.said)
         return display.content(item.operation, item.params)
 
 
@@ -68,16 +68,19 @@ def _actions(
 def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
     # Only what this item adds: the sentence every executed or ordinary queued item gets is left
     # out (it stays in --json and the journal); a denial says why, a queued item why it was asked.
-    reason, result = display.why(o), None
+    said, result = display.why(o), None
+    reason = None if said is None else f"**Why:** {said}"
     if o.kind == "executed" and o.hub_id != o.target:
         result = f"hub id {code_span(o.hub_id or '-')}"
     elif o.kind == "queued":
         result = f"approval {code_span(o.approval_id or '-')}"
+        reason = f"**Waits because:** {o.waiting}" if o.waiting else reason
     elif o.kind in ("failed", "unknown"):
         result = o.error
     elif o.kind == "stale":
         # The ruling's sentence describes a change that did not happen; say what did.
-        reason = (o.error or "the task changed under the run").capitalize() + "."
+        why = o.error or "the task changed under the run"
+        reason = why[:1].upper() + why[1:].rstrip(".") + "."
         result = f"the hub shows {code_span(o.current_status or 'unknown')}"
     item = ruling.item if ruling is not None else None
     return NoteAction(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         settle,
         status,
         verdicts,
+        waiting,
     )
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "settle",
     "status",
     "verdicts",
+    "waiting",
 ]
 
 if not TYPE_CHECKING:

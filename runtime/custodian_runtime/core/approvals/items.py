@@ -17,6 +17,17 @@ from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 RECENTLY_REJECTED = timedelta(days=30)
 
 
+class WaitingBecause(BaseModel):
+    """Why a queued item waits, in one line (core/approvals/waiting.py): the kind of reason
+    (`approvable`, `evidence`, `deferred`, `grant`, `mode_ask`, or the ruling's own code) and
+    the sentence a person reads."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: str
+    text: str
+
+
 class ApprovalItem(BaseModel):
     """One proposed write waiting for, or decided by, a person."""
 
@@ -27,10 +38,12 @@ class ApprovalItem(BaseModel):
     operation: str
     params: dict[str, Any]
     rationale: str | None = None
-    # Why the authority queued it, when for a reason of its own (a ruling's `code` and clause:
-    # `deferred` to a person's change, or `stated`); None for a routine proposal.
+    # Why the authority queued it, as items queued before `waiting_because` kept it (a ruling's
+    # `code` and clause, None for a routine proposal): read, never written again.
     waits: str | None = None
     waits_code: str | None = None
+    # Why it waits, in one line, for every item queued since (None: an item from before).
+    waiting_because: WaitingBecause | None = None
     run_id: str
     fingerprint: str
     precondition: dict[str, Any]
@@ -101,17 +114,16 @@ def new_item(
     hub: str | None = None,
     canon: str | None = None,
     hub_at: str | None = None,
-    waits: tuple[str, str] | None = None,
+    waiting: WaitingBecause | None = None,
 ) -> ApprovalItem:
-    """A fresh pending item that expires `ttl_days` after `now`; `waits`: (code, clause)."""
+    """A fresh pending item that expires `ttl_days` after `now`; `waiting`: why it waits."""
     return ApprovalItem(
         id=approval_id,
         domain=domain,
         operation=operation,
         params=params,
         rationale=rationale,
-        waits=None if waits is None else waits[1],
-        waits_code=None if waits is None else waits[0],
+        waiting_because=waiting,
         run_id=run_id,
         fingerprint=fingerprint,
         precondition=precondition,

@@ -9,7 +9,6 @@ fresh plan and the reconcile of a killed run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypedDict
@@ -60,10 +59,12 @@ class SendResult(TypedDict, total=False):
     # No answer came: the write stays open in the journal until a run or a person settles it.
     unknown: str
     current_status: str | None
-    # A canon write: the path written, the content's hash and the file's name.
+    # A canon write: the path written, the content's hash and the file's name, and the file's
+    # text before it ("" for a new file; left out when too long to keep): what changed.
     path: str
     sha256: str
     file: str
+    before: str
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,9 @@ def carried_out(
     status = _carried_status(outcome)
     stored = _decided_item(item, status, now, by, decision_note=note, result=dict(outcome))
     code = {"executed": EXIT_EXECUTED, "stale": EXIT_STALE}.get(status, EXIT_FAILED)
-    message = for_terminal(f"{item.id}: {status} ({json.dumps(outcome)})")
+    # The status only: the shell says it as a sentence (core/presentation `fate`), and the
+    # result stays on the item, for `show` and `--json`.
+    message = for_terminal(f"{item.id}: {status}")
     return Settlement(code, message, stored=stored)
 
 

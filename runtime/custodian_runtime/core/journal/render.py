@@ -283,9 +283,9 @@ def _render_ruling(ruling: Record, data: RulingRecord, ctx: _Court) -> list[str]
 
 
 def _render_approval(decided: Record, data: ApprovalDecided, ctx: _Court) -> list[str]:
-    lines = [
-        f"approval {data.approval_id} at {decided.ref}: {data.decision} by {data.by}: {data.reason}"
-    ]
+    # An approval carries a note only when the person gave one: none is said, not `None`.
+    said = f": {data.reason}" if data.reason else ""
+    lines = [f"approval {data.approval_id} at {decided.ref}: {data.decision} by {data.by}{said}"]
     for (run_id, _), item in ctx.items.items():
         if run_id == decided.run_id:
             lines.extend(_item_lines(item, decided, ctx.problems))
@@ -324,6 +324,21 @@ def _step_lines(step: Record) -> list[str]:
     return _write_step_lines(step, entry, for_run)
 
 
+def _receipt_lines(step: Record, e: Receipt, for_run: str) -> list[str]:
+    if e.path is not None:
+        # A canon write's receipt: a file was written in the canon; no hub answered.
+        return [
+            f"  receipt at {step.ref}{for_run}: the canon file {e.path} was written",
+            f"    effect: content sha256={_short(e.response_sha256)}",
+        ]
+    replayed = "yes" if e.replayed else "no"
+    return [
+        f"  receipt at {step.ref}{for_run}: status {e.status_code}, attempts {e.attempts}",
+        f"    effect: hub_id={e.hub_id} replayed={replayed} "
+        f"response sha256={_short(e.response_sha256)}",
+    ]
+
+
 def _write_step_lines(step: Record, e: WriteStep, for_run: str) -> list[str]:
     if isinstance(e, Dispatched):
         return [f"  dispatched at {step.ref}{for_run}"]
@@ -339,12 +354,7 @@ def _write_step_lines(step: Record, e: WriteStep, for_run: str) -> list[str]:
     if isinstance(e, Failed) and e.closed:
         return [f"  CLOSED ({e.closed}) at {step.ref}{for_run}: {e.error}"]
     if isinstance(e, Receipt):
-        replayed = "yes" if e.replayed else "no"
-        return [
-            f"  receipt at {step.ref}{for_run}: status {e.status_code}, attempts {e.attempts}",
-            f"    effect: hub_id={e.hub_id} replayed={replayed} "
-            f"response sha256={_short(e.response_sha256)}",
-        ]
+        return _receipt_lines(step, e, for_run)
     if isinstance(e, Stale):
         return [f"  STALE at {step.ref}{for_run}: {e.error} (nothing written)"]
     if isinstance(e, Unknown):

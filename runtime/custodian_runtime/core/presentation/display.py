@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority import evidence
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.contract import DomainSummary
@@ -23,7 +24,7 @@ from custodian_runtime.core.outcomes import ItemOutcome
 
 WIDTH = 100
 ELLIPSIS = "…"
-_LONG_PAIR = 32
+LONG_PAIR = 32  # columns of a `key=value` pair that counts as long
 _SAID_COLUMNS = 120  # of a cited event's summary in a note
 # What an item says, by the param a person wants to see first.
 _CONTENT_KEYS = ("summary", "note", "title", "resolution", "path", "flag_id", "decision_id")
@@ -78,7 +79,7 @@ def params_line(params: Mapping[str, Any], *, short_first: bool = False) -> str:
     """
     pairs = [f"{one_line(key)}={_value(value)}" for key, value in params.items()]
     if short_first:
-        pairs = sorted(pairs, key=lambda pair: len(pair) > _LONG_PAIR)
+        pairs = sorted(pairs, key=lambda pair: len(pair) > LONG_PAIR)
     return " ".join(pairs)
 
 
@@ -101,7 +102,7 @@ def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True)
     if operation in status_writes() and isinstance(status, str):
         if not labelled:
             return f"→ {one_line(status)}"
-        return f"status → {one_line(status)}, {one_line(evidence.shown(params))}"
+        return f"status → {one_line(status)}" + _cites(operation, params)
     for key in _CONTENT_KEYS:
         value = params.get(key)
         if isinstance(value, str):
@@ -109,16 +110,31 @@ def content(operation: str, params: Mapping[str, Any], *, labelled: bool = True)
     return params_line(params)
 
 
-def status_change(params: Mapping[str, Any], before: str | None, said: Mapping[str, str]) -> str:
+def _cites(operation: str, params: Mapping[str, Any]) -> str:
+    """`, evidence E-1`; `, no evidence cited` only for an operation that runs on its evidence."""
+    if not evidence.cited(params) and not _runs_on_evidence(operation):
+        return ""
+    return f", {one_line(evidence.shown(params))}"
+
+
+def _runs_on_evidence(operation: str) -> bool:
+    spec = operations.find(operation)
+    return spec is not None and spec.evidence
+
+
+def status_change(
+    operation: str, params: Mapping[str, Any], before: str | None, said: Mapping[str, str]
+) -> str:
     """A status change for a note: `status todo → done, evidence E-1 “what E-1 says”`.
 
-    A cited event the observed summary does not hold is shown by its id alone.
+    A cited event the observed summary does not hold is shown by its id alone; citing none is
+    said only of an operation that runs on its evidence (the spec's `evidence`).
     """
     arrow = f"{one_line(before)} → " if before else "→ "
     head = f"status {arrow}{one_line(params.get('status'))}"
     ids = evidence.cited(params)
     if not ids:
-        return f"{head}, no evidence cited"
+        return head + _cites(operation, params)
     cites = [
         f"{one_line(i)} “{fit(one_line(said[i]), _SAID_COLUMNS)}”" if i in said else one_line(i)
         for i in ids
@@ -150,13 +166,13 @@ def titles(summary: DomainSummary) -> dict[str, str]:
 def why(o: ItemOutcome) -> str | None:
     """The part of a ruling's sentence a person needs, without the `Plan item #n (op)` label.
 
-    None for an item that simply executes, or is queued for the reason every proposal is.
+    None for an item that simply executes, or is queued for the reason every proposal is. Its
+    letters are kept as the ruling wrote them: a clause may begin with a person's name, which
+    stays as the person typed it (a label before it, not a capital, starts the line).
     """
     if o.code not in ("stated", "deferred"):
         return None
-    if o.clause is None:
-        return o.reason
-    return o.clause[:1].upper() + o.clause[1:]
+    return o.reason if o.clause is None else o.clause
 
 
 KIND_WORDS = {
@@ -191,8 +207,11 @@ def item_line(
     head = f"  {word:13} #{o.index} {one_line(o.operation, 24)} {one_line(o.target or '-', 40)}"
     if title:
         head += f" ({one_line(title, _TITLE_COLUMNS)})"
-    # A queued item's approval id is what a person types next; hub ids are in the note.
+    # A queued item's approval id is what a person types next; hub ids are in the note. An item
+    # that ran without a card under a person's grant names the grant, never cut off either.
     tail = f" [{one_line(o.approval_id, 40)}]" if o.approval_id else ""
+    if o.grant and o.kind in ("executed", "would_execute"):
+        tail = f" [under {one_line(o.grant, 40)}]"
     problem = _problem(o)
     body = " · ".join(one_line(p) for p in (problem, said) if p)
     room = width - columns(head) - columns(tail) - 2

@@ -237,9 +237,11 @@ def _granted(
         if spent is not None:
             return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {spent}")
     g = cover.grant
+    # The clause is the outcome as the note and --json say it; the sentence says it once.
     clause = f"executed (grant {g.id}), issued by {g.by}: {g.reason}"
-    clause += "" if ruling.word is None else f"; {ruling.word}"
-    reason = f"{_label(ruling)} executes: {clause}."
+    word = "" if ruling.word is None else f"; {ruling.word}"
+    clause += word
+    reason = f"{_label(ruling)} executes under grant {g.id}, issued by {g.by}: {g.reason}{word}."
     return replace(ruling, outcome="execute", reason=reason, code="stated", clause=f"{clause}.",
                    grant=g.id)  # fmt: skip
 
