@@ -20,6 +20,7 @@ from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.seals import SealKey, verify_seals
 from custodian_runtime.errors import ConfigError, JournalError, SealError
 from custodian_runtime.journal._checkpoint import Opened, Torn, save_checkpoint, sealed
+from custodian_runtime.journal._index import refresh
 from custodian_runtime.journal._lines import (
     Parsed,
     parse_data,
@@ -239,6 +240,7 @@ class JournalStore:
         saved = writer.checkpoint_file()
         if saved is not None:
             save_checkpoint(writer.layout, sealed(self._seal_key, saved))
+            refresh(writer.layout, parse_line)  # the runs index people read (journal/_index.py)
 
 
 __all__ = [
