@@ -17,7 +17,7 @@ from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.run_index import RunDigest, UseRow, digests_of, with_late
 from custodian_runtime.errors import JournalError
-from custodian_runtime.journal import _index
+from custodian_runtime.journal._index import Indexed, StaleIndex, current, rows, update
 from custodian_runtime.journal._lines import record_of
 from custodian_runtime.journal._segments import Layout, lines_from
 from custodian_runtime.journal.store import JournalStore, ReadResult, parse_line
@@ -63,7 +63,7 @@ class JournalReader:
         """Page `page` (1 = newest) of the domain's runs, `size` a page, newest first."""
         try:
             return self._indexed_page(domain, page, size)
-        except (_index.StaleIndex, JournalError, ValueError):
+        except (StaleIndex, JournalError, ValueError):
             whole = self._whole(domain)
             newest = list(reversed(whole.rows))
             shown = newest[(page - 1) * size : page * size]
@@ -73,7 +73,7 @@ class JournalReader:
         layout = self.store.layout(domain)
         indexed = _indexed(layout)
         end = max(0, indexed.total - (page - 1) * size)
-        found = _index.rows(layout, indexed, max(0, end - size), end)
+        found = rows(layout, indexed, max(0, end - size), end)
         late = {(u.run_id, u.index): u for u in indexed.fold.late}
         shown = tuple(with_late(d, late) for d in reversed(found))
         problems = (f"{domain}.jsonl {indexed.torn}",) if indexed.torn else ()
@@ -84,8 +84,8 @@ class JournalReader:
         try:
             layout = self.store.layout(domain)
             indexed = _indexed(layout)
-            found = _index.rows(layout, indexed, 0, indexed.total)
-        except (_index.StaleIndex, JournalError, ValueError):
+            found = rows(layout, indexed, 0, indexed.total)
+        except (StaleIndex, JournalError, ValueError):
             return self._whole(domain).rows
         late = {(u.run_id, u.index): u for u in indexed.fold.late}
         return [with_late(d, late) for d in found]
@@ -141,10 +141,10 @@ def _problems(domain: str, result: ReadResult) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _indexed(layout: Layout) -> _index.Indexed:
+def _indexed(layout: Layout) -> Indexed:
     """The index, saved first when it was missing or behind (unless a writer holds it)."""
     try:
-        saved = _index.update(layout, parse_line)
+        saved = update(layout, parse_line)
     except OSError:  # a memory volume this reader cannot write: read it all the same
         saved = None
-    return saved if saved is not None else _index.current(layout, parse_line)
+    return saved if saved is not None else current(layout, parse_line)
