@@ -1,8 +1,9 @@
 """One read API of a domain's runs, for people: the review page, `inspect`'s listing, replay.
 
 It reads the runs index (journal/_index.py) and only the journal's tail after it, so showing a
-page of runs costs the rows shown, not the journal's length. Read-only: a torn tail is reported,
-never set aside, and seals are not checked (`custodian inspect` verifies; a run refuses).
+page of runs costs the rows shown, not the journal's length. A torn tail is reported, never set
+aside, and rows carry no seals (`custodian inspect` verifies; a run refuses); one run's records
+are checked with the key the reader was given.
 A journal the index cannot fold run by run (damage, a broken spine) is read whole, as before,
 with its damage reported.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.run_index import RunDigest, UseRow, digests_of, with_late
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.journal._index import Indexed, StaleIndex, current, rows, update
 from custodian_runtime.journal._lines import record_of
@@ -52,8 +54,10 @@ class _Whole:
 class JournalReader:
     """The journals under `<memory_dir>/journal/`, read through their runs index."""
 
-    def __init__(self, memory_dir: Path):
-        self.store = JournalStore(memory_dir)
+    def __init__(self, memory_dir: Path, *, seal_key: SealKey | None = None, save: bool = True):
+        # With a key, the records of one run are refused without valid seals, as a run refuses.
+        self.store = JournalStore(memory_dir, seal_key=seal_key)
+        self._save = save  # `inspect` and `replay` never write, not even the index
 
     def domains(self) -> list[str]:
         """Domains that have a journal, sorted."""
@@ -71,7 +75,7 @@ class JournalReader:
 
     def _indexed_page(self, domain: str, page: int, size: int) -> RunsPage:
         layout = self.store.layout(domain)
-        indexed = _indexed(layout)
+        indexed = self._indexed(layout)
         end = max(0, indexed.total - (page - 1) * size)
         found = rows(layout, indexed, max(0, end - size), end)
         late = {(u.run_id, u.index): u for u in indexed.fold.late}
@@ -83,7 +87,7 @@ class JournalReader:
         """Every run of the domain, oldest first (the rows only, never the records)."""
         try:
             layout = self.store.layout(domain)
-            indexed = _indexed(layout)
+            indexed = self._indexed(layout)
             found = rows(layout, indexed, 0, indexed.total)
         except (StaleIndex, JournalError, ValueError):
             return self._whole(domain).rows
@@ -107,11 +111,13 @@ class JournalReader:
         return None
 
     def run_records(self, domain: str, run_id: str) -> list[Record]:
-        """The records of one run, read from where it began (no seal check: see the docstring)."""
+        """The records of one run, read from where it began (their seals checked with a key)."""
         row = next((d for d in self.all_runs(domain) if d.run_id == run_id), None)
         if row is None or row.place is None:
             return self.store.run_records(domain, run_id) if row is not None else []
-        return [r for r in self._from(domain, row) if r.run_id == run_id]
+        return self.store.checked(
+            domain, [r for r in self._from(domain, row) if r.run_id == run_id]
+        )
 
     def _from(self, domain: str, row: RunDigest) -> Iterator[Record]:
         assert row.place is not None
@@ -129,6 +135,27 @@ class JournalReader:
                 if record is not None and record.seq >= row.last_seq:
                     return
 
+    def _indexed(self, layout: Layout) -> Indexed:
+        """The index, saved first when it was missing or behind (unless a writer holds it)."""
+        try:
+            saved = update(layout, parse_line) if self._save else None
+        except OSError:  # a memory volume this reader cannot write: read it all the same
+            saved = None
+        return saved if saved is not None else current(layout, parse_line)
+
+    def latest_run(self, domain: str) -> str | None:
+        """The run that began last, preferring scheduled runs over a person's runs."""
+        newest: str | None = None
+        page, pages = 1, 1
+        while page <= pages:
+            shown = self.runs(domain, page)
+            newest = newest or next((d.run_id for d in shown.rows), None)
+            found = next((d.run_id for d in shown.rows if not d.approval), None)
+            if found is not None:
+                return found
+            page, pages = page + 1, shown.pages
+        return newest
+
     def _whole(self, domain: str) -> _Whole:
         result = self.store.scan(domain)
         return _Whole(digests_of(result.records), _problems(domain, result))
@@ -139,12 +166,3 @@ def _problems(domain: str, result: ReadResult) -> tuple[str, ...]:
     if result.torn_tail:
         found.append(f"{domain}.jsonl {result.torn_tail}")
     return tuple(found)
-
-
-def _indexed(layout: Layout) -> Indexed:
-    """The index, saved first when it was missing or behind (unless a writer holds it)."""
-    try:
-        saved = update(layout, parse_line)
-    except OSError:  # a memory volume this reader cannot write: read it all the same
-        saved = None
-    return saved if saved is not None else current(layout, parse_line)

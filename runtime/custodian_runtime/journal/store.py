@@ -134,6 +134,11 @@ class JournalStore:
         parsed = parse_data(data)
         return ReadResult(result.records, self._set_aside(path, data, parsed), (), result.size)
 
+    def checked(self, domain: str, records: list[Record]) -> list[Record]:
+        """`records` of `domain`, once their seals are checked (with a key; SealError if not)."""
+        self._check_seals(domain, records)
+        return records
+
     def _check_seals(self, domain: str, records: Sequence[Record]) -> None:
         if self._seal_key is None:
             return
