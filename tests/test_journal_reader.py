@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.run_index import (
     RunsFold,
@@ -30,6 +31,7 @@ from custodian_runtime.review import pages
 from custodian_runtime.review.granted import grant_uses
 from custodian_runtime.review.runs import PAGE_SIZE, run_rows
 from reviewsupport import review_settings
+from standingsupport import Cli, status
 
 DOMAIN = "website"
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -95,6 +97,7 @@ def history(memory: Path, fillers: int = 150) -> JournalStore:
     """Runs of every shape: grants used and settled later, a person's run, a killed run closed."""
     store, clock = JournalStore(memory, fsync=lambda fd: None), Clock()
     write_run(store, "r-grant", granted(1, ("receipt", {"index": 1, "status_code": 201})), clock)
+    JournalReader(memory).runs(DOMAIN)  # a reader builds the index; each commit then folds in
     write_run(store, "r-open", granted(2, ("unknown", {"index": 2})), clock)
     decided = {"approval_id": "ap-1", "decision": "approved", "by": "ana", "reason": "ok"}
     write_run(store, "a-1", [("approval_decided", decided)], clock)
@@ -133,7 +136,8 @@ def assert_pages_as_a_scan_reads(memory: Path, tmp_path: Path) -> None:
 def test_the_runs_page_reads_the_index_as_a_scan_reads_the_journal(tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     history(memory)
-    assert _index.state_path(JournalStore(memory).layout(DOMAIN)).exists()
+    state = json.loads(_index.state_path(JournalStore(memory).layout(DOMAIN)).read_text())
+    assert state["fold"]["head"]["seq"] == scanned(memory)[-1].seq  # kept by every commit
     assert_pages_as_a_scan_reads(memory, tmp_path)
     rows = {r.run_id: r for r in run_rows(scanned(memory))}
     assert rows["r-killed"].status == "interrupted"  # closed by the run after it
@@ -181,6 +185,17 @@ def test_a_missing_or_older_index_is_rebuilt_from_the_journal(tmp_path: Path) ->
     assert json.loads(_index.state_path(layout).read_text())["fold"]["v"] == RunsFold(domain="d").v
 
 
+def test_a_runs_commit_never_rebuilds_a_missing_index(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    store = history(memory, fillers=5)
+    layout = store.layout(DOMAIN)
+    _index.state_path(layout).unlink()
+    write_run(store, "r-later", scheduled(7), Clock(START + timedelta(days=2)))
+    assert not _index.state_path(layout).exists()  # a view is not worth a full scan in a run
+    assert_pages_as_a_scan_reads(memory, tmp_path)
+    assert _index.state_path(layout).exists()
+
+
 def test_rows_of_another_index_are_never_trusted(tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     store = history(memory, fillers=80)
@@ -210,6 +225,7 @@ def test_a_pruned_journal_rebuilds_its_index_from_the_segments_left(tmp_path: Pa
     clock = Clock()
     for n in range(60):
         write_run(store, f"r-{n:04d}", scheduled(n), clock)
+    JournalReader(memory).runs(DOMAIN)
     clock.now += timedelta(days=60)
     for n in range(60, 70):
         write_run(store, f"r-{n:04d}", scheduled(n), clock)
@@ -246,6 +262,7 @@ def test_a_reseal_leaves_the_index_right(tmp_path: Path) -> None:
     store, clock = JournalStore(memory, fsync=lambda fd: None, seal_key=SealKey(old)), Clock()
     for n in range(70):
         write_run(store, f"r-{n:04d}", scheduled(n), clock)
+    JournalReader(memory).runs(DOMAIN)
     state = _index.state_path(store.layout(DOMAIN)).read_bytes()
     reseal(memory, SealKey(new, previous=old), DOMAIN, Clock())
     assert JournalStore(memory, seal_key=SealKey(new)).open(DOMAIN).head is not None
@@ -281,3 +298,17 @@ def test_one_runs_records_are_read_from_where_it_began(tmp_path: Path, page: int
     assert reader.find_run(shown.run_id) == DOMAIN
     killed = [r for r in scanned(memory) if r.run_id == "r-killed"]
     assert reader.run_records(DOMAIN, "r-killed") == killed  # its finished record came later
+
+
+def test_real_runs_under_a_grant_read_as_a_scan_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    cli = Cli(tmp_path, monkeypatch)
+    grant = cli.issue(small_hub.url, "--max", "1", "--expires", "7d")
+    first = cli.run(small_hub.url, status("web-t-4"))
+    assert first["items"][0]["grant"] == grant
+    cli.run(small_hub.url, status("web-t-2"))  # past --max: queued
+    cli.set_mode("create_task", "ask")
+    assert_pages_as_a_scan_reads(cli.memory, tmp_path)
+    (shown,) = pages.domain_runs(review_settings(cli.memory, "embedded", tmp_path))
+    assert [u.text for u in shown.granted[first["run_id"]]] == [f"executed (grant {grant})"]

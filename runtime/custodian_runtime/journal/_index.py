@@ -7,8 +7,9 @@
 
 It is a view for people (the review page, `inspect`'s listing), never read by a run or the
 authority, and rebuilt by one full scan whenever it is missing, of another version, of another
-start (a prune moved the anchor), or does not match the journal. A reader folds the tail after it
-in memory; `update` saves it, under an flock of its own on the rows file, so a run's commit, a
+start (a prune moved the anchor), or does not match the journal: by a reader or a prune, never by
+a run's commit, which only folds the run's own records in. A reader folds the tail after it in
+memory; `update` saves it, under an flock of its own on the rows file, so a run's commit, a
 prune and a reader that finds it stale never interleave their writes. Each row line names the
 index's generation and its own number, so a row read across a rebuild is detected, not trusted.
 """
@@ -140,14 +141,15 @@ def _head_record(layout: Layout, saved: IndexFile, parse: Parse) -> Record | Non
     return record
 
 
-def current(layout: Layout, parse: Parse) -> Indexed:
-    """The index with the tail after it folded in (read-only); one full scan without one."""
+def current(layout: Layout, parse: Parse, *, rebuild: bool = True) -> Indexed | None:
+    """The index with the tail after it folded in (read-only); one full scan without one (None
+    when it cannot be resumed and `rebuild` is off)."""
     saved = load(layout, parse)
     if saved is not None:
         found = _resume(layout, saved, parse)
         if found is not None:
             return found
-    return _rebuild(layout, parse)
+    return _rebuild(layout, parse) if rebuild else None
 
 
 def _resume(layout: Layout, saved: IndexFile, parse: Parse) -> Indexed | None:
@@ -236,9 +238,10 @@ def _row_of(raw: bytes, gen: str, n: int) -> RunDigest:
     return line.row
 
 
-def update(layout: Layout, parse: Parse) -> Indexed | None:
+def update(layout: Layout, parse: Parse, *, rebuild: bool = True) -> Indexed | None:
     """Bring the saved index up to the journal's end, and return it (None: another writer is at
-    it, under the index's own lock, so a reader folds the tail itself)."""
+    it, under the index's own lock, so a reader folds the tail itself; or it would take a full
+    scan and `rebuild` is off)."""
     if not layout.exists():
         return None
     fd = os.open(rows_path(layout), os.O_RDWR | os.O_CREAT, 0o644)
@@ -247,18 +250,20 @@ def update(layout: Layout, parse: Parse) -> Indexed | None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None
-        indexed = current(layout, parse)
-        _save(layout, fd, indexed)
+        indexed = current(layout, parse, rebuild=rebuild)
+        if indexed is not None:
+            _save(layout, fd, indexed)
         return indexed
     finally:
         os.close(fd)
 
 
-def refresh(layout: Layout, parse: Parse) -> None:
-    """`update`, for a writer that holds the run lock: a failure leaves the index to its readers."""
-    # A view for people: if it cannot be saved, its readers fold the tail or read the journal.
+def refresh(layout: Layout, parse: Parse, *, rebuild: bool = False) -> None:
+    """`update`, for a writer that holds the run lock. A run's commit only folds its own records
+    in (`rebuild` off: a run never pays a full scan for a view); a failure leaves the index to
+    its readers, which fold the tail or read the journal whole."""
     with contextlib.suppress(StaleIndex, JournalError, OSError, ValueError):
-        update(layout, parse)
+        update(layout, parse, rebuild=rebuild)
 
 
 def _save(layout: Layout, fd: int, indexed: Indexed) -> None:

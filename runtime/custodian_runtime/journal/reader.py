@@ -141,7 +141,9 @@ class JournalReader:
             saved = update(layout, parse_line) if self._save else None
         except OSError:  # a memory volume this reader cannot write: read it all the same
             saved = None
-        return saved if saved is not None else current(layout, parse_line)
+        found = saved if saved is not None else current(layout, parse_line)
+        assert found is not None  # a rebuild either folds the journal or raises StaleIndex
+        return found
 
     def latest_run(self, domain: str) -> str | None:
         """The run that began last, preferring scheduled runs over a person's runs."""
