@@ -31,6 +31,7 @@ from custodian_runtime.review import pages
 from custodian_runtime.review.granted import grant_uses
 from custodian_runtime.review.runs import PAGE_SIZE, run_rows
 from reviewsupport import review_settings
+from runsupport import tree_digest
 from standingsupport import Cli, status
 
 DOMAIN = "website"
@@ -97,7 +98,6 @@ def history(memory: Path, fillers: int = 150) -> JournalStore:
     """Runs of every shape: grants used and settled later, a person's run, a killed run closed."""
     store, clock = JournalStore(memory, fsync=lambda fd: None), Clock()
     write_run(store, "r-grant", granted(1, ("receipt", {"index": 1, "status_code": 201})), clock)
-    JournalReader(memory).runs(DOMAIN)  # a reader builds the index; each commit then folds in
     write_run(store, "r-open", granted(2, ("unknown", {"index": 2})), clock)
     decided = {"approval_id": "ap-1", "decision": "approved", "by": "ana", "reason": "ok"}
     write_run(store, "a-1", [("approval_decided", decided)], clock)
@@ -154,7 +154,7 @@ def test_a_killed_runs_records_after_the_index_are_folded_from_the_tail(tmp_path
     assert shown.runs[0].run_id == "r-dying" and shown.runs[0].status == "no finished record"
     assert shown.runs[0].tokens_in == 199
     assert_pages_as_a_scan_reads(memory, tmp_path)
-    assert _index.state_path(store.layout(DOMAIN)).read_bytes() != state  # a reader saved it
+    assert _index.state_path(store.layout(DOMAIN)).read_bytes() == state  # readers never write
 
 
 def test_a_torn_tail_is_reported_and_left_for_the_next_run(tmp_path: Path) -> None:
@@ -176,24 +176,47 @@ def test_a_missing_or_older_index_is_rebuilt_from_the_journal(tmp_path: Path) ->
     layout = store.layout(DOMAIN)
     _index.state_path(layout).unlink()
     _index.rows_path(layout).unlink()
+    before = tree_digest(memory)
+    assert_pages_as_a_scan_reads(memory, tmp_path)  # read whole, in memory
+    assert tree_digest(memory) == before  # a page read writes nothing
+    write_run(store, "r-later", scheduled(7), Clock(START + timedelta(days=2)))
+    assert _index.state_path(layout).exists()  # the next commit rebuilt it, as a checkpoint
     assert_pages_as_a_scan_reads(memory, tmp_path)
-    assert _index.state_path(layout).exists()  # saved again by the first reader
     saved = json.loads(_index.state_path(layout).read_text())
     saved["fold"]["v"] = 0  # as an older release would have written it
     _index.state_path(layout).write_text(json.dumps(saved))
     assert_pages_as_a_scan_reads(memory, tmp_path)
+    write_run(store, "r-last", scheduled(8), Clock(START + timedelta(days=3)))
     assert json.loads(_index.state_path(layout).read_text())["fold"]["v"] == RunsFold(domain="d").v
-
-
-def test_a_runs_commit_never_rebuilds_a_missing_index(tmp_path: Path) -> None:
-    memory = tmp_path / "memory"
-    store = history(memory, fillers=5)
-    layout = store.layout(DOMAIN)
-    _index.state_path(layout).unlink()
-    write_run(store, "r-later", scheduled(7), Clock(START + timedelta(days=2)))
-    assert not _index.state_path(layout).exists()  # a view is not worth a full scan in a run
     assert_pages_as_a_scan_reads(memory, tmp_path)
-    assert _index.state_path(layout).exists()
+
+
+def test_a_record_of_a_finished_run_after_its_row_is_folded_as_a_scan_groups_it(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    store = history(memory, fillers=3)
+    # A record of a run whose row is final, as a journal that breaks the spine holds one.
+    write_run(store, "r-0001", [("note_written", {"path": "late.md"})], Clock(START))
+    assert_pages_as_a_scan_reads(memory, tmp_path)
+
+
+def test_a_damaged_journal_is_marked_once_and_read_whole(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    store, clock = history(memory, fillers=3), Clock(START + timedelta(days=2))
+    layout = store.layout(DOMAIN)
+    data = bytearray(layout.active.read_bytes())
+    data[data.index(b"\n") + 1] = ord("[")  # the second line no longer parses; same length
+    layout.active.write_bytes(bytes(data))
+    _index.state_path(layout).unlink()
+    write_run(store, "r-next", scheduled(5), clock)  # runs go on: they read the checkpoint
+    state = json.loads(_index.state_path(layout).read_text())
+    assert "damaged" in state["unfoldable"]
+    write_run(store, "r-later", scheduled(6), clock)
+    assert json.loads(_index.state_path(layout).read_text()) == state  # no commit scans again
+    assert_pages_as_a_scan_reads(memory, tmp_path)
+    (shown,) = pages.domain_runs(review_settings(memory, "embedded", tmp_path))
+    assert shown.problems and "line 2" in shown.problems[0]
 
 
 def test_rows_of_another_index_are_never_trusted(tmp_path: Path) -> None:
@@ -217,6 +240,9 @@ def test_an_old_journal_without_an_index_reads_the_same(tmp_path: Path) -> None:
     assert_pages_as_a_scan_reads(memory, tmp_path)
     assert store.open(DOMAIN).rebuilt is None  # the checkpoint as it was: still opens
     assert layout.checkpoint.read_bytes() == checkpoint
+    write_run(store, "r-next", scheduled(5), Clock(START + timedelta(days=2)))
+    assert _index.state_path(layout).exists()  # its next run saves the index
+    assert_pages_as_a_scan_reads(memory, tmp_path)
 
 
 def test_a_pruned_journal_rebuilds_its_index_from_the_segments_left(tmp_path: Path) -> None:
@@ -225,7 +251,6 @@ def test_a_pruned_journal_rebuilds_its_index_from_the_segments_left(tmp_path: Pa
     clock = Clock()
     for n in range(60):
         write_run(store, f"r-{n:04d}", scheduled(n), clock)
-    JournalReader(memory).runs(DOMAIN)
     clock.now += timedelta(days=60)
     for n in range(60, 70):
         write_run(store, f"r-{n:04d}", scheduled(n), clock)
@@ -262,7 +287,6 @@ def test_a_reseal_leaves_the_index_right(tmp_path: Path) -> None:
     store, clock = JournalStore(memory, fsync=lambda fd: None, seal_key=SealKey(old)), Clock()
     for n in range(70):
         write_run(store, f"r-{n:04d}", scheduled(n), clock)
-    JournalReader(memory).runs(DOMAIN)
     state = _index.state_path(store.layout(DOMAIN)).read_bytes()
     reseal(memory, SealKey(new, previous=old), DOMAIN, Clock())
     assert JournalStore(memory, seal_key=SealKey(new)).open(DOMAIN).head is not None

@@ -45,7 +45,7 @@ def inspect_command(
     store = JournalStore(memory_dir)  # no key: inspect reports bad seals, it does not refuse
     if run_id is None and domain is None:
         return _list_all(store, out, seal_key)
-    reader = JournalReader(memory_dir, save=False)  # where a run is: the runs index, no scan
+    reader = JournalReader(memory_dir)  # where a run is: the runs index, no scan
     if domain is None:
         domain = reader.find_run(str(run_id))
         if domain is None:

@@ -63,7 +63,7 @@ class Difference:
 
 def find_run(store: JournalStore, run_id: str) -> list[core_journal.Record]:
     """The records of `run_id`, from whichever domain's journal holds it."""
-    reader = JournalReader(store.memory_dir, seal_key=store.seal_key, save=False)
+    reader = JournalReader(store.memory_dir, seal_key=store.seal_key)
     domain = reader.find_run(run_id)
     if domain is not None:
         snapshots = SnapshotStore(store.memory_dir)

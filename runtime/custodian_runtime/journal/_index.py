@@ -6,12 +6,14 @@
                                   STRIDE-th row line, so a page of rows is read with one seek
 
 It is a view for people (the review page, `inspect`'s listing), never read by a run or the
-authority, and rebuilt by one full scan whenever it is missing, of another version, of another
-start (a prune moved the anchor), or does not match the journal: by a reader or a prune, never by
-a run's commit, which only folds the run's own records in. A reader folds the tail after it in
-memory; `update` saves it, under an flock of its own on the rows file, so a run's commit, a
-prune and a reader that finds it stale never interleave their writes. Each row line names the
-index's generation and its own number, so a row read across a rebuild is detected, not trusted.
+authority. Like the checkpoint, it is saved by each commit (folding in the records after it: a
+run's own) and rebuilt by one full scan when it is missing, of another version, of another start
+(a prune moved the anchor), or does not match the journal; a journal it cannot fold run by run is
+marked so, and no later commit scans it again. `update` saves it under an flock of its own on the
+rows file (skipped when taken), so a commit and a prune never interleave their writes. Readers
+never write: one folds the tail after it in memory, or the whole journal when it is missing.
+Each row line names the index's generation and its own number, so a row read across a rebuild
+is detected, not trusted.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ class IndexFile(BaseModel):
     gen: str
     rows_bytes: int = 0
     marks: tuple[int, ...] = ()
+    # Why this journal cannot be folded run by run (damage, a broken spine), so that no commit
+    # scans it again: its readers read it whole. A prune (a new start) tries again.
+    unfoldable: str | None = None
 
 
 class RowLine(BaseModel):
@@ -120,6 +125,8 @@ def load(layout: Layout, parse: Parse) -> IndexFile | None:
     fold = saved.fold
     if fold.v != INDEX_VERSION or fold.domain != layout.domain or fold.start != _start(layout).seq:
         return None
+    if saved.unfoldable is not None:
+        return saved  # an append-only journal stays so: kept until a prune moves its start
     if saved.position is None:
         return saved if fold.head.seq == fold.start else None
     if _head_record(layout, saved, parse) is None:
@@ -141,15 +148,20 @@ def _head_record(layout: Layout, saved: IndexFile, parse: Parse) -> Record | Non
     return record
 
 
-def current(layout: Layout, parse: Parse, *, rebuild: bool = True) -> Indexed | None:
-    """The index with the tail after it folded in (read-only); one full scan without one (None
-    when it cannot be resumed and `rebuild` is off)."""
-    saved = load(layout, parse)
+def current(layout: Layout, parse: Parse) -> Indexed:
+    """The index with the tail after it folded in (read-only); one full scan in memory without
+    one; StaleIndex when the journal cannot be folded run by run."""
+    return _current(layout, parse, load(layout, parse))
+
+
+def _current(layout: Layout, parse: Parse, saved: IndexFile | None) -> Indexed:
+    if saved is not None and saved.unfoldable is not None:
+        raise StaleIndex(saved.unfoldable)
     if saved is not None:
         found = _resume(layout, saved, parse)
         if found is not None:
             return found
-    return _rebuild(layout, parse) if rebuild else None
+    return _rebuild(layout, parse)
 
 
 def _resume(layout: Layout, saved: IndexFile, parse: Parse) -> Indexed | None:
@@ -238,32 +250,43 @@ def _row_of(raw: bytes, gen: str, n: int) -> RunDigest:
     return line.row
 
 
-def update(layout: Layout, parse: Parse, *, rebuild: bool = True) -> Indexed | None:
-    """Bring the saved index up to the journal's end, and return it (None: another writer is at
-    it, under the index's own lock, so a reader folds the tail itself; or it would take a full
-    scan and `rebuild` is off)."""
+def update(layout: Layout, parse: Parse) -> None:
+    """Bring the saved index up to the journal's end, under the index's own lock (skipped when
+    another writer holds it: the records it leaves are the next one's tail)."""
     if not layout.exists():
-        return None
+        return
     fd = os.open(rows_path(layout), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return None
-        indexed = current(layout, parse, rebuild=rebuild)
-        if indexed is not None:
-            _save(layout, fd, indexed)
-        return indexed
+            return
+        saved = load(layout, parse)
+        if saved is not None and saved.unfoldable is not None:
+            return
+        try:
+            indexed = _current(layout, parse, saved)
+        except (StaleIndex, JournalError, ValueError) as exc:
+            _save_unfoldable(layout, fd, str(exc))
+            return
+        _save(layout, fd, indexed)
     finally:
         os.close(fd)
 
 
-def refresh(layout: Layout, parse: Parse, *, rebuild: bool = False) -> None:
-    """`update`, for a writer that holds the run lock. A run's commit only folds its own records
-    in (`rebuild` off: a run never pays a full scan for a view); a failure leaves the index to
-    its readers, which fold the tail or read the journal whole."""
-    with contextlib.suppress(StaleIndex, JournalError, OSError, ValueError):
-        update(layout, parse, rebuild=rebuild)
+def refresh(layout: Layout, parse: Parse) -> None:
+    """`update`, for a writer that holds the run lock (a commit, a prune): an index that cannot
+    be saved is left to its readers, which fold the tail or read the journal whole."""
+    with contextlib.suppress(OSError):
+        update(layout, parse)
+
+
+def _save_unfoldable(layout: Layout, fd: int, why: str) -> None:
+    os.ftruncate(fd, 0)
+    start = _start(layout)
+    fold = RunsFold(domain=layout.domain, start=start.seq, head=start)
+    state = IndexFile(fold=fold, gen=secrets.token_hex(6), unfoldable=why or "unfoldable")
+    atomic_write_bytes(state_path(layout), canonical_json(state.model_dump(mode="json")).encode())
 
 
 def _save(layout: Layout, fd: int, indexed: Indexed) -> None:

@@ -125,7 +125,7 @@ def prune_segments(
         for segment in segments[: decision.drop]:
             os.unlink(segment.path)
         fsync_directory(layout.sealed_dir)
-        refresh(layout, parse_line, rebuild=True)  # the runs index, of the segments left
+        refresh(layout, parse_line)  # the runs index, rebuilt from the segments left
         named = set().union(*(n for _, n in gathered[decision.drop :]))
         named |= set().union(set(), *(_content_of(r) for r in opened.checkpoint.records))
         removed = {

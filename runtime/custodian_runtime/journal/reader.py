@@ -1,9 +1,10 @@
 """One read API of a domain's runs, for people: the review page, `inspect`'s listing, replay.
 
 It reads the runs index (journal/_index.py) and only the journal's tail after it, so showing a
-page of runs costs the rows shown, not the journal's length. A torn tail is reported, never set
-aside, and rows carry no seals (`custodian inspect` verifies; a run refuses); one run's records
-are checked with the key the reader was given.
+page of runs costs the rows shown, not the journal's length. It never writes: the index is saved
+by each commit (a journal of an earlier release without one is read whole until its next run
+saves it). A torn tail is reported, never set aside; rows carry no seals (`custodian inspect`
+verifies, a run refuses), and one run's records are checked with the key the reader was given.
 A journal the index cannot fold run by run (damage, a broken spine) is read whole, as before,
 with its damage reported.
 """
@@ -19,9 +20,9 @@ from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.run_index import RunDigest, UseRow, digests_of, with_late
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
-from custodian_runtime.journal._index import Indexed, StaleIndex, current, rows, update
+from custodian_runtime.journal._index import StaleIndex, current, rows
 from custodian_runtime.journal._lines import record_of
-from custodian_runtime.journal._segments import Layout, lines_from
+from custodian_runtime.journal._segments import lines_from
 from custodian_runtime.journal.store import JournalStore, ReadResult, parse_line
 
 PAGE = 50
@@ -54,10 +55,9 @@ class _Whole:
 class JournalReader:
     """The journals under `<memory_dir>/journal/`, read through their runs index."""
 
-    def __init__(self, memory_dir: Path, *, seal_key: SealKey | None = None, save: bool = True):
+    def __init__(self, memory_dir: Path, *, seal_key: SealKey | None = None):
         # With a key, the records of one run are refused without valid seals, as a run refuses.
         self.store = JournalStore(memory_dir, seal_key=seal_key)
-        self._save = save  # `inspect` and `replay` never write, not even the index
 
     def domains(self) -> list[str]:
         """Domains that have a journal, sorted."""
@@ -75,7 +75,7 @@ class JournalReader:
 
     def _indexed_page(self, domain: str, page: int, size: int) -> RunsPage:
         layout = self.store.layout(domain)
-        indexed = self._indexed(layout)
+        indexed = current(layout, parse_line)
         end = max(0, indexed.total - (page - 1) * size)
         found = rows(layout, indexed, max(0, end - size), end)
         late = {(u.run_id, u.index): u for u in indexed.fold.late}
@@ -87,7 +87,7 @@ class JournalReader:
         """Every run of the domain, oldest first (the rows only, never the records)."""
         try:
             layout = self.store.layout(domain)
-            indexed = self._indexed(layout)
+            indexed = current(layout, parse_line)
             found = rows(layout, indexed, 0, indexed.total)
         except (StaleIndex, JournalError, ValueError):
             return self._whole(domain).rows
@@ -134,16 +134,6 @@ class JournalReader:
                     yield record
                 if record is not None and record.seq >= row.last_seq:
                     return
-
-    def _indexed(self, layout: Layout) -> Indexed:
-        """The index, saved first when it was missing or behind (unless a writer holds it)."""
-        try:
-            saved = update(layout, parse_line) if self._save else None
-        except OSError:  # a memory volume this reader cannot write: read it all the same
-            saved = None
-        found = saved if saved is not None else current(layout, parse_line)
-        assert found is not None  # a rebuild either folds the journal or raises StaleIndex
-        return found
 
     def latest_run(self, domain: str) -> str | None:
         """The run that began last, preferring scheduled runs over a person's runs."""
