@@ -18,9 +18,9 @@ from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.api import replay_lines
 from custodian_runtime.core.journal.render import UNSEALED, court_record
-from custodian_runtime.core.journal.runs import RunSummary
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, JournalError
+from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.journal.verify import DomainReport, verify_domain
 
@@ -45,13 +45,14 @@ def inspect_command(
     store = JournalStore(memory_dir)  # no key: inspect reports bad seals, it does not refuse
     if run_id is None and domain is None:
         return _list_all(store, out, seal_key)
+    reader = JournalReader(memory_dir)  # where a run is: the runs index, no scan
     if domain is None:
-        domain = store.find_run(str(run_id))
+        domain = reader.find_run(str(run_id))
         if domain is None:
             out.write(f"no run {run_id} in {store.journal_dir}; `custodian inspect` lists runs\n")
             return EXIT_NOT_FOUND
-    if run_id is None:  # the latest run: a first pass names it, a second renders it
-        run_id = _latest(verify_domain(store.layout(domain)).summaries)
+    if run_id is None:  # the latest run, as the index names it; the verify renders it
+        run_id = reader.latest_run(domain)
     report = verify_domain(store.layout(domain), run_id, seal_key)
     if run_id is None or report.context is None:
         what = f"run {run_id}" if run_id else "runs"
@@ -78,13 +79,6 @@ def _approvals(memory_dir: Path, report: DomainReport) -> list[str]:
     except ApprovalError as exc:  # a damaged item file is a problem to report, not a crash
         return [f"approvals cannot be compared with the journal: {exc.message}"]
     return disagreement_lines(found, report.domain)
-
-
-def _latest(summaries: list[RunSummary]) -> str | None:
-    """The run that began last, preferring scheduled runs over approval runs."""
-    scheduled = [s.run_id for s in summaries if not s.approval]
-    candidates = scheduled or [s.run_id for s in summaries]
-    return candidates[-1] if candidates else None
 
 
 def _list_all(store: JournalStore, out: TextIO, seal_key: SealKey | None) -> int:

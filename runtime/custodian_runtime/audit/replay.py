@@ -46,6 +46,7 @@ from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.ledger import rederived
 from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
+from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.snapshots import SnapshotStore, observed_summary
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
@@ -63,10 +64,11 @@ class Difference:
 
 def find_run(store: JournalStore, run_id: str) -> list[core_journal.Record]:
     """The records of `run_id`, from whichever domain's journal holds it."""
-    domain = store.find_run(run_id)
+    reader = JournalReader(store.memory_dir, seal_key=store.seal_key)
+    domain = reader.find_run(run_id)
     if domain is not None:
         snapshots = SnapshotStore(store.memory_dir)
-        return [_inline(r, snapshots) for r in store.run_records(domain, run_id)]
+        return [_inline(r, snapshots) for r in reader.run_records(domain, run_id)]
     raise RunNotFound(
         f"no run {run_id!r} in any journal under {store.journal_dir}; "
         "`custodian inspect` lists the runs"

@@ -1,4 +1,4 @@
-"""The journal on disk: segments, writer, checkpoint, lock, snapshots and a person's words."""
+"""The journal on disk: segments, writer, checkpoint, runs index, lock, snapshots, words."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from custodian_runtime.journal.inbox import Inbox, new_word_id
     from custodian_runtime.journal.lock import ATTEMPTS, LeftLock, LockHolder, RunLock
     from custodian_runtime.journal.prune import Pruned, prune, prune_segments
+    from custodian_runtime.journal.reader import JournalReader, RunsPage
     from custodian_runtime.journal.reseal import Survey, reseal, reseal_command
     from custodian_runtime.journal.run_journal import DiskJournal, Journal, MemoryJournal
     from custodian_runtime.journal.settle import HandSettlement, settle
@@ -34,6 +35,7 @@ __all__ = [
     "HandSettlement",
     "Inbox",
     "Journal",
+    "JournalReader",
     "JournalStore",
     "JournalWriter",
     "LeftLock",
@@ -43,6 +45,7 @@ __all__ = [
     "Pruned",
     "ReadResult",
     "RunLock",
+    "RunsPage",
     "SnapshotStore",
     "Survey",
     "check_domain",
@@ -66,6 +69,7 @@ if not TYPE_CHECKING:
             **dict.fromkeys(("Inbox", "new_word_id"), "inbox"),
             **dict.fromkeys(("ATTEMPTS", "LeftLock", "LockHolder", "RunLock"), "lock"),
             **dict.fromkeys(("Pruned", "prune", "prune_segments"), "prune"),
+            **dict.fromkeys(("JournalReader", "RunsPage"), "reader"),
             **dict.fromkeys(("Survey", "reseal", "reseal_command"), "reseal"),
             **dict.fromkeys(("DiskJournal", "Journal", "MemoryJournal"), "run_journal"),
             **dict.fromkeys(("HandSettlement", "settle"), "settle"),

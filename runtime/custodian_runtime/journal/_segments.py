@@ -4,6 +4,7 @@
     journal/<domain>.d/<first seq>.jsonl   sealed segments, oldest first, named by first seq
     journal/<domain>.checkpoint.json       the folded checkpoint and where its head ends
     journal/<domain>.anchor.json           after a prune: seq and hash of the last dropped record
+    journal/<domain>.runs.json(l)          the runs index people read (journal/_index.py)
 
 The hash chain runs on across segments: a segment's first record links to the last of the one
 before. A journal from before segments is an active segment with no sealed ones.

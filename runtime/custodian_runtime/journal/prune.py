@@ -28,6 +28,7 @@ from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.standing.record import mode_seqs
 from custodian_runtime.errors import PruneRefused
 from custodian_runtime.journal._checkpoint import Anchor, sealed
+from custodian_runtime.journal._index import refresh
 from custodian_runtime.journal._segments import Segment, lines_from
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.snapshots import ContentStore
@@ -124,6 +125,7 @@ def prune_segments(
         for segment in segments[: decision.drop]:
             os.unlink(segment.path)
         fsync_directory(layout.sealed_dir)
+        refresh(layout, parse_line)  # the runs index, rebuilt from the segments left
         named = set().union(*(n for _, n in gathered[decision.drop :]))
         named |= set().union(set(), *(_content_of(r) for r in opened.checkpoint.records))
         removed = {

@@ -20,6 +20,7 @@ from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.seals import SealKey, verify_seals
 from custodian_runtime.errors import ConfigError, JournalError, SealError
 from custodian_runtime.journal._checkpoint import Opened, Torn, save_checkpoint, sealed
+from custodian_runtime.journal._index import refresh
 from custodian_runtime.journal._lines import (
     Parsed,
     parse_data,
@@ -133,6 +134,11 @@ class JournalStore:
         parsed = parse_data(data)
         return ReadResult(result.records, self._set_aside(path, data, parsed), (), result.size)
 
+    def checked(self, domain: str, records: list[Record]) -> list[Record]:
+        """`records` of `domain`, once their seals are checked (with a key; SealError if not)."""
+        self._check_seals(domain, records)
+        return records
+
     def _check_seals(self, domain: str, records: Sequence[Record]) -> None:
         if self._seal_key is None:
             return
@@ -239,6 +245,7 @@ class JournalStore:
         saved = writer.checkpoint_file()
         if saved is not None:
             save_checkpoint(writer.layout, sealed(self._seal_key, saved))
+            refresh(writer.layout, parse_line)  # the runs index people read (journal/_index.py)
 
 
 __all__ = [

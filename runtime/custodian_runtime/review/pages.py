@@ -1,7 +1,8 @@
 """What the pages read from memory/: runs per domain, one note, one court record.
 
-Journals are read with `JournalStore.scan` (read-only, never repaired) and summarized with the
-same functions as `custodian inspect`.
+Runs are read through the journal's runs index (`journal/reader.py`: the index and the tail
+after it, read-only, never repaired), so a page costs the rows it shows; a court record is
+printed by `custodian inspect` itself.
 """
 
 from __future__ import annotations
@@ -10,24 +11,20 @@ import io
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.journal.store import JournalStore, ReadResult
+from custodian_runtime.core.journal.run_index import RunDigest, UseRow, summary_of
+from custodian_runtime.core.prices import cost_usd
+from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
-from custodian_runtime.review.runs import (
-    DayTotal,
-    RunRow,
-    day_totals,
-    page_count,
-    page_of,
-    run_rows,
-)
-from custodian_runtime.review.standing_history import GrantUse, grant_uses
+from custodian_runtime.review.runs import DayTotal, RunRow, day_totals, page_count, page_of
+from custodian_runtime.review.standing_history import GrantUse
 from custodian_runtime.settings import Settings
 
 NOTE_NAME = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+(\.\d+)?\.md$")
@@ -63,25 +60,66 @@ class Note:
 
 def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
     """Every domain with a journal, each with page `page` of its runs (1 = newest), its chart."""
-    store = JournalStore(settings.memory_dir)
+    reader = JournalReader(settings.memory_dir)
     found = []
-    for domain in store.domains():
-        result = store.scan(domain)
-        every = list(reversed(run_rows(result.records)))
+    for domain in reader.domains():
+        # The rows of the runs index, newest first: a person's decisions are listed apart from
+        # the runs, so the runs are paged after the two are told apart.
+        digests = list(reversed(reader.all_runs(domain)))
+        every = [_row(d) for d in digests]
         newest = [r for r in every if not r.approval]
         decisions = [r for r in every if r.approval]
         rows = page_of(newest, page)
         scheduled = list(reversed(rows))
+        problems = reader.runs(domain, 1, 1).problems
         chart = build_chart(scheduled, [parse_at(r.started_at) for r in scheduled])
-        problems = tuple(_store_problems(domain, result))
         days = tuple(day_totals(rows))
-        granted = _by_run(grant_uses(result.records))
-        shown = tuple(decisions[:MAX_DECISIONS]) if page == 1 else ()
+        on_page = {r.run_id for r in rows}
+        uses = (_use(u) for d in digests if d.run_id in on_page for u in d.uses)
+        granted = _by_run(sorted(uses, key=_use_order))
+        decided = tuple(decisions[:MAX_DECISIONS]) if page == 1 else ()
         found.append(
             DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest), granted,
-                       shown, len(decisions))
+                       decided, len(decisions))
         )  # fmt: skip
     return found
+
+
+def _row(digest: RunDigest) -> RunRow:
+    """A run's row of the page, from its runs index row (as run_rows makes it from records)."""
+    summary = summary_of(digest)
+    usage = digest.usage
+    return RunRow(
+        run_id=summary.run_id,
+        domain=summary.domain,
+        started_at=summary.started_at,
+        status=summary.status,
+        approval=summary.approval,
+        counts=summary.counts,
+        model=summary.model,
+        tokens_in=_int(usage.get("input_tokens")),
+        tokens_out=_int(usage.get("output_tokens")),
+        cost_usd=cost_usd(digest.usage_model, usage) if usage else None,
+        note=digest.note,
+        open_flags=digest.open_flags,
+        asked=digest.asked,
+    )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _use(use: UseRow) -> GrantUse:
+    return GrantUse(
+        domain=use.domain, run_id=use.run_id, index=use.index, at=parse_at(use.at),
+        operation=use.operation, params=dict(use.params), grant_id=use.grant_id,
+        outcome=use.outcome,
+    )  # fmt: skip
+
+
+def _use_order(use: GrantUse) -> tuple[datetime, str, int]:
+    return (use.at, use.run_id, use.index)
 
 
 def _by_run(uses: list[GrantUse]) -> dict[str, tuple[GrantUse, ...]]:
@@ -93,8 +131,8 @@ def _by_run(uses: list[GrantUse]) -> dict[str, tuple[GrantUse, ...]]:
 
 def granted(settings: Settings, run_id: str | None = None) -> list[GrantUse]:
     """Every write run under a grant, in every domain (or in run `run_id`), newest first."""
-    store = JournalStore(settings.memory_dir)
-    uses = [u for d in store.domains() for u in grant_uses(store.scan(d).records)]
+    reader = JournalReader(settings.memory_dir)
+    uses = [_use(u) for d in reader.domains() for u in reader.grant_uses(d)]
     chosen = [u for u in uses if run_id in (None, u.run_id)]
     return sorted(chosen, key=lambda u: u.at, reverse=True)
 
@@ -106,16 +144,8 @@ def note_run(settings: Settings, name: str) -> str | None:
 
 def run_notes(settings: Settings) -> dict[str, str]:
     """Run id -> its note's file name, for every run of every domain."""
-    store = JournalStore(settings.memory_dir)
-    rows = (row for domain in store.domains() for row in run_rows(store.scan(domain).records))
-    return {row.run_id: row.note for row in rows if row.note}
-
-
-def _store_problems(domain: str, result: ReadResult) -> list[str]:
-    found = [f"{domain}.jsonl {damage}" for damage in result.damage]
-    if result.torn_tail:
-        found.append(f"{domain}.jsonl {result.torn_tail}")
-    return found
+    reader = JournalReader(settings.memory_dir)
+    return {run: note for domain in reader.domains() for run, note in reader.notes(domain).items()}
 
 
 def court_record(settings: Settings, run_id: str) -> str | None:
