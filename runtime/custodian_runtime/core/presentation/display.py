@@ -152,7 +152,7 @@ def why(o: ItemOutcome) -> str | None:
 
     None for an item that simply executes, or is queued for the reason every proposal is.
     """
-    if o.code not in ("stated", "deferred"):
+    if o.code not in ("stated", "deferred", "held_deference"):
         return None
     if o.clause is None:
         return o.reason
