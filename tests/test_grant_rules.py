@@ -33,13 +33,6 @@ def _hub_id(hub: ReferenceHub) -> str:
     return f"hub_id:{hub_get(hub, '/health')['hub_id']}"
 
 
-def _held(item: dict[str, Any]) -> bool:
-    """Held in deference to a person's change of the task: not run, not asked, no grant used."""
-    return bool(
-        item["outcome"] == "denied" and item["code"] == "held_deference" and not item.get("grant")
-    )
-
-
 def _pending(cli: Cli) -> list[Any]:
     return ApprovalStore(cli.memory).all("website", verify=False)
 
@@ -79,7 +72,7 @@ def test_the_hub_defaults_as_for_approve_and_the_grant_is_bound_to_its_hub_id(
     with ReferenceHub(other) as elsewhere:
         assert _hub_id(elsewhere) != _hub_id(small_hub)
         [item] = cli.run(elsewhere.url, status("web-t-4"))["items"]
-        assert _held(item), item  # not this grant's hub: the person's change stands
+        assert item["outcome"] == "queued" and item.get("grant") is None, item
         assert hub_get(elsewhere, "/tasks/web-t-4")["status"] == "in_progress"
     [item] = cli.run(small_hub.url, status("web-t-1"))["items"]
     assert item["outcome"] == "executed" and item["grant"] == grant, item
@@ -163,11 +156,11 @@ def test_where_narrows_by_equality_on_the_items_params(cli: Cli, small_hub: Refe
         small_hub.url, status("web-t-4"), status("web-t-1", "cancelled"), status("web-t-5")
     )["items"]
     assert covered["outcome"] == "executed" and covered["grant"] == grant, covered
-    assert other_status["outcome"] == "queued" and other_status.get("grant") is None
-    assert _held(other_task), other_task  # not covered: a person's change on the hub stands
+    for item in (other_status, other_task):
+        assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "blocked"
     assert hub_get(small_hub, "/tasks/web-t-5")["status"] == "todo"
-    assert len(_pending(cli)) == 1
+    assert len(_pending(cli)) == 2
     bad = cli.refused("--max", "1", "--expires", "7d", "--where", "status", hub_url=small_hub.url)
     assert "KEY=VALUE" in bad.stderr
 
@@ -215,7 +208,7 @@ def test_a_grant_kept_while_the_domain_is_busy_can_be_revoked_at_once(
         revoked = cli.ok("grants", "revoke", grant, "--by", "bo", "--reason", "a mistake")
         assert f"{grant} revoked: recorded; the domain website is busy" in revoked.stdout
     [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
-    assert _held(item), item
+    assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert [g["state"] for g in cli.grants()] == ["revoked"]
 
 
@@ -240,8 +233,10 @@ def test_past_max_a_proposal_is_queued_as_today(cli: Cli, small_hub: ReferenceHu
     assert first["outcome"] == "executed" and first["grant"] == grant
     assert second["outcome"] == "queued" and second.get("grant") is None, second
     [third] = cli.run(small_hub.url, status("web-t-5"))["items"]
-    assert _held(third), third  # uncovered, on a task a person changed: held as without grants
-    assert [p.params["task_id"] for p in _pending(cli)] == ["web-t-1"]
+    assert third["outcome"] == "queued", third
+    assert [p.params["task_id"] for p in sorted(_pending(cli), key=lambda p: p.created_at)] == [
+        "web-t-1", "web-t-5",
+    ]  # fmt: skip
     assert hub_get(small_hub, "/tasks/web-t-5")["status"] == "todo"
 
 
@@ -251,7 +246,7 @@ def test_past_expiry_a_proposal_is_queued(cli: Cli, small_hub: ReferenceHub) -> 
     with simulated_clock(lambda: then):
         grant = cli.issue(small_hub.url, "--max", "5", "--expires", "1d")
     [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
-    assert _held(item), item
+    assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
     [listed] = cli.grants()
     assert (listed["id"], listed["state"], listed["uses"]) == (grant, "expired", 0)
@@ -262,7 +257,7 @@ def test_a_revoke_binds_at_once(cli: Cli, small_hub: ReferenceHub) -> None:
     revoked = cli.ok("grants", "revoke", grant, "--by", "bo", "--reason", "too broad")
     assert f"{grant} revoked: journaled" in revoked.stdout
     [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
-    assert _held(item), item
+    assert item["outcome"] == "queued" and item.get("grant") is None, item
     unknown = cli("grants", "revoke", "grant-000000000000", "--by", "bo", "--reason", "x")
     assert unknown.code == 2 and "grants list" in unknown.stderr
 
@@ -276,7 +271,7 @@ def test_a_revoke_made_while_a_run_holds_the_domain_binds_that_run(
     plan = {"observations": ["web-t-4 waits."], "proposals": [status("web-t-4")]}
     summary = cli.run(small_hub.url, llm=cli.thinking(small_hub.url, plan, argv=revoke))
     [item] = summary["items"]
-    assert _held(item), item
+    assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
     # Journaled by the next command that holds the domain.
     [listed] = cli.grants()
@@ -350,7 +345,9 @@ def test_a_grant_never_skips_deference_to_a_persons_reversal(
     )
     assert moved.status_code == 200, moved.text
     [again] = cli.run(small_hub.url, status("web-t-4", "cancelled"))["items"]
-    assert _held(again), again
+    # Held: neither run under the grant nor asked again; the person's reversal stands.
+    assert again["outcome"] == "denied" and again["code"] == "held_deference", again
+    assert again.get("grant") is None and not again.get("approval_id")
     assert "after Custodian set it to blocked" in again["reason"]
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
 
@@ -358,18 +355,15 @@ def test_a_grant_never_skips_deference_to_a_persons_reversal(
 def test_a_grant_never_runs_a_proposal_a_person_rejected_or_that_awaits_them(
     cli: Cli, small_hub: ReferenceHub
 ) -> None:
-    # web-t-1 and a new task: proposals a person is asked (no recent change of theirs holds them).
-    new = {"operation": "create_task", "params": {"workstream_id": "web-ws-1", "title": "Owner"}}
-    rejected, pending = cli.run(small_hub.url, status("web-t-1"), new)["items"]
+    rejected, pending = cli.run(small_hub.url, status("web-t-4"), status("web-t-5"))["items"]
     cli.ok("approvals", "reject", rejected["approval_id"], "--by", "bo", "--reason", "not blocked")
     cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
-    cli.issue(small_hub.url, "--max", "5", "--expires", "7d", op="create_task")
-    again, waiting = cli.run(small_hub.url, status("web-t-1"), new)["items"]
+    again, waiting = cli.run(small_hub.url, status("web-t-4"), status("web-t-5"))["items"]
     assert again["outcome"] == "denied" and "a person rejected the same proposal" in again["reason"]
     assert waiting["outcome"] == "denied", waiting
     assert f"already awaits approval as {pending['approval_id']}" in waiting["reason"]
-    assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "in_progress"
-    assert [g["uses"] for g in cli.grants()] == [0, 0]
+    assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
+    assert cli.grants()[0]["uses"] == 0
 
 
 def test_a_grant_never_skips_the_rolling_budgets(cli: Cli, small_hub: ReferenceHub) -> None:
@@ -413,7 +407,7 @@ def test_a_grant_of_one_domain_is_not_used_in_another(cli: Cli, small_hub: Refer
     cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
     summary = cli.run(small_hub.url, status("plat-t-1"), domain="platform")
     [item] = summary["items"]
-    assert _held(item), item
+    assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/plat-t-1")["status"] == "todo"
     assert json.loads(json.dumps(cli.grants()))[0]["uses"] == 0
 

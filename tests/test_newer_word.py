@@ -26,7 +26,6 @@ from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.memory.approvals import ApprovalStore
 from runsupport import hub_get
 from standingsupport import Cli, note_of
 from test_authority_support import NOW, plan_of, task, website
@@ -95,13 +94,10 @@ def _rule(
 # --- deference reads the person's newer word -------------------------------------------------
 
 
-def test_a_persons_change_on_the_hub_holds_a_write_that_cites_nothing() -> None:
-    # Held, not queued: asking the person again about their own change is asking twice.
+def test_a_persons_change_on_the_hub_still_defers_a_write_that_cites_nothing() -> None:
     ruling = _rule(_observed())
-    assert ruling.outcome == "deny" and ruling.code == "held_deference", ruling
-    assert ruling.word is None and ruling.clause is not None
-    assert ruling.clause.startswith("held: someone other than Custodian changed task t-prog")
-    assert "no newer word from a person supports the change" in ruling.clause
+    assert ruling.outcome == "queue" and ruling.code == "deferred", ruling
+    assert ruling.word is None
 
 
 def test_a_persons_newer_blocker_lifts_the_deference_to_their_change() -> None:
@@ -116,22 +112,24 @@ def test_a_persons_newer_blocker_lifts_the_deference_to_their_change() -> None:
     [
         (_event("ev-old", 72), "older than the task's last change"),
         (_event("ev-note", 24, kind="note"), "does not speak for a move to blocked"),
-        (_event("ev-own", 24, source="custodian"), "no newer word from a person supports"),
+        (_event("ev-own", 24, source="custodian"), "unless a person's event newer"),
     ],
 )
 def test_an_older_a_custodian_or_an_unfitting_event_lifts_nothing(
     event: ProgressEvent, why: str
 ) -> None:
     ruling = _rule(_observed(event), event.id)
-    assert ruling.code == "held_deference" and why in ruling.reason, ruling.reason
+    assert ruling.code == "deferred" and why in ruling.reason, ruling.reason
 
 
 def test_a_newer_word_lifts_a_persons_approved_decision_and_the_sentence_cites_it() -> None:
     # A person approved blocked three days ago; the team unblocked; ben says it is stuck again.
     writes = (_approved_block(72),)
+    # Held, not asked again: her approval stands until a newer word of a person.
     held = _rule(_observed(), writes=writes)
     assert held.code == "held_deference" and held.outcome == "deny", held.reason
     assert "held: ana approved setting task t-prog to blocked" in held.reason
+    assert "no newer word from a person supports the change" in held.reason
     before = _rule(_observed(_event("ev-old", 80, kind="blocker")), "ev-old", writes=writes)
     assert before.code == "held_deference"  # the word predates the person's decision
     ruling = _rule(_observed(_event("ev-new", 24)), "ev-new", writes=writes)
@@ -170,9 +168,8 @@ def test_a_grant_without_the_requirement_decodes_as_before() -> None:
 def test_a_grant_that_asks_for_evidence_covers_only_a_move_citing_a_newer_word() -> None:
     asks = (_grant(evidence="newer"),)
     fresh = _observed(_event("ev-new", 24), _event("ev-old", 72), changed_hours_ago=60)
-    # Not covered: held in deference to the person's change, neither run nor asked again.
-    assert _rule(fresh, grants=asks).code == "held_deference"
-    assert _rule(fresh, "ev-old", grants=asks).code == "held_deference"
+    assert _rule(fresh, grants=asks).outcome == "queue"
+    assert _rule(fresh, "ev-old", grants=asks).outcome == "queue"
     ruled = _rule(fresh, "ev-new", grants=asks)
     assert ruled.outcome == "execute" and ruled.grant == "grant-0123456789ab", ruled.reason
     assert "event ev-new" in ruled.reason
@@ -222,15 +219,9 @@ def test_a_grant_on_evidence_carries_a_block_over_a_persons_change_and_the_note_
               "--evidence", "newer")  # fmt: skip
     patched = httpx.patch(f"{small_hub.url}/tasks/web-t-4", json={"status": "todo"}, timeout=5)
     assert patched.status_code == 200  # a person's change on the hub
-    held = cli.run(small_hub.url, _block("web-t-4"))
-    [bare] = held["items"]
-    # Held, not asked: the person's change stands, nothing is queued, the note says why.
-    assert bare["outcome"] == "denied" and bare["code"] == "held_deference", bare
-    assert bare.get("grant") is None and not bare.get("approval_id")
-    assert ApprovalStore(cli.memory).all("website", verify=False) == []
-    note = note_of(held)
-    assert "### Held in deference to a person (1)" in note, note
-    assert "Held: someone other than Custodian changed task web-t-4 on the hub" in note
+    [bare] = cli.run(small_hub.url, _block("web-t-4"))["items"]
+    assert bare["outcome"] == "queued" and bare.get("grant") is None, bare
+    cli.ok("approvals", "reject", bare["approval_id"], "--by", "ana", "--reason", "not yet")
     event = _blocker(small_hub, "web-t-4")
     summary = cli.run(small_hub.url, _block("web-t-4", event))
     [item] = summary["items"]

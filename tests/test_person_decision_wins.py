@@ -22,6 +22,7 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.journal.api import format_at
 from custodian_runtime.core.policy import Policy
+from custodian_runtime.memory.approvals import ApprovalStore
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website
 
@@ -179,6 +180,10 @@ def test_a_person_setting_a_task_back_stops_the_tug_of_war(
         and f"(run {first.json()['run_id']})" in reason
     )
     assert "no newer word from a person supports the change" in reason
+    note = Path(second.json()["note"]).read_text("utf-8")
+    assert "### Held in deference to a person (1)" in note, note
+    assert "Held: 'ana' set task web-t-1 to in_progress after Custodian set it to done" in note
+    assert ApprovalStore(tmp_path / "memory").all("website", verify=False) == []
 
 
 def test_a_resolved_flag_stays_resolved_until_a_person_writes_again(

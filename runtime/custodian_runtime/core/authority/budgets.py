@@ -27,7 +27,7 @@ from custodian_runtime.core.authority.evidence import (
     stamp,
     word_clause,
 )
-from custodian_runtime.core.authority.holds import NO_NEWER_WORD, held_clause
+from custodian_runtime.core.authority.holds import held_clause
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.records import parse_at
@@ -164,21 +164,19 @@ def _changed_on_hub(
     word = newer_word(item.params, task, evidence)
     if word is not None:  # a person's newer word supports it: the ordinary rules decide
         return Deferral("", change.at, word=word_clause(word))
-    who, did = "someone other than Custodian", f"changed task {task.id} on the hub ({change.what})"
+    # Not held: Custodian never wrote the task in the window, so the person is asked once,
+    # not again (the card says their change came first); a hold is for asking twice.
     event = newest_cited(item.params, evidence)
     if event is not None and not newer_than(event, change):
-        before = evidence_before(event, change, several=len(cited(item.params)) > 1)
-        since = f"{NO_NEWER_WORD}: {before.removesuffix('; a person decides')}"
-        return Deferral(before, change.at, held=held_clause(who, did, change.at, since))
+        several = len(cited(item.params)) > 1
+        return Deferral(evidence_before(event, change, several=several), change.at)
     cites = "" if event is None else f" (event {event.id} does not speak for {_to(item)})"
-    held = held_clause(who, did, change.at, f"{NO_NEWER_WORD}{cites}")
     return Deferral(
         f"task {task.id} was changed on the hub by someone other than Custodian at "
         f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
         "change, this task's status is a person's decision, unless a person's event newer "
         f"than the change that supports the move is cited{cites}",
         change.at,
-        held=held,
     )
 
 
