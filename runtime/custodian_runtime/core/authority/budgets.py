@@ -28,7 +28,7 @@ from custodian_runtime.core.authority.evidence import (
     word_clause,
 )
 from custodian_runtime.core.authority.holds import held_clause
-from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.own_writes import RETAIN, OwnWrite
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
@@ -129,11 +129,12 @@ def deference(
         task = view.tasks[task_id]
         statuses = status_writes()
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
+        last = last or _set_back_lately(task, recent, policy)
         if last is None and _cites_evidence(item.operation):
             return None  # its evidence is compared with the change (core/authority/evidence.py)
         if last is None:
             return _changed_on_hub(item, task, policy, recent, seen)
-        found = _status_deference(task_id, task, last, view, policy)
+        found = _status_deference(task_id, task, last, view, policy, recent.now)
         word = newer_word(item.params, task, seen, parse_at(last.at))
         if found is not None and word is not None:
             return replace(found, word=word_clause(word))  # the ordinary rules decide
@@ -238,11 +239,11 @@ def decided_by_person(view: View, policy: Policy, recent: RecentWrites) -> froze
 
 
 def _status_deference(
-    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy
+    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy, now: datetime
 ) -> Deferral | None:
     """Why a status write waits on a person's word on the task: they approved Custodian's
     last status write of it, or changed the task since; held either way (core/standing/rule.py)."""
-    if last.by_person:
+    if last.by_person and parse_at(last.at) > now - timedelta(days=policy.defer_days):
         return _person_approved(task_id, last, policy)
     if not _moved_since(last, task):
         return None
@@ -261,6 +262,18 @@ def _status_deference(
         "decision",
         held=held_clause(", ".join(by) or "someone other than Custodian", did, at),
     )
+
+
+def _set_back_lately(task: Task, recent: RecentWrites, policy: Policy) -> OwnWrite | None:
+    """Custodian's last status write of the task before the window, when someone changed the
+    task since within it: their setting it back is a decision as recent as any, however old
+    the write it undid (the checkpoint keeps Custodian's writes for a month)."""
+    window = recent.now - timedelta(days=policy.defer_days)
+    if task.updated_at is None or task.updated_at <= window:
+        return None
+    statuses = status_writes()
+    mine = [w for w in recent.writes if w.task_id == task.id and w.operation in statuses]
+    return mine[-1] if mine and _moved_since(mine[-1], task) else None
 
 
 def _person_approved(task_id: str, last: OwnWrite, policy: Policy) -> Deferral:
@@ -341,11 +354,15 @@ def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> 
     """Custodian's own writes that the rolling budgets or the deference window still count."""
     budget_start = now - timedelta(hours=policy.budget_window_hours)
     defer_start = now - timedelta(days=policy.defer_days)
+    # A status write is kept past the window too: a person setting it back within the window
+    # is deferred to however old the write (`_set_back_lately`).
+    status_start = now - max(RETAIN, timedelta(days=policy.defer_days))
 
     def counts(w: OwnWrite) -> bool:
         # Events count only for the budget; status writes and flags (writes that claim a
         # task) also for the deference.
-        at = parse_at(w.at)
-        return at > budget_start or (_claim_of(w.operation) is not None and at > defer_start)
+        at, claim = parse_at(w.at), _claim_of(w.operation)
+        kept = at > status_start if claim == "status" else at > defer_start
+        return at > budget_start or (claim is not None and kept)
 
     return RecentWrites(now, tuple(w for w in writes if counts(w)))
