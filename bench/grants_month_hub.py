@@ -128,7 +128,9 @@ def live_month(world: World, arm: Arm, root: Path, days: int) -> Arm:
     return arm
 
 
-def both_arms(world: World, root: Path, days: int, seed_value: int, shares: bool) -> list[Arm]:
+def both_arms(
+    world: World, root: Path, days: int, seed_value: int, shares: bool = False
+) -> list[Arm]:
     """Today's arm and the arm with levers, each on a fresh hub and memory; with `shares`, one
     more arm per lever, with every lever but that one (bench/month_levers.py)."""
     arms = [

@@ -20,8 +20,8 @@ import json
 import re
 import shlex
 from collections import Counter
-from contextlib import redirect_stderr, redirect_stdout
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 

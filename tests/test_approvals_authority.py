@@ -17,8 +17,8 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.clock import simulated_clock
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.policy import Policy
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

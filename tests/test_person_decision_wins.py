@@ -184,6 +184,15 @@ def test_a_person_setting_a_task_back_stops_the_tug_of_war(
     assert "### Held in deference to a person (1)" in note, note
     assert "Held: 'ana' set task web-t-1 to in_progress after Custodian set it to done" in note
     assert ApprovalStore(tmp_path / "memory").all("website", verify=False) == []
+    # The journal keeps the hold's code, and `policy report` counts it.
+    memory = str(tmp_path / "memory")
+    report = run_cli(["policy", "report", "--domain", "website", "--memory", memory], tmp_path,
+                     monkeypatch)  # fmt: skip
+    assert report.code == 0, report.stderr
+    assert "held in deference to a person: 1 in the last 30 days" in report.stdout
+    as_json = run_cli(["policy", "report", "--domain", "website", "--memory", memory, "--json"],
+                      tmp_path, monkeypatch).json()  # fmt: skip
+    assert as_json["held_deference"] == 1
 
 
 def test_a_resolved_flag_stays_resolved_until_a_person_writes_again(
