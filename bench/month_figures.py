@@ -1,9 +1,10 @@
 """The month's figures: one arm's counts, and the lines `make bench` prints for a world.
 
-Each lever's share is read from what the runs said of each item (`--json`: outcome, reason code
-and sentence, the grant it ran under) and from the grants the person issued: an item that ran
-under a grant, or on Custodian's own rules where today's release deferred it, is an item the
-person did not judge.
+Each lever's share is measured twice. Read from what the runs said of each item (`--json`:
+outcome, reason code and sentence, the grant it ran under) and from the grants the person
+issued: an item that ran under a grant, was held in deference, or ran on Custodian's own rules
+where today's release deferred it, is an item the person did not judge. And counted: the items
+judged in an arm with every lever but one (bench/month_levers.py), less those with all.
 """
 
 from __future__ import annotations
@@ -136,8 +137,8 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
     print(f"  {arm.name}")
     print(f"    items judged        {arm.judged:4}  ({kinds or 'none'})")
     print(
-        f"    of which deferred   {arm.ledger.deferred:4}  (queued only because a person decided "
-        "the task's status in the last 14 days, and no newer word of a person)"
+        f"    of which deferred   {arm.ledger.deferred:4}  (asked once in deference: a change on "
+        "the hub before Custodian wrote the task, or evidence older than the task's last change)"
     )
     exits = {k: v for k, v in sorted(r.items()) if k.startswith("exit")}
     print(
