@@ -14,6 +14,10 @@ Two arms per world, each on a fresh hub and memory, the same seed:
   and runs each command it prints exactly as printed (--by/--reason filled only where the line
   asks); a line that cannot run as printed is a finding.
 
+With shares (the default; `--no-shares` skips them), one more arm per lever (bench/month_levers.py)
+runs with every lever but that one, and the world prints each lever's share: the items judged
+without it, less those with all of them.
+
 The person's environment names the hub, the memory and the domain (STATE_HUB_URL,
 CUSTODIAN_MEMORY_DIR, CUSTODIAN_DOMAIN), as a project's `.env` would: a printed command needs
 nothing else. Checked after each arm (bench/month_audit.py): harmful writes executed, decisions

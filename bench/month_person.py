@@ -50,7 +50,8 @@ class Ledger:
     """What one arm's person judged and ran."""
 
     judged: Counter[str] = field(default_factory=Counter)
-    # Items judged that waited only on deference: a person's word on the task, none newer.
+    # Items judged that were queued in deference (asked once: a change on the hub before
+    # Custodian wrote the task, or older evidence); a person's own decision is held, not asked.
     deferred: int = 0
     findings: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
