@@ -14,6 +14,10 @@ Two arms per world, each on a fresh hub and memory, the same seed:
   and runs each command it prints exactly as printed (--by/--reason filled only where the line
   asks); a line that cannot run as printed is a finding.
 
+With shares (the default; `--no-shares` skips them), one more arm per lever (bench/month_levers.py)
+runs with every lever but that one, and the world prints each lever's share: the items judged
+without it, less those with all of them.
+
 The person's environment names the hub, the memory and the domain (STATE_HUB_URL,
 CUSTODIAN_MEMORY_DIR, CUSTODIAN_DOMAIN), as a project's `.env` would: a printed command needs
 nothing else. Checked after each arm (bench/month_audit.py): harmful writes executed, decisions
@@ -45,6 +49,7 @@ import relay_world
 from month_audit import asked_again, landed, overridden, queue
 from month_figures import Arm, print_world
 from month_kit import Hands, SimClock, Words, World
+from month_levers import LEVERS, switched_off
 from month_person import Ledger, cli, decide_pending, follow_report
 
 from custodian_hub import ReferenceHub, load_seed
@@ -78,7 +83,7 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
     world.team(hands, base, seeded, landed(root / "memory", world.domain))
     if arm.levers and day % 7 == READS_ON:
         hands.clock.set(base - timedelta(minutes=30))
-        follow_report(arm.ledger, day)
+        follow_report(arm.ledger, day, arm.off.skips if arm.off else lambda _: False)
     hands.clock.set(base)
     answer = root / "answer.md"
     answer.write_text(world.answer(hands.summary(), day, arm.seed, hands.words), "utf-8")
@@ -106,6 +111,7 @@ def live_month(world: World, arm: Arm, root: Path, days: int) -> Arm:
     clock = SimClock(world.start - timedelta(hours=2))
     words = Words()
     with (
+        switched_off(arm.off),
         simulated_clock(clock),
         ReferenceHub(db, clock=clock) as hub,
         httpx.Client(base_url=hub.url, timeout=30) as http,
@@ -126,12 +132,17 @@ def live_month(world: World, arm: Arm, root: Path, days: int) -> Arm:
     return arm
 
 
-def both_arms(world: World, root: Path, days: int, seed_value: int) -> list[Arm]:
-    """Today's arm and the arm with levers, each on a fresh hub and memory."""
+def both_arms(
+    world: World, root: Path, days: int, seed_value: int, shares: bool = False
+) -> list[Arm]:
+    """Today's arm and the arm with levers, each on a fresh hub and memory; with `shares`, one
+    more arm per lever, with every lever but that one (bench/month_levers.py)."""
     arms = [
         Arm("today (no report followed)", levers=False, seed=seed_value, ledger=Ledger()),
         Arm("with levers (the weekly report, as printed)", True, seed_value, Ledger()),
     ]
+    if shares:
+        arms += [Arm(f"without: {x.name}", True, seed_value, Ledger(), off=x) for x in LEVERS]
     for n, arm in enumerate(arms):
         (root / world.name / str(n)).mkdir(parents=True)
         live_month(world, arm, root / world.name / str(n), days)
@@ -144,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--world", choices=[*WORLDS, "all"], default="all")
+    parser.add_argument(
+        "--no-shares", action="store_true", help="skip the arms that switch each lever off"
+    )
     args = parser.parse_args(argv)
     for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
         del os.environ[name]
@@ -152,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     for world in chosen:
         with tempfile.TemporaryDirectory() as tmp:
             os.chdir(tmp)  # no .env of the checkout is read
-            arms = both_arms(world, Path(tmp), args.days, args.seed)
+            arms = both_arms(world, Path(tmp), args.days, args.seed, not args.no_shares)
             os.chdir(REPO)
         unsafe += print_world(world, arms, args.days)
     if unsafe:

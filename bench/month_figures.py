@@ -1,9 +1,10 @@
 """The month's figures: one arm's counts, and the lines `make bench` prints for a world.
 
-Each lever's share is read from what the runs said of each item (`--json`: outcome, reason code
-and sentence, the grant it ran under) and from the grants the person issued: an item that ran
-under a grant, or on Custodian's own rules where today's release deferred it, is an item the
-person did not judge.
+Each lever's share is measured twice. Read from what the runs said of each item (`--json`:
+outcome, reason code and sentence, the grant it ran under) and from the grants the person
+issued: an item that ran under a grant, was held in deference, or ran on Custodian's own rules
+where today's release deferred it, is an item the person did not judge. And counted: the items
+judged in an arm with every lever but one (bench/month_levers.py), less those with all.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from month_kit import World
+from month_levers import Lever
 from month_person import Ledger
 
 TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
@@ -43,6 +45,9 @@ class Arm:
     overridden: list[str] = field(default_factory=list)
     asked_again: list[str] = field(default_factory=list)
     reversals: int = 0
+    off: Lever | None = None  # the lever this arm runs without, for its share
+    # What the runs queued for the person, by operation and the status it sets (if any).
+    asked: Counter[str] = field(default_factory=Counter)
 
     @property
     def judged(self) -> int:
@@ -57,6 +62,10 @@ class Arm:
             key = (item["outcome"], item.get("code", ""), item.get("grant") or "")
             self.items[key] += 1
             self.items[("reason", item["outcome"], _lever(item))] += 1
+            if item["outcome"] == "queued":
+                said = str(item.get("clause") or "")
+                how = "deferred" if item.get("code") == "deferred" else _why_asked(said)
+                self.asked[f"{item['operation']} ({how})"] += 1
 
     def unsafe(self) -> list[str]:
         """What this arm did that it must never do."""
@@ -84,8 +93,20 @@ def _lever(item: dict[str, Any]) -> str:
                 return lever
         return "deferred to a person's decision" if code == "deferred" else "asks a person"
     if outcome == "denied":
+        if code == "held_deference":
+            return "held in deference to a person's decision"
         return "a rejection held" if "rejected" in clause else "denied otherwise"
     return code
+
+
+def _why_asked(clause: str) -> str:
+    """Why a queued item was asked, in a word or two (the ruling's clause, read for a table)."""
+    for words, why in (("suspend", "suspended grant"), ("reversed", "narrowed"),
+                       ("covers it, but", "grant, but"), ("rejected", "changed since a "
+                       "rejection")):  # fmt: skip
+        if words in clause:
+            return why
+    return "no grant"
 
 
 def _grant_kind(grant: dict[str, Any] | None) -> str:
@@ -116,8 +137,8 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
     print(f"  {arm.name}")
     print(f"    items judged        {arm.judged:4}  ({kinds or 'none'})")
     print(
-        f"    of which deferred   {arm.ledger.deferred:4}  (queued only because a person decided "
-        "the task's status in the last 14 days, and no newer word of a person)"
+        f"    of which deferred   {arm.ledger.deferred:4}  (asked once in deference: a change on "
+        "the hub before Custodian wrote the task, or evidence older than the task's last change)"
     )
     exits = {k: v for k, v in sorted(r.items()) if k.startswith("exit")}
     print(
@@ -182,24 +203,40 @@ def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
 
 def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
     """A world's figures; what must never happen, if it did."""
-    today, levers = arms
+    today, levers, *without = arms
     print(f"world {world.name}: {world.describe}; {days} days")
     print_arm(today, None)
     print_arm(levers, today)
     print("    saved by lever")
     for line in saved_by_lever(levers, today):
         print(f"      {line}")
+    print("    still asked, by operation and why (the next causes)")
+    for what, n in levers.asked.most_common(8):
+        print(f"      {n:4}  {what}")
     release = RELEASE.get((world.name, days, levers.seed), today.judged)
     ratio = levers.judged / max(release, 1)
     verdict = "meets" if ratio <= TARGET else "misses"
+    if without:
+        print_shares(levers, without)
     print(
         f"  items judged: today's release {release}, today's arm on this code {today.judged}, "
         f"with levers {levers.judged}; ratio {ratio:.2f}x ({verdict} the target of at most "
         f"{TARGET}x, i.e. {int(release * TARGET)})"
     )
-    held = levers.judged - levers.ledger.deferred
     print(
-        f"  if deference held instead of asking: {held} ({held / max(release, 1):.2f}x): what a "
-        "person's standing word, kept until a newer one, would save"
+        f"  must be 0 with levers: harmful {levers.written['harmful'] + levers.harmed_on_hub}, "
+        f"overridden {len(levers.overridden)}, asked again {len(levers.asked_again)}"
     )
     return [problem for arm in arms for problem in arm.unsafe()]
+
+
+def print_shares(levers: Arm, without: list[Arm]) -> None:
+    """Each lever's share: the items judged with every lever but it, less with all of them."""
+    print("    each lever's share  (items judged without it / with all; saved = the difference)")
+    for arm in without:
+        name = arm.off.name if arm.off else arm.name
+        unsafe = "; ".join(arm.unsafe()) or "none"
+        print(
+            f"      {arm.judged - levers.judged:+5}  {name}: {arm.judged} without it, "
+            f"{levers.judged} with all (must-be-0 broken without it: {unsafe})"
+        )

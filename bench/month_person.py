@@ -20,6 +20,7 @@ import json
 import re
 import shlex
 from collections import Counter
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +50,8 @@ class Ledger:
     """What one arm's person judged and ran."""
 
     judged: Counter[str] = field(default_factory=Counter)
-    # Items judged that waited only on deference: a person's word on the task, none newer.
+    # Items judged that were queued in deference (asked once: a change on the hub before
+    # Custodian wrote the task, or older evidence); a person's own decision is held, not asked.
     deferred: int = 0
     findings: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
@@ -124,13 +126,16 @@ def _values(argv: list[str]) -> int:
     return sum(1 for a in argv[2:] if a.startswith("--") and "=" not in a)
 
 
-def follow_report(ledger: Ledger, day: int) -> None:
-    """Read `custodian policy report` and run each command it suggests, as printed."""
+def follow_report(ledger: Ledger, day: int, skips: Callable[[str], bool] = lambda _: False) -> None:
+    """Read `custodian policy report` and run each command it suggests, as printed (but the
+    lines `skips` names: a lever switched off for its share, bench/month_levers.py)."""
     code, text, err = cli("policy", "report")
     if code != 0:
         ledger.findings.append(f"day {day}: policy report exit {code}: {err.strip()[:160]}")
         return
     for line, labelled in suggested_lines(text):
+        if skips(line):
+            continue
         if labelled:
             ledger.findings.append(f"day {day}: {line!r} printed after a label, not on its own")
         argv, problem = as_run(line)

@@ -8,6 +8,7 @@ write. Hole 6: a second approval of an equal proposal is a new write with its ow
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.clock import simulated_clock
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.policy import Policy
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 
@@ -124,14 +127,18 @@ def test_a_second_approval_of_an_equal_proposal_is_a_new_write(
     first = _queue(tmp_path, monkeypatch, small_hub)
     assert _approve(tmp_path, monkeypatch, small_hub, first).code == 0
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "blocked"
-    # Another person resets the task; the same proposal comes back and is approved again.
+    # Another person resets the task; past the deference window (within it, their reset holds
+    # the proposal), the same proposal comes back and is approved again.
     reset = httpx.patch(f"{small_hub.url}/tasks/web-t-3", json={"status": "todo"}, timeout=5)
     assert reset.status_code == 200, reset.text
-    second = _queue(tmp_path, monkeypatch, small_hub)
+    later = datetime.now(UTC) + timedelta(days=Policy().defer_days + 1)
+    with simulated_clock(lambda: later):
+        second = _queue(tmp_path, monkeypatch, small_hub)
     assert second != first
     assert _item(tmp_path, second)["fingerprint"] == _item(tmp_path, first)["fingerprint"]
 
-    result = _approve(tmp_path, monkeypatch, small_hub, second)
+    with simulated_clock(lambda: later):
+        result = _approve(tmp_path, monkeypatch, small_hub, second)
     assert result.code == 0, result.stderr
     assert "executed" in result.stdout
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "blocked"

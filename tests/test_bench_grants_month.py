@@ -41,7 +41,9 @@ def test_five_days_with_levers_run_the_report_as_printed_and_break_no_rule(
     assert arm.ledger.ran and all(" custodian " in f" {line}" for line in arm.ledger.ran)
     assert arm.ledger.judged["grant issued"] >= 1 and arm.written["grant"] > 0
     assert arm.ledger.findings == []  # each printed command ran as printed
-    assert arm.ledger.judged["reject"] == 1  # day 4's cancellation: no grant covers it
+    # Day 4's cancellation: no grant covers it; on a task a person just decided it is held.
+    held = arm.items[("reason", "denied", "held in deference to a person's decision")]
+    assert arm.ledger.judged["reject"] <= 1 and held > 0
     assert arm.written["harmful"] == 0 and arm.harmed_on_hub == 0
     assert arm.overridden == [] and arm.asked_again == []
     assert arm.written["person"] == arm.ledger.judged["approve"] > 0
@@ -58,6 +60,11 @@ def test_make_bench_prints_both_arms_the_ratio_and_what_must_be_zero(
     assert out.count("harmful 0 (journal), 0 (hub); overridden 0; asked again 0") == 2, out
     assert "today (no report followed)" in out and "with levers (the weekly report" in out
     assert "today's arm on this code 5, with levers 5; ratio 1.00x" in out
+    # One more arm per lever, switched off by the bench alone, and each one's share.
+    from month_levers import LEVERS
+
+    assert "each lever's share" in out and "must be 0 with levers: harmful 0" in out
+    assert all(f"{lever.name}: " in out for lever in LEVERS), out
 
 
 def test_a_printed_line_runs_as_printed_with_only_by_and_reason_filled(bench: ModuleType) -> None:

@@ -345,8 +345,10 @@ def test_a_grant_never_skips_deference_to_a_persons_reversal(
     )
     assert moved.status_code == 200, moved.text
     [again] = cli.run(small_hub.url, status("web-t-4", "cancelled"))["items"]
-    assert again["outcome"] == "queued" and again.get("grant") is None, again
-    assert "it was changed since" in again["reason"] and "a person's change" in again["reason"]
+    # Held: neither run under the grant nor asked again; the person's reversal stands.
+    assert again["outcome"] == "denied" and again["code"] == "held_deference", again
+    assert again.get("grant") is None and not again.get("approval_id")
+    assert "after Custodian set it to blocked" in again["reason"]
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
 
 

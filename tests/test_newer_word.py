@@ -19,11 +19,12 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.authorize import Ruling
-from custodian_runtime.core.authority.budgets import RecentWrites
+from custodian_runtime.core.authority.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing
 from runsupport import hub_get
@@ -125,12 +126,32 @@ def test_an_older_a_custodian_or_an_unfitting_event_lifts_nothing(
 def test_a_newer_word_lifts_a_persons_approved_decision_and_the_sentence_cites_it() -> None:
     # A person approved blocked three days ago; the team unblocked; ben says it is stuck again.
     writes = (_approved_block(72),)
+    # Held, not asked again: her approval stands until a newer word of a person.
     held = _rule(_observed(), writes=writes)
-    assert held.code == "deferred" and "ana approved setting task t-prog to blocked" in held.reason
+    assert held.code == "held_deference" and held.outcome == "deny", held.reason
+    assert "held: ana approved setting task t-prog to blocked" in held.reason
+    assert "no newer word from a person supports the change" in held.reason
     before = _rule(_observed(_event("ev-old", 80, kind="blocker")), "ev-old", writes=writes)
-    assert before.code == "deferred"  # the word predates the person's decision
+    assert before.code == "held_deference"  # the word predates the person's decision
     ruling = _rule(_observed(_event("ev-new", 24)), "ev-new", writes=writes)
     assert ruling.code == "routine" and ruling.word is not None, ruling.reason
+
+
+def test_a_person_setting_back_an_old_write_of_custodians_holds_it_for_the_window() -> None:
+    # Custodian blocked t-prog 20 days ago (past the window); ben set it back two days ago.
+    old = OwnWrite(
+        at=_stamp(24 * 20), run_id="r-0", index=0, operation="set_task_status",
+        task_id="t-prog", status="blocked", by="policy",
+        after={"status": "blocked", "updated_at": _stamp(24 * 20)},
+    )  # fmt: skip
+    kept = recent_writes(Policy(), [old], NOW)
+    assert kept.writes == (old,)  # the checkpoint's month of status writes is read back
+    held = _rule(_observed(), writes=kept.writes)
+    assert held.outcome == "deny" and held.code == "held_deference", held.reason
+    assert "after Custodian set it to blocked (run r-0)" in held.reason
+    # Once their change is older than the window, the person is asked (queued), not held.
+    asked = _rule(_observed(changed_hours_ago=24 * 15), writes=kept.writes)
+    assert asked.outcome == "queue" and asked.code != "held_deference", asked.reason
 
 
 def test_a_sanctioned_move_under_a_persons_decision_runs_on_their_newer_word() -> None:

@@ -146,8 +146,9 @@ def test_a_status_a_person_approved_is_not_moved_by_the_next_run(tmp_path: Path)
         assert code == 0, err
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
         [item] = json.loads(out)["items"]
-        assert item["outcome"] == "queued", item
-        assert "ana approved setting task web-t-4 to blocked" in item["reason"]
+        # Held, not asked again: her approval of blocked stands until a newer word of hers.
+        assert item["outcome"] == "denied" and item["code"] == "held_deference", item
+        assert "held: ana approved setting task web-t-4 to blocked" in item["reason"]
 
 
 # --- the property: one function, three paths -------------------------------------------------
@@ -234,9 +235,11 @@ def test_the_same_write_in_the_same_state_gets_the_same_ruling_on_every_path(
     assert reconciled.allowed == (fresh.outcome == "execute")
     if fresh.outcome == "deny":
         assert reconciled.ruling.reason == fresh.reason
-    # Approval: a person's word turns "queue" into "execute"; a denial stays a denial.
-    assert approved.allowed == (fresh.outcome != "deny")
-    if fresh.outcome == "deny":
+    # Approval: a person's word turns "queue" into "execute"; a denial stays a denial. A hold
+    # stands against Custodian, never against the person: their approval is the newer word.
+    held = fresh.code == "held_deference"
+    assert approved.allowed == (fresh.outcome != "deny" or held)
+    if fresh.outcome == "deny" and not held:
         assert approved.ruling.reason == fresh.reason
     # Only the staleness check differs: the same item proposed under another state is stale.
     moved = _summary("blocked" if status != "blocked" else "todo", 3, [_event(kind, source)])

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
@@ -167,17 +168,31 @@ def test_a_person_setting_a_task_back_stops_the_tug_of_war(
     _event_by(small_hub, "ana", "web-t-1", "Not done: the pricing table is still wrong.")
     second = _run(tmp_path, monkeypatch, small_hub, done)
     assert second.code == 0, second.stderr
-    assert second.json()["executed"] == []
-    (queued,) = second.json()["queued"]
-    assert queued["operation"] == "update_task_status"
+    assert second.json()["executed"] == [] and second.json()["queued"] == []
+    # Held, not asked again: ana's setting it back is her decision, and it stands.
+    (held,) = second.json()["denied"]
+    assert held["operation"] == "update_task_status" and held["code"] == "held_deference"
     item = hub_get(small_hub, "/tasks/web-t-1")
     assert item["status"] == "in_progress" and item["version"] == 3
-    reason = queued["reason"]
+    reason = held["reason"]
     assert (
-        "Custodian set task web-t-1 to done at" in reason
+        "is held: 'ana' set task web-t-1 to in_progress after Custodian set it to done" in reason
         and f"(run {first.json()['run_id']})" in reason
     )
-    assert "changed since by 'ana': the hub shows in_progress" in reason
+    assert "no newer word from a person supports the change" in reason
+    note = Path(second.json()["note"]).read_text("utf-8")
+    assert "### Held in deference to a person (1)" in note, note
+    assert "Held: 'ana' set task web-t-1 to in_progress after Custodian set it to done" in note
+    assert ApprovalStore(tmp_path / "memory").all("website", verify=False) == []
+    # The journal keeps the hold's code, and `policy report` counts it.
+    memory = str(tmp_path / "memory")
+    report = run_cli(["policy", "report", "--domain", "website", "--memory", memory], tmp_path,
+                     monkeypatch)  # fmt: skip
+    assert report.code == 0, report.stderr
+    assert "held in deference to a person: 1 in the last 30 days" in report.stdout
+    as_json = run_cli(["policy", "report", "--domain", "website", "--memory", memory, "--json"],
+                      tmp_path, monkeypatch).json()  # fmt: skip
+    assert as_json["held_deference"] == 1
 
 
 def test_a_resolved_flag_stays_resolved_until_a_person_writes_again(
@@ -188,8 +203,10 @@ def test_a_resolved_flag_stays_resolved_until_a_person_writes_again(
     (raised,) = first.json()["executed"]
     httpx.patch(f"{small_hub.url}/flags/{raised['hub_id']}", json={"status": "resolved"}, timeout=5)
     second = _run(tmp_path, monkeypatch, small_hub, flag)
-    assert second.json()["executed"] == []
-    assert "a person resolved that flag" in second.json()["queued"][0]["reason"]
+    assert second.json()["executed"] == [] and second.json()["queued"] == []
+    (held,) = second.json()["denied"]
+    assert held["code"] == "held_deference", held
+    assert f"held: a person resolved flag {raised['hub_id']}" in held["reason"]
     _event_by(small_hub, "ben", "web-t-3", "Still nobody owns the announcement.")
     again = {"tasks_to_flag": [{"task_id": "web-t-3", "note": "Ben says: still no owner."}]}
     third = _run(tmp_path, monkeypatch, small_hub, again)

@@ -268,6 +268,30 @@ def test_a_grant_a_reversal_suspended_is_neither_live_nor_suggested_again() -> N
     assert [s.where for s in _one(items, live=other).suggestions] == [{"status": "blocked"}]
 
 
+def test_after_a_suspension_the_moves_that_cited_a_person_are_suggested_on_evidence() -> None:
+    cited = [
+        _at(n, "set_task_status",
+            {"task_id": f"web-t-{n}", "status": "blocked", "evidence": [f"ev-{n}"]}, "executed")
+        for n in range(8)
+    ]  # fmt: skip
+    why = "a person set task web-t-60 back from blocked to in_progress"
+    live = Live([_grant({"status": "blocked"})], {}, NOW, suspended={"grant-0123456789ab": why})
+    [one] = _one([*cited, *_moves(3, "blocked", "executed", 60)], live=live).suggestions
+    assert one.kind == "grant" and one.where == {"status": "blocked"}
+    assert one.command.split(" --reason=")[0].endswith("--evidence newer --hub embedded "
+                                                      "--memory mem --by ana")  # fmt: skip
+    assert one.why.startswith("8 of 8 approved moves citing a person's event, lower bound 0.68")
+    # Too few cited, or a suspended grant that asked for evidence itself: none.
+    assert _one([*cited[:5], *_moves(3, "blocked", "executed", 60)], live=live).suggestions == ()
+    on_evidence = _grant({"status": "blocked"}).model_copy(update={"evidence": "newer"})
+    again = Live([on_evidence], {}, NOW, suspended={"grant-0123456789ab": why})
+    assert _one(cited, live=again).suggestions == ()
+    # A live grant on evidence running low is renewed on evidence, as it was issued.
+    low = Live([on_evidence], {"grant-0123456789ab": 9}, NOW)
+    [renew] = _one(cited, live=low).suggestions
+    assert renew.kind == "renew" and "--evidence newer" in renew.command
+
+
 def test_a_mode_an_operation_has_is_never_suggested() -> None:
     done = [
         _at(n, "update_task_status", {"task_id": f"web-t-{n}", "status": "done"}, "executed")

@@ -150,9 +150,9 @@ def test_sealed_the_same_edit_is_detected_and_the_reversal_stands(
     assert "journal: rebuilt" in second.stderr
     assert "reason=checkpoint carries no valid seal" in second.stderr
     assert "unsealed" not in second.stderr
-    assert second.json()["executed"] == []
-    (queued,) = second.json()["queued"]
-    assert "changed since by 'ana'" in queued["reason"]
+    assert second.json()["executed"] == [] and second.json()["queued"] == []
+    (held,) = second.json()["denied"]  # the rebuilt journal still knows ana's reversal: held
+    assert held["code"] == "held_deference" and "'ana' set task web-t-1" in held["reason"]
     assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "in_progress"
     court = _inspect(tmp_path, monkeypatch, CUSTODIAN_SEAL_KEY=KEY)
     assert court.code == 0 and "seals     verified: all" in court.stdout

@@ -166,7 +166,7 @@ def planned_on(ruling: Ruling, observed: DomainSummary) -> Task | None:
 def ruling_data(ruling: Ruling) -> RulingRecord:
     """The journal's `ruling` record for one item."""
     item = ruling.item
-    return RulingRecord(
+    record = RulingRecord(
         index=item.index,
         operation=item.operation,
         target=item.target,
@@ -175,6 +175,9 @@ def ruling_data(ruling: Ruling) -> RulingRecord:
         outcome=ruling.outcome,
         reason=ruling.reason,
     )
+    if ruling.code != "held_deference":
+        return record  # the code is journaled for a hold only: `policy report` counts them
+    return RulingRecord(**record.model_dump(exclude_unset=True), code=ruling.code)
 
 
 def ruling_counts(rulings: Iterable[Ruling]) -> dict[str, int]:

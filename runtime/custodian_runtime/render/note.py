@@ -62,6 +62,8 @@ _GROUPS = (
     ("stale", "Not written: the task changed under the run"),
     ("not_sent", "Authorized but not sent"),
     ("queued", "Queued for a person's approval"),
+    # Denied in kind, but apart: a person's own decision of the task stands (held_deference).
+    ("held", "Held in deference to a person"),
     ("denied", "Denied"),
     ("would_execute", "Would execute (dry run)"),
     ("would_queue", "Would queue (dry run)"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian_runtime.core.authority.authorize import Ruling
+from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.context.continuity import note_data
 from custodian_runtime.core.inert import code_span
 from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
@@ -84,7 +85,7 @@ def _action(o: ItemOutcome, ruling: Ruling | None, seen: _Seen) -> NoteAction:
         result = f"the hub shows {code_span(o.current_status or 'unknown')}"
     item = ruling.item if ruling is not None else None
     return NoteAction(
-        outcome=o.kind,
+        outcome="held" if o.code == HELD else o.kind,
         operation=o.operation,
         target=o.target or "",
         detail=seen.detail(item) if item is not None else "",

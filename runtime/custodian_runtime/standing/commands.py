@@ -33,7 +33,7 @@ from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.shadow_log import shadow_log
+from custodian_runtime.standing.shadow_log import held_count, shadow_log
 from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.writes import hub_location
 
@@ -174,10 +174,12 @@ def report(
     may run (one command a line, starting with `custodian`) and why, or why nothing."""
     rows = agreement_rows(settings, domain, days, now)
     found = suggested(settings, domain, rows, by, now)
+    held = held_count(settings.memory_dir, domain, (now or utc_now()) - timedelta(days=days))
     if as_json:
         listed = [r.as_json(domain, suggested=found[r.operation]) for r in rows]
         every = [s.as_json() for r in rows for s in found[r.operation].suggestions]
-        data = {"domain": domain, "days": days, "operations": listed, "suggestions": every}
+        data = {"domain": domain, "days": days, "operations": listed, "suggestions": every,
+                "held_deference": held}  # fmt: skip
         write_json(data, out)
         return 0
     if not rows:
@@ -190,6 +192,11 @@ def report(
             out.write(for_terminal(one.command) + "\n")
         if said.none_because is not None:
             out.write(for_terminal(f"  no suggestion: {said.none_because}") + "\n")
+    if held:
+        out.write(
+            f"held in deference to a person: {held} in the last {days} days (a person decided "
+            "the task's status; a newer event of theirs that supports the change lets it go)\n"
+        )
     return 0
 
 

@@ -30,3 +30,16 @@ def shadow_log(memory_dir: Path, domain: str, since: datetime) -> list[Record]:
             if parse_at(parsed.at) >= since:
                 found.append(parsed)
     return found
+
+
+def held_count(memory_dir: Path, domain: str, since: datetime) -> int:
+    """How many writes the domain's runs held in deference to a person at or after `since`."""
+    found = 0
+    for segment in JournalStore(memory_dir).layout(domain).segments():
+        for _, raw in lines_from(segment.path):
+            if b'"held_deference"' not in raw or not raw.endswith(b"\n"):
+                continue  # not a held ruling (only those carry the code), or a torn tail
+            parsed = parse_line(raw.rstrip(b"\n"))
+            if isinstance(parsed, Record) and parsed.kind == "ruling":
+                found += parse_at(parsed.at) >= since
+    return found

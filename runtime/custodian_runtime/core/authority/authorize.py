@@ -34,8 +34,10 @@ from custodian_runtime.core.view import View
 RulingOutcome = Literal["execute", "queue", "deny"]
 # What a ruling's sentence tells a person: nothing beyond the outcome (`executes`, or `routine`:
 # queued as every proposal is), a reason of its own (`stated`), or that it waits in deference to
-# a person's change (`deferred`: a person changed the task, or its evidence predates the change).
-ReasonCode = Literal["executes", "routine", "stated", "deferred"]
+# a person's change (`deferred`: a person changed the task, or its evidence predates the change),
+# or that it is held, neither queued nor sent, because a person decided the task and no newer
+# word of theirs supports the change (`held_deference`, core/authority/holds.py).
+ReasonCode = Literal["executes", "routine", "stated", "deferred", "held_deference"]
 _VERBS: dict[RulingOutcome, str] = {
     "execute": "executes",
     "deny": "is denied",
@@ -66,6 +68,9 @@ class Ruling:
     # A person's newer word that lifted a deference (core/authority/budgets.py): the write went
     # to the ordinary rules, and what says why it runs cites the event.
     word: str | None = None
+    # A `deferred` ruling's hold (core/authority/holds.py): a person decided the task within
+    # the window; unless a grant that is their newer word carries it, it is held, not queued.
+    held: str | None = None
 
 
 def authorize(
@@ -118,7 +123,8 @@ def _ruling(
     code: ReasonCode = "executes" if outcome == "execute" else "routine" if routine else "stated"
     if outcome == "queue" and deferred is not None:
         code = "deferred"
-        return Ruling(item, outcome, reason, code=code, clause=clause, defers_to=deferred.since)
+        return Ruling(item, outcome, reason, code=code, clause=clause, defers_to=deferred.since,
+                      held=deferred.held)  # fmt: skip
     return Ruling(item, outcome, reason, code=code, clause=clause, word=word)
 
 

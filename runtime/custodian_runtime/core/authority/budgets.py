@@ -27,7 +27,8 @@ from custodian_runtime.core.authority.evidence import (
     stamp,
     word_clause,
 )
-from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.holds import held_clause
+from custodian_runtime.core.authority.own_writes import RETAIN, OwnWrite
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
@@ -54,6 +55,9 @@ class Deferral:
     # A person's newer word that lifts it (core/authority/evidence.py `word_clause`): the write
     # goes to the ordinary rules, and its note cites the event.
     word: str | None = None
+    # A person's decision on the task within `defer_days` (core/authority/holds.py): what the
+    # write, held rather than asked again, says. None: a person is asked (older evidence).
+    held: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,22 +129,19 @@ def deference(
         task = view.tasks[task_id]
         statuses = status_writes()
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
+        last = last or _set_back_lately(task, recent, policy)
         if last is None and _cites_evidence(item.operation):
             return None  # its evidence is compared with the change (core/authority/evidence.py)
         if last is None:
             return _changed_on_hub(item, task, policy, recent, seen)
-        found = _deferral(_status_deference(task_id, task, last, view, policy))
+        found = _status_deference(task_id, task, last, view, policy, recent.now)
         word = newer_word(item.params, task, seen, parse_at(last.at))
         if found is not None and word is not None:
             return replace(found, word=word_clause(word))  # the ordinary rules decide
         return found
     if claim == "flag" and task_id not in view.flagged_tasks:
-        return _deferral(_flag_deference(task_id, mine, view, policy, recent))
+        return _flag_deference(task_id, mine, view, policy, recent)
     return None
-
-
-def _deferral(reason: str | None) -> Deferral | None:
-    return None if reason is None else Deferral(reason)
 
 
 def _cites_evidence(operation: str) -> bool:
@@ -164,6 +165,8 @@ def _changed_on_hub(
     word = newer_word(item.params, task, evidence)
     if word is not None:  # a person's newer word supports it: the ordinary rules decide
         return Deferral("", change.at, word=word_clause(word))
+    # Not held: Custodian never wrote the task in the window, so the person is asked once,
+    # not again (the card says their change came first); a hold is for asking twice.
     event = newest_cited(item.params, evidence)
     if event is not None and not newer_than(event, change):
         several = len(cited(item.params)) > 1
@@ -236,9 +239,11 @@ def decided_by_person(view: View, policy: Policy, recent: RecentWrites) -> froze
 
 
 def _status_deference(
-    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy
-) -> str | None:
-    if last.by_person:
+    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy, now: datetime
+) -> Deferral | None:
+    """Why a status write waits on a person's word on the task: they approved Custodian's
+    last status write of it, or changed the task since; held either way (core/standing/rule.py)."""
+    if last.by_person and parse_at(last.at) > now - timedelta(days=policy.defer_days):
         return _person_approved(task_id, last, policy)
     if not _moved_since(last, task):
         return None
@@ -246,20 +251,39 @@ def _status_deference(
     changed = "at a time unknown" if at is None else at.isoformat().replace("+00:00", "Z")
     by = _people_on(task_id, view, parse_at(last.at))
     who = f" by {', '.join(by)}" if by else " by someone else"
-    return (
+    did = (
+        f"set task {task_id} to {task.status} after Custodian set it to {last.status} "
+        f"(run {last.run_id})"
+    )
+    return Deferral(
         f"Custodian set task {task_id} to {last.status} at {last.at} (run {last.run_id}), and "
         f"it was changed since{who}: the hub shows {task.status}, updated at {changed}. For "
         f"{policy.defer_days} days after a person's change, this task's status is a person's "
-        "decision"
+        "decision",
+        held=held_clause(", ".join(by) or "someone other than Custodian", did, at),
     )
 
 
-def _person_approved(task_id: str, last: OwnWrite, policy: Policy) -> str:
+def _set_back_lately(task: Task, recent: RecentWrites, policy: Policy) -> OwnWrite | None:
+    """Custodian's last status write of the task before the window, when someone changed the
+    task since within it: their setting it back is a decision as recent as any, however old
+    the write it undid (the checkpoint keeps Custodian's writes for a month)."""
+    window = recent.now - timedelta(days=policy.defer_days)
+    if task.updated_at is None or task.updated_at <= window:
+        return None
+    statuses = status_writes()
+    mine = [w for w in recent.writes if w.task_id == task.id and w.operation in statuses]
+    return mine[-1] if mine and _moved_since(mine[-1], task) else None
+
+
+def _person_approved(task_id: str, last: OwnWrite, policy: Policy) -> Deferral:
     who = last.by.removeprefix("person:")
-    return (
+    did = f"approved setting task {task_id} to {last.status}"
+    return Deferral(
         f"{who} approved setting task {task_id} to {last.status} at {last.at} (run "
         f"{last.run_id}): for {policy.defer_days} days after a person's decision, this task's "
-        "status is a person's decision"
+        "status is a person's decision",
+        held=held_clause(who, did, parse_at(last.at)),
     )
 
 
@@ -277,7 +301,7 @@ def _moved_since(last: OwnWrite, task: Task) -> bool:
 
 def _flag_deference(
     task_id: str, mine: list[OwnWrite], view: View, policy: Policy, recent: RecentWrites
-) -> str | None:
+) -> Deferral | None:
     last = next(
         (w for w in reversed(mine) if _claim_of(w.operation) == "flag" and not w.by_person),
         None,
@@ -287,10 +311,12 @@ def _flag_deference(
     own_ids = {w.hub_id for w in recent.writes}
     if _people_on(task_id, view, parse_at(last.at), exclude=own_ids):
         return None
-    return (
+    did = f"resolved flag {last.hub_id}, which Custodian raised on task {task_id}"
+    return Deferral(
         f"Custodian flagged task {task_id} at {last.at} (run {last.run_id}, flag {last.hub_id}) "
         "and a person resolved that flag; no event on the task from anyone else has arrived "
-        f"since, so raising it again within {policy.defer_days} days is a person's decision"
+        f"since, so raising it again within {policy.defer_days} days is a person's decision",
+        held=held_clause("a person", did, parse_at(last.at), "no event on the task since"),
     )
 
 
@@ -328,11 +354,15 @@ def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> 
     """Custodian's own writes that the rolling budgets or the deference window still count."""
     budget_start = now - timedelta(hours=policy.budget_window_hours)
     defer_start = now - timedelta(days=policy.defer_days)
+    # A status write is kept past the window too: a person setting it back within the window
+    # is deferred to however old the write (`_set_back_lately`).
+    status_start = now - max(RETAIN, timedelta(days=policy.defer_days))
 
     def counts(w: OwnWrite) -> bool:
         # Events count only for the budget; status writes and flags (writes that claim a
         # task) also for the deference.
-        at = parse_at(w.at)
-        return at > budget_start or (_claim_of(w.operation) is not None and at > defer_start)
+        at, claim = parse_at(w.at), _claim_of(w.operation)
+        kept = at > status_start if claim == "status" else at > defer_start
+        return at > budget_start or (claim is not None and kept)
 
     return RecentWrites(now, tuple(w for w in writes if counts(w)))

@@ -23,6 +23,7 @@ from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.checks import SAME_TITLE
 from custodian_runtime.core.authority.evidence import Evidence
+from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.authority.precondition import edited_problem, proposed_under
 from custodian_runtime.core.authority.proof import probe_version
@@ -172,8 +173,8 @@ def rule_write(
         reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
         return WriteRuling(Ruling(item, "deny", reason), stale=True)
     ruling = fresh_ruling(item, observed, g)
-    if ruling.outcome == "deny":
-        return WriteRuling(ruling)
+    if ruling.outcome == "deny" and ruling.code != HELD:
+        return WriteRuling(ruling)  # held in deference: this approval is the person's newer word
     label = f"Item #{item.index} ({item.operation})"
     reason = f"{label} executes: approved by {person.by} as {person.approval_id}"
     return WriteRuling(Ruling(item, "execute", reason))

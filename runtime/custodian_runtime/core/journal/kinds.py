@@ -143,6 +143,9 @@ class RulingRecord(Entry):
     reason: str | None = None
     approval_id: str | None = None
     precondition: Json | None = None
+    # Set only for a write held in deference to a person (`held_deference`), which
+    # `policy report` counts; absent from every other ruling, as from older journals.
+    code: str | None = None
 
     def item(self, run_id: str) -> ItemKey | None:
         """The item this run ruled on."""

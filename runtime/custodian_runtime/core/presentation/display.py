@@ -170,7 +170,7 @@ def why(o: ItemOutcome) -> str | None:
     letters are kept as the ruling wrote them: a clause may begin with a person's name, which
     stays as the person typed it (a label before it, not a capital, starts the line).
     """
-    if o.code not in ("stated", "deferred"):
+    if o.code not in ("stated", "deferred", "held_deference"):
         return None
     return o.reason if o.clause is None else o.clause
 

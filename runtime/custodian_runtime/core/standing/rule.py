@@ -22,6 +22,7 @@ from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
+from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.policy import Policy
@@ -69,7 +70,7 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
         if changes_standing(ruling.item.operation):
             done.append(_refused(ruling))
         elif ruling.outcome == "deny" or mode == "auto":
-            done.append(ruling)
+            done.append(in_deference(ruling))
         elif mode in ("off", "shadow"):
             done.append(_narrowed(ruling, mode, ground))
         elif ruling.outcome == "execute":
@@ -78,12 +79,22 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
             done.append(asked)
         else:
             granted = _granted(ruling, ground, uses, executed)
-            done.append(granted)
+            done.append(in_deference(granted))
             if granted.grant is not None:
                 uses[granted.grant] = uses.get(granted.grant, 0) + 1
                 op = ruling.item.operation
                 executed[op] = executed.get(op, 0) + 1
     return tuple(done)
+
+
+def in_deference(ruling: Ruling) -> Ruling:
+    """A write still waiting on a person's own decision of its task, held: neither queued nor
+    sent, since asking them again on the same facts is asking twice (core/authority/holds.py).
+    It writes nothing; a person's newer event, or a grant issued after their change, lifts it."""
+    if ruling.outcome != "queue" or ruling.code != "deferred" or ruling.held is None:
+        return ruling
+    reason = f"{_label(ruling)} is {ruling.held}."
+    return replace(ruling, outcome="deny", reason=reason, code=HELD, clause=f"{ruling.held}.")
 
 
 def _held_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:

@@ -99,12 +99,16 @@ class Live:
             and state_of(g, self.uses.get(g.id, 0), self.now) == "live"
         ]
 
-    def suspension(self, operation: str, where: Mapping[str, str]) -> str | None:
+    def suspension(
+        self, operation: str, where: Mapping[str, str], evidence: str | None = None
+    ) -> str | None:
         """Why a grant of `operation` over `where` is not suggested again: a person reversed a
-        write made under a suspended grant that covered as much (None: none did)."""
+        write made under a suspended grant that covered as much (None: none did). A grant that
+        asks for evidence covers less than one that did not: only such a one's reversal counts."""
         for g in self.grants:
             why = self.suspended.get(g.id)
-            if why is not None and g.operation == operation and g.where.items() <= where.items():
+            wider = g.where.items() <= where.items() and (evidence is None or g.evidence)
+            if why is not None and g.operation == operation and wider:
                 return (
                     f"{g.id} ({where_label(g.where)}) was suspended: {why}; a person issues it "
                     "again only once they judge the reversal a one-off (custodian grants list)"
@@ -185,7 +189,7 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             + ("" if undone is None else f", {undone} reversed by a person")
         )
         bounds = (grant.max_uses, _length(grant.expires_at - grant.issued_at))
-        found.append(grant_command(asking, op, grant.where, why, "renew", bounds))
+        found.append(grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence))
     return found
 
 
@@ -287,10 +291,33 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
         undone = live.suspension(op, where)
         if undone is not None:
             reasons.append(undone)
+            cited = _on_evidence(tally, c, where, live, asking)
+            if cited is not None and all(f.command != cited.command for f in found):
+                found.append(cited)
             continue
         found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
         covered |= c.approved
     return tuple(found), _why_none(tally, classes, reasons)
+
+
+def _on_evidence(
+    tally: DecidedTally, c: _Class, where: Mapping[str, str], live: Live, asking: Asking
+) -> Suggestion | None:
+    """The narrower grant of a class whose plain grant a reversal suspended: only the moves
+    citing a person's event newer than the task's last change (`--evidence newer`), when the
+    class's approved proposals that cited events earn it on their own (None: they do not)."""
+    spec = operations.find(tally.operation)
+    if spec is None or not spec.status_write or live.suspension(tally.operation, where, "newer"):
+        return None
+    if any(g.evidence and g.where.items() <= where.items() for g in live.of(tally.operation)):
+        return None  # a live grant on evidence covers it already
+    cited = [ok for i, (ok, p) in enumerate(tally.decided) if i in c.approved and p.get("evidence")]
+    ok, why = _earned(sum(cited), len(cited), "approved moves citing a person's event")
+    if not ok:
+        return None
+    why = f"{why}; a person reversed a move the plain grant made, and a grant on evidence "
+    why += "runs only a move citing a person's newer event"
+    return grant_command(asking, tally.operation, where, why, evidence="newer")
 
 
 def _why_none(tally: DecidedTally, classes: Sequence[_Class], reasons: Sequence[str]) -> str:
