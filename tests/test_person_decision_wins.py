@@ -182,7 +182,10 @@ def test_a_person_setting_a_task_back_stops_the_tug_of_war(
     assert "no newer word from a person supports the change" in reason
     note = Path(second.json()["note"]).read_text("utf-8")
     assert "### Held in deference to a person (1)" in note, note
-    assert "Held: 'ana' set task web-t-1 to in_progress after Custodian set it to done" in note
+    assert (
+        "**Why:** held: 'ana' set task web-t-1 to in_progress after Custodian set it to done"
+        in note
+    )
     assert ApprovalStore(tmp_path / "memory").all("website", verify=False) == []
     # The journal keeps the hold's code, and `policy report` counts it.
     memory = str(tmp_path / "memory")

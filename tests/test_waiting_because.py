@@ -182,12 +182,10 @@ def test_a_write_deferring_to_a_persons_approval_names_them_as_typed(
     assert run_cli(approve, tmp_path, monkeypatch, **env).code == 0
     back = {"tasks_to_update": [{"task_id": "web-t-4", "status": "in_progress"}]}
     summary = run(back, "back.md")
-    (again,) = summary["queued"]
-    shown = run_cli(["approvals", "show", again["approval_id"], "--json"], tmp_path,
-                    monkeypatch, **env)  # fmt: skip
-    because = json.loads(shown.stdout)["waiting_because"]
-    assert because["code"] == "deferred"
-    assert because["text"].startswith("in deference to a person: alex approved setting task")
+    # Asking alex again about the move alex approved is held, not queued; the note names alex
+    # as typed.
+    assert summary["queued"] == []
     note = Path(summary["note"]).read_text(encoding="utf-8")
-    assert "**Waits because:** in deference to a person: alex approved" in note
+    assert "### Held in deference to a person (1)" in note
+    assert "**Why:** held: alex approved setting task web-t-4" in note
     assert "Alex" not in note
