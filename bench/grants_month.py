@@ -28,8 +28,8 @@ from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, Task, WorkstreamWithTasks
 from custodian_runtime.core.journal.records import format_at
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.agreement import Agreement
 from custodian_runtime.core.standing.grants import Grant, state_of
 from custodian_runtime.core.standing.record import Standing
@@ -141,10 +141,10 @@ def _day(world: World, day: int, with_grants: bool) -> None:
         "```json\n" + json.dumps({"proposals": list(_proposals(world, day))}) + "\n```"
     )
     recent = RecentWrites(now, tuple(world.writes))
-    policy = Policy()
-    rulings = authorize(plan, _summary(world, now), policy, recent=recent)
+    limits = Limits()
+    rulings = authorize(plan, _summary(world, now), limits, recent=recent)
     standing = Standing(grants=tuple(world.grants), uses=dict(world.uses))
-    for ruling in apply_standing(rulings, Ground(standing, HUB, now, policy, recent)):
+    for ruling in apply_standing(rulings, Ground(standing, HUB, now, limits, recent)):
         world.tally.setdefault(ruling.item.operation, [0, 0, 0])[0] += 1
         if ruling.outcome == "execute" and ruling.grant is not None:
             world.uses[ruling.grant] = world.uses.get(ruling.grant, 0) + 1

@@ -64,7 +64,7 @@ def _asked_status(task: str, text: str) -> str:
     return "done"
 
 
-MAX_PLAN_ITEMS = 200  # core/policy.py's default; this script runs without the package
+MAX_PLAN_ITEMS = 200  # core/limits.py's default; this script runs without the package
 
 
 def plan(text: str) -> dict[str, object]:

@@ -6,7 +6,7 @@ import shlex
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.cli.policy import _where
+from custodian_runtime.cli.standing import _where
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement, shared_params
 from custodian_runtime.core.standing.grants import Grant, covering

@@ -242,7 +242,7 @@ def test_damaged_stamps_are_read_again_from_the_files(tmp_path: Path) -> None:
 
 def test_a_plan_record_keeps_only_the_history_its_items_can_match() -> None:
     from custodian_runtime.core.authority.authorize import authorize
-    from custodian_runtime.core.policy import Policy
+    from custodian_runtime.core.limits import Limits
     from test_authority_support import plan_of, proposal, website
 
     items = [_item(n, "rejected") for n in range(30)] + [_item(40 + n, "pending") for n in range(3)]
@@ -257,6 +257,6 @@ def test_a_plan_record_keeps_only_the_history_its_items_can_match() -> None:
     )
     kept = history.for_items(plan.items)
     assert len(kept.rejected) + len(kept.rejected_texts) <= 4 and kept.pending_count == 3
-    full = authorize(plan, website(), Policy(), history)
-    assert authorize(plan, website(), Policy(), kept) == full
+    full = authorize(plan, website(), Limits(), history)
+    assert authorize(plan, website(), Limits(), kept) == full
     assert [r.outcome for r in full][:3] == ["deny", "deny", "deny"]

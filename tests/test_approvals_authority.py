@@ -17,8 +17,8 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.clock import simulated_clock
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import fingerprint
-from custodian_runtime.core.policy import Policy
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 
@@ -131,7 +131,7 @@ def test_a_second_approval_of_an_equal_proposal_is_a_new_write(
     # the proposal), the same proposal comes back and is approved again.
     reset = httpx.patch(f"{small_hub.url}/tasks/web-t-3", json={"status": "todo"}, timeout=5)
     assert reset.status_code == 200, reset.text
-    later = datetime.now(UTC) + timedelta(days=Policy().defer_days + 1)
+    later = datetime.now(UTC) + timedelta(days=Limits().defer_days + 1)
     with simulated_clock(lambda: later):
         second = _queue(tmp_path, monkeypatch, small_hub)
     assert second != first

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 
 from custodian_runtime.core.authority.authorize import ApprovalHistory, Ruling, authorize
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
-from custodian_runtime.core.policy import Policy
 from test_authority_support import plan_of, platform, proposal, website
 
 
 def _rule(**sections: Any) -> list[Ruling]:
-    return list(authorize(plan_of(**sections), website(), Policy(), ApprovalHistory()))
+    return list(authorize(plan_of(**sections), website(), Limits(), ApprovalHistory()))
 
 
 def _one(**sections: Any) -> Ruling:
@@ -63,7 +63,7 @@ def test_rulings_follow_plan_order_one_per_item() -> None:
         proposals=[proposal("resolve_flag", flag_id="f-1")],
         progress_events=[_event()],
     )
-    rulings = authorize(plan, website(), Policy(), ApprovalHistory())
+    rulings = authorize(plan, website(), Limits(), ApprovalHistory())
     assert [r.item for r in rulings] == list(plan.items)
     assert [r.outcome for r in rulings] == ["deny", "queue", "execute"]
 
@@ -82,7 +82,7 @@ def _hand_built(operation: str, params: dict[str, Any], fp: str | None = None) -
     item = ProposedItem(
         0, "proposals", operation, params, None, None, fp or fingerprint(operation, params)
     )
-    (ruling,) = authorize(Plan("", (), (item,), "{}"), website(), Policy(), ApprovalHistory())
+    (ruling,) = authorize(Plan("", (), (item,), "{}"), website(), Limits(), ApprovalHistory())
     return ruling
 
 
@@ -155,7 +155,7 @@ def test_resolved_decisions_and_flags_are_not_targets() -> None:
             proposal("resolve_decision", decision_id="d-1", resolution="done"),
         ]
     )
-    rulings = authorize(plan, summary, Policy(), ApprovalHistory())
+    rulings = authorize(plan, summary, Limits(), ApprovalHistory())
     assert [r.outcome for r in rulings] == ["deny", "deny"]
 
 
@@ -225,7 +225,7 @@ def test_two_flags_on_one_task_deny_the_later() -> None:
 
 
 def test_each_cap_stops_executes_and_says_so() -> None:
-    policy = Policy(max_events=2, max_status_updates=1, max_flags=1, max_queued=1)
+    limits = Limits(max_events=2, max_status_updates=1, max_flags=1, max_queued=1)
     plan = plan_of(
         progress_events=[_event(summary=f"event {n}") for n in range(3)],
         tasks_to_update=[
@@ -238,7 +238,7 @@ def test_each_cap_stops_executes_and_says_so() -> None:
             proposal("resolve_decision", decision_id="d-1", resolution="Fastly."),
         ],
     )
-    rulings = authorize(plan, website(), policy, ApprovalHistory())
+    rulings = authorize(plan, website(), limits, ApprovalHistory())
     assert [r.outcome for r in rulings] == [
         "execute", "execute", "deny",
         "execute", "deny",
@@ -252,8 +252,8 @@ def test_each_cap_stops_executes_and_says_so() -> None:
 
 
 def test_the_default_caps() -> None:
-    policy = Policy()
-    assert (policy.max_events, policy.max_status_updates, policy.max_flags, policy.max_queued) == (
+    limits = Limits()
+    assert (limits.max_events, limits.max_status_updates, limits.max_flags, limits.max_queued) == (
         20,
         20,
         10,
@@ -310,7 +310,7 @@ def test_a_pending_or_rejected_fingerprint_is_not_queued_again() -> None:
     history = ApprovalHistory(
         pending={first.fingerprint: "apr-123"}, rejected={second.fingerprint: "rejected by ana: no"}
     )
-    rulings = authorize(plan, website(), Policy(), history)
+    rulings = authorize(plan, website(), Limits(), history)
     assert [r.outcome for r in rulings] == ["deny", "deny"]
     assert "already awaits approval as apr-123" in rulings[0].reason
     assert "a person rejected the same proposal before (rejected by ana: no)" in rulings[1].reason

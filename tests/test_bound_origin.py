@@ -20,7 +20,7 @@ import pytest
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.precondition import precondition
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, small_dataset, tree_digest
 from spinesupport import (
     HOLD_TIMEOUT_S,
@@ -190,7 +190,7 @@ def test_a_killed_runs_write_is_not_resent_to_another_hub(
 
 
 def _rule(op: str, **params: Any) -> Any:
-    (ruling,) = authorize(plan_of(proposals=[proposal(op, **params)]), website(), Policy())
+    (ruling,) = authorize(plan_of(proposals=[proposal(op, **params)]), website(), Limits())
     return ruling
 
 

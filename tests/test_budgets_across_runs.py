@@ -19,7 +19,7 @@ from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.budgets import RecentWrites, wider_window
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.journal.api import format_at
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.run.observe import read_observation
 from custodian_runtime.statehub.client import StateHubClient
 from runsupport import CANON, CliResult, _ts, hub_get, plan_response, run_cli, small_dataset
@@ -46,7 +46,7 @@ def _event_plan(count: int) -> Any:
 
 def test_the_event_budget_counts_earlier_runs_and_names_itself() -> None:
     recent = RecentWrites(NOW, _events(38, hours_ago=3))
-    rulings = authorize(_event_plan(3), website(), Policy(), None, recent=recent)
+    rulings = authorize(_event_plan(3), website(), Limits(), None, recent=recent)
     assert [r.outcome for r in rulings] == ["execute", "execute", "deny"]
     assert "the rolling budget of 40 add_progress_event per 24 h for this domain is spent" in (
         rulings[2].reason
@@ -55,7 +55,7 @@ def test_the_event_budget_counts_earlier_runs_and_names_itself() -> None:
 
 def test_writes_older_than_the_window_do_not_count() -> None:
     recent = RecentWrites(NOW, _events(40, hours_ago=25))
-    rulings = authorize(_event_plan(2), website(), Policy(), None, recent=recent)
+    rulings = authorize(_event_plan(2), website(), Limits(), None, recent=recent)
     assert [r.outcome for r in rulings] == ["execute", "execute"]
 
 
@@ -69,8 +69,8 @@ def test_status_and_flag_budgets_are_configurable() -> None:
         tasks_to_update=[{"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]}],
         tasks_to_flag=[{"task_id": "t-prog", "note": "look"}],
     )
-    policy = Policy(budget_status_updates=2, budget_flags=3)
-    rulings = authorize(plan, website(), policy, None, recent=recent)
+    limits = Limits(budget_status_updates=2, budget_flags=3)
+    rulings = authorize(plan, website(), limits, None, recent=recent)
     assert [r.outcome for r in rulings] == ["deny", "deny"]
     assert "rolling budget of 2 update_task_status per 24 h" in rulings[0].reason
     assert "rolling budget of 3 flag_for_human per 24 h" in rulings[1].reason
@@ -81,14 +81,14 @@ def test_one_status_change_of_a_task_per_window() -> None:
         tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidence": ["ev-t-prog"]}]
     )
     writes = (_own("update_task_status", 3, 1, task_id="t-prog", status="in_progress"),)
-    (ruling,) = authorize(plan, website(), Policy(), None, recent=RecentWrites(NOW, writes))
+    (ruling,) = authorize(plan, website(), Limits(), None, recent=RecentWrites(NOW, writes))
     assert ruling.outcome == "deny"
     assert (
         "the rolling budget of 1 status change(s) of one task per 24 h is spent: Custodian set "
         "task t-prog to in_progress at 2026-11-30T05:00:00.000000Z (run r1)"
     ) in ruling.reason
     later = RecentWrites(NOW + timedelta(hours=22), writes)
-    (ruling,) = authorize(plan, website(), Policy(), None, recent=later)
+    (ruling,) = authorize(plan, website(), Limits(), None, recent=later)
     assert ruling.outcome == "execute"
 
 
@@ -190,5 +190,5 @@ def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
     old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")
     new_event = _own("add_progress_event", 2, 3)
     ancient = _own("flag_for_human", 24 * 20, 4, task_id="t-todo")
-    kept = recent_writes(Policy(), [old_event, old_status, new_event, ancient], NOW)
+    kept = recent_writes(Limits(), [old_event, old_status, new_event, ancient], NOW)
     assert [w.run_id for w in kept.writes] == ["r2", "r3"]

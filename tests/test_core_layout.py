@@ -21,7 +21,7 @@ ALLOWED: dict[str, str] = {
 # Names that once meant several things: each now has at most one meaning.
 COLLIDED = ("Outcome", "Verdict", "Decision", "SECTIONS", "Clock")
 # Names retired for clearer ones: defined nowhere.
-RETIRED = ("Talk", "Known", "Seen", "Here", "here", "elsewhere", "hub_here")
+RETIRED = ("Talk", "Known", "Seen", "Here", "here", "elsewhere", "hub_here", "Policy", "policy_of")
 
 
 def _modules() -> list[tuple[str, ast.Module]]:

@@ -9,8 +9,8 @@ from custodian_runtime.core.authority.authorize import ReasonCode, Ruling
 from custodian_runtime.core.authority.path import as_item
 from custodian_runtime.core.journal.prune import SegmentFacts, decide
 from custodian_runtime.core.journal.records import make_record
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import fingerprint
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.ledger import grant_decision, rederived
 from custodian_runtime.core.standing.modes import Modes, ModeSetting
@@ -42,7 +42,7 @@ def _queued(params: dict[str, str] = BLOCK, code: ReasonCode = "routine") -> Rul
 
 
 def _decide(standing: Standing, ruling: Ruling | None = None, hub: str = "hub_id:h1") -> str:
-    ground = Ground(standing, hub, NOW, Policy())
+    ground = Ground(standing, hub, NOW, Limits())
     decided = grant_decision(GID, ruling or _queued(), ground)
     return ("resend: " if decided.allowed else "close: ") + decided.reason
 

@@ -18,7 +18,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.core._normalized import text_key
 from custodian_runtime.core.approvals.items import ApprovalItem, history_for, new_item
 from custodian_runtime.core.authority.authorize import authorize
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from runsupport import CANON, CliResult, plan_response, run_cli
 from test_authority_support import NOW, plan_of, proposal, website
 
@@ -56,7 +56,7 @@ def test_a_near_duplicate_of_a_rejected_proposal_is_denied(title: str) -> None:
     rejected = _item("website", "create_task", SITEMAP, "rejected")
     history = history_for([rejected], "website", NOW)
     plan = plan_of(proposals=[proposal("create_task", workstream_id="ws-web", title=title)])
-    (ruling,) = authorize(plan, website(), Policy(), history)
+    (ruling,) = authorize(plan, website(), Limits(), history)
     assert ruling.outcome == "deny"
     assert "a person rejected the same proposal before (rejected by ana: not now)" in ruling.reason
 
@@ -64,7 +64,7 @@ def test_a_near_duplicate_of_a_rejected_proposal_is_denied(title: str) -> None:
 def test_a_different_title_is_still_queued_after_a_rejection() -> None:
     history = history_for([_item("website", "create_task", SITEMAP, "rejected")], "website", NOW)
     plan = plan_of(proposals=[proposal("create_task", workstream_id="ws-web", title="Add a map")])
-    (ruling,) = authorize(plan, website(), Policy(), history)
+    (ruling,) = authorize(plan, website(), Limits(), history)
     assert ruling.outcome == "queue"
 
 
@@ -81,7 +81,7 @@ def test_history_of_another_domain_does_not_count() -> None:
     items.append(_item("platform", "write_canon", {**canon, "content": "x"}, "pending"))
     history = history_for(items, "website", NOW)
     plan = plan_of(proposals=[proposal("write_canon", **canon)])
-    (ruling,) = authorize(plan, website(), Policy(), history)
+    (ruling,) = authorize(plan, website(), Limits(), history)
     assert ruling.outcome == "queue"
     assert history_for(items, "platform", NOW).pending_count == 1
 
@@ -93,7 +93,7 @@ def test_a_full_queue_denies_new_proposals_and_says_so() -> None:
     ]
     history = history_for(pending, "website", NOW)
     plan = plan_of(proposals=[proposal("create_task", workstream_id="ws-web", title="Another one")])
-    (ruling,) = authorize(plan, website(), Policy(max_pending=3), history)
+    (ruling,) = authorize(plan, website(), Limits(max_pending=3), history)
     assert ruling.outcome == "deny"
     assert "queue full" in ruling.reason and "3 pending" in ruling.reason
 

@@ -208,7 +208,7 @@ def test_the_graph_is_the_real_one() -> None:
     assert len(graph) > 200
     # A type-only import, a function-local one and an import of a sibling module are all edges.
     assert "custodian_runtime.core.view" in graph["custodian_runtime.core.operations.write_canon"]
-    assert "custodian_runtime.core.operations" in graph["custodian_runtime.core.policy"]
+    assert "custodian_runtime.core.operations" in graph["custodian_runtime.core.limits"]
     assert "custodian_runtime.run._runner" in graph["custodian_runtime.run"]  # its lazy table
 
 

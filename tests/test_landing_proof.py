@@ -69,7 +69,7 @@ def test_a_value_the_hub_shows_is_proven_only_by_a_probe_or_a_write_that_never_l
 def test_reconcile_never_finds_a_status_write_by_the_status_the_task_shows() -> None:
     moved = _observed("done", 4)
     step = reconcile_step(_write(3), moved, (), NOW)
-    assert (step.action, step.if_match, step.authority) == ("probe", 3, "policy")
+    assert (step.action, step.if_match, step.authority) == ("probe", 3, "sanctioned")
     # Past the window the status it shows proves nothing: expired, for a person.
     expired = reconcile_step(_write(3, hours_ago=25), moved, (), NOW)
     assert expired.action == "expired" and "proves nothing" in expired.reason

@@ -54,7 +54,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
     ("audit", "standing", "watch"),  # watch runs many domains, as `custodian run` does
-    ("review", "evals", "cli._run", "cli.hub", "cli.policy"),
+    ("review", "evals", "cli._run", "cli.hub", "cli.standing"),
     ("cli",),
     ("__main__",),
 )

@@ -26,8 +26,8 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, PersonDecision, fresh_ruling, rule_write
 from custodian_runtime.core.authority.precondition import proposed_under
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from reviewsupport import Browser, review_page, review_settings
@@ -163,7 +163,7 @@ def test_a_persons_change_on_the_hub_within_the_window_defers_a_status_write() -
     assert "changed on the hub by someone other than Custodian at 2026-11-28 08:00 UTC" in (
         fresh.reason
     )
-    days = Policy().defer_days
+    days = Limits().defer_days
     old = _one(set_status, _with(website(), _blocked(24 * days + 1)), recent=recent)
     assert old.outcome == "queue" and old.code == "routine"  # outside the window
 
@@ -382,6 +382,6 @@ def test_evidence_against_the_last_change_rules_alike_on_every_path(
         assert fresh.outcome != "execute", fresh.reason  # never undoes a newer change on its own
         if fresh.outcome == "queue":
             assert fresh.code == "deferred" or "evidence" in fresh.reason, fresh.reason
-    within = changed_hours < 24 * Policy().defer_days
+    within = changed_hours < 24 * Limits().defer_days
     if operation == "set_task_status" and stamped and within and fresh.outcome == "queue":
         assert fresh.code == "deferred" and fresh.defers_to == NOW - timedelta(hours=changed_hours)

@@ -24,7 +24,7 @@ from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing
 from runsupport import hub_get
@@ -144,7 +144,7 @@ def test_a_person_setting_back_an_old_write_of_custodians_holds_it_for_the_windo
         task_id="t-prog", status="blocked", by="policy",
         after={"status": "blocked", "updated_at": _stamp(24 * 20)},
     )  # fmt: skip
-    kept = recent_writes(Policy(), [old], NOW)
+    kept = recent_writes(Limits(), [old], NOW)
     assert kept.writes == (old,)  # the checkpoint's month of status writes is read back
     held = _rule(_observed(), writes=kept.writes)
     assert held.outcome == "deny" and held.code == "held_deference", held.reason

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.presentation.display import status_change
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
 from custodian_runtime.run import run
@@ -79,7 +79,7 @@ def test_a_status_change_shows_from_to_and_what_each_cited_event_says(
 
 def test_an_unknown_operation_reads_as_one_sentence() -> None:
     plan = extract_plan(markdown({"archive_everything": [{"domain": "website"}]}))
-    (ruling,) = authorize(plan, website(), Policy(), ApprovalHistory())
+    (ruling,) = authorize(plan, website(), Limits(), ApprovalHistory())
     assert "does not know that Custodian may not make" not in ruling.reason
     assert ruling.outcome == "deny"
     assert "'archive_everything' is not a plan section" in ruling.reason

@@ -10,8 +10,8 @@ from typing import Any
 from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import workstream_digests
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.tooling.offline_planner import offline_plan
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from test_authority_support import NOW, flag, person_event, task, workstream
@@ -198,7 +198,7 @@ def test_the_plan_says_it_is_rule_based_and_everything_in_it_executes() -> None:
     plan = extract_plan(text)
     assert "rule-based offline planner; no language model was consulted" in plan.prose
     assert text.count("```json") == 1
-    rulings = authorize(plan, summary, Policy(), ApprovalHistory())
+    rulings = authorize(plan, summary, Limits(), ApprovalHistory())
     assert [r.outcome for r in rulings] == ["execute"] * 2
 
 
@@ -250,7 +250,7 @@ def test_decided_by_person_is_an_approval_or_a_change_over_custodians_within_def
         stamped("t-mine", 3, "in_progress"), stamped("t-undone", 1),
     ])  # fmt: skip
     recent = RecentWrites(NOW, (approved, mine, undone))
-    found = decided_by_person(View.of(summary), Policy(), recent)
+    found = decided_by_person(View.of(summary), Limits(), recent)
     # Approved, and Custodian's move someone set back; not Custodian's own left as it was, nor
     # a task Custodian never wrote (a blocked task nobody was asked about is what flags are for).
     assert found == {"t-ok", "t-undone"}

@@ -18,8 +18,8 @@ from custodian_hub._endpoints import all_endpoints
 from custodian_runtime.core import operations
 from custodian_runtime.core.authority.path import landed_on_hub
 from custodian_runtime.core.journal.spine import PendingWrite
+from custodian_runtime.core.limits import DEFAULT, Limits
 from custodian_runtime.core.operations import Lookup, OperationSpec
-from custodian_runtime.core.policy import DEFAULT, Policy
 from test_authority_support import website
 
 PACKAGE = Path(custodian_runtime.__file__).parent
@@ -122,10 +122,10 @@ def _table(heading: str) -> dict[str, list[str]]:
 
 
 def test_the_readme_tables_are_the_registry() -> None:
-    policy = asdict(DEFAULT)
+    limits = asdict(DEFAULT)
     sanctioned = _table("| operation | hub request | when it runs on its own |")
     assert sanctioned == {
-        s.name: [s.request, s.when.format(**policy)]
+        s.name: [s.request, s.when.format(**limits)]
         for s in operations.all_specs()
         if s.default == "sanctioned"
     }
@@ -138,7 +138,7 @@ def test_the_readme_tables_are_the_registry() -> None:
 
 
 def test_caps_and_budgets_name_policy_fields() -> None:
-    names = {f.name for f in fields(Policy)}
+    names = {f.name for f in fields(Limits)}
     for spec in operations.all_specs():
         assert spec.cap in names, spec.name
         assert spec.budget is None or spec.budget in names, spec.name

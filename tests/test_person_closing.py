@@ -15,7 +15,7 @@ import pytest
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.authority.authorize import ApprovalHistory, authorize
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
 from test_authority_support import plan_of, proposal, task, website
 
@@ -32,7 +32,7 @@ def _with_cancelled() -> DomainSummary:
 @pytest.mark.parametrize("status", ["in_progress", "done"])
 def test_a_sanctioned_status_write_on_a_cancelled_task_is_queued(status: str) -> None:
     plan = plan_of(tasks_to_update=[{"task_id": "t-gone", "status": status}])
-    (ruling,) = authorize(plan, _with_cancelled(), Policy(), ApprovalHistory())
+    (ruling,) = authorize(plan, _with_cancelled(), Limits(), ApprovalHistory())
     assert ruling.outcome == "queue"
     assert ruling.reason == (
         "Plan item #0 (update_task_status) is queued for a person's approval: task t-gone was "
@@ -42,7 +42,7 @@ def test_a_sanctioned_status_write_on_a_cancelled_task_is_queued(status: str) ->
 
 def test_set_task_status_out_of_cancelled_names_the_closing_too() -> None:
     plan = plan_of(proposals=[proposal("set_task_status", task_id="t-gone", status="todo")])
-    (ruling,) = authorize(plan, _with_cancelled(), Policy(), ApprovalHistory())
+    (ruling,) = authorize(plan, _with_cancelled(), Limits(), ApprovalHistory())
     assert ruling.outcome == "queue" and CLOSED in ruling.reason
 
 
@@ -50,14 +50,14 @@ def test_a_rejected_reopening_is_not_queued_again() -> None:
     plan = plan_of(tasks_to_update=[{"task_id": "t-gone", "status": "in_progress"}])
     fp = plan.items[0].fingerprint
     history = ApprovalHistory(rejected={fp: "it stays cancelled"})
-    (ruling,) = authorize(plan, _with_cancelled(), Policy(), history)
+    (ruling,) = authorize(plan, _with_cancelled(), Limits(), history)
     assert ruling.outcome == "deny" and "it stays cancelled" in ruling.reason
 
 
 def test_other_tasks_still_move_on_their_own() -> None:
     update = {"task_id": "t-todo", "status": "in_progress", "evidence": ["ev-t-todo"]}
     plan = plan_of(tasks_to_update=[update])
-    (ruling,) = authorize(plan, _with_cancelled(), Policy(), ApprovalHistory())
+    (ruling,) = authorize(plan, _with_cancelled(), Limits(), ApprovalHistory())
     assert ruling.outcome == "execute"
 
 

@@ -22,7 +22,7 @@ from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.journal.api import format_at
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website
 
@@ -53,7 +53,7 @@ DONE = plan_of(tasks_to_update=[{"task_id": "t-prog", "status": "done", "evidenc
 def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
     # Custodian set t-prog done two days ago; the hub shows it in_progress, changed a day ago.
     recent = RecentWrites(NOW, (_set_done(),))
-    (ruling,) = authorize(DONE, _cited_before_the_change(), Policy(), None, recent=recent)
+    (ruling,) = authorize(DONE, _cited_before_the_change(), Limits(), None, recent=recent)
     assert ruling.outcome == "queue"
     assert (
         "Custodian set task t-prog to done at 2026-11-28T08:00:00.000000Z (run r-7), and it was "
@@ -62,7 +62,7 @@ def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
         "person's decision"
     ) in ruling.reason
     # A person's milestone newer than their change is their newer word: the ordinary rules apply.
-    (ruling,) = authorize(DONE, website(), Policy(), None, recent=recent)
+    (ruling,) = authorize(DONE, website(), Limits(), None, recent=recent)
     assert ruling.outcome == "execute"
     assert "a person's newer word supports it: event ev-t-prog" in ruling.reason
 
@@ -70,9 +70,9 @@ def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
 def test_the_deference_ends_after_the_configured_days() -> None:
     writes, summary = (_set_done(),), _cited_before_the_change()
 
-    def reason_at(days: float, policy: Policy) -> str:
+    def reason_at(days: float, limits: Limits) -> str:
         (ruling,) = authorize(
-            DONE, summary, policy, None, recent=RecentWrites(NOW + timedelta(days=days), writes)
+            DONE, summary, limits, None, recent=RecentWrites(NOW + timedelta(days=days), writes)
         )
         assert ruling.outcome == "queue"
         return ruling.reason
@@ -80,10 +80,10 @@ def test_the_deference_ends_after_the_configured_days() -> None:
     history = "this task's status is a person's decision"
     older = "is older than the task's last change"
     # Counted from Custodian's write, two days before NOW: deferred for 14 days.
-    assert history in reason_at(11, Policy())
+    assert history in reason_at(11, Limits())
     # After it, evidence from before the person's change still cannot undo it (issue #28).
-    assert history not in reason_at(13, Policy()) and older in reason_at(13, Policy())
-    assert history not in reason_at(0, Policy(defer_days=1))
+    assert history not in reason_at(13, Limits()) and older in reason_at(13, Limits())
+    assert history not in reason_at(0, Limits(defer_days=1))
 
 
 def test_a_task_nobody_touched_since_is_not_deferred() -> None:
@@ -100,7 +100,7 @@ def test_a_task_nobody_touched_since_is_not_deferred() -> None:
     plan = plan_of(
         tasks_to_update=[{"task_id": "t-prog", "status": "in_progress", "evidence": ["ev-t-prog"]}]
     )
-    (ruling,) = authorize(plan, summary, Policy(), None, recent=RecentWrites(NOW, (_set_done(),)))
+    (ruling,) = authorize(plan, summary, Limits(), None, recent=RecentWrites(NOW, (_set_done(),)))
     assert ruling.outcome == "execute"
 
 
@@ -132,7 +132,7 @@ def test_a_resolved_flag_is_raised_again_only_after_someone_else_wrote(
 ) -> None:
     summary = website().model_copy(update={"recent_events": events})
     plan = plan_of(tasks_to_flag=[{"task_id": "t-todo", "note": "Still no owner."}])
-    (ruling,) = authorize(plan, summary, Policy(), None, recent=RecentWrites(NOW, (_flagged(),)))
+    (ruling,) = authorize(plan, summary, Limits(), None, recent=RecentWrites(NOW, (_flagged(),)))
     assert ruling.outcome == outcome
     if outcome == "queue":
         assert "a person resolved that flag" in ruling.reason and "fl-9" in ruling.reason

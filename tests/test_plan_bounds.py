@@ -1,4 +1,4 @@
-"""Bounded answers: at most Policy.max_plan_items items, and only valid Unicode, or exit 4."""
+"""Bounded answers: at most Limits.max_plan_items items, and only valid Unicode, or exit 4."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.errors import PlanRejected
 from custodian_runtime.llm.base import Completion
 from custodian_runtime.run.decide import storable
@@ -81,11 +81,11 @@ def test_a_lone_surrogate_escape_in_a_file_answer_is_exit_4_not_a_crash(
 
 
 def test_exactly_the_cap_is_accepted_and_one_more_is_not() -> None:
-    policy = Policy(max_plan_items=4)
+    limits = Limits(max_plan_items=4)
     events = [{"workstream_id": "w", "summary": f"s{i}"} for i in range(3)]
     plan = extract_plan(
         _block(json.dumps({"progress_events": events, "frob": 1, "observations": ["a", "b"]})),
-        policy.max_plan_items,
+        limits.max_plan_items,
     )
     assert len(plan.items) == 4  # observations are not items; an unknown key is one
     with pytest.raises(PlanRejected, match="5 items, more than the 4"):
@@ -93,7 +93,7 @@ def test_exactly_the_cap_is_accepted_and_one_more_is_not() -> None:
 
 
 def test_the_default_cap_is_the_policy_default() -> None:
-    entries = [{"task_id": "t", "note": "n"}] * Policy().max_plan_items
+    entries = [{"task_id": "t", "note": "n"}] * Limits().max_plan_items
     assert len(extract_plan(_block(json.dumps({"tasks_to_flag": entries}))).items) == 200
     with pytest.raises(PlanRejected, match="201 items"):
         extract_plan(_block(json.dumps({"tasks_to_flag": [*entries, {}]})))

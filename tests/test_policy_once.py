@@ -1,4 +1,4 @@
-"""The run's caps and budgets are defined once (core/policy.py): a changed default reaches all."""
+"""The run's caps and budgets are defined once (core/limits.py): a changed default reaches all."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.context.prompt import PromptInputs
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.tooling import offline_planner
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from custodian_runtime.settings.numbers import limits_from
@@ -28,13 +28,13 @@ PLAN: dict[str, Any] = {
 
 
 def _changed_default(monkeypatch: pytest.MonkeyPatch, **changes: int) -> None:
-    """Change Policy's defaults, as an edit of core/policy.py would."""
-    names = [f.name for f in fields(Policy)]
-    defaults = list(Policy.__init__.__defaults__ or ())
+    """Change the limits' defaults, as an edit of core/limits.py would."""
+    names = [f.name for f in fields(Limits)]
+    defaults = list(Limits.__init__.__defaults__ or ())
     assert len(defaults) == len(names)
     for name, value in changes.items():
         defaults[names.index(name)] = value
-    monkeypatch.setattr(Policy.__init__, "__defaults__", tuple(defaults))
+    monkeypatch.setattr(Limits.__init__, "__defaults__", tuple(defaults))
 
 
 def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> tuple[dict[str, Any], str]:
@@ -69,30 +69,30 @@ def test_a_changed_default_is_what_the_run_the_prompt_and_replay_use(
 
 
 def test_every_default_elsewhere_is_the_policys() -> None:
-    policy = Policy()
-    assert limits_from({}) == policy
+    limits = Limits()
+    assert limits_from({}) == limits
     now = datetime(2026, 1, 1, tzinfo=UTC)
     inputs = PromptInputs("d", now, None, None, "", None, None, "n")  # type: ignore[arg-type]
-    assert inputs.token_budget == policy.token_budget
-    assert inputs.stale_after_days == policy.stale_after_days
-    assert dict(inputs.caps) == dict(policy.prompt_caps())
+    assert inputs.token_budget == limits.token_budget
+    assert inputs.stale_after_days == limits.stale_after_days
+    assert dict(inputs.caps) == dict(limits.prompt_caps())
     facts = PlanningFacts("d", now, None)  # type: ignore[arg-type]
-    assert facts.stale_after_days == policy.stale_after_days
-    assert policy.max_flags == offline_planner.MAX_FLAGS
-    assert policy.max_status_updates == offline_planner.MAX_STATUS_UPDATES
+    assert facts.stale_after_days == limits.stale_after_days
+    assert limits.max_flags == offline_planner.MAX_FLAGS
+    assert limits.max_status_updates == offline_planner.MAX_STATUS_UPDATES
 
 
 def test_settings_read_every_cap_from_its_variable() -> None:
-    names = {f.name: f"CUSTODIAN_{f.name.upper()}" for f in fields(Policy)}
+    names = {f.name: f"CUSTODIAN_{f.name.upper()}" for f in fields(Limits)}
     read = limits_from({var: "3" for var in names.values()})
-    assert read == replace(Policy(), **dict.fromkeys(names, 3))
+    assert read == replace(Limits(), **dict.fromkeys(names, 3))
 
 
 def test_no_other_class_declares_a_cap_with_its_own_default() -> None:
-    caps = {f.name for f in fields(Policy)}
+    caps = {f.name for f in fields(Limits)}
     found = []
     for path in sorted((REPO / "runtime" / "custodian_runtime").rglob("*.py")):
-        if path.name == "policy.py" and path.parent.name == "core":
+        if path.name == "limits.py" and path.parent.name == "core":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
@@ -108,9 +108,9 @@ def test_no_other_class_declares_a_cap_with_its_own_default() -> None:
 def test_the_readme_names_every_caps_variable_and_default() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = readme[readme.index("## Configuration") :]
-    for f in fields(Policy):
+    for f in fields(Limits):
         assert f"`CUSTODIAN_{f.name.upper()}`" in table, f.name
-    p = Policy()
+    p = Limits()
     rows = (
         (p.max_events, p.max_status_updates, p.max_flags, p.max_queued),
         (p.stale_after_days, p.skip_window_hours, p.approval_ttl_days),
@@ -123,10 +123,10 @@ def test_the_readme_names_every_caps_variable_and_default() -> None:
 
 
 def test_no_module_keeps_a_cap_as_a_number_of_its_own() -> None:
-    caps = {f.name for f in fields(Policy)}
+    caps = {f.name for f in fields(Limits)}
     found = []
     for path in sorted((REPO / "runtime" / "custodian_runtime").rglob("*.py")):
-        if path.name == "policy.py" and path.parent.name == "core":
+        if path.name == "limits.py" and path.parent.name == "core":
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
@@ -135,4 +135,4 @@ def test_no_module_keeps_a_cap_as_a_number_of_its_own() -> None:
                     for t in node.targets
                     if isinstance(t, ast.Name) and t.id.lower() in caps
                 ]
-    assert found == [], "derive the cap from core/policy.py's Policy (DEFAULT)"
+    assert found == [], "derive the cap from core/limits.py's Limits (DEFAULT)"

@@ -8,7 +8,7 @@ import jinja2
 import pytest
 
 from custodian_runtime.core.context.prompt import estimate_tokens
-from custodian_runtime.core.policy import DEFAULT
+from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import (
     SYSTEM_TEMPLATE,

@@ -18,7 +18,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.core.approvals.items import ApprovalItem, history_for, new_item
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from standingsupport import Cli
 from test_authority_support import NOW, plan_of, proposal, website
 
@@ -60,7 +60,7 @@ def _observed(*events: ProgressEvent) -> DomainSummary:
 def _rule(observed: DomainSummary, rejected: ApprovalItem) -> Ruling:
     plan = plan_of(proposals=[proposal("resolve_decision", **RESOLVE)])
     history = history_for([rejected], "website", NOW)
-    return authorize(plan, observed, Policy(), history)[0]
+    return authorize(plan, observed, Limits(), history)[0]
 
 
 def test_the_same_proposal_on_the_same_facts_is_never_asked_again() -> None:

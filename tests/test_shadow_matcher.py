@@ -14,7 +14,7 @@ from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal.fold import compact, empty, fold
 from custodian_runtime.core.journal.kinds import Entry, Shadowed, encode
 from custodian_runtime.core.journal.records import Record, format_at, make_record
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.standing.agreement import (
     SUGGEST_MIN_DECIDED,
     Agreement,
@@ -40,12 +40,12 @@ HUB = "hub_id:test-hub"
 def _shadow_rulings(*items: dict[str, Any], section: str = "proposals") -> tuple[Ruling, ...]:
     """The rulings of a plan whose operations a person set to shadow."""
     plan = plan_of(**{section: list(items)})
-    rulings = authorize(plan, website(), Policy())
+    rulings = authorize(plan, website(), Limits())
     modes = Modes()
     for r in rulings:
         setting = ModeSetting(r.item.operation, "shadow", "ana", "try it", NOW)
         modes = modes.with_setting(setting)
-    return apply_standing(rulings, Ground(Standing(modes), None, NOW, Policy()))
+    return apply_standing(rulings, Ground(Standing(modes), None, NOW, Limits()))
 
 
 def _after(prev: Record, run_id: str, entry: Entry, at: datetime) -> Record:

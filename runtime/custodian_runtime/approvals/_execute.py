@@ -132,10 +132,10 @@ def seen_for(
         history = opened.history if history is None else history
     store = StandingStore(settings.memory_dir, settings.seal_key)
     standing = store.kept_standing(item.domain, standing_of(history))
-    grounds = ObservedNow(policy=settings.limits, writes=tuple(writes), standing=standing)
+    grounds = ObservedNow(limits=settings.limits, writes=tuple(writes), standing=standing)
     if what == "canon":
         seen = _canon_seen(settings, str(item.params["path"]))
-        return replace(seen, policy=grounds.policy, standing=standing)
+        return replace(seen, limits=grounds.limits, standing=standing)
     return replace(grounds, summary=summary)
 
 

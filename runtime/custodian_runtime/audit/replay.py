@@ -4,10 +4,10 @@ No model call and no write: the stored snapshot and the stored model response go
 today's code and today's configuration (the per-run caps), and every decision that differs
 from the recorded one is shown. The approval history is the one recorded with the run: the
 queue has moved on since (the run's own proposals are pending in it now), and judging the run
-against it would report differences no change of code or policy caused. The modes and grants
+against it would report differences no change of code or limits caused. The modes and grants
 are re-derived from the journal's records before the run's plan; where the standing the plan
 record kept disagrees (a grant or a use the journal does not record), that is a difference.
-A regression check for changes to the policy, the validator or the canon.
+A regression check for changes to the limits, the validator or the canon.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from custodian_runtime.core.journal.kinds import (
     with_entry,
 )
 from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.ledger import rederived
 from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
 from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
@@ -90,17 +90,17 @@ def _first(records: Sequence[core_journal.Record], model: type[E]) -> E | None:
     return next((entry for _, entry in of_kind(records, model)), None)
 
 
-def policy_of(settings: Settings) -> Policy:
+def limits_of(settings: Settings) -> Limits:
     """The caps configured today."""
     return settings.limits
 
 
 def compare(
     records: Sequence[core_journal.Record],
-    policy: Policy,
+    limits: Limits,
     standing: Sequence[core_journal.Record] = (),
 ) -> tuple[list[Difference], str]:
-    """Re-decide the stored run under `policy`; return the differences and a verdict.
+    """Re-decide the stored run under `limits`; return the differences and a verdict.
 
     `standing` are the domain's modes, grants and uses records, from which the standing the run
     ruled with is re-derived.
@@ -111,7 +111,7 @@ def compare(
     plan_record = _first(records, PlanRecord) or PlanRecord()
     recorded = {ruling.index: ruling for _, ruling in of_kind(records, RulingRecord)}
     try:
-        plan = extract_plan(str(response.text), policy.max_plan_items)
+        plan = extract_plan(str(response.text), limits.max_plan_items)
     except PlanRejected as exc:
         if plan_record.status == "rejected":
             return [], f"plan rejected, as recorded: {exc.message}"
@@ -119,7 +119,7 @@ def compare(
     if plan_record.status == "rejected":
         return [Difference(-1, "plan", "rejected", "accepted")], "plan now accepted"
     grounds = Grounds(
-        policy,
+        limits,
         ApprovalHistory.from_record(plan_record.history or {}),
         _evidence(observed, plan_record),
         _recent_of(plan_record),
@@ -206,11 +206,11 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
     """Print how today's code decides the stored run; exit 1 if any decision differs."""
     store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
     records = find_run(store, run_id)
-    policy = policy_of(settings)
-    differences, verdict = compare(records, policy, _standing_records(store, records))
+    limits = limits_of(settings)
+    differences, verdict = compare(records, limits, _standing_records(store, records))
     notes = {
         "constitution": _canon_note(settings, records),
-        "policy": _policy_note(records, policy),
+        "policy": _limits_note(records, limits),
     }
     if as_json:
         shown = [d.__dict__ for d in differences]
@@ -221,9 +221,9 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
     return 0 if not differences else 1
 
 
-def _policy_note(records: Sequence[core_journal.Record], policy: Policy) -> str:
+def _limits_note(records: Sequence[core_journal.Record], limits: Limits) -> str:
     recorded = (_first(records, PlanRecord) or PlanRecord()).policy
-    today = dict(policy.__dict__)
+    today = dict(limits.__dict__)
     return (
         "unchanged" if recorded in (None, today) else f"changed: recorded {recorded}, today {today}"
     )

@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     _review_parser(sub)
     _eval_parser(sub)
     _init_parser(sub)
-    from custodian_runtime.cli.policy import add_parsers
+    from custodian_runtime.cli.standing import add_parsers
 
     add_parsers(sub, _settings)
     return parser

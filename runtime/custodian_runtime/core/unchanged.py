@@ -51,7 +51,7 @@ def inputs_digest(
     canon: Mapping[str, str], policy: Mapping[str, Any], grants: Any = None, hub: str | None = None
 ) -> str:
     """One digest of what a run decides with besides the domain: canon files (relative path ->
-    sha256), the policy's numbers, a person's modes and grants (None: none set) and the hub
+    sha256), the limits' numbers, a person's modes and grants (None: none set) and the hub
     as configured (a revision means something only on the hub that named it)."""
     return digest({"canon": dict(canon), "policy": dict(policy), "grants": grants, "hub": hub})
 

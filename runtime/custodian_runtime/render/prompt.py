@@ -111,7 +111,7 @@ def _sanctioned(inputs: PromptInputs) -> list[tuple[str, str, str]]:
         if spec.cap not in inputs.caps:
             raise ConfigError(
                 f"the prompt's caps lack {spec.cap}, the per-run cap of {spec.name}; "
-                "build the caps with Policy.prompt_caps()",
+                "build the caps with Limits.prompt_caps()",
                 setting="caps",
             )
     return [

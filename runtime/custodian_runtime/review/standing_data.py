@@ -1,5 +1,5 @@
 """What the Standing page reads of one domain: its modes, grants with uses left, the agreement
-report with its suggestions, the policy changes a person made, and the writes run under a grant.
+report with its suggestions, the modes a person set, and the writes run under a grant.
 
 The modes and grants are `standing/store.StandingStore(...).standing(domain)`, as the
 run reads them; the report is `standing/commands.agreement_rows`, as `custodian policy report`.
@@ -26,7 +26,7 @@ from custodian_runtime.review.standing_history import (
     GrantUse,
     changes,
     grant_uses,
-    where_text,
+    where_clause,
 )
 from custodian_runtime.settings import Settings
 from custodian_runtime.standing import commands as policy_commands
@@ -147,7 +147,7 @@ def _modes(standing: Standing) -> tuple[ModeRow, ...]:
 
 def _grants(standing: Standing, revokes: frozenset[str], now: datetime) -> tuple[GrantRow, ...]:
     rows = [
-        GrantRow(r, where_text(dict(r["where"])), str(r["id"]) in revokes)  # type: ignore[call-overload]
+        GrantRow(r, where_clause(dict(r["where"])), str(r["id"]) in revokes)  # type: ignore[call-overload]
         for r in standing.listing(now)
     ]
     # Live grants first, then the newest issued.

@@ -1,5 +1,5 @@
 """What the journal says of a domain's standing, for the page (pure): the writes run under a
-grant, and each policy change a person made (who, when, what, why)."""
+grant, and each mode a person set (who, when, what, why)."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def doing(operation: str) -> str:
     return f"{verb} {words}es" if words.endswith("s") else f"{verb} {words}s"
 
 
-def where_text(where: dict[str, str]) -> str:
+def where_clause(where: dict[str, str]) -> str:
     """`where workstream_id=web-ws-2 and status=blocked`, or "" for any params."""
     pairs = " and ".join(f"{k}={v}" for k, v in sorted(where.items()))
     return f"where {pairs}" if pairs else ""
@@ -129,7 +129,7 @@ def issue_sentence(
     operation: str, domain: str, where: dict[str, str], max_uses: int, until: datetime, hub: str
 ) -> str:
     """ "Let Custodian create tasks in website without a card, at most 10 times, until …"."""
-    narrowed = where_text(where)
+    narrowed = where_clause(where)
     times = "once" if max_uses == 1 else f"{max_uses} times"
     return (
         f"Let Custodian {doing(operation)} ({operation}) in {domain} without a card"

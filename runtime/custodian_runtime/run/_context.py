@@ -17,7 +17,7 @@ from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
@@ -48,7 +48,7 @@ class RunContext:
     max_output_tokens: int
     memory_dir: Path
     canon_dir: Path
-    policy: Policy  # the caps, budgets and windows of this run
+    limits: Limits  # the caps, budgets and windows of this run
     # The configured hub and canon (origin.bound), named in every item the run authorizes or
     # queues; the hub's identity is read the first time it is called.
     bound: Callable[[], Mapping[str, str | None]]
@@ -107,7 +107,7 @@ def build_context(
         max_output_tokens=settings.model.max_output_tokens,
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
-        policy=settings.limits,
+        limits=settings.limits,
         bound=Binding(settings, channels.client, channels.log),
         started_at=channels.started_at,
         clock=channels.clock,

@@ -29,8 +29,8 @@ def planning_facts(
     `inputs` are the prompt's (its time and the rejections it shows); `writes` are Custodian's
     own writes (the checkpoint's). It may load the last snapshot; a model planner never asks.
     """
-    recent = recent_writes(ctx.policy, writes, inputs.now)
-    decided = decided_by_person(View.of(observation.summary), ctx.policy, recent)
+    recent = recent_writes(ctx.limits, writes, inputs.now)
+    decided = decided_by_person(View.of(observation.summary), ctx.limits, recent)
     return PlanningFacts(
         domain=ctx.domain,
         now=inputs.now,
@@ -38,7 +38,7 @@ def planning_facts(
         overview=observation.overview,
         previous_workstream_digests=previous_digests(history, SnapshotStore(ctx.memory_dir)),
         workstream_digests=observation.workstream_digests or None,
-        stale_after_days=ctx.policy.stale_after_days,
+        stale_after_days=ctx.limits.stale_after_days,
         rejected=rejected_targets(inputs.rejected),
         decided=decided,
     )

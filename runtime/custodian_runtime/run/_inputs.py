@@ -10,13 +10,13 @@ from custodian_runtime.run._context import RunContext
 
 
 def run_inputs(ctx: RunContext) -> str:
-    """The digest of the canon files this domain's prompt reads, the policy's numbers, a
+    """The digest of the canon files this domain's prompt reads, the limits' numbers, a
     person's modes and grants (`ctx.standing`) and the hub as configured."""
     canon = {
         name: _file_sha256(ctx.canon_dir / name)
         for name in ("constitution.md", f"domains/{ctx.domain}.md")
     }
-    return inputs_digest(canon, ctx.policy.__dict__, ctx.standing, ctx.hub)
+    return inputs_digest(canon, ctx.limits.__dict__, ctx.standing, ctx.hub)
 
 
 def _file_sha256(path: Path) -> str:

@@ -47,7 +47,7 @@ from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run._late import record_late_landings
-from custodian_runtime.run.decide import policy_and_history, standing_now
+from custodian_runtime.run.decide import limits_and_history, standing_now
 from custodian_runtime.run.observe import Observation, observe
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import SANCTIONED_CALLS, calls_of, send
@@ -81,12 +81,12 @@ def settle_open_writes(
     if not core_journal.unfinished_items(history):
         return Reconciled(late, observation)
     now = ctx.now()
-    policy, queue = policy_and_history(ctx, now)
+    limits, queue = limits_and_history(ctx, now)
     granted = any(p.grant_id for p in core_journal.unfinished_items(history))
     journaled = standing_of(history)
     hub_id = ctx.bound()["hub"] if granted else None
-    recent = recent_writes(policy, writes, now)
-    grounds = Grounds(policy, queue, None, recent, standing_now(ctx, journaled), hub_id, now)
+    recent = recent_writes(limits, writes, now)
+    grounds = Grounds(limits, queue, None, recent, standing_now(ctx, journaled), hub_id, now)
     rc = Reconciling(
         ctx.run_id,
         observation.summary,

@@ -52,7 +52,7 @@ def ask_unchanged(ctx: RunContext, history: Sequence[core_journal.Record]) -> Co
     if last is None or last.revision is None:
         return ConditionalRead()  # no completed run yet, or a v1.1 hub: read as before
     now = ctx.now()
-    window = timedelta(hours=ctx.policy.skip_window_hours)
+    window = timedelta(hours=ctx.limits.skip_window_hours)
     work = local_work(ctx, history, last, now)
     revision = revision_to_ask(last, now, window, work, force=False)
     if revision is None:
@@ -116,7 +116,7 @@ def unchanged_state(
 ) -> str | None:
     """Why the model call can be skipped on the state digest (the core decides), or None.
 
-    A change to the canon, the policy or the hub since the last completed run makes it run.
+    A change to the canon, the limits or the hub since the last completed run makes it run.
     """
     last = core_journal.last_completed_observation(list(history))
     changed = last is not None and last.inputs_digest not in (None, run_inputs(ctx))
@@ -124,6 +124,6 @@ def unchanged_state(
         last,
         seen.state_digest,
         ctx.now(),
-        timedelta(hours=ctx.policy.skip_window_hours),
+        timedelta(hours=ctx.limits.skip_window_hours),
         force=ctx.force or ctx.dry_run or changed,
     )

@@ -163,7 +163,7 @@ def _enqueue(ctx: RunContext, ruled: Ruled, observed: DomainSummary) -> tuple[It
             fingerprint=item.fingerprint,
             precondition=proposed_under(item, observed, _canon_sha256(item, ctx.canon_dir)),
             now=now,
-            ttl_days=ctx.policy.approval_ttl_days,
+            ttl_days=ctx.limits.approval_ttl_days,
             hub=bound["hub"],
             hub_at=bound["hub_at"],
             canon=bound["canon"],

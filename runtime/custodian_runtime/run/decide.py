@@ -23,9 +23,9 @@ from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, PlanRecord
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.narrowed import narrowed_line, reversals
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import in_flight
@@ -88,7 +88,7 @@ def storable(completion: Completion) -> Completion:
 def extract(ctx: RunContext, completion: Completion) -> Plan:
     """The plan in the model's answer; a rejection is journaled, and raised."""
     try:
-        return extract_plan(completion.text, ctx.policy.max_plan_items)
+        return extract_plan(completion.text, ctx.limits.max_plan_items)
     except PlanRejected as exc:
         ctx.journal.write(
             PlanRecord(status="rejected", reason=exc.message, observations=[], items=0)
@@ -159,21 +159,21 @@ def _authorize(
     writes: Sequence[OwnWrite],
     journaled: Standing,
 ) -> Ruled:
-    """One ruling per item, journaled with the policy, approval history, evidence and own writes.
+    """One ruling per item, journaled with the limits, approval history, evidence and own writes.
 
     `fetched` are the cited tasks' events read beyond the summary; they are journaled for replay.
     """
     with ctx.log.phase("authorize") as info:
         now = ctx.now()
-        policy, history = policy_and_history(ctx, now)
-        recent = recent_writes(policy, writes, now)
+        limits, history = limits_and_history(ctx, now)
+        recent = recent_writes(limits, writes, now)
         standing = standing_now(ctx, journaled)
         # The hub's identity is asked for only when a grant may need it.
         hub_id = ctx.bound()["hub"] if standing.grants else None
-        grounds = Grounds(policy, history, evidence, recent, standing, hub_id, now,
+        grounds = Grounds(limits, history, evidence, recent, standing, hub_id, now,
                           ctx.unavailable)  # fmt: skip
         rulings = rule_plan(plan, observation.summary, grounds)
-        planned = _plan_data(plan, policy, history, evidence, fetched, recent)
+        planned = _plan_data(plan, limits, history, evidence, fetched, recent)
         kept = {**standing.as_record(), "hub_id": hub_id}
         update: dict[str, Any] = {"standing": kept}
         if ctx.unavailable:  # for replay: what this run could not perform, and why
@@ -198,7 +198,7 @@ def _journal_shadowed(ctx: RunContext, rulings: Sequence[Ruling], seen: Observat
 
 def _plan_data(
     plan: Plan,
-    policy: Policy,
+    limits: Limits,
     history: ApprovalHistory,
     evidence: Evidence,
     fetched: Sequence[ProgressEvent],
@@ -210,7 +210,7 @@ def _plan_data(
         reason=None,
         observations=list(plan.observations),
         items=len(plan.items),
-        policy=dict(policy.__dict__),
+        policy=dict(limits.__dict__),  # the plan record's field keeps its name
         history=history.for_items(plan.items).as_record(),
         evidence={
             "fetched": [e.model_dump(mode="json") for e in fetched],
@@ -221,9 +221,9 @@ def _plan_data(
     )
 
 
-def policy_and_history(ctx: RunContext, now: datetime) -> tuple[Policy, ApprovalHistory]:
+def limits_and_history(ctx: RunContext, now: datetime) -> tuple[Limits, ApprovalHistory]:
     """The configured caps, and what the domain's approval queue holds or has refused."""
-    return ctx.policy, ctx.approvals.view(ctx.domain, now).history(now)
+    return ctx.limits, ctx.approvals.view(ctx.domain, now).history(now)
 
 
 def usage_dict(completion: Completion) -> dict[str, Any]:

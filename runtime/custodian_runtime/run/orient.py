@@ -112,7 +112,7 @@ def _inputs(
     """What the prompt is rendered from."""
     queue = ctx.approvals.view(ctx.domain, now)
     constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
-    limits = ctx.policy
+    limits = ctx.limits
     return PromptInputs(
         domain=ctx.domain,
         now=now,

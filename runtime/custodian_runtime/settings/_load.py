@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
@@ -77,7 +77,7 @@ class Settings:
     # "flag" or the variable that named it, "default" (./canon) or "packaged" (read-only).
     canon_source: str = "flag"
     canon_readonly: bool = False  # CUSTODIAN_CANON_READONLY=1: no canon write is offered
-    limits: Policy = field(default_factory=Policy)
+    limits: Limits = field(default_factory=Limits)
     dry_run: bool = False
     show_prompt: bool = False
     force: bool = False

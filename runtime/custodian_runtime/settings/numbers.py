@@ -1,7 +1,7 @@
 """Numbers read from the environment: each a whole or decimal number in range, or a ConfigError.
 
-The run's caps, budgets and windows are `core.policy.Policy`'s fields, read from their
-`CUSTODIAN_*` variables with Policy's defaults; timeouts and attempts come through `env_int` and
+The run's caps, budgets and windows are `core.limits.Limits`'s fields, read from their
+`CUSTODIAN_*` variables with the limits' defaults; timeouts and attempts come through `env_int` and
 `env_float` too.
 """
 
@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import fields
 
-from custodian_runtime.core.policy import Policy
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.errors import ConfigError
 
 
@@ -46,18 +46,18 @@ def env_float(env: Mapping[str, str], name: str, default: float) -> float:
 _AT_MOST = {"budget_window_hours": 720, "defer_days": 30}
 
 
-def limits_from(env: Mapping[str, str]) -> Policy:
-    """Caps and budgets (core/policy.py), each overridable by CUSTODIAN_<FIELD NAME>."""
-    default = Policy()
+def limits_from(env: Mapping[str, str]) -> Limits:
+    """Caps and budgets (core/limits.py), each overridable by CUSTODIAN_<FIELD NAME>."""
+    default = Limits()
     values = {}
-    for f in fields(Policy):
+    for f in fields(Limits):
         name = f"CUSTODIAN_{f.name.upper()}"
         value = getattr(default, f.name)
         most = _AT_MOST.get(f.name)
         values[f.name] = (
             env_int(env, name, value) if most is None else _at_most(env, name, value, most)
         )
-    return Policy(**values)
+    return Limits(**values)
 
 
 def _at_most(env: Mapping[str, str], name: str, default: int, most: int) -> int:

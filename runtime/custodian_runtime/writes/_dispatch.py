@@ -20,7 +20,7 @@ from custodian_runtime.statehub.client import HubWrite, StateHubClient
 Call = Callable[..., HubWrite[Any]]
 
 
-def _policy_sends(spec: OperationSpec) -> bool:
+def _sanctioned_sends(spec: OperationSpec) -> bool:
     """The writes a run may make on its own."""
     return spec.default == "sanctioned"
 
@@ -55,7 +55,7 @@ class _Table(Mapping[str, Call]):
 
 @dataclass(frozen=True)
 class Calls:
-    """The hub writes one authority may send, and no others: the policy's, or a person's.
+    """The hub writes one authority may send, and no others: the sanctioned one's, or a person's.
 
     The two tables are never merged: a run's own write goes out only through
     `SANCTIONED_CALLS`, an approved item (and its reconcile) only through `APPROVED_CALLS`.
@@ -68,7 +68,7 @@ class Calls:
         return operation in self.table
 
 
-SANCTIONED_CALLS = Calls("policy", _Table(_policy_sends))
+SANCTIONED_CALLS = Calls("sanctioned", _Table(_sanctioned_sends))
 APPROVED_CALLS = Calls("person", _Table(_person_sends))
 
 

@@ -34,9 +34,9 @@ from custodian_runtime.core.authority.precondition import canon_target, proposed
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord, encode
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.outcomes import planned_on
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.errors import ApprovalError
@@ -97,7 +97,7 @@ class ObservedNow:
     canon_sha256: str | None = None
     # Why the canon path is unsafe, met while reading the file (a symlink planted since).
     canon_problem: str | None = None
-    policy: Policy | None = None
+    limits: Limits | None = None
     # Custodian's own (and approved) writes in the domain, from the journal's checkpoint.
     writes: tuple[OwnWrite, ...] = ()
     # A person's modes and grants in the domain now, kept decisions included.
@@ -208,7 +208,7 @@ def approved(
 ) -> Settlement:
     """Refused, stale, or sent: the one authority rules on the item against what was seen now.
 
-    It rules from the grounds a fresh plan has (`seen.policy`, `seen.writes`, the person's
+    It rules from the grounds a fresh plan has (`seen.limits`, `seen.writes`, the person's
     `seen.standing`); the person's decision is this approval itself. While its operation is
     `off` or `shadow` nothing is decided: the item stays pending (`held`).
     """
@@ -221,9 +221,9 @@ def approved(
     summary = seen.summary or DomainSummary(domain=item.domain, generated_at=now, workstreams=())
     proposed = as_item(item.operation, item.params, item.fingerprint, reason=item.rationale)
     person = PersonDecision(item.id, by, "approved", dict(item.precondition))
-    rules = seen.policy or Policy()
+    rules = seen.limits or Limits()
     recent = recent_writes(rules, seen.writes, now)
-    grounds = Grounds(policy=rules, recent=recent, standing=seen.standing, now=now)
+    grounds = Grounds(limits=rules, recent=recent, standing=seen.standing, now=now)
     verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
     if verdict.held is not None:
         return held(item, verdict.held)

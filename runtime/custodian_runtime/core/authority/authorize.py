@@ -25,10 +25,10 @@ from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.view import View
 
 RulingOutcome = Literal["execute", "queue", "deny"]
@@ -76,7 +76,7 @@ class Ruling:
 def authorize(
     plan: Plan,
     observed: DomainSummary,
-    policy: Policy | None = None,
+    limits: Limits | None = None,
     history: ApprovalHistory | None = None,
     *,
     evidence: Evidence | None = None,
@@ -91,7 +91,7 @@ def authorize(
     deference to a person's change; without it neither applies. `unavailable` names the
     operations this run cannot perform, with why (a read-only canon): their items are denied.
     """
-    policy = policy or Policy()
+    limits = limits or Limits()
     history = history or ApprovalHistory()
     view = View.of(observed)
     seen = evidence if evidence is not None else Evidence.of(observed)
@@ -99,7 +99,7 @@ def authorize(
     rulings = []
     closed = unavailable or {}
     for item in plan.items:
-        outcome, reason, deferred = _rule(item, view, policy, history, tally, seen, recent, closed)
+        outcome, reason, deferred = _rule(item, view, limits, history, tally, seen, recent, closed)
         tally.record(item, outcome)
         rulings.append(_ruling(item, outcome, reason, deferred=deferred))
     return tuple(rulings)
@@ -131,7 +131,7 @@ def _ruling(
 def _rule(
     item: ProposedItem,
     view: View,
-    policy: Policy,
+    limits: Limits,
     history: ApprovalHistory,
     tally: Tally,
     evidence: Evidence,
@@ -152,12 +152,12 @@ def _rule(
         problem = _already_done(spec, item, view)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}.", None
-    facts = (policy, history, view, evidence)
+    facts = (limits, history, view, evidence)
     closed = closed_by_person(item, view)
-    deferred = None if closed else _deferred(item, view, policy, recent, evidence)
+    deferred = None if closed else _deferred(item, view, limits, recent, evidence)
     lifted = deferred if deferred is not None and deferred.word is not None else None
     if spec.default == "sanctioned" and closed is None and (deferred is None or lifted):
-        outcome, reason = _rule_sanctioned(item, label, view, policy, tally, recent)
+        outcome, reason = _rule_sanctioned(item, label, view, limits, tally, recent)
         lacking = unproven(item, evidence) if outcome == "execute" else None
         if lacking is None:
             return outcome, _citing(reason, lifted if outcome == "execute" else None), lifted
@@ -191,7 +191,7 @@ def unproven(item: ProposedItem, evidence: Evidence) -> str | None:
 def _deferred(
     item: ProposedItem,
     view: View,
-    policy: Policy,
+    limits: Limits,
     recent: RecentWrites | None,
     evidence: Evidence,
 ) -> Deferral | None:
@@ -199,7 +199,7 @@ def _deferred(
     the hub), or its evidence is not newer than the task's last change by anyone."""
     if ids_problem(item.operation, item.params, view) is not None:
         return None
-    found = None if recent is None else deference(item, view, policy, recent, evidence)
+    found = None if recent is None else deference(item, view, limits, recent, evidence)
     if found is not None:
         return found
     older = _older_evidence(item, view, evidence)
@@ -263,16 +263,16 @@ def _rule_sanctioned(
     item: ProposedItem,
     label: str,
     view: View,
-    policy: Policy,
+    limits: Limits,
     tally: Tally,
     recent: RecentWrites | None,
 ) -> tuple[RulingOutcome, str]:
-    cap = policy.cap(item.operation)
+    cap = limits.cap(item.operation)
     if tally.executed(item.operation) >= cap:
         return "deny", f"{label} is denied: a run may execute at most {cap} {item.operation}."
     spent = None
     if recent is not None:
-        spent = budget_problem(item, policy, recent, tally.executed(item.operation))
+        spent = budget_problem(item, limits, recent, tally.executed(item.operation))
     if spent is not None:
         return "deny", f"{label} is denied: {spent}."
     spec = operations.spec(item.operation)
@@ -284,18 +284,18 @@ def _rule_sanctioned(
 def _rule_queued(
     item: ProposedItem,
     label: str,
-    facts: tuple[Policy, ApprovalHistory, View, Evidence],
+    facts: tuple[Limits, ApprovalHistory, View, Evidence],
     tally: Tally,
     why: str | None = None,
 ) -> tuple[RulingOutcome, str]:
-    policy, history, view, evidence = facts
+    limits, history, view, evidence = facts
     rejection = history.rejection_of(item)
     changed = None
     if rejection is not None and history.pending_as(item) is None:
         problem, changed = rejection_problem(item, view, evidence, rejection)
         if problem is not None:
             return "deny", f"{label} is denied: {problem}."
-    problem = _history_problem(item, policy, history, tally)
+    problem = _history_problem(item, limits, history, tally)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."
     why = "; ".join(w for w in (changed, why) if w) or EVERY_PROPOSAL
@@ -303,17 +303,17 @@ def _rule_queued(
 
 
 def _history_problem(
-    item: ProposedItem, policy: Policy, history: ApprovalHistory, tally: Tally
+    item: ProposedItem, limits: Limits, history: ApprovalHistory, tally: Tally
 ) -> str | None:
     """Why the queue will not take `item`: a repeat, a rejected proposal, or a full queue."""
     approval = history.pending_as(item)
     if approval is not None:
         return f"the same proposal already awaits approval as {approval}"
-    if tally.queued >= policy.max_queued:
-        return f"a run may queue at most {policy.max_queued} proposals for approval"
-    if history.pending_count + tally.queued >= policy.max_pending:
+    if tally.queued >= limits.max_queued:
+        return f"a run may queue at most {limits.max_queued} proposals for approval"
+    if history.pending_count + tally.queued >= limits.max_pending:
         return (
             f"queue full: the domain already has {history.pending_count + tally.queued} pending "
-            f"approvals, at most {policy.max_pending}; a person must decide some first"
+            f"approvals, at most {limits.max_pending}; a person must decide some first"
         )
     return None

@@ -31,9 +31,9 @@ from custodian_runtime.core.authority.holds import held_clause
 from custodian_runtime.core.authority.own_writes import RETAIN, OwnWrite
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
 from custodian_runtime.core.plan.schema import short
-from custodian_runtime.core.policy import Policy
 
 if TYPE_CHECKING:  # only for annotations: authority imports this module
     from custodian_runtime.core.plan.extract import ProposedItem
@@ -78,12 +78,12 @@ class RecentWrites:
 
 
 def budget_problem(
-    item: ProposedItem, policy: Policy, recent: RecentWrites, executed: int
+    item: ProposedItem, limits: Limits, recent: RecentWrites, executed: int
 ) -> str | None:
     """Why `item` would overspend a rolling budget; `executed` counts this run's of its kind."""
-    hours = policy.budget_window_hours
+    hours = limits.budget_window_hours
     mine = recent.own_since(timedelta(hours=hours))
-    limit = policy.budget(item.operation)
+    limit = limits.budget(item.operation)
     if limit is not None:
         used = sum(1 for w in mine if w.operation == item.operation) + executed
         if used >= limit:
@@ -96,11 +96,11 @@ def budget_problem(
         return None
     task = item.params["task_id"]
     same = [w for w in mine if w.operation in statuses and w.task_id == task]
-    if len(same) < policy.budget_status_per_task:
+    if len(same) < limits.budget_status_per_task:
         return None
     last = same[-1]
     return (
-        f"the rolling budget of {policy.budget_status_per_task} status change(s) of one task "
+        f"the rolling budget of {limits.budget_status_per_task} status change(s) of one task "
         f"per {hours} h is spent: Custodian set task {task} to {last.status} at {last.at} "
         f"(run {last.run_id})"
     )
@@ -109,7 +109,7 @@ def budget_problem(
 def deference(
     item: ProposedItem,
     view: View,
-    policy: Policy,
+    limits: Limits,
     recent: RecentWrites,
     evidence: Evidence | None = None,
 ) -> Deferral | None:
@@ -122,25 +122,25 @@ def deference(
     task_id = item.params.get("task_id")
     if not isinstance(task_id, str) or task_id not in view.tasks:
         return None
-    mine = [w for w in recent.since(timedelta(days=policy.defer_days)) if w.task_id == task_id]
+    mine = [w for w in recent.since(timedelta(days=limits.defer_days)) if w.task_id == task_id]
     claim = _claim_of(item.operation)
     if claim == "status":
         seen = evidence if evidence is not None else Evidence({e.id: e for e in view.events})
         task = view.tasks[task_id]
         statuses = status_writes()
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
-        last = last or _set_back_lately(task, recent, policy)
+        last = last or _set_back_lately(task, recent, limits)
         if last is None and _cites_evidence(item.operation):
             return None  # its evidence is compared with the change (core/authority/evidence.py)
         if last is None:
-            return _changed_on_hub(item, task, policy, recent, seen)
-        found = _status_deference(task_id, task, last, view, policy, recent.now)
+            return _changed_on_hub(item, task, limits, recent, seen)
+        found = _status_deference(task_id, task, last, view, limits, recent.now)
         word = newer_word(item.params, task, seen, parse_at(last.at))
         if found is not None and word is not None:
             return replace(found, word=word_clause(word))  # the ordinary rules decide
         return found
     if claim == "flag" and task_id not in view.flagged_tasks:
-        return _flag_deference(task_id, mine, view, policy, recent)
+        return _flag_deference(task_id, mine, view, limits, recent)
     return None
 
 
@@ -156,10 +156,10 @@ def _claim_of(operation: str) -> str | None:
 
 
 def _changed_on_hub(
-    item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
+    item: ProposedItem, task: Task, limits: Limits, recent: RecentWrites, evidence: Evidence
 ) -> Deferral | None:
     """Why a status write waits: someone else changed the task on the hub within the window."""
-    change = hub_change(item, task, policy, recent, evidence)
+    change = hub_change(item, task, limits, recent, evidence)
     if change is None:
         return None
     word = newer_word(item.params, task, evidence)
@@ -174,7 +174,7 @@ def _changed_on_hub(
     cites = "" if event is None else f" (event {event.id} does not speak for {_to(item)})"
     return Deferral(
         f"task {task.id} was changed on the hub by someone other than Custodian at "
-        f"{stamp(change.at)} ({change.what}): for {policy.defer_days} days after a person's "
+        f"{stamp(change.at)} ({change.what}): for {limits.defer_days} days after a person's "
         "change, this task's status is a person's decision, unless a person's event newer "
         f"than the change that supports the move is cited{cites}",
         change.at,
@@ -188,7 +188,7 @@ def _to(item: ProposedItem) -> str:
 
 
 def hub_change(
-    item: ProposedItem, task: Task, policy: Policy, recent: RecentWrites, evidence: Evidence
+    item: ProposedItem, task: Task, limits: Limits, recent: RecentWrites, evidence: Evidence
 ) -> TaskChange | None:
     """Someone else's change to the task, on the hub, that a status write in `item` defers to.
 
@@ -196,12 +196,12 @@ def hub_change(
     Custodian's own writes left (the checkpoint's, in `recent`). A person's newer word cited
     against it is weighed by the caller (`_changed_on_hub`).
     """
-    return person_changed(task, policy, recent, evidence, leave_out=cited(item.params))
+    return person_changed(task, limits, recent, evidence, leave_out=cited(item.params))
 
 
 def person_changed(
     task: Task,
-    policy: Policy,
+    limits: Limits,
     recent: RecentWrites,
     evidence: Evidence,
     leave_out: Sequence[str] = (),
@@ -209,7 +209,7 @@ def person_changed(
     """The task's last change, when someone other than Custodian made it within `defer_days`
     (not its creation, not what Custodian's own writes left); None otherwise."""
     change = last_change(task, evidence, leave_out=leave_out)
-    if change is None or change.at <= recent.now - timedelta(days=policy.defer_days):
+    if change is None or change.at <= recent.now - timedelta(days=limits.defer_days):
         return None
     if task.updated_at is not None and task.updated_at == task.created_at:
         return None  # created so: a task's first status is no one's change to defer to
@@ -220,14 +220,14 @@ def person_changed(
     return change
 
 
-def decided_by_person(view: View, policy: Policy, recent: RecentWrites) -> frozenset[str]:
+def decided_by_person(view: View, limits: Limits, recent: RecentWrites) -> frozenset[str]:
     """The tasks whose status a person decided within `defer_days`, through Custodian or over
     it: an approved status write, or one of Custodian's that someone changed since on the hub.
     What a plan leaves alone (core/tooling/offline_planner.py), so no flag is spent on them. A
     status someone set on a task Custodian never wrote is not here: a blocked task nobody was
     asked about is what a flag is for."""
     statuses = status_writes()
-    window = recent.since(timedelta(days=policy.defer_days))
+    window = recent.since(timedelta(days=limits.defer_days))
     last: dict[str, OwnWrite] = {
         w.task_id: w for w in window if w.operation in statuses and w.task_id is not None
     }
@@ -239,12 +239,12 @@ def decided_by_person(view: View, policy: Policy, recent: RecentWrites) -> froze
 
 
 def _status_deference(
-    task_id: str, task: Task, last: OwnWrite, view: View, policy: Policy, now: datetime
+    task_id: str, task: Task, last: OwnWrite, view: View, limits: Limits, now: datetime
 ) -> Deferral | None:
     """Why a status write waits on a person's word on the task: they approved Custodian's
     last status write of it, or changed the task since; held either way (core/standing/rule.py)."""
-    if last.by_person and parse_at(last.at) > now - timedelta(days=policy.defer_days):
-        return _person_approved(task_id, last, policy)
+    if last.by_person and parse_at(last.at) > now - timedelta(days=limits.defer_days):
+        return _person_approved(task_id, last, limits)
     if not _moved_since(last, task):
         return None
     at = task.updated_at
@@ -258,17 +258,17 @@ def _status_deference(
     return Deferral(
         f"Custodian set task {task_id} to {last.status} at {last.at} (run {last.run_id}), and "
         f"it was changed since{who}: the hub shows {task.status}, updated at {changed}. For "
-        f"{policy.defer_days} days after a person's change, this task's status is a person's "
+        f"{limits.defer_days} days after a person's change, this task's status is a person's "
         "decision",
         held=held_clause(", ".join(by) or "someone other than Custodian", did, at),
     )
 
 
-def _set_back_lately(task: Task, recent: RecentWrites, policy: Policy) -> OwnWrite | None:
+def _set_back_lately(task: Task, recent: RecentWrites, limits: Limits) -> OwnWrite | None:
     """Custodian's last status write of the task before the window, when someone changed the
     task since within it: their setting it back is a decision as recent as any, however old
     the write it undid (the checkpoint keeps Custodian's writes for a month)."""
-    window = recent.now - timedelta(days=policy.defer_days)
+    window = recent.now - timedelta(days=limits.defer_days)
     if task.updated_at is None or task.updated_at <= window:
         return None
     statuses = status_writes()
@@ -276,12 +276,12 @@ def _set_back_lately(task: Task, recent: RecentWrites, policy: Policy) -> OwnWri
     return mine[-1] if mine and _moved_since(mine[-1], task) else None
 
 
-def _person_approved(task_id: str, last: OwnWrite, policy: Policy) -> Deferral:
+def _person_approved(task_id: str, last: OwnWrite, limits: Limits) -> Deferral:
     who = last.by.removeprefix("person:")
     did = f"approved setting task {task_id} to {last.status}"
     return Deferral(
         f"{who} approved setting task {task_id} to {last.status} at {last.at} (run "
-        f"{last.run_id}): for {policy.defer_days} days after a person's decision, this task's "
+        f"{last.run_id}): for {limits.defer_days} days after a person's decision, this task's "
         "status is a person's decision",
         held=held_clause(who, did, parse_at(last.at)),
     )
@@ -300,7 +300,7 @@ def _moved_since(last: OwnWrite, task: Task) -> bool:
 
 
 def _flag_deference(
-    task_id: str, mine: list[OwnWrite], view: View, policy: Policy, recent: RecentWrites
+    task_id: str, mine: list[OwnWrite], view: View, limits: Limits, recent: RecentWrites
 ) -> Deferral | None:
     last = next(
         (w for w in reversed(mine) if _claim_of(w.operation) == "flag" and not w.by_person),
@@ -315,7 +315,7 @@ def _flag_deference(
     return Deferral(
         f"Custodian flagged task {task_id} at {last.at} (run {last.run_id}, flag {last.hub_id}) "
         "and a person resolved that flag; no event on the task from anyone else has arrived "
-        f"since, so raising it again within {policy.defer_days} days is a person's decision",
+        f"since, so raising it again within {limits.defer_days} days is a person's decision",
         held=held_clause("a person", did, parse_at(last.at), "no event on the task since"),
     )
 
@@ -350,13 +350,13 @@ def wider_window(sources: Sequence[str], asked: int) -> int | None:
     return min(MAX_SUMMARY_EVENTS, max(2 * asked, asked + own))
 
 
-def recent_writes(policy: Policy, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
+def recent_writes(limits: Limits, writes: Sequence[OwnWrite], now: datetime) -> RecentWrites:
     """Custodian's own writes that the rolling budgets or the deference window still count."""
-    budget_start = now - timedelta(hours=policy.budget_window_hours)
-    defer_start = now - timedelta(days=policy.defer_days)
+    budget_start = now - timedelta(hours=limits.budget_window_hours)
+    defer_start = now - timedelta(days=limits.defer_days)
     # A status write is kept past the window too: a person setting it back within the window
     # is deferred to however old the write (`_set_back_lately`).
-    status_start = now - max(RETAIN, timedelta(days=policy.defer_days))
+    status_start = now - max(RETAIN, timedelta(days=limits.defer_days))
 
     def counts(w: OwnWrite) -> bool:
         # Events count only for the budget; status writes and flags (writes that claim a

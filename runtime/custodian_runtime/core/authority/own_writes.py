@@ -37,7 +37,7 @@ class OwnWrite(BaseModel):
     after: dict[str, Any] | None = None
     # Who allowed it: "policy" (Custodian on its own), "person:<name>" (an approved item) or
     # "grant:<id>" (a person's grant).
-    by: str = "policy"
+    by: str = "policy"  # the journal's word for the sanctioned authority, kept as written
     # For a status write: the status the task had when it was authorized (None: not kept), so
     # that a person setting it back is seen as a reversal (core/standing/narrowed.py).
     before: str | None = None

@@ -31,9 +31,9 @@ from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal.kinds import RulingRecord
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.journal.spine import PendingWrite
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import flag_for_human
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.ledger import GrantDecision, grant_standing, grant_verdict
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
@@ -45,7 +45,7 @@ from custodian_runtime.core.view import View
 class Grounds:
     """What every path rules from besides the observation and the item.
 
-    The caps (`policy`), what the queue holds or people refused (`history`), the events a
+    The caps (`limits`), what the queue holds or people refused (`history`), the events a
     status write may cite (`evidence`; None: the observation's recent events) and Custodian's
     recent writes, for the budgets and the deference to a person (`recent`; None: neither).
     The person's `standing` (modes, grants with their uses, revokes) is read again before each
@@ -53,7 +53,7 @@ class Grounds:
     `recent`, else the observation's).
     """
 
-    policy: Policy = field(default_factory=Policy)
+    limits: Limits = field(default_factory=Limits)
     history: ApprovalHistory = field(default_factory=ApprovalHistory)
     evidence: Evidence | None = None
     recent: RecentWrites | None = None
@@ -67,7 +67,7 @@ class Grounds:
         """What the standing's part of the ruling reads (core/standing/rule.py)."""
         now = self.now or (self.recent.now if self.recent else observed.generated_at)
         seen = self.evidence if self.evidence is not None else Evidence.of(observed)
-        return Ground(self.standing, self.hub_id, now, self.policy, self.recent, self.history,
+        return Ground(self.standing, self.hub_id, now, self.limits, self.recent, self.history,
                       seen, View.of(observed))  # fmt: skip
 
 
@@ -125,7 +125,7 @@ def rule_plan(
     """One ruling per item of a fresh plan: the authority, then the person's standing."""
     g = grounds or Grounds()
     rulings = authorize(
-        plan, observed, g.policy, g.history, evidence=g.evidence, recent=g.recent,
+        plan, observed, g.limits, g.history, evidence=g.evidence, recent=g.recent,
         unavailable=g.unavailable,
     )  # fmt: skip
     return apply_standing(rulings, g.ground(observed))
@@ -226,9 +226,9 @@ def _deny(item: ProposedItem, problem: str) -> WriteRuling:
 # --- reconcile --------------------------------------------------------------------------------
 
 Action = Literal["found", "probe", "resend", "refused", "expired", "stale"]
-# Who allowed a write: the policy (a run's own write), a person (an approved item) or a person's
+# Who allowed a write: sanctioned (a run's own write), a person (an approved item) or a person's
 # grant. A write is sent only through the dispatch table of the authority that allowed it.
-Authority = Literal["policy", "person", "grant"]
+Authority = Literal["sanctioned", "person", "grant"]
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ class ReconcileStep:
     action: Action
     reason: str
     hub_id: str | None = None
-    authority: Authority = "policy"
+    authority: Authority = "sanctioned"
     # A probe: the version the write carried, re-sent as If-Match with the write's own key.
     if_match: int | None = None
 
@@ -286,7 +286,7 @@ def reconcile_step(
         return ReconcileStep("stale", "the authority finds it stale: " + verdict.ruling.reason)
     if not verdict.allowed:
         return ReconcileStep("refused", "the authority denies it now: " + verdict.ruling.reason)
-    authority: Authority = "policy" if person is None else "person"
+    authority: Authority = "sanctioned" if person is None else "person"
     return ReconcileStep("resend", verdict.ruling.reason, authority=authority)
 
 
@@ -326,7 +326,7 @@ def authority_of(pending: PendingWrite) -> Authority:
     """Who allowed a write: its dispatch table is the one a re-send or a probe goes through."""
     if pending.grant_id is not None:
         return "grant"
-    return "person" if pending.approval is not None else "policy"
+    return "person" if pending.approval is not None else "sanctioned"
 
 
 def _shown(pending: PendingWrite, observed: DomainSummary, events: Sequence[ProgressEvent]) -> str:

@@ -48,7 +48,7 @@ from custodian_runtime.core.context.overview import bounded
 from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
 from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.core.policy import DEFAULT
+from custodian_runtime.core.limits import DEFAULT
 
 __all__ = [
     "CATEGORIES",
@@ -96,7 +96,7 @@ class PromptInputs:
     reasoning_run: NoteRef | None = None
     pending: tuple[ApprovalBrief, ...] = ()
     rejected: tuple[ApprovalBrief, ...] = ()
-    # The run's Policy fills these (run/orient.py); the defaults are the Policy's.
+    # The run's Limits fills these (run/orient.py); the defaults are the limits'.
     token_budget: int = DEFAULT.token_budget
     stale_after_days: int = DEFAULT.stale_after_days
     caps: Mapping[str, int] = field(default_factory=DEFAULT.prompt_caps)

@@ -34,7 +34,7 @@ class CompletedObservation(NamedTuple):
     # Contract v1.2 and later journals (additive: absent from older `observed` records).
     run_id: str | None = None
     revision: int | None = None  # the domain's revision as the hub named it
-    inputs_digest: str | None = None  # canon, policy and grants (core/unchanged.inputs_digest)
+    inputs_digest: str | None = None  # canon, limits and grants (core/unchanged.inputs_digest)
     workstream_digests: dict[str, str] | None = None  # per workstream, as core/digest makes them
 
 

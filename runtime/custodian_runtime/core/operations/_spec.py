@@ -80,8 +80,8 @@ class OperationSpec:
     done: Describe | None = None  # the sentence a person reads after: `created task ‘…’ in …`
     call: HubCall | None = None  # None: not a hub write (`writes` says what it writes)
     writes: Writes = "hub"
-    cap: str = "max_queued"  # its cap key: the Policy field of its per-run cap
-    budget: str | None = None  # the Policy field of its rolling budget per domain, if any
+    cap: str = "max_queued"  # its cap key: the Limits field of its per-run cap
+    budget: str | None = None  # the Limits field of its rolling budget per domain, if any
     targets: tuple[str, ...] = ()  # the param keys that name what it is about
     already_done: Check | None = None  # why it would change nothing on the hub as observed
     conflict: str | None = None  # one per task per plan: items sharing this key conflict

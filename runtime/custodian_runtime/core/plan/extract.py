@@ -4,7 +4,7 @@ The plan is the one fenced block whose info string is exactly `json` (any case, 
 ignored): ```json or ~~~json. Fences follow CommonMark (see core/_fences.py), so a ```json line
 inside another fenced block is content, not a second plan. No such block, more than one, one that
 is never closed, invalid JSON, duplicate keys, nesting deeper than MAX_DEPTH or a top level that
-is not an object raise PlanRejected; so do more than `max_items` entries (Policy.max_plan_items)
+is not an object raise PlanRejected; so do more than `max_items` entries (Limits.max_plan_items)
 and text that is not valid Unicode (a lone surrogate, raw or as a `\ud800` escape). Inside a
 usable plan, each entry is validated on its own: a malformed entry becomes an item with `error`
 set and the others go on.
@@ -21,10 +21,10 @@ from pydantic import BaseModel, ValidationError, create_model
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core._fences import Fence, find_fences
 from custodian_runtime.core.digest import canonical_json, digest
+from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.core.operations import OperationSpec, normalize
 from custodian_runtime.core.plan._json import MAX_DEPTH, parse_plan_object, require_unicode
 from custodian_runtime.core.plan.schema import ProposalEntry, Reason, describe, short
-from custodian_runtime.core.policy import DEFAULT
 from custodian_runtime.errors import PlanRejected
 
 __all__ = [

@@ -23,9 +23,9 @@ from custodian_runtime.core.authority.budgets import RecentWrites, budget_proble
 from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
-from custodian_runtime.core.policy import Policy
 from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
@@ -43,7 +43,7 @@ class Ground:
     standing: Standing
     hub_id: str | None
     now: datetime
-    policy: Policy
+    limits: Limits
     recent: RecentWrites | None = None
     # The queue's history: a write `ask` queues is not queued twice, nor again once rejected.
     history: ApprovalHistory | None = None
@@ -192,8 +192,8 @@ def _changed_facts(ruling: Ruling, ground: Ground) -> str | None:
 
 def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
     """Why the queue will not take a write `ask` queues (the authority's rule for proposals)."""
-    if queued > ground.policy.max_queued:
-        return f"a run may queue at most {ground.policy.max_queued} proposals for approval"
+    if queued > ground.limits.max_queued:
+        return f"a run may queue at most {ground.limits.max_queued} proposals for approval"
     history = ground.history
     if history is None:
         return None
@@ -204,10 +204,10 @@ def _queue_problem(ruling: Ruling, ground: Ground, queued: int) -> str | None:
         problem = _rejected_problem(ruling, ground, rejected)
         if problem is not None:
             return problem
-    if history.pending_count + queued > ground.policy.max_pending:
+    if history.pending_count + queued > ground.limits.max_pending:
         return (
             f"queue full: the domain already has {history.pending_count + queued - 1} pending "
-            f"approvals, at most {ground.policy.max_pending}; a person must decide some first"
+            f"approvals, at most {ground.limits.max_pending}; a person must decide some first"
         )
     return None
 
@@ -244,7 +244,7 @@ def _granted(
     if unproven is not None:
         return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
     if ground.recent is not None:
-        spent = budget_problem(item, ground.policy, ground.recent, executed.get(item.operation, 0))
+        spent = budget_problem(item, ground.limits, ground.recent, executed.get(item.operation, 0))
         if spent is not None:
             return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {spent}")
     g = cover.grant

@@ -30,10 +30,10 @@ from custodian_runtime.core.authority.evidence import (
 )
 from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.digest import workstream_digests
-from custodian_runtime.core.policy import DEFAULT
+from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 
-# The default per-run caps (core/policy.py), so that the plan is never cut by the authority.
+# The default per-run caps (core/limits.py), so that the plan is never cut by the authority.
 MAX_FLAGS = DEFAULT.max_flags
 MAX_STATUS_UPDATES = DEFAULT.max_status_updates
 _DONE_WORDS = re.compile(r"\b(done|completed?|finished|shipped|merged)\b", re.IGNORECASE)

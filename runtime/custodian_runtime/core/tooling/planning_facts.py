@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from custodian_runtime.core.contract import DomainSummary, StateSummary
-from custodian_runtime.core.policy import DEFAULT
+from custodian_runtime.core.limits import DEFAULT
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The run's caps, budgets and windows: the one definition of each, with its default.
 
-Settings reads the CUSTODIAN_* variables into a Policy and validates them; the authority, the
+Settings reads the CUSTODIAN_* variables into a Limits and validates them; the authority, the
 prompt, the offline planner, replay and the approval queue all read the numbers from here.
 """
 
@@ -12,7 +12,7 @@ from types import MappingProxyType, ModuleType
 
 
 @dataclass(frozen=True)
-class Policy:
+class Limits:
     """Per-run caps, the prompt's budget, and the rolling budgets across runs of one domain."""
 
     # Per run: how many writes of each kind one run may execute, and how many it may queue.
@@ -57,11 +57,11 @@ class Policy:
         return MappingProxyType({key: int(getattr(self, key)) for key in keys})
 
 
-DEFAULT = Policy()
+DEFAULT = Limits()
 
 
 def _operations() -> ModuleType:
-    # Imported when first asked: settings build a Policy before any operation is needed.
+    # Imported when first asked: settings build a Limits before any operation is needed.
     import custodian_runtime.core.operations as operations
 
     return operations
