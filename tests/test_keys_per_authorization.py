@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.clock import simulated_clock
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
@@ -67,7 +70,7 @@ def _set_aside(tmp_path: Path, aid: str, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["queue-moved-aside", "executed-file-deleted"])
-def test_the_same_proposal_approved_again_within_a_day_really_executes(
+def test_the_same_proposal_approved_again_after_a_reset_really_executes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub, how: str
 ) -> None:
     memory = tmp_path / "memory"
@@ -80,9 +83,13 @@ def test_the_same_proposal_approved_again_within_a_day_really_executes(
     assert reset.status_code == 200, reset.text
     _set_aside(tmp_path, first, how)
 
-    second = _queue(tmp_path, monkeypatch, small_hub)
-    assert second != first and second.startswith("apr-") and second[:12] == first[:12]
-    result = _approve(tmp_path, monkeypatch, small_hub, second)
+    # Within the deference window her reset holds the same proposal (it is not asked again), so
+    # it comes back once the window has passed; its authorization still gets a key of its own.
+    later = datetime.now(UTC) + timedelta(days=Limits().defer_days + 1)
+    with simulated_clock(lambda: later):
+        second = _queue(tmp_path, monkeypatch, small_hub)
+        assert second != first and second.startswith("apr-") and second[:12] == first[:12]
+        result = _approve(tmp_path, monkeypatch, small_hub, second)
     assert result.code == 0, (result.stdout, result.stderr)
     assert result.stdout.startswith(f"{second}: Approved by ") and "and executed" in result.stdout
     # The hub really changed: the status is blocked again, at a newer version.
