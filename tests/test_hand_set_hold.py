@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from test_newer_word import _block, _event, _observed, _rule, cli  # noqa: F401 (a fixture)
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
@@ -22,6 +21,7 @@ from custodian_runtime.core.authority.path import Grounds, rule_plan
 from runsupport import hub_get
 from standingsupport import Cli, note_of
 from test_authority_support import NOW, plan_of
+from test_newer_word import _block, _event, _observed, _rule, cli  # noqa: F401 (a fixture)
 
 SAID = "status_change"
 
