@@ -27,9 +27,9 @@ from custodian_runtime.core.authority.evidence import (
     stamp,
     word_clause,
 )
-from custodian_runtime.core.authority.holds import held_clause
+from custodian_runtime.core.authority.holds import hand_set, held_clause
 from custodian_runtime.core.authority.own_writes import RETAIN, OwnWrite
-from custodian_runtime.core.contract import Task
+from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
@@ -130,8 +130,6 @@ def deference(
         statuses = status_writes()
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
         last = last or _set_back_lately(task, recent, limits)
-        if last is None and _cites_evidence(item.operation):
-            return None  # its evidence is compared with the change (core/authority/evidence.py)
         if last is None:
             return _changed_on_hub(item, task, limits, recent, seen)
         found = _status_deference(task_id, task, last, view, limits, recent.now)
@@ -162,11 +160,18 @@ def _changed_on_hub(
     change = hub_change(item, task, limits, recent, evidence)
     if change is None:
         return None
-    word = newer_word(item.params, task, evidence)
+    hand = hand_set(task.id, evidence.events.values(), evidence.own_ids, change.at)
+    # Their own status_change event records their decision: it is no newer word against it.
+    word = newer_word(item.params, task, evidence, None if hand is None else hand.created_at)
+    sanctioned = _cites_evidence(item.operation)
     if word is not None:  # a person's newer word supports it: the ordinary rules decide
-        return Deferral("", change.at, word=word_clause(word))
-    # Not held: Custodian never wrote the task in the window, so the person is asked once,
-    # not again (the card says their change came first); a hold is for asking twice.
+        return None if sanctioned else Deferral("", change.at, word=word_clause(word))
+    if hand is not None:  # the person said they set it so: asking them is asking again
+        return _hand_set_hold(task, hand, change, limits)
+    if sanctioned:
+        return None  # its evidence is compared with the change (core/authority/evidence.py)
+    # Not held: no person's word says they made the change (the hub's `updated_at` names no
+    # one: seed data, another system), so a person is asked once (the card says why).
     event = newest_cited(item.params, evidence)
     if event is not None and not newer_than(event, change):
         several = len(cited(item.params)) > 1
@@ -178,6 +183,19 @@ def _changed_on_hub(
         "change, this task's status is a person's decision, unless a person's event newer "
         f"than the change that supports the move is cited{cites}",
         change.at,
+    )
+
+
+def _hand_set_hold(task: Task, hand: ProgressEvent, change: TaskChange, limits: Limits) -> Deferral:
+    who = short(hand.source)
+    did = f"set task {task.id} to {task.status} on the hub (event {hand.id})"
+    return Deferral(
+        f"{who} set task {task.id} to {task.status} on the hub at {stamp(change.at)} and said "
+        f"so (event {hand.id}, a status_change at {stamp(hand.created_at)}): for "
+        f"{limits.defer_days} days after a person's change, this task's status is a person's "
+        "decision",
+        change.at,
+        held=held_clause(who, did, change.at),
     )
 
 
