@@ -244,13 +244,20 @@ def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() ->
     low = _one(items, live=Live([_grant({"status": "blocked"})], {"grant-0123456789ab": 9}, NOW))
     [renew] = low.suggestions
     assert renew.kind == "renew" and renew.where == {"status": "blocked"}
-    assert renew.why == "grant-0123456789ab runs low: 9 of 10 used, 1 left, expires in 6 days"
-    assert "--max 10 --expires 7d" in renew.command
+    # No person reversed its writes: renewed for twice its life, with uses at the pace it used.
+    assert renew.why == (
+        "grant-0123456789ab runs low: 9 of 10 used, 1 left, expires in 6 days; none reversed, "
+        "so renewed for 14 days with 18 uses at the pace it used them"
+    )
+    assert "--max 18 --expires 14d" in renew.command
     soon = Live([_grant({"status": "blocked"}, expires=NOW + timedelta(hours=30))], {}, NOW)
     assert [s.kind for s in _one(items, live=soon).suggestions] == ["renew"]
-    undone = Live(soon.grants, {}, NOW, reversed={"grant-0123456789ab": 0})
+    undone = Live(soon.grants, {}, NOW, reversed={"grant-0123456789ab": 1})
     [told] = _one(items, live=undone).suggestions
-    assert told.why.endswith("0 of 10 used, 10 left, expires in 1 day, 0 reversed by a person")
+    assert told.why.endswith("0 of 10 used, 10 left, expires in 1 day, 1 reversed by a person")
+    # A person reversed one of its writes: renewed as it was, never longer or with more uses.
+    assert "--max 10 --expires 54h " in told.command  # issued for 54 hours, as before
+    assert "renewed for" not in told.why
 
 
 def test_a_grant_a_reversal_suspended_is_neither_live_nor_suggested_again() -> None:

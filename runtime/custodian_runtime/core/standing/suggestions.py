@@ -37,6 +37,10 @@ Z = 1.96  # 95 %, two-sided
 MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
 RENEW_SHARE = 0.2  # a live grant with fewer uses left than this share of its max runs low
 RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
+# A renewal sized to its record: a grant no person reversed is renewed for twice its life, at
+# most RENEW_LIFE, with uses at the pace it used them, at most RENEW_USES (never fewer than it had).
+RENEW_LIFE = timedelta(days=30)
+RENEW_USES = 50
 
 
 def lower_bound(agreed: int, decided: int) -> float:
@@ -183,14 +187,34 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
         uses = live.uses.get(grant.id, 0)
         left = grant.expires_at - (live.now or grant.issued_at)
         undone = live.reversed.get(grant.id)
+        most, life = _renewed(grant, uses, undone)
         why = (
             f"{grant.id} runs low: {uses} of {grant.max_uses} used, "
             f"{grant.max_uses - uses} left, expires in {span(left)}"
             + ("" if undone is None else f", {undone} reversed by a person")
+            + _sized(grant, most, life)
         )
-        bounds = (grant.max_uses, _length(grant.expires_at - grant.issued_at))
+        bounds = (most, _length(life))
         found.append(grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence))
     return found
+
+
+def _renewed(grant: Grant, uses: int, undone: int | None) -> tuple[int, timedelta]:
+    """A renewal's uses and life: as the grant had them after a person reversed one of its
+    writes; else twice its life (at most RENEW_LIFE) with uses at the pace it used them."""
+    life = grant.expires_at - grant.issued_at
+    if undone or life <= timedelta(0):
+        return grant.max_uses, life
+    longer = max(life, min(life * 2, RENEW_LIFE))
+    paced = math.ceil(uses * (longer / life))
+    return max(grant.max_uses, min(paced, RENEW_USES)), longer
+
+
+def _sized(grant: Grant, most: int, life: timedelta) -> str:
+    """What the renewal changes of the grant's bounds, in words ("" when nothing)."""
+    if (most, life) == (grant.max_uses, grant.expires_at - grant.issued_at):
+        return ""
+    return f"; none reversed, so renewed for {span(life)} with {most} uses at the pace it used them"
 
 
 def _runs_low(grant: Grant, live: Live) -> bool:
