@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
@@ -12,10 +13,15 @@ from custodian_runtime.core.journal.records import make_record
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.core.standing.grants import Grant
-from custodian_runtime.core.standing.ledger import grant_decision, rederived
+from custodian_runtime.core.standing.ledger import (
+    GrantDecision,
+    grant_standing,
+    grant_verdict,
+    rederived,
+)
 from custodian_runtime.core.standing.modes import Modes, ModeSetting
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground
+from custodian_runtime.core.standing.rule import Ground, apply_standing
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
 GID = "grant-0123456789ab"
@@ -39,6 +45,15 @@ def _standing(grant: Grant | None, uses: int = 1, modes: Modes | None = None) ->
 def _queued(params: dict[str, str] = BLOCK, code: ReasonCode = "routine") -> Ruling:
     item = as_item("set_task_status", params, fingerprint("set_task_status", params))
     return Ruling(item, "queue", "Item #0 is queued for a person's approval.", code=code)
+
+
+def grant_decision(grant_id: str, ruling: Ruling, ground: Ground) -> GrantDecision:
+    """Re-send or close an open write of `grant_id`, as the one ruling composes the parts."""
+    only = grant_standing(grant_id, ruling.item, ground)
+    if isinstance(only, GrantDecision):
+        return only
+    [ruled] = apply_standing((ruling,), replace(ground, standing=only))
+    return grant_verdict(grant_id, ruled)
 
 
 def _decide(standing: Standing, ruling: Ruling | None = None, hub: str = "hub_id:h1") -> str:

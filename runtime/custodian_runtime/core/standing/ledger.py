@@ -10,7 +10,7 @@ grant is ruled again just before it is sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from custodian_runtime.core.authority.authorize import Ruling
@@ -18,7 +18,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.grants import miss, state_of
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground, apply_standing, cites_newer
+from custodian_runtime.core.standing.rule import Ground, cites_newer
 
 
 @dataclass(frozen=True)
@@ -62,15 +62,6 @@ def grant_verdict(grant_id: str, ruled: Ruling) -> GrantDecision:
     if ruled.outcome != "execute" or ruled.grant != grant_id:
         return GrantDecision(grant_id, False, ruled.reason)
     return GrantDecision(grant_id, True, ruled.reason)
-
-
-def grant_decision(grant_id: str, ruling: Ruling, ground: Ground) -> GrantDecision:
-    """Re-send or close an open write of `grant_id`, given the ruling `authorize()` gives it."""
-    only = grant_standing(grant_id, ruling.item, ground)
-    if isinstance(only, GrantDecision):
-        return only
-    [ruled] = apply_standing((ruling,), replace(ground, standing=only))
-    return grant_verdict(grant_id, ruled)
 
 
 def rederived(
