@@ -72,6 +72,7 @@ bench: setup
 	$(PY) bench/grants_month_hub.py
 	$(PY) bench/k8s_fleet.py
 	$(PY) bench/watch.py
+	$(PY) bench/runs_page.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3
