@@ -11,8 +11,8 @@ whatever PYTHONDONTWRITEBYTECODE says; `--no-bytecode` measures with the caller'
 
     python bench/startup.py              # 20 pairs
     python bench/startup.py --pairs 50
-    git archive HEAD~3 runtime | tar -x -C /tmp/before && \
-        python bench/startup.py --before /tmp/before/runtime
+    mkdir -p .cache/before && git archive REF runtime | tar -x -C .cache/before && \
+        python bench/startup.py --before .cache/before/runtime   # REF: a commit to compare
 
 Target: the median per-pair ratio (custodian --help / import argparse) at most 3x.
 """
