@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from custodian_runtime.core.authority.path import reconcile_step
 from custodian_runtime.core.authority.proof import landing_proof, probe_version
+from custodian_runtime.core.authority.reconcile import reconcile_step
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.plan.extract import fingerprint

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from custodian_hub import ReferenceHub
 from custodian_runtime.core import contract, operations
 from custodian_runtime.core.authority.marks import with_run_mark
-from custodian_runtime.core.authority.path import reconcile_step
+from custodian_runtime.core.authority.reconcile import reconcile_step
 from custodian_runtime.core.contract import DomainSummary, Id, ShortText
 from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import OWN_SOURCE, Landing, Lookup, OperationSpec

@@ -27,11 +27,11 @@ from custodian_runtime.core.authority.path import (
     Grounds,
     PersonDecision,
     UnderGrant,
-    escalation,
     fresh_ruling,
     rule_write,
 )
 from custodian_runtime.core.authority.precondition import proposed_under
+from custodian_runtime.core.authority.reconcile import escalation
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint

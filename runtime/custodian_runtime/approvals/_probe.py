@@ -14,8 +14,8 @@ from datetime import datetime
 
 import custodian_runtime.approvals._execute as _execute
 from custodian_runtime.core.approvals.settle import item_probes
-from custodian_runtime.core.authority.path import authority_of, landed_on_hub
 from custodian_runtime.core.authority.proof import SET_BY_OTHER
+from custodian_runtime.core.authority.reconcile import authority_of, landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import Reconciled, SameValue

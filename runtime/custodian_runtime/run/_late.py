@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from custodian_runtime.core.approvals.settle import executed_before, found_receipt
-from custodian_runtime.core.authority.path import authority_of
+from custodian_runtime.core.authority.reconcile import authority_of
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import SameValue
 from custodian_runtime.core.journal.late_landings import (

@@ -1,6 +1,6 @@
 """Reconcile: settle the writes a killed run left open, before this run plans anything.
 
-The core decides (`core.authority.path.reconcile_step`); this module reads the hub, re-sends
+The core decides (`core.authority.reconcile.reconcile_step`); this module reads the hub, re-sends
 through the same chain as any write, and journals what it did.
 """
 
@@ -21,16 +21,15 @@ from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import recent_writes
 from custodian_runtime.core.authority.keys import escalation_key
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import (
-    Grounds,
+from custodian_runtime.core.authority.path import Grounds, as_item
+from custodian_runtime.core.authority.precondition import canon_target
+from custodian_runtime.core.authority.proof import SET_BY_OTHER
+from custodian_runtime.core.authority.reconcile import (
     ReconcileStep,
-    as_item,
     escalation,
     landed_on_hub,
     reconcile_step,
 )
-from custodian_runtime.core.authority.precondition import canon_target
-from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal import kinds

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.authority.path import Authority
+from custodian_runtime.core.authority.reconcile import Authority
 from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 

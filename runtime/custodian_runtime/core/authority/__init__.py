@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         path,
         precondition,
         proof,
+        reconcile,
     )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "path",
     "precondition",
     "proof",
+    "reconcile",
 ]
 
 if not TYPE_CHECKING:

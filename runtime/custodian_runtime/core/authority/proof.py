@@ -77,7 +77,7 @@ def probe_version(
 def landing_proof(
     pending: PendingWrite, hub_id: str, observed: DomainSummary, now: datetime, *, sent: bool
 ) -> LandingProof:
-    """How to prove a write whose value the hub shows as `hub_id` (`authority.path.landed_on_hub`).
+    """How to prove a write whose value the hub shows as `hub_id` (`reconcile.landed_on_hub`).
 
     `sent`: whether any `dispatched` record says the write ever left; one that never did
     cannot have landed, whatever the hub shows.

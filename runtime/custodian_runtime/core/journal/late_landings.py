@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.authority.path import landed_on_hub
 from custodian_runtime.core.authority.proof import LandingProof, landing_proof
+from custodian_runtime.core.authority.reconcile import landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.kinds import Failed, SettledByHand, Stale, decode
