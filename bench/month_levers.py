@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import custodian_runtime.core.authority.budgets as budgets
+import custodian_runtime.core.authority.deference as deference
 import custodian_runtime.core.standing.rule as rule
 
 
@@ -53,7 +53,7 @@ LEVERS = (
     Lever("renewals suggested", skips=lambda line: _issues(line) and "runs low" in line),
     Lever(
         "a person's newer word lifts deference",
-        swaps=((budgets, "newer_word", _never), (rule, "newer_word", _never)),
+        swaps=((deference, "newer_word", _never), (rule, "newer_word", _never)),
     ),
 )
 

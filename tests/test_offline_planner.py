@@ -226,7 +226,8 @@ def test_tasks_a_person_just_decided_are_left_alone_and_spend_no_flag() -> None:
 
 
 def test_decided_by_person_is_an_approval_or_a_change_over_custodians_within_defer_days() -> None:
-    from custodian_runtime.core.authority.budgets import RecentWrites, decided_by_person
+    from custodian_runtime.core.authority.budgets import RecentWrites
+    from custodian_runtime.core.authority.deference import decided_by_person
     from custodian_runtime.core.authority.own_writes import OwnWrite
     from custodian_runtime.core.view import View
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from custodian_runtime.core.authority.budgets import decided_by_person, recent_writes
+from custodian_runtime.core.authority.budgets import recent_writes
+from custodian_runtime.core.authority.deference import decided_by_person
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.context.prompt import ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import DomainSummary

@@ -15,13 +15,9 @@ from typing import Literal
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
-from custodian_runtime.core.authority.budgets import (
-    Deferral,
-    RecentWrites,
-    budget_problem,
-    deference,
-)
+from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.checks import Tally, ids_problem
+from custodian_runtime.core.authority.deference import Deferral, deference
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.contract import DomainSummary
