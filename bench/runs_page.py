@@ -21,10 +21,11 @@ from functools import partial
 from pathlib import Path
 from statistics import median
 
+from custodian_runtime.core.journal.run_index import digests_of
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.pages import domain_runs
-from custodian_runtime.review.runs import page_of, run_rows
+from custodian_runtime.review.runs import page_of, row_of
 from custodian_runtime.settings import Settings, load_settings
 
 HISTORIES = (100, 20_000)
@@ -83,9 +84,9 @@ def paired(reads: Sequence[Callable[[], object]], rounds: int) -> list[list[floa
 
 
 def scanned(memory: Path) -> None:
-    """The same page read as before the index: every record scanned, every run summarized."""
+    """The same page read without the index: every record scanned and folded into its run's row."""
     records = JournalStore(memory).scan("website").records
-    page_of(list(reversed(run_rows(records))), 1)
+    page_of([row_of(d) for d in reversed(digests_of(records))], 1)
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.journal.kinds import ModelResponse, NoteWritten, Observed, read_as
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.run_index import (
     RunsFold,
@@ -21,6 +22,7 @@ from custodian_runtime.core.journal.run_index import (
 )
 from custodian_runtime.core.journal.runs import run_summaries
 from custodian_runtime.core.journal.seals import SealKey
+from custodian_runtime.core.prices import cost_usd
 from custodian_runtime.journal import _index
 from custodian_runtime.journal.prune import prune_segments
 from custodian_runtime.journal.reader import JournalReader
@@ -28,7 +30,7 @@ from custodian_runtime.journal.reseal import reseal
 from custodian_runtime.journal.settle import settle
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review import pages
-from custodian_runtime.review.runs import PAGE_SIZE, run_rows
+from custodian_runtime.review.runs import PAGE_SIZE, RunRow
 from custodian_runtime.review.standing_history import grant_uses
 from reviewsupport import review_settings
 from runsupport import tree_digest
@@ -48,6 +50,66 @@ class Clock:
     def __call__(self) -> datetime:
         self.now += timedelta(minutes=1)
         return self.now
+
+
+# The scan the index is held to: every run's row built from the whole journal's records, run by
+# run, independently of the index's fold.
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _last(run: Sequence[Record], kind: str) -> Record | None:
+    return next((r for r in reversed(run) if r.kind == kind), None)
+
+
+def _usage(run: Sequence[Record]) -> dict[str, Any]:
+    answer = _last(run, "model_response")
+    usage = read_as(answer, ModelResponse).usage if answer is not None else None
+    return usage or {}
+
+
+def _model_name(run: Sequence[Record]) -> str | None:
+    """The model the adapter named in its answer, as the price table knows it."""
+    answer = _last(run, "model_response")
+    return read_as(answer, ModelResponse).model if answer is not None else None
+
+
+def _open_flags(run: Sequence[Record], domain: str) -> int | None:
+    """Open flags as the run observed them: the overview's count for the run's domain."""
+    for record in run:
+        overview = read_as(record, Observed).overview if record.kind == "observed" else None
+        domains = overview.get("domains") if isinstance(overview, dict) else None
+        for entry in domains if isinstance(domains, list) else ():
+            if isinstance(entry, dict) and entry.get("domain") == domain:
+                return _int(entry.get("open_flags"))
+    return None
+
+
+def run_rows(records: Sequence[Record]) -> list[RunRow]:
+    """Every run of one domain journal, oldest first."""
+    rows = []
+    for summary in run_summaries(records):
+        run = [r for r in records if r.run_id == summary.run_id]
+        usage = _usage(run)
+        note = _last(run, "note_written")
+        rows.append(
+            RunRow(
+                run_id=summary.run_id,
+                domain=summary.domain,
+                started_at=summary.started_at,
+                status=summary.status,
+                approval=summary.approval,
+                counts=summary.counts,
+                model=summary.model,
+                tokens_in=_int(usage.get("input_tokens")),
+                tokens_out=_int(usage.get("output_tokens")),
+                cost_usd=cost_usd(_model_name(run), usage) if usage else None,
+                note=str(read_as(note, NoteWritten).path) if note is not None else None,
+                open_flags=_open_flags(run, summary.domain),
+                asked=any(r.kind in ("model_response", "model_failed") for r in run),
+            )
+        )
+    return rows
 
 
 def write_run(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.records import Record, parse_at
+from custodian_runtime.core.journal.run_index import digests_of
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.chart import LEFT, RIGHT, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
@@ -20,13 +22,18 @@ from custodian_runtime.review.runs import (
     day_totals,
     page_count,
     page_of,
-    run_rows,
+    row_of,
 )
 from custodian_runtime.review.views import Views, environment
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from reviewsupport import review_settings
 from runsupport import CANON
+
+
+def run_rows(records: Sequence[Record]) -> list[RunRow]:
+    """Every run's row of the page, from the whole journal (the runs index's fold, read whole)."""
+    return [row_of(d) for d in digests_of(records)]
 
 
 def test_a_note_renders_without_raw_html_live_links_or_remote_images() -> None:

@@ -18,12 +18,11 @@ from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.core.journal.run_index import RunDigest, UseRow, summary_of
-from custodian_runtime.core.prices import cost_usd
+from custodian_runtime.core.journal.run_index import UseRow
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
-from custodian_runtime.review.runs import DayTotal, RunRow, day_totals, page_count, page_of
+from custodian_runtime.review.runs import DayTotal, RunRow, day_totals, page_count, page_of, row_of
 from custodian_runtime.review.standing_history import GrantUse
 from custodian_runtime.settings import Settings
 
@@ -66,7 +65,7 @@ def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
         # The rows of the runs index, newest first: a person's decisions are listed apart from
         # the runs, so the runs are paged after the two are told apart.
         digests = list(reversed(reader.all_runs(domain)))
-        every = [_row(d) for d in digests]
+        every = [row_of(d) for d in digests]
         newest = [r for r in every if not r.approval]
         decisions = [r for r in every if r.approval]
         rows = page_of(newest, page)
@@ -83,31 +82,6 @@ def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
                        decided, len(decisions))
         )  # fmt: skip
     return found
-
-
-def _row(digest: RunDigest) -> RunRow:
-    """A run's row of the page, from its runs index row (as run_rows makes it from records)."""
-    summary = summary_of(digest)
-    usage = digest.usage
-    return RunRow(
-        run_id=summary.run_id,
-        domain=summary.domain,
-        started_at=summary.started_at,
-        status=summary.status,
-        approval=summary.approval,
-        counts=summary.counts,
-        model=summary.model,
-        tokens_in=_int(usage.get("input_tokens")),
-        tokens_out=_int(usage.get("output_tokens")),
-        cost_usd=cost_usd(digest.usage_model, usage) if usage else None,
-        note=digest.note,
-        open_flags=digest.open_flags,
-        asked=digest.asked,
-    )
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _use(use: UseRow) -> GrantUse:

@@ -6,9 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.journal.api import Record
-from custodian_runtime.core.journal.api import run_summaries as summarize
-from custodian_runtime.core.journal.kinds import ModelResponse, NoteWritten, Observed, read_as
+from custodian_runtime.core.journal.run_index import RunDigest, summary_of
 from custodian_runtime.core.journal.runs import counts_text
 from custodian_runtime.core.prices import cost_usd
 
@@ -157,55 +155,22 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _last(run: Sequence[Record], kind: str) -> Record | None:
-    return next((r for r in reversed(run) if r.kind == kind), None)
-
-
-def _usage(run: Sequence[Record]) -> dict[str, Any]:
-    answer = _last(run, "model_response")
-    usage = read_as(answer, ModelResponse).usage if answer is not None else None
-    return usage or {}
-
-
-def _model_name(run: Sequence[Record]) -> str | None:
-    """The model the adapter named in its answer, as the price table knows it."""
-    answer = _last(run, "model_response")
-    return read_as(answer, ModelResponse).model if answer is not None else None
-
-
-def _open_flags(run: Sequence[Record], domain: str) -> int | None:
-    """Open flags as the run observed them: the overview's count for the run's domain."""
-    for record in run:
-        overview = read_as(record, Observed).overview if record.kind == "observed" else None
-        domains = overview.get("domains") if isinstance(overview, dict) else None
-        for entry in domains if isinstance(domains, list) else ():
-            if isinstance(entry, dict) and entry.get("domain") == domain:
-                return _int(entry.get("open_flags"))
-    return None
-
-
-def run_rows(records: Sequence[Record]) -> list[RunRow]:
-    """Every run of one domain journal, oldest first."""
-    rows = []
-    for summary in summarize(records):
-        run = [r for r in records if r.run_id == summary.run_id]
-        usage = _usage(run)
-        note = _last(run, "note_written")
-        rows.append(
-            RunRow(
-                run_id=summary.run_id,
-                domain=summary.domain,
-                started_at=summary.started_at,
-                status=summary.status,
-                approval=summary.approval,
-                counts=summary.counts,
-                model=summary.model,
-                tokens_in=_int(usage.get("input_tokens")),
-                tokens_out=_int(usage.get("output_tokens")),
-                cost_usd=cost_usd(_model_name(run), usage) if usage else None,
-                note=str(read_as(note, NoteWritten).path) if note is not None else None,
-                open_flags=_open_flags(run, summary.domain),
-                asked=any(r.kind in ("model_response", "model_failed") for r in run),
-            )
-        )
-    return rows
+def row_of(digest: RunDigest) -> RunRow:
+    """A run's row of the page, from its row of the runs index (core/journal/run_index.py)."""
+    summary = summary_of(digest)
+    usage = digest.usage
+    return RunRow(
+        run_id=summary.run_id,
+        domain=summary.domain,
+        started_at=summary.started_at,
+        status=summary.status,
+        approval=summary.approval,
+        counts=summary.counts,
+        model=summary.model,
+        tokens_in=_int(usage.get("input_tokens")),
+        tokens_out=_int(usage.get("output_tokens")),
+        cost_usd=cost_usd(digest.usage_model, usage) if usage else None,
+        note=digest.note,
+        open_flags=digest.open_flags,
+        asked=digest.asked,
+    )
