@@ -11,6 +11,7 @@ with its damage reported.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,10 @@ class JournalReader:
         shown = tuple(with_late(d, late) for d in reversed(found))
         problems = (f"{domain}.jsonl {indexed.torn}",) if indexed.torn else ()
         return RunsPage(domain, shown, indexed.total, size, problems)
+
+    def every_run(self, domain: str) -> RunsPage:
+        """Every run of the domain as one page, newest first, with what is wrong (rows only)."""
+        return self.runs(domain, 1, sys.maxsize)
 
     def all_runs(self, domain: str) -> list[RunDigest]:
         """Every run of the domain, oldest first (the rows only, never the records)."""

@@ -64,13 +64,13 @@ def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
     for domain in reader.domains():
         # The rows of the runs index, newest first: a person's decisions are listed apart from
         # the runs, so the runs are paged after the two are told apart.
-        digests = list(reversed(reader.all_runs(domain)))
+        shown = reader.every_run(domain)
+        digests = list(shown.rows)
         every = [row_of(d) for d in digests]
         newest = [r for r in every if not r.approval]
         decisions = [r for r in every if r.approval]
         rows = page_of(newest, page)
         scheduled = list(reversed(rows))
-        problems = reader.runs(domain, 1, 1).problems
         chart = build_chart(scheduled, [parse_at(r.started_at) for r in scheduled])
         days = tuple(day_totals(rows))
         on_page = {r.run_id for r in rows}
@@ -78,8 +78,8 @@ def domain_runs(settings: Settings, page: int = 1) -> list[DomainRuns]:
         granted = _by_run(sorted(uses, key=_use_order))
         decided = tuple(decisions[:MAX_DECISIONS]) if page == 1 else ()
         found.append(
-            DomainRuns(domain, tuple(rows), chart, problems, days, page_count(newest), granted,
-                       decided, len(decisions))
+            DomainRuns(domain, tuple(rows), chart, shown.problems, days, page_count(newest),
+                       granted, decided, len(decisions))
         )  # fmt: skip
     return found
 
