@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         decide_approve,
         decide_reject,
     )
+    from custodian_runtime.approvals._derived import heal_items
     from custodian_runtime.approvals._execute import (
         configured_hub,
         decision_site,
@@ -59,6 +60,7 @@ __all__ = [
     "decision_site",
     "disagreement_lines",
     "execute",
+    "heal_items",
     "hub_client",
     "ledger_disagreements",
     "needs_hub",
@@ -101,6 +103,7 @@ if not TYPE_CHECKING:
                 "_repair",
             ),
             "DecisionReport": "_report",
+            "heal_items": "_derived",
             "ApprovalStore": "store",
         },
     )
