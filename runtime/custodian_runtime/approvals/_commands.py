@@ -330,6 +330,10 @@ def _behind_words_ahead(
         for _ in range(WORDS_AHEAD_TRIES):
             try:
                 done = attempt()
+            except ApprovalError as exc:
+                if not before:
+                    raise
+                raise ApprovalError("\n".join([*before, exc.message])) from exc
             except WordsAhead:
                 domain = store.get(approval_id, verify=False).domain
                 ahead = carry_out_recorded_decisions(settings, domain)
@@ -455,15 +459,21 @@ def _store(store: ApprovalStore, settled: Settlement) -> None:
 def _pending(
     store: ApprovalStore, approval_id: str, now: datetime, settings: Settings
 ) -> ApprovalItem:
-    """The item, if the journal (read, not written: the domain may be busy) lets it be decided
-    now, else an error; the decision itself is ruled again under the lock (`_decidable`)."""
+    """The item, if the journal lets it be decided now, else an error naming a file rewritten
+    from the journal (where the domain is busy, the journal is read and nothing written); the
+    decision itself is ruled again under the lock (`_decidable`)."""
     item = store.get(approval_id)
-    ledger = journal_ledger(settings.memory_dir, settings.seal_key, item.domain)
-    said = ledger.status_of(item.id)
-    shown = item if said is None else item.model_copy(update={"status": said.status})
+    healed = heal_domain(settings.memory_dir, settings.seal_key, item.domain, now)
+    mine = next((h for h in healed or [] if h.item.id == item.id), None)
+    if healed is None:
+        ledger = journal_ledger(settings.memory_dir, settings.seal_key, item.domain)
+        said = ledger.status_of(item.id)
+        shown = item if said is None else item.model_copy(update={"status": said.status})
+    else:
+        shown = item if mine is None else mine.item
     gate = verdicts.gate(approval_id, shown, now)
     if gate.refusal is not None:
-        raise ApprovalError(gate.refusal)
+        raise ApprovalError(_with_heal(gate.refusal, mine))
     return item
 
 
