@@ -278,7 +278,9 @@ def _reject_now(
     with _deciding(settings, store, approval_id, now, word) as d:
         settled = verdicts.rejected(d.item, by, reason, now)
         _journal(d.journal, settled)
-        landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now)
+        # Rejected: nothing of the item is sent again, not even a probe (a probe is a re-send).
+        landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now,
+                              probe=False)  # fmt: skip
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
@@ -403,7 +405,10 @@ def _approve_now(
         # write found, then the ruling and the write.
         for kind, data in settled.records[:1]:
             d.journal.append(kind, data)
-        landed = _settle_open(settings, d, f"{by} approved the item again", now, seen)
+        # Ruled first: an open write is probed only when the ruling would send the write now.
+        landed = _settle_open(
+            settings, d, f"{by} approved the item again", now, seen, probe=settled.execute
+        )
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
@@ -427,21 +432,29 @@ def _said(settled: Settlement) -> Settlement:
 
 
 def _settle_open(
-    settings: Settings, d: Deciding, closing: str, now: datetime, seen: ObservedNow | None = None
-) -> str | None:
+    settings: Settings, d: Deciding, closing: str, now: datetime, seen: ObservedNow | None = None,
+    *, probe: bool,
+) -> str | None:  # fmt: skip
     """Settle the writes an earlier approval of the item left open; where one landed, if any.
 
     A status write is settled only by a probe of its key (approvals/_probe.py), never by the
-    status the task shows."""
+    status the task shows; `probe` only when the ruling would send the write now (a probe
+    re-sends it). Unprobed, such a write is closed unsent by `closing`."""
     pending = open_writes_of(d.history, d.item.id)
     if not pending:
         return None
     seen = seen or _execute.observe(settings, d.item, d.writes, d.history)
-    rest, probed = probe_item_writes(settings, d.journal, pending, seen.summary, now)
+    rest, probed = (
+        probe_item_writes(settings, d.journal, pending, seen.summary, now)
+        if probe else (list(pending), None)
+    )  # fmt: skip
     settled = settle_item_writes(rest, seen.summary, seen.canon_sha256, closing)
     for kind, data in settled.records:
         d.journal.append(kind, data)
-    return probed or settled.landed
+    if probed is not None and not probed.replayed:
+        # A 2xx without Idempotent-Replayed: the probe itself was applied, not a replay.
+        return f"{probed.hub_id} (by the probe itself: the hub did not replay the key)"
+    return probed.hub_id if probed is not None else settled.landed
 
 
 def _journal(journal: DiskJournal, settled: Settlement) -> None:
