@@ -25,7 +25,6 @@ if TYPE_CHECKING:
         decide_approve,
         decide_reject,
     )
-    from custodian_runtime.approvals._derived import heal_items
     from custodian_runtime.approvals._execute import (
         configured_hub,
         decision_site,
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
         repair_command,
     )
     from custodian_runtime.approvals._report import DecisionReport
+    from custodian_runtime.approvals.derived import heal_items
     from custodian_runtime.approvals.store import ApprovalStore
 
 __all__ = [
@@ -103,7 +103,7 @@ if not TYPE_CHECKING:
                 "_repair",
             ),
             "DecisionReport": "_report",
-            "heal_items": "_derived",
+            "heal_items": "derived",
             "ApprovalStore": "store",
         },
     )

@@ -16,12 +16,6 @@ from datetime import datetime
 from typing import Any, TextIO
 
 import custodian_runtime.approvals._execute as _execute
-from custodian_runtime.approvals._derived import (
-    Healed,
-    as_journal_says,
-    heal_domain,
-    journal_ledger,
-)
 from custodian_runtime.approvals._probe import probe_item_writes
 from custodian_runtime.approvals._recorded import (
     NotHere,
@@ -34,6 +28,12 @@ from custodian_runtime.approvals._recorded import (
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.approvals._report import DecisionReport
+from custodian_runtime.approvals.derived import (
+    Healed,
+    as_journal_says,
+    heal_domain,
+    journal_ledger,
+)
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
@@ -51,7 +51,7 @@ from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
-from custodian_runtime.errors import ApprovalError, RunLocked
+from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal
@@ -180,9 +180,16 @@ def _heal(settings: Settings, domains: list[str], now: datetime) -> dict[str, Le
     the journal's view of each domain a run holds now (its files are left to a later command)."""
     busy: dict[str, Ledger] = {}
     for domain in domains:
-        healed = heal_domain(settings.memory_dir, settings.seal_key, domain, now)
-        if healed is None:
-            busy[domain] = journal_ledger(settings.memory_dir, settings.seal_key, domain)
+        try:
+            healed = heal_domain(settings.memory_dir, settings.seal_key, domain, now)
+            if healed is None:
+                busy[domain] = journal_ledger(settings.memory_dir, settings.seal_key, domain)
+        except (JournalError, SealError) as exc:  # a listing still lists; deciding refuses
+            sys.stderr.write(for_terminal(
+                f"custodian: {domain}: the journal cannot be read, so its items show what their "
+                f"files say ({exc.message.split('; ')[0]}); `custodian inspect --domain {domain}`"
+            ) + "\n")  # fmt: skip
+            continue
         for one in healed or []:
             sys.stderr.write(for_terminal(f"custodian: {one.line()}") + "\n")
     return busy
@@ -485,6 +492,8 @@ def _pending(
     else:
         shown = item if mine is None else mine.item
     gate = verdicts.gate(approval_id, shown, now)
+    if gate.stored is not None and healed is not None:
+        store.save(gate.stored)  # past its expiry, and pending in the journal too: expired
     if gate.refusal is not None:
         raise ApprovalError(_with_heal(gate.refusal, mine))
     return item

@@ -18,7 +18,7 @@ from typing import TextIO
 import httpx
 
 from custodian_runtime import __version__
-from custodian_runtime.approvals import heal_items
+from custodian_runtime.approvals.derived import heal_items
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
