@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from custodian_runtime.core.authority.evidence import (
     Evidence,
     TaskChange,
+    ahead_cited,
     cited,
     evidence_before,
     last_change,
@@ -82,15 +83,24 @@ def deference(
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
         last = last or _set_back_lately(task, recent, limits)
         if last is None:
-            return _changed_on_hub(item, task, limits, recent, seen)
+            return _said_ahead(_changed_on_hub(item, task, limits, recent, seen), item, seen)
         found = _status_deference(task_id, task, last, view, limits, recent.now)
         word = newer_word(item.params, task, seen, parse_at(last.at))
         if found is not None and word is not None:
             return replace(found, word=word_clause(word))  # the ordinary rules decide
-        return found
+        return _said_ahead(found, item, seen)
     if claim == "flag" and task_id not in view.flagged_tasks:
         return _flag_deference(task_id, mine, view, limits, recent)
     return None
+
+
+def _said_ahead(found: Deferral | None, item: ProposedItem, seen: Evidence) -> Deferral | None:
+    """`found`, saying why a cited event dated ahead of the hub's own time lifted nothing."""
+    ahead = ahead_cited(item.params, seen)
+    if found is None or found.word is not None or ahead is None:
+        return found
+    held = None if found.held is None else f"{found.held} ({ahead})"
+    return replace(found, reason=f"{found.reason} ({ahead})", held=held)
 
 
 def _cites_evidence(operation: str) -> bool:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import custodian_runtime.core.operations as operations
-from custodian_runtime.core._timestamps import utc
+from custodian_runtime.core._timestamps import in_future, utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
 from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
@@ -238,7 +238,8 @@ def _granted(
         if suspended:
             return _queued_anyway(ruling, f"{EVERY_PROPOSAL}; {'; '.join(suspended)}")
         return _void_said(ruling, cover.void)
-    if on_hub and not _issued_after(cover.grant.issued_at, ruling):
+    hub_now = None if ground.evidence is None else ground.evidence.hub_now
+    if on_hub and not _issued_after(cover.grant.issued_at, ruling, hub_now):
         return ruling  # issued before the person's change it would undo
     unproven = _needs_evidence(item.operation, item.params)
     if unproven is not None:
@@ -267,8 +268,11 @@ def cites_newer(item: ProposedItem, ground: Ground) -> bool:
     return newer_word(item.params, task, ground.evidence) is not None
 
 
-def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
-    """Whether a grant was issued after the change on the hub that `ruling` defers to."""
+def _issued_after(issued_at: datetime, ruling: Ruling, hub_now: datetime | None) -> bool:
+    """Whether a grant was issued after the change on the hub that `ruling` defers to. An issue
+    ahead of the hub's own time (`hub_now`, by more than the clock skew) is after nothing."""
+    if hub_now is not None and in_future(issued_at, hub_now):
+        return False
     return ruling.defers_to is not None and utc(issued_at) > ruling.defers_to
 
 
