@@ -30,6 +30,7 @@ from custodian_runtime.core.authority.evidence import (
 )
 from custodian_runtime.core.authority.holds import hand_set, held_clause
 from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.own_writes import moved_since as _moved_since
 from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import Limits
@@ -258,18 +259,6 @@ def _person_approved(task_id: str, last: OwnWrite, limits: Limits) -> Deferral:
         "status is a person's decision",
         held=held_clause(who, did, parse_at(last.at)),
     )
-
-
-def _moved_since(last: OwnWrite, task: Task) -> bool:
-    """Whether the task now differs from what Custodian's write left (status, version or time)."""
-    after = last.after or {}
-    if after.get("status", last.status) != task.status:
-        return True
-    if after.get("version") is not None and task.version is not None:
-        return bool(after["version"] != task.version)
-    if after.get("updated_at") is not None:
-        return task.updated_at is None or parse_at(str(after["updated_at"])) != task.updated_at
-    return False
 
 
 def _flag_deference(
