@@ -204,6 +204,10 @@ def test_a_grant_issued_ahead_of_the_hubs_time_does_not_carry_a_write_over_a_per
     assert ruled(fresh).outcome == "execute", ruled(fresh).reason
     kept = ruled(ahead)
     assert kept.outcome == "queue" and kept.grant is None, kept.reason
+    assert "grant-0123456789ab does not carry it: it was issued at 2026-11-30 09:00 UTC" in (
+        kept.reason
+    )
+    assert "ahead of the hub's own time (2026-11-30 08:00 UTC)" in kept.reason, kept.reason
 
 
 _to_blocked = {"task_id": "t-prog", "status": "blocked"}

@@ -20,13 +20,13 @@ from custodian_runtime.core._timestamps import in_future, utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
 from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
-from custodian_runtime.core.authority.evidence import Evidence, newer_word
+from custodian_runtime.core.authority.evidence import Evidence, newer_word, stamp
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
-from custodian_runtime.core.standing.grants import covering
+from custodian_runtime.core.standing.grants import Grant, covering
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.view import View
@@ -240,7 +240,7 @@ def _granted(
         return _void_said(ruling, cover.void)
     hub_now = None if ground.evidence is None else ground.evidence.hub_now
     if on_hub and not _issued_after(cover.grant.issued_at, ruling, hub_now):
-        return ruling  # issued before the person's change it would undo
+        return _ahead_said(ruling, cover.grant, hub_now)  # issued before the person's change
     unproven = _needs_evidence(item.operation, item.params)
     if unproven is not None:
         return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
@@ -274,6 +274,17 @@ def _issued_after(issued_at: datetime, ruling: Ruling, hub_now: datetime | None)
     if hub_now is not None and in_future(issued_at, hub_now):
         return False
     return ruling.defers_to is not None and utc(issued_at) > ruling.defers_to
+
+
+def _ahead_said(ruling: Ruling, grant: Grant, hub_now: datetime | None) -> Ruling:
+    """`ruling`, saying why a grant issued ahead of the hub's own time carried nothing."""
+    if hub_now is None or not in_future(grant.issued_at, hub_now):
+        return ruling
+    said = (
+        f"grant {grant.id} does not carry it: it was issued at {stamp(grant.issued_at)}, ahead "
+        f"of the hub's own time ({stamp(hub_now)}), so it is no word after the person's change"
+    )
+    return replace(ruling, reason=f"{ruling.reason.rstrip('.')}; {said}.")
 
 
 def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:
