@@ -16,17 +16,17 @@ from datetime import datetime
 from typing import Any
 
 import custodian_runtime.core.operations as operations
-from custodian_runtime.core._timestamps import in_future, utc
+from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
 from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
-from custodian_runtime.core.authority.evidence import Evidence, newer_word, stamp
+from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
-from custodian_runtime.core.standing.grants import Grant, covering
+from custodian_runtime.core.standing.grants import ahead_of_hub, covering
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.view import View
@@ -238,9 +238,11 @@ def _granted(
         if suspended:
             return _queued_anyway(ruling, f"{EVERY_PROPOSAL}; {'; '.join(suspended)}")
         return _void_said(ruling, cover.void)
-    hub_now = None if ground.evidence is None else ground.evidence.hub_now
-    if on_hub and not _issued_after(cover.grant.issued_at, ruling, hub_now):
-        return _ahead_said(ruling, cover.grant, hub_now)  # issued before the person's change
+    ahead = ahead_of_hub(cover.grant, None if ground.evidence is None else ground.evidence.hub_now)
+    if on_hub and ahead is not None:  # issued after nothing: the hub's clock had not got there
+        return replace(ruling, reason=f"{ruling.reason.rstrip('.')}; {ahead}.")
+    if on_hub and not _issued_after(cover.grant.issued_at, ruling):
+        return ruling  # issued before the person's change it would undo
     unproven = _needs_evidence(item.operation, item.params)
     if unproven is not None:
         return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
@@ -268,23 +270,9 @@ def cites_newer(item: ProposedItem, ground: Ground) -> bool:
     return newer_word(item.params, task, ground.evidence) is not None
 
 
-def _issued_after(issued_at: datetime, ruling: Ruling, hub_now: datetime | None) -> bool:
-    """Whether a grant was issued after the change on the hub that `ruling` defers to. An issue
-    ahead of the hub's own time (`hub_now`, by more than the clock skew) is after nothing."""
-    if hub_now is not None and in_future(issued_at, hub_now):
-        return False
+def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
+    """Whether a grant was issued after the change on the hub that `ruling` defers to."""
     return ruling.defers_to is not None and utc(issued_at) > ruling.defers_to
-
-
-def _ahead_said(ruling: Ruling, grant: Grant, hub_now: datetime | None) -> Ruling:
-    """`ruling`, saying why a grant issued ahead of the hub's own time carried nothing."""
-    if hub_now is None or not in_future(grant.issued_at, hub_now):
-        return ruling
-    said = (
-        f"grant {grant.id} does not carry it: it was issued at {stamp(grant.issued_at)}, ahead "
-        f"of the hub's own time ({stamp(hub_now)}), so it is no word after the person's change"
-    )
-    return replace(ruling, reason=f"{ruling.reason.rstrip('.')}; {said}.")
 
 
 def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:
