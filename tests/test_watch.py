@@ -25,7 +25,7 @@ from custodian_runtime.metrics import MetricsServer
 from custodian_runtime.settings import Settings, load_settings
 from custodian_runtime.watch import Watch, WatchRequest, parse_shard, shard_of
 from fleetsupport import fleet_names, seed_fleet
-from runsupport import CANON
+from runsupport import CANON, run_cli
 from spinesupport import journal
 
 DOMAINS = 5
@@ -221,7 +221,17 @@ def test_a_domain_is_due_for_each_kind_of_local_work_and_only_then() -> None:
     assert due(waiting, 4, now, ("j", 1), decided=False) == "1 open write(s)"
 
 
-def test_a_run_by_someone_else_makes_the_domain_due_once(
+def test_only_runs_appended_outside_the_watch_are_no_work_due() -> None:
+    from custodian_runtime.watch._due import runs_only
+
+    assert runs_only(["run_started", "observed", "note_written", "finished"])
+    assert runs_only([])  # touched, nothing appended
+    for word in ("policy_set", "grant_issued", "grant_revoked", "approval_decided"):
+        assert not runs_only(["run_started", "finished", word]), word
+    assert not runs_only(None)  # rotated, rewritten or unreadable: due
+
+
+def test_a_run_by_someone_else_is_learned_not_run_again(
     tmp_path: Path, fleet: ReferenceHub
 ) -> None:
     from custodian_runtime.run import run
@@ -232,6 +242,34 @@ def test_a_run_by_someone_else_makes_the_domain_due_once(
     with (tmp_path / "stderr").open("a") as err:
         other = run(replace(settings, domain="d0004", force=True), stderr=err)
     assert other.exit_code == 0
-    _pass(loop, fleet)  # its journal moved: watch runs it (a 304 or a read), nothing else
+    _pass(loop, fleet)  # its journal moved by a run alone: the watch learns what it left
     _pass(loop, fleet)
-    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 3}
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 2}
+    journal_file = tmp_path / "memory" / "journal" / "d0004.jsonl"
+    with journal_file.open("ab") as damaged:
+        damaged.write(b"not a record\n")  # what it cannot read makes it due: the run says why
+    _pass(loop, fleet)
+    assert _runs(tmp_path)["d0004"] == 3
+
+
+def test_two_watches_on_one_volume_do_not_wake_each_other_with_their_own_runs(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    one, two = _loop(tmp_path, fleet), _loop(tmp_path, fleet)
+    _pass(one, fleet)
+    _pass(two, fleet)  # not run since it started: each domain once (a 304 each)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 2)
+    for _ in range(3):  # nothing changed: another watch's run commit is no work due here
+        _pass(one, fleet)
+        _pass(two, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 2)
+    # A person's word journaled outside both (a mode set) is due, once, in each.
+    with pytest.MonkeyPatch.context() as patch:
+        done = run_cli(["policy", "set", "--domain", "d0001", "--operation", "flag_for_human",
+                        "--mode", "ask", "--by", "ana", "--reason", "a look first",
+                        "--memory", str(tmp_path / "memory")], tmp_path, patch)  # fmt: skip
+    assert done.code == 0, done.stderr
+    for _ in range(2):
+        _pass(one, fleet)
+        _pass(two, fleet)
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 2), "d0001": 4}

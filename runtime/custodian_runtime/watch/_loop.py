@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -50,7 +51,15 @@ from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.connect import open_hub
-from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
+from custodian_runtime.watch._due import (
+    Learned,
+    Stamp,
+    decisions_waiting,
+    due,
+    learn,
+    relearned,
+    stamp_of,
+)
 from custodian_runtime.watch._figures import LoopFigures
 from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
@@ -126,6 +135,7 @@ class Watch:
         revisions = {d.domain: d.revision for d in overview.domains}
         for name in names:
             stamp = self._stamp(name)
+            self._adopt_outside_runs(name, stamp, now)
             with self._lock:
                 if self.stop or name in self._in_flight or stamp is False:
                     continue
@@ -197,6 +207,21 @@ class Watch:
         with self._lock:
             self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
             self._version += 1
+
+    def _adopt_outside_runs(self, name: str, stamp: object, now: datetime) -> None:
+        """Learn what another process's runs left in the domain's journal, when only runs
+        appended to it: their commit is no work due here (watch/_due.py `relearned`)."""
+        if stamp is False or name in self._in_flight:
+            return
+        try:
+            found = relearned(replace(self.settings, domain=name), name,
+                              self.known.get(name), stamp, now)  # fmt: skip
+        except (CustodianError, OSError):
+            return  # the pass decides with what it knew: a changed journal is due
+        if found is not None:
+            with self._lock:
+                if name not in self._in_flight:
+                    self.known[name] = found
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
         """The domain's journal and guidance files now; False for a name no journal can hold."""
