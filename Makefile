@@ -9,13 +9,14 @@ DOMAIN    ?=
 
 LOCKS     := requirements/build.txt requirements/dev.txt
 
-.PHONY: setup lock test check format lint types k8s bench hub agent-run dry-run demo demo-reset clean
+.PHONY: setup system-packages lock test check format lint types k8s bench hub agent-run dry-run demo demo-reset clean
 
 setup: $(STAMP) $(AXE)
 
 # axe-core for the review page's accessibility test, from its lock (integrity-checked by npm ci;
 # --prefer-offline takes it from npm's cache when it is there).
 $(AXE): tests/axe/package.json tests/axe/package-lock.json
+	scripts/system_packages.sh npm
 	mkdir -p .cache/axe && cp tests/axe/package.json tests/axe/package-lock.json .cache/axe/
 	npm ci --prefix .cache/axe --prefer-offline --ignore-scripts --no-audit --no-fund
 
@@ -58,7 +59,12 @@ types: setup
 	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py \
 		k8s/workload_policy.py k8s/fleet_policy.py k8s/schedule_policy.py k8s/new_domain.py
 
-check: lint types k8s test
+# Debian's npm, chromium, chromium-driver, prometheus-pushgateway and prometheus (promtool): as
+# root they are installed when missing; otherwise make stops here and prints the command.
+system-packages:
+	scripts/system_packages.sh
+
+check: system-packages lint types k8s test
 
 k8s: setup
 	$(PY) k8s/validate.py

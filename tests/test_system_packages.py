@@ -1,0 +1,96 @@
+"""scripts/system_packages.sh: what `make check` and `make setup` need from Debian, on a fake PATH.
+
+The fake PATH holds stubs for the commands that are "installed"; no test runs the real apt-get.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "system_packages.sh"
+BASH = shutil.which("bash") or "/bin/bash"
+ALL = ("npm", "chromium", "chromedriver", "prometheus-pushgateway", "promtool")
+INSTALL = "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y"
+
+
+def _fake_path(tmp_path: Path, *commands: str, script: str = "exit 0") -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name in commands:
+        stub = bin_dir / name
+        stub.write_text(f"#!{BASH}\n{script}\n")
+        stub.chmod(0o755)
+    return bin_dir
+
+
+def _run(bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [BASH, str(SCRIPT), *args],
+        env={"PATH": str(bin_dir), "LC_ALL": "C"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def _expected_command(packages: str) -> str:
+    if os.geteuid() == 0:
+        return f"  {INSTALL} {packages}"
+    return f"  sudo sh -c '{INSTALL} {packages}'"
+
+
+def test_everything_present_is_silent_and_exit_0(tmp_path: Path) -> None:
+    result = _run(_fake_path(tmp_path, *ALL), "--check-only")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_a_missing_package_stops_at_once_with_the_exact_command(tmp_path: Path) -> None:
+    bin_dir = _fake_path(tmp_path, "npm", "chromium", "prometheus-pushgateway")
+    result = _run(bin_dir, "--check-only")
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == "missing system packages (Debian):"
+    assert lines[1] == "  chromedriver (package chromium-driver): the review page's browser tests"
+    assert lines[2] == "  promtool (package prometheus): tests/test_k8s_prometheusrule.py"
+    assert lines[-1] == _expected_command("chromium-driver prometheus")
+    assert result.stdout == ""
+
+
+def test_two_commands_of_one_package_name_it_once(tmp_path: Path) -> None:
+    result = _run(_fake_path(tmp_path, "npm", "prometheus-pushgateway", "promtool"), "--check-only")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == _expected_command("chromium chromium-driver")
+
+
+def test_named_commands_check_only_those(tmp_path: Path) -> None:
+    bin_dir = _fake_path(tmp_path, "chromium")
+    assert _run(bin_dir, "--check-only", "chromium").returncode == 0
+    result = _run(bin_dir, "--check-only", "npm")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == _expected_command("npm")
+
+
+def test_an_unknown_command_or_option_is_exit_2_naming_the_known(tmp_path: Path) -> None:
+    bin_dir = _fake_path(tmp_path)
+    unknown = _run(bin_dir, "docker")
+    assert unknown.returncode == 2
+    assert "unknown command docker (known: npm chromium chromedriver" in unknown.stderr
+    assert _run(bin_dir, "--install").returncode == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="installing is what root does (CI runs as root)")
+def test_as_root_it_updates_once_then_installs_what_is_missing(tmp_path: Path) -> None:
+    log = tmp_path / "apt.log"
+    bin_dir = _fake_path(tmp_path, "npm", "chromium", "chromedriver")
+    _fake_path(tmp_path, "apt-get", script=f'echo "$DEBIAN_FRONTEND $*" >> {log}')
+    result = _run(bin_dir)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().splitlines() == [
+        " update",
+        "noninteractive install -y prometheus-pushgateway prometheus",
+    ]
