@@ -463,9 +463,7 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
 
     handler: Handler = args.handler
     try:
-        code = handler(args)
-        sys.stdout.flush()  # here, where a closed pipe is caught, not at the interpreter's exit
-        return code
+        return _flushed(handler(args))
     except ConfigError as exc:
         message = redact(exc.message)
         say(
@@ -488,6 +486,15 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
         return _crashed(exc, args)
     except Exception as exc:
         return _crashed(exc, args)
+
+
+def _flushed(code: int) -> int:
+    """The command's exit code once stdout is flushed here, where a closed pipe is caught.
+
+    A closed pipe is exit 0 wherever it shows, so buffered or not (PYTHONUNBUFFERED) the
+    answer is the same."""
+    sys.stdout.flush()
+    return code
 
 
 def _crashed(exc: BaseException, args: argparse.Namespace) -> int:

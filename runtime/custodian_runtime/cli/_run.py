@@ -125,7 +125,18 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
         given = list(sys.argv[1:] if argv is None else argv)
         if exc.code == 2 and given[:1] == ["run"] and "--json" in given:
             _print_summary(_no_run("failed", 2, "usage error: see the line on stderr"), None)
+        _flush_help()
         raise
+
+
+def _flush_help() -> None:
+    """Flush what argparse printed (`--help | head -1`): a closed pipe is exit 0, quietly."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if not stdout_reader_gone():
+            raise
+        raise SystemExit(0) from None
 
 
 def cmd_run(
