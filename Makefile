@@ -6,6 +6,7 @@ CUSTODIAN := $(VENV)/bin/custodian
 STAMP     := $(VENV)/.installed-stamp
 AXE       := .cache/axe/node_modules/axe-core/axe.min.js
 DOMAIN    ?=
+DEMO_DOMAINS := $(patsubst demo/%-answer.md,%,$(wildcard demo/*-answer.md))
 
 LOCKS     := requirements/build.txt requirements/dev.txt
 
@@ -95,7 +96,7 @@ dry-run: setup
 # one run that executes, queues and denies, then the approval queue. --force: a second demo run
 # really runs, and shows what Custodian refuses to do twice.
 demo: setup
-	@test -f demo/$(or $(DOMAIN),website)-answer.md || { echo "no demo answer: demo/$(DOMAIN)-answer.md (try DOMAIN=website)" >&2; exit 2; }
+	@test -f demo/$(or $(DOMAIN),website)-answer.md || { echo "no demo answer: demo/$(DOMAIN)-answer.md (the demo domains: $(DEMO_DOMAINS))" >&2; exit 2; }
 	$(CUSTODIAN) run --domain $(or $(DOMAIN),website) --hub embedded --llm file:demo/$(or $(DOMAIN),website)-answer.md --force
 	$(CUSTODIAN) approvals list --domain $(or $(DOMAIN),website) --status pending
 	@echo
