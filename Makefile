@@ -10,7 +10,7 @@ DEMO_DOMAINS := $(patsubst demo/%-answer.md,%,$(wildcard demo/*-answer.md))
 
 LOCKS     := requirements/build.txt requirements/dev.txt
 
-.PHONY: setup system-packages lock test check format lint types k8s bench hub agent-run dry-run demo demo-reset clean
+.PHONY: setup system-packages lock test check format lint types k8s docs bench hub agent-run dry-run demo demo-reset clean
 
 setup: $(STAMP) $(AXE)
 
@@ -69,6 +69,11 @@ check: system-packages lint types k8s test
 
 k8s: setup
 	$(PY) k8s/validate.py
+
+# docs/commands.md from the parser and docs/settings.md from settings/table.py: run after changing
+# either (tests/test_reference_docs.py fails until you do).
+docs: setup
+	$(PY) scripts/gen_reference.py
 
 bench: setup
 	$(PY) bench/run.py
