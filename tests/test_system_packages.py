@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,32 @@ def test_an_unknown_command_or_option_is_exit_2_naming_the_known(tmp_path: Path)
     assert unknown.returncode == 2
     assert "unknown command docker (known: npm chromium chromedriver" in unknown.stderr
     assert _run(bin_dir, "--install").returncode == 2
+
+
+def test_not_as_root_it_prints_the_command_with_sudo_and_installs_nothing(tmp_path: Path) -> None:
+    """As a user (root drops to nobody with setpriv for this), even without --check-only."""
+    shared = Path(tempfile.mkdtemp(prefix="system-packages-"))
+    try:
+        shared.chmod(0o755)
+        log = shared / "apt.log"
+        bin_dir = _fake_path(shared, *ALL[:-1])
+        _fake_path(shared, "apt-get", script=f'echo "$*" >> {log}')
+        argv = [BASH, str(SCRIPT)]
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            assert setpriv, "setpriv (util-linux) drops root for this test"
+            argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+        result = subprocess.run(
+            argv, env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=30
+        )
+    finally:
+        shutil.rmtree(shared)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-2:] == [
+        "install them as root (or run make as root, which installs them):",
+        f"  sudo sh -c '{INSTALL} prometheus'",
+    ]
+    assert not log.exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="installing is what root does (CI runs as root)")
