@@ -24,6 +24,7 @@ $(AXE): tests/axe/package.json tests/axe/package-lock.json
 # Every package comes from the locks, hash-checked; the project itself is installed without
 # resolving anything, and `pip check` fails if pyproject.toml names a dependency the lock lacks.
 $(STAMP): pyproject.toml $(LOCKS)
+	PYTHON=$(PYTHON) scripts/system_packages.sh venv
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --require-hashes $(foreach lock,$(LOCKS),-r $(lock))

@@ -2,7 +2,7 @@
 # The Debian packages `make setup` and `make check` need beyond Python and make.
 #
 #   scripts/system_packages.sh                    # all of them (make check)
-#   scripts/system_packages.sh npm                # only these commands (make setup: npm)
+#   scripts/system_packages.sh venv npm           # only these (make setup: `python3 -m venv`, npm)
 #   scripts/system_packages.sh --check-only ...   # never install; what a test or a dry look uses
 #
 # Each needed command comes from one Debian package. When every command is on PATH it prints
@@ -11,8 +11,10 @@
 # that installs them and exits 1, before anything else runs.
 set -euo pipefail
 
-# command -> the Debian package that provides it, and what needs it.
+# command -> the Debian package that provides it, and what needs it. `venv` is not a command:
+# it is Python's venv module with ensurepip, which Debian ships apart from python3.
 declare -A PACKAGE=(
+  [venv]=python3-venv
   [npm]=npm
   [chromium]=chromium
   [chromedriver]=chromium-driver
@@ -20,13 +22,22 @@ declare -A PACKAGE=(
   [promtool]=prometheus
 )
 declare -A NEEDED_BY=(
+  [venv]="make setup: python3 -m venv"
   [npm]="make setup: axe-core for the review page's accessibility test"
   [chromium]="the review page's browser tests"
   [chromedriver]="the review page's browser tests"
   [prometheus-pushgateway]="tests/test_metrics_push.py"
   [promtool]="tests/test_k8s_prometheusrule.py"
 )
-ORDER=(npm chromium chromedriver prometheus-pushgateway promtool)
+ORDER=(npm chromium chromedriver prometheus-pushgateway promtool)  # with no names given
+
+present() {
+  if [[ "$1" == venv ]]; then
+    "${PYTHON:-python3}" -c 'import ensurepip, venv' >/dev/null 2>&1
+  else
+    command -v "$1" >/dev/null 2>&1
+  fi
+}
 
 check_only=0
 wanted=()
@@ -36,7 +47,7 @@ for arg in "$@"; do
     -*) echo "system_packages.sh: unknown option $arg (the only one is --check-only)" >&2; exit 2 ;;
     *)
       if [[ -z "${PACKAGE[$arg]+set}" ]]; then
-        echo "system_packages.sh: unknown command $arg (known: ${ORDER[*]})" >&2
+        echo "system_packages.sh: unknown command $arg (known: venv ${ORDER[*]})" >&2
         exit 2
       fi
       wanted+=("$arg")
@@ -50,7 +61,7 @@ fi
 missing=()
 packages=()
 for cmd in "${wanted[@]}"; do
-  if ! command -v "$cmd" >/dev/null 2>&1; then
+  if ! present "$cmd"; then
     missing+=("$cmd")
     pkg="${PACKAGE[$cmd]}"
     if [[ " ${packages[*]-} " != *" $pkg "* ]]; then

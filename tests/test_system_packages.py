@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -76,11 +77,26 @@ def test_named_commands_check_only_those(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[-1] == _expected_command("npm")
 
 
+def test_venv_is_pythons_venv_module_with_ensurepip(tmp_path: Path) -> None:
+    # A `python3` without ensurepip, as Debian's python3 is until python3-venv is installed.
+    bin_dir = _fake_path(tmp_path, "python3", script="exit 1")
+    result = _run(bin_dir, "--check-only", "venv")
+    assert result.returncode == 1
+    assert (
+        result.stderr.splitlines()[1]
+        == "  venv (package python3-venv): make setup: python3 -m venv"
+    )
+    assert result.stderr.splitlines()[-1] == _expected_command("python3-venv")
+    (bin_dir / "python3").unlink()
+    (bin_dir / "python3").symlink_to(sys.executable)  # this one has ensurepip
+    assert _run(bin_dir, "--check-only", "venv").returncode == 0
+
+
 def test_an_unknown_command_or_option_is_exit_2_naming_the_known(tmp_path: Path) -> None:
     bin_dir = _fake_path(tmp_path)
     unknown = _run(bin_dir, "docker")
     assert unknown.returncode == 2
-    assert "unknown command docker (known: npm chromium chromedriver" in unknown.stderr
+    assert "unknown command docker (known: venv npm chromium chromedriver" in unknown.stderr
     assert _run(bin_dir, "--install").returncode == 2
 
 
