@@ -137,3 +137,20 @@ def test_as_root_it_updates_once_then_installs_what_is_missing(tmp_path: Path) -
         " update",
         "noninteractive install -y prometheus-pushgateway prometheus",
     ]
+
+
+def test_ci_runs_make_check_and_make_check_starts_with_the_packages() -> None:
+    ci = (SCRIPT.parent.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    commands = [line for line in ci if line.strip() and not line.startswith("#")]
+    assert commands == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', "make check"]
+    make = shutil.which("make")
+    assert make is not None
+    planned = subprocess.run(
+        [make, "-n", "check"],
+        cwd=SCRIPT.parent.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.splitlines()
+    assert planned[0] == "scripts/system_packages.sh"
