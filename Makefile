@@ -6,22 +6,25 @@ CUSTODIAN := $(VENV)/bin/custodian
 STAMP     := $(VENV)/.installed-stamp
 AXE       := .cache/axe/node_modules/axe-core/axe.min.js
 DOMAIN    ?=
+DEMO_DOMAINS := $(patsubst demo/%-answer.md,%,$(wildcard demo/*-answer.md))
 
 LOCKS     := requirements/build.txt requirements/dev.txt
 
-.PHONY: setup lock test check format lint types k8s bench hub agent-run dry-run demo demo-reset clean
+.PHONY: setup system-packages lock test check format lint types k8s docs bench hub agent-run dry-run demo demo-reset clean
 
 setup: $(STAMP) $(AXE)
 
 # axe-core for the review page's accessibility test, from its lock (integrity-checked by npm ci;
 # --prefer-offline takes it from npm's cache when it is there).
 $(AXE): tests/axe/package.json tests/axe/package-lock.json
+	scripts/system_packages.sh npm
 	mkdir -p .cache/axe && cp tests/axe/package.json tests/axe/package-lock.json .cache/axe/
 	npm ci --prefix .cache/axe --prefer-offline --ignore-scripts --no-audit --no-fund
 
 # Every package comes from the locks, hash-checked; the project itself is installed without
 # resolving anything, and `pip check` fails if pyproject.toml names a dependency the lock lacks.
 $(STAMP): pyproject.toml $(LOCKS)
+	PYTHON=$(PYTHON) scripts/system_packages.sh venv
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --require-hashes $(foreach lock,$(LOCKS),-r $(lock))
@@ -58,10 +61,20 @@ types: setup
 	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py \
 		k8s/workload_policy.py k8s/fleet_policy.py k8s/schedule_policy.py k8s/new_domain.py
 
-check: lint types k8s test
+# Debian's npm, chromium, chromium-driver, prometheus-pushgateway and prometheus (promtool): as
+# root they are installed when missing; otherwise make stops here and prints the command.
+system-packages:
+	scripts/system_packages.sh
+
+check: system-packages lint types k8s test
 
 k8s: setup
 	$(PY) k8s/validate.py
+
+# docs/commands.md from the parser and docs/settings.md from settings/table.py: run after changing
+# either (tests/test_reference_docs.py fails until you do).
+docs: setup
+	$(PY) scripts/gen_reference.py
 
 bench: setup
 	$(PY) bench/run.py
@@ -89,7 +102,7 @@ dry-run: setup
 # one run that executes, queues and denies, then the approval queue. --force: a second demo run
 # really runs, and shows what Custodian refuses to do twice.
 demo: setup
-	@test -f demo/$(or $(DOMAIN),website)-answer.md || { echo "no demo answer: demo/$(DOMAIN)-answer.md (try DOMAIN=website)" >&2; exit 2; }
+	@test -f demo/$(or $(DOMAIN),website)-answer.md || { echo "no demo answer: demo/$(DOMAIN)-answer.md (the demo domains: $(DEMO_DOMAINS))" >&2; exit 2; }
 	$(CUSTODIAN) run --domain $(or $(DOMAIN),website) --hub embedded --llm file:demo/$(or $(DOMAIN),website)-answer.md --force
 	$(CUSTODIAN) approvals list --domain $(or $(DOMAIN),website) --status pending
 	@echo

@@ -14,21 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from custodian_hub import demo_dataset
+from custodian_hub import DEMO_DOMAINS, demo_dataset
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.presentation.display import columns
 from runsupport import REPO, CliResult, run_cli
 from spinesupport import journal, of_run
 
-ANSWER = REPO / "demo" / "website-answer.md"
 
-
-def _demo_commands() -> list[list[str]]:
-    """The `custodian` commands `make demo DOMAIN=website` runs, as argv lists."""
+def _demo_commands(domain: str = "website") -> list[list[str]]:
+    """The `custodian` commands `make demo DOMAIN=<domain>` runs, as argv lists."""
     make = shutil.which("make")
     assert make is not None, "make is needed for `make demo`"
     printed = subprocess.run(
-        [make, "-s", "-n", "demo", "DOMAIN=website", "CUSTODIAN=custodian", "VENV=.venv"],
+        [make, "-s", "-n", "demo", f"DOMAIN={domain}", "CUSTODIAN=custodian", "VENV=.venv"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -51,13 +49,22 @@ def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> Cl
     return run_cli(argv, REPO, monkeypatch, **_env(tmp_path))
 
 
-def test_the_demo_answer_names_only_ids_of_the_demo_website_domain() -> None:
+def test_every_demo_domain_has_its_answer_and_no_other_file_is_one() -> None:
+    answers = sorted(p.name for p in (REPO / "demo").glob("*-answer.md"))
+    assert answers == sorted(f"{domain}-answer.md" for domain in DEMO_DOMAINS)
+
+
+@pytest.mark.parametrize("domain", DEMO_DOMAINS)
+def test_the_demo_answer_names_only_ids_of_its_domain(domain: str) -> None:
     data = demo_dataset(datetime.now(UTC))
-    known = {
-        row["id"] for key in ("workstreams", "tasks", "decisions", "flags") for row in data[key]
+    workstreams = {ws["id"] for ws in data["workstreams"] if ws["domain"] == domain}
+    known = workstreams | {
+        row["id"]
+        for key in ("tasks", "decisions", "flags", "events")
+        for row in data[key]
+        if row.get("workstream_id") in workstreams or row.get("domain") == domain
     }
-    known = {i for i in known if i.startswith("web-")}
-    plan = extract_plan(ANSWER.read_text(encoding="utf-8"))
+    plan = extract_plan((REPO / "demo" / f"{domain}-answer.md").read_text(encoding="utf-8"))
     named = {
         value
         for item in plan.items
@@ -87,6 +94,18 @@ def test_make_demo_executes_queues_and_denies_then_lists_the_queue(
     assert len(pending) == kinds.count("queued")
     assert "task_id=web-t-23 status=blocked" in listed.stdout
     assert "    no update for 41 days" in listed.stdout, "the rationale is listed"
+
+
+@pytest.mark.parametrize("domain", DEMO_DOMAINS)
+def test_each_demo_domain_executes_three_queues_two_and_denies_one(
+    domain: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = [*_demo_commands(domain)[0], "--json"]
+    assert argv[argv.index("--domain") + 1] == domain
+    summary = _cli(tmp_path, monkeypatch, argv).json()
+    assert summary["status"] == "completed"
+    counts = {key: summary["counts"][key] for key in ("executed", "queued", "denied")}
+    assert counts == {"executed": 3, "queued": 2, "denied": 1}
 
 
 def test_the_quick_starts_approve_and_reject_work_on_the_demo_queue(
@@ -124,3 +143,21 @@ def test_a_second_demo_run_sends_nothing_twice(
     assert again["status"] == "completed" and first["counts"]["executed"] >= 1
     assert again["counts"]["executed"] == 0 and again["counts"]["queued"] == 0
     assert again["counts"]["denied"] == len(again["items"])
+
+
+def test_a_second_demo_run_after_deciding_denies_what_was_decided(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the README says of `make demo` again once a person approved one item, rejected one."""
+    run_argv = [*_demo_commands()[0], "--json"]
+    first = _cli(tmp_path, monkeypatch, run_argv).json()
+    queued = {q["operation"]: q["approval_id"] for q in first["queued"]}
+    approve = ["approvals", "approve", queued["create_task"], "--by", "ana", "--hub", "embedded"]
+    assert _cli(tmp_path, monkeypatch, approve).code == 0
+    reject = ["approvals", "reject", queued["set_task_status"], "--by", "ana", "--reason", "no"]
+    assert _cli(tmp_path, monkeypatch, reject).code == 0
+    again = _cli(tmp_path, monkeypatch, run_argv).json()
+    assert again["counts"]["denied"] == len(again["items"]) == 6
+    reasons = {item["operation"]: item["reason"] for item in again["items"]}
+    assert "its workstream already has a task" in reasons["create_task"]
+    assert "a person rejected the same proposal" in reasons["set_task_status"]

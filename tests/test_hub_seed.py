@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from datetime import datetime, timedelta
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +229,91 @@ def test_a_bad_dataset_is_refused_with_what_to_fix(
     assert needle in str(caught.value)
     assert isinstance(caught.value, ConfigError) and caught.value.exit_code == 2
     assert not db_path.exists()
+
+
+def _everything(db_path: Path) -> dict[str, Any]:
+    with ReferenceHub(db_path) as hub:
+        read = {"workstreams": httpx.get(f"{hub.url}/workstreams").json()}
+        for domain in ("website", "platform"):
+            summary = httpx.get(f"{hub.url}/domains/{domain}/summary").json()
+            read[domain] = {k: v for k, v in summary.items() if k != "generated_at"}
+    return read
+
+
+def test_the_packaged_demo_json_is_a_seed_file_dated_on_load(tmp_path: Path) -> None:
+    packaged = Path(str(resources.files("custodian_hub").joinpath("demo.json")))
+    raw = json.loads(packaged.read_text(encoding="utf-8"))
+    assert "created_days_ago" in raw["workstreams"][0] and "$comment" in raw  # ages, not dates
+    assert seed_database(tmp_path / "file.sqlite3", str(packaged), HUB_NOW) is True
+    assert seed_database(tmp_path / "demo.sqlite3", "demo", HUB_NOW) is True
+    from_file = _everything(tmp_path / "file.sqlite3")
+    assert from_file == _everything(tmp_path / "demo.sqlite3")
+    first = from_file["workstreams"]["workstreams"][0]
+    assert ts(first["created_at"]) == HUB_NOW.replace(microsecond=0) - timedelta(
+        days=raw["workstreams"][0]["created_days_ago"]
+    )
+
+
+def _undated(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in row.items() if key != "created_at"}
+
+
+def test_ages_and_dates_mix_in_one_seed_file(tmp_path: Path) -> None:
+    dataset = {
+        "$comment": "ages are relative to the moment of seeding",
+        "workstreams": [{**_undated(BASE_WS), "created_days_ago": 10}],
+        "tasks": [
+            {
+                "id": "t1",
+                "workstream_id": "w1",
+                "title": "t",
+                "status": "todo",
+                "created_at": "2026-01-01T00:00:00Z",
+                "updated_days_ago": 2,
+                "due_in_days": 3,
+            }
+        ],
+        "flags": [
+            {
+                "id": "f1",
+                "workstream_id": "w1",
+                "note": "n",
+                "raised_by": "x",
+                "created_days_ago": 1,
+                "resolved_days_ago": None,
+            }
+        ],
+    }
+    seed_file = tmp_path / "seed.json"
+    seed_file.write_text(json.dumps(dataset), encoding="utf-8")
+    assert seed_database(tmp_path / "hub.sqlite3", str(seed_file), HUB_NOW) is True
+    with ReferenceHub(tmp_path / "hub.sqlite3") as hub:
+        ws = httpx.get(f"{hub.url}/workstreams").json()["workstreams"][0]
+        task = httpx.get(f"{hub.url}/tasks/t1").json()
+    now = HUB_NOW.replace(microsecond=0)
+    assert ts(ws["created_at"]) == now - timedelta(days=10)
+    assert ts(ws["updated_at"]) == now - timedelta(days=2)  # its latest task's update
+    assert task["created_at"] == "2026-01-01T00:00:00Z"
+    assert task["due"] == (now + timedelta(days=3)).date().isoformat()
+
+
+@pytest.mark.parametrize(
+    ("row", "needle"),
+    [
+        ({"created_days_ago": "ten"}, "workstreams[0].created_days_ago: a number (or null)"),
+        ({"created_days_ago": True}, "workstreams[0].created_days_ago: a number (or null)"),
+        ({"created_days_ago": 1, "created_at": "2026-01-01T00:00:00Z"}, "not both"),
+    ],
+)
+def test_a_bad_age_is_refused_with_what_to_fix(
+    tmp_path: Path, row: dict[str, Any], needle: str
+) -> None:
+    seed_file = tmp_path / "seed.json"
+    seed_file.write_text(json.dumps({"workstreams": [{**_undated(BASE_WS), **row}]}), "utf-8")
+    with pytest.raises(SeedError) as caught:
+        seed_database(tmp_path / "hub.sqlite3", str(seed_file), HUB_NOW)
+    assert needle in str(caught.value)
+    assert not (tmp_path / "hub.sqlite3").exists()
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The example PrometheusRule: a valid rule file, outside every kustomization, on real metrics,
 and its alerts behave as tests/promtool/custodian-alerts.test.yaml says under `promtool test rules`
-(Debian's `prometheus` package; .ci/run installs it)."""
+(Debian's `prometheus` package; make check installs it)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_it_is_in_no_kustomization() -> None:
 
 
 def _promtool(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert PROMTOOL, "install promtool: apt-get install prometheus (.ci/run does)"
+    assert PROMTOOL, "install promtool: apt-get install prometheus (make check does as root)"
     return subprocess.run(
         [PROMTOOL, *args], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
     )

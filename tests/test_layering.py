@@ -21,6 +21,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The pure core, the error types it raises, the package's version, and the lazy attributes
     # every package's __init__ uses.
     ("core", "errors", "", "_lazy"),
+    ("settings.table",),  # every setting's variable, flag and default: data the settings read
     # Small shell utilities every part may use: the clock, the process's stop flag and stderr
     # lines, the canon on disk, the wheel's data, and what settings read below the settings.
     (

@@ -55,7 +55,9 @@ def _free_port() -> int:
 @pytest.fixture
 def pushgateway(tmp_path: Path) -> Iterator[str]:
     """A Pushgateway on 127.0.0.1 with a free port and a persistence file under tmp_path."""
-    assert PUSHGATEWAY, "install it: apt-get install prometheus-pushgateway (.ci/run does)"
+    assert PUSHGATEWAY, (
+        "install it: apt-get install prometheus-pushgateway (make check does as root)"
+    )
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     child = subprocess.Popen(

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
+from custodian_hub._ages import dated
 from custodian_hub._demo import demo_dataset
 from custodian_hub._seed import load_seed, read_seed_file
 from custodian_hub._server import ReferenceHub
@@ -21,8 +22,10 @@ DEFAULT_PORT = 8765
 
 
 def seed_database(db: Path, seed: str, now: datetime) -> bool:
-    """Load `demo` or a seed file into `db` when it is empty; True when something was loaded."""
-    dataset = demo_dataset(now) if seed == "demo" else read_seed_file(Path(seed))
+    """Load `demo` or a seed file into `db` when it is empty; True when something was loaded.
+
+    A seed file may give ages instead of dates, as the packaged `demo.json` does."""
+    dataset = demo_dataset(now) if seed == "demo" else dated(read_seed_file(Path(seed)), now)
     return load_seed(db, dataset)
 
 

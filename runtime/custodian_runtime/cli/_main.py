@@ -13,7 +13,13 @@ import sys
 from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
-from custodian_runtime.cli._run import error_stream, parse, say, stderr_routed
+from custodian_runtime.cli._run import (
+    error_stream,
+    parse,
+    say,
+    stderr_routed,
+    stdout_reader_gone,
+)
 from custodian_runtime.core.approvals.status import ApprovalStatus
 from custodian_runtime.errors import ConfigError, CustodianError, Interrupted
 from custodian_runtime.llm.specs import SPEC_CHOICES
@@ -457,7 +463,7 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
 
     handler: Handler = args.handler
     try:
-        return handler(args)
+        return _flushed(handler(args))
     except ConfigError as exc:
         message = redact(exc.message)
         say(
@@ -474,10 +480,28 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug: no traceback on the terminal, one line saying where it is
-        from custodian_runtime.process.crash import report_crash
+    except BrokenPipeError as exc:  # `custodian … | head`: the reader has all it wanted
+        if stdout_reader_gone():
+            return 0
+        return _crashed(exc, args)
+    except Exception as exc:
+        return _crashed(exc, args)
 
-        return report_crash(exc, _memory_dir(args), os.environ, error_stream())
+
+def _flushed(code: int) -> int:
+    """The command's exit code once stdout is flushed here, where a closed pipe is caught.
+
+    A closed pipe is exit 0 wherever it shows, so buffered or not (PYTHONUNBUFFERED) the
+    answer is the same."""
+    sys.stdout.flush()
+    return code
+
+
+def _crashed(exc: BaseException, args: argparse.Namespace) -> int:
+    """A bug: no traceback on the terminal, one line saying where it is."""
+    from custodian_runtime.process.crash import report_crash
+
+    return report_crash(exc, _memory_dir(args), os.environ, error_stream())
 
 
 def _memory_dir(args: argparse.Namespace) -> Path:

@@ -89,6 +89,29 @@ def error_stream() -> TextIO:
     return cast(TextIO, LineStream(stream.log, "ERROR"))
 
 
+def stdout_reader_gone() -> bool:
+    """True when stdout is a pipe whose reader has closed it (`custodian … | head -1`).
+
+    Then stdout is pointed at /dev/null, so what is still buffered goes nowhere and the
+    interpreter's last flush raises nothing. A broken pipe anywhere else (a child process, a
+    socket) is not this, and stays a bug."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):  # no real file behind stdout
+        return False
+    if not any(event & select.POLLERR for _, event in events):
+        return False
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+    return True
+
+
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse the command line; in JSON mode a usage error is one ERROR record (exit 2)."""
     json_mode = routed() is not None
@@ -102,7 +125,18 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
         given = list(sys.argv[1:] if argv is None else argv)
         if exc.code == 2 and given[:1] == ["run"] and "--json" in given:
             _print_summary(_no_run("failed", 2, "usage error: see the line on stderr"), None)
+        _flush_help()
         raise
+
+
+def _flush_help() -> None:
+    """Flush what argparse printed (`--help | head -1`): a closed pipe is exit 0, quietly."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if not stdout_reader_gone():
+            raise
+        raise SystemExit(0) from None
 
 
 def cmd_run(

@@ -255,5 +255,6 @@ __all__ = [
     "ReadResult",
     "check_domain",
     "fsync_dir",
+    "lines_from",
     "parse_line",
 ]

@@ -26,6 +26,7 @@ from custodian_runtime.settings.dotenv import early_log_format as early_log_form
 from custodian_runtime.settings.dotenv import layered_environment
 from custodian_runtime.settings.numbers import env_float, env_int, limits_from
 from custodian_runtime.settings.seal_keys import SEAL_VARIABLES, seal_key_from
+from custodian_runtime.settings.table import number
 
 if TYPE_CHECKING:
     import httpx
@@ -47,10 +48,10 @@ class HubSettings:
 
     url: str
     token: str | None = None
-    timeout_s: float = 10.0
-    max_attempts: int = 5
-    max_total_s: float = 60.0
-    max_bytes: int = 32 << 20
+    timeout_s: float = float(number("STATE_HUB_TIMEOUT_S"))
+    max_attempts: int = int(number("STATE_HUB_MAX_ATTEMPTS"))
+    max_total_s: float = float(number("STATE_HUB_MAX_TOTAL_S"))
+    max_bytes: int = int(number("STATE_HUB_MAX_BYTES"))
     source: str = "flag"
     # The hub's own proxy (STATE_HUB_PROXY); HTTP(S)_PROXY never carries the hub's token.
     proxy: str | None = None
@@ -146,10 +147,10 @@ def parse_hub(
     return HubSettings(
         url=url.rstrip("/"),
         token=token,
-        timeout_s=env_float(env, "STATE_HUB_TIMEOUT_S", 10.0),
-        max_attempts=env_int(env, "STATE_HUB_MAX_ATTEMPTS", 5),
-        max_total_s=env_float(env, "STATE_HUB_MAX_TOTAL_S", 60.0),
-        max_bytes=env_int(env, "STATE_HUB_MAX_BYTES", 32 << 20),
+        timeout_s=env_float(env, "STATE_HUB_TIMEOUT_S"),
+        max_attempts=env_int(env, "STATE_HUB_MAX_ATTEMPTS"),
+        max_total_s=env_float(env, "STATE_HUB_MAX_TOTAL_S"),
+        max_bytes=env_int(env, "STATE_HUB_MAX_BYTES"),
         source=source,
         proxy=hub_proxy(env),
     )
@@ -176,13 +177,13 @@ def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelC
         spec=spec,
         argument=argument,
         model=model,
-        max_output_tokens=env_int(env, "CUSTODIAN_MAX_OUTPUT_TOKENS", 8192),
-        timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S", 300.0),
+        max_output_tokens=env_int(env, "CUSTODIAN_MAX_OUTPUT_TOKENS"),
+        timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S"),
         base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
-        max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS", 4),
-        max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S", 600.0),
-        max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S", 60.0),
-        max_response_bytes=env_int(env, "CUSTODIAN_LLM_MAX_BYTES", 8 << 20),
+        max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS"),
+        max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S"),
+        max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S"),
+        max_response_bytes=env_int(env, "CUSTODIAN_LLM_MAX_BYTES"),
         env=dict(env),
         child_env=extra_names(env.get(EXTRA_VAR)),
     )

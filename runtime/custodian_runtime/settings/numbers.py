@@ -13,13 +13,14 @@ from dataclasses import fields
 
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.settings.table import number
 
 
-def env_int(env: Mapping[str, str], name: str, default: int) -> int:
-    """An integer variable, or the default; a non-integer is a ConfigError."""
+def env_int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
+    """A whole-number variable, or the default (settings/table.py's when not given)."""
     raw = env.get(name)
     if raw is None:
-        return default
+        return int(number(name)) if default is None else default
     try:
         value = int(raw)
     except ValueError:
@@ -29,11 +30,11 @@ def env_int(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
-def env_float(env: Mapping[str, str], name: str, default: float) -> float:
-    """A positive number variable, or the default."""
+def env_float(env: Mapping[str, str], name: str, default: float | None = None) -> float:
+    """A positive number variable, or the default (settings/table.py's when not given)."""
     raw = env.get(name)
     if raw is None:
-        return default
+        return float(number(name)) if default is None else default
     try:
         value = float(raw)
     except ValueError:

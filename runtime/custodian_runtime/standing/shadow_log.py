@@ -12,9 +12,7 @@ from pathlib import Path
 
 from custodian_runtime.core.journal.api import Record, parse_at
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS
-from custodian_runtime.journal._lines import parse_line
-from custodian_runtime.journal._segments import lines_from
-from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.journal.store import JournalStore, lines_from, parse_line
 
 
 def shadow_log(memory_dir: Path, domain: str, since: datetime) -> list[Record]:
