@@ -235,3 +235,27 @@ def test_a_run_by_someone_else_makes_the_domain_due_once(
     _pass(loop, fleet)  # its journal moved: watch runs it (a 304 or a read), nothing else
     _pass(loop, fleet)
     assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 3}
+
+
+def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
+    tmp_path: Path, fleet: ReferenceHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from custodian_runtime.net import transport
+    from custodian_runtime.statehub import client, connect
+
+    made: list[str] = []
+
+    def counted(url: str, proxy: str | None) -> httpx.HTTPTransport:
+        made.append(url)
+        return transport.hub_transport(url, proxy)
+
+    monkeypatch.setattr(client, "hub_transport", counted)
+    monkeypatch.setattr(connect, "hub_transport", counted)
+    loop = _loop(tmp_path, fleet, once=True)
+    assert loop.serve() == 0
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    assert made == [fleet.url]  # one pool for the loop's reads and all five runs
+    plain = transport.hub_transport("http://hub.example:8080", None)
+    assert plain._pool._ssl_context.cert_store_stats()["x509_ca"] == 0  # no CA bundle read
+    secure = transport.hub_transport("https://hub.example", None)
+    assert secure._pool._ssl_context.cert_store_stats()["x509_ca"] > 0

@@ -15,7 +15,8 @@ Threads, not processes, carry the runs, at most `--parallel K` at once:
   other and ends interrupted, exactly as `custodian run` does; no queued run starts after it.
 - What the threads share is safe to share: stderr (one write per line; JSON mode routes it once
   for the process) and `clock.simulated_clock`, which only a bench sets and this never does.
-  Each run has its own client, model, journal writer and lock.
+  Each run has its own client, model, journal writer and lock; the clients send through one
+  connection pool for the process (statehub/connect.shared_transport), TLS set up only for https.
 - A bug in one run is caught in its thread: its traceback saved as `custodian run` saves it
   (crash.report_crash), exit 1 for that domain; the others go on.
 
@@ -37,6 +38,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO, cast
 
+import httpx
+
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.inert import for_terminal
@@ -49,7 +52,7 @@ from custodian_runtime.process.crash import report_crash
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
-from custodian_runtime.statehub.connect import open_hub
+from custodian_runtime.statehub.connect import open_hub, shared_transport
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
 from custodian_runtime.watch._select import Shard, chosen
@@ -89,6 +92,7 @@ class Watch:
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
         self._started = utc_now().timestamp()
+        self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
     def serve(self) -> int:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
@@ -96,7 +100,11 @@ class Watch:
         assert s.hub is not None
         pool = ThreadPoolExecutor(max_workers=self.request.parallel, thread_name_prefix="watch")
         try:
-            with open_hub(s.hub, s.embedded_dir, utc_now, stop=self.stop) as client:
+            with (
+                shared_transport(s.hub) as self._transport,
+                open_hub(s.hub, s.embedded_dir, utc_now, transport=self._transport,
+                         stop=self.stop) as client,
+            ):  # fmt: skip
                 while not self.stop:
                     began = time.monotonic()
                     self.pass_once(client.state_summary, pool)
@@ -164,7 +172,8 @@ class Watch:
         assert name is not None
         try:
             self.carry_out(settings)
-            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name))
+            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name),
+                         transport=self._transport)  # fmt: skip
             if not self.stop:
                 self.carry_out(settings)
         except CustodianError as exc:
