@@ -8,11 +8,14 @@ child process.
 from __future__ import annotations
 
 import hashlib
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -21,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.core.metrics import LAST_CHECK
 from custodian_runtime.metrics import MetricsServer
 from custodian_runtime.settings import Settings, load_settings
 from custodian_runtime.watch import Watch, WatchRequest, parse_shard, shard_of
@@ -86,9 +90,14 @@ def test_a_pass_runs_each_domain_once_then_only_the_one_that_moved(
 def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
     tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _pass(_loop(tmp_path, fleet, domains=("d0001", "d0003", "nope")), fleet)
+    listed = _loop(tmp_path, fleet, domains=("d0001", "d0003", "nope"))
+    _pass(listed, fleet)
+    _pass(listed, fleet)
     assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
-    assert "nope: the hub lists no such domain" in capsys.readouterr().err
+    said = "watch: 1 listed domain(s) the hub does not list, not run: nope"
+    assert capsys.readouterr().err.count(said) == 2  # each pass, not once
+    assert listed.figures.unknown == 1
+    assert "custodian_watch_unknown_domains 1.0" in listed.metrics_text()
     shard = parse_shard("1/2")
     _pass(_loop(tmp_path / "shard", fleet, shard=shard), fleet)
     ran = set(_runs(tmp_path / "shard"))
@@ -144,7 +153,7 @@ def test_metrics_parse_and_name_every_domain_and_the_loop(
     }
     assert last_run == set(fleet_names(DOMAINS))
     assert families["custodian_watch_passes"].samples[0].value >= 2
-    assert families["custodian_watch_summary_reads"].samples[0].value >= 2
+    assert families["custodian_watch_overview_reads"].samples[0].value >= 2
     finished = families["custodian_watch_runs_finished"].samples
     assert {s.labels["exit_code"]: s.value for s in finished if s.name.endswith("_total")} == {
         "0": DOMAINS
@@ -259,3 +268,56 @@ def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
     assert plain._pool._ssl_context.cert_store_stats()["x509_ca"] == 0  # no CA bundle read
     secure = transport.hub_transport("https://hub.example", None)
     assert secure._pool._ssl_context.cert_store_stats()["x509_ca"] > 0
+
+
+PROMTOOL = shutil.which("promtool")
+
+
+def test_a_quiet_domain_is_checked_every_pass_and_the_text_is_clean_for_promtool(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    first = _samples(loop.metrics_text())
+    time.sleep(0.01)
+    _pass(loop, fleet)  # nothing moved: no run, but every domain was looked at
+    text = loop.metrics_text()
+    again = _samples(text)
+    for name in fleet_names(DOMAINS):
+        ran = ("custodian_last_run_timestamp_seconds", name)
+        checked = ("custodian_last_check_timestamp_seconds", name)
+        assert again[ran] == first[ran] and again[checked] > first[checked] >= first[ran]
+    created = [k for k in again if k[0].endswith("_created")]
+    assert created and all(again[k] == first[k] for k in created)  # the loop's start, kept
+    assert PROMTOOL, "install promtool: apt-get install prometheus (.ci/run does)"
+    checked_text = subprocess.run([PROMTOOL, "check", "metrics"], input=text, text=True,
+                                  capture_output=True, timeout=60, check=False)  # fmt: skip
+    assert checked_text.returncode == 0, checked_text.stdout + checked_text.stderr
+
+
+def test_the_kept_text_is_what_prometheus_client_writes_for_the_same_figures(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    from custodian_runtime.metrics import all_figures, exposition
+
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    settings = loop.settings
+    figures = all_figures(settings.memory_dir, settings.seal_key, datetime.now(UTC))
+    ours = {k: v for k, v in _samples(loop.metrics_text()).items()
+            if not k[0].startswith("custodian_watch_")}  # fmt: skip
+    theirs = _samples(exposition(figures))
+    assert {k for k in ours if k[0] != LAST_CHECK} == {k for k in theirs if k[0] != LAST_CHECK}
+    durations = [k for k in ours if k[0] == "custodian_run_duration_seconds"]
+    assert len(durations) == DOMAINS
+
+
+def _samples(text: str) -> dict[tuple[str, str], float]:
+    """(sample name, its labels but the domain's, and the domain) -> value."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            rest = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()) if k != "domain")
+            key = s.name if not rest else f"{s.name}{{{rest}}}"
+            found[(key, s.labels.get("domain", ""))] = s.value
+    return found

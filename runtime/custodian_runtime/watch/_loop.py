@@ -40,14 +40,17 @@ from typing import TextIO, cast
 
 import httpx
 
+from custodian_runtime import __version__
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.metrics import Figures, RunFacts
+from custodian_runtime.core.metrics import RunFacts, build_info
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError, HubError, Interrupted
 from custodian_runtime.journal.store import JournalStore
-from custodian_runtime.metrics import domain_figures, exposition
+from custodian_runtime.metrics import domain_figures
+from custodian_runtime.metrics._text import FleetText
+from custodian_runtime.packaged import revision
 from custodian_runtime.process.crash import report_crash
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
@@ -59,6 +62,7 @@ from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
 
 CarryOut = Callable[[Settings], None]
+UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
 
@@ -83,8 +87,8 @@ class Watch:
         self.stop = StopFlag()
         self.figures = LoopFigures()
         self.known: dict[str, Learned] = {}
-        self.domain_figures: dict[str, Figures] = {}
-        self._version, self._served = 0, (-1, "")  # the figures' text, made again on a change
+        self._text = FleetText(build_info(__version__, revision()))  # each domain's, kept
+        self._checked: dict[str, float] = {}  # when each domain was last looked at (Unix time)
         self.worst = 0  # the highest exit code of any run: `--once` exits with it
         self._in_flight: set[str] = set()
         self._lock = threading.Lock()
@@ -127,11 +131,16 @@ class Watch:
             return
         names, missing = chosen((d.domain for d in overview.domains), self.request.domains,
                                 self.request.shard)  # fmt: skip
-        for name in missing:
-            self._once(name, f"{name}: the hub lists no such domain; it is not run")
+        self.figures.unknown = len(missing)
+        if missing:  # every pass: a typo in the list is an error, not a line once at start
+            shown = ", ".join(missing[:UNKNOWN_NAMED]) + (
+                " ..." if len(missing) > UNKNOWN_NAMED else ""
+            )
+            self._say(f"{len(missing)} listed domain(s) the hub does not list, not run: {shown}")
         self._canon_check()
         now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
         revisions = {d.domain: d.revision for d in overview.domains}
+        looked = now.timestamp()
         for name in names:
             stamp = self._stamp(name)
             with self._lock:
@@ -139,6 +148,7 @@ class Watch:
                     continue
                 why = due(self.known.get(name), revisions[name], now, stamp, name in decided)
                 if why is None:
+                    self._checked[name] = looked  # looked at, and nothing to do: a check
                     continue
                 self._in_flight.add(name)
             pool.submit(self._one, name, overview, revisions[name])
@@ -155,10 +165,12 @@ class Watch:
             began = utc_now()
             code, result = self._run(settings, overview)
             self.figures.ended(code)
+            ended = utc_now()
             with self._lock:  # runs end in several threads at once
                 self.worst = max(self.worst, code)
+                self._checked[name] = ended.timestamp()  # a run looks at its domain
             self._learn(settings, name, code, RunFacts(
-                began, utc_now(), code, result.status if result else "failed",
+                began, ended, code, result.status if result else "failed",
                 result.counts() if result else {}, result.model if result else None,
                 result.usage if result else {},
             ), revision)  # fmt: skip
@@ -204,8 +216,8 @@ class Watch:
             self._say(f"{name}: its journal cannot be read back ({said})")
             return
         with self._lock:
-            self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
-            self._version += 1
+            self.known[name] = known
+            self._text.put(figures.with_run(facts))
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
         """The domain's journal and guidance files now; False for a name no journal can hold."""
@@ -237,12 +249,11 @@ class Watch:
         return False
 
     def metrics_text(self) -> str:
-        """Every domain's figures as a run pushes them, and the loop's own."""
+        """Every domain's figures as a run pushes them, when each was last looked at, and the
+        loop's own; a domain's lines are made when it changes, not at each scrape."""
         with self._lock:
-            version, figures = self._version, list(self.domain_figures.values())
-        if self._served[0] != version:  # a scrape of 1,000 unchanged domains costs nothing
-            self._served = (version, exposition(figures))
-        return self._served[1] + self.figures.exposition()
+            text = self._text.text(self._checked)
+        return text + self.figures.exposition()
 
     def health(self) -> str | None:
         """None while passes keep coming; else how long since the last one."""
