@@ -62,6 +62,7 @@ def _pass(loop: Watch, hub: ReferenceHub) -> None:
 
     with ThreadPoolExecutor(2) as pool:
         loop.pass_once(read, pool)
+    loop.keep_seen()  # as the next pass, or the end of `serve`, does
 
 
 def _runs(tmp_path: Path) -> dict[str, int]:
@@ -321,3 +322,37 @@ def _samples(text: str) -> dict[tuple[str, str], float]:
             key = s.name if not rest else f"{s.name}{{{rest}}}"
             found[(key, s.labels.get("domain", ""))] = s.value
     return found
+
+
+def test_what_was_seen_survives_a_restart_and_only_what_changed_runs(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    _pass(_loop(tmp_path, fleet), fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    assert (tmp_path / "memory" / "watch" / "seen.json").is_file()
+    said = {"workstream_id": "d0001-ws", "task_id": "d0001-t0", "event_type": "note",
+            "summary": "Started on it.", "source": "ana"}  # fmt: skip
+    httpx.post(f"{fleet.url}/events", json=said, timeout=5).raise_for_status()
+    with (tmp_path / "memory" / "journal" / "d0003.jsonl").open("a") as touched:
+        touched.write("")  # the same bytes: the stamp holds
+    restarted = _loop(tmp_path, fleet)
+    _pass(restarted, fleet)  # a new process: only the domain the hub moved runs
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0001": 2}
+    assert restarted.figures.started == 1
+    checked = _samples(restarted.metrics_text())
+    assert {d for (n, d) in checked if n == LAST_CHECK} == set(fleet_names(DOMAINS))
+
+
+def test_what_was_seen_is_not_read_under_other_settings_or_when_damaged(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    _pass(_loop(tmp_path, fleet), fleet)
+    other = _loop(tmp_path, fleet)
+    limits = replace(other.settings.limits, max_events=19)
+    other.settings = replace(other.settings, limits=limits)
+    _pass(other, fleet)  # other settings: every domain is due once (a 304 each)
+    assert other.figures.started == DOMAINS
+    (tmp_path / "memory" / "watch" / "seen.json").write_text("{not json", encoding="utf-8")
+    damaged = _loop(tmp_path, fleet)
+    _pass(damaged, fleet)
+    assert damaged.figures.started == DOMAINS

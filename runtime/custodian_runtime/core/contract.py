@@ -164,6 +164,20 @@ class DomainOverview(Response):
     last_event_at: datetime | None = None
 
 
+class DomainRevision(Response):
+    """A domain of `GET /state/summary` as a pass of `custodian watch` first reads it."""
+
+    domain: str
+    revision: int | None = None
+
+
+class SummaryRevisions(Response):
+    """`GET /state/summary` read for its names and revisions alone: what decides which domains
+    are due, at a fraction of the whole's parse (the counts are read when a run needs them)."""
+
+    domains: tuple[DomainRevision, ...]
+
+
 class StateSummary(Response):
     generated_at: datetime
     hub_id: Id | None = None  # v1.2

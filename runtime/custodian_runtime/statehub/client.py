@@ -64,6 +64,7 @@ from custodian_runtime.statehub._conditional import (
     summary_or_not_modified,
 )
 from custodian_runtime.statehub._failures import parse_body
+from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub._sender import QueryParams, Sender
 
 T = TypeVar("T", bound=Response)
@@ -148,6 +149,11 @@ class StateHubClient:
     def state_summary(self) -> StateSummary:
         """GET /state/summary: counts per domain."""
         return self._read("/state/summary", StateSummary)
+
+    def state_summary_lazy(self) -> LazySummary:
+        """GET /state/summary with its names and revisions parsed; the counts when first asked."""
+        response, attempts = self._sender.send("GET", "/state/summary")
+        return LazySummary(response, attempts)
 
     def hub_origin(self, location: str | None = None) -> HubOrigin:
         """Who the hub is: its hub_id from GET /health (v1.2; read once per client), and where

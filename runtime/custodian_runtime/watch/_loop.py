@@ -20,10 +20,12 @@ Threads, not processes, carry the runs, at most `--parallel K` at once:
 - A bug in one run is caught in its thread: its traceback saved as `custodian run` saves it
   (crash.report_crash), exit 1 for that domain; the others go on.
 
-The loop holds no state that matters: a run's writes are exactly-once by its journal and lock,
-and what the loop remembers between passes it learns again after a restart (every domain is due
-once; an unchanged one is a 304). SIGKILL loses nothing but the runs in flight, which the next
-run of each domain settles from its journal, as after a killed `custodian run`.
+The loop holds no state that matters: a run's writes are exactly-once by its journal and lock.
+What the loop learned of each domain it keeps for its next start (watch/_seen.py), a cache
+checked against each domain's files, so an unchanged domain is not run again after a restart;
+without it every domain is due once (an unchanged one is a 304). SIGKILL loses nothing but the
+runs in flight, which the next run of each domain settles from its journal, as after a killed
+`custodian run`.
 """
 
 from __future__ import annotations
@@ -55,9 +57,11 @@ from custodian_runtime.process.crash import report_crash
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
+from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub.connect import open_hub, shared_transport
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
+from custodian_runtime.watch._seen import load_seen, save_seen, seen_key, seen_path
 from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
 
@@ -95,6 +99,10 @@ class Watch:
         self._journals: dict[str, Path] = {}
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
+        shard = request.shard
+        self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
+        self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
+        self._dirty = False  # learned something since what was seen was last kept
         self._started = utc_now().timestamp()
         self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
@@ -102,28 +110,34 @@ class Watch:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
         s = self.settings
         assert s.hub is not None
-        pool = ThreadPoolExecutor(max_workers=self.request.parallel, thread_name_prefix="watch")
-        try:
-            with (
-                shared_transport(s.hub) as self._transport,
-                open_hub(s.hub, s.embedded_dir, utc_now, transport=self._transport,
-                         stop=self.stop) as client,
-            ):  # fmt: skip
-                while not self.stop:
-                    began = time.monotonic()
-                    self.pass_once(client.state_summary, pool)
-                    if self.request.once or self._wait(began + self.request.every_s):
-                        break
-        finally:
-            pool.shutdown(wait=True, cancel_futures=bool(self.stop))
+        # The pool of connections outlives the runs: it closes after the last one has ended.
+        with shared_transport(s.hub) as self._transport:
+            pool = ThreadPoolExecutor(self.request.parallel, thread_name_prefix="watch")
+            try:
+                with open_hub(s.hub, s.embedded_dir, utc_now, transport=self._transport,
+                              stop=self.stop) as client:  # fmt: skip
+                    while not self.stop:
+                        began = time.monotonic()
+                        self.pass_once(client.state_summary_lazy, pool)
+                        if self.request.once or self._wait(began + self.request.every_s):
+                            break
+            finally:
+                pool.shutdown(wait=True, cancel_futures=bool(self.stop))
+                self.keep_seen()  # what the last runs learned, for the next start
         if self.stop.signal is not None:
             return 128 + self.stop.signal
         return self.worst
 
-    def pass_once(self, read: Callable[[], StateSummary], pool: ThreadPoolExecutor) -> None:
-        """Read the overview once and start a run for each due domain not running already."""
+    def pass_once(
+        self, read: Callable[[], StateSummary | LazySummary], pool: ThreadPoolExecutor
+    ) -> None:
+        """Read the overview once and start a run for each due domain not running already.
+
+        Which are due needs only the names and revisions; the counts of every domain are parsed
+        when the first run of the pass needs them (an idle pass never does)."""
         try:
-            overview = read()
+            read_now = read()
+            overview = read_now if isinstance(read_now, LazySummary) else LazySummary.of(read_now)
             self.figures.count(summary_reads=1)
         except HubError as exc:
             self.figures.count(summary_reads=1, summary_failures=1)
@@ -154,8 +168,9 @@ class Watch:
             pool.submit(self._one, name, overview, revisions[name])
         self.figures.count(passes=1)
         self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
+        self.keep_seen()
 
-    def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
+    def _one(self, name: str, overview: LazySummary, revision: int | None) -> None:
         """One domain's run, in a worker thread; whatever happens, the others go on."""
         try:
             if self.stop:
@@ -178,13 +193,14 @@ class Watch:
             with self._lock:
                 self._in_flight.discard(name)
 
-    def _run(self, settings: Settings, overview: StateSummary) -> tuple[int, RunResult | None]:
+    def _run(self, settings: Settings, overview: LazySummary) -> tuple[int, RunResult | None]:
         """What `custodian run` composes: decisions carried out before and after the run."""
         name = settings.domain
         assert name is not None
         try:
             self.carry_out(settings)
-            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name),
+            whole = overview.whole()  # parsed by the pass's first run, shared by the others
+            result = run(settings, overview=whole, stop=self.stop, stderr=run_stream(name),
                          transport=self._transport)  # fmt: skip
             if not self.stop:
                 self.carry_out(settings)
@@ -211,13 +227,16 @@ class Watch:
                 settings.memory_dir, name, settings.seal_key, facts.ended_at, items
             )
         except (CustodianError, OSError) as exc:
-            self.known.pop(name, None)  # due again at the next pass, whose run says why
+            with self._lock:
+                self.known.pop(name, None)  # due again at the next pass, whose run says why
+                self._dirty = True
             said = exc.message if isinstance(exc, CustodianError) else str(exc)
             self._say(f"{name}: its journal cannot be read back ({said})")
             return
         with self._lock:
             self.known[name] = known
             self._text.put(figures.with_run(facts))
+            self._dirty = True
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
         """The domain's journal and guidance files now; False for a name no journal can hold."""
@@ -233,12 +252,30 @@ class Watch:
         return (stamp_of(path), stamp_of(guidance))
 
     def _canon_check(self) -> None:
-        """A changed constitution (or canon directory) makes every domain due once."""
+        """A changed constitution (or canon directory) makes every domain due once; at the first
+        pass, what a watch with the same settings and canon saw before is read back."""
         canon = self.settings.canon_dir
         now = tuple(stamp_of(p) for p in (canon, canon / "constitution.md", canon / "domains"))
         if self._canon is not None and now != self._canon:
-            self.known.clear()
+            with self._lock:
+                self.known.clear()
+        if now != self._canon:
+            self._seen_key = seen_key(self.settings.digest_view(), now)
+        if self._canon is None:
+            with self._lock:
+                self.known = {**load_seen(self._seen, self._seen_key or ""), **self.known}
         self._canon = now
+
+    def keep_seen(self) -> None:
+        """Keep what was learned for the next start, when something was; a failure is said once."""
+        with self._lock:
+            if not self._dirty or self._seen_key is None:
+                return
+            known, self._dirty = dict(self.known), False
+        try:
+            save_seen(self._seen, self._seen_key, known)
+        except OSError as exc:
+            self._once(" seen", f"what this watch saw is not kept for its next start: {exc}")
 
     def _wait(self, deadline: float) -> bool:
         """Sleep until `deadline`; True as soon as a signal came."""
