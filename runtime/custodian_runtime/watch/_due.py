@@ -4,8 +4,9 @@ After each run the watch reads the domain's checkpoint (read-only) and keeps a `
 the revision the domain was settled at, when time alone makes it due (the skip window, a
 pending approval's expiry), the local work that makes it due at every pass (the same `LocalWork`
 and `why_read` a run asks with: run/_unchanged.py, core/unchanged.py) and the journal file's
-stamp. None of it matters across a restart: a domain the watch has not run yet is due, and the
-run itself decides (a 304 when nothing moved) under its lock, from its journal.
+stamp. It is kept across a restart as a cache (watch/_seen.py) that the stamps check; a domain
+the watch knows nothing of is due, and the run itself decides (a 304 when nothing moved) under
+its lock, from its journal.
 
 A journal changed outside this watch makes the domain due, unless all that was appended is the
 commit of runs (another `watch` on the same volume, a `custodian run`): then the watch learns
