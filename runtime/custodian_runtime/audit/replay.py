@@ -191,7 +191,7 @@ def _evidence(observed: Observed, plan_record: PlanRecord) -> Evidence:
     kept = plan_record.evidence or {}
     fetched = [ProgressEvent.model_validate(e) for e in kept.get("fetched", [])]
     summary = DomainSummary.model_validate(observed.summary)
-    return Evidence.of(summary, fetched, kept.get("own_ids", []))
+    return Evidence.of(summary, fetched, kept.get("own_ids", []), kept.get("read_tasks", []))
 
 
 def _recent_of(plan_record: PlanRecord) -> RecentWrites | None:

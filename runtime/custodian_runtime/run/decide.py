@@ -215,6 +215,7 @@ def _plan_data(
         evidence={
             "fetched": [e.model_dump(mode="json") for e in fetched],
             "own_ids": sorted(evidence.own_ids),
+            "read_tasks": sorted(evidence.read_tasks),
         },
         recent_writes=[w.model_dump(mode="json") for w in recent.writes],
         ruled_at=core_journal.format_at(recent.now),
