@@ -111,7 +111,9 @@ def compare(
     plan_record = _first(records, PlanRecord) or PlanRecord()
     recorded = {ruling.index: ruling for _, ruling in of_kind(records, RulingRecord)}
     try:
-        plan = extract_plan(str(response.text), limits.max_plan_items)
+        plan = extract_plan(
+            str(response.text), limits.max_plan_items, bare=bool(response.structured)
+        )
     except PlanRejected as exc:
         if plan_record.status == "rejected":
             return [], f"plan rejected, as recorded: {exc.message}"

@@ -22,6 +22,7 @@ from custodian_runtime.llm.base import ModelConfig
 from custodian_runtime.llm.registry import split_spec
 from custodian_runtime.llm.specs import SPEC_CHOICES
 from custodian_runtime.packaged import default_canon, local_or_packaged
+import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.settings.dotenv import early_log_format as early_log_format
 from custodian_runtime.settings.dotenv import layered_environment
 from custodian_runtime.settings.numbers import env_float, env_int, limits_from
@@ -95,6 +96,8 @@ class Settings:
             "llm": self.model.spec,
             "model": self.model.model,
             "max_output_tokens": self.model.max_output_tokens,
+            "temperature": self.model.temperature,
+            "structured_output": self.model.structured,
             "limits": self.limits.__dict__,
             "dry_run": self.dry_run,
             "force": self.force,
@@ -169,14 +172,19 @@ def hub_proxy(env: Mapping[str, str]) -> str | None:
     return proxy
 
 
-def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelConfig:
+def model_config(
+    spec: str, model: str | None, env: Mapping[str, str], flags: Mapping[str, Any] | None = None
+) -> ModelConfig:
     """Build the adapter configuration; the spec is checked against the registry."""
     _, argument = split_spec(spec)
+    given = flags or {}
     return ModelConfig(
         spec=spec,
         argument=argument,
         model=model,
-        max_output_tokens=env_int(env, "CUSTODIAN_MAX_OUTPUT_TOKENS", 8192),
+        max_output_tokens=model_options.max_output_tokens(given, env),
+        temperature=model_options.temperature(given, env),
+        structured=model_options.structured(given, env),
         timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S", 300.0),
         base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
         max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS", 4),
@@ -223,7 +231,7 @@ def load_settings(
     return Settings(
         domain=parse_domain(domain, required=domain_required),
         hub=hub,
-        model=model_config(spec, model_name, env),
+        model=model_config(spec, model_name, env, flags),
         model_source=model_source,
         memory_dir=(cwd / (memory or "memory")).resolve(),
         canon_dir=canon_dir,
