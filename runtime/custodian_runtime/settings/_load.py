@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError
@@ -22,7 +23,6 @@ from custodian_runtime.llm.base import ModelConfig
 from custodian_runtime.llm.registry import split_spec
 from custodian_runtime.llm.specs import SPEC_CHOICES
 from custodian_runtime.packaged import default_canon, local_or_packaged
-import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.settings.dotenv import early_log_format as early_log_format
 from custodian_runtime.settings.dotenv import layered_environment
 from custodian_runtime.settings.numbers import env_float, env_int, limits_from
