@@ -75,6 +75,7 @@ def test_success_sends_the_documented_request_and_joins_text_blocks(
     assert json.loads(request.content) == {
         "model": "claude-sonnet-4-5",
         "max_tokens": 4000,
+        "temperature": 0.0,
         "system": "You are the custodian.",
         "messages": [{"role": "user", "content": "Observe and plan."}],
     }

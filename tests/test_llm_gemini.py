@@ -94,7 +94,7 @@ def test_success_sends_documented_request_and_skips_thoughts(respx_mock: respx.M
     assert json.loads(request.content) == {
         "systemInstruction": {"parts": [{"text": "You are the custodian."}]},
         "contents": [{"role": "user", "parts": [{"text": "Observe and plan."}]}],
-        "generationConfig": {"maxOutputTokens": 1234},
+        "generationConfig": {"maxOutputTokens": 1234, "temperature": 0.0},
     }
 
 

@@ -85,6 +85,7 @@ def test_success_sends_bearer_system_message_and_max_completion_tokens(
             {"role": "user", "content": "Observe and plan."},
         ],
         "max_completion_tokens": 2048,
+        "temperature": 0.0,
     }
 
 

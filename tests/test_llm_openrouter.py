@@ -92,6 +92,7 @@ def test_success_sends_attribution_headers_and_reads_cost(respx_mock: respx.Mock
             {"role": "user", "content": "Observe and plan."},
         ],
         "max_tokens": 3000,
+        "temperature": 0.0,
     }
 
 

@@ -252,3 +252,34 @@ def _handler_for(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
             """Stay quiet: tests read `fake.requests` instead of logs."""
 
     return Handler
+
+
+class SchemaAnswer:
+    """An `answer` that honours `response_format` as llama.cpp's server does.
+
+    Without `response_format` the answer is `fenced` (Markdown and one json block). With
+    `{"type": "json_schema", "json_schema": {"schema": ...}}` the reply is what a grammar built
+    from that schema lets out: one bare JSON object, made by `fill(schema)` and checked against
+    the schema, so an answer the schema does not allow, or a schema that is no JSON schema, fails
+    the test instead of passing as text. Each schema it was given is kept in `schemas`.
+    """
+
+    def __init__(self, fill: Callable[[dict[str, Any]], dict[str, Any]], fenced: str = FAKE_ANSWER):
+        self.fill = fill
+        self.fenced = fenced
+        self.schemas: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        import jsonschema
+
+        asked = body.get("response_format")
+        if asked is None:
+            return self.fenced
+        if asked.get("type") != "json_schema" or "schema" not in asked.get("json_schema", {}):
+            raise ValueError(f"llama.cpp takes json_schema with a schema, not {asked!r}")
+        schema = asked["json_schema"]["schema"]
+        jsonschema.Draft202012Validator.check_schema(schema)
+        self.schemas.append(schema)
+        document = self.fill(schema)
+        jsonschema.validate(document, schema)
+        return json.dumps(document)

@@ -111,7 +111,9 @@ def compare(
     plan_record = _first(records, PlanRecord) or PlanRecord()
     recorded = {ruling.index: ruling for _, ruling in of_kind(records, RulingRecord)}
     try:
-        plan = extract_plan(str(response.text), limits.max_plan_items)
+        plan = extract_plan(
+            str(response.text), limits.max_plan_items, bare=bool(response.structured)
+        )
     except PlanRejected as exc:
         if plan_record.status == "rejected":
             return [], f"plan rejected, as recorded: {exc.message}"
@@ -191,7 +193,7 @@ def _evidence(observed: Observed, plan_record: PlanRecord) -> Evidence:
     kept = plan_record.evidence or {}
     fetched = [ProgressEvent.model_validate(e) for e in kept.get("fetched", [])]
     summary = DomainSummary.model_validate(observed.summary)
-    return Evidence.of(summary, fetched, kept.get("own_ids", []))
+    return Evidence.of(summary, fetched, kept.get("own_ids", []), kept.get("read_tasks", []))
 
 
 def _recent_of(plan_record: PlanRecord) -> RecentWrites | None:

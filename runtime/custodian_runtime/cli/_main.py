@@ -62,6 +62,17 @@ class _Version(argparse._VersionAction):
         super().__call__(parser, *args, **kwargs)
 
 
+def _model_options(p: argparse.ArgumentParser) -> None:
+    """How the model is asked: its temperature, output tokens and structured output."""
+    p.add_argument("--temperature", metavar="T",
+                   help="0 to 2, or 'none' (env CUSTODIAN_TEMPERATURE; default 0)")  # fmt: skip
+    p.add_argument("--max-output-tokens", metavar="N",
+                   help="the answer's limit (env CUSTODIAN_MAX_OUTPUT_TOKENS; 8192)")  # fmt: skip
+    p.add_argument("--structured-output", choices=("on", "off"),
+                   help="ask for the plan's JSON schema where the provider can "
+                   "(env CUSTODIAN_STRUCTURED_OUTPUT; default on)")  # fmt: skip
+
+
 def _run_parser(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="one observe -> orient -> decide -> act pass for a domain")
     p.add_argument("--domain", help="the domain to look after (env CUSTODIAN_DOMAIN)")
@@ -71,6 +82,7 @@ def _run_parser(sub: Subparsers) -> None:
         help=f"model spec: {SPEC_CHOICES} (env CUSTODIAN_LLM)",
     )
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    _model_options(p)
     p.add_argument("--memory", help=MEMORY_HELP)
     p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--dry-run", action="store_true", help="decide, print, write nothing")
@@ -227,6 +239,7 @@ def _eval_parser(sub: Subparsers) -> None:
     p = sub.add_parser("eval", help="score a model and a canon on the scenarios, in dry runs")
     p.add_argument("--llm", help="model spec, as for run (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
+    _model_options(p)
     p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--scenarios", type=_path, help="default ./evals/scenarios, else the packaged")
     p.add_argument("--only", nargs="+", default=[], metavar="NAME", help="only these scenarios")
@@ -325,6 +338,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from custodian_runtime.packaged import default_scenarios
 
     flags = {"llm": args.llm, "model": args.model, "canon": args.canon}
+    for name in ("temperature", "max_output_tokens", "structured_output"):
+        flags[name] = getattr(args, name)
     settings = _settings(argparse.Namespace(**flags), domain_required=False, hub_required=False)
     if settings.model_source == "embedded default":
         sys.stderr.write(f"custodian: eval: no --llm given; using {settings.model.spec}\n")

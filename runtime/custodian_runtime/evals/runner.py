@@ -21,7 +21,13 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.items import approval_id_for, new_item
 from custodian_runtime.core.plan.extract import fingerprint
-from custodian_runtime.core.tooling.eval_expect import EvalItem, ExpectationCheck, Scored, score
+from custodian_runtime.core.tooling.eval_expect import (
+    EvalItem,
+    ExpectationCheck,
+    Scored,
+    SeedFacts,
+    score,
+)
 from custodian_runtime.evals.scenario import Scenario
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import HubSettings, Settings
@@ -75,7 +81,7 @@ def run_scenario(scenario: Scenario, base: Settings, work: Path) -> Attempt:
 
 def _attempt(scenario: Scenario, result: RunResult, seconds: float, *, unchanged: bool) -> Attempt:
     items = eval_items(result)
-    scored = score(scenario.spec.expectations, items)
+    scored = score(scenario.spec.expectations, items, SeedFacts.of_seed(scenario.dataset))
     if result.status != "completed":
         # A run that produced no plan passes no test, even one that forbids things.
         failed = ExpectationCheck("the run completed", True, False, result.message)

@@ -1,6 +1,9 @@
 """The chat-completions shape shared by OpenAI, OpenRouter, Ollama and OpenAI-compatible servers.
 
-Request: `{"model", "messages": [system?, user], <token field>: N}`. Response:
+Request: `{"model", "messages": [system?, user], <token field>: N, "temperature"?,
+"response_format"?}`; the answer's schema goes as `response_format` `{"type": "json_schema",
+"json_schema": {"name", "strict": true, "schema"}}` (OpenAI's structured outputs; llama.cpp's
+server, vLLM and Ollama's OpenAI-compatible endpoint read the same field). Response:
 `{"id", "model", "choices": [{"message": {"content"}, "finish_reason"}], "usage": {...}}`.
 Errors: `{"error": {"message", "type", "code"}}`. Subclasses set the differences as attributes.
 """
@@ -21,7 +24,7 @@ from custodian_runtime.llm._http import (
     header_request_id,
 )
 from custodian_runtime.llm._json import as_dict, as_int, as_str
-from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+from custodian_runtime.llm.base import SCHEMA_NAME, Completion, Model, ModelConfig, Prompt, Usage
 
 # OpenAI error codes that mean money or quota is gone: sending again cannot help.
 FATAL_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
@@ -30,6 +33,14 @@ FATAL_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "bi
 def output_limit(config: ModelConfig, prompt: Prompt) -> int:
     """The token limit to send: the smaller of the configured and the prompt's limit."""
     return max(1, min(config.max_output_tokens, prompt.max_output_tokens))
+
+
+def response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer's JSON schema as chat completions take it: strict structured output."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": dict(schema)},
+    }
 
 
 def describe_openai_error(status: int, payload: Any, text: str) -> ErrorInfo:
@@ -64,6 +75,7 @@ class ChatCompletionsModel(Model):
     default_model: ClassVar[str] = ""
     default_base_url: ClassVar[str] = ""
     token_field: ClassVar[str] = "max_tokens"
+    schema_output: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -128,10 +140,18 @@ class ChatCompletionsModel(Model):
         if prompt.system:
             messages.insert(0, {"role": "system", "content": prompt.system})
         limit = output_limit(self._config, prompt)
-        body = {"model": self._model, "messages": messages, self.token_field: limit}
-        return self._http.post(self._url, body, lambda p, r: self._parse(p, r, limit))
+        body: dict[str, Any] = {"model": self._model, "messages": messages, self.token_field: limit}
+        if self._config.temperature is not None:
+            body["temperature"] = self._config.temperature
+        schema = prompt.answer_schema
+        if schema is not None:
+            body["response_format"] = response_format(schema)
+        structured = schema is not None
+        return self._http.post(self._url, body, lambda p, r: self._parse(p, r, limit, structured))
 
-    def _parse(self, payload: Any, response: httpx.Response, limit: int) -> Completion:
+    def _parse(
+        self, payload: Any, response: httpx.Response, limit: int, structured: bool = False
+    ) -> Completion:
         self.check_payload(payload, response)
         request_id = header_request_id(response) or as_str(payload.get("id"))
         choices = payload.get("choices")
@@ -162,6 +182,7 @@ class ChatCompletionsModel(Model):
                 cost_usd=self.cost_usd(usage),
             ),
             request_id=request_id,
+            structured=structured,
         )
 
     def _fail(self, detail: str, request_id: str | None, *, code: str | None = None) -> ModelError:

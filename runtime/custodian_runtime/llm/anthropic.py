@@ -1,7 +1,13 @@
-"""Anthropic Messages API (`POST https://api.anthropic.com/v1/messages`, `x-api-key`)."""
+"""Anthropic Messages API (`POST https://api.anthropic.com/v1/messages`, `x-api-key`).
+
+Structured output is tool use: the answer's schema is one tool's `input_schema`, and
+`tool_choice` `{"type": "tool", "name"}` makes the model call it; the tool_use block's `input`
+is the answer, as JSON text.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -18,7 +24,7 @@ from custodian_runtime.llm._http import (
 )
 from custodian_runtime.llm._json import as_dict, as_int, as_list, as_str
 from custodian_runtime.llm._openai_shape import output_limit
-from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt, Usage
+from custodian_runtime.llm.base import SCHEMA_NAME, Completion, Model, ModelConfig, Prompt, Usage
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -52,10 +58,20 @@ def describe_error(status: int, payload: Any, text: str) -> ErrorInfo:
     )
 
 
+def _tool_input(blocks: list[Any]) -> str | None:
+    """The plan tool's input, as JSON text; None when the model wrote no such call."""
+    for block in blocks:
+        called = isinstance(block, dict) and block.get("type") == "tool_use"
+        if called and block.get("name") == SCHEMA_NAME and isinstance(block.get("input"), dict):
+            return json.dumps(block["input"], ensure_ascii=False)
+    return None
+
+
 class AnthropicModel(Model):
     """Claude through the Messages API: text blocks joined, thinking and tool blocks skipped."""
 
     provider: ClassVar[str] = "anthropic"
+    schema_output: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -96,19 +112,36 @@ class AnthropicModel(Model):
         }
         if prompt.system:
             body["system"] = prompt.system
-        return self._http.post(self._url, body, lambda p, r: self._parse(p, r, limit))
+        if self._config.temperature is not None:
+            body["temperature"] = self._config.temperature
+        schema = prompt.answer_schema
+        if schema is not None:
+            body["tools"] = [
+                {
+                    "name": SCHEMA_NAME,
+                    "description": "Record this run's action plan.",
+                    "input_schema": dict(schema),
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": SCHEMA_NAME}
+        tool = schema is not None
+        return self._http.post(self._url, body, lambda p, r: self._parse(p, r, limit, tool))
 
-    def _parse(self, payload: Any, response: httpx.Response, limit: int) -> Completion:
+    def _parse(
+        self, payload: Any, response: httpx.Response, limit: int, tool: bool = False
+    ) -> Completion:
         request_id = header_request_id(response) or as_str(payload.get("id"))
         stop = payload.get("stop_reason")
-        if stop in _BAD_STOPS:
+        if stop in _BAD_STOPS and not (tool and stop == "tool_use"):
             raise self._fail(_BAD_STOPS[stop].format(limit=limit), request_id, str(stop))
         blocks = as_list(payload.get("content"))
-        text = "".join(
-            str(block.get("text", ""))
-            for block in blocks
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
+        text = _tool_input(blocks) if tool else None
+        if text is None:
+            text = "".join(
+                str(block.get("text", ""))
+                for block in blocks
+                if isinstance(block, dict) and block.get("type") == "text"
+            )
         if not text.strip():
             raise self._fail(f"the answer has no text (stop_reason {stop})", request_id, "empty")
         usage = as_dict(payload.get("usage"))
@@ -121,6 +154,7 @@ class AnthropicModel(Model):
                 output_tokens=as_int(usage.get("output_tokens")),
             ),
             request_id=request_id,
+            structured=tool,
         )
 
     def _fail(self, detail: str, request_id: str | None, code: str) -> ModelError:

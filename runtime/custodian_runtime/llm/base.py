@@ -9,12 +9,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from custodian_runtime.process.stopping import OnRetry, StopFlag
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
+SCHEMA_NAME = "action_plan"  # what a provider is told the answer's schema (or tool) is called
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,13 @@ class Usage:
 
 @dataclass(frozen=True)
 class Prompt:
-    """What one model call is given: text only."""
+    """What one model call is given: the text, and the answer's JSON schema when the adapter
+    constrains its output to one (`Model.schema_output`) and the settings ask for it."""
 
     system: str
     user: str
     max_output_tokens: int = 8192
+    answer_schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class Completion:
     provider: str
     usage: Usage = field(default_factory=Usage)
     request_id: str | None = None
+    # The answer was asked for in the prompt's JSON schema: a bare JSON object is the plan.
+    structured: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,10 @@ class ModelConfig:
     argument: str | None = None
     model: str | None = None
     max_output_tokens: int = 8192
+    # None: not sent (the server's own); planning wants the most likely answer, not variety.
+    temperature: float | None = 0.0
+    # Ask an adapter that can (`Model.schema_output`) for an answer in the plan's JSON schema.
+    structured: bool = True
     timeout_s: float = 300.0
     base_url: str | None = None
     max_attempts: int = 4
@@ -77,6 +86,8 @@ class Model(ABC):
     """A language model, or something that answers like one. Subclasses implement `complete`."""
 
     provider: ClassVar[str] = "unnamed"
+    # Whether the adapter can constrain the answer to a JSON schema (the provider's own field).
+    schema_output: ClassVar[bool] = False
 
     @property
     def model_name(self) -> str:

@@ -1,4 +1,10 @@
-"""Google Gemini API (`POST .../v1beta/models/{model}:generateContent`, `x-goog-api-key`)."""
+"""Google Gemini API (`POST .../v1beta/models/{model}:generateContent`, `x-goog-api-key`).
+
+Structured output: `generationConfig.responseMimeType` `application/json` and
+`generationConfig.responseSchema`, the answer's schema in the API's OpenAPI subset
+(`gemini_schema`): upper-case types, `nullable` for a null option, `propertyOrdering`, and
+no `additionalProperties`.
+"""
 
 from __future__ import annotations
 
@@ -79,6 +85,7 @@ class GeminiModel(Model):
     """Gemini's generateContent: thought parts skipped, blocked prompts and cut-offs are errors."""
 
     provider: ClassVar[str] = "gemini"
+    schema_output: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -110,15 +117,25 @@ class GeminiModel(Model):
     def complete(self, prompt: Prompt) -> Completion:
         """Send one generateContent request and return the non-thought text."""
         limit = output_limit(self._config, prompt)
+        generation: dict[str, Any] = {"maxOutputTokens": limit}
+        if self._config.temperature is not None:
+            generation["temperature"] = self._config.temperature
+        schema = prompt.answer_schema
+        if schema is not None:
+            generation["responseMimeType"] = "application/json"
+            generation["responseSchema"] = gemini_schema(schema)
         body: dict[str, Any] = {
             "contents": [{"role": "user", "parts": [{"text": prompt.user}]}],
-            "generationConfig": {"maxOutputTokens": limit},
+            "generationConfig": generation,
         }
         if prompt.system:
             body["systemInstruction"] = {"parts": [{"text": prompt.system}]}
-        return self._http.post(self._url, body, lambda p, r: self._parse(p, r, limit))
+        structured = schema is not None
+        return self._http.post(self._url, body, lambda p, r: self._parse(p, r, limit, structured))
 
-    def _parse(self, payload: Any, response: httpx.Response, limit: int) -> Completion:
+    def _parse(
+        self, payload: Any, response: httpx.Response, limit: int, structured: bool = False
+    ) -> Completion:
         request_id = header_request_id(response) or as_str(payload.get("responseId"))
         candidate = self._candidate(payload, request_id)
         finish = candidate.get("finishReason")
@@ -143,6 +160,7 @@ class GeminiModel(Model):
             provider=self.provider,
             usage=_usage(payload.get("usageMetadata")),
             request_id=request_id,
+            structured=structured,
         )
 
     def _candidate(self, payload: Mapping[str, Any], request_id: str | None) -> Mapping[str, Any]:
@@ -161,6 +179,38 @@ class GeminiModel(Model):
     def close(self) -> None:
         """Close the HTTP client."""
         self._http.close()
+
+
+def gemini_schema(node: Any) -> Any:
+    """A JSON schema in the Schema object generateContent takes (an OpenAPI 3.0 subset)."""
+    if isinstance(node, list):
+        return [gemini_schema(v) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    options = node.get("anyOf")
+    if isinstance(options, list):
+        real = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
+        nullable = len(real) < len(options)
+        if len(real) == 1:
+            return {**gemini_schema(real[0]), **({"nullable": True} if nullable else {})}
+        found: dict[str, Any] = {"anyOf": gemini_schema(real)}
+        return {**found, "nullable": True} if nullable else found
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "type" and isinstance(value, str):
+            out["type"] = value.upper()
+        elif key == "properties" and isinstance(value, Mapping):
+            out["properties"] = {k: gemini_schema(v) for k, v in value.items()}
+            out["propertyOrdering"] = list(value)
+        elif key in _GEMINI_KEYS:
+            out[key] = gemini_schema(value)
+    if "enum" in out:
+        out["format"] = "enum"
+    return out
+
+
+# What the Schema object holds besides type and properties (no additionalProperties, no $ref).
+_GEMINI_KEYS = frozenset({"items", "required", "enum", "description", "minItems", "maxItems"})
 
 
 def _usage(metadata: object) -> Usage:

@@ -97,6 +97,7 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
         "sanctioned": _sanctioned(inputs),
         "proposals": _proposals(inputs),
         "unavailable": sorted(inputs.unavailable.items()),
+        "answer_form": inputs.answer_form,
         "nonce": inputs.nonce,
         "data_open": data_open(inputs.nonce),
         "data_close": data_close(inputs.nonce),

@@ -46,6 +46,9 @@ class RunContext:
     hub: str  # as journaled, noted and printed: `embedded`, or the URL without credentials
     model_spec: str
     max_output_tokens: int
+    # The answer is asked for in the plan's JSON schema: the settings want it and the planner
+    # can (`Model.schema_output`).
+    structured: bool
     memory_dir: Path
     canon_dir: Path
     limits: Limits  # the caps, budgets and windows of this run
@@ -105,6 +108,7 @@ def build_context(
         hub=channels.hub,
         model_spec=settings.model.spec,
         max_output_tokens=settings.model.max_output_tokens,
+        structured=settings.model.structured and channels.planner.schema_output,
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
         limits=settings.limits,

@@ -50,9 +50,14 @@ def read_evidence(
     (31 days), so an event Custodian wrote weeks ago still cannot be cited as a person's word.
     """
     fetched: list[ProgressEvent] = []
+    whole: list[str] = []  # tasks whose every event came back: a cited id absent is invented
     for task in tasks_to_read(plan, summary):
-        fetched.extend(client.list_events(task_id=task, limit=EVENTS_PER_TASK))
-    return Evidence.of(summary, fetched, own_write_ids(history, kept)), tuple(fetched)
+        events = client.list_events(task_id=task, limit=EVENTS_PER_TASK)
+        fetched.extend(events)
+        if len(events) < EVENTS_PER_TASK:
+            whole.append(task)
+    evidence = Evidence.of(summary, fetched, own_write_ids(history, kept), whole)
+    return evidence, tuple(fetched)
 
 
 def _cites_evidence(operation: str) -> bool:

@@ -26,6 +26,7 @@ class RulePlanner:
 
     provider: ClassVar[str] = RULES
     model_name: ClassVar[str] = "offline-rules-v1"  # as notes and the journal name it
+    schema_output: ClassVar[bool] = False  # it writes the plan itself, fenced as a model would
 
     def plan(self, facts: PlanningFacts) -> Completion:
         """The rule-based plan for `facts`, as the answer a model would give."""

@@ -88,7 +88,7 @@ def storable(completion: Completion) -> Completion:
 def extract(ctx: RunContext, completion: Completion) -> Plan:
     """The plan in the model's answer; a rejection is journaled, and raised."""
     try:
-        return extract_plan(completion.text, ctx.limits.max_plan_items)
+        return extract_plan(completion.text, ctx.limits.max_plan_items, bare=completion.structured)
     except PlanRejected as exc:
         ctx.journal.write(
             PlanRecord(status="rejected", reason=exc.message, observations=[], items=0)
@@ -215,6 +215,7 @@ def _plan_data(
         evidence={
             "fetched": [e.model_dump(mode="json") for e in fetched],
             "own_ids": sorted(evidence.own_ids),
+            "read_tasks": sorted(evidence.read_tasks),
         },
         recent_writes=[w.model_dump(mode="json") for w in recent.writes],
         ruled_at=core_journal.format_at(recent.now),
@@ -244,4 +245,5 @@ def response_data(completion: Completion) -> ModelResponse:
         model=completion.model,
         usage=usage_dict(completion),
         request_id=completion.request_id,
+        structured=completion.structured or None,
     )

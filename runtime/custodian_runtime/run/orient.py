@@ -13,6 +13,7 @@ from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, Promp
 from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import PromptRecord
+from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
@@ -100,8 +101,15 @@ def _orientation(
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     inputs = _inputs(ctx, observation, continuity(history), now)
     rendered = render_prompt(inputs)
+    schema = None
+    if ctx.structured:
+        ids = ObservedIds.of(observation.summary)
+        schema = answer_schema(ids, unavailable=tuple(ctx.unavailable))
     prompt = Prompt(
-        system=rendered.system, user=rendered.user, max_output_tokens=ctx.max_output_tokens
+        system=rendered.system,
+        user=rendered.user,
+        max_output_tokens=ctx.max_output_tokens,
+        answer_schema=schema,
     )
     return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
 
@@ -130,6 +138,7 @@ def _inputs(
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),
         unavailable=ctx.unavailable,
+        answer_form="json" if ctx.structured else "fenced",
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError
@@ -96,6 +97,8 @@ class Settings:
             "llm": self.model.spec,
             "model": self.model.model,
             "max_output_tokens": self.model.max_output_tokens,
+            "temperature": self.model.temperature,
+            "structured_output": self.model.structured,
             "limits": self.limits.__dict__,
             "dry_run": self.dry_run,
             "force": self.force,
@@ -170,14 +173,19 @@ def hub_proxy(env: Mapping[str, str]) -> str | None:
     return proxy
 
 
-def model_config(spec: str, model: str | None, env: Mapping[str, str]) -> ModelConfig:
+def model_config(
+    spec: str, model: str | None, env: Mapping[str, str], flags: Mapping[str, Any] | None = None
+) -> ModelConfig:
     """Build the adapter configuration; the spec is checked against the registry."""
     _, argument = split_spec(spec)
+    given = flags or {}
     return ModelConfig(
         spec=spec,
         argument=argument,
         model=model,
-        max_output_tokens=env_int(env, "CUSTODIAN_MAX_OUTPUT_TOKENS"),
+        max_output_tokens=model_options.max_output_tokens(given, env),
+        temperature=model_options.temperature(given, env),
+        structured=model_options.structured(given, env),
         timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S"),
         base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
         max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS"),
@@ -224,7 +232,7 @@ def load_settings(
     return Settings(
         domain=parse_domain(domain, required=domain_required),
         hub=hub,
-        model=model_config(spec, model_name, env),
+        model=model_config(spec, model_name, env, flags),
         model_source=model_source,
         memory_dir=(cwd / (memory or "memory")).resolve(),
         canon_dir=canon_dir,

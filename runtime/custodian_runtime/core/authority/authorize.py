@@ -20,6 +20,7 @@ from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.deference import Deferral, deference
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.authority.facts import rejection_problem
+from custodian_runtime.core.authority.grounded import invented_evidence, text_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
@@ -145,7 +146,7 @@ def _rule(
         return "deny", f"{label} is denied: it repeats plan item #{earlier} word for word.", None
     problem = ids_problem(item.operation, item.params, view) or tally.conflict(item)
     if problem is None:
-        problem = _already_done(spec, item, view)
+        problem = _already_done(spec, item, view) or _ungrounded(spec, item, view, evidence)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}.", None
     facts = (limits, history, view, evidence)
@@ -174,6 +175,15 @@ def _citing(reason: str, lifted: Deferral | None) -> str:
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
     """Why the write would change nothing, or is pointless, on the domain as observed."""
     return None if spec.already_done is None else spec.already_done(item.params, view)
+
+
+def _ungrounded(
+    spec: OperationSpec, item: ProposedItem, view: View, evidence: Evidence
+) -> str | None:
+    """Why what the item would write names what this run never observed (an invented id, a
+    person's event repeated as new, cited evidence that does not exist); None when grounded."""
+    found = text_problem(item.params, spec.grounded, spec.news, view, evidence)
+    return found or invented_evidence(item.params, evidence)
 
 
 def unproven(item: ProposedItem, evidence: Evidence) -> str | None:

@@ -6,7 +6,8 @@ fetched), on the same task, and not written by Custodian: not one of its own rec
 the `source` it writes with, and not carrying its run mark. A move to `done` also needs at least
 one cited event of type `milestone` or `status_change`: a note, observation or blocker alone never
 proves finished work. Anything less is not a denial: the item waits for a person, with a reason
-that says what was missing.
+that says what was missing. An id the run never observed on a task whose events it read whole is
+the exception: it was invented, and the write is denied (core/authority/grounded.py).
 
 Nor does it run on evidence that is not newer than the task's last change by anyone (the hub's
 `updated_at`; from a hub that gives none, the task's newest event that Custodian did not write):
@@ -42,11 +43,16 @@ DONE_PROOF = ("milestone", "status_change")  # the event types that can show wor
 @dataclass(frozen=True)
 class Evidence:
     """The events this run observed, by id, the hub ids of Custodian's own writes, and the
-    hub's own time when it observed them (None: unknown, no event is ahead of it)."""
+    hub's own time when it observed them (None: unknown, no event is ahead of it).
+
+    `read_tasks` are the tasks whose events the run read whole: an id cited on one of them and
+    absent from `events` does not exist there (core/authority/grounded.py).
+    """
 
     events: Mapping[str, ProgressEvent] = field(default_factory=dict)
     own_ids: frozenset[str] = frozenset()
     hub_now: datetime | None = None
+    read_tasks: frozenset[str] = frozenset()
 
     def ahead(self, event: ProgressEvent) -> bool:
         """Whether `event` is dated ahead of the hub's own time by more than `SKEW`."""
@@ -58,10 +64,13 @@ class Evidence:
         observed: DomainSummary,
         fetched: Iterable[ProgressEvent] = (),
         own_ids: Iterable[str] = (),
+        read_tasks: Iterable[str] = (),
     ) -> Evidence:
-        """The summary's recent events and any fetched ones; `own_ids` from the checkpoint."""
+        """The summary's recent events and any fetched ones; `own_ids` from the checkpoint;
+        `read_tasks` the tasks whose events were fetched whole."""
         events = {e.id: e for e in (*observed.recent_events, *fetched)}
-        return cls(events=events, own_ids=frozenset(own_ids), hub_now=observed.generated_at)
+        return cls(events=events, own_ids=frozenset(own_ids), hub_now=observed.generated_at,
+                   read_tasks=frozenset(read_tasks))  # fmt: skip
 
 
 def cited(params: Mapping[str, Any]) -> tuple[str, ...]:

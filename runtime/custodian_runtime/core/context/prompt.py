@@ -102,6 +102,9 @@ class PromptInputs:
     caps: Mapping[str, int] = field(default_factory=DEFAULT.prompt_caps)
     # Operations this run cannot perform, with why (a read-only canon): not offered to the model.
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    # How the answer is written: Markdown with one ```json block (`fenced`), or one JSON object
+    # in the plan's schema with the prose in its `prose` field (`json`: structured output).
+    answer_form: str = "fenced"
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,8 @@ class ModelResponse(Entry):
     model: str | None = None
     usage: Json | None = None
     request_id: str | None = None
+    # Asked for in the plan's JSON schema: a bare JSON object is the plan (None: not asked).
+    structured: bool | None = None
 
 
 class ModelFailed(Entry):

@@ -87,6 +87,10 @@ class OperationSpec:
     conflict: str | None = None  # one per task per plan: items sharing this key conflict
     status_write: bool = False  # sets a task's status: sent only on the task as observed
     evidence: bool = False  # runs on its own only when the events it cites prove it
+    # The params whose text becomes the hub's record: they name only observed ids
+    # (core/authority/grounded.py); `news`, the one that may not repeat a person's event.
+    grounded: tuple[str, ...] = ()
+    news: str | None = None
     route: Callable[[Params], str | None] | None = None  # another operation these params need
     person_sends: bool = True  # an approved item of it is carried out (False: never queued)
     never_granted: str | None = None  # why a person never grants it in advance (None: they may)

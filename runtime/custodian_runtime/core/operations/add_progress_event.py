@@ -91,6 +91,8 @@ SPEC = OperationSpec(
     budget="budget_events",
     targets=("task_id", "workstream_id"),
     already_done=_already,
+    grounded=("summary",),
+    news="summary",
     executes=_executes,
     when="the workstream (and task) are in the observed domain; within {max_events} per run "
     "and {budget_events} per domain in {budget_window_hours} h",

@@ -72,6 +72,7 @@ SPEC = OperationSpec(
     budget="budget_flags",
     targets=("task_id",),
     already_done=_already,
+    grounded=("note",),
     conflict="flag",
     executes=_executes,
     when="the task is in the domain and has no open flag; within {max_flags} per run and "

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.plan import extract, schema
+    from custodian_runtime.core.plan import answer, extract, schema
 
 __all__ = [
+    "answer",
     "extract",
     "schema",
 ]

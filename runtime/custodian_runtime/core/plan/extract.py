@@ -29,6 +29,7 @@ from custodian_runtime.errors import PlanRejected
 
 __all__ = [
     "MAX_DEPTH",
+    "PROSE",
     "Plan",
     "ProposedItem",
     "extract_plan",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 PROPOSALS = "proposals"
+PROSE = "prose"  # a structured answer's field for the prose for people (core/plan/answer.py)
 # The target of an operation Custodian does not know, for display: the first of these it has.
 _TARGET_KEYS = ("task_id", "decision_id", "flag_id", "path", "workstream_id", "domain")
 
@@ -78,17 +80,34 @@ class Plan:
     raw_json: str
 
 
-def extract_plan(markdown: str, max_items: int = DEFAULT.max_plan_items) -> Plan:
-    """Find the one ```json block in `markdown` and turn it into a Plan, or raise PlanRejected."""
+def extract_plan(
+    markdown: str, max_items: int = DEFAULT.max_plan_items, *, bare: bool = False
+) -> Plan:
+    """Find the one ```json block in `markdown` and turn it into a Plan, or raise PlanRejected.
+
+    With `bare` (the answer was asked for in a JSON schema), an answer that is one JSON object
+    and no fence is the plan itself, its prose in the `prose` field.
+    """
     require_unicode(markdown, "The answer")
+    if bare and markdown.lstrip().startswith("{"):
+        document = parse_plan_object(markdown)
+        prose = document.pop(PROSE, "")
+        if not isinstance(prose, str):
+            raise PlanRejected(f"The answer's {PROSE!r} field must be a string of Markdown.")
+        return _plan(document, prose.strip(), markdown, max_items)
     lines = markdown.splitlines()
     block = _the_json_block(lines, find_fences(lines))
     document = parse_plan_object(block.body)
-    _require_at_most(document, max_items)
-    require_unicode(canonical_json(document), "The ```json block")
     before = "\n".join(lines[: block.first_line]).strip()
     after = "\n".join(lines[block.end_line :]).strip()
     prose = "\n\n".join(part for part in (before, after) if part)
+    return _plan(document, prose, block.body, max_items)
+
+
+def _plan(document: dict[str, Any], prose: str, raw: str, max_items: int) -> Plan:
+    """The Plan of a parsed plan object: each entry an item, valid or not."""
+    _require_at_most(document, max_items)
+    require_unicode(canonical_json(document), "The ```json block")
     builder = _Builder()
     observations: list[str] = []
     for key, value in document.items():
@@ -96,7 +115,7 @@ def extract_plan(markdown: str, max_items: int = DEFAULT.max_plan_items) -> Plan
             observations.extend(builder.observations(value))
         else:
             builder.section(key, value)
-    return Plan(prose, tuple(observations), tuple(builder.items), block.body)
+    return Plan(prose, tuple(observations), tuple(builder.items), raw)
 
 
 def _require_at_most(document: dict[str, Any], max_items: int) -> None:
@@ -194,7 +213,7 @@ class _Builder:
 
     def entry(self, section: str, spec: OperationSpec, raw: Any) -> None:
         try:
-            model = _entry_model(spec.params).model_validate(raw)
+            model = entry_model(spec.params).model_validate(raw)
         except ValidationError as exc:
             self.add(section, _guess_operation(section, raw), raw, None, describe(exc))
             return
@@ -261,7 +280,7 @@ def _section_spec(section: str) -> OperationSpec:
 
 
 @cache
-def _entry_model(params: type[BaseModel]) -> type[BaseModel]:
+def entry_model(params: type[BaseModel]) -> type[BaseModel]:
     """An operation's params as a plan entry: the same fields, and an optional `reason`."""
     name = params.__name__ + "Entry"
     model: type[BaseModel] = create_model(name, __base__=params, reason=(Reason | None, None))

@@ -1,0 +1,153 @@
+"""Grounded writes: what the model writes into the hub names only what this run observed.
+
+A progress event's summary and a flag's note become the hub's record. Each id-shaped word in
+them (`web-t-04`, `evt-101`, `T-4`: letters, then `-` or `_` parts, ending in `-<digits>`) must be
+an id of the observed domain (a workstream, task, open decision, open flag, or an event the run
+saw), or a word that a person's observed text already uses (`SHA-256` in a task's description).
+Anything else was invented, and the write is denied with the id named. A progress event that
+repeats a person's observed event as its own news, without naming that event, is denied too.
+
+A status write's evidence is held to the same rule: an event id it cites that is neither among
+the domain's recent events nor among its task's events, read whole by this run, does not exist
+where the model could have seen it, and the write is denied, not queued for a person.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from custodian_runtime.core._normalized import normalized_text
+from custodian_runtime.core.authority.evidence import Evidence, by_custodian, cited
+from custodian_runtime.core.authority.marks import without_run_mark
+from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.plan.schema import short
+from custodian_runtime.core.view import OWN_SOURCE, View
+
+# An id as hubs write them: `T-4`, `evt-000042`, `web-t-04`, `plat_ws_1`.
+ID_SHAPED = re.compile(r"(?<![\w.:/-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_][0-9]+(?![\w-])")
+# A person's event shorter than this is repeated only when the whole text is the same.
+_QUOTE_MIN = 24
+
+
+def id_shaped(text: str) -> tuple[str, ...]:
+    """The id-shaped words of `text`, each once, in order."""
+    return tuple(dict.fromkeys(m.group(0) for m in ID_SHAPED.finditer(text)))
+
+
+def observed_ids(view: View, evidence: Evidence) -> frozenset[str]:
+    """Every id this run observed, casefolded: the domain's items and every event it saw."""
+    tables: tuple[Mapping[str, Any], ...] = (
+        view.workstreams,
+        view.tasks,
+        view.decisions,
+        view.flags,
+        evidence.events,
+    )
+    found = {view.domain, *(e.id for e in view.events)}
+    for table in tables:
+        found.update(table)
+    return frozenset(i.casefold() for i in found)
+
+
+def _people_texts(view: View, evidence: Evidence) -> Iterator[str]:
+    """The observed texts that people (not Custodian) wrote."""
+    for ws in view.workstreams.values():
+        yield ws.title
+    for task in view.tasks.values():
+        yield task.title
+        yield task.description
+    for decision in view.decisions.values():
+        yield from (decision.title, decision.context, *decision.options)
+    for flag in view.flags.values():
+        if flag.raised_by.strip().lower() != OWN_SOURCE:
+            yield flag.note
+    for event in _events(view, evidence):
+        if by_custodian(event, evidence.own_ids) is None:
+            yield event.summary
+
+
+def _events(view: View, evidence: Evidence) -> tuple[ProgressEvent, ...]:
+    seen = {e.id: e for e in (*view.events, *evidence.events.values())}
+    return tuple(seen.values())
+
+
+def unobserved_ids(text: str, view: View, evidence: Evidence) -> tuple[str, ...]:
+    """The id-shaped words of `text` that name nothing this run observed."""
+    known = observed_ids(view, evidence)
+    unknown = [i for i in id_shaped(text) if i.casefold() not in known]
+    if not unknown:
+        return ()
+    used = {w.casefold() for t in _people_texts(view, evidence) for w in id_shaped(t)}
+    return tuple(i for i in unknown if i.casefold() not in used)
+
+
+def repeated_event(text: str, view: View, evidence: Evidence) -> ProgressEvent | None:
+    """A person's observed event that `text` repeats as if new (without naming it), or None."""
+    mine = normalized_text(text)
+    named = {i.casefold() for i in id_shaped(text)}
+    for event in sorted(_events(view, evidence), key=lambda e: e.id):
+        if by_custodian(event, evidence.own_ids) is not None or event.id.casefold() in named:
+            continue
+        theirs = normalized_text(without_run_mark(event.summary))
+        if theirs and (theirs == mine or (len(theirs) >= _QUOTE_MIN and theirs in mine)):
+            return event
+    return None
+
+
+def text_problem(
+    params: Mapping[str, Any],
+    keys: Sequence[str],
+    news: str | None,
+    view: View,
+    evidence: Evidence,
+) -> str | None:
+    """Why the texts under `keys` are not grounded in the observation; None when they are.
+
+    `news` is the key whose text must be news: it may not repeat a person's event unnamed.
+    """
+    for key in keys:
+        text = params.get(key)
+        if not isinstance(text, str):
+            continue
+        unknown = unobserved_ids(text, view, evidence)
+        if unknown:
+            return (
+                f"its {key} names {_listed(unknown)}, which this run did not observe; what "
+                "Custodian writes names only observed ids"
+            )
+        if key == news:
+            copied = repeated_event(text, view, evidence)
+            if copied is not None:
+                return (
+                    f"its {key} repeats event {copied.id} from {short(copied.source)} as if it "
+                    "were new; a progress event names the events it rests on"
+                )
+    return None
+
+
+def invented_evidence(params: Mapping[str, Any], evidence: Evidence) -> str | None:
+    """Why a status write's cited events do not exist where the run looked; None otherwise.
+
+    Only a task whose events this run read whole can show that an id is absent from it.
+    """
+    task = params.get("task_id")
+    if not isinstance(task, str) or task not in evidence.read_tasks:
+        return None
+    absent = tuple(i for i in cited(params) if i not in evidence.events)
+    if not absent:
+        return None
+    return (
+        f"it cites {_listed(absent, 'event')}, which this run did not observe (not among the "
+        f"domain's recent events, nor among task {task}'s events); evidence names only "
+        "observed events"
+    )
+
+
+def _listed(ids: Sequence[str], kind: str = "") -> str:
+    words = [short(i, 40) if not ID_SHAPED.fullmatch(i) else i for i in ids]
+    prefix = f"{kind}s " if kind and len(ids) > 1 else f"{kind} " if kind else ""
+    if len(words) == 1:
+        return prefix + words[0]
+    return prefix + ", ".join(words[:-1]) + " and " + words[-1]

@@ -1,0 +1,128 @@
+"""The answer's shape as one JSON schema, built from the plan's own models, for structured output.
+
+A provider that constrains its decoding to a schema is sent this one (each in its own field, in
+its own file under llm/): a JSON object with the prose for people in `prose`, then the plan's
+sections, each entry the operation's params model (core/plan/schema.py) with its `reason`. Ids are
+limited to the observed ones where there are any and not too many (`enum`). The schema is strict
+in the form every provider accepts: each object lists all its properties as required and allows
+no others, an optional one may be null; length and pattern limits are left to the plan's models,
+which check the answer whatever the decoding did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import custodian_runtime.core.operations as operations
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.plan.extract import PROPOSALS, PROSE, entry_model
+from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
+
+# More ids than this of one kind are not listed: the schema would outgrow what providers take.
+MAX_ENUM = 300
+# The keywords every provider's schema subset accepts; the others stay in the plan's models.
+_DROPPED = frozenset({"title", "default", "pattern", "minLength", "maxLength", "format"})
+
+
+@dataclass(frozen=True)
+class ObservedIds:
+    """The ids a plan may name, by the param that names them."""
+
+    by_param: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, summary: DomainSummary) -> ObservedIds:
+        """The observed domain's workstreams, tasks, open decisions and flags, recent events."""
+        tasks = [t.id for ws in summary.workstreams for t in ws.tasks]
+        return cls(
+            {
+                "workstream_id": tuple(ws.id for ws in summary.workstreams),
+                "task_id": tuple(tasks),
+                "decision_id": tuple(d.id for d in summary.open_decisions if d.status == "open"),
+                "flag_id": tuple(f.id for f in summary.open_flags if f.status == "open"),
+                "evidence": tuple(e.id for e in summary.recent_events),
+            }
+        )
+
+
+def answer_schema(
+    ids: ObservedIds | None = None, unavailable: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The JSON schema of a structured answer: `prose`, `observations`, then each section."""
+    known = ids or ObservedIds({})
+    properties: dict[str, Any] = {
+        PROSE: {"type": "string", "description": "what you saw, did and why, for people"},
+        "observations": {"type": "array", "items": {"type": "string"}},
+    }
+    for spec in operations.all_specs():
+        if spec.default == "sanctioned":
+            entry = _strict(entry_model(spec.params).model_json_schema(), known)
+            if spec.status_write:
+                entry["properties"]["status"] = {
+                    "type": "string",
+                    "enum": sorted(SANCTIONED_STATUSES),
+                }
+            properties[spec.section] = {"type": "array", "items": entry}
+    offered = [
+        _proposal(spec.name, spec.params.model_json_schema(), known)
+        for spec in operations.all_specs()
+        if spec.default == "approvable" and spec.name not in unavailable
+    ]
+    properties[PROPOSALS] = {"type": "array", "items": {"anyOf": offered}}
+    return _object(properties)
+
+
+def _proposal(name: str, params: Mapping[str, Any], known: ObservedIds) -> dict[str, Any]:
+    return _object(
+        {
+            "operation": {"type": "string", "enum": [name]},
+            "params": _strict(params, known),
+            "rationale": {"type": "string"},
+        }
+    )
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _strict(schema: Mapping[str, Any], known: ObservedIds) -> dict[str, Any]:
+    """A pydantic model's schema in the strict form: every property required, optional ones
+    nullable, no limits beyond types and enums, ids limited to the observed ones."""
+    required = set(schema.get("required", ()))
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        value = _limited(_plain(prop), known.by_param.get(name, ()))
+        if name not in required and "anyOf" not in value:
+            value = {"anyOf": [value, {"type": "null"}]}
+        properties[name] = value
+    return _object(properties)
+
+
+def _plain(node: Any) -> Any:
+    """`node` without the keywords not every provider accepts."""
+    if isinstance(node, dict):
+        return {k: _plain(v) for k, v in node.items() if k not in _DROPPED}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def _limited(node: dict[str, Any], ids: tuple[str, ...]) -> dict[str, Any]:
+    """An id field (or a list of ids, or a nullable one) limited to `ids`, when they are few."""
+    if not ids or len(ids) > MAX_ENUM:
+        return node
+    if "anyOf" in node:
+        return {"anyOf": [_limited(option, ids) for option in node["anyOf"]]}
+    if node.get("type") == "array" and isinstance(node.get("items"), dict):
+        return {**node, "items": _limited(node["items"], ids)}
+    if node.get("type") == "string":
+        return {**node, "enum": list(dict.fromkeys(ids))}
+    return node

@@ -1,0 +1,70 @@
+"""How the model is asked: temperature, output tokens and structured output, flag over variable.
+
+Planning wants the most likely answer: the temperature is 0 unless set (`none` sends none, for a
+model that takes only its own). Structured output (the answer in the plan's JSON schema, where
+the adapter can ask for it) is on unless turned off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.settings.numbers import env_int
+
+TEMPERATURE = "CUSTODIAN_TEMPERATURE"
+TOKENS = "CUSTODIAN_MAX_OUTPUT_TOKENS"
+STRUCTURED = "CUSTODIAN_STRUCTURED_OUTPUT"
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_TOKENS = 8192
+_ON, _OFF = ("on", "true", "1", "yes"), ("off", "false", "0", "no")
+
+
+def _given(flags: Mapping[str, Any], flag: str, env: Mapping[str, str], name: str) -> str | None:
+    value = flags.get(flag)
+    if value not in (None, ""):
+        return str(value)
+    return env.get(name)
+
+
+def temperature(flags: Mapping[str, Any], env: Mapping[str, str]) -> float | None:
+    """--temperature, else CUSTODIAN_TEMPERATURE, else 0; `none` sends none."""
+    raw = _given(flags, "temperature", env, TEMPERATURE)
+    if raw is None:
+        return DEFAULT_TEMPERATURE
+    if raw.strip().lower() == "none":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 <= value <= 2:
+        raise ConfigError(
+            f"{TEMPERATURE}={raw!r}: give a number from 0 to 2 (0 for planning), or 'none' to "
+            "send none and let the server choose",
+            setting=TEMPERATURE,
+        )
+    return value
+
+
+def max_output_tokens(flags: Mapping[str, Any], env: Mapping[str, str]) -> int:
+    """--max-output-tokens, else CUSTODIAN_MAX_OUTPUT_TOKENS, else 8192."""
+    raw = _given(flags, "max_output_tokens", env, TOKENS)
+    return env_int({TOKENS: raw} if raw is not None else {}, TOKENS, DEFAULT_TOKENS)
+
+
+def structured(flags: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    """--structured-output, else CUSTODIAN_STRUCTURED_OUTPUT: on (the default) or off."""
+    raw = _given(flags, "structured_output", env, STRUCTURED)
+    if raw is None:
+        return True
+    word = raw.strip().lower()
+    if word in _ON or word in _OFF:
+        return word in _ON
+    raise ConfigError(
+        f"{STRUCTURED}={raw!r}: use 'on' (ask for the answer in the plan's JSON schema where the "
+        "provider can) or 'off' (Markdown with one ```json block)",
+        setting=STRUCTURED,
+    )
