@@ -98,8 +98,26 @@ SETTINGS: tuple[Setting, ...] = (
         group="model",
     ),
     Setting(
-        "CUSTODIAN_MAX_OUTPUT_TOKENS", "the model's answer, at most", default=8192, group="model"
-    ),
+        "CUSTODIAN_MAX_OUTPUT_TOKENS",
+        "the model's answer, at most",
+        default=8192,
+        flag="--max-output-tokens",
+        group="model",
+    ),  # fmt: skip
+    Setting(
+        "CUSTODIAN_TEMPERATURE",
+        "the model's sampling temperature (`none` sends none)",
+        shown="0",
+        flag="--temperature",
+        group="model",
+    ),  # fmt: skip
+    Setting(
+        "CUSTODIAN_STRUCTURED_OUTPUT",
+        "ask for the plan's JSON schema where the provider can",
+        shown="on",
+        flag="--structured-output",
+        group="model",
+    ),  # fmt: skip
     Setting(
         "CUSTODIAN_LLM_BASE_URL",
         "the provider's endpoint",
