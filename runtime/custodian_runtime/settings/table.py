@@ -103,21 +103,21 @@ SETTINGS: tuple[Setting, ...] = (
         default=8192,
         flag="--max-output-tokens",
         group="model",
-    ),  # fmt: skip
+    ),
     Setting(
         "CUSTODIAN_TEMPERATURE",
         "the model's sampling temperature (`none` sends none)",
         shown="0",
         flag="--temperature",
         group="model",
-    ),  # fmt: skip
+    ),
     Setting(
         "CUSTODIAN_STRUCTURED_OUTPUT",
         "ask for the plan's JSON schema where the provider can",
         shown="on",
         flag="--structured-output",
         group="model",
-    ),  # fmt: skip
+    ),
     Setting(
         "CUSTODIAN_LLM_BASE_URL",
         "the provider's endpoint",
