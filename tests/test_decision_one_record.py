@@ -62,10 +62,10 @@ def _queue(tmp_path: Path, hub_url: str, memory: Path) -> str:
     return str(json.loads(out)["items"][0]["approval_id"])
 
 
-def _killed_at_file(tmp_path: Path, *args: str) -> None:
+def _killed_at_file(tmp_path: Path, *args: str, **env: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", KILLED_AT_FILE, *args],
-        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60,
+        cwd=tmp_path, env=clean_env(**env), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == -signal.SIGKILL, done.stderr
 
@@ -213,3 +213,48 @@ def test_a_word_after_a_thirteen_digit_mark_is_listed_and_carried_out(tmp_path: 
         custodian_cli(tmp_path, "approvals", "list", *mem)
         assert ApprovalStore(memory).get(item).status == "rejected"
         assert _decisions(memory) == ["rejected"]
+
+
+def test_an_approve_killed_after_its_write_landed_is_executed_for_the_next_person(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    mem = ["--memory", str(memory)]
+    with held_hub(tmp_path, None) as hub:
+        item = _queue(tmp_path, hub.url, memory)
+        _killed_at_file(tmp_path, "approvals", "approve", item, "--by", "ana", "--hub", hub.url,
+                        *mem)  # fmt: skip
+        assert _titled(hub.url, "Profile checkout") == 1
+        assert ApprovalStore(memory).get(item).status == "pending"  # the file lags
+        bob = custodian_cli(
+            tmp_path, "approvals", "reject", item, "--by", "bob", "--reason", "no", *mem
+        )
+        assert bob.returncode != 0
+        assert "is executed, not pending" in bob.stderr
+        assert ApprovalStore(memory).get(item).status == "executed"
+        assert _decisions(memory) == ["approved"]
+        assert _titled(hub.url, "Profile checkout") == 1
+
+
+def test_a_kept_approve_killed_while_absorbed_is_carried_out_once(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    mem = ["--memory", str(memory)]
+    with held_hub(tmp_path, None) as hub:
+        item = _queue(tmp_path, hub.url, memory)
+        with RunLock(memory, "website", run_id="r-busy"):
+            kept = custodian_cli(
+                tmp_path, "approvals", "approve", item, "--by", "ana", "--hub", hub.url,
+                "--wait", "0", *mem,
+            )  # fmt: skip
+            assert kept.returncode == 0, kept.stderr
+        # Absorbed, the write sent, then killed before the item file says so.
+        _killed_at_file(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
+        again = custodian_cli(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
+        assert again.returncode == 0, again.stderr
+        bob = custodian_cli(
+            tmp_path, "approvals", "reject", item, "--by", "bob", "--reason", "no", *mem
+        )
+        assert bob.returncode != 0
+        assert ApprovalStore(memory).get(item).status == "executed"
+        assert _titled(hub.url, "Profile checkout") == 1
+        assert not Inbox(memory).waiting("website")
