@@ -11,12 +11,14 @@ import json
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.review.pending import pending_items
 from spinesupport import (
     clean_env,
     custodian_cli,
@@ -44,6 +46,7 @@ CREATE: dict[str, Any] = {
 KILLED_AT_FILE = """
 import os, signal, sys
 from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.review.pending import pending_items
 from custodian_runtime.cli import main
 saving = ApprovalStore.save
 def save(self, item):
@@ -94,6 +97,12 @@ def test_a_reject_journaled_before_a_kill_stands_and_a_second_person_cannot_appr
         # The journal holds bob's reject; the file still says pending.
         assert _decisions(memory) == ["rejected"]
         assert ApprovalStore(memory).get(item).status == "pending"
+        # The review page lists no such item: its file is rewritten from the journal first.
+        listed = pending_items(ApprovalStore(memory), datetime.now(UTC))
+        assert item not in {i.id for i in listed}
+        assert ApprovalStore(memory).get(item).status == "rejected"
+        repaired = ApprovalStore(memory)
+        repaired.save(repaired.get(item).model_copy(update={"status": "pending"}))  # lag again
         carol = custodian_cli(
             tmp_path, "approvals", "approve", item, "--by", "carol", "--hub", hub.url, *mem
         )

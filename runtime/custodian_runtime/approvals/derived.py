@@ -24,7 +24,7 @@ from custodian_runtime.core.approvals.ledger import (
     repaired,
 )
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.errors import ApprovalError, RunLocked
+from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.store import JournalStore
 
@@ -93,3 +93,16 @@ def heal_items(store: ApprovalStore, domain: str, ledger: Ledger, now: datetime)
 def journal_ledger(memory_dir: Path, key: SealKey | None, domain: str) -> Ledger:
     """What the domain's journal says of its items, read without writing anything."""
     return JournalStore(memory_dir, seal_key=key).open(domain, repair=False).checkpoint.ledger
+
+
+def heal_pending(store: ApprovalStore, now: datetime) -> list[Healed]:
+    """Rewrite the item files that say pending where their journal says otherwise, in each
+    domain with such a file whose lock is free: what a page lists as pending is pending."""
+    domains = sorted({i.domain for i in store.all(verify=False) if i.status == "pending"})
+    healed: list[Healed] = []
+    for domain in domains:
+        try:
+            healed += heal_domain(store.memory_dir, store.seal_key, domain, now) or []
+        except (JournalError, SealError):
+            continue  # deciding refuses such a domain, and says why; a listing still lists
+    return healed

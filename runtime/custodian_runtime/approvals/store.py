@@ -30,6 +30,16 @@ class ApprovalStore:
         self._write_index = write_index  # a dry run reads memory and writes nothing
         self._views: dict[str, Refreshed] = {}
 
+    @property
+    def memory_dir(self) -> Path:
+        """The memory directory the queue lives in."""
+        return self.directory.parent
+
+    @property
+    def seal_key(self) -> SealKey | None:
+        """The key saves seal with and reads check (None: no seals)."""
+        return self._seal_key
+
     def view(self, domain: str, now: datetime) -> QueueView:
         """What a run needs of the domain's queue, from its index (approvals/_index.py).
 

@@ -15,6 +15,7 @@ from custodian_runtime.approvals import (
     needs_hub,
     seen_for,
 )
+from custodian_runtime.approvals.derived import heal_pending
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
@@ -180,7 +181,8 @@ def read_domains(settings: Settings, domains: Iterable[str]) -> dict[str, Domain
 
 
 def pending_items(store: ApprovalStore, now: datetime) -> list[ApprovalItem]:
-    """Every pending item, oldest first."""
+    """Every pending item, oldest first (a file its journal decided is rewritten first)."""
+    heal_pending(store, now)
     items = [i for i in store.all(verify=False) if effective_status(i, now) == "pending"]
     return sorted(items, key=lambda i: (i.created_at, i.id))
 
