@@ -22,9 +22,11 @@ from custodian_runtime.approvals._recorded import (
     WordsAhead,
     carry_out_recorded,
     decide_or_record,
+    keep_behind,
     record_for_later,
     recorded,
     word_journal,
+    words_ahead,
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.approvals._report import DecisionReport
@@ -266,24 +268,28 @@ def decide_reject(
         item = _pending(store, approval_id, now, settings)
         return record_for_later(settings, item, recorded(item, "reject", by, reason, now), busy)
 
-    def attempt() -> DecisionReport:
-        return _reject_now(settings, store, approval_id, by, reason, now)
+    def attempt(stuck: frozenset[str]) -> DecisionReport:
+        return _reject_now(settings, store, approval_id, by, reason, now, stuck=stuck)
+
+    def behind(ahead: int) -> DecisionReport:
+        item = _pending(store, approval_id, now, settings)
+        return keep_behind(settings, item, recorded(item, "reject", by, reason, now), ahead)
 
     return decide_or_record(
-        _behind_words_ahead(settings, store, approval_id, attempt), later, wait_s
+        _behind_words_ahead(settings, store, approval_id, attempt, behind), later, wait_s
     )
 
 
 def _reject_now(
     settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime,
-    word: Word | None = None,
+    word: Word | None = None, *, stuck: frozenset[str] = frozenset(),
 ) -> DecisionReport:  # fmt: skip
     """Reject under the domain's lock (RunLocked while a run holds it).
 
     An earlier approval's write still open is settled first: if it landed, the item is
     executed and the reject says so; if not, the write is closed and the reject stands.
     """
-    with _deciding(settings, store, approval_id, now, word) as d:
+    with _deciding(settings, store, approval_id, now, word, stuck) as d:
         settled = verdicts.rejected(d.item, by, reason, now)
         _journal(d.journal, settled)
         # Rejected: nothing of the item is sent again, not even a probe (a probe is a re-send).
@@ -316,12 +322,21 @@ def decide_approve(
         item = _pending(store, approval_id, now, settings)
         return record_for_later(settings, item, recorded(item, "approve", by, note, now), busy)
 
-    def attempt() -> DecisionReport:
-        return _approve_now(settings, store, approval_id, by, note, now)
+    def attempt(stuck: frozenset[str]) -> DecisionReport:
+        return _approve_now(settings, store, approval_id, by, note, now, stuck=stuck)
+
+    def behind(ahead: int) -> DecisionReport:
+        item = _pending(store, approval_id, now, settings)
+        return keep_behind(settings, item, recorded(item, "approve", by, note, now), ahead)
 
     return decide_or_record(
-        _behind_words_ahead(settings, store, approval_id, attempt), later, wait_s
+        _behind_words_ahead(settings, store, approval_id, attempt, behind), later, wait_s
     )
+
+
+def _waiting_names(settings: Settings, domain: str) -> frozenset[str]:
+    """The file names of the words waiting in `domain`'s inbox."""
+    return frozenset(p.name for p in Inbox(settings.memory_dir, settings.seal_key).files(domain))
 
 
 # How often a decision absorbs the words found waiting ahead of it before it is kept behind them.
@@ -330,16 +345,20 @@ WORDS_AHEAD_TRIES = 3
 
 def _behind_words_ahead(
     settings: Settings, store: ApprovalStore, approval_id: str,
-    attempt: Callable[[], DecisionReport],
+    attempt: Callable[[frozenset[str]], DecisionReport],
+    keep: Callable[[int], DecisionReport],
 ) -> Callable[[], DecisionReport]:  # fmt: skip
     """`attempt`, after the words that wait in the domain's inbox ahead of it are carried out:
-    a person's word is journaled in the order it came, never before one kept earlier."""
+    a person's word is journaled in the order it came, never before one kept earlier. Behind a
+    word this command cannot carry out (kept for another hub or canon), it is kept too (`keep`);
+    a word put back from before the journal's mark is no word ahead, and holds no one up."""
 
     def behind() -> DecisionReport:
         before: list[str] = []
+        stuck: frozenset[str] = frozenset()
         for _ in range(WORDS_AHEAD_TRIES):
             try:
-                done = attempt()
+                done = attempt(stuck)
             except ApprovalError as exc:
                 if not before:
                     raise
@@ -348,6 +367,11 @@ def _behind_words_ahead(
                 domain = store.get(approval_id, verify=False).domain
                 ahead = carry_out_recorded_decisions(settings, domain)
                 before += [f"carried out first, as it came first: {a.message}" for a in ahead]
+                left = words_ahead(settings, domain)
+                if left:
+                    kept = keep(left)
+                    return replace(kept, message="\n".join([*before, kept.message]))
+                stuck = _waiting_names(settings, domain)  # put back: never carried out
                 continue
             return replace(done, message="\n".join([*before, done.message]))
         raise RunLocked(f"{approval_id}: words keep arriving ahead of this decision; try again")
@@ -383,6 +407,8 @@ def _approve_now(
     note: str | None,
     now: datetime,
     word: Word | None = None,
+    *,
+    stuck: frozenset[str] = frozenset(),
 ) -> DecisionReport:
     """Approve under the domain's lock (RunLocked while a run holds it).
 
@@ -399,7 +425,7 @@ def _approve_now(
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return DecisionReport(approval_id, refusal.exit_code, refusal.message)
     _execute.check_writable_canon(settings, item)
-    with _deciding(settings, store, approval_id, now, word) as d:
+    with _deciding(settings, store, approval_id, now, word, stuck) as d:
         seen = _execute.observe(settings, d.item, d.writes, d.history)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(d.item, site, by, note, seen, now)
@@ -533,7 +559,7 @@ class Deciding:
 @contextmanager
 def _deciding(
     settings: Settings, store: ApprovalStore, approval_id: str, now: datetime,
-    word: Word | None = None,
+    word: Word | None = None, stuck: frozenset[str] = frozenset(),
 ) -> Iterator[Deciding]:  # fmt: skip
     """Hold the domain's lock while one decision (a person's word) is journaled and stored.
 
@@ -543,7 +569,7 @@ def _deciding(
     item = store.get(approval_id)  # which domain to lock; its status is ruled under the lock
     run_id = _execute.new_attempt_run_id(item)
     with RunLock(settings.memory_dir, item.domain, run_id=run_id):
-        if word is None and Inbox(settings.memory_dir, settings.seal_key).count(item.domain):
+        if word is None and _waiting_names(settings, item.domain) - stuck:
             raise WordsAhead(f"words wait in the inbox of {item.domain} ahead of this decision")
         journals = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         # Opened from its checkpoint and tail (a torn tail is set aside before appending).

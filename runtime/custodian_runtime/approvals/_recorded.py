@@ -60,6 +60,25 @@ def record_for_later(
     busy: RunLocked,
 ) -> DecisionReport:
     """Keep the word in the domain's inbox; the message says what happens when it is free."""
+    _keep(settings, item, word)
+    return DecisionReport(item.id, 0, waiting_message(as_recorded(word), _holder(busy)))
+
+
+def keep_behind(settings: Settings, item: ApprovalItem, word: Word, ahead: int) -> DecisionReport:
+    """Keep the word behind `ahead` earlier words this command cannot carry out (kept for
+    another hub or canon): it is carried out after them, in the order it came."""
+    _keep(settings, item, word)
+    said = as_recorded(word)
+    what = "rejection" if said.decision == "reject" else "approval"
+    return DecisionReport(item.id, 0, (
+        f"{item.id}: {what} by {said.by} recorded behind {ahead} earlier word(s) of "
+        f"{item.domain} that this command cannot carry out (kept for another hub or canon): it "
+        "is carried out after them, in the order it came, by a command that can"
+    ))  # fmt: skip
+
+
+def _keep(settings: Settings, item: ApprovalItem, word: Word) -> None:
+    """Append the word to the domain's inbox, unless a kept word decided the item first."""
     inbox = Inbox(settings.memory_dir, settings.seal_key)
     for kept in inbox.waiting(item.domain):
         if not kept.standing and kept.decision().approval_id == item.id:
@@ -69,7 +88,14 @@ def record_for_later(
                 f"{first.at.isoformat()}); it is carried out when the domain is free"
             )
     inbox.append(word)
-    return DecisionReport(item.id, 0, waiting_message(as_recorded(word), _holder(busy)))
+
+
+def words_ahead(settings: Settings, domain: str) -> int:
+    """How many words wait in `domain`'s inbox that came after the last one its journal
+    absorbed (a word put back from before that is no word ahead: it is never carried out)."""
+    inbox = Inbox(settings.memory_dir, settings.seal_key)
+    mark = inbox.absorbed_mark(domain)
+    return sum(1 for w in inbox.waiting(domain) if w.arrival is None or w.arrival > mark)
 
 
 class AlreadyJournaled(ApprovalError):
