@@ -113,7 +113,9 @@ demo: setup
 
 # Back to the seed: the hub's data and every run's memory go (all of it ignored by git), and the
 # canon is put back as committed, since an approved `write_canon` rewrites or adds a canon file.
+# A pending item, a kept word or a canon edit is a person's: listed, and dropped only with FORCE=1.
 demo-reset:
+	@test "$(FORCE)" = 1 || $(dir $(CUSTODIAN))python scripts/demo_reset_check.py memory canon
 	git clean -fdqX .custodian memory
 	git checkout -- canon
 	git clean -fdq canon

@@ -136,7 +136,8 @@ def idle(child: Child, every: float, passes: int = 5) -> None:
     after, c2 = child.figures(), cpu_s(child.proc.pid)
     n = after["custodian_watch_passes_total"] - before["custodian_watch_passes_total"]
     reads = (
-        after["custodian_watch_summary_reads_total"] - before["custodian_watch_summary_reads_total"]
+        after["custodian_watch_overview_reads_total"]
+        - before["custodian_watch_overview_reads_total"]
     )
     runs = (
         after["custodian_watch_runs_started_total"] - before["custodian_watch_runs_started_total"]

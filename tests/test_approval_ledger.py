@@ -141,7 +141,8 @@ def test_each_decision_says_the_status_its_file_holds() -> None:
 def test_the_ref_names_the_record_that_says_it_and_chunks_fold_as_one() -> None:
     records = _journal(QUEUED, _decided("a1", "approved"), _step("a1", "receipt"))
     whole = _ledger(records)
-    assert whole.said["apr-1"] == Said("executed", "website:3")
+    said = whole.said["apr-1"]
+    assert said == Said(status="executed", ref="website:3", at=records[2].at)
     assert fold_ledger(fold_ledger(Ledger(), records[:1]), records[1:]) == whole
 
 

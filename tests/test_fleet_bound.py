@@ -111,3 +111,50 @@ def test_the_prompt_shows_ten_other_domains_and_one_summed_row_for_the_rest() ->
     assert rows[-1].startswith("| 40 more domains, summed | 40/0/0 | 780 |")  # todo 0+...+39
     shown = {r.split(" | ")[0].lstrip("| ") for r in rows[2:-1]}
     assert shown == {"website (this run)", *(f"d{i:03}" for i in range(40, 50))}
+
+
+def _walked(overview: StateSummary, domain: str, others: int) -> tuple[object, ...]:
+    """The bounded view by walking every domain, as it was made before the index."""
+    import heapq
+
+    from custodian_runtime.core.context.overview import open_work, summed
+
+    rest = [d for d in overview.domains if d.domain != domain]
+    top = heapq.nsmallest(others, rest, key=lambda d: (-open_work(d), d.domain))
+    left = [d for d in rest if d.domain not in {t.domain for t in top}]
+    own = [d for d in overview.domains if d.domain == domain][:1]
+    chosen = tuple(sorted([*own, *top], key=lambda d: d.domain))
+    return chosen, len(left), summed(left) if left else None
+
+
+def test_the_index_gives_each_domain_what_a_walk_of_every_domain_gives() -> None:
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    from custodian_runtime.core.context.overview import index_of
+    from custodian_runtime.core.contract import DomainOverview, TaskCounts, WorkstreamCounts
+
+    pick = random.Random(40)
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    for size in (0, 1, 3, 11, 12, 13, 60):
+        domains = tuple(
+            DomainOverview(
+                domain=f"x{i:03}",
+                workstreams=WorkstreamCounts(active=pick.randint(0, 2)),
+                tasks=TaskCounts(todo=pick.randint(0, 3), blocked=pick.randint(0, 1)),
+                open_flags=pick.randint(0, 1),
+                open_decisions=0,
+                last_event_at=None
+                if pick.random() < 0.3
+                else start + timedelta(minutes=pick.randint(0, 50)),
+            )
+            for i in range(size)
+        )
+        overview = StateSummary(generated_at=start, domains=domains)
+        for name in [*(d.domain for d in domains), "absent"]:
+            for others in (OTHERS_SHOWN, 3):
+                got = bounded(overview, name, others)
+                assert (got.domains, got.left_out, got.rest) == _walked(overview, name, others)
+        assert index_of(overview) is index_of(overview)  # made once, kept with the overview
+        copied = overview.model_copy(update={"domains": domains[:1]})
+        assert index_of(copied).domains is copied.domains  # a copy with other domains: its own

@@ -29,7 +29,9 @@ def test_it_alerts_on_what_the_issue_names() -> None:
     alerts = {str(r["alert"]) for r in _rules()}
     assert alerts == {
         "CustodianNoRecentSuccess",
-        "CustodianFleetDomainNoRecentSuccess",
+        "CustodianFleetDomainNotChecked",
+        "CustodianFleetDomainFailing",
+        "CustodianFleetUnknownDomain",
         "CustodianFleetReplicaDown",
         "CustodianApprovalQueueDeep",
         "CustodianApprovalWaitingLong",
@@ -43,7 +45,10 @@ def test_it_alerts_on_what_the_issue_names() -> None:
 
 
 def test_every_custodian_metric_it_names_is_one_the_runtime_exports() -> None:
-    exported = {m.name for m in METRICS}
+    from custodian_runtime.watch._figures import LoopFigures
+
+    loop = re.findall(r"^(custodian_watch_[a-z_]+)", LoopFigures().exposition(), re.M)
+    exported = {m.name for m in METRICS} | set(loop)
     named = set(re.findall(r"\bcustodian_[a-z_]+", " ".join(str(r["expr"]) for r in _rules())))
     assert named and named <= exported, named - exported
 
@@ -78,3 +83,5 @@ def test_the_cases_cover_what_the_old_rules_got_wrong() -> None:
     assert "between the same two scrapes" in text
     assert "never succeeded" in text
     assert text.count("alertname:") >= 6
+    assert "A quiet domain for three days" in text  # checked every pass, never run: no page
+    assert "custodian_last_check_timestamp_seconds" in text

@@ -92,9 +92,12 @@ def test_a_status_a_person_set_by_hand_after_a_reject_keeps_the_item_rejected(
         summary = _quiet_run(tmp_path, hub.url)
         assert summary["late_landings"] == []
         [same] = summary["same_value"]
-        assert same["hub_id"] == "web-t-4" and same["by_other"] is True
+        # Ruled, then probed: the item is rejected, so its write is not probed (a probe is a
+        # re-send); nothing proves who set the status, and the person's decision stands.
+        assert same["hub_id"] == "web-t-4" and same["by_other"] is False
+        assert "not probed: a person rejected its item" in same["reason"]
         note = Path(str(summary["note"])).read_text(encoding="utf-8")
-        assert "set by someone else" in note and "stands" in note
+        assert "nothing proves this write set it" in note and "stands" in note
         assert ApprovalStore(memory).get(approval).status == "rejected"
         assert [r for r in _receipts(memory) if r.reconciles] == []
         # The probe applied nothing: the task is as the person left it.
@@ -105,7 +108,9 @@ def test_a_status_a_person_set_by_hand_after_a_reject_keeps_the_item_rejected(
         _replays(tmp_path)
 
 
-def test_a_held_write_that_lands_after_the_reject_is_proven_by_its_key(tmp_path: Path) -> None:
+def test_a_held_write_that_lands_after_the_reject_is_never_probed(tmp_path: Path) -> None:
+    """Ruled, then probed: a probe re-sends the write, and a gateway that drops If-Match would
+    apply it, so the write of an item a person rejected is never probed; a person is told."""
     memory = tmp_path / "memory"
     hold = WriteHold(nth=1, phase="before_commit")
     with held_hub(tmp_path, hold) as hub:
@@ -118,12 +123,12 @@ def test_a_held_write_that_lands_after_the_reject_is_proven_by_its_key(tmp_path:
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"
 
         summary = _quiet_run(tmp_path, hub.url)
-        [late] = summary["late_landings"]
-        assert late["hub_id"] == "web-t-4" and "the hub replayed its key" in late["reason"]
-        assert summary["same_value"] == []
-        [receipt] = [r for r in _receipts(memory) if r.late]
-        assert receipt.replayed is True and receipt.found_on_hub is True
-        assert ApprovalStore(memory).get(approval).status == "executed"
+        assert summary["late_landings"] == []
+        [same] = summary["same_value"]
+        assert "not probed: a person rejected its item" in same["reason"]
+        assert [r for r in journal(memory) if r.kind == "landing_probe"] == []
+        assert [r for r in _receipts(memory) if r.late] == []
+        assert ApprovalStore(memory).get(approval).status == "rejected"
         _replays(tmp_path)
 
 
@@ -169,12 +174,17 @@ def test_a_reject_after_a_person_set_the_status_by_hand_stands(tmp_path: Path) -
         assert ApprovalStore(memory).get(approval).status == "rejected"
         assert [r for r in _receipts(memory) if r.reconciles] == []
         assert core_journal.unfinished_items(list(journal(memory))) == []
-        assert _quiet_run(tmp_path, hub.url)["same_value"] == []  # the reject said it
+        # The reject probes nothing (a probe is a re-send); the next run says it, once.
+        [same] = _quiet_run(tmp_path, hub.url)["same_value"]
+        assert "not probed: a person rejected its item" in same["reason"]
+        assert _quiet_run(tmp_path, hub.url)["same_value"] == []
         assert _report(tmp_path)["rejected"] == 1
         _replays(tmp_path)
 
 
-def test_a_write_that_landed_before_a_reject_is_proven_by_its_key(tmp_path: Path) -> None:
+def test_a_reject_sends_nothing_even_when_the_write_had_landed(tmp_path: Path) -> None:
+    """A reject is ruled before any probe: nothing of the item is sent again. A write that had
+    landed before it is shown to a person by the next run, never proven by a re-send."""
     memory = tmp_path / "memory"
     hold = WriteHold(nth=1, phase="after_commit")  # the hub has committed the status
     with held_hub(tmp_path, hold) as hub:
@@ -182,10 +192,12 @@ def test_a_write_that_landed_before_a_reject_is_proven_by_its_key(tmp_path: Path
         _approve_killed(tmp_path, hold, approval, hub.url)
         hold.release()
         rejected = _reject(tmp_path, approval, hub.url)
-        assert rejected.returncode != 0 and "already landed as web-t-4" in rejected.stdout
-        assert ApprovalStore(memory).get(approval).status == "executed"
-        [receipt] = [r for r in _receipts(memory) if r.reconciles]
-        assert receipt.replayed is True and not receipt.found_on_hub
+        assert rejected.returncode == 0, rejected.stdout + rejected.stderr
+        assert ApprovalStore(memory).get(approval).status == "rejected"
+        assert [r for r in _receipts(memory) if r.reconciles] == []
+        assert [r for r in journal(memory) if r.data.get("action") == "probe"] == []
+        [same] = _quiet_run(tmp_path, hub.url)["same_value"]
+        assert same["hub_id"] == "web-t-4" and "a person should check it" in same["reason"]
         _replays(tmp_path)
 
 

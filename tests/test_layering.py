@@ -45,6 +45,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("approvals._index", "notes"),
     ("approvals.store",),
     ("journal",),
+    # An item's status as the journal says it: the run and the approvals both read it.
+    ("approvals.derived",),
     ("standing.store", "standing.shadow_log"),
     # Settings name the model adapters; metrics (a run's push, `custodian status`) read the disk.
     ("settings", "metrics"),

@@ -21,6 +21,7 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import ClassHeld, GrantSuspended
+from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.standing.narrowed import (
     REVERSAL_HOLD,
     REVERSAL_WINDOW,
@@ -66,6 +67,40 @@ def test_a_write_set_back_is_found_once_and_a_person_s_own_or_a_move_forward_is_
     assert "a person set task t-prog back from blocked to in_progress" in str(suspended.reason)
     seen = Narrowed(seen=frozenset({("r-1", "0"), ("r-1", "1")}))
     assert reversals(writes, view, seen, NOW) == []
+
+
+def test_custodians_own_later_write_setting_a_task_back_is_no_persons_reversal() -> None:
+    # Under a grant Custodian blocks t-prog; a day later its own write (on its own, or one a
+    # person approved) moves the task back to in_progress: no one else set it back.
+    blocked = _write("t-prog", "blocked", "in_progress", by="grant:grant-0123456789ab")
+    observed = website()
+    for by in ("policy", "person:ana", "grant:grant-0123456789ab"):
+        back = OwnWrite(
+            at=_ts(6), run_id="r-2", index=0, operation="update_task_status", task_id="t-prog",
+            status="in_progress", before="blocked", by=by,
+            after={"status": "in_progress", "updated_at": _ts(6), "version": 3},
+        )  # fmt: skip
+        left = _with_task(observed, "t-prog", "in_progress", updated=_ts(6), version=3)
+        assert reversals([blocked, back], View.of(left), Narrowed(), NOW) == [], by
+        # A person setting it back after Custodian's own write is still a person's reversal.
+        moved = _with_task(observed, "t-prog", "in_progress", updated=_ts(2), version=5)
+        [suspended] = reversals([blocked, back], View.of(moved), Narrowed(), NOW)
+        assert isinstance(suspended, GrantSuspended), by
+
+
+def _with_task(
+    observed: DomainSummary, task_id: str, status: str, *, updated: str, version: int
+) -> DomainSummary:
+    """`observed` with `task_id` at `status`, updated at `updated`, at `version`."""
+    change = {"status": status, "version": version, "updated_at": parse_at(updated)}
+    workstreams = tuple(
+        ws.model_copy(
+            update={"tasks": tuple(t.model_copy(update=change) if t.id == task_id else t
+                                   for t in ws.tasks)}
+        )
+        for ws in observed.workstreams
+    )  # fmt: skip
+    return observed.model_copy(update={"workstreams": workstreams})
 
 
 def _update(task_id: str, event: str) -> Any:
@@ -141,6 +176,28 @@ def test_a_grant_whose_write_a_person_set_back_is_suspended_until_one_is_issued_
     assert kinds.count("grant_suspended") == 1  # journaled once
     inspected = cli("inspect", "--domain", "website")  # replay rules with the same standing
     assert inspected.code == 0 and "replay: ok" in inspected.stdout, inspected.stdout
+
+
+def test_a_grant_stays_live_when_custodians_own_later_write_moves_the_task_back(
+    cli: Cli, small_hub: ReferenceHub
+) -> None:
+    first = cli.issue(small_hub.url, "--max", "5", "--expires", "7d", "--where", "status=blocked")
+    [ran] = cli.run(small_hub.url, _block("web-t-1"))["items"]
+    assert ran["outcome"] == "executed" and ran["grant"] == first, ran
+    back = {"operation": "set_task_status", "rationale": "the vendor answered",
+            "params": {"task_id": "web-t-1", "status": "in_progress"}}  # fmt: skip
+    [asked] = cli.run(small_hub.url, back)["items"]
+    assert asked["outcome"] == "queued", asked
+    # A person approves it: Custodian's own write sets the task back, no one else's change.
+    cli.ok("approvals", "approve", asked["approval_id"], "--by", "ana", "--hub", small_hub.url)
+    assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "in_progress"
+    summary = cli.run(small_hub.url, _block("web-t-4"))
+    assert "is suspended" not in note_of(summary)
+    [ran] = summary["items"]
+    assert ran["outcome"] == "executed" and ran["grant"] == first, ran
+    [listed] = cli.grants()
+    assert not listed["state"].startswith("suspended"), listed
+    assert "grant_suspended" not in [r.kind for r in journal(cli.memory, "website")]
 
 
 def _milestone(hub: ReferenceHub, task_id: str) -> str:

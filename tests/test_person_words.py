@@ -284,3 +284,19 @@ def test_a_revoke_of_a_grant_not_seen_yet_waits_for_it_in_the_fold() -> None:
         prev = make_record(prev, "person-1", "website", kind, now, data)
         records.append(prev)
     assert standing_of(records).grants[0].revoked  # the journal's fold, the same rule
+
+
+@pytest.mark.parametrize("command", ["list", "show"])
+def test_json_is_json_alone_a_recorded_decision_carried_out_first_is_said_on_stderr(
+    cli: Cli, small_hub: ReferenceHub, command: str
+) -> None:
+    [queued] = cli.run(small_hub.url, status("web-t-4"))["items"]
+    approval = queued["approval_id"]
+    with RunLock(cli.memory, "website", run_id="r-busy"):
+        cli.ok("approvals", "reject", approval, "--by", "bo", "--reason", "not now", "--wait", "0")
+    argv = ["approvals", "list"] if command == "list" else ["approvals", "show", approval]
+    done = cli.ok(*argv, "--json")
+    shown = json.loads(done.stdout)  # nothing but JSON on stdout
+    rows = shown if command == "list" else [shown]
+    assert [r["status"] for r in rows if r["id"] == approval] == ["rejected"]
+    assert f"carried out a recorded decision: {approval}: rejected by bo" in done.stderr

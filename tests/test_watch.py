@@ -8,11 +8,14 @@ child process.
 from __future__ import annotations
 
 import hashlib
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -21,11 +24,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.core.metrics import LAST_CHECK
 from custodian_runtime.metrics import MetricsServer
 from custodian_runtime.settings import Settings, load_settings
 from custodian_runtime.watch import Watch, WatchRequest, parse_shard, shard_of
 from fleetsupport import fleet_names, seed_fleet
-from runsupport import CANON
+from runsupport import CANON, run_cli
 from spinesupport import journal
 
 DOMAINS = 5
@@ -58,6 +62,7 @@ def _pass(loop: Watch, hub: ReferenceHub) -> None:
 
     with ThreadPoolExecutor(2) as pool:
         loop.pass_once(read, pool)
+    loop.keep_seen()  # as the next pass, or the end of `serve`, does
 
 
 def _runs(tmp_path: Path) -> dict[str, int]:
@@ -86,9 +91,14 @@ def test_a_pass_runs_each_domain_once_then_only_the_one_that_moved(
 def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
     tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _pass(_loop(tmp_path, fleet, domains=("d0001", "d0003", "nope")), fleet)
+    listed = _loop(tmp_path, fleet, domains=("d0001", "d0003", "nope"))
+    _pass(listed, fleet)
+    _pass(listed, fleet)
     assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
-    assert "nope: the hub lists no such domain" in capsys.readouterr().err
+    said = "watch: 1 listed domain(s) the hub does not list, not run: nope"
+    assert capsys.readouterr().err.count(said) == 2  # each pass, not once
+    assert listed.figures.unknown == 1
+    assert "custodian_watch_unknown_domains 1.0" in listed.metrics_text()
     shard = parse_shard("1/2")
     _pass(_loop(tmp_path / "shard", fleet, shard=shard), fleet)
     ran = set(_runs(tmp_path / "shard"))
@@ -144,7 +154,7 @@ def test_metrics_parse_and_name_every_domain_and_the_loop(
     }
     assert last_run == set(fleet_names(DOMAINS))
     assert families["custodian_watch_passes"].samples[0].value >= 2
-    assert families["custodian_watch_summary_reads"].samples[0].value >= 2
+    assert families["custodian_watch_overview_reads"].samples[0].value >= 2
     finished = families["custodian_watch_runs_finished"].samples
     assert {s.labels["exit_code"]: s.value for s in finished if s.name.endswith("_total")} == {
         "0": DOMAINS
@@ -221,7 +231,17 @@ def test_a_domain_is_due_for_each_kind_of_local_work_and_only_then() -> None:
     assert due(waiting, 4, now, ("j", 1), decided=False) == "1 open write(s)"
 
 
-def test_a_run_by_someone_else_makes_the_domain_due_once(
+def test_only_runs_appended_outside_the_watch_are_no_work_due() -> None:
+    from custodian_runtime.watch._due import runs_only
+
+    assert runs_only(["run_started", "observed", "note_written", "finished"])
+    assert runs_only([])  # touched, nothing appended
+    for word in ("policy_set", "grant_issued", "grant_revoked", "approval_decided"):
+        assert not runs_only(["run_started", "finished", word]), word
+    assert not runs_only(None)  # rotated, rewritten or unreadable: due
+
+
+def test_a_run_by_someone_else_is_learned_not_run_again(
     tmp_path: Path, fleet: ReferenceHub
 ) -> None:
     from custodian_runtime.run import run
@@ -232,6 +252,145 @@ def test_a_run_by_someone_else_makes_the_domain_due_once(
     with (tmp_path / "stderr").open("a") as err:
         other = run(replace(settings, domain="d0004", force=True), stderr=err)
     assert other.exit_code == 0
-    _pass(loop, fleet)  # its journal moved: watch runs it (a 304 or a read), nothing else
+    _pass(loop, fleet)  # its journal moved by a run alone: the watch learns what it left
     _pass(loop, fleet)
-    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 3}
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0004": 2}
+    journal_file = tmp_path / "memory" / "journal" / "d0004.jsonl"
+    with journal_file.open("ab") as damaged:
+        damaged.write(b"not a record\n")  # what it cannot read makes it due: the run says why
+    _pass(loop, fleet)
+    assert _runs(tmp_path)["d0004"] == 3
+
+
+def test_two_watches_on_one_volume_do_not_wake_each_other_with_their_own_runs(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    one, two = _loop(tmp_path, fleet), _loop(tmp_path, fleet)
+    _pass(one, fleet)
+    _pass(two, fleet)  # what the first watch saw is kept on the volume: nothing runs again
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    for _ in range(3):  # nothing changed: another watch's run commit is no work due here
+        _pass(one, fleet)
+        _pass(two, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    # A person's word journaled outside both (a mode set) is due, once, in each.
+    with pytest.MonkeyPatch.context() as patch:
+        done = run_cli(["policy", "set", "--domain", "d0001", "--operation", "flag_for_human",
+                        "--mode", "ask", "--by", "ana", "--reason", "a look first",
+                        "--memory", str(tmp_path / "memory")], tmp_path, patch)  # fmt: skip
+    assert done.code == 0, done.stderr
+    for _ in range(2):
+        _pass(one, fleet)
+        _pass(two, fleet)
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0001": 3}
+
+
+def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
+    tmp_path: Path, fleet: ReferenceHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from custodian_runtime.net import transport
+    from custodian_runtime.statehub import client, connect
+
+    made: list[str] = []
+
+    def counted(url: str, proxy: str | None) -> httpx.HTTPTransport:
+        made.append(url)
+        return transport.hub_transport(url, proxy)
+
+    monkeypatch.setattr(client, "hub_transport", counted)
+    monkeypatch.setattr(connect, "hub_transport", counted)
+    loop = _loop(tmp_path, fleet, once=True)
+    assert loop.serve() == 0
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    assert made == [fleet.url]  # one pool for the loop's reads and all five runs
+    plain = transport.hub_transport("http://hub.example:8080", None)
+    assert plain._pool._ssl_context.cert_store_stats()["x509_ca"] == 0  # no CA bundle read
+    secure = transport.hub_transport("https://hub.example", None)
+    assert secure._pool._ssl_context.cert_store_stats()["x509_ca"] > 0
+
+
+PROMTOOL = shutil.which("promtool")
+
+
+def test_a_quiet_domain_is_checked_every_pass_and_the_text_is_clean_for_promtool(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    first = _samples(loop.metrics_text())
+    time.sleep(0.01)
+    _pass(loop, fleet)  # nothing moved: no run, but every domain was looked at
+    text = loop.metrics_text()
+    again = _samples(text)
+    for name in fleet_names(DOMAINS):
+        ran = ("custodian_last_run_timestamp_seconds", name)
+        checked = ("custodian_last_check_timestamp_seconds", name)
+        assert again[ran] == first[ran] and again[checked] > first[checked] >= first[ran]
+    created = [k for k in again if k[0].endswith("_created")]
+    assert created and all(again[k] == first[k] for k in created)  # the loop's start, kept
+    assert PROMTOOL, "install promtool: apt-get install prometheus (.ci/run does)"
+    checked_text = subprocess.run([PROMTOOL, "check", "metrics"], input=text, text=True,
+                                  capture_output=True, timeout=60, check=False)  # fmt: skip
+    assert checked_text.returncode == 0, checked_text.stdout + checked_text.stderr
+
+
+def test_the_kept_text_is_what_prometheus_client_writes_for_the_same_figures(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    from custodian_runtime.metrics import all_figures, exposition
+
+    loop = _loop(tmp_path, fleet)
+    _pass(loop, fleet)
+    settings = loop.settings
+    figures = all_figures(settings.memory_dir, settings.seal_key, datetime.now(UTC))
+    ours = {k: v for k, v in _samples(loop.metrics_text()).items()
+            if not k[0].startswith("custodian_watch_")}  # fmt: skip
+    theirs = _samples(exposition(figures))
+    assert {k for k in ours if k[0] != LAST_CHECK} == {k for k in theirs if k[0] != LAST_CHECK}
+    durations = [k for k in ours if k[0] == "custodian_run_duration_seconds"]
+    assert len(durations) == DOMAINS
+
+
+def _samples(text: str) -> dict[tuple[str, str], float]:
+    """(sample name, its labels but the domain's, and the domain) -> value."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            rest = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()) if k != "domain")
+            key = s.name if not rest else f"{s.name}{{{rest}}}"
+            found[(key, s.labels.get("domain", ""))] = s.value
+    return found
+
+
+def test_what_was_seen_survives_a_restart_and_only_what_changed_runs(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    _pass(_loop(tmp_path, fleet), fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    assert (tmp_path / "memory" / "watch" / "seen.json").is_file()
+    said = {"workstream_id": "d0001-ws", "task_id": "d0001-t0", "event_type": "note",
+            "summary": "Started on it.", "source": "ana"}  # fmt: skip
+    httpx.post(f"{fleet.url}/events", json=said, timeout=5).raise_for_status()
+    with (tmp_path / "memory" / "journal" / "d0003.jsonl").open("a") as touched:
+        touched.write("")  # the same bytes: the stamp holds
+    restarted = _loop(tmp_path, fleet)
+    _pass(restarted, fleet)  # a new process: only the domain the hub moved runs
+    assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0001": 2}
+    assert restarted.figures.started == 1
+    checked = _samples(restarted.metrics_text())
+    assert {d for (n, d) in checked if n == LAST_CHECK} == set(fleet_names(DOMAINS))
+
+
+def test_what_was_seen_is_not_read_under_other_settings_or_when_damaged(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    _pass(_loop(tmp_path, fleet), fleet)
+    other = _loop(tmp_path, fleet)
+    limits = replace(other.settings.limits, max_events=19)
+    other.settings = replace(other.settings, limits=limits)
+    _pass(other, fleet)  # other settings: every domain is due once (a 304 each)
+    assert other.figures.started == DOMAINS
+    (tmp_path / "memory" / "watch" / "seen.json").write_text("{not json", encoding="utf-8")
+    damaged = _loop(tmp_path, fleet)
+    _pass(damaged, fleet)
+    assert damaged.figures.started == DOMAINS

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         repair_command,
     )
     from custodian_runtime.approvals._report import DecisionReport
+    from custodian_runtime.approvals.derived import heal_items
     from custodian_runtime.approvals.store import ApprovalStore
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "decision_site",
     "disagreement_lines",
     "execute",
+    "heal_items",
     "hub_client",
     "ledger_disagreements",
     "needs_hub",
@@ -101,6 +103,7 @@ if not TYPE_CHECKING:
                 "_repair",
             ),
             "DecisionReport": "_report",
+            "heal_items": "derived",
             "ApprovalStore": "store",
         },
     )

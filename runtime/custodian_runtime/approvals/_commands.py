@@ -8,7 +8,8 @@ under the domain's lock, and stores the item's new status.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -17,6 +18,8 @@ from typing import Any, TextIO
 import custodian_runtime.approvals._execute as _execute
 from custodian_runtime.approvals._probe import probe_item_writes
 from custodian_runtime.approvals._recorded import (
+    NotHere,
+    WordsAhead,
     carry_out_recorded,
     decide_or_record,
     record_for_later,
@@ -25,10 +28,17 @@ from custodian_runtime.approvals._recorded import (
 )
 from custodian_runtime.approvals._repair import RepairRequest, repair_command
 from custodian_runtime.approvals._report import DecisionReport
+from custodian_runtime.approvals.derived import (
+    Healed,
+    as_journal_says,
+    heal_domain,
+    journal_ledger,
+)
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
+from custodian_runtime.core.approvals.ledger import Ledger
 from custodian_runtime.core.approvals.settle import (
     executed_before,
     landed_message,
@@ -41,7 +51,8 @@ from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
-from custodian_runtime.errors import ApprovalError, RunLocked
+from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
+from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalStore
@@ -98,17 +109,24 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
     """Carry out `approvals list|show|approve|reject|repair`."""
     deciding = isinstance(request, ApproveRequest | RejectRequest) and request.as_json
     earlier = carry_out_recorded_decisions(settings)
-    if not deciding:
+    if not deciding:  # with --json, stdout is the JSON alone: what else is said goes to stderr
+        said = sys.stderr if getattr(request, "as_json", False) else out
         for one in earlier:
-            out.write(f"carried out a recorded decision: {one.message}\n")
+            said.write(f"carried out a recorded decision: {one.message}\n")
     if isinstance(request, RepairRequest):
         return repair_command(settings, request, out)
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
     now = utc_now()
+    if isinstance(request, ListRequest | ShowRequest):
+        # What a person reads is the journal's status: item files that disagree are rewritten.
+        shown = [store.get(request.approval_id, verify=False).domain] if isinstance(
+            request, ShowRequest) else _domains_of(store, request.domain)  # fmt: skip
+        busy = _heal(settings, shown, now)
+        view = _JournalView(store, busy)
     if isinstance(request, ListRequest):
-        return _list_items(store, now, request, out)
+        return _list_items(view, now, request, out)
     if isinstance(request, ShowRequest):
-        return _show_item(store, request.approval_id, now, request.as_json, out)
+        return _show_item(view, request.approval_id, now, request.as_json, out)
     if isinstance(request, RejectRequest):
         done = decide_reject(
             settings, store, request.approval_id, request.by, request.reason, now,
@@ -153,14 +171,54 @@ class _Listed:
         return {**data, "status": self.status, **problem}
 
 
-def _listing(store: ApprovalStore, item: ApprovalItem, now: datetime) -> _Listed:
-    problem = store.seal_problem(item)
-    return _Listed(item, listed_status(item, now, problem), problem)
+def _domains_of(store: ApprovalStore, domain: str | None) -> list[str]:
+    """The domains whose items a listing shows."""
+    return [domain] if domain is not None else sorted({i.domain for i in store.all(verify=False)})
 
 
-def _list_items(store: ApprovalStore, now: datetime, request: ListRequest, out: TextIO) -> int:
+def _heal(settings: Settings, domains: list[str], now: datetime) -> dict[str, Ledger]:
+    """Rewrite each domain's item files that disagree with its journal, saying so on stderr;
+    the journal's view of each domain a run holds now (its files are left to a later command)."""
+    busy: dict[str, Ledger] = {}
+    for domain in domains:
+        try:
+            healed = heal_domain(settings.memory_dir, settings.seal_key, domain, now)
+            if healed is None:
+                busy[domain] = journal_ledger(settings.memory_dir, settings.seal_key, domain)
+        except (JournalError, SealError) as exc:  # a listing still lists; deciding refuses
+            sys.stderr.write(for_terminal(
+                f"custodian: {domain}: the journal cannot be read, so its items show what their "
+                f"files say ({exc.message.split('; ')[0]}); `custodian inspect --domain {domain}`"
+            ) + "\n")  # fmt: skip
+            continue
+        for one in healed or []:
+            sys.stderr.write(for_terminal(f"custodian: {one.line()}") + "\n")
+    return busy
+
+
+@dataclass(frozen=True)
+class _JournalView:
+    """The item files, each with the status its journal gives it (for the domains a run holds,
+    read from the journal; for the others, the files were just rewritten to agree)."""
+
+    store: ApprovalStore
+    busy: dict[str, Ledger]
+
+    def listing(self, item: ApprovalItem, now: datetime) -> _Listed:
+        """The item as listed, with the journal's status (its seal judged as the file holds it)."""
+        problem = self.store.seal_problem(item)
+        said = self.busy[item.domain].status_of(item.id) if item.domain in self.busy else None
+        shown = item if said is None else item.model_copy(update={"status": said.status})
+        return _Listed(shown, listed_status(shown, now, problem), problem)
+
+    def all(self, domain: str | None, now: datetime) -> list[_Listed]:
+        """Every item (of `domain`), as the journal says it."""
+        return [self.listing(i, now) for i in self.store.all(domain, verify=False)]
+
+
+def _list_items(view: _JournalView, now: datetime, request: ListRequest, out: TextIO) -> int:
     """Print the queue, pending first; `--json` prints a JSON array."""
-    listed = [_listing(store, i, now) for i in store.all(request.domain, verify=False)]
+    listed = view.all(request.domain, now)
     if request.status:
         listed = [one for one in listed if one.status == request.status]
     listed.sort(key=lambda one: (one.status != "pending", one.item.created_at))
@@ -176,11 +234,11 @@ def _list_items(store: ApprovalStore, now: datetime, request: ListRequest, out: 
 
 
 def _show_item(
-    store: ApprovalStore, approval_id: str, now: datetime, as_json: bool, out: TextIO
+    view: _JournalView, approval_id: str, now: datetime, as_json: bool, out: TextIO
 ) -> int:
     """Print one item: every field labelled, or with `--json` the item as stored."""
-    item = store.get(approval_id, verify=False)
-    listing = _listing(store, item, now)
+    listing = view.listing(view.store.get(approval_id, verify=False), now)
+    item = listing.item
     if as_json:
         out.write(for_terminal_json(listing.as_json(), indent=2) + "\n")
         return 0
@@ -205,11 +263,14 @@ def decide_reject(
     """
 
     def later(busy: RunLocked) -> DecisionReport:
-        item = _pending(store, approval_id, now)
+        item = _pending(store, approval_id, now, settings)
         return record_for_later(settings, item, recorded(item, "reject", by, reason, now), busy)
 
+    def attempt() -> DecisionReport:
+        return _reject_now(settings, store, approval_id, by, reason, now)
+
     return decide_or_record(
-        lambda: _reject_now(settings, store, approval_id, by, reason, now), later, wait_s
+        _behind_words_ahead(settings, store, approval_id, attempt), later, wait_s
     )
 
 
@@ -225,7 +286,9 @@ def _reject_now(
     with _deciding(settings, store, approval_id, now, word) as d:
         settled = verdicts.rejected(d.item, by, reason, now)
         _journal(d.journal, settled)
-        landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now)
+        # Rejected: nothing of the item is sent again, not even a probe (a probe is a re-send).
+        landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now,
+                              probe=False)  # fmt: skip
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
@@ -250,12 +313,46 @@ def decide_approve(
     """
 
     def later(busy: RunLocked) -> DecisionReport:
-        item = _pending(store, approval_id, now)
+        item = _pending(store, approval_id, now, settings)
         return record_for_later(settings, item, recorded(item, "approve", by, note, now), busy)
 
+    def attempt() -> DecisionReport:
+        return _approve_now(settings, store, approval_id, by, note, now)
+
     return decide_or_record(
-        lambda: _approve_now(settings, store, approval_id, by, note, now), later, wait_s
+        _behind_words_ahead(settings, store, approval_id, attempt), later, wait_s
     )
+
+
+# How often a decision absorbs the words found waiting ahead of it before it is kept behind them.
+WORDS_AHEAD_TRIES = 3
+
+
+def _behind_words_ahead(
+    settings: Settings, store: ApprovalStore, approval_id: str,
+    attempt: Callable[[], DecisionReport],
+) -> Callable[[], DecisionReport]:  # fmt: skip
+    """`attempt`, after the words that wait in the domain's inbox ahead of it are carried out:
+    a person's word is journaled in the order it came, never before one kept earlier."""
+
+    def behind() -> DecisionReport:
+        before: list[str] = []
+        for _ in range(WORDS_AHEAD_TRIES):
+            try:
+                done = attempt()
+            except ApprovalError as exc:
+                if not before:
+                    raise
+                raise ApprovalError("\n".join([*before, exc.message])) from exc
+            except WordsAhead:
+                domain = store.get(approval_id, verify=False).domain
+                ahead = carry_out_recorded_decisions(settings, domain)
+                before += [f"carried out first, as it came first: {a.message}" for a in ahead]
+                continue
+            return replace(done, message="\n".join([*before, done.message]))
+        raise RunLocked(f"{approval_id}: words keep arriving ahead of this decision; try again")
+
+    return behind
 
 
 def carry_out_recorded_decisions(
@@ -291,10 +388,13 @@ def _approve_now(
 
     An earlier approval's write still open is settled first (found, or closed).
     """
-    item = _pending(store, approval_id, now)
+    item = _pending(store, approval_id, now, settings)
     hub = _execute.configured_hub(settings) if _execute.needs_hub(item) else None
     site = _execute.decision_site(settings, item, hub)
     refusal = verdicts.foreign_refusal(item, site, by, note)
+    if refusal is not None and word is not None:
+        # Not this command's to carry out: the kept word waits, untouched, for its own hub.
+        raise NotHere(refusal.message, exit_code=refusal.exit_code)
     if refusal is not None:
         # Not decided: the item stays pending for its own hub or canon; nothing is journaled.
         return DecisionReport(approval_id, refusal.exit_code, refusal.message)
@@ -304,13 +404,19 @@ def _approve_now(
         # The same ruling the review page previews (verdicts.on_approve), origin included.
         settled = verdicts.on_approve(d.item, site, by, note, seen, now)
         if not (settled.records or settled.stored or settled.execute):
-            # Not decided (a mode holds it, or it is refused): nothing journaled; still pending.
+            # Not decided (a mode holds it, or it is refused): still pending. A kept word is
+            # closed by its own refusal, journaled with the reason; a word said now is not.
+            if word is not None:
+                _journal(d.journal, verdicts.word_closed(d.item, by, settled.message))
             return DecisionReport(approval_id, settled.exit_code, settled.message)
         # The decision comes first in the attempt's records, then what settling the item's open
         # write found, then the ruling and the write.
         for kind, data in settled.records[:1]:
             d.journal.append(kind, data)
-        landed = _settle_open(settings, d, f"{by} approved the item again", now, seen)
+        # Ruled first: an open write is probed only when the ruling would send the write now.
+        landed = _settle_open(
+            settings, d, f"{by} approved the item again", now, seen, probe=settled.execute
+        )
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
@@ -334,21 +440,29 @@ def _said(settled: Settlement) -> Settlement:
 
 
 def _settle_open(
-    settings: Settings, d: Deciding, closing: str, now: datetime, seen: ObservedNow | None = None
-) -> str | None:
+    settings: Settings, d: Deciding, closing: str, now: datetime, seen: ObservedNow | None = None,
+    *, probe: bool,
+) -> str | None:  # fmt: skip
     """Settle the writes an earlier approval of the item left open; where one landed, if any.
 
     A status write is settled only by a probe of its key (approvals/_probe.py), never by the
-    status the task shows."""
+    status the task shows; `probe` only when the ruling would send the write now (a probe
+    re-sends it). Unprobed, such a write is closed unsent by `closing`."""
     pending = open_writes_of(d.history, d.item.id)
     if not pending:
         return None
     seen = seen or _execute.observe(settings, d.item, d.writes, d.history)
-    rest, probed = probe_item_writes(settings, d.journal, pending, seen.summary, now)
+    rest, probed = (
+        probe_item_writes(settings, d.journal, pending, seen.summary, now)
+        if probe else (list(pending), None)
+    )  # fmt: skip
     settled = settle_item_writes(rest, seen.summary, seen.canon_sha256, closing)
     for kind, data in settled.records:
         d.journal.append(kind, data)
-    return probed or settled.landed
+    if probed is not None and not probed.replayed:
+        # A 2xx without Idempotent-Replayed: the probe itself was applied, not a replay.
+        return f"{probed.hub_id} (by the probe itself: the hub did not replay the key)"
+    return probed.hub_id if probed is not None else settled.landed
 
 
 def _journal(journal: DiskJournal, settled: Settlement) -> None:
@@ -363,15 +477,45 @@ def _store(store: ApprovalStore, settled: Settlement) -> None:
         store.save(settled.stored)
 
 
-def _pending(store: ApprovalStore, approval_id: str, now: datetime) -> ApprovalItem:
-    """The item, if it may be decided now (an expired one is stored as expired), else an error."""
+def _pending(
+    store: ApprovalStore, approval_id: str, now: datetime, settings: Settings
+) -> ApprovalItem:
+    """The item, if the journal lets it be decided now, else an error naming a file rewritten
+    from the journal (where the domain is busy, the journal is read and nothing written); the
+    decision itself is ruled again under the lock (`_decidable`)."""
     item = store.get(approval_id)
+    healed = heal_domain(settings.memory_dir, settings.seal_key, item.domain, now)
+    mine = next((h for h in healed or [] if h.item.id == item.id), None)
+    if healed is None:
+        ledger = journal_ledger(settings.memory_dir, settings.seal_key, item.domain)
+        said = ledger.status_of(item.id)
+        shown = item if said is None else item.model_copy(update={"status": said.status})
+    else:
+        shown = item if mine is None else mine.item
+    gate = verdicts.gate(approval_id, shown, now)
+    if gate.stored is not None and healed is not None:
+        store.save(gate.stored)  # past its expiry, and pending in the journal too: expired
+    if gate.refusal is not None:
+        raise ApprovalError(_with_heal(gate.refusal, mine))
+    return item
+
+
+def _decidable(
+    store: ApprovalStore, approval_id: str, now: datetime, ledger: Ledger
+) -> ApprovalItem:
+    """The item under the domain's lock, with the status the journal gives it, if it may be
+    decided now; a file that disagreed is rewritten from the journal and the refusal names it."""
+    item, healed = as_journal_says(store, store.get(approval_id), ledger, now)
     gate = verdicts.gate(approval_id, item, now)
     if gate.stored is not None:
         store.save(gate.stored)
     if gate.refusal is not None:
-        raise ApprovalError(gate.refusal)
+        raise ApprovalError(_with_heal(gate.refusal, healed))
     return item
+
+
+def _with_heal(refusal: str, healed: Healed | None) -> str:
+    return refusal if healed is None else f"{refusal} ({healed.line()})"
 
 
 @dataclass(frozen=True)
@@ -391,17 +535,25 @@ def _deciding(
     settings: Settings, store: ApprovalStore, approval_id: str, now: datetime,
     word: Word | None = None,
 ) -> Iterator[Deciding]:  # fmt: skip
-    """Hold the domain's lock while one decision (a person's word) is journaled and stored."""
-    item = _pending(store, approval_id, now)
+    """Hold the domain's lock while one decision (a person's word) is journaled and stored.
+
+    Under the lock: a word said now waits behind the words kept ahead of it (WordsAhead), and
+    the item's status is the journal's (its file is rewritten from the journal if it differs).
+    """
+    item = store.get(approval_id)  # which domain to lock; its status is ruled under the lock
     run_id = _execute.new_attempt_run_id(item)
     with RunLock(settings.memory_dir, item.domain, run_id=run_id):
+        if word is None and Inbox(settings.memory_dir, settings.seal_key).count(item.domain):
+            raise WordsAhead(f"words wait in the inbox of {item.domain} ahead of this decision")
         journals = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         # Opened from its checkpoint and tail (a torn tail is set aside before appending).
         opened = journals.open(item.domain)
         # A kept word journaled already changes nothing (AlreadyJournaled).
+        journal_of = word_journal(word, opened.checkpoint)
+        # Again under the lock, as the journal says it: decided only once, whatever the file says.
+        item = _decidable(store, approval_id, now, opened.checkpoint.ledger)
         writer = journals.writer(item.domain, run_id, utc_now, opened)
-        journal = word_journal(writer, word, opened.checkpoint.words)
-        item = _pending(store, approval_id, now)  # again under the lock: decided only once
+        journal = journal_of(writer)
         try:
             yield Deciding(item, journal, run_id, opened.checkpoint.writes, opened.history)
         finally:

@@ -10,6 +10,7 @@ person's decision stands). The core says which writes to probe (`settle.item_pro
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import custodian_runtime.approvals._execute as _execute
@@ -24,18 +25,30 @@ from custodian_runtime.settings import Settings
 from custodian_runtime.writes import calls_of, send
 
 
+@dataclass(frozen=True)
+class ProbeLanded:
+    """Where a probed write is on the hub: `replayed`, the hub answered from its key (the write
+    had landed before); otherwise the probe itself was applied (the hub ignored If-Match)."""
+
+    hub_id: str
+    replayed: bool
+
+
 def probe_item_writes(
     settings: Settings,
     journal: Journal,
     pending: Sequence[core_journal.PendingWrite],
     observed: DomainSummary | None,
     now: datetime,
-) -> tuple[list[core_journal.PendingWrite], str | None]:
-    """Probe the writes only a probe can settle; the writes left to settle, and where one landed."""
+) -> tuple[list[core_journal.PendingWrite], ProbeLanded | None]:
+    """Probe the writes only a probe can settle; the writes left to settle, and where one landed.
+
+    Call it only for a write the ruling would send now: a probe re-sends the write, and a hub
+    or gateway that ignores If-Match applies it."""
     probes = item_probes(pending, observed, now)
     if not probes or observed is None:
         return list(pending), None
-    landed: str | None = None
+    landed: ProbeLanded | None = None
     with _execute.hub_client(settings) as client:
         for write, version, why in probes:
             reason = f"{why}: its key is re-sent with If-Match {version}, which can apply nothing"
@@ -49,7 +62,8 @@ def probe_item_writes(
                 key=write.idempotency_key, reconciles=write.run_id,
                 sent_before=write.dispatched, if_match=version, planned_on=write.planned_on,
             )  # fmt: skip
-            landed = landed or sent.hub_id
+            if landed is None and sent.hub_id is not None:
+                landed = ProbeLanded(sent.hub_id, sent.replayed)
             _same_value(journal, write, observed, sent.stale)
     probed = {id(write) for write, _, _ in probes}
     return [w for w in pending if id(w) not in probed], landed

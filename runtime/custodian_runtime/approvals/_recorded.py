@@ -19,9 +19,11 @@ from typing import Any
 from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
+from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.journal.fold import Checkpoint, already_absorbed
 from custodian_runtime.core.journal.kinds import WORD_KINDS
-from custodian_runtime.core.journal.words import Word, decision_word
+from custodian_runtime.core.journal.words import Word, decision_word, put_back_message
 from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.run_journal import DiskJournal
@@ -74,6 +76,24 @@ class AlreadyJournaled(ApprovalError):
     """The word was journaled already (by another step that absorbed the inbox): nothing to do."""
 
 
+class PutBack(ApprovalError):
+    """A kept word at or below the journal's high-water mark that the journal does not hold:
+    a file put back or renumbered. It is never carried out; it stays where `inspect` names it."""
+
+
+class NotHere(ApprovalError):
+    """A kept word this command cannot carry out for a reason that is not the word's (another
+    hub, another canon): it stays in the inbox, untouched, for a command that can."""
+
+    def __init__(self, message: str, *, exit_code: int = ApprovalError.exit_code) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class WordsAhead(RunLocked):
+    """Words kept in the domain's inbox wait ahead of a decision said now: they go first."""
+
+
 class WordJournal(DiskJournal):
     """An approval's journal whose decision record carries the person's word (its id)."""
 
@@ -87,12 +107,18 @@ class WordJournal(DiskJournal):
 
 
 def word_journal(
-    writer: JournalWriter, word: Word | None, journaled: tuple[str, ...]
-) -> WordJournal:
-    """The journal of one decision: `word`'s (AlreadyJournaled if it is), or a new word's."""
-    if word is not None and word.id in journaled:
-        raise AlreadyJournaled(f"{word.id} was journaled already")
-    return WordJournal(writer, word.journaled() if word is not None else {"word": new_word_id()})
+    word: Word | None, checkpoint: Checkpoint
+) -> Callable[[JournalWriter], WordJournal]:
+    """The journal of one decision: `word`'s (AlreadyJournaled if it is, PutBack if its file
+    came back from before the journal's mark), or a new word's."""
+    if word is not None:
+        absorbed = already_absorbed(checkpoint, word.id, word.arrival)
+        if absorbed:
+            raise AlreadyJournaled(f"{word.id} was journaled already")
+        if absorbed is None:
+            raise PutBack(put_back_message(word, checkpoint.arrival))
+    tag = word.journaled() if word is not None else {"word": new_word_id()}
+    return lambda writer: WordJournal(writer, tag)
 
 
 def carry_out_recorded(
@@ -149,6 +175,9 @@ def _carry_out(
         report: DecisionReport | None = (approve if word.kind == "approve" else reject)(word)
     except AlreadyJournaled:
         report = None
+    except (NotHere, PutBack) as exc:  # not the word's own refusal: it stays, and is named
+        sys.stderr.write(for_terminal(f"custodian: kept, not carried out: {exc.message}") + "\n")
+        return _refused(word, exc)
     except ApprovalError as exc:  # decided or expired since: nothing left to carry out
         report = _refused(word, exc)
     inbox.done(word)

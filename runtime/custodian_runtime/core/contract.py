@@ -9,7 +9,7 @@ import re
 from datetime import date, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
 ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
@@ -164,10 +164,27 @@ class DomainOverview(Response):
     last_event_at: datetime | None = None
 
 
+class DomainRevision(Response):
+    """A domain of `GET /state/summary` as a pass of `custodian watch` first reads it."""
+
+    domain: str
+    revision: int | None = None
+
+
+class SummaryRevisions(Response):
+    """`GET /state/summary` read for its names and revisions alone: what decides which domains
+    are due, at a fraction of the whole's parse (the counts are read when a run needs them)."""
+
+    domains: tuple[DomainRevision, ...]
+
+
 class StateSummary(Response):
     generated_at: datetime
     hub_id: Id | None = None  # v1.2
     domains: tuple[DomainOverview, ...]
+    # The domains indexed once (core/context/overview.py), so that each of the many runs handed
+    # the same overview pays O(its own domain) for its bounded view, not O(all domains).
+    _index: object = PrivateAttr(default=None)
 
 
 class WorkstreamWithTasks(Workstream):

@@ -33,10 +33,18 @@ class Metric:
 
 
 BUILD_INFO = "custodian_build_info"
+LAST_CHECK = "custodian_last_check_timestamp_seconds"
 
 
 METRICS: tuple[Metric, ...] = (
     Metric("custodian_last_run_timestamp_seconds", "When the last run ended (Unix time)."),
+    # A quiet domain is checked without a run: `custodian watch` looks at it every pass and runs
+    # it only when it moved. Alert on a check that stopped, not on a run that is not needed.
+    Metric(
+        LAST_CHECK,
+        "When the domain was last looked at: its last run, or a pass of custodian watch that "
+        "found nothing to do (Unix time).",
+    ),
     Metric("custodian_last_success_timestamp_seconds", "When the last run with exit code 0 ended."),
     Metric(
         "custodian_first_run_timestamp_seconds",
@@ -108,10 +116,19 @@ class Figures:
     pending: int
     oldest_pending_age_s: float | None
     totals: Totals | None = None  # the journal's running totals; None: no journal read
+    last_check: datetime | None = None  # a look that found nothing to do; None: the last run
 
     def overdue(self, now: datetime, max_age: timedelta) -> bool:
         """True when the domain has not succeeded within `max_age` of `now` (or never has)."""
         return self.last_success is None or now - self.last_success > max_age
+
+    @property
+    def checked_at(self) -> datetime | None:
+        """When the domain was last looked at: a check after its last run, else that run."""
+        ran = self.last_run.ended_at if self.last_run is not None else None
+        if self.last_check is None or ran is None:
+            return self.last_check or ran
+        return max(self.last_check, ran)
 
     def with_run(self, facts: RunFacts) -> Figures:
         """The figures once `facts` (a run that just ended) is the last run."""
@@ -165,6 +182,9 @@ def samples(figures: Figures) -> tuple[Sample, ...]:
         )
     if figures.last_run is not None:
         found += _run_samples(figures.domain, figures.last_run)
+    checked = figures.checked_at
+    if checked is not None:
+        found.append(Sample(LAST_CHECK, at, checked.timestamp()))
     if figures.totals is not None:
         found += _total_samples(figures.domain, figures.totals)
     return tuple(found)

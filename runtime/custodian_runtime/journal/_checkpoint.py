@@ -45,11 +45,19 @@ class Anchor(BaseModel):
     seq: int = Field(ge=1)
     hash: str
     at: str | None = None
+    # The highest inbox arrival number the dropped records absorbed: a word's file put back
+    # after the prune is still never journaled again (None: an anchor written before it).
+    arrival: int | None = Field(default=None, ge=0)
     seal: str | None = None
 
     def head(self) -> Head:
         """The anchor as the head the kept records continue from."""
         return Head(seq=self.seq, hash=self.hash, at=self.at)
+
+    def sealed_fields(self) -> dict[str, object]:
+        """What its seal covers: every field but the seal (an older anchor's, as written)."""
+        skip = {"seal"} if self.arrival is not None else {"seal", "arrival"}
+        return self.model_dump(mode="json", exclude=skip)
 
 
 class CheckpointFile(BaseModel):
@@ -89,9 +97,15 @@ _ANCHOR_PREFIX = b"custodian journal anchor v1\n"
 Sealable = TypeVar("Sealable", "CheckpointFile", "Anchor")
 
 
+def _unsealed(value: BaseModel) -> dict[str, object]:
+    if isinstance(value, Anchor):
+        return value.sealed_fields()
+    return value.model_dump(mode="json", exclude={"seal"})
+
+
 def file_seal(key: SealKey, prefix: bytes, value: BaseModel) -> str:
     """HMAC of a file's canonical JSON without its seal."""
-    return key.mac(prefix, canonical_json(value.model_dump(mode="json", exclude={"seal"})))
+    return key.mac(prefix, canonical_json(_unsealed(value)))
 
 
 def sealed(key: SealKey | None, value: Sealable) -> Sealable:
@@ -105,8 +119,7 @@ def sealed(key: SealKey | None, value: Sealable) -> Sealable:
 def file_sealer(key: SealKey, value: CheckpointFile | Anchor) -> Sealer | None:
     """Which key sealed the checkpoint or anchor file (None: neither, or no seal)."""
     prefix = _ANCHOR_PREFIX if isinstance(value, Anchor) else _CHECKPOINT_PREFIX
-    message = canonical_json(value.model_dump(mode="json", exclude={"seal"}))
-    return key.sealer(prefix, message, value.seal)
+    return key.sealer(prefix, canonical_json(_unsealed(value)), value.seal)
 
 
 def _seal_holds(key: SealKey | None, value: CheckpointFile | Anchor) -> bool:
@@ -235,7 +248,9 @@ def start_of(layout: Layout, key: SealKey | None = None) -> Checkpoint:
     """The checkpoint a full scan starts from: empty, or the anchor of a pruned journal."""
     anchor = load_anchor(layout, key)
     base = empty(layout.domain)
-    return base if anchor is None else base.model_copy(update={"head": anchor.head()})
+    if anchor is None:
+        return base
+    return base.model_copy(update={"head": anchor.head(), "arrival": anchor.arrival or 0})
 
 
 def head_line(layout: Layout, saved: CheckpointFile, parse: Parse) -> Record | None:

@@ -1,10 +1,12 @@
 """A domain's inbox: a person's words kept while a run holds the domain (core/journal/words.py).
 
 `memory/inbox/<domain>/<arrival>.json`, one file per word. The arrival number is the inbox's, not
-a host's clock: the next number after the highest name in the directory, taken by creating the
-file exclusively (a hard link of the whole, fsync'd word), so two appenders never share one. A
-word's file is removed once its word is journaled; the highest number absorbed stays as an empty
-`<arrival>.done`, so a number is never given twice. Each word is sealed with the seal key.
+a host's clock: the next number after the highest name in the directory and the highest the
+domain's journal absorbed (its checkpoint's mark), taken by creating the file exclusively (a hard
+link of the whole, fsync'd word), so two appenders never share one. A word's file is removed once
+its word is journaled; the highest number absorbed stays as an empty `<arrival>.done`. Names are
+numbers of any width (twelve digits at least); any other file in the inbox is damage that
+`inspect` names (`strays`). Each word is sealed with the seal key.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from custodian_runtime.core.contract import is_domain
 from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.core.journal.words import Word, sealed, sealer
-from custodian_runtime.errors import ConfigError, SealError
+from custodian_runtime.errors import ConfigError, JournalError, SealError
+from custodian_runtime.journal._checkpoint import load_anchor, load_checkpoint
 from custodian_runtime.journal._inbox_legacy import legacy_files, legacy_words, remove
+from custodian_runtime.journal._segments import Layout
 from custodian_runtime.memory.files import atomic_write_bytes, create_whole, fsync_directory
 
-_NAME = re.compile(r"^(\d{12})\.(json|done)$")
+_NAME = re.compile(r"^(\d{1,30})\.(json|done)$")
 
 
 def new_word_id() -> str:
@@ -57,7 +61,7 @@ class Inbox:
             raise ConfigError(f"domain {word.domain!r} cannot name an inbox", setting="--domain")
         directory = self.directory(word.domain)
         directory.mkdir(parents=True, exist_ok=True)
-        arrival = self._highest(directory) + 1
+        arrival = max(self._highest(directory), self.absorbed_mark(word.domain)) + 1
         while True:
             kept = sealed(self._key, word.model_copy(update={"arrival": arrival, "seal": None}))
             if create_whole(directory / _name(arrival), _bytes(kept)):
@@ -143,11 +147,33 @@ class Inbox:
         """The files of the words waiting for `domain`, in arrival order."""
         return list(self._files(domain))
 
+    def absorbed_mark(self, domain: str) -> int:
+        """The highest arrival number `domain`'s journal absorbed, as its checkpoint (or, after
+        a prune with no checkpoint yet, its anchor) says; 0 when neither says."""
+        layout = Layout(self.memory_dir / "journal", domain)
+        saved, _ = load_checkpoint(layout, self._key)
+        try:
+            anchor = load_anchor(layout, self._key)
+        except JournalError:  # opening the journal refuses a bad anchor, and says why
+            anchor = None
+        return max(
+            saved.checkpoint.arrival if saved is not None else 0,
+            (anchor.arrival or 0) if anchor is not None else 0,
+        )
+
+    def strays(self, domain: str) -> list[Path]:
+        """Files in `domain`'s inbox that are neither a kept word nor a `.done` mark."""
+        directory = self.directory(domain)
+        if not directory.is_dir():
+            return []
+        return sorted(p for p in directory.iterdir() if _NAME.match(p.name) is None)
+
     def _files(self, domain: str) -> Iterator[Path]:
         directory = self.directory(domain)
         if not directory.is_dir():
             return iter(())
-        return iter(sorted(p for p in directory.glob("*.json") if _NAME.match(p.name)))
+        kept = [(int(m[1]), p) for p in directory.glob("*.json") if (m := _NAME.match(p.name))]
+        return iter(path for _, path in sorted(kept))
 
     def _highest(self, directory: Path) -> int:
         numbers = (_NAME.match(p.name) for p in directory.iterdir())

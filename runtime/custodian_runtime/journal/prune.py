@@ -120,7 +120,11 @@ def prune_segments(
             return Pruned(domain, 0, None, {}, decision.reason)
         last = gathered[decision.drop - 1][0].last
         assert last is not None
-        anchor = sealed(key, Anchor(domain=domain, seq=last.seq, hash=last.hash, at=last.at))
+        # The inbox's high-water mark survives the prune (a word put back stays journaled once).
+        mark = opened.checkpoint.arrival
+        anchor = sealed(
+            key, Anchor(domain=domain, seq=last.seq, hash=last.hash, at=last.at, arrival=mark)
+        )
         atomic_write_bytes(layout.anchor, canonical_json(anchor.model_dump()).encode("utf-8"))
         for segment in segments[: decision.drop]:
             os.unlink(segment.path)

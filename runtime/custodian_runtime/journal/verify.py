@@ -46,8 +46,10 @@ class DomainReport:
     open_writes: list[str] = field(default_factory=list)
     # What the journal says of each approval item (core/approvals/ledger.py).
     ledger: Ledger = field(default_factory=Ledger)
-    # The ids of the words the journal absorbed from the inbox (core/journal/fold.py).
+    # The ids of the last words the journal absorbed from the inbox, and the highest arrival
+    # number it absorbed (core/journal/fold.py).
     words: frozenset[str] = frozenset()
+    arrival: int = 0
 
     def seal_lines(self) -> list[str]:
         """The court record's `seals` line for the whole domain."""
@@ -139,6 +141,7 @@ def _check(
             report.summaries.append(summary)
     if final:
         report.words = frozenset(after.words)
+        report.arrival = after.arrival
         report.open_writes = open_write_lines(report.domain, unfinished_items(after.records))
         report.summaries.extend(report.deferred.values())
         report.summaries.sort(key=lambda s: s.first_seq)

@@ -21,7 +21,9 @@ from custodian_runtime.core.journal.late_landings import (
     SAME_VALUE,
     LateLanding,
     late_landings,
+    probe_refusal,
 )
+from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation
 from custodian_runtime.writes import Write, calls_of, probe_closed
@@ -32,22 +34,42 @@ def record_late_landings(
 ) -> tuple[dict[str, Any], ...]:
     """Settle each closed write whose value the hub shows, once: found late only when proven."""
     reports = []
+    modes = standing_of(history).modes
     for landing in late_landings(history, observation.summary, ctx.now()):
-        report = _settle_late(ctx, landing)
+        write = landing.closed.write
+        ruled = probe_refusal(landing.closed, modes.of(write.operation), _item_status(ctx, write))
+        report = _settle_late(ctx, landing, ruled)
         if report is not None:
             reports.append(report)
             ctx.log.line("reconcile", report["outcome"], run=report["run"], hub_id=landing.hub_id)
     return tuple(reports)
 
 
-def _settle_late(ctx: RunContext, landing: LateLanding) -> dict[str, Any] | None:
-    """The report of one closed write shown on the hub; None when the probe proved nothing."""
+def _item_status(ctx: RunContext, write: core_journal.PendingWrite) -> str | None:
+    """The status of the approval item the write was for (its file agrees with the journal: the
+    run rewrote any that did not when it took the lock); None for a write of Custodian's own."""
+    approval_id = write.approval.approval_id if write.approval is not None else None
+    if approval_id is None or approval_id not in ctx.approvals:
+        return None
+    return ctx.approvals.get(approval_id, verify=False).status
+
+
+def _settle_late(
+    ctx: RunContext, landing: LateLanding, refusal: str | None
+) -> dict[str, Any] | None:
+    """The report of one closed write shown on the hub; None when the probe proved nothing.
+
+    Ruled, then probed: a write that would not be sent now (refused, or its operation off) is
+    never probed, since a probe through a gateway that drops If-Match is a write."""
     closed, proof = landing.closed, landing.proof
     if proof.proof == "proven":
         ctx.journal.write(found_receipt(closed.write, landing.hub_id, late=closed.how))
         return _found(ctx, landing, proof.reason)
     if proof.proof != "probe":
         return _same(ctx, landing, by_other=proof.proof == "not_landed", why=proof.reason)
+    if refusal is not None:
+        why = f"not probed: {refusal}; a person should check it"
+        return _same(ctx, landing, by_other=False, why=why)
     write = closed.write
     probe = Write(
         write.index, write.operation, dict(write.params), write.run_id, write.idempotency_key,
@@ -55,8 +77,12 @@ def _settle_late(ctx: RunContext, landing: LateLanding) -> dict[str, Any] | None
     )  # fmt: skip
     calls = calls_of(authority_of(write))
     probed = probe_closed(ctx.journal, ctx.client, calls, probe, closed.how)
-    if probed.hub_id is not None:
+    if probed.hub_id is not None and probed.replayed:
         return _found(ctx, landing, "the hub replayed its key")
+    if probed.hub_id is not None:
+        # A 2xx without Idempotent-Replayed: the hub ignored If-Match and applied the probe.
+        return _found(ctx, landing, "the probe itself was applied: the hub did not replay its "
+                      "key and ignored the If-Match it carried")  # fmt: skip
     if probed.never_landed:
         why = (
             f"the hub did not replay its key and refused it at version {proof.if_match}, the "

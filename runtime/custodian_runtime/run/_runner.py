@@ -18,6 +18,7 @@ from typing import TextIO
 import httpx
 
 from custodian_runtime import __version__
+from custodian_runtime.approvals.derived import heal_items
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
@@ -174,6 +175,9 @@ def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResu
         store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         opened = _open(store, domain, channels.log, repair=True)
         approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
+        # An item file that disagrees with the journal is rewritten from it, and named.
+        for healed in heal_items(approvals, domain, opened.checkpoint.ledger, channels.clock()):
+            channels.log.line("approvals", "file_rewritten_from_journal", detail=healed.line())
         approvals.view(domain, channels.clock())  # with a seal key: refuses an unsealed item
         writer = store.writer(domain, run_id, channels.clock, opened)
         ctx = build_context(settings, run_id, channels, DiskJournal(writer), approvals)

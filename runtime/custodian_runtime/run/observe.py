@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from custodian_runtime.core.context.overview import bounded
+from custodian_runtime.core.context.overview import bounded, index_of
 from custodian_runtime.core.contract import DomainSummary, StateSummary
 from custodian_runtime.core.digest import SummaryDigests, summary_digests
 from custodian_runtime.core.journal.kinds import Observed
@@ -107,7 +107,7 @@ def check_known(
     """The hub's overview (read unless given); ConfigError unless it lists `domain`."""
     if overview is None:
         overview = client.state_summary()
-    if domain not in {d.domain for d in overview.domains}:
+    if domain not in index_of(overview).by_name:
         raise _unknown(domain, overview)
     return overview
 

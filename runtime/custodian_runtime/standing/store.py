@@ -9,13 +9,16 @@ the running run already (`kept_standing`).
 
 from __future__ import annotations
 
+import sys
 from contextlib import suppress
 from pathlib import Path
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal.fold import Checkpoint, already_absorbed
 from custodian_runtime.core.journal.kinds import Entry, GrantRevoked
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.core.journal.words import Word, standing_word
+from custodian_runtime.core.journal.words import Word, put_back_message, standing_word
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
 from custodian_runtime.errors import RunLocked
 from custodian_runtime.journal.inbox import Inbox, new_word_id
@@ -79,10 +82,19 @@ class StandingStore:
         """Journal kept standing `words` of `domain` in their order, each once; how many were
         new (RunLocked while a run holds the domain: nothing is done)."""
         with RunLock(self.memory_dir, domain, run_id=f"person-{words[0].id}"):
-            new = self._append(domain, words, skip_journaled=True)
+            new, put_back = self._append(domain, words, skip_journaled=True)
             for word in words:
-                self.inbox.done(word)
+                if word.id not in put_back:  # a word put back stays where `inspect` names it
+                    self.inbox.done(word)
         return new
+
+    def _put_back(self, checkpoint: Checkpoint, words: list[Word]) -> set[str]:
+        """The kept words put back from before the journal's mark: named, never journaled."""
+        found = {w.id for w in words if already_absorbed(checkpoint, w.id, w.arrival) is None}
+        for word in (w for w in words if w.id in found):
+            said = put_back_message(word, checkpoint.arrival)
+            sys.stderr.write(for_terminal(f"custodian: kept, not carried out: {said}") + "\n")
+        return found
 
     def _journal_now(self, domain: str, words: list[Word]) -> None:
         with RunLock(self.memory_dir, domain, run_id=f"person-{words[0].id}"):
@@ -92,16 +104,22 @@ class StandingStore:
                 return
             self._append(domain, words, skip_journaled=False)
 
-    def _append(self, domain: str, words: list[Word], *, skip_journaled: bool) -> int:
-        """Journal `words` as one person's run (hold the lock); how many were journaled."""
+    def _append(
+        self, domain: str, words: list[Word], *, skip_journaled: bool
+    ) -> tuple[int, set[str]]:
+        """Journal `words` as one person's run (hold the lock); how many were journaled, and
+        the ids of the kept words put back (`skip_journaled`: words kept in the inbox)."""
         journals = JournalStore(self.memory_dir, seal_key=self._key)
         opened = journals.open(domain)
-        journaled = set(opened.checkpoint.words) if skip_journaled else set()
-        new = [w for w in words if w.id not in journaled]  # a word already there changes nothing
+        cp = opened.checkpoint
+        put_back = self._put_back(cp, words) if skip_journaled else set()
+        new = [
+            w for w in words if not skip_journaled or already_absorbed(cp, w.id, w.arrival) is False
+        ]
         if new:
             writer = journals.writer(domain, f"person-{words[0].id}", utc_now, opened)
             for word in new:
                 writer.append(word.kind, {**word.fields, **word.journaled()})
             with suppress(OSError):  # derived data: a failure costs the next run a full scan
                 journals.commit(writer)
-        return len(new)
+        return len(new), put_back

@@ -46,6 +46,7 @@ from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.net.bounded_http import Stoppable
 from custodian_runtime.net.retry import MonotonicClock, RetryPolicy, Sleep
+from custodian_runtime.net.transport import hub_transport
 from custodian_runtime.process.stopping import OnRetry
 from custodian_runtime.statehub._checks import (
     check_limits,
@@ -63,6 +64,7 @@ from custodian_runtime.statehub._conditional import (
     summary_or_not_modified,
 )
 from custodian_runtime.statehub._failures import parse_body
+from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub._sender import QueryParams, Sender
 
 T = TypeVar("T", bound=Response)
@@ -147,6 +149,11 @@ class StateHubClient:
     def state_summary(self) -> StateSummary:
         """GET /state/summary: counts per domain."""
         return self._read("/state/summary", StateSummary)
+
+    def state_summary_lazy(self) -> LazySummary:
+        """GET /state/summary with its names and revisions parsed; the counts when first asked."""
+        response, attempts = self._sender.send("GET", "/state/summary")
+        return LazySummary(response, attempts)
 
     def hub_origin(self, location: str | None = None) -> HubOrigin:
         """Who the hub is: its hub_id from GET /health (v1.2; read once per client), and where
@@ -310,12 +317,12 @@ def _http_client(
         base_url=url,
         headers=headers,
         timeout=httpx.Timeout(timeout_s),
-        transport=transport,
-        auth=basic,
-        follow_redirects=False,  # a redirect would resend the token and body somewhere else
         # The token goes through no proxy but the one named for the hub (STATE_HUB_PROXY):
         # HTTP(S)_PROXY, ALL_PROXY and netrc are the model clients' and other tools' business.
+        # TLS is set up only for an https hub or proxy (net/transport.py).
+        transport=transport if transport is not None else hub_transport(url, proxy),
+        auth=basic,
+        follow_redirects=False,  # a redirect would resend the token and body somewhere else
         trust_env=False,
-        proxy=proxy if transport is None else None,
     )
     return url, client

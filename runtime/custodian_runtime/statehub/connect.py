@@ -17,6 +17,7 @@ import httpx
 
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.net.transport import Shared, hub_transport
 from custodian_runtime.process.stopping import OnRetry, StopFlag
 from custodian_runtime.settings import EmbeddedHub, HubSettings
 from custodian_runtime.statehub.client import StateHubClient
@@ -72,6 +73,17 @@ def open_hub(
             proxy=None if hub.embedded else hub.proxy,
         )
         yield stack.enter_context(client)
+
+
+@contextmanager
+def shared_transport(hub: HubSettings) -> Iterator[httpx.BaseTransport | None]:
+    """One connection pool for every client of this process, closed after the block; None for
+    the embedded hub, which each client opens in-process for itself."""
+    if hub.embedded:
+        yield None
+        return
+    with hub_transport(hub.url, None if hub.embedded else hub.proxy) as pool:
+        yield Shared(pool)
 
 
 def _embedded(hub: HubSettings) -> EmbeddedHub:

@@ -4,14 +4,21 @@ After each run the watch reads the domain's checkpoint (read-only) and keeps a `
 the revision the domain was settled at, when time alone makes it due (the skip window, a
 pending approval's expiry), the local work that makes it due at every pass (the same `LocalWork`
 and `why_read` a run asks with: run/_unchanged.py, core/unchanged.py) and the journal file's
-stamp. None of it matters across a restart: a domain the watch has not run yet is due, and the
-run itself decides (a 304 when nothing moved) under its lock, from its journal.
+stamp. It is kept across a restart as a cache (watch/_seen.py) that the stamps check; a domain
+the watch knows nothing of is due, and the run itself decides (a 304 when nothing moved) under
+its lock, from its journal.
+
+A journal changed outside this watch makes the domain due, unless all that was appended is the
+commit of runs (another `watch` on the same volume, a `custodian run`): then the watch learns
+what those runs left, as after a run of its own (`relearned`), so two watches do not wake each
+other with their own commits. A person's word journaled outside (a mode, a grant, a decision:
+`PERSON_RUN_FIRST`), a journal rotated or rewritten, or a line it cannot read makes it due.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,8 +26,10 @@ from pathlib import Path
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.records import PERSON_RUN_FIRST
 from custodian_runtime.core.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal._lines import parse_line
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import work_waiting
@@ -67,6 +76,44 @@ def stamp_of(path: Path) -> Stamp:
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def runs_only(kinds: Sequence[str] | None) -> bool:
+    """Whether records of these kinds, appended outside this watch, are runs' commits alone:
+    no person's word among them (None: what was appended is unknown)."""
+    return kinds is not None and not any(kind in PERSON_RUN_FIRST for kind in kinds)
+
+
+def appended_kinds(path: Path, before: Stamp, after: Stamp) -> list[str] | None:
+    """The kinds of the records appended to the journal file between two stamps of it; None
+    when it is not the same file grown (rotated, rewritten, gone) or a line is unreadable."""
+    if before is None or after is None or before[0] != after[0] or after[2] < before[2]:
+        return None
+    with open(path, "rb") as journal:
+        journal.seek(before[2])
+        added = journal.read(after[2] - before[2])
+    records = [parse_line(line) for line in added.splitlines() if line.strip()]
+    if (not added.endswith(b"\n") and added) or any(isinstance(r, str) for r in records):
+        return None  # a line still being written, or damage: the run reads and says
+    return [r.kind for r in records if not isinstance(r, str)]
+
+
+def relearned(
+    settings: Settings, domain: str, known: Learned | None, stamp: object, now: datetime
+) -> Learned | None:
+    """What the domain's journal says now, when since `known` only runs appended to it (and its
+    guidance did not change); None otherwise: the pass decides with `known`."""
+    if known is None or stamp == known.stamp:
+        return None
+    if not (isinstance(stamp, tuple) and isinstance(known.stamp, tuple)):
+        return None
+    (before, guidance_before), (after, guidance_after) = known.stamp, stamp
+    if guidance_before != guidance_after:
+        return None
+    path = JournalStore(settings.memory_dir).path(domain)
+    if not runs_only(appended_kinds(path, before, after)):
+        return None
+    return learn(settings, domain, now, None, stamp)[0]
 
 
 def learn(

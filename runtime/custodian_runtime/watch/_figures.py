@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Gauge, generate_latest
-from prometheus_client import Counter as PromCounter
+from custodian_runtime.metrics._text import header, labelled, line, number
 
 
 @dataclass
@@ -21,6 +21,8 @@ class LoopFigures:
     finished: Counter[int] = field(default_factory=Counter)  # by exit code
     last_pass: float | None = None  # Unix time the last pass ended
     watched: int = 0
+    unknown: int = 0  # listed domains the hub did not list in the last pass
+    created: float = field(default_factory=time.time)  # the counters' `_created`: the loop's start
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def count(self, **add: int) -> None:
@@ -35,30 +37,50 @@ class LoopFigures:
             self.finished[exit_code] += 1
 
     def exposition(self) -> str:
-        """The Prometheus text of the loop's figures."""
-        registry = CollectorRegistry(auto_describe=True)
+        """The Prometheus text of the loop's figures; each counter created when the loop was."""
+        count = _Counters(number(self.created))
         with self._lock:
-            _counter(registry, "passes", "Passes over the watched domains.", self.passes)
-            _counter(registry, "summary_reads", "GET /state/summary sent.", self.summary_reads)
-            _counter(registry, "summary_read_failures", "GET /state/summary that failed.",
-                     self.summary_failures)  # fmt: skip
-            _counter(registry, "runs_started", "Runs started.", self.started)
-            done = PromCounter("custodian_watch_runs_finished", "Runs finished, by exit code.",
-                               ["exit_code"], registry=registry)  # fmt: skip
-            for code, n in sorted(self.finished.items()):
-                done.labels(exit_code=str(code)).inc(n)
             running = self.started - sum(self.finished.values())
-            _gauge(registry, "runs_in_flight", "Runs started and not yet finished.", running)
-            _gauge(registry, "domains", "Domains watched in the last pass.", self.watched)
+            finished = [({"exit_code": str(c)}, float(n)) for c, n in sorted(self.finished.items())]
+            parts = [
+                count("passes", "Passes over the watched domains.", [({}, self.passes)]),
+                count("overview_reads", "GET /state/summary sent.", [({}, self.summary_reads)]),
+                count(
+                    "overview_read_failures",
+                    "GET /state/summary that failed.",
+                    [({}, self.summary_failures)],
+                ),
+                count("runs_started", "Runs started.", [({}, self.started)]),
+                count("runs_finished", "Runs finished, by exit code.", finished),
+                _gauge("runs_in_flight", "Runs started and not yet finished.", running),
+                _gauge("domains", "Domains watched in the last pass.", self.watched),
+                _gauge(
+                    "unknown_domains",
+                    "Listed domains the hub did not list in the last pass: never run.",
+                    self.unknown,
+                ),
+            ]
             if self.last_pass is not None:
-                _gauge(registry, "last_pass_timestamp_seconds", "When the last pass ended.",
-                       self.last_pass)  # fmt: skip
-        return generate_latest(registry).decode("utf-8")
+                parts.append(_gauge("last_pass_timestamp_seconds", "When the last pass ended.",
+                                    self.last_pass))  # fmt: skip
+        return "".join(parts)
 
 
-def _counter(registry: CollectorRegistry, name: str, text: str, value: int) -> None:
-    PromCounter(f"custodian_watch_{name}", text, registry=registry).inc(value)
+@dataclass(frozen=True)
+class _Counters:
+    """Writes a counter's family and its `_created` family, created at the loop's start."""
+
+    created: str
+
+    def __call__(self, name: str, text: str, values: list[tuple[dict[str, str], float]]) -> str:
+        full = f"custodian_watch_{name}"
+        lines = [header(f"{full}_total", text, "counter")]
+        lines += [line(f"{full}_total", labels, float(n)) for labels, n in values]
+        lines += [header(f"{full}_created", text, "gauge")]
+        lines += [f"{labelled(full + '_created', labels)} {self.created}\n" for labels, _ in values]
+        return "".join(lines)
 
 
-def _gauge(registry: CollectorRegistry, name: str, text: str, value: float) -> None:
-    Gauge(f"custodian_watch_{name}", text, registry=registry).set(value)
+def _gauge(name: str, text: str, value: float) -> str:
+    full = f"custodian_watch_{name}"
+    return header(full, text, "gauge") + line(full, {}, float(value))

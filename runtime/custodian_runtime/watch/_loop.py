@@ -15,14 +15,17 @@ Threads, not processes, carry the runs, at most `--parallel K` at once:
   other and ends interrupted, exactly as `custodian run` does; no queued run starts after it.
 - What the threads share is safe to share: stderr (one write per line; JSON mode routes it once
   for the process) and `clock.simulated_clock`, which only a bench sets and this never does.
-  Each run has its own client, model, journal writer and lock.
+  Each run has its own client, model, journal writer and lock; the clients send through one
+  connection pool for the process (statehub/connect.shared_transport), TLS set up only for https.
 - A bug in one run is caught in its thread: its traceback saved as `custodian run` saves it
   (crash.report_crash), exit 1 for that domain; the others go on.
 
-The loop holds no state that matters: a run's writes are exactly-once by its journal and lock,
-and what the loop remembers between passes it learns again after a restart (every domain is due
-once; an unchanged one is a 304). SIGKILL loses nothing but the runs in flight, which the next
-run of each domain settles from its journal, as after a killed `custodian run`.
+The loop holds no state that matters: a run's writes are exactly-once by its journal and lock.
+What the loop learned of each domain it keeps for its next start (watch/_seen.py), a cache
+checked against each domain's files, so an unchanged domain is not run again after a restart;
+without it every domain is due once (an unchanged one is a 304). SIGKILL loses nothing but the
+runs in flight, which the next run of each domain settles from its journal, as after a killed
+`custodian run`.
 """
 
 from __future__ import annotations
@@ -34,28 +37,45 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO, cast
 
+import httpx
+
+from custodian_runtime import __version__
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.metrics import Figures, RunFacts
+from custodian_runtime.core.metrics import RunFacts, build_info
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError, HubError, Interrupted
 from custodian_runtime.journal.store import JournalStore
-from custodian_runtime.metrics import domain_figures, exposition
+from custodian_runtime.metrics import domain_figures
+from custodian_runtime.metrics._text import FleetText
+from custodian_runtime.packaged import revision
 from custodian_runtime.process.crash import report_crash
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
-from custodian_runtime.statehub.connect import open_hub
-from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
+from custodian_runtime.statehub._lazy_summary import LazySummary
+from custodian_runtime.statehub.connect import open_hub, shared_transport
+from custodian_runtime.watch._due import (
+    Learned,
+    Stamp,
+    decisions_waiting,
+    due,
+    learn,
+    relearned,
+    stamp_of,
+)
 from custodian_runtime.watch._figures import LoopFigures
+from custodian_runtime.watch._seen import load_seen, save_seen, seen_key, seen_path
 from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
 
 CarryOut = Callable[[Settings], None]
+UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
 
@@ -80,38 +100,53 @@ class Watch:
         self.stop = StopFlag()
         self.figures = LoopFigures()
         self.known: dict[str, Learned] = {}
-        self.domain_figures: dict[str, Figures] = {}
-        self._version, self._served = 0, (-1, "")  # the figures' text, made again on a change
+        self._text = FleetText(build_info(__version__, revision()))  # each domain's, kept
+        self._checked: dict[str, float] = {}  # when each domain was last looked at (Unix time)
         self.worst = 0  # the highest exit code of any run: `--once` exits with it
         self._in_flight: set[str] = set()
         self._lock = threading.Lock()
         self._journals: dict[str, Path] = {}
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
+        shard = request.shard
+        self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
+        self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
+        self._dirty = False  # learned something since what was seen was last kept
         self._started = utc_now().timestamp()
+        self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
     def serve(self) -> int:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
         s = self.settings
         assert s.hub is not None
-        pool = ThreadPoolExecutor(max_workers=self.request.parallel, thread_name_prefix="watch")
-        try:
-            with open_hub(s.hub, s.embedded_dir, utc_now, stop=self.stop) as client:
-                while not self.stop:
-                    began = time.monotonic()
-                    self.pass_once(client.state_summary, pool)
-                    if self.request.once or self._wait(began + self.request.every_s):
-                        break
-        finally:
-            pool.shutdown(wait=True, cancel_futures=bool(self.stop))
+        # The pool of connections outlives the runs: it closes after the last one has ended.
+        with shared_transport(s.hub) as self._transport:
+            pool = ThreadPoolExecutor(self.request.parallel, thread_name_prefix="watch")
+            try:
+                with open_hub(s.hub, s.embedded_dir, utc_now, transport=self._transport,
+                              stop=self.stop) as client:  # fmt: skip
+                    while not self.stop:
+                        began = time.monotonic()
+                        self.pass_once(client.state_summary_lazy, pool)
+                        if self.request.once or self._wait(began + self.request.every_s):
+                            break
+            finally:
+                pool.shutdown(wait=True, cancel_futures=bool(self.stop))
+                self.keep_seen()  # what the last runs learned, for the next start
         if self.stop.signal is not None:
             return 128 + self.stop.signal
         return self.worst
 
-    def pass_once(self, read: Callable[[], StateSummary], pool: ThreadPoolExecutor) -> None:
-        """Read the overview once and start a run for each due domain not running already."""
+    def pass_once(
+        self, read: Callable[[], StateSummary | LazySummary], pool: ThreadPoolExecutor
+    ) -> None:
+        """Read the overview once and start a run for each due domain not running already.
+
+        Which are due needs only the names and revisions; the counts of every domain are parsed
+        when the first run of the pass needs them (an idle pass never does)."""
         try:
-            overview = read()
+            read_now = read()
+            overview = read_now if isinstance(read_now, LazySummary) else LazySummary.of(read_now)
             self.figures.count(summary_reads=1)
         except HubError as exc:
             self.figures.count(summary_reads=1, summary_failures=1)
@@ -119,25 +154,33 @@ class Watch:
             return
         names, missing = chosen((d.domain for d in overview.domains), self.request.domains,
                                 self.request.shard)  # fmt: skip
-        for name in missing:
-            self._once(name, f"{name}: the hub lists no such domain; it is not run")
+        self.figures.unknown = len(missing)
+        if missing:  # every pass: a typo in the list is an error, not a line once at start
+            shown = ", ".join(missing[:UNKNOWN_NAMED]) + (
+                " ..." if len(missing) > UNKNOWN_NAMED else ""
+            )
+            self._say(f"{len(missing)} listed domain(s) the hub does not list, not run: {shown}")
         self._canon_check()
         now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
         revisions = {d.domain: d.revision for d in overview.domains}
+        looked = now.timestamp()
         for name in names:
             stamp = self._stamp(name)
+            self._adopt_outside_runs(name, stamp, now)
             with self._lock:
                 if self.stop or name in self._in_flight or stamp is False:
                     continue
                 why = due(self.known.get(name), revisions[name], now, stamp, name in decided)
                 if why is None:
+                    self._checked[name] = looked  # looked at, and nothing to do: a check
                     continue
                 self._in_flight.add(name)
             pool.submit(self._one, name, overview, revisions[name])
         self.figures.count(passes=1)
         self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
+        self.keep_seen()
 
-    def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
+    def _one(self, name: str, overview: LazySummary, revision: int | None) -> None:
         """One domain's run, in a worker thread; whatever happens, the others go on."""
         try:
             if self.stop:
@@ -147,10 +190,12 @@ class Watch:
             began = utc_now()
             code, result = self._run(settings, overview)
             self.figures.ended(code)
+            ended = utc_now()
             with self._lock:  # runs end in several threads at once
                 self.worst = max(self.worst, code)
+                self._checked[name] = ended.timestamp()  # a run looks at its domain
             self._learn(settings, name, code, RunFacts(
-                began, utc_now(), code, result.status if result else "failed",
+                began, ended, code, result.status if result else "failed",
                 result.counts() if result else {}, result.model if result else None,
                 result.usage if result else {},
             ), revision)  # fmt: skip
@@ -158,13 +203,15 @@ class Watch:
             with self._lock:
                 self._in_flight.discard(name)
 
-    def _run(self, settings: Settings, overview: StateSummary) -> tuple[int, RunResult | None]:
+    def _run(self, settings: Settings, overview: LazySummary) -> tuple[int, RunResult | None]:
         """What `custodian run` composes: decisions carried out before and after the run."""
         name = settings.domain
         assert name is not None
         try:
             self.carry_out(settings)
-            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name))
+            whole = overview.whole()  # parsed by the pass's first run, shared by the others
+            result = run(settings, overview=whole, stop=self.stop, stderr=run_stream(name),
+                         transport=self._transport)  # fmt: skip
             if not self.stop:
                 self.carry_out(settings)
         except CustodianError as exc:
@@ -190,13 +237,31 @@ class Watch:
                 settings.memory_dir, name, settings.seal_key, facts.ended_at, items
             )
         except (CustodianError, OSError) as exc:
-            self.known.pop(name, None)  # due again at the next pass, whose run says why
+            with self._lock:
+                self.known.pop(name, None)  # due again at the next pass, whose run says why
+                self._dirty = True
             said = exc.message if isinstance(exc, CustodianError) else str(exc)
             self._say(f"{name}: its journal cannot be read back ({said})")
             return
         with self._lock:
-            self.known[name], self.domain_figures[name] = known, figures.with_run(facts)
-            self._version += 1
+            self.known[name] = known
+            self._text.put(figures.with_run(facts))
+            self._dirty = True
+
+    def _adopt_outside_runs(self, name: str, stamp: object, now: datetime) -> None:
+        """Learn what another process's runs left in the domain's journal, when only runs
+        appended to it: their commit is no work due here (watch/_due.py `relearned`)."""
+        if stamp is False or name in self._in_flight:
+            return
+        try:
+            found = relearned(replace(self.settings, domain=name), name,
+                              self.known.get(name), stamp, now)  # fmt: skip
+        except (CustodianError, OSError):
+            return  # the pass decides with what it knew: a changed journal is due
+        if found is not None:
+            with self._lock:
+                if name not in self._in_flight:
+                    self.known[name] = found
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
         """The domain's journal and guidance files now; False for a name no journal can hold."""
@@ -212,12 +277,30 @@ class Watch:
         return (stamp_of(path), stamp_of(guidance))
 
     def _canon_check(self) -> None:
-        """A changed constitution (or canon directory) makes every domain due once."""
+        """A changed constitution (or canon directory) makes every domain due once; at the first
+        pass, what a watch with the same settings and canon saw before is read back."""
         canon = self.settings.canon_dir
         now = tuple(stamp_of(p) for p in (canon, canon / "constitution.md", canon / "domains"))
         if self._canon is not None and now != self._canon:
-            self.known.clear()
+            with self._lock:
+                self.known.clear()
+        if now != self._canon:
+            self._seen_key = seen_key(self.settings.digest_view(), now)
+        if self._canon is None:
+            with self._lock:
+                self.known = {**load_seen(self._seen, self._seen_key or ""), **self.known}
         self._canon = now
+
+    def keep_seen(self) -> None:
+        """Keep what was learned for the next start, when something was; a failure is said once."""
+        with self._lock:
+            if not self._dirty or self._seen_key is None:
+                return
+            known, self._dirty = dict(self.known), False
+        try:
+            save_seen(self._seen, self._seen_key, known)
+        except OSError as exc:
+            self._once(" seen", f"what this watch saw is not kept for its next start: {exc}")
 
     def _wait(self, deadline: float) -> bool:
         """Sleep until `deadline`; True as soon as a signal came."""
@@ -228,12 +311,11 @@ class Watch:
         return False
 
     def metrics_text(self) -> str:
-        """Every domain's figures as a run pushes them, and the loop's own."""
+        """Every domain's figures as a run pushes them, when each was last looked at, and the
+        loop's own; a domain's lines are made when it changes, not at each scrape."""
         with self._lock:
-            version, figures = self._version, list(self.domain_figures.values())
-        if self._served[0] != version:  # a scrape of 1,000 unchanged domains costs nothing
-            self._served = (version, exposition(figures))
-        return self._served[1] + self.figures.exposition()
+            text = self._text.text(self._checked)
+        return text + self.figures.exposition()
 
     def health(self) -> str | None:
         """None while passes keep coming; else how long since the last one."""

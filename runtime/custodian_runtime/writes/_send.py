@@ -42,6 +42,8 @@ class Sent:
     stale: str | None = None
     current_status: str | None = None
     unknown: str | None = None
+    # The hub answered from its idempotency store (`Idempotent-Replayed: true`): nothing changed.
+    replayed: bool = False
 
     @property
     def kind(self) -> OutcomeKind:
@@ -161,7 +163,7 @@ def _call(journal: Journal, client: StateHubClient, calls: Calls, write: Write) 
         )
         return _failed(journal, write, message, done.status_code, "replayed_unknown_key")
     journal.write(_receipt(write, done))
-    return Sent(hub_id=getattr(done.resource, "id", None))
+    return Sent(hub_id=getattr(done.resource, "id", None), replayed=done.replayed)
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,8 @@ class Probed:
     hub_id: str | None = None
     never_landed: bool = False
     error: str | None = None
+    # A 2xx with `Idempotent-Replayed: true`; without it, the probe itself was applied.
+    replayed: bool = False
 
 
 def probe_closed(
@@ -198,7 +202,7 @@ def probe_closed(
         return Probed(error=f"{write.operation} cannot be sent to the hub ({exc!r})")
     receipt = _receipt(write, done).model_copy(update={"found_on_hub": True, "late": late})
     journal.write(receipt)
-    return Probed(hub_id=getattr(done.resource, "id", None))
+    return Probed(hub_id=getattr(done.resource, "id", None), replayed=done.replayed)
 
 
 def _version(task: Task | None) -> int | None:

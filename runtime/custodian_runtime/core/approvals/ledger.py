@@ -21,9 +21,11 @@ there, as its file says, so it is no disagreement.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict
 
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.journal.kinds import (
@@ -36,7 +38,7 @@ from custodian_runtime.core.journal.kinds import (
     WriteStep,
     decode,
 )
-from custodian_runtime.core.journal.records import Record
+from custodian_runtime.core.journal.records import Record, parse_at
 
 DECIDED = {"rejected": "rejected", "refused": "failed", "stale": "stale"}
 SENT = {"receipt": "executed", "unknown": "unknown", "failed": "failed", "stale": "stale"}
@@ -44,20 +46,35 @@ SENT = {"receipt": "executed", "unknown": "unknown", "failed": "failed", "stale"
 SPOKEN = frozenset({"queued", "approval_decided", "settled_by_hand", *SENT})
 
 
-@dataclass(frozen=True)
-class Said:
-    """What the journal says of one item: its status and the record that says it."""
+# How long the checkpoint keeps what the journal said of an item after its last word on it: far
+# past any item's expiry, so an item file can never outlive the record that decides it.
+RETAIN = timedelta(days=180)
+
+
+class Said(BaseModel):
+    """What the journal says of one item: its status, the record that says it, and when."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: str
     ref: str
+    at: str | None = None
 
 
-@dataclass(frozen=True)
-class Ledger:
-    """A domain's records folded: each approval id's status, and which run acted for which id."""
+class Ledger(BaseModel):
+    """A domain's records folded: each approval id's status, and which run acted for which id.
 
-    said: Mapping[str, Said] = field(default_factory=dict)
-    runs: Mapping[str, str] = field(default_factory=dict)
+    The checkpoint keeps it (core/journal/fold.py), so a command reads an item's status from the
+    journal at the cost of opening the checkpoint, never of reading the journal."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    said: dict[str, Said] = {}
+    runs: dict[str, str] = {}
+
+    def status_of(self, approval_id: str) -> Said | None:
+        """What the journal says of the item (None: nothing it still keeps)."""
+        return self.said.get(approval_id)
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,7 @@ class Disagreement:
 def fold_ledger(ledger: Ledger, records: Iterable[Record]) -> Ledger:
     """The ledger after `records` (folding in chunks equals folding all at once)."""
     said, runs = dict(ledger.said), dict(ledger.runs)
+    changed = False
     for record in records:
         if record.kind not in SPOKEN:
             continue
@@ -87,12 +105,24 @@ def fold_ledger(ledger: Ledger, records: Iterable[Record]) -> Ledger:
         approval_id = _approval_of(record, data, runs)
         if approval_id is None:
             continue
+        changed = True
         now = _status_after(said.get(approval_id), record, data)
         if now is None:
             said.pop(approval_id, None)
         else:
             said[approval_id] = now
-    return Ledger(said, runs)
+    return Ledger(said=said, runs=runs) if changed or runs != ledger.runs else ledger
+
+
+def retained(ledger: Ledger, last_at: str) -> Ledger:
+    """The ledger without the items the journal last spoke of more than `RETAIN` before
+    `last_at` (and the runs bound to them): its size follows the queue, not history."""
+    since = parse_at(last_at) - RETAIN
+    said = {k: v for k, v in ledger.said.items() if v.at is None or parse_at(v.at) >= since}
+    if len(said) == len(ledger.said):
+        return ledger
+    runs = {run: approval for run, approval in ledger.runs.items() if approval in said}
+    return Ledger(said=said, runs=runs)
 
 
 def _approval_of(record: Record, data: Entry, runs: dict[str, str]) -> str | None:
@@ -115,15 +145,19 @@ def _status_after(before: Said | None, record: Record, data: Entry) -> Said | No
     """What the journal says of the item once `record` is read."""
     kind = record.kind
     if kind == "queued":
-        return Said("pending", record.ref)
+        return _said("pending", record)
     if isinstance(data, ApprovalDecided):
         status = DECIDED.get(str(data.decision))
-        return before if status is None else Said(status, record.ref)
+        return before if status is None else _said(status, record)
     if kind == "settled_by_hand":
         return None
     closed = isinstance(data, Failed | Stale) and bool(data.closed)
     status = settled_status(None if before is None else before.status, kind, closed)
-    return before if status is None else Said(status, record.ref)
+    return before if status is None else _said(status, record)
+
+
+def _said(status: str, record: Record) -> Said:
+    return Said(status=status, ref=record.ref, at=record.at)
 
 
 def settled_status(before: str | None, kind: str, closed: bool) -> str | None:

@@ -316,6 +316,12 @@ def _not_allowed(
     return Settlement(EXIT_REFUSED, message, records, stored)
 
 
+def word_closed(item: ApprovalItem, by: str, why: str) -> Settlement:
+    """A kept approve its own refusal closes (a mode holds the item, the ruling refuses it): the
+    word is journaled as `closed` with the reason; the item stays as it was (pending)."""
+    return Settlement(EXIT_REFUSED, why, records=(_decided(item, "closed", by, why),))
+
+
 def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> JournalEntry:
     return encode(ApprovalDecided(approval_id=item.id, decision=decision, by=by, reason=reason))
 

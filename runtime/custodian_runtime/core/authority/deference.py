@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from custodian_runtime.core.authority.evidence import (
     Evidence,
     TaskChange,
+    ahead_cited,
     cited,
     evidence_before,
     last_change,
@@ -29,6 +30,7 @@ from custodian_runtime.core.authority.evidence import (
 )
 from custodian_runtime.core.authority.holds import hand_set, held_clause
 from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.own_writes import moved_since as _moved_since
 from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import Limits
@@ -82,15 +84,24 @@ def deference(
         last = next((w for w in reversed(mine) if w.operation in statuses), None)
         last = last or _set_back_lately(task, recent, limits)
         if last is None:
-            return _changed_on_hub(item, task, limits, recent, seen)
+            return _said_ahead(_changed_on_hub(item, task, limits, recent, seen), item, seen)
         found = _status_deference(task_id, task, last, view, limits, recent.now)
         word = newer_word(item.params, task, seen, parse_at(last.at))
         if found is not None and word is not None:
             return replace(found, word=word_clause(word))  # the ordinary rules decide
-        return found
+        return _said_ahead(found, item, seen)
     if claim == "flag" and task_id not in view.flagged_tasks:
         return _flag_deference(task_id, mine, view, limits, recent)
     return None
+
+
+def _said_ahead(found: Deferral | None, item: ProposedItem, seen: Evidence) -> Deferral | None:
+    """`found`, saying why a cited event dated ahead of the hub's own time lifted nothing."""
+    ahead = ahead_cited(item.params, seen)
+    if found is None or found.word is not None or ahead is None:
+        return found
+    held = None if found.held is None else f"{found.held} ({ahead})"
+    return replace(found, reason=f"{found.reason} ({ahead})", held=held)
 
 
 def _cites_evidence(operation: str) -> bool:
@@ -248,18 +259,6 @@ def _person_approved(task_id: str, last: OwnWrite, limits: Limits) -> Deferral:
         "status is a person's decision",
         held=held_clause(who, did, parse_at(last.at)),
     )
-
-
-def _moved_since(last: OwnWrite, task: Task) -> bool:
-    """Whether the task now differs from what Custodian's write left (status, version or time)."""
-    after = last.after or {}
-    if after.get("status", last.status) != task.status:
-        return True
-    if after.get("version") is not None and task.version is not None:
-        return bool(after["version"] != task.version)
-    if after.get("updated_at") is not None:
-        return task.updated_at is None or parse_at(str(after["updated_at"])) != task.updated_at
-    return False
 
 
 def _flag_deference(

@@ -12,6 +12,11 @@ Nor does it run on evidence that is not newer than the task's last change by any
 `updated_at`; from a hub that gives none, the task's newest event that Custodian did not write):
 an event from before a person's change cannot undo that change. The item waits for a person, and
 its reason names both dates.
+
+Time comes from the hub. An event dated ahead of the hub's own clock (the observed summary's
+`generated_at`) by more than `SKEW` (core/_timestamps.py: clocks disagree by a little) was written
+while a clock ran ahead: it is no evidence, it is no person's newer word, and it can never make a
+write newer than a person's change. The reason a person reads names its time and the hub's.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core._timestamps import utc
+from custodian_runtime.core._timestamps import SKEW, in_future, utc
 from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
@@ -36,10 +41,16 @@ DONE_PROOF = ("milestone", "status_change")  # the event types that can show wor
 
 @dataclass(frozen=True)
 class Evidence:
-    """The events this run observed, by id, and the hub ids of Custodian's own writes."""
+    """The events this run observed, by id, the hub ids of Custodian's own writes, and the
+    hub's own time when it observed them (None: unknown, no event is ahead of it)."""
 
     events: Mapping[str, ProgressEvent] = field(default_factory=dict)
     own_ids: frozenset[str] = frozenset()
+    hub_now: datetime | None = None
+
+    def ahead(self, event: ProgressEvent) -> bool:
+        """Whether `event` is dated ahead of the hub's own time by more than `SKEW`."""
+        return self.hub_now is not None and in_future(event.created_at, self.hub_now)
 
     @classmethod
     def of(
@@ -50,7 +61,7 @@ class Evidence:
     ) -> Evidence:
         """The summary's recent events and any fetched ones; `own_ids` from the checkpoint."""
         events = {e.id: e for e in (*observed.recent_events, *fetched)}
-        return cls(events=events, own_ids=frozenset(own_ids))
+        return cls(events=events, own_ids=frozenset(own_ids), hub_now=observed.generated_at)
 
 
 def cited(params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -119,7 +130,30 @@ def _one(event_id: str, task: str, evidence: Evidence) -> str | None:
     own = by_custodian(event, evidence.own_ids)
     if own is not None:
         return f"event {event_id} was written by Custodian ({own})"
-    return None
+    return ahead_clause(event, evidence)
+
+
+def ahead_clause(event: ProgressEvent, evidence: Evidence) -> str | None:
+    """What a person reads of an event dated ahead of the hub's own time (None: it is not)."""
+    if not evidence.ahead(event) or evidence.hub_now is None:
+        return None
+    minutes = int(SKEW.total_seconds() // 60)
+    return (
+        f"event {event.id} is dated {stamp(event.created_at)}, ahead of the hub's own time "
+        f"({stamp(evidence.hub_now)}) by more than {minutes} minutes: a time from the future "
+        "is no evidence"
+    )
+
+
+def ahead_cited(params: Mapping[str, Any], evidence: Evidence) -> str | None:
+    """The clauses for the cited events dated ahead of the hub's own time (None: none is)."""
+    found = [
+        ahead_clause(event, evidence)
+        for event in (evidence.events.get(i) for i in cited(params))
+        if event is not None
+    ]
+    said = [clause for clause in found if clause is not None]
+    return "; ".join(said) if said else None
 
 
 @dataclass(frozen=True)
@@ -163,6 +197,7 @@ def newest_cited(params: Mapping[str, Any], evidence: Evidence) -> ProgressEvent
         if event is not None
         and event.task_id == params.get("task_id")
         and by_custodian(event, evidence.own_ids) is None
+        and not evidence.ahead(event)
     ]
     return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
 
@@ -192,6 +227,7 @@ def newer_word(
         and event.task_id == task.id
         and by_custodian(event, evidence.own_ids) is None
         and supports(event, params.get("status"))
+        and not evidence.ahead(event)
         and (change is None or newer_than(event, change))
         and (since is None or utc(event.created_at) > utc(since))
     ]

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.kinds import Authorized, Receipt, of_kind
 from custodian_runtime.core.journal.records import Record, parse_at
 
@@ -98,3 +99,15 @@ def retained(writes: Iterable[OwnWrite], newest_at: str | None) -> tuple[OwnWrit
         return tuple(kept)
     cutoff = parse_at(newest_at) - RETAIN
     return tuple(w for w in kept if parse_at(w.at) >= cutoff)
+
+
+def moved_since(last: OwnWrite, task: Task) -> bool:
+    """Whether the task now differs from what Custodian's write left (status, version or time)."""
+    after = last.after or {}
+    if after.get("status", last.status) != task.status:
+        return True
+    if after.get("version") is not None and task.version is not None:
+        return bool(after["version"] != task.version)
+    if after.get("updated_at") is not None:
+        return task.updated_at is None or parse_at(str(after["updated_at"])) != task.updated_at
+    return False

@@ -19,9 +19,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from custodian_runtime.core.approvals.ledger import Ledger, fold_ledger
+from custodian_runtime.core.approvals.ledger import retained as ledger_retained
 from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writes_in
 from custodian_runtime.core.context.continuity import note_records
-from custodian_runtime.core.journal.kinds import Finished, absorbed_word, item_of, read_as
+from custodian_runtime.core.journal.kinds import (
+    Finished,
+    absorbed_arrival,
+    absorbed_word,
+    item_of,
+    read_as,
+)
 from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import (
     GENESIS,
@@ -80,8 +88,14 @@ EMPTY_HEAD = Head(seq=0, hash=GENESIS)
 
 
 # 2: the checkpoint keeps Custodian's own writes; 3: and the domain's running totals
-# (core/journal/totals.py). An older file is rebuilt by one full scan, which counts every record.
-VERSION = 3
+# (core/journal/totals.py); 4: and what the journal says of each approval item, and the highest
+# arrival number absorbed from the inbox. An older file is rebuilt by one full scan, which
+# counts every record.
+VERSION = 4
+# How many of the last absorbed words' ids the checkpoint keeps: a word at or below the
+# high-water mark whose id is among them was journaled (a crash before its file was removed);
+# one whose id is not was put back or renumbered, and is damage (journal/inbox.py).
+RECENT_WORDS = 64
 
 
 class Checkpoint(BaseModel):
@@ -97,10 +111,14 @@ class Checkpoint(BaseModel):
     records: tuple[Record, ...] = ()
     writes: tuple[OwnWrite, ...] = ()
     totals: Totals = Totals()
-    # The ids of a person's words journaled from the domain's inbox (core/journal/words.py): what
-    # "already journaled?" reads, so a word's file that comes back changes nothing. A file
-    # written before words had ids lacks it, rightly: no record of its journal carries one.
+    # The ids of the last `RECENT_WORDS` words journaled from the domain's inbox
+    # (core/journal/words.py), and the highest arrival number absorbed: a word's file at or
+    # below it is never journaled again. A prune's anchor carries the mark (journal/prune.py).
     words: tuple[str, ...] = ()
+    arrival: int = Field(default=0, ge=0)
+    # What the journal says of each approval item (core/approvals/ledger.py): the status a
+    # command acts on; an item file is a view of it.
+    ledger: Ledger = Ledger()
 
 
 def empty(domain: str) -> Checkpoint:
@@ -119,10 +137,22 @@ def fold(checkpoint: Checkpoint, records: Iterable[Record]) -> Checkpoint:
     writes = retained([*checkpoint.writes, *writes_in(checkpoint.records, new)], last.at)
     totals = add(checkpoint.totals, checkpoint.records, new)
     words = (*checkpoint.words, *(w for w in map(absorbed_word, new) if w is not None))
+    arrival = max([checkpoint.arrival, *(a for a in map(absorbed_arrival, new) if a)])
+    ledger = ledger_retained(fold_ledger(checkpoint.ledger, new), last.at)
     return Checkpoint(
         domain=checkpoint.domain, head=head, records=kept, writes=writes, totals=totals,
-        words=words,
+        words=words[-RECENT_WORDS:], arrival=arrival, ledger=ledger,
     )  # fmt: skip
+
+
+def already_absorbed(checkpoint: Checkpoint, word_id: str, arrival: int | None) -> bool | None:
+    """Whether a kept word was journaled: True (its id is among the last absorbed), False (its
+    arrival is above the mark: new), None (at or below the mark, id unknown: put back)."""
+    if word_id in checkpoint.words:
+        return True
+    if arrival is None or arrival > checkpoint.arrival:
+        return False
+    return None
 
 
 def compact(records: Sequence[Record]) -> tuple[Record, ...]:

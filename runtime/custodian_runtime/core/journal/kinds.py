@@ -508,6 +508,15 @@ def absorbed_word(record: Record) -> str | None:
     return entry.word if entry.arrival is not None else None
 
 
+def absorbed_arrival(record: Record) -> int | None:
+    """The inbox arrival number of the person's word a record journaled (None for any other)."""
+    if record.kind not in WORD_KINDS:
+        return None
+    entry = decode(record)
+    assert isinstance(entry, PersonWord)
+    return entry.arrival
+
+
 def item_of(record: Record) -> ItemKey | None:
     """The write (authorizing run, index) a record speaks of; None for a run's other records."""
     return decode(record).item(record.run_id)

@@ -164,3 +164,18 @@ def _closed_how(item: ItemTrace) -> str | None:
 
 def _recent(closed: Record, newest_at: str) -> bool:
     return parse_at(newest_at) - parse_at(closed.at) <= LATE_WINDOW
+
+
+# A closed write's modes that send nothing: a probe of such a write would be a write of its own.
+_SILENT_MODES = frozenset({"off", "shadow"})
+
+
+def probe_refusal(closed: ClosedWrite, mode: str, item_status: str | None) -> str | None:
+    """Why a closed write may not be probed now (None: it may): a probe re-sends the write, so
+    it is ruled first, and only a write that would be sent now is probed (`mode`: its
+    operation's mode now; `item_status`: its approval item's, as the journal says it)."""
+    if item_status == "rejected":
+        return "a person rejected its item, so nothing of it is sent again, not even a probe"
+    if mode in _SILENT_MODES:
+        return f"{closed.write.operation} is {mode} now, so nothing of it is sent, not even a probe"
+    return None

@@ -11,9 +11,11 @@ person (a set-back later is the work moving on, and deference already leaves it 
   status, needs a person for `REVERSAL_HOLD` (`class_held`); never the whole operation for one
   reversal. A person's approval of such an item still runs.
 
-Both are found by `reversals` (pure, from the checkpoint's own writes and the observed domain),
-journaled by the run once each (by the reversed write's run and item), and folded by
-`narrowed_of` from the records: what `grants list`, the note and `policy report` read.
+A change Custodian made itself is never a person's reversal: when the task is as a later status
+write of Custodian's own left it (its status, version or time, as the receipt kept them), nobody
+else set it back. Both are found by `reversals` (pure, from the checkpoint's own writes and the
+observed domain), journaled by the run once each (by the reversed write's run and item), and
+folded by `narrowed_of` from the records: what `grants list`, the note and `policy report` read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from types import MappingProxyType
 from typing import Any
 
 from custodian_runtime.core.authority.evidence import stamp
-from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.authority.own_writes import OwnWrite, moved_since
+from custodian_runtime.core.contract import Task
 from custodian_runtime.core.journal.kinds import ClassHeld, GrantSuspended, of_kind
 from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.view import View
@@ -128,6 +131,8 @@ def reversals(
             continue
         if task.status != w.before or task.status == w.status or not _soon(w, task.updated_at):
             continue
+        if _left_by_custodian(w, writes, task):
+            continue  # Custodian's own later write set it back: no one else's reversal
         when = "" if task.updated_at is None else f" at {stamp(task.updated_at)}"
         reason = (
             f"a person set task {w.task_id} back from {w.status} to {w.before}{when}, after "
@@ -143,6 +148,21 @@ def reversals(
             found.append(ClassHeld(operation=w.operation, params=params, until=until,
                                    run=w.run_id, index=w.index, reason=reason))  # fmt: skip
     return found
+
+
+def _left_by_custodian(write: OwnWrite, writes: Sequence[OwnWrite], task: Task) -> bool:
+    """Whether the task is as a later status write of Custodian's own left it (on its own, under
+    a grant, or approved by a person: Custodian made it), so that nobody else changed it since."""
+    later = [
+        w
+        for w in writes
+        if w.task_id == write.task_id
+        and w.status is not None
+        and parse_at(w.at) > parse_at(write.at)
+    ]
+    if not later:
+        return False
+    return not moved_since(max(later, key=lambda w: parse_at(w.at)), task)
 
 
 def _soon(write: OwnWrite, changed: datetime | None) -> bool:

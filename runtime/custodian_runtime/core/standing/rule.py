@@ -26,7 +26,7 @@ from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
-from custodian_runtime.core.standing.grants import covering
+from custodian_runtime.core.standing.grants import ahead_of_hub, covering
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.view import View
@@ -238,6 +238,9 @@ def _granted(
         if suspended:
             return _queued_anyway(ruling, f"{EVERY_PROPOSAL}; {'; '.join(suspended)}")
         return _void_said(ruling, cover.void)
+    ahead = ahead_of_hub(cover.grant, None if ground.evidence is None else ground.evidence.hub_now)
+    if on_hub and ahead is not None:  # issued after nothing: the hub's clock had not got there
+        return replace(ruling, reason=f"{ruling.reason.rstrip('.')}; {ahead}.")
     if on_hub and not _issued_after(cover.grant.issued_at, ruling):
         return ruling  # issued before the person's change it would undo
     unproven = _needs_evidence(item.operation, item.params)

@@ -120,6 +120,8 @@ def _done_with_evidence(facts: PlanningFacts) -> list[dict[str, Any]]:
 
 def _after_last_change(event: ProgressEvent, task: Task, seen: Evidence) -> bool:
     """Whether `event` is newer than the task's last change, as the authority compares them."""
+    if seen.ahead(event):
+        return False  # dated ahead of the hub's own time: no evidence (core/authority/evidence.py)
     change = last_change(task, seen, leave_out=(event.id,))
     return change is None or newer_than(event, change)
 
