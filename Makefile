@@ -49,12 +49,12 @@ test: setup
 	$(PY) -m pytest -q -n auto
 
 format: setup
-	$(VENV)/bin/ruff format runtime tests bench k8s evals
-	$(VENV)/bin/ruff check --fix runtime tests bench k8s evals
+	$(VENV)/bin/ruff format runtime tests bench k8s evals scripts
+	$(VENV)/bin/ruff check --fix runtime tests bench k8s evals scripts
 
 lint: setup
-	$(VENV)/bin/ruff format --check runtime tests bench k8s evals
-	$(VENV)/bin/ruff check runtime tests bench k8s evals
+	$(VENV)/bin/ruff format --check runtime tests bench k8s evals scripts
+	$(VENV)/bin/ruff check runtime tests bench k8s evals scripts
 
 types: setup
 	$(VENV)/bin/mypy

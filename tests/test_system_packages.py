@@ -6,10 +6,12 @@ The fake PATH holds stubs for the commands that are "installed"; no test runs th
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,18 @@ def test_ci_runs_make_check_and_make_check_starts_with_the_packages() -> None:
         timeout=60,
     ).stdout.splitlines()
     assert planned[0] == "scripts/system_packages.sh"
+
+
+def test_the_readmes_requirements_name_python_and_every_package() -> None:
+    repo = SCRIPT.parent.parent
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    pyproject = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+    least = pyproject["project"]["requires-python"].removeprefix(">=")
+    start = readme.index("On a fresh clone")
+    requirements = " ".join(readme[start : readme.index("```", start)].split())
+    assert f"Python ≥ {least}" in requirements
+    script = SCRIPT.read_text(encoding="utf-8")
+    packages = re.findall(r"^  \[[\w-]+\]=([\w-]+)$", script, re.MULTILINE)
+    assert len(packages) == 6
+    for package in ["make", "npm", *packages]:
+        assert f"`{package}`" in requirements or f" {package} " in requirements, package

@@ -64,8 +64,8 @@ from custodian_runtime.statehub._conditional import (
     summary_or_not_modified,
 )
 from custodian_runtime.statehub._failures import parse_body
-from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub._sender import QueryParams, Sender
+from custodian_runtime.statehub.lazy_summary import LazySummary
 
 T = TypeVar("T", bound=Response)
 

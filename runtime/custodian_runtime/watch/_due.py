@@ -29,9 +29,8 @@ from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST
 from custodian_runtime.core.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal._lines import parse_line
 from custodian_runtime.journal.inbox import Inbox
-from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.journal.store import JournalStore, parse_line
 from custodian_runtime.run import work_waiting
 from custodian_runtime.settings import Settings
 

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from custodian_runtime.metrics._text import header, labelled, line, number
+from custodian_runtime.metrics.text import header, labelled, line, number
 
 
 @dataclass

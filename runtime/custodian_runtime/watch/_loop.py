@@ -52,14 +52,14 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError, HubError, Interrupted
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics import domain_figures
-from custodian_runtime.metrics._text import FleetText
+from custodian_runtime.metrics.text import FleetText
 from custodian_runtime.packaged import revision
 from custodian_runtime.process.crash import report_crash
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
-from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub.connect import open_hub, shared_transport
+from custodian_runtime.statehub.lazy_summary import LazySummary
 from custodian_runtime.watch._due import (
     Learned,
     Stamp,
