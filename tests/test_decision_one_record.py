@@ -193,7 +193,14 @@ def test_a_kept_approve_stays_for_a_command_pointed_at_its_own_hub(tmp_path: Pat
         other_dir.mkdir()
         with held_hub(other_dir, None) as other:
             elsewhere = custodian_cli(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=other.url)
-        assert "kept, not carried out" in elsewhere.stderr
+            assert "kept, not carried out" in elsewhere.stderr
+            # bob, pointed at the other hub too, rejects: kept behind ana's word, not before it.
+            bob = custodian_cli(
+                tmp_path, "approvals", "reject", item, "--by", "bob", "--reason", "no", *mem,
+                STATE_HUB_URL=other.url,
+            )  # fmt: skip
+        assert bob.returncode != 0
+        assert "ana already decided it" in bob.stderr
         assert len(Inbox(memory).waiting("website")) == 1  # untouched
         assert ApprovalStore(memory).get(item).status == "pending"
         here = custodian_cli(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
