@@ -125,6 +125,8 @@ def _event(source: str, at_offset: timedelta) -> ProgressEvent:
         ((_event("custodian", timedelta(hours=1)),), "queue"),
         ((_event("ana", -timedelta(hours=1)),), "queue"),
         ((_event("ana", timedelta(hours=1)),), "execute"),
+        # Dated ahead of the hub's own time (generated at NOW): no word from anyone yet.
+        ((_event("ana", timedelta(days=2, hours=3)),), "queue"),
     ],
 )
 def test_a_resolved_flag_is_raised_again_only_after_someone_else_wrote(

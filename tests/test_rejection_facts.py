@@ -163,3 +163,13 @@ def test_under_ask_a_sanctioned_write_rejected_before_is_asked_again_only_on_new
     assert again.outcome == "queue", again.reason
     assert "since then, event ev-later" in again.reason
     assert "a person set update_task_status to ask" in again.reason
+
+
+def test_an_event_dated_ahead_of_the_hubs_own_time_changes_no_facts() -> None:
+    # Asked again and rejected again at every run until the hub's clock caught up: not so.
+    rejected = _rejected("resolve_decision", RESOLVE, days_ago=0.1)
+    ahead = _rule(_observed(_event("ev-ahead", -0.25)), rejected)  # 6 h ahead of generated_at
+    assert ahead.outcome == "deny", ahead.reason
+    assert "it is asked again only when one changes the facts" in ahead.reason
+    near = _rule(_observed(_event("ev-near", -0.002)), rejected)  # within the clock skew
+    assert near.outcome != "deny", near.reason

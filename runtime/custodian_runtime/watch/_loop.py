@@ -251,16 +251,16 @@ class Watch:
     def _adopt_outside_runs(self, name: str, stamp: object, now: datetime) -> None:
         """Learn what another process's runs left in the domain's journal, when only runs
         appended to it: their commit is no work due here (watch/_due.py `relearned`)."""
-        if stamp is False or name in self._in_flight:
-            return
+        known = self.known.get(name)
+        if known is None or stamp in (False, known.stamp) or name in self._in_flight:
+            return  # the idle pass's case: one comparison, nothing read
         try:
-            found = relearned(replace(self.settings, domain=name), name,
-                              self.known.get(name), stamp, now)  # fmt: skip
+            found = relearned(replace(self.settings, domain=name), name, known, stamp, now)
         except (CustodianError, OSError):
             return  # the pass decides with what it knew: a changed journal is due
         if found is not None:
             with self._lock:
-                if name not in self._in_flight:
+                if name not in self._in_flight and self.known.get(name) is known:
                     self.known[name] = found
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:

@@ -91,7 +91,8 @@ def deference(
             return replace(found, word=word_clause(word))  # the ordinary rules decide
         return _said_ahead(found, item, seen)
     if claim == "flag" and task_id not in view.flagged_tasks:
-        return _flag_deference(task_id, mine, view, limits, recent)
+        ahead = {e.id for e in view.events if evidence is not None and evidence.ahead(e)}
+        return _flag_deference(task_id, mine, view, limits, recent, ahead)
     return None
 
 
@@ -262,16 +263,16 @@ def _person_approved(task_id: str, last: OwnWrite, limits: Limits) -> Deferral:
 
 
 def _flag_deference(
-    task_id: str, mine: list[OwnWrite], view: View, limits: Limits, recent: RecentWrites
-) -> Deferral | None:
-    last = next(
-        (w for w in reversed(mine) if claim_of(w.operation) == "flag" and not w.by_person),
-        None,
-    )
+    task_id: str, mine: list[OwnWrite], view: View, limits: Limits, recent: RecentWrites,
+    ahead: set[str],
+) -> Deferral | None:  # fmt: skip
+    flags = (w for w in reversed(mine) if claim_of(w.operation) == "flag" and not w.by_person)
+    last = next(flags, None)
     if last is None:
         return None
-    own_ids = {w.hub_id for w in recent.writes}
-    if _people_on(task_id, view, parse_at(last.at), exclude=own_ids):
+    # An event dated ahead of the hub's own time is no one's word since (evidence.py).
+    skip: set[str | None] = {w.hub_id for w in recent.writes} | ahead
+    if _people_on(task_id, view, parse_at(last.at), exclude=skip):
         return None
     did = f"resolved flag {last.hub_id}, which Custodian raised on task {task_id}"
     return Deferral(

@@ -25,13 +25,15 @@ from custodian_runtime.core.view import View
 def changed_since(
     item: ProposedItem, view: View, evidence: Evidence, since: datetime
 ) -> ProgressEvent | None:
-    """A person's newest event on the item's target written after `since`; None if none."""
+    """A person's newest event on the item's target written after `since` (not dated ahead of
+    the hub's own time); None if none."""
     tasks, workstreams = _targets(item, view)
     found = [
         event
         for event in evidence.events.values()
         if utc(event.created_at) > utc(since)
         and by_custodian(event, evidence.own_ids) is None
+        and not evidence.ahead(event)  # dated ahead of the hub: it would outdate every rejection
         and (
             event.task_id in tasks or (event.task_id is None and event.workstream_id in workstreams)
         )
