@@ -274,3 +274,18 @@ def test_a_kept_approve_killed_while_absorbed_is_carried_out_once(tmp_path: Path
         assert ApprovalStore(memory).get(item).status == "executed"
         assert _titled(hub.url, "Profile checkout") == 1
         assert not Inbox(memory).waiting("website")
+
+
+def test_the_next_run_rewrites_a_file_its_journal_decided(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    mem = ["--memory", str(memory)]
+    with held_hub(tmp_path, None) as hub:
+        item = _queue(tmp_path, hub.url, memory)
+        _killed_at_file(
+            tmp_path, "approvals", "reject", item, "--by", "bob", "--reason", "not now", *mem
+        )
+        quiet = write_plan(tmp_path / "quiet.md", {"observations": ["Nothing needs doing."]})
+        code, _, err = finish(start_run(tmp_path, run_argv(hub.url, quiet, memory, "--force")))
+        assert code == 0, err
+        assert "file_rewritten_from_journal" in err or "the journal says rejected" in err
+        assert ApprovalStore(memory).get(item).status == "rejected"

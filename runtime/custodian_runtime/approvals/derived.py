@@ -10,6 +10,7 @@ its lock is free, and otherwise show the journal's status.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -74,16 +75,18 @@ def heal_domain(
     try:
         with RunLock(memory_dir, domain, run_id=f"heal-{new_nonce()}"):
             ledger = JournalStore(memory_dir, seal_key=key).open(domain).checkpoint.ledger
-            return heal_items(store, domain, ledger, now)
+            return heal_items(store, store.all(domain, verify=False), ledger, now)
     except RunLocked:
         return None
 
 
-def heal_items(store: ApprovalStore, domain: str, ledger: Ledger, now: datetime) -> list[Healed]:
-    """Rewrite the domain's item files that disagree with `ledger` (hold the domain's lock);
-    an item whose seal fails is left for `inspect` to name."""
+def heal_items(
+    store: ApprovalStore, items: Iterable[ApprovalItem], ledger: Ledger, now: datetime
+) -> list[Healed]:
+    """Rewrite the files of `items` (one domain's) that disagree with `ledger` (hold the
+    domain's lock); an item whose seal fails is left for `inspect` to name."""
     healed = []
-    for item in store.all(domain, verify=False):
+    for item in items:
         if ledger.status_of(item.id) is not None and store.seal_problem(item) is None:
             _, one = as_journal_says(store, item, ledger, now)
             healed += [one] if one is not None else []

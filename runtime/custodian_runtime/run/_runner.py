@@ -175,8 +175,10 @@ def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResu
         store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
         opened = _open(store, domain, channels.log, repair=True)
         approvals = ApprovalStore(settings.memory_dir, settings.seal_key)
-        # An item file that disagrees with the journal is rewritten from it, and named.
-        for healed in heal_items(approvals, domain, opened.checkpoint.ledger, channels.clock()):
+        # An item file the run reads that disagrees with the journal is rewritten, and named:
+        # the queue's view reads only the domain's items (its index), never the whole queue.
+        now, ledger = channels.clock(), opened.checkpoint.ledger
+        for healed in heal_items(approvals, approvals.view(domain, now).items, ledger, now):
             channels.log.line("approvals", "file_rewritten_from_journal", detail=healed.line())
         approvals.view(domain, channels.clock())  # with a seal key: refuses an unsealed item
         writer = store.writer(domain, run_id, channels.clock, opened)
