@@ -289,3 +289,30 @@ def test_the_next_run_rewrites_a_file_its_journal_decided(tmp_path: Path) -> Non
         assert code == 0, err
         assert "file_rewritten_from_journal" in err or "the journal says rejected" in err
         assert ApprovalStore(memory).get(item).status == "rejected"
+
+
+def test_a_kept_approve_its_own_ruling_refuses_is_journaled_closed_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "memory"
+    mem = ["--memory", str(memory)]
+    with held_hub(tmp_path, None) as hub:
+        item = _queue(tmp_path, hub.url, memory)
+        off = custodian_cli(
+            tmp_path, "policy", "set", "--domain", "website", "--operation", "create_task",
+            "--mode", "off", "--by", "bo", "--reason", "no new tasks this week", *mem,
+        )  # fmt: skip
+        assert off.returncode == 0, off.stderr
+        with RunLock(memory, "website", run_id="r-busy"):
+            kept = custodian_cli(
+                tmp_path, "approvals", "approve", item, "--by", "ana", "--hub", hub.url,
+                "--wait", "0", *mem,
+            )  # fmt: skip
+            assert kept.returncode == 0, kept.stderr
+        custodian_cli(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
+        assert not Inbox(memory).waiting("website")  # the word's own refusal closes it
+        [closed] = [r for r in journal(memory) if r.kind == "approval_decided"]
+        assert closed.data["decision"] == "closed" and closed.data["by"] == "ana"
+        assert "off" in str(closed.data["reason"])
+        assert ApprovalStore(memory).get(item).status == "pending"
+        assert _titled(hub.url, "Profile checkout") == 0
