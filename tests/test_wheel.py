@@ -174,7 +174,9 @@ def test_init_copies_the_canon_and_the_demo_it_prints_runs(
     assert (work / "canon" / "constitution.md").read_bytes() == (
         REPO / "canon" / "constitution.md"
     ).read_bytes()
-    (demo,) = (line for line in done.stdout.splitlines() if line.startswith("demo: "))
+    demos = [line for line in done.stdout.splitlines() if line.startswith("demo: ")]
+    assert [d.split()[4] for d in demos] == ["platform", "website"]  # every demo domain's answer
+    (demo,) = (line for line in demos if "--domain website " in line)
     argv = shlex.split(demo.removeprefix("demo: "))
     assert argv[0] == "custodian" and str(installed.venv) in demo
     ran = installed.custodian(work, *argv[1:])

@@ -144,7 +144,11 @@ def word_journal(
         if absorbed is None:
             raise PutBack(put_back_message(word, checkpoint.arrival))
     tag = word.journaled() if word is not None else {"word": new_word_id()}
-    return lambda writer: WordJournal(writer, tag)
+
+    def journal_of(writer: JournalWriter) -> WordJournal:
+        return WordJournal(writer, tag)
+
+    return journal_of
 
 
 def carry_out_recorded(
