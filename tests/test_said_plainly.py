@@ -112,3 +112,5 @@ def test_a_listed_item_says_the_kind_of_reason_it_waits_where_there_is_room() ->
     assert len(cut) == 100 and cut.endswith("…") and "waits:" not in cut
     older = item.model_copy(update={"waiting_because": None})
     assert list_lines(older, "pending", NOW)[1] == "    no update for 41 days"
+    for decided in ("executed", "rejected", "expired"):  # a decided item waits for nothing
+        assert list_lines(item, decided, NOW)[1] == "    no update for 41 days", decided

@@ -35,13 +35,13 @@ def list_lines(item: ApprovalItem, status: str, now: datetime, width: int = WIDT
         f"{one_line(item.domain)}  {one_line(item.operation)}  {params}"
     )
     rationale = one_line(item.rationale) if item.rationale else "(no rationale given)"
-    return [fit(head, width), _with_waits(_INDENT + rationale, item, width)]
+    return [fit(head, width), _with_waits(_INDENT + rationale, item, status, width)]
 
 
-def _with_waits(line: str, item: ApprovalItem, width: int) -> str:
-    """The rationale's line, and the kind of reason the item waits for where there is room
-    (`· waits: approvable`; `show` says it in full)."""
-    waits = item.waiting_because
+def _with_waits(line: str, item: ApprovalItem, status: str, width: int) -> str:
+    """The rationale's line, and the kind of reason a pending item waits for where there is
+    room (`· waits: approvable`; `show` says it in full); a decided item waits for nothing."""
+    waits = item.waiting_because if status == "pending" else None
     tagged = line if waits is None else f"{line}  · waits: {one_line(waits.code)}"
     return tagged if columns(tagged) <= width else fit(line, width)
 
