@@ -274,7 +274,7 @@ def _render_ruling(ruling: Record, data: RulingRecord, ctx: _Court) -> list[str]
             if queued is not None
             else "no queued record"
         )
-        lines.append(f"  QUEUED at {ruling.ref}: {reason}; {approval}")
+        lines.append(f"  QUEUED at {ruling.ref}: {reason.rstrip('.')}; {approval}")
     else:
         lines.append(f"  ruled execute at {ruling.ref}: {reason}")
         item = ctx.items.get((ruling.run_id, data.index))
