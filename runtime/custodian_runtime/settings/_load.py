@@ -85,6 +85,7 @@ class Settings:
     json_output: bool = False
     log_format: str = "text"
     pushgateway_url: str | None = None  # CUSTODIAN_PUSHGATEWAY_URL: push each run's metrics
+    prompt_form: str = "full"  # CUSTODIAN_PROMPT_FORM: `compact` for a small context window
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
     seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
@@ -238,7 +239,8 @@ def load_settings(
         embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
         canon_source=canon_source,
         canon_readonly=env.get("CUSTODIAN_CANON_READONLY", "").strip().lower() in ("1", "true"),
-        limits=limits_from(env),
+        limits=model_options.prompt_limits(limits_from(env), env),
+        prompt_form=model_options.prompt_form(env),
         dry_run=bool(flags.get("dry_run")),
         show_prompt=bool(flags.get("show_prompt")),
         force=bool(flags.get("force")),
