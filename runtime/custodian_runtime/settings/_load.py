@@ -186,15 +186,20 @@ def model_config(
         max_output_tokens=model_options.max_output_tokens(given, env),
         temperature=model_options.temperature(given, env),
         structured=model_options.structured(given, env),
-        timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S", 300.0),
+        timeout_s=_optional_float(env, "CUSTODIAN_LLM_TIMEOUT_S"),
         base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
         max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS", 4),
-        max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S", 600.0),
+        max_total_s=_optional_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S"),
         max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S", 60.0),
         max_response_bytes=env_int(env, "CUSTODIAN_LLM_MAX_BYTES", 8 << 20),
         env=dict(env),
         child_env=extra_names(env.get(EXTRA_VAR)),
     )
+
+
+def _optional_float(env: Mapping[str, str], name: str) -> float | None:
+    """A positive number variable, or None: the adapter's default then applies."""
+    return env_float(env, name, 1.0) if env.get(name) is not None else None
 
 
 def claude_on_path(env: Mapping[str, str]) -> str | None:
