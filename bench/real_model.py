@@ -28,7 +28,7 @@ from typing import Any
 
 from custodian_runtime.cli import main as custodian
 from custodian_runtime.core import operations
-from custodian_runtime.core.tooling.eval_expect import SeedFacts
+from custodian_runtime.core.tooling.seed_facts import SeedFacts
 from custodian_runtime.evals.scenario import load_scenarios
 
 REPO = Path(__file__).resolve().parent.parent
