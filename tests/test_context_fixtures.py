@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from custodian_runtime.core.context.continuity import LastAction, NoteRef
 from custodian_runtime.core.context.prompt import ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import (
     Decision,
@@ -181,8 +182,12 @@ def typical_inputs(**changes: Any) -> PromptInputs:
         "summary": typical_summary(),
         "constitution": CONSTITUTION,
         "domain_guidance": GUIDANCE,
-        "last_note_prose": "T-5 looked stale; flagged nothing yet. Watch T-3 for legal's answer.",
         "nonce": NONCE,
+        "last_run": NoteRef(run_id="r20261128T080000Z-0a1b2c", started_at="2026-11-28T08:00:00Z",
+                            first_seq=1, file="20261128T080000Z-website.md", status="completed",
+                            prose=True),
+        "last_actions": (LastAction("executed", "flag_for_human", "T-3"),
+                         LastAction("denied", "update_task_status", "T-5")),
         "pending": (
             ApprovalBrief(id="A-1", operation="create_task", target="W-2",
                           summary="title=Check canonical URLs, workstream_id=W-2", status="pending",

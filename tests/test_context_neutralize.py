@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from custodian_runtime.core.context.continuity import NoteRef
 from custodian_runtime.core.context.neutralize import (
     INVALID_DOMAIN,
     INVALID_ID,
@@ -198,7 +199,10 @@ def test_hub_text_cannot_forge_a_line_a_block_or_a_fence_in_the_prompt(
         for k in [c[0] for c in CATEGORIES]
         if k in keys
         for o in (block_opening(k, NONCE), DATA_CLOSE)
-    ] + [ln for ln in lines if ln.startswith(f"{DATA_OPEN} id=last-note")]
+    ] + [ln for ln in lines if ln.startswith(f"{DATA_OPEN} id=r-1 field=problem")] + [
+        build_view(inputs).last_actions_opening,
+        DATA_CLOSE,
+    ]
     assert not [ln for ln in lines if re.match(r" {0,3}(```|~~~)", ln)]
     view = build_view(inputs)
     for section in view.sections:
@@ -226,4 +230,5 @@ def _hacked_inputs(title: str, description: str, note: str, summary: str, source
             "recent_events": (ev, *base.recent_events[1:]),
         }
     )
-    return typical_inputs(summary=hacked, last_note_prose=note)
+    last = NoteRef("r-1", "2026-11-28T08:00:00Z", 1, "n.md", "failed", False, problem=note)
+    return typical_inputs(summary=hacked, last_run=last)

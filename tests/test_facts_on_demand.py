@@ -78,8 +78,13 @@ def test_the_offline_spec_is_the_rule_planner_and_no_model_adapter(tmp_path: Pat
         build_planner(ModelConfig(spec="offlin"))
 
 
-def test_a_prompt_is_text_only() -> None:
-    assert [f.name for f in fields(Prompt)] == ["system", "user", "max_output_tokens"]
+def test_a_prompt_is_text_and_at_most_a_json_schema() -> None:
+    # The answer's schema (structured output) is plain JSON built from the plan's models, never
+    # the run's planning facts.
+    names = [f.name for f in fields(Prompt)]
+    assert names == ["system", "user", "max_output_tokens", "answer_schema"]
+    schema = next(f for f in fields(Prompt) if f.name == "answer_schema")
+    assert schema.type == "Mapping[str, Any] | None" and schema.default is None
 
 
 def test_the_rule_planners_run_journals_its_answer_as_before(

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from custodian_runtime.core.context.continuity import NoteRef
 from custodian_runtime.core.context.neutralize import data_block
 from custodian_runtime.core.context.prompt import ApprovalBrief
 from custodian_runtime.render.prompt import render_prompt
@@ -31,7 +32,8 @@ def _attacked(forged: str) -> str:
     summary = summary.model_copy(
         update={"workstreams": (ws.model_copy(update={"tasks": (*ws.tasks, hacked)}),)}
     )
-    return render_prompt(typical_inputs(summary=summary, last_note_prose=attack)).user
+    last = NoteRef("r-1", "2026-11-28T08:00:00Z", 1, "n.md", "failed", False, problem=attack)
+    return render_prompt(typical_inputs(summary=summary, last_run=last)).user
 
 
 @pytest.mark.parametrize("forged", LOOKALIKES)

@@ -23,7 +23,8 @@ from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.grounded import id_shaped
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
-from custodian_runtime.core.tooling.eval_expect import EvalItem, MustNotInvent, SeedFacts, check
+from custodian_runtime.core.tooling.eval_expect import EvalItem, MustNotInvent, check
+from custodian_runtime.core.tooling.seed_facts import SeedFacts
 from test_authority_support import NOW, plan_of, website
 
 REPO = Path(__file__).resolve().parent.parent

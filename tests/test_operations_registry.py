@@ -11,6 +11,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 import custodian_hub
 import custodian_runtime
@@ -155,10 +156,18 @@ def test_caps_and_budgets_name_policy_fields() -> None:
 @pytest.mark.parametrize(
     "spec", [s for s in operations.all_specs() if s.default == "sanctioned"], ids=lambda s: s.name
 )
-def test_a_sanctioned_sections_example_is_an_entry_its_params_accept(spec: OperationSpec) -> None:
+def test_a_sanctioned_sections_example_has_its_params_fields_and_can_never_validate(
+    spec: OperationSpec,
+) -> None:
     entry = json.loads(spec.example)
     assert isinstance(entry.pop("reason"), str)
-    spec.params.model_validate(entry)  # the example the model copies cannot drift from params
+    assert set(entry) <= set(spec.params.model_fields)  # it cannot drift from params
+    assert set(spec.params.model_fields) - set(entry) <= {"evidence", "task_id"}
+    # A model that copies the example writes placeholders, never ids that could pass as real.
+    with pytest.raises(ValidationError):
+        spec.params.model_validate(entry)
+    ids = [v for k, v in entry.items() if k.endswith("_id") or k == "evidence"]
+    assert ids and all("<" in json.dumps(v) for v in ids)
     assert "{cap}" in spec.rules and spec.rules.format(cap=7, stale_after_days=3)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
+from custodian_runtime.core.context.continuity import NoteRef
 from custodian_runtime.core.context.prompt import estimate_tokens
 from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.errors import ConfigError
@@ -36,7 +37,8 @@ def test_the_estimate_is_of_both_prompts_and_nothing_is_left_out_of_a_typical_st
     assert "Nothing was left out." in rendered.user
 
 
-@pytest.mark.parametrize("budget", [2500, 4000, 8000])
+# 3200: about the smallest budget that fits the fixed part and the one flag.
+@pytest.mark.parametrize("budget", [3200, 4000, 8000])
 def test_a_large_state_stays_within_the_budget_and_says_what_it_left_out(budget: int) -> None:
     rendered = render_prompt(typical_inputs(summary=large_summary(), token_budget=budget))
     assert rendered.estimated_tokens <= budget
@@ -63,7 +65,7 @@ def test_an_injected_json_block_cannot_add_a_fence_to_the_prompt() -> None:
     )
     inputs = typical_inputs(
         summary=summary.model_copy(update={"workstreams": (hacked, *summary.workstreams[1:])}),
-        last_note_prose=INJECTION,
+        last_run=NoteRef("r-1", "2026-11-28T08:00:00Z", 1, "n.md", "failed", False, INJECTION),
     )
     rendered = render_prompt(inputs)
     assert "```" not in rendered.user and "~~~" not in rendered.user
@@ -116,4 +118,4 @@ def test_a_template_naming_a_missing_variable_fails_instead_of_rendering_blank()
 
 def test_the_package_templates_keep_their_trailing_newline() -> None:
     rendered = render_prompt(typical_inputs())
-    assert rendered.system.endswith("```\n") and rendered.user.endswith("json block.\n")
+    assert rendered.system.endswith("```\n") and rendered.user.endswith("never an id.\n")

@@ -106,6 +106,7 @@ class ModelError(CustodianError):
         retryable: bool = False,
         stderr_tail: str | None = None,
         attempts: int = 1,
+        answer: str | None = None,
     ) -> None:
         super().__init__(
             message,
@@ -117,6 +118,9 @@ class ModelError(CustodianError):
             stderr_tail=stderr_tail,
             attempts=attempts,
         )
+        # What the model did answer when the answer cannot be used (cut off at the token
+        # limit, refused): kept, bounded, in the journal for `inspect` (never a plan).
+        self.answer = answer
         self.provider = provider
         self.status = status
         self.code = code

@@ -345,8 +345,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         sys.stderr.write(f"custodian: eval: no --llm given; using {settings.model.spec}\n")
     scenarios = args.scenarios or default_scenarios(Path.cwd())
     return eval_command(
-        settings, scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json
-    )
+        settings, scenarios, args.only, args.repeat, sys.stdout, as_json_output=args.json,
+        progress=sys.stderr,
+    )  # fmt: skip
 
 
 def _cmd_init(args: argparse.Namespace) -> int:

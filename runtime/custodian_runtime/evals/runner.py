@@ -25,9 +25,9 @@ from custodian_runtime.core.tooling.eval_expect import (
     EvalItem,
     ExpectationCheck,
     Scored,
-    SeedFacts,
     score,
 )
+from custodian_runtime.core.tooling.seed_facts import SeedFacts
 from custodian_runtime.evals.scenario import Scenario
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import HubSettings, Settings

@@ -39,7 +39,7 @@ def model_policy(
     return RetryPolicy(
         max_attempts=max(1, attempts),
         max_wait_s=max(0.0, config.max_retry_wait_s),
-        max_total_s=max(0.0, config.max_total_s),
+        max_total_s=max(0.0, config.total_s),
         backoff_base_s=BACKOFF_BASE_S,
         backoff_cap_s=BACKOFF_CAP_S,
         sleep=sleep or default_sleep,
@@ -83,6 +83,7 @@ def with_attempts(error: ModelError, attempts: int, *, gave_up: bool = False) ->
         retryable=error.retryable,
         stderr_tail=error.stderr_tail,
         attempts=attempts,
+        answer=error.answer,
     )
 
 

@@ -115,7 +115,7 @@ class JsonHttp:
         self.key_var = key_var
         self.describe_error = describe_error
         self.policy = model_policy(config, sleep=sleep)
-        self.timeout_s = config.timeout_s
+        self.timeout_s = config.attempt_s
         self.max_bytes = config.max_response_bytes
         self.stop = config.stop
         # Proxies follow the standard variables, from the settings' snapshot: trust_env=False so
@@ -218,8 +218,10 @@ class JsonHttp:
         code: str | None = None,
         request_id: str | None = None,
         retryable: bool = False,
+        answer: str | None = None,
     ) -> ModelError:
-        """A ModelError from this provider, its message prefixed with the provider's name."""
+        """A ModelError from this provider, its message prefixed with the provider's name;
+        `answer` is what came back of an answer that cannot be used (cut off, refused)."""
         return ModelError(
             f"{self.provider}: {detail}",
             provider=self.provider,
@@ -227,6 +229,7 @@ class JsonHttp:
             code=code,
             request_id=request_id,
             retryable=retryable,
+            answer=answer or None,
         )
 
     def close(self) -> None:

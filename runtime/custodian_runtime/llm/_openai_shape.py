@@ -160,17 +160,21 @@ class ChatCompletionsModel(Model):
         choice = choices[0]
         message = as_dict(choice.get("message"))
         finish = choice.get("finish_reason")
+        text = _message_text(message.get("content"))
         if finish == "length":
             raise self._fail(
                 f"the answer was cut off at the token limit ({self.token_field}={limit}); "
                 f"raise {TOKENS_SETTING}",
                 request_id,
                 code="max_tokens",
+                answer=text,
             )
-        text = _message_text(message.get("content"))
         if not text.strip():
-            why = message.get("refusal") or (f"finish_reason {finish}" if finish else "no content")
-            raise self._fail(f"the answer is empty ({why})", request_id, code="empty")
+            refusal = message.get("refusal")
+            why = refusal or (f"finish_reason {finish}" if finish else "no content")
+            answer = refusal if isinstance(refusal, str) else None
+            raise self._fail(f"the answer is empty ({why})", request_id, code="empty",
+                             answer=answer)  # fmt: skip
         usage = as_dict(payload.get("usage"))
         return Completion(
             text=text,
@@ -185,8 +189,15 @@ class ChatCompletionsModel(Model):
             structured=structured,
         )
 
-    def _fail(self, detail: str, request_id: str | None, *, code: str | None = None) -> ModelError:
-        return self._http.error(detail, code=code, request_id=request_id)
+    def _fail(
+        self,
+        detail: str,
+        request_id: str | None,
+        *,
+        code: str | None = None,
+        answer: str | None = None,
+    ) -> ModelError:
+        return self._http.error(detail, code=code, request_id=request_id, answer=answer)
 
     def close(self) -> None:
         """Close the HTTP client."""

@@ -132,8 +132,6 @@ class AnthropicModel(Model):
     ) -> Completion:
         request_id = header_request_id(response) or as_str(payload.get("id"))
         stop = payload.get("stop_reason")
-        if stop in _BAD_STOPS and not (tool and stop == "tool_use"):
-            raise self._fail(_BAD_STOPS[stop].format(limit=limit), request_id, str(stop))
         blocks = as_list(payload.get("content"))
         text = _tool_input(blocks) if tool else None
         if text is None:
@@ -142,6 +140,9 @@ class AnthropicModel(Model):
                 for block in blocks
                 if isinstance(block, dict) and block.get("type") == "text"
             )
+        if stop in _BAD_STOPS and not (tool and stop == "tool_use"):
+            detail = _BAD_STOPS[stop].format(limit=limit)
+            raise self._fail(detail, request_id, str(stop), answer=text)
         if not text.strip():
             raise self._fail(f"the answer has no text (stop_reason {stop})", request_id, "empty")
         usage = as_dict(payload.get("usage"))
@@ -157,8 +158,10 @@ class AnthropicModel(Model):
             structured=tool,
         )
 
-    def _fail(self, detail: str, request_id: str | None, code: str) -> ModelError:
-        return self._http.error(detail, code=code, request_id=request_id)
+    def _fail(
+        self, detail: str, request_id: str | None, code: str, answer: str | None = None
+    ) -> ModelError:
+        return self._http.error(detail, code=code, request_id=request_id, answer=answer)
 
     def close(self) -> None:
         """Close the HTTP client."""

@@ -15,7 +15,14 @@ if TYPE_CHECKING:
     from custodian_runtime.process.stopping import OnRetry, StopFlag
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a model answer larger than this stops the call
-SCHEMA_NAME = "action_plan"  # what a provider is told the answer's schema (or tool) is called
+SCHEMA_NAME = "action_plan"
+# An attempt's and a whole call's limits when neither the settings nor the adapter set them.
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_TOTAL_S = 600.0
+# A model served on this machine's CPU (Ollama, llama.cpp): a cold call of a few thousand tokens
+# in and out can take a quarter of an hour on two cores.
+LOCAL_TIMEOUT_S = 1800.0
+LOCAL_TOTAL_S = 3600.0  # what a provider is told the answer's schema (or tool) is called
 
 
 @dataclass(frozen=True)
@@ -70,16 +77,28 @@ class ModelConfig:
     temperature: float | None = 0.0
     # Ask an adapter that can (`Model.schema_output`) for an answer in the plan's JSON schema.
     structured: bool = True
-    timeout_s: float = 300.0
+    # None: the adapter's own default (`Model.default_timeout_s`, `default_total_s`), which
+    # build_model fills in: a model on a local CPU takes far longer than a hosted one.
+    timeout_s: float | None = None
     base_url: str | None = None
     max_attempts: int = 4
     max_retry_wait_s: float = 60.0
-    max_total_s: float = 600.0
+    max_total_s: float | None = None
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     env: Mapping[str, str] = field(default_factory=dict)
     child_env: tuple[str, ...] = ()
     stop: StopFlag | None = field(default=None, compare=False, repr=False)
     on_retry: OnRetry | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def attempt_s(self) -> float:
+        """The limit of one attempt, answer included."""
+        return DEFAULT_TIMEOUT_S if self.timeout_s is None else self.timeout_s
+
+    @property
+    def total_s(self) -> float:
+        """The limit of the whole call: every attempt and every wait."""
+        return DEFAULT_TOTAL_S if self.max_total_s is None else self.max_total_s
 
 
 class Model(ABC):
@@ -88,6 +107,9 @@ class Model(ABC):
     provider: ClassVar[str] = "unnamed"
     # Whether the adapter can constrain the answer to a JSON schema (the provider's own field).
     schema_output: ClassVar[bool] = False
+    # The limits it is given unless the settings say otherwise (CUSTODIAN_LLM_TIMEOUT_S, ...).
+    default_timeout_s: ClassVar[float] = DEFAULT_TIMEOUT_S
+    default_total_s: ClassVar[float] = DEFAULT_TOTAL_S
 
     @property
     def model_name(self) -> str:

@@ -202,7 +202,7 @@ class ClaudeCodeModel(Model):
                 argv,
                 stdin.encode("utf-8"),
                 env=env,
-                timeout_s=self._config.timeout_s,
+                timeout_s=self._config.attempt_s,
                 max_stdout=self._config.max_response_bytes,
                 stop=self._config.stop,
                 cwd=cwd,
@@ -211,7 +211,7 @@ class ClaudeCodeModel(Model):
             raise spawn_error(argv[0], exc) from exc
         except ChildTimeout as exc:
             raise ModelError(
-                f"claude-code: no answer within {self._config.timeout_s:g}s; the CLI was killed"
+                f"claude-code: no answer within {self._config.attempt_s:g}s; the CLI was killed"
                 " (raise CUSTODIAN_LLM_TIMEOUT_S if the model is slow)",
                 provider=self.provider,
                 code="timeout",

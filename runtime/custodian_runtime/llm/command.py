@@ -46,7 +46,7 @@ class CommandModel(Model):
             raise ConfigError(f"cannot parse the cmd: command: {exc}", setting="--llm") from None
         if not self._argv:
             raise ConfigError("cmd: needs a command, e.g. --llm cmd:./answer.sh", setting="--llm")
-        self._timeout = config.timeout_s
+        self._timeout = config.attempt_s
         self._env = dict(config.env)
         self._extra = config.child_env
         self._max_bytes = config.max_response_bytes

@@ -139,21 +139,23 @@ class GeminiModel(Model):
         request_id = header_request_id(response) or as_str(payload.get("responseId"))
         candidate = self._candidate(payload, request_id)
         finish = candidate.get("finishReason")
-        if finish == "MAX_TOKENS":
-            raise self._fail(
-                f"the answer was cut off at the token limit (maxOutputTokens={limit}); "
-                f"raise {TOKENS_SETTING}",
-                request_id,
-                "MAX_TOKENS",
-            )
         parts = as_list(as_dict(candidate.get("content")).get("parts"))
         text = "".join(
             str(part.get("text", ""))
             for part in parts
             if isinstance(part, dict) and not part.get("thought")
         )
+        if finish == "MAX_TOKENS":
+            raise self._fail(
+                f"the answer was cut off at the token limit (maxOutputTokens={limit}); "
+                f"raise {TOKENS_SETTING}",
+                request_id,
+                "MAX_TOKENS",
+                answer=text,
+            )
         if finish not in (None, "STOP") or not text.strip():
-            raise self._fail(f"no usable answer (finishReason {finish})", request_id, finish)
+            detail = f"no usable answer (finishReason {finish})"
+            raise self._fail(detail, request_id, finish, answer=text)
         return Completion(
             text=text,
             model=str(payload.get("modelVersion") or self._model),
@@ -173,8 +175,11 @@ class GeminiModel(Model):
             raise self._fail(f"the prompt was blocked (blockReason {reason})", request_id, reason)
         raise self._fail("the answer has no candidates", request_id, "empty")
 
-    def _fail(self, detail: str, request_id: str | None, code: object) -> ModelError:
-        return self._http.error(detail, code=str(code) if code else None, request_id=request_id)
+    def _fail(
+        self, detail: str, request_id: str | None, code: object, answer: str | None = None
+    ) -> ModelError:
+        code_text = str(code) if code else None
+        return self._http.error(detail, code=code_text, request_id=request_id, answer=answer)
 
     def close(self) -> None:
         """Close the HTTP client."""

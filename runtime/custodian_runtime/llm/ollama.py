@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from custodian_runtime.llm._openai_shape import ChatCompletionsModel
-from custodian_runtime.llm.base import ModelConfig
+from custodian_runtime.llm.base import LOCAL_TIMEOUT_S, LOCAL_TOTAL_S, ModelConfig
 
 DEFAULT_MODEL = "llama3.1"
 DEFAULT_HOST = "http://localhost:11434"
@@ -33,6 +33,9 @@ class OllamaModel(ChatCompletionsModel):
     default_model: ClassVar[str] = DEFAULT_MODEL
     default_base_url: ClassVar[str] = DEFAULT_HOST
     token_field: ClassVar[str] = "max_tokens"
+    # A local server on a CPU: a cold call can take a quarter of an hour.
+    default_timeout_s: ClassVar[float] = LOCAL_TIMEOUT_S
+    default_total_s: ClassVar[float] = LOCAL_TOTAL_S
 
     def resolve_base_url(self, config: ModelConfig) -> str:
         """CUSTODIAN_LLM_BASE_URL, else OLLAMA_HOST, else localhost:11434."""

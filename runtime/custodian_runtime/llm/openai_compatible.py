@@ -7,7 +7,7 @@ from typing import ClassVar
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm._http import BASE_URL_SETTING
 from custodian_runtime.llm._openai_shape import ChatCompletionsModel
-from custodian_runtime.llm.base import ModelConfig
+from custodian_runtime.llm.base import LOCAL_TIMEOUT_S, LOCAL_TOTAL_S, ModelConfig
 
 # llama.cpp serves whatever it loaded under any name; vLLM needs the served name (set the model).
 DEFAULT_MODEL = "default"
@@ -20,6 +20,9 @@ class OpenAICompatibleModel(ChatCompletionsModel):
     provider: ClassVar[str] = "openai-compatible"
     default_model: ClassVar[str] = DEFAULT_MODEL
     token_field: ClassVar[str] = "max_tokens"
+    # A local server on a CPU: a cold call can take a quarter of an hour.
+    default_timeout_s: ClassVar[float] = LOCAL_TIMEOUT_S
+    default_total_s: ClassVar[float] = LOCAL_TOTAL_S
 
     def resolve_base_url(self, config: ModelConfig) -> str:
         """The configured base URL; there is no default server."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from custodian_runtime.errors import ConfigError
@@ -42,5 +43,10 @@ def build_model(config: ModelConfig, *, transport: httpx.BaseTransport | None = 
         )
     module_name, _, class_name = ADAPTERS[name].partition(":")
     adapter_class = getattr(importlib.import_module(module_name), class_name)
+    limits = {
+        "timeout_s": adapter_class.default_timeout_s if config.timeout_s is None else None,
+        "max_total_s": adapter_class.default_total_s if config.max_total_s is None else None,
+    }
+    config = replace(config, **{k: v for k, v in limits.items() if v is not None})
     model: Model = adapter_class(config, transport=transport)
     return model

@@ -7,12 +7,19 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.notes.store import last_note_prose, note_path, note_prose, write_note
+    from custodian_runtime.notes.store import (
+        last_note_prose,
+        note_path,
+        note_prose,
+        note_text,
+        write_note,
+    )
 
 __all__ = [
     "last_note_prose",
     "note_path",
     "note_prose",
+    "note_text",
     "write_note",
 ]
 
@@ -21,6 +28,8 @@ if not TYPE_CHECKING:
         __name__,
         globals(),
         {
-            **dict.fromkeys(("last_note_prose", "note_path", "note_prose", "write_note"), "store"),
+            **dict.fromkeys(
+                ("last_note_prose", "note_path", "note_prose", "note_text", "write_note"), "store"
+            ),
         },
     )

@@ -28,6 +28,14 @@ def write_note(working_dir: Path, domain: str, started_at: datetime, text: str) 
     return path
 
 
+def note_text(working_dir: Path, file: str) -> str | None:
+    """A note's text, by its file name in `working_dir`; None if there is no such file."""
+    path = working_dir / Path(file).name
+    if not path.is_file():
+        return None
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
 def note_prose(working_dir: Path, file: str) -> str | None:
     """The reasoning a note holds, by its file name in `working_dir`; None if absent or empty."""
     path = working_dir / Path(file).name

@@ -1,8 +1,10 @@
 """Render the prompt: jinja2 templates filled from core/context/prompt.py's view, within budget.
 
 The system prompt (role, constitution, domain guidance, rules, plan schema) does not depend on the
-view. The user prompt is rendered twice: once with no items, to measure the fixed part, and once
-with the items `build_view` chose for the room that is left.
+view, nor on anything that changes from run to run (the data markers' code is in the user
+prompt): every run of a domain sends the same one, so a server's prefix cache can reuse it. The
+user prompt is rendered twice: once with no items, to measure the fixed part, and once with the
+items `build_view` chose for the room that is left.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, TextIO
 import jinja2
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.context.neutralize import data_close, data_open, safe_domain
+from custodian_runtime.core.context.neutralize import safe_domain
 from custodian_runtime.core.context.prompt import (
     PromptInputs,
     PromptView,
@@ -98,9 +100,7 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
         "proposals": _proposals(inputs),
         "unavailable": sorted(inputs.unavailable.items()),
         "answer_form": inputs.answer_form,
-        "nonce": inputs.nonce,
-        "data_open": data_open(inputs.nonce),
-        "data_close": data_close(inputs.nonce),
+        "form": inputs.form,
     }
 
 

@@ -49,6 +49,7 @@ class RunContext:
     # The answer is asked for in the plan's JSON schema: the settings want it and the planner
     # can (`Model.schema_output`).
     structured: bool
+    prompt_form: str  # `full`, or `compact` for a small context window
     memory_dir: Path
     canon_dir: Path
     limits: Limits  # the caps, budgets and windows of this run
@@ -109,6 +110,7 @@ def build_context(
         model_spec=settings.model.spec,
         max_output_tokens=settings.model.max_output_tokens,
         structured=settings.model.structured and channels.planner.schema_output,
+        prompt_form=settings.prompt_form,
         memory_dir=settings.memory_dir,
         canon_dir=settings.canon_dir,
         limits=settings.limits,

@@ -22,7 +22,12 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.kinds import ModelFailed, ModelResponse, PlanRecord
+from custodian_runtime.core.journal.kinds import (
+    ModelFailed,
+    ModelResponse,
+    PlanRecord,
+    kept_answer,
+)
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
@@ -61,9 +66,11 @@ def ask(
             else:
                 completion = ctx.planner.complete(orientation.prompt)
         except ModelError as exc:
+            answer, whole = kept_answer(exc.answer)
             failed = ModelFailed(
-                error=exc.message, provider=exc.provider, status=exc.status, code=exc.code
-            )
+                error=exc.message, provider=exc.provider, status=exc.status, code=exc.code,
+                answer=answer, answer_chars=whole,
+            )  # fmt: skip
             ctx.journal.write(failed)
             raise
         info.update(model=completion.model, output_tokens=completion.usage.output_tokens)

@@ -8,7 +8,12 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.context.continuity import Continuity, continuity
+from custodian_runtime.core.context.continuity import (
+    Continuity,
+    LastAction,
+    continuity,
+    note_actions,
+)
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.journal import api as core_journal
@@ -17,7 +22,7 @@ from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
-from custodian_runtime.notes.store import last_note_prose, note_prose
+from custodian_runtime.notes.store import note_text
 from custodian_runtime.render.prompt import RenderedPrompt, render_prompt, show_prompt
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation
@@ -72,11 +77,12 @@ def brief(item: ApprovalItem) -> ApprovalBrief:
     )
 
 
-def _reasoning(working: Path, domain: str, notes: Continuity | None) -> str | None:
-    """The last prose a model wrote: from the note the journal names, else the newest file."""
+def _last_actions(working: Path, notes: Continuity | None) -> tuple[LastAction, ...] | None:
+    """What became of the last run's items, from its note's front matter (never its prose)."""
     if notes is None or notes.last is None:
-        return last_note_prose(working, domain)
-    return note_prose(working, notes.reasoning.file) if notes.reasoning is not None else None
+        return None
+    text = note_text(working, notes.last.file)
+    return None if text is None else note_actions(text)
 
 
 def orient(
@@ -128,10 +134,9 @@ def _inputs(
         summary=observation.summary,
         constitution=constitution,
         domain_guidance=guidance,
-        last_note_prose=_reasoning(ctx.memory_dir / "working", ctx.domain, notes),
         nonce=secrets.token_hex(6),  # this run's data markers: no earlier text can hold it
         last_run=notes.last if notes is not None else None,
-        reasoning_run=notes.reasoning if notes is not None else None,
+        last_actions=_last_actions(ctx.memory_dir / "working", notes),
         pending=tuple(brief(i) for i in queue.pending(now)),
         rejected=tuple(brief(i) for i in queue.rejected(now)),
         token_budget=limits.token_budget,
@@ -139,6 +144,7 @@ def _inputs(
         caps=limits.prompt_caps(),
         unavailable=ctx.unavailable,
         answer_form="json" if ctx.structured else "fenced",
+        form=ctx.prompt_form,
     )
 
 

@@ -147,6 +147,10 @@ def write_session_note(
         "output_tokens": known.usage.get("output_tokens"),
         "cost_usd": known.usage.get("cost_usd"),
         "counts": known.counts(),
+        # What became of each item: the next run's prompt shows these facts, not the prose.
+        "actions": [
+            ["held" if o.code == HELD else o.kind, o.operation, o.target] for o in known.outcomes
+        ],
         "omitted": dict(known.omitted),
         "modes": dict(known.modes),
     }

@@ -86,6 +86,7 @@ class Settings:
     json_output: bool = False
     log_format: str = "text"
     pushgateway_url: str | None = None  # CUSTODIAN_PUSHGATEWAY_URL: push each run's metrics
+    prompt_form: str = "full"  # CUSTODIAN_PROMPT_FORM: `compact` for a small context window
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
     seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
@@ -186,15 +187,21 @@ def model_config(
         max_output_tokens=model_options.max_output_tokens(given, env),
         temperature=model_options.temperature(given, env),
         structured=model_options.structured(given, env),
-        timeout_s=env_float(env, "CUSTODIAN_LLM_TIMEOUT_S"),
+        # Unset, the adapter's own: a local server's call on a CPU takes far longer.
+        timeout_s=_optional_float(env, "CUSTODIAN_LLM_TIMEOUT_S"),
         base_url=env.get("CUSTODIAN_LLM_BASE_URL"),
         max_attempts=env_int(env, "CUSTODIAN_LLM_MAX_ATTEMPTS"),
-        max_total_s=env_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S"),
+        max_total_s=_optional_float(env, "CUSTODIAN_LLM_MAX_TOTAL_S"),
         max_retry_wait_s=env_float(env, "CUSTODIAN_LLM_MAX_RETRY_WAIT_S"),
         max_response_bytes=env_int(env, "CUSTODIAN_LLM_MAX_BYTES"),
         env=dict(env),
         child_env=extra_names(env.get(EXTRA_VAR)),
     )
+
+
+def _optional_float(env: Mapping[str, str], name: str) -> float | None:
+    """A positive number variable, or None: the adapter's default then applies."""
+    return env_float(env, name, 1.0) if env.get(name) is not None else None
 
 
 def claude_on_path(env: Mapping[str, str]) -> str | None:
@@ -239,7 +246,8 @@ def load_settings(
         embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
         canon_source=canon_source,
         canon_readonly=env.get("CUSTODIAN_CANON_READONLY", "").strip().lower() in ("1", "true"),
-        limits=limits_from(env),
+        limits=model_options.prompt_limits(limits_from(env), env),
+        prompt_form=model_options.prompt_form(env),
         dry_run=bool(flags.get("dry_run")),
         show_prompt=bool(flags.get("show_prompt")),
         force=bool(flags.get("force")),

@@ -1,4 +1,4 @@
-"""How the model is asked: temperature, output tokens and structured output, flag over variable.
+"""How the model is asked: temperature, output tokens, structured output and the prompt's form.
 
 Planning wants the most likely answer: the temperature is 0 unless set (`none` sends none, for a
 model that takes only its own). Structured output (the answer in the plan's JSON schema, where
@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.settings.numbers import env_int
 
 TEMPERATURE = "CUSTODIAN_TEMPERATURE"
 TOKENS = "CUSTODIAN_MAX_OUTPUT_TOKENS"
 STRUCTURED = "CUSTODIAN_STRUCTURED_OUTPUT"
+FORM = "CUSTODIAN_PROMPT_FORM"
+BUDGET = "CUSTODIAN_TOKEN_BUDGET"
+FORMS = ("full", "compact")
+# The compact form's token budget when none is set: room for a 16k context and the answer.
+COMPACT_TOKEN_BUDGET = 8000
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_TOKENS = 8192
 _ON, _OFF = ("on", "true", "1", "yes"), ("off", "false", "0", "no")
@@ -68,3 +75,22 @@ def structured(flags: Mapping[str, Any], env: Mapping[str, str]) -> bool:
         "provider can) or 'off' (Markdown with one ```json block)",
         setting=STRUCTURED,
     )
+
+
+def prompt_form(env: Mapping[str, str]) -> str:
+    """CUSTODIAN_PROMPT_FORM: `full` (the default) or `compact`, for a small context window."""
+    form = env.get(FORM, "full").strip().lower() or "full"
+    if form not in FORMS:
+        raise ConfigError(
+            f"{FORM}={form!r}: use 'full', or 'compact' for a model with a small context window "
+            "(a shorter system prompt, no overview of other domains, no closed tasks)",
+            setting=FORM,
+        )
+    return form
+
+
+def prompt_limits(limits: Limits, env: Mapping[str, str]) -> Limits:
+    """The limits, with the compact form's smaller token budget unless one is set."""
+    if prompt_form(env) != "compact" or env.get(BUDGET):
+        return limits
+    return replace(limits, token_budget=min(limits.token_budget, COMPACT_TOKEN_BUDGET))

@@ -105,6 +105,12 @@ SETTINGS: tuple[Setting, ...] = (
         group="model",
     ),
     Setting(
+        "CUSTODIAN_PROMPT_FORM",
+        "`compact` for a small context window (an 8000-token budget unless one is set)",
+        shown="full",
+        group="model",
+    ),
+    Setting(
         "CUSTODIAN_TEMPERATURE",
         "the model's sampling temperature (`none` sends none)",
         shown="0",
@@ -127,14 +133,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "CUSTODIAN_LLM_TIMEOUT_S",
         "seconds one model attempt may take, answer included",
-        default=300.0,
+        shown="the adapter's own: 300 hosted, 1800 for openai-compatible and ollama",
         group="model",
     ),
     Setting("CUSTODIAN_LLM_MAX_ATTEMPTS", "attempts of one model call", default=4, group="model"),
     Setting(
         "CUSTODIAN_LLM_MAX_TOTAL_S",
         "seconds one model call may take in all, retries included",
-        default=600.0,
+        shown="the adapter's own: 600 hosted, 3600 for openai-compatible and ollama",
         group="model",
     ),
     Setting(

@@ -9,6 +9,7 @@ records (core/journal/fold.py), so no run reads the whole journal for them.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,53 @@ PROBLEM_LIMIT = 500  # characters of a failed run's problem kept in its note_wri
 # The note's prose sits between these markers; the note template writes them, continuity reads them.
 PROSE_START = "<!-- custodian:prose -->"
 PROSE_END = "<!-- /custodian:prose -->"
+
+
+# The outcomes a note's front matter records its actions under (render/note.py's groups).
+OUTCOMES = frozenset({"executed", "failed", "unknown", "stale", "not_sent", "queued", "held",
+                      "denied", "would_execute", "would_queue"})  # fmt: skip
+_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class LastAction:
+    """One item of a run, as its note's front matter records it: what became of it, its
+    operation and its target (`-` when it named none). The next prompt shows these, not prose."""
+
+    outcome: str
+    operation: str
+    target: str
+
+
+def note_actions(text: str) -> tuple[LastAction, ...] | None:
+    """The actions a note's front matter records (`actions`); None when it records none.
+
+    Only words that are ids survive: anything else in a field becomes `?`, so what the note
+    holds is facts, never text that reads as instructions.
+    """
+    lines = text.split("\n")
+    if not lines or lines[0] != "---" or "---" not in lines[1:]:
+        return None
+    front = lines[1 : lines.index("---", 1)]
+    raw = next((line[len("actions: ") :] for line in front if line.startswith("actions: ")), None)
+    try:
+        rows = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+    if not isinstance(rows, list):
+        return None
+    return tuple(_action(row) for row in rows if isinstance(row, list) and len(row) == 3)
+
+
+def _action(row: list[object]) -> LastAction:
+    outcome, operation, target = (_word(v) for v in row)
+    return LastAction(outcome if outcome in OUTCOMES else "?", operation, target)
+
+
+def _word(value: object) -> str:
+    if value is None:
+        return "-"
+    return value if isinstance(value, str) and _WORD.fullmatch(value) else "?"
 
 
 def prose_of(text: str) -> str | None:

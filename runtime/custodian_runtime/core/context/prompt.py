@@ -36,7 +36,7 @@ from custodian_runtime.core.context._items import (
 )
 from custodian_runtime.core.context._sections import PROMPT_SECTIONS
 from custodian_runtime.core.context._select import Candidates, select
-from custodian_runtime.core.context.continuity import NoteRef
+from custodian_runtime.core.context.continuity import LastAction, NoteRef
 from custodian_runtime.core.context.neutralize import (
     data_block,
     data_close,
@@ -49,10 +49,12 @@ from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import DEFAULT
+from custodian_runtime.core.plan.answer import answer_keys
 
 __all__ = [
     "CATEGORIES",
-    "NOTE_LIMIT",
+    "FORMS",
+    "MAX_LAST_ACTIONS",
     "SECTIONS",
     "ApprovalBrief",
     "PromptInputs",
@@ -64,7 +66,10 @@ __all__ = [
     "section_items",
 ]
 
-NOTE_LIMIT = 6000  # characters of the last session note shown for continuity
+MAX_LAST_ACTIONS = 40  # the last run's actions shown as data; the rest are counted
+# The prompt's forms: `full`, or `compact` for a small context window (no overview of the other
+# domains, no closed tasks, the system prompt's explanations in brief).
+FORMS = ("full", "compact")
 
 # (key, heading, singular, plural), in the order the sections are shown (core/context/_sections.py).
 CATEGORIES: tuple[tuple[str, str, str, str], ...] = tuple(
@@ -86,14 +91,14 @@ class PromptInputs:
     summary: DomainSummary
     constitution: str
     domain_guidance: str | None
-    last_note_prose: str | None
     # This run's data-marker nonce, drawn by the shell (secrets.token_hex):
-    # core/context/neutralize.py.
+    # core/context/neutralize.py. Shown in the user prompt only, so that the system prompt is
+    # the same for every run of a domain (a server's prefix cache can keep it).
     nonce: str
-    # From the journal (core/context/continuity.py): the last run's note, and the run whose
-    # reasoning `last_note_prose` is.
+    # From the journal (core/context/continuity.py): the last run's note, and the actions its
+    # front matter records (None: it records none). The facts go forward; its prose never does.
     last_run: NoteRef | None = None
-    reasoning_run: NoteRef | None = None
+    last_actions: tuple[LastAction, ...] | None = None
     pending: tuple[ApprovalBrief, ...] = ()
     rejected: tuple[ApprovalBrief, ...] = ()
     # The run's Limits fills these (run/orient.py); the defaults are the limits'.
@@ -105,6 +110,7 @@ class PromptInputs:
     # How the answer is written: Markdown with one ```json block (`fenced`), or one JSON object
     # in the plan's schema with the prose in its `prose` field (`json`: structured output).
     answer_form: str = "fenced"
+    form: str = "full"  # one of FORMS
 
 
 @dataclass(frozen=True)
@@ -129,10 +135,16 @@ class PromptView:
     sections: tuple[Section, ...]
     omitted: Mapping[str, int]
     omitted_text: str | None
-    last_note: str | None
     tokens: int
     data_close: str
     last_run: str | None = None
+    # The last run's actions, one data line each, under their opening marker.
+    last_actions: tuple[str, ...] = ()
+    last_actions_opening: str = ""
+    data_open: str = ""
+    code: str = ""  # this run's nonce, named once at the top of the user prompt
+    answer_form: str = "fenced"
+    answer_keys: tuple[str, ...] = ()
 
 
 def block_opening(key: str, nonce: str) -> str:
@@ -159,18 +171,26 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
                 k, h, block_opening(k, inputs.nonce), chosen.shown[k], omitted.get(k, 0), totals[k]
             )
             for k, h, *_ in CATEGORIES
+            if not (inputs.form == "compact" and k in _NOT_COMPACT)
         ),
         omitted=MappingProxyType(omitted),
         omitted_text=omitted_sentence(omitted),
-        last_note=_note(inputs.last_note_prose, inputs.nonce),
         tokens=chosen.tokens,
         last_run=last_run_text(inputs),
         data_close=data_close(inputs.nonce),
+        last_actions=_last_actions(inputs.last_actions),
+        last_actions_opening=f"{data_open(inputs.nonce)} last_run: outcome operation target>>>",
+        data_open=data_open(inputs.nonce),
+        code=inputs.nonce,
+        answer_form=inputs.answer_form,
+        answer_keys=answer_keys(bare=inputs.answer_form == "json"),
     )
 
 
 def _overview(inputs: PromptInputs) -> tuple[str, ...]:
     # The run's own domain and a bounded digest of the others (core/context/overview.py).
+    if inputs.form == "compact":
+        return ()
     shown = bounded(inputs.overview, inputs.domain)
     return overview_table(shown.domains, inputs.domain, (shown.left_out, shown.rest))
 
@@ -185,15 +205,19 @@ def _overhead(key: str, nonce: str) -> int:
     return estimate_tokens(f"{block_opening(key, nonce)}\n{data_close(nonce)}\n{_MORE}")
 
 
-def _note(prose: str | None, nonce: str) -> str | None:
-    if prose is None or not prose.strip():
-        return None
-    return data_block("last-note", "prose", prose, NOTE_LIMIT, nonce)
+def _last_actions(actions: tuple[LastAction, ...] | None) -> tuple[str, ...]:
+    """The last run's actions as data lines (`executed flag_for_human web-t-2`), bounded."""
+    if not actions:
+        return ()
+    lines = [f"{a.outcome} {a.operation} {a.target}" for a in actions[:MAX_LAST_ACTIONS]]
+    if len(actions) > MAX_LAST_ACTIONS:
+        lines.append(f"({len(actions) - MAX_LAST_ACTIONS} more not shown)")
+    return tuple(lines)
 
 
 def last_run_text(inputs: PromptInputs) -> str | None:
-    """How the last run ended, and which run the reasoning shown below comes from."""
-    last, reasoning, prose = inputs.last_run, inputs.reasoning_run, inputs.last_note_prose
+    """How the last run ended, and whether its actions follow; its prose is never shown."""
+    last = inputs.last_run
     if last is None:
         return None
     text = f"The last run, {_run(last)}, ended {_status(last)}."
@@ -201,14 +225,11 @@ def last_run_text(inputs: PromptInputs) -> str | None:
         text += (
             f" Its problem: {data_block(last.run_id, 'problem', last.problem, 500, inputs.nonce)}"
         )
-    if prose is None or not prose.strip() or reasoning is None:
-        return text + " No earlier run left reasoning written by a model."
-    if reasoning.run_id == last.run_id:
-        return text + " Its reasoning follows."
-    return (
-        f"{text} The reasoning below is the last a model wrote, in run {_run(reasoning)}, "
-        f"which ended {_status(reasoning)}."
-    )
+    if inputs.last_actions is None:
+        return text + " Its note records no actions."
+    if not inputs.last_actions:
+        return text + " It proposed nothing."
+    return text + " What became of each item it proposed (from its note's record):"
 
 
 def _run(ref: NoteRef) -> str:
@@ -242,8 +263,14 @@ def omitted_sentence(omitted: Mapping[str, int]) -> str | None:
     return sentence.strip() or None
 
 
+# What the compact form leaves out: the titles of closed tasks (counted, as anything left out).
+_NOT_COMPACT = frozenset({"closed"})
+
+
 def _candidates(inputs: PromptInputs) -> list[Candidates]:
     lists = section_items(inputs)
+    if inputs.form == "compact":
+        lists = {k: ([] if k in _NOT_COMPACT else v) for k, v in lists.items()}
     return [Candidates(key, lists[key], _overhead(key, inputs.nonce)) for key in SECTIONS]
 
 

@@ -103,14 +103,31 @@ class ModelResponse(Entry):
     structured: bool | None = None
 
 
+# What is kept of an answer that could not be used (cut off, refused), in characters.
+KEPT_ANSWER_CHARS = 32_000
+
+
 class ModelFailed(Entry):
-    """`model_failed`: the model call failed."""
+    """`model_failed`: the model call failed; `answer` is what came back of an answer that
+    cannot be used (cut off at the token limit, refused), bounded by `kept_answer`."""
 
     KIND = "model_failed"
     error: str | None = None
     provider: str | None = None
     status: int | None = None
     code: str | None = None
+    answer: str | None = None
+    answer_chars: int | None = None  # the whole answer's length, when `answer` was cut
+
+
+def kept_answer(text: str | None) -> tuple[str | None, int | None]:
+    """What the journal keeps of an unusable answer: its first KEPT_ANSWER_CHARS characters,
+    and its whole length when it was longer."""
+    if not text:
+        return None, None
+    if len(text) <= KEPT_ANSWER_CHARS:
+        return text, None
+    return text[:KEPT_ANSWER_CHARS], len(text)
 
 
 class PlanRecord(Entry):

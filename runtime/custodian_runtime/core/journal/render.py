@@ -200,7 +200,24 @@ def _simple_line(record: Record, entry: Entry) -> list[str]:
     text = _simple_text(entry)
     if text is None:
         return []
-    return [f"{record.kind:<14} at {record.ref}: {text}"]
+    return [f"{record.kind:<14} at {record.ref}: {text}", *_kept_answer(entry)]
+
+
+SHOWN_ANSWER_LINES = 200  # of a kept answer, in the court record; the journal keeps the rest
+
+
+def _kept_answer(entry: Entry) -> list[str]:
+    """The answer a failed call kept (cut off, refused), line by line, for a person to debug."""
+    if not isinstance(entry, ModelFailed) or not entry.answer:
+        return []
+    lines = entry.answer.splitlines()
+    whole = entry.answer_chars or len(entry.answer)
+    head = f"  the answer it gave ({whole} characters"
+    head += f", the first {len(entry.answer)} kept):" if entry.answer_chars else "):"
+    shown = [f"  | {line}" for line in lines[:SHOWN_ANSWER_LINES]]
+    more = len(lines) - SHOWN_ANSWER_LINES
+    tail = [f"  ({more} more lines in the journal's model_failed record)"] if more > 0 else []
+    return [head, *shown, *tail]
 
 
 def _simple_text(e: Entry) -> str | None:
@@ -274,7 +291,7 @@ def _render_ruling(ruling: Record, data: RulingRecord, ctx: _Court) -> list[str]
             if queued is not None
             else "no queued record"
         )
-        lines.append(f"  QUEUED at {ruling.ref}: {reason.rstrip('.')}; {approval}")
+        lines.append(f"  QUEUED at {ruling.ref}: {str(reason).rstrip('.')}; {approval}")
     else:
         lines.append(f"  ruled execute at {ruling.ref}: {reason}")
         item = ctx.items.get((ruling.run_id, data.index))

@@ -79,9 +79,10 @@ SPEC = OperationSpec(
     rules="add a progress event to a workstream (optionally a task in it). At most\n"
     "{cap} per run. `event_type` is one of note, observation, milestone, blocker,\n"
     "status_change; `summary` is 1-2000 characters of plain fact with the ids it concerns.",
-    example='{"workstream_id": "W-1", "task_id": "T-4", "event_type": "observation",\n'
-    ' "summary": "Event E-31 reports the redirect map was reviewed and approved by SEO.",\n'
-    ' "reason": "records evidence for T-4"}',
+    example='{"workstream_id": "<workstream id>", "task_id": "<task id, or null>",\n'
+    ' "event_type": "observation",\n'
+    ' "summary": "<the new fact, naming the observed events or tasks it rests on>",\n'
+    ' "reason": "<why it is worth recording>"}',
     request="POST /events",
     landed=_landed,
     describe=_describe,

@@ -60,9 +60,9 @@ SPEC = OperationSpec(
     "most, and none on a task that already has an open flag. The `note` (1-2000 characters) says\n"
     "what you saw, with ids, and what a person should decide. An in-progress task is stale after\n"
     "{stale_after_days} days without an update or event.",
-    example='{"task_id": "T-12", '
-    '"note": "No activity for 19 days; is it still owned and on track?",\n'
-    ' "reason": "stale in-progress task"}',
+    example='{"task_id": "<task id>",\n'
+    ' "note": "<what you saw, with ids, and what a person should decide>",\n'
+    ' "reason": "<why a person is needed>"}',
     request="POST /flags",
     landed=_landed,
     describe=_describe,

@@ -34,8 +34,8 @@ SPEC = OperationSpec(
     "At most {cap} per run. `done` needs a milestone or status_change event;\n"
     "`in_progress` needs events that show it started. List in `evidence` 1 to 5 ids of events on\n"
     "the task not by Custodian and newer than its last update, or it waits for a person.",
-    example='{"task_id": "T-4", "status": "done", "evidence": ["E-31"],\n'
-    ' "reason": "E-31 says the work was approved and merged"}',
+    example='{"task_id": "<task id>", "status": "done", "evidence": ["<event id>"],\n'
+    ' "reason": "<what the cited event says>"}',
     request="PATCH /tasks/{id}",
     landed=status_landed,
     describe=describe_status,

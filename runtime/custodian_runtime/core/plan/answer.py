@@ -17,7 +17,7 @@ from typing import Any
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.plan.extract import PROPOSALS, PROSE, entry_model
+from custodian_runtime.core.plan.extract import PROPOSALS, PROSE, entry_model, sections
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 
 # More ids than this of one kind are not listed: the schema would outgrow what providers take.
@@ -45,6 +45,11 @@ class ObservedIds:
                 "evidence": tuple(e.id for e in summary.recent_events),
             }
         )
+
+
+def answer_keys(*, bare: bool = False) -> tuple[str, ...]:
+    """The answer's keys in order, as the prompt restates them: `prose` first when bare."""
+    return (*((PROSE,) if bare else ()), "observations", *sections())
 
 
 def answer_schema(

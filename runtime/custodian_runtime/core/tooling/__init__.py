@@ -7,12 +7,18 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.tooling import eval_expect, offline_planner, planning_facts
+    from custodian_runtime.core.tooling import (
+        eval_expect,
+        offline_planner,
+        planning_facts,
+        seed_facts,
+    )
 
 __all__ = [
     "eval_expect",
     "offline_planner",
     "planning_facts",
+    "seed_facts",
 ]
 
 if not TYPE_CHECKING:
