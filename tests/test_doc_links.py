@@ -82,10 +82,19 @@ def test_every_relative_link_and_anchor_resolves() -> None:
     assert found == []
 
 
-def test_the_documents_link_to_one_another() -> None:
-    targets = {t.partition("#")[0] for d in DOCUMENTS for _, t in links(d.read_text("utf-8"))}
-    assert {"docs/operator.md", "docs/reviewer.md", "docs/platform.md"} <= targets
-    assert {"docs/contributing.md", "docs/commands.md", "docs/settings.md"} <= targets
+def test_every_document_is_reached_from_the_readme() -> None:
+    reached, todo = set(), [REPO / "README.md"]
+    while todo:
+        document = todo.pop()
+        if document in reached or document.suffix != ".md" or not document.exists():
+            continue
+        reached.add(document)
+        for _, target in links(document.read_text(encoding="utf-8")):
+            path = target.partition("#")[0]
+            if path and not EXTERNAL.match(path):
+                todo.append((document.parent / unquote(path)).resolve())
+    unreached = [str(d.relative_to(REPO)) for d in DOCUMENTS if d.resolve() not in reached]
+    assert unreached == []
 
 
 def test_the_readme_is_a_front_door() -> None:
@@ -104,11 +113,13 @@ def test_the_checker_finds_a_missing_file_and_a_missing_anchor(tmp_path: Path) -
         "# Here\n"
         "[gone](c.md) [no anchor](b.md#logs) `[in code](d.md)` [web](https://example.com/x)\n"
         "```sh\n[in a block](e.md)\n# not a heading\n```\n[not a heading](#not-a-heading)\n"
+        "a span `over\n[two lines](f.md)` and\n\nan unclosed ` [after](g.md)\n"
     )
     assert problems(tmp_path / "a.md", root=tmp_path) == [
         "a.md:3 (c.md): no file c.md",
         "a.md:3 (b.md#logs): b.md has no heading #logs",
         "a.md:8 (#not-a-heading): a.md has no heading #not-a-heading",
+        "a.md:12 (g.md): no file g.md",
     ]
 
 
