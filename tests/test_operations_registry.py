@@ -25,7 +25,7 @@ from test_authority_support import website
 
 PACKAGE = Path(custodian_runtime.__file__).parent
 HUB = Path(custodian_hub.__file__).parent
-README = PACKAGE.parents[1] / "README.md"
+OPERATOR_DOC = PACKAGE.parents[1] / "docs" / "operator.md"  # its "What a run may do"
 # Besides its spec module, an operation's name may be spelled in at most this many files, and
 # a sanctioned operation's plan section in at most this many (the system prompt reads it).
 ELSEWHERE = {"operation": 3, "section": 2}
@@ -110,8 +110,8 @@ def test_the_hub_keys_no_table_by_an_endpoints_name_but_its_one_table() -> None:
 
 
 def _table(heading: str) -> dict[str, list[str]]:
-    """The README table whose header row starts with `heading`: operation -> its other cells."""
-    lines = README.read_text("utf-8").splitlines()
+    """docs/operator.md's table whose header row starts with `heading`: operation -> cells."""
+    lines = OPERATOR_DOC.read_text("utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(heading))
     rows: dict[str, list[str]] = {}
     for line in lines[start + 2 :]:
@@ -122,7 +122,7 @@ def _table(heading: str) -> dict[str, list[str]]:
     return rows
 
 
-def test_the_readme_tables_are_the_registry() -> None:
+def test_the_operator_docs_tables_are_the_registry() -> None:
     limits = asdict(DEFAULT)
     sanctioned = _table("| operation | hub request | when it runs on its own |")
     assert sanctioned == {

@@ -106,7 +106,8 @@ def test_a_kept_reject_survives_the_documented_key_rotation_and_is_carried_out(
             "approvals", "reject", approval, "--by", "bo", "--reason", "not now", "--wait", "0"
         )
         assert "rejection by bo recorded" in kept.stdout
-    # The rotation as the README says: the previous key set, the new one, reseal, then remove.
+    # The rotation as docs/operator.md (Seals) says: the previous key set, the new one, reseal,
+    # then remove.
     monkeypatch.setenv(SEAL, K2)
     monkeypatch.setenv(PREVIOUS, K1)
     resealed = cli.ok("journal", "reseal")

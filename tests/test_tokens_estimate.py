@@ -19,6 +19,7 @@ from domaingen import WORDS, generated_summary
 from test_context_fixtures import typical_inputs
 
 REPO = Path(__file__).resolve().parent.parent
+READER_DOCS = ("operator", "reviewer", "platform", "contributing")  # what the README held
 
 
 @cache
@@ -35,7 +36,8 @@ def real(text: str) -> int:
 @cache
 def vocabulary() -> list[str]:
     """Words of the canon and docs, as hub prose would use them."""
-    text = "".join((REPO / p).read_text("utf-8") for p in ("canon/constitution.md", "README.md"))
+    docs = ["canon/constitution.md", "README.md", *(f"docs/{n}.md" for n in READER_DOCS)]
+    text = "".join((REPO / p).read_text("utf-8") for p in docs)
     return sorted(set(re.findall(r"[A-Za-z]+", text))) + list(WORDS)
 
 

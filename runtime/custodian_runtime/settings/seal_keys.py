@@ -30,7 +30,8 @@ def _empty(name: str) -> ConfigError:
     from custodian_runtime.core.journal.seals import MIN_KEY_CHARS  # off the startup path
 
     fix = (
-        "unset it to run unsealed (README, Seals: what an unsealed memory cannot detect), or give "
+        "unset it to run unsealed (docs/operator.md, Seals: what an unsealed memory cannot "
+        "detect), or give "
         f"it at least {MIN_KEY_CHARS} characters (`openssl rand -hex 32`)"
         if name == SEAL_KEY
         else "unset it, or set it to the key being replaced while `custodian journal reseal` runs"

@@ -132,10 +132,10 @@ def _header(summary: RunSummary, totals: tuple[int, str]) -> list[str]:
     ]
 
 
-# Said once by every run and by `inspect` when no seal key is set (README, Seals).
+# Said once by every run and by `inspect` when no seal key is set (docs/operator.md, Seals).
 UNSEALED = (
     "CUSTODIAN_SEAL_KEY is not set; an edited journal, checkpoint or approval file goes "
-    "undetected (README, Seals)"
+    "undetected (docs/operator.md, Seals)"
 )
 
 
