@@ -109,7 +109,7 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
     for item in summary.get("failed", []):
         said = " ".join(str(item.get("error") or item.get("reason")).split())
         arm.ledger.findings.append(f"day {day}: {item['operation']} failed: {said}"[:300])
-    if world.judge:
+    if world.judge and arm.against_rule is not None:
         arm.against_rule += against_rule(world, hands, seen, landed(root / "memory", world.domain))
     hands.clock.set(base + timedelta(hours=1))
     if world.judge:

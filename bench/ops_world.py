@@ -270,7 +270,7 @@ def harmed(tasks: list[dict[str, Any]], seeded: set[str]) -> int:
             for o in open_[:n])
         for n, t in enumerate(open_)
     )  # fmt: skip
-    return cancelled + repeats
+    return int(cancelled + repeats)
 
 
 WORLD = World(
