@@ -2,10 +2,13 @@
 
 bench/grants_month.py asks a narrower question on the pure core alone, in a second. Here each
 world (bench/month_world.py: the project's month; bench/relay_world.py: two teams, a larger
-domain) seeds a real reference hub on 127.0.0.1, and each of 30 days: the team acts on the hub
-(a person's writes and events), `custodian run --force --llm file:` runs on the scripted model's
-answer for the day, and the person decides every pending item with `custodian approvals
-approve|reject`: approve unless harmful (bench/month_person.py).
+domain; bench/ops_world.py: an ops team whose two owners decide by written rules) seeds a real
+reference hub on 127.0.0.1, and each of 30 days: the team acts on the hub (a person's writes and
+events), `custodian run --force --llm file:` runs on the scripted model's answer for the day,
+and the person decides every pending item with `custodian approvals approve|reject`: approve
+unless harmful (bench/month_person.py), or, in the ops world, as the item's owner's rules say
+(bench/ops_people.py); there, each write Custodian makes on its own is also judged by those
+rules on the hub the run saw, and one they reject is harmful.
 
 Two arms per world, each on a fresh hub and memory, the same seed:
 - today: the person follows no report; they decide every item (today's release: 135 in the
@@ -29,6 +32,7 @@ shares. Each run is forced so that every day runs, whatever the skip rule would 
 
     python bench/grants_month_hub.py                      # both worlds, 30 days; exit 1 if unsafe
     python bench/grants_month_hub.py --world relay --days 5
+    python bench/grants_month_hub.py --world ops --no-shares   # the third world, both arms
 """
 
 from __future__ import annotations
@@ -42,21 +46,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import month_world
+import ops_world
 import relay_world
-from month_audit import asked_again, landed, overridden, queue
+from month_audit import Landed, asked_again, landed, overridden, queue
 from month_figures import Arm, print_world
 from month_kit import Hands, SimClock, Words, World
 from month_levers import LEVERS, switched_off
-from month_person import Ledger, cli, decide_pending, follow_report
+from month_person import Ledger, cli, decide_by_rule, decide_pending, follow_report
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.clock import simulated_clock
 
 REPO = Path(__file__).resolve().parent.parent
-WORLDS: dict[str, World] = {"month": month_world.WORLD, "relay": relay_world.WORLD}
+WORLDS: dict[str, World] = {
+    "month": month_world.WORLD,
+    "relay": relay_world.WORLD,
+    "ops": ops_world.WORLD,
+}
 READS_ON = 4  # the weekday (day % 7) the person reads the report: the first week's Friday
 
 
@@ -85,6 +95,7 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
         hands.clock.set(base - timedelta(minutes=30))
         follow_report(arm.ledger, day, arm.off.skips if arm.off else lambda _: False)
     hands.clock.set(base)
+    seen = hands.summary() if world.judge else {}
     answer = root / "answer.md"
     answer.write_text(world.answer(hands.summary(), day, arm.seed, hands.words), "utf-8")
     code, out, _ = cli(
@@ -98,8 +109,29 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
     for item in summary.get("failed", []):
         said = " ".join(str(item.get("error") or item.get("reason")).split())
         arm.ledger.findings.append(f"day {day}: {item['operation']} failed: {said}"[:300])
+    if world.judge and arm.against_rule is not None:
+        arm.against_rule += against_rule(world, hands, seen, landed(root / "memory", world.domain))
     hands.clock.set(base + timedelta(hours=1))
-    decide_pending(hands, arm.ledger, world.harmful, world.reject_reason)
+    if world.judge:
+        decide_by_rule(hands, arm.ledger, world.judge)
+    else:
+        decide_pending(hands, arm.ledger, world.harmful, world.reject_reason)
+
+
+def against_rule(
+    world: World, hands: Hands, seen: dict[str, Any], writes: list[Landed]
+) -> list[str]:
+    """Writes Custodian made on its own in this run that the deciding person's rule rejects, on
+    the hub as it was before the run: harmful, in a world whose people decide by rules."""
+    since = hands.clock.peek() - timedelta(hours=1)
+    found = []
+    for write in writes:
+        if world.judge is None or not write.own or write.at < since:
+            continue
+        verdict = world.judge(write.operation, write.params, seen, hands.words, write.at)
+        if not verdict.approve:
+            found.append(f"{write.operation} {write.params} by {write.by}: {verdict.reason}")
+    return found
 
 
 def live_month(world: World, arm: Arm, root: Path, days: int) -> Arm:
@@ -129,6 +161,8 @@ def live_month(world: World, arm: Arm, root: Path, days: int) -> Arm:
     arm.overridden = overridden(words, writes)
     arm.asked_again = asked_again(queue(root / "memory", world.domain), words, writes)
     arm.reversals = words.reversals
+    if world.judge is None:
+        arm.against_rule = None
     return arm
 
 

@@ -18,10 +18,11 @@ from month_levers import Lever
 from month_person import Ledger
 
 TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
-# Items judged in today's arm on the release before the levers (main at #28), per world, days
-# and seed: a lever that acts without a report (a newer word lifting deference) changes the
-# today arm of the code measured too, so the target is held against these.
-RELEASE = {("month", 30, 7): 135, ("relay", 30, 7): 188}
+# Items judged in today's arm on the release before the levers, per world, days and seed (main
+# at #28; for `ops`, the release before #37, cd1f0d7): a lever that acts without a report (a
+# newer word lifting deference) changes the today arm of the code measured too, so the target
+# is held against these.
+RELEASE = {("month", 30, 7): 135, ("relay", 30, 7): 188, ("ops", 30, 7): 118}
 # The keys every grant row of `grants list --json` has; any other one asks for more (evidence).
 PLAIN_GRANT = {
     "id", "domain", "operation", "where", "max_uses", "expires_at", "by", "reason", "hub_id",
@@ -48,6 +49,9 @@ class Arm:
     off: Lever | None = None  # the lever this arm runs without, for its share
     # What the runs queued for the person, by operation and the status it sets (if any).
     asked: Counter[str] = field(default_factory=Counter)
+    # In a world whose people decide by rules (World.judge): Custodian's own writes their rule
+    # rejects, on the hub the run saw (None in a world without such rules).
+    against_rule: list[str] | None = field(default_factory=list)
 
     @property
     def judged(self) -> int:
@@ -70,7 +74,7 @@ class Arm:
     def unsafe(self) -> list[str]:
         """What this arm did that it must never do."""
         found = []
-        if self.written["harmful"] or self.harmed_on_hub:
+        if self.written["harmful"] or self.harmed_on_hub or self.against_rule:
             found.append(f"{self.name}: harmful writes executed")
         if self.overridden:
             found.append(f"{self.name}: {len(self.overridden)} decisions of a person overridden")
@@ -150,6 +154,7 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
         f"    must be 0           harmful {w['harmful']} (journal), {arm.harmed_on_hub} (hub); "
         f"overridden {len(arm.overridden)}; asked again {len(arm.asked_again)}"
     )
+    print_people(arm)
     if arm.reversals:
         print(
             f"    reversals           {arm.reversals} of Custodian's own writes set back "
@@ -175,6 +180,22 @@ def print_arm(arm: Arm, today: Arm | None) -> None:
     print("    run items by rule   (this arm / today's; the difference is each lever's share)")
     for what in sorted(set(share) | set(base)):
         print(f"      {share[what]:4} / {base[what]:4}  {what}")
+
+
+def print_people(arm: Arm) -> None:
+    """In a world whose people decide by rules: what their rules found, and who decided what."""
+    if arm.against_rule is not None:
+        print(
+            f"    against the rule    {len(arm.against_rule)} of Custodian's own writes the "
+            "deciding person's rule rejects (harmful)"
+        )
+        for what in arm.against_rule[:4]:
+            print(f"      ! {what[:160]}")
+    if arm.ledger.people:
+        people = ", ".join(f"{p} {n}" for p, n in sorted(arm.ledger.people.items()))
+        print(f"    decided by          {people}")
+        for why, n in sorted(arm.ledger.reasons.items()):
+            print(f"      {n:4}  rejected: {why}")
 
 
 def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
@@ -223,9 +244,10 @@ def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
         f"with levers {levers.judged}; ratio {ratio:.2f}x ({verdict} the target of at most "
         f"{TARGET}x, i.e. {int(release * TARGET)})"
     )
+    rule = "" if levers.against_rule is None else f" (+{len(levers.against_rule)} against the rule)"
     print(
-        f"  must be 0 with levers: harmful {levers.written['harmful'] + levers.harmed_on_hub}, "
-        f"overridden {len(levers.overridden)}, asked again {len(levers.asked_again)}"
+        f"  must be 0 with levers: harmful {levers.written['harmful'] + levers.harmed_on_hub}"
+        f"{rule}, overridden {len(levers.overridden)}, asked again {len(levers.asked_again)}"
     )
     return [problem for arm in arms for problem in arm.unsafe()]
 

@@ -116,6 +116,20 @@ class Hands:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """A person's decision on one item: approve or not, who decides, and why."""
+
+    approve: bool
+    by: str
+    reason: str = ""
+    rule: str = ""  # which written rule rejected it, in a few words
+
+
+# A world's people, deciding one item: (operation, params, the hub's summary, words, now).
+Judge = Callable[[str, dict[str, Any], dict[str, Any], Words, datetime], Verdict]
+
+
+@dataclass(frozen=True)
 class World:
     """One simulated month's world: domain, seed, scripted model, team and harmful class."""
 
@@ -132,3 +146,6 @@ class World:
     harmed: Callable[[list[dict[str, Any]], set[str]], int]
     reject_reason: str
     describe: str
+    # The people who decide, by written rules (bench/ops_people.py); None: one person who
+    # rejects `harmful` with `reject_reason` and approves the rest (bench/month_person.py).
+    judge: Judge | None = None

@@ -25,7 +25,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
-from month_kit import Hands, Word
+from month_kit import Hands, Judge, Word
 
 from custodian_runtime.cli import main as custodian
 from custodian_runtime.core.standing.modes import known_operations
@@ -55,6 +55,9 @@ class Ledger:
     deferred: int = 0
     findings: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
+    # By a world's people (World.judge): items each decided, and the rejections by reason.
+    people: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -175,4 +178,36 @@ def decide_pending(hands: Hands, ledger: Ledger, harmful: Any, reason: str) -> N
         if kind and task is not None and status is not None:
             hands.words.said.append(
                 Word(hands.clock.peek(), kind, str(task), where.get(task), str(status), PERSON)
+            )
+
+
+def decide_by_rule(hands: Hands, ledger: Ledger, judge: Judge) -> None:
+    """Decide every pending item as the world's people do (`World.judge`): each by its owner."""
+    _, out, _ = cli("approvals", "list", "--status", "pending", "--json")
+    pending = json.loads(out)
+    summary = hands.summary() if pending else {}
+    where = {
+        t["id"]: t["workstream_id"] for ws in summary.get("workstreams", []) for t in ws["tasks"]
+    }
+    for item in pending:
+        params = dict(item["params"])
+        waits = (item.get("waiting_because") or {}).get("code") or item.get("waits_code")
+        ledger.deferred += waits == "deferred"
+        verdict = judge(item["operation"], params, summary, hands.words, hands.clock.peek())
+        ledger.people[verdict.by] += 1
+        if verdict.approve:
+            code, _, err = cli("approvals", "approve", item["id"], "--by", verdict.by)
+            ledger.judged["approve"] += 1
+            if code != 0:
+                ledger.findings.append(f"approve {item['id']} exit {code}: {err.strip()[:160]}")
+            kind = "set" if code == 0 else ""
+        else:
+            cli("approvals", "reject", item["id"], "--by", verdict.by, "--reason", verdict.reason)
+            ledger.judged["reject"] += 1
+            ledger.reasons[f"{verdict.by}: {verdict.rule or verdict.reason}"] += 1
+            kind = "rejected"
+        task, status = params.get("task_id"), params.get("status")
+        if kind and task is not None and status is not None:
+            hands.words.said.append(
+                Word(hands.clock.peek(), kind, str(task), where.get(task), str(status), verdict.by)
             )
