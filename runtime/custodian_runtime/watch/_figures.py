@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from custodian_runtime.clock import utc_now
 from custodian_runtime.metrics.text import header, labelled, line, number
+
+
+def _now() -> float:
+    return utc_now().timestamp()
 
 
 @dataclass
@@ -22,7 +26,7 @@ class LoopFigures:
     last_pass: float | None = None  # Unix time the last pass ended
     watched: int = 0
     unknown: int = 0  # listed domains the hub did not list in the last pass
-    created: float = field(default_factory=time.time)  # the counters' `_created`: the loop's start
+    created: float = field(default_factory=_now)  # the counters' `_created`: the loop's start
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def count(self, **add: int) -> None:
