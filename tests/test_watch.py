@@ -356,3 +356,24 @@ def test_what_was_seen_is_not_read_under_other_settings_or_when_damaged(
     damaged = _loop(tmp_path, fleet)
     _pass(damaged, fleet)
     assert damaged.figures.started == DOMAINS
+
+
+def test_a_pass_parses_the_counts_of_the_domains_that_moved_and_reuses_the_others(
+    fleet: ReferenceHub,
+) -> None:
+    from custodian_runtime.core.context.overview import index_of
+    from custodian_runtime.statehub import StateHubClient
+
+    with StateHubClient(fleet.url) as client:
+        first = client.state_summary_lazy()
+        assert [d.domain for d in first.domains] == fleet_names(DOMAINS)
+        known = index_of(first.whole()).by_name
+        said = {"workstream_id": "d0002-ws", "task_id": "d0002-t0", "event_type": "note",
+                "summary": "Started on it.", "source": "ana"}  # fmt: skip
+        httpx.post(f"{fleet.url}/events", json=said, timeout=5).raise_for_status()
+        again = client.state_summary_lazy().whole(known)
+        whole = client.state_summary()
+    assert again.domains == whole.domains  # the same summary a whole parse gives
+    reused = {d.domain for d in again.domains if d is known[d.domain]}
+    assert reused == set(fleet_names(DOMAINS)) - {"d0002"}
+    assert again.domains[2].last_event_at is not None and known["d0002"].last_event_at is None

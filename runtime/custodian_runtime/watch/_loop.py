@@ -34,7 +34,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,7 +44,8 @@ import httpx
 
 from custodian_runtime import __version__
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.core.context.overview import index_of
+from custodian_runtime.core.contract import DomainOverview, StateSummary
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.metrics import RunFacts, build_info
 from custodian_runtime.core.redact import redact
@@ -103,6 +104,7 @@ class Watch:
         self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
         self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
         self._dirty = False  # learned something since what was seen was last kept
+        self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
         self._started = utc_now().timestamp()
         self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
@@ -133,28 +135,57 @@ class Watch:
     ) -> None:
         """Read the overview once and start a run for each due domain not running already.
 
-        Which are due needs only the names and revisions; the counts of every domain are parsed
-        when the first run of the pass needs them (an idle pass never does)."""
-        try:
-            read_now = read()
-            overview = read_now if isinstance(read_now, LazySummary) else LazySummary.of(read_now)
-            self.figures.count(summary_reads=1)
-        except HubError as exc:
-            self.figures.count(summary_reads=1, summary_failures=1)
-            self._say(f"GET /state/summary failed: {exc.message}; the next pass tries again")
+        Which are due needs only the names and revisions; the counts are parsed only when a
+        domain is due, and only the domains' whose revision moved (statehub/_lazy_summary).
+        """
+        overview = self._read(read)
+        if overview is None:
             return
         names, missing = chosen((d.domain for d in overview.domains), self.request.domains,
                                 self.request.shard)  # fmt: skip
+        self._unknown(missing)
+        self._canon_check()
+        revisions = {d.domain: d.revision for d in overview.domains}
+        due_now = self._due(names, revisions)
+        if due_now:
+            try:
+                whole = overview.whole(self._overviews)
+                self._overviews = index_of(whole).by_name  # made here once, not by each run
+            except HubError as exc:
+                self._say(f"GET /state/summary answered a summary that cannot be read: "
+                          f"{exc.message}; the next pass tries again")  # fmt: skip
+                with self._lock:
+                    self._in_flight.difference_update(due_now)
+                return
+            for name in due_now:
+                pool.submit(self._one, name, whole, revisions[name])
+        self.figures.count(passes=1)
+        self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
+        self.keep_seen()
+
+    def _read(self, read: Callable[[], StateSummary | LazySummary]) -> LazySummary | None:
+        """The pass's overview, or None when the read failed (said, and counted)."""
+        try:
+            read_now = read()
+        except HubError as exc:
+            self.figures.count(summary_reads=1, summary_failures=1)
+            self._say(f"GET /state/summary failed: {exc.message}; the next pass tries again")
+            return None
+        self.figures.count(summary_reads=1)
+        return read_now if isinstance(read_now, LazySummary) else LazySummary.of(read_now)
+
+    def _unknown(self, missing: list[str]) -> None:
+        """Listed domains the hub does not list: counted and said at every pass."""
         self.figures.unknown = len(missing)
         if missing:  # every pass: a typo in the list is an error, not a line once at start
-            shown = ", ".join(missing[:UNKNOWN_NAMED]) + (
-                " ..." if len(missing) > UNKNOWN_NAMED else ""
-            )
+            more = " ..." if len(missing) > UNKNOWN_NAMED else ""
+            shown = ", ".join(missing[:UNKNOWN_NAMED]) + more
             self._say(f"{len(missing)} listed domain(s) the hub does not list, not run: {shown}")
-        self._canon_check()
+
+    def _due(self, names: list[str], revisions: Mapping[str, int | None]) -> list[str]:
+        """The domains to run now, marked in flight; each other one is checked (looked at)."""
         now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
-        revisions = {d.domain: d.revision for d in overview.domains}
-        looked = now.timestamp()
+        looked, due_now = now.timestamp(), []
         for name in names:
             stamp = self._stamp(name)
             with self._lock:
@@ -165,21 +196,19 @@ class Watch:
                     self._checked[name] = looked  # looked at, and nothing to do: a check
                     continue
                 self._in_flight.add(name)
-            pool.submit(self._one, name, overview, revisions[name])
-        self.figures.count(passes=1)
-        self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
-        self.keep_seen()
+            due_now.append(name)
+        return due_now
 
-    def _one(self, name: str, overview: LazySummary, revision: int | None) -> None:
+    def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
         """One domain's run, in a worker thread; whatever happens, the others go on."""
         try:
             if self.stop:
                 return  # the stop came before this run began: it is not started
             self.figures.count(started=1)
             settings = replace(self.settings, domain=name)
-            began = utc_now()
+            began, cpu = utc_now(), time.thread_time()
             code, result = self._run(settings, overview)
-            self.figures.ended(code)
+            self.figures.ended(code, time.thread_time() - cpu)
             ended = utc_now()
             with self._lock:  # runs end in several threads at once
                 self.worst = max(self.worst, code)
@@ -193,14 +222,13 @@ class Watch:
             with self._lock:
                 self._in_flight.discard(name)
 
-    def _run(self, settings: Settings, overview: LazySummary) -> tuple[int, RunResult | None]:
+    def _run(self, settings: Settings, overview: StateSummary) -> tuple[int, RunResult | None]:
         """What `custodian run` composes: decisions carried out before and after the run."""
         name = settings.domain
         assert name is not None
         try:
             self.carry_out(settings)
-            whole = overview.whole()  # parsed by the pass's first run, shared by the others
-            result = run(settings, overview=whole, stop=self.stop, stderr=run_stream(name),
+            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name),
                          transport=self._transport)  # fmt: skip
             if not self.stop:
                 self.carry_out(settings)

@@ -38,7 +38,9 @@ def check_memory(memory_dir: Path, *, writable: bool) -> None:
 
 def check_directory(path: Path, setting: str, *, writable: bool) -> None:
     """`path` is a usable directory, or does not exist yet and could be created."""
-    if path.exists():
+    # A link to nothing exists to lstat() alone; a directory another run made between the two
+    # looks (the runs of `custodian watch` start together) is no such link.
+    if path.exists() or (os.path.lexists(path) and path.exists()):
         _usable(path, setting, writable=writable)
         return
     if os.path.lexists(path):
