@@ -377,3 +377,22 @@ def test_a_pass_parses_the_counts_of_the_domains_that_moved_and_reuses_the_other
     reused = {d.domain for d in again.domains if d is known[d.domain]}
     assert reused == set(fleet_names(DOMAINS)) - {"d0002"}
     assert again.domains[2].last_event_at is not None and known["d0002"].last_event_at is None
+
+
+def test_a_skip_is_one_line_a_pass_one_line_and_the_configuration_is_said_once(
+    tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _loop(tmp_path, fleet, once=True).serve() == 0
+    capsys.readouterr()
+    (tmp_path / "memory" / "watch" / "seen.json").unlink()  # every domain due: five 304s
+    assert _loop(tmp_path, fleet, once=True).serve() == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len([ln for ln in lines if "started: hub" in ln]) == 1
+    assert not [ln for ln in lines if ": hub: configured" in ln or ": model: selected" in ln]
+    for name in fleet_names(DOMAINS):
+        mine = [ln for ln in lines if ln.startswith(f"custodian: {name}: ")]
+        assert len(mine) == 1 and "finish: skipped exit_code=0 reason=not modified" in mine[0]
+    [passed] = [ln for ln in lines if "watch: pass 1:" in ln]
+    assert "5 domain(s) looked at, 5 run(s) started" in passed
+    assert lines[-1].endswith("since the last pass 5 ended (skipped 5)")
+    assert len(lines) == 1 + 1 + DOMAINS + 1

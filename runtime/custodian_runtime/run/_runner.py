@@ -71,12 +71,14 @@ def run(
     stderr: TextIO | None = None,
     overview: StateSummary | None = None,
     stop: StopFlag | None = None,
+    said: frozenset[tuple[str, str]] = frozenset(),
 ) -> RunResult:
     """Run one pass for `settings.domain` and return its result (never raises CustodianError).
 
     With a Pushgateway configured, a run that is not a dry run pushes its metrics at the end.
     `overview`: the hub's `/state/summary` already read (by `custodian watch`), not read again;
-    `stop`: a stop flag the caller's signal handlers set (else the run's own, in the main thread).
+    `stop`: a stop flag the caller's signal handlers set (else the run's own, in the main thread);
+    `said`: (phase, outcome) lines the caller said once for all its runs (process/phase_log.py).
     """
     assert settings.domain is not None and settings.hub is not None
     run_id = new_run_id(clock())
@@ -88,6 +90,7 @@ def run(
         domain=settings.domain,
         clock=clock,
         monotonic=time.monotonic,
+        omit=said,
     )
     began = clock()
     try:
@@ -230,7 +233,8 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
     try:
         asked = ask_unchanged(ctx, history)
         if asked.skipped is not None:
-            return _skipped(ctx, so_far, asked.skipped, "domain revision unchanged, no local work")
+            why = f"not modified (domain revision {asked.revision}), no local work"
+            return _skipped(ctx, so_far, asked.skipped, why)
         seen = observe(ctx, asked.summary)
         so_far = replace(so_far, titles=display.titles(seen.summary), seen=seen.summary)
         if not ctx.dry_run:
@@ -272,11 +276,11 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
 
 
 def _skipped(ctx: RunContext, so_far: RunSoFar, reason: str, why: str) -> RunResult:
-    ctx.log.line("decide", "skipped", reason=why)
+    """A run with nothing to do: one line (its finish) says so and why."""
     note = None
     if so_far.reconciled or so_far.shadow_matched:
         note = record(ctx, so_far, "skipped", NoteParts(problem=reconcile_text(so_far.reconciled)))
-    return _finish(ctx, so_far, Ending("skipped", EXIT_OK, reason), note)
+    return _finish(ctx, so_far, Ending("skipped", EXIT_OK, reason), note, why)
 
 
 def _recorded(ctx: RunContext, so_far: RunSoFar, plan: Plan) -> RunResult:
@@ -317,11 +321,16 @@ def _failed(ctx: RunContext, so_far: RunSoFar, exc: CustodianError) -> RunResult
 
 
 def _finish(
-    ctx: RunContext, so_far: RunSoFar, end: Ending, note: NoteWritten | None = None
+    ctx: RunContext,
+    so_far: RunSoFar,
+    end: Ending,
+    note: NoteWritten | None = None,
+    why: str | None = None,
 ) -> RunResult:
     """Journal and log how the run ended; the result, assembled once.
 
-    A signal that came at any step, even after the last hub read, makes it interrupted.
+    A signal that came at any step, even after the last hub read, makes it interrupted. `why`:
+    a skip's reason, said in the finish line in place of its (zero) counts.
     """
     end = signalled(end, ctx.stop.signal)
     counts = so_far.counts()
@@ -330,7 +339,10 @@ def _finish(
         ended = Finished(status=end.status, exit_code=end.exit_code, counts=counts,
                          model=so_far.model, usage=dict(so_far.usage))  # fmt: skip
         ctx.journal.write(ended)
-    ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
+    if why is not None and end.status == "skipped":
+        ctx.log.line("finish", end.status, exit_code=end.exit_code, reason=why)
+    else:
+        ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
     return _ended(so_far, end, note)
 
 

@@ -34,6 +34,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -55,6 +56,7 @@ from custodian_runtime.metrics import domain_figures
 from custodian_runtime.metrics._text import FleetText
 from custodian_runtime.packaged import revision
 from custodian_runtime.process.crash import report_crash
+from custodian_runtime.process.phase_log import CONFIG_LINES
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
@@ -62,6 +64,7 @@ from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub.connect import open_hub, shared_transport
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
+from custodian_runtime.watch._said import configuration, ended_since, pass_line
 from custodian_runtime.watch._seen import load_seen, save_seen, seen_key, seen_path
 from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
@@ -105,6 +108,7 @@ class Watch:
         self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
         self._dirty = False  # learned something since what was seen was last kept
         self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
+        self._ended: Counter[str] = Counter()  # runs ended since the last pass's line, by status
         self._started = utc_now().timestamp()
         self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
@@ -112,6 +116,7 @@ class Watch:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
         s = self.settings
         assert s.hub is not None
+        self._say(configuration(s, self.request))  # once: the runs leave it out
         # The pool of connections outlives the runs: it closes after the last one has ended.
         with shared_transport(s.hub) as self._transport:
             pool = ThreadPoolExecutor(self.request.parallel, thread_name_prefix="watch")
@@ -126,6 +131,9 @@ class Watch:
             finally:
                 pool.shutdown(wait=True, cancel_futures=bool(self.stop))
                 self.keep_seen()  # what the last runs learned, for the next start
+                with self._lock:
+                    ended = dict(self._ended)
+                self._say(f"stopped after {self.figures.passes} pass(es); {ended_since(ended)}")
         if self.stop.signal is not None:
             return 128 + self.stop.signal
         return self.worst
@@ -161,6 +169,10 @@ class Watch:
                 pool.submit(self._one, name, whole, revisions[name])
         self.figures.count(passes=1)
         self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
+        with self._lock:
+            ended, self._ended = dict(self._ended), Counter()
+            busy = len(self._in_flight)
+        self._say(pass_line(self.figures.passes, len(names), len(due_now), busy, ended))
         self.keep_seen()
 
     def _read(self, read: Callable[[], StateSummary | LazySummary]) -> LazySummary | None:
@@ -212,6 +224,7 @@ class Watch:
             ended = utc_now()
             with self._lock:  # runs end in several threads at once
                 self.worst = max(self.worst, code)
+                self._ended[result.status if result else "failed"] += 1
                 self._checked[name] = ended.timestamp()  # a run looks at its domain
             self._learn(settings, name, code, RunFacts(
                 began, ended, code, result.status if result else "failed",
@@ -229,6 +242,7 @@ class Watch:
         try:
             self.carry_out(settings)
             result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name),
+                         said=CONFIG_LINES,
                          transport=self._transport)  # fmt: skip
             if not self.stop:
                 self.carry_out(settings)
