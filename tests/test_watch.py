@@ -97,7 +97,7 @@ def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
     assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
     said = "watch: 1 listed domain(s) the hub does not list, not run: nope"
     assert capsys.readouterr().err.count(said) == 2  # each pass, not once
-    assert listed.figures.unknown == 1
+    assert listed.figures.unknown == 1 and listed.worst == 2  # `--once` would exit 2
     assert "custodian_watch_unknown_domains 1.0" in listed.metrics_text()
     shard = parse_shard("1/2")
     _pass(_loop(tmp_path / "shard", fleet, shard=shard), fleet)
@@ -339,8 +339,9 @@ def test_what_was_seen_survives_a_restart_and_only_what_changed_runs(
     _pass(restarted, fleet)  # a new process: only the domain the hub moved runs
     assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0001": 2}
     assert restarted.figures.started == 1
-    checked = _samples(restarted.metrics_text())
-    assert {d for (n, d) in checked if n == LAST_CHECK} == set(fleet_names(DOMAINS))
+    figures = _samples(restarted.metrics_text())  # after the restart: read back from disk
+    for name in (LAST_CHECK, "custodian_last_success_timestamp_seconds", "custodian_run_exit_code"):
+        assert {d for (n, d) in figures if n == name} == set(fleet_names(DOMAINS)), name
 
 
 def test_what_was_seen_is_not_read_under_other_settings_or_when_damaged(
@@ -396,3 +397,29 @@ def test_a_skip_is_one_line_a_pass_one_line_and_the_configuration_is_said_once(
     assert "5 domain(s) looked at, 5 run(s) started" in passed
     assert lines[-1].endswith("since the last pass 5 ended (skipped 5)")
     assert len(lines) == 1 + 1 + DOMAINS + 1
+
+
+def test_a_domains_file_of_any_size_is_read_and_an_unknown_name_fails_once(
+    tmp_path: Path, fleet: ReferenceHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from custodian_runtime.errors import ConfigError
+    from custodian_runtime.watch import read_domains
+    from runsupport import run_cli
+
+    listed = tmp_path / "domains.txt"
+    many = [f"x{n:05}" for n in range(20_000)]  # 140 KiB: more than one env line may hold
+    listed.write_text("# the fleet\n" + "\n".join(["d0001", "d0003, d0001", *many]) + "\n")
+    assert read_domains(listed)[:3] == ("d0001", "d0003", "x00000")
+    assert len(read_domains(listed)) == 2 + 20_000
+    listed.write_text("d0001\nd0003\nnope\n", encoding="utf-8")
+    argv = ["watch", "--domains-file", str(listed), "--once", "--hub", fleet.url, "--llm",
+            "offline", "--memory", str(tmp_path / "memory"), "--canon", str(CANON)]  # fmt: skip
+    result = run_cli(argv, tmp_path, monkeypatch)
+    assert result.code == 2, result.stderr  # not 0: a listed domain is unknown
+    assert "1 listed domain(s) the hub does not list, not run: nope" in result.stderr
+    assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
+    (tmp_path / "empty.txt").write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="names no domain"):
+        read_domains(tmp_path / "empty.txt")
+    with pytest.raises(ConfigError, match="cannot be read"):
+        read_domains(tmp_path / "absent.txt")

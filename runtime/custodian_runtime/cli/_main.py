@@ -83,6 +83,8 @@ def _watch_parser(sub: Subparsers) -> None:
     p = sub.add_parser("watch", help="one long-running loop that runs many domains as they move")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--domains", help="the domains to look after, comma-separated")
+    which.add_argument("--domains-file", metavar="PATH",
+                       help="the domains to look after, one a line (any number)")  # fmt: skip
     which.add_argument("--all-domains", action="store_true", help="every domain the hub lists")
     p.add_argument("--shard", metavar="I/N", help="only the domains in shard I of N (sha256)")
     p.add_argument("--every", type=float, default=60.0, metavar="SECONDS",
@@ -289,8 +291,11 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         raise ConfigError(f"--parallel {args.parallel}: give 1 or more", setting="--parallel")
     flags = {k: getattr(args, k) for k in ("hub", "llm", "model", "memory", "canon")}
     settings = _settings(argparse.Namespace(**flags), domain_required=False)
+    domains = watch.parse_domains(args.domains) if args.domains else None
+    if args.domains_file:
+        domains = watch.read_domains(_path(args.domains_file))
     request = watch.WatchRequest(
-        domains=watch.parse_domains(args.domains) if args.domains else None,
+        domains=domains,
         shard=watch.parse_shard(args.shard) if args.shard else None,
         every_s=args.every,
         parallel=args.parallel,

@@ -50,7 +50,7 @@ from custodian_runtime.core.contract import DomainOverview, StateSummary
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.metrics import RunFacts, build_info
 from custodian_runtime.core.redact import redact
-from custodian_runtime.errors import CustodianError, HubError, Interrupted
+from custodian_runtime.errors import ConfigError, CustodianError, HubError, Interrupted
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics import domain_figures
 from custodian_runtime.metrics._text import FleetText
@@ -70,6 +70,9 @@ from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
 
 CarryOut = Callable[[Settings], None]
+EXIT_UNKNOWN = (
+    ConfigError.exit_code
+)  # a listed domain the hub does not know: as `custodian run --domain` exits
 UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
@@ -108,6 +111,8 @@ class Watch:
         self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
         self._dirty = False  # learned something since what was seen was last kept
         self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
+        self._figured: set[str] = set()  # domains whose figures /metrics shows
+        self._unfigured: set[str] = set()  # read back at start, their figures not read yet
         self._ended: Counter[str] = Counter()  # runs ended since the last pass's line, by status
         self._started = utc_now().timestamp()
         self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
@@ -167,6 +172,8 @@ class Watch:
                 return
             for name in due_now:
                 pool.submit(self._one, name, whole, revisions[name])
+        for name in self._restored(names):  # after the runs: figures for /metrics, from disk
+            pool.submit(self._figure, name)
         self.figures.count(passes=1)
         self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
         with self._lock:
@@ -190,6 +197,8 @@ class Watch:
         """Listed domains the hub does not list: counted and said at every pass."""
         self.figures.unknown = len(missing)
         if missing:  # every pass: a typo in the list is an error, not a line once at start
+            with self._lock:
+                self.worst = max(self.worst, EXIT_UNKNOWN)  # `--once` does not exit 0 on it
             more = " ..." if len(missing) > UNKNOWN_NAMED else ""
             shown = ", ".join(missing[:UNKNOWN_NAMED]) + more
             self._say(f"{len(missing)} listed domain(s) the hub does not list, not run: {shown}")
@@ -278,6 +287,7 @@ class Watch:
         with self._lock:
             self.known[name] = known
             self._text.put(figures.with_run(facts))
+            self._figured.add(name)
             self._dirty = True
 
     def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
@@ -293,6 +303,26 @@ class Watch:
         guidance = self.settings.canon_dir / "domains" / f"{name}.md"
         return (stamp_of(path), stamp_of(guidance))
 
+    def _restored(self, names: list[str]) -> list[str]:
+        """The watched domains read back at start whose figures are not read yet (once)."""
+        with self._lock:
+            waiting, self._unfigured = self._unfigured, set()
+        return [n for n in names if n in waiting]
+
+    def _figure(self, name: str) -> None:
+        """A domain known from before the start, not run since: its figures from its journal."""
+        if self.stop:
+            return
+        s = self.settings
+        try:
+            figures = domain_figures(s.memory_dir, name, s.seal_key, utc_now())
+        except (CustodianError, OSError):
+            return  # its next run reads its journal and says why
+        with self._lock:
+            if name not in self._figured:  # a run that ended meanwhile put newer ones
+                self._text.put(figures)
+                self._figured.add(name)
+
     def _canon_check(self) -> None:
         """A changed constitution (or canon directory) makes every domain due once; at the first
         pass, what a watch with the same settings and canon saw before is read back."""
@@ -305,7 +335,9 @@ class Watch:
             self._seen_key = seen_key(self.settings.digest_view(), now)
         if self._canon is None:
             with self._lock:
-                self.known = {**load_seen(self._seen, self._seen_key or ""), **self.known}
+                kept = load_seen(self._seen, self._seen_key or "")
+                self._unfigured = set(kept) - self._figured
+                self.known = {**kept, **self.known}
         self._canon = now
 
     def keep_seen(self) -> None:
