@@ -423,3 +423,34 @@ def test_a_domains_file_of_any_size_is_read_and_an_unknown_name_fails_once(
         read_domains(tmp_path / "empty.txt")
     with pytest.raises(ConfigError, match="cannot be read"):
         read_domains(tmp_path / "absent.txt")
+
+
+def test_each_domain_is_pruned_at_its_minute_of_the_day_and_stays_not_due(
+    tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import timedelta
+
+    from custodian_runtime.errors import ConfigError
+    from custodian_runtime.journal.lock import RunLock
+    from custodian_runtime.watch import parse_prune_keep
+    from custodian_runtime.watch._prune import minute_of, turn_of, turns_between
+
+    assert parse_prune_keep("90d") == timedelta(days=90)
+    with pytest.raises(ConfigError, match="--prune-keep 7d"):
+        parse_prune_keep("7d")  # shorter than the authority reads back
+    assert turns_between(1430, 5, 2) and turns_between(1430, 5, 1435) and not turns_between(1, 5, 9)
+    assert turn_of("d0001") == shard_of("d0001", 24 * 60)
+    loop = _loop(tmp_path, fleet, prune_keep=timedelta(days=31))
+    _pass(loop, fleet)  # every domain runs; the prune clock starts
+    now = minute_of(datetime.now(UTC))
+    loop._pruned_to = (now - 1) % (24 * 60)
+    loop._prune_turns = dict.fromkeys(fleet_names(DOMAINS), now)  # every domain's turn: now
+    capsys.readouterr()
+    with RunLock(tmp_path / "memory", "d0004", run_id="held-by-a-test"):
+        _pass(loop, fleet)
+    err = capsys.readouterr().err
+    assert "prune: d0004: not pruned" in err  # its lock was held: tried again tomorrow
+    assert "prune: d0000" not in err  # nothing old enough: nothing said
+    assert loop.figures.started == DOMAINS  # the prunes made no domain due
+    _pass(loop, fleet)
+    assert loop.figures.started == DOMAINS and not loop._in_flight

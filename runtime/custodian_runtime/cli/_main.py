@@ -92,6 +92,8 @@ def _watch_parser(sub: Subparsers) -> None:
     p.add_argument("--parallel", type=int, default=4, metavar="K",
                    help="at most K runs (model calls) at once (default 4)")  # fmt: skip
     p.add_argument("--once", action="store_true", help="one pass; wait for its runs; exit")
+    p.add_argument("--prune-keep", metavar="AGE",
+                   help="prune each domain once a day, keeping AGE (e.g. 90d)")  # fmt: skip
     p.add_argument("--metrics-port", type=int, metavar="PORT", help="serve /metrics, /healthz")
     p.add_argument("--metrics-host", default="127.0.0.1", help="(default 127.0.0.1)")
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
@@ -302,6 +304,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         metrics_host=args.metrics_host,
         metrics_port=args.metrics_port,
         once=args.once,
+        prune_keep=watch.parse_prune_keep(args.prune_keep) if args.prune_keep else None,
     )
     return watch.watch_command(settings, request, _carry_out_recorded)
 

@@ -12,6 +12,7 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.watch._loop import Watch, WatchRequest, watch_command
+    from custodian_runtime.watch._prune import parse_prune_keep
     from custodian_runtime.watch._select import (
         Shard,
         parse_domains,
@@ -25,6 +26,7 @@ __all__ = [
     "Watch",
     "WatchRequest",
     "parse_domains",
+    "parse_prune_keep",
     "parse_shard",
     "read_domains",
     "shard_of",
@@ -37,6 +39,7 @@ if not TYPE_CHECKING:
         globals(),
         {
             **dict.fromkeys(("Watch", "WatchRequest", "watch_command"), "_loop"),
+            **dict.fromkeys(("parse_prune_keep",), "_prune"),
             **dict.fromkeys(
                 ("Shard", "parse_domains", "parse_shard", "read_domains", "shard_of"), "_select"
             ),

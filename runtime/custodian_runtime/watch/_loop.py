@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -64,6 +65,7 @@ from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub.connect import open_hub, shared_transport
 from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
 from custodian_runtime.watch._figures import LoopFigures
+from custodian_runtime.watch._prune import minute_of, turn_of, turns_between
 from custodian_runtime.watch._said import configuration, ended_since, pass_line
 from custodian_runtime.watch._seen import load_seen, save_seen, seen_key, seen_path
 from custodian_runtime.watch._select import Shard, chosen
@@ -88,6 +90,7 @@ class WatchRequest:
     metrics_host: str = "127.0.0.1"
     metrics_port: int | None = None
     once: bool = False  # one pass, wait for its runs, exit
+    prune_keep: timedelta | None = None  # prune each domain once a day, keeping this much
 
 
 class Watch:
@@ -113,6 +116,8 @@ class Watch:
         self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
         self._figured: set[str] = set()  # domains whose figures /metrics shows
         self._unfigured: set[str] = set()  # read back at start, their figures not read yet
+        self._pruned_to: int | None = None  # the minute of the day the last pass reached
+        self._prune_turns: dict[str, int] = {}  # each domain's minute, made once
         self._ended: Counter[str] = Counter()  # runs ended since the last pass's line, by status
         self._started = utc_now().timestamp()
         self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
@@ -174,6 +179,8 @@ class Watch:
                 pool.submit(self._one, name, whole, revisions[name])
         for name in self._restored(names):  # after the runs: figures for /metrics, from disk
             pool.submit(self._figure, name)
+        for name in self._turns(names):
+            pool.submit(self._prune, name)
         self.figures.count(passes=1)
         self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
         with self._lock:
@@ -302,6 +309,50 @@ class Watch:
             self._journals[name] = path
         guidance = self.settings.canon_dir / "domains" / f"{name}.md"
         return (stamp_of(path), stamp_of(guidance))
+
+    def _turns(self, names: list[str]) -> list[str]:
+        """The domains whose minute to be pruned came since the last pass, marked in flight."""
+        if self.request.prune_keep is None:
+            return []
+        now = minute_of(utc_now())
+        last, self._pruned_to = self._pruned_to, now
+        if last is None:
+            return []  # the first pass only starts the clock
+        turns = self._prune_turns
+        found = []
+        with self._lock:
+            for name in names:
+                turn = turns.get(name)
+                if turn is None:
+                    turn = turns[name] = turn_of(name)
+                if turns_between(last, now, turn) and name not in self._in_flight:
+                    self._in_flight.add(name)
+                    found.append(name)
+        return found
+
+    def _prune(self, name: str) -> None:
+        """One domain's prune, as `custodian journal prune`; what it did said when anything."""
+        from custodian_runtime.journal.prune import prune
+
+        s, keep = self.settings, self.request.prune_keep
+        assert keep is not None
+        try:
+            if self.stop:
+                return
+            done = prune(s.memory_dir, name, keep, utc_now(), s.seal_key)
+            if done.anchor is not None or done.approvals:
+                self._say(f"prune: {done.text()}")
+            stamp = self._stamp(name)
+            with self._lock:  # its own change: the domain is not due for it
+                known = self.known.get(name)
+                if known is not None and not isinstance(stamp, bool):
+                    self.known[name] = replace(known, stamp=stamp)
+                    self._dirty = True
+        except CustodianError as exc:  # a run's lock held, a write open: the next day
+            self._say(f"prune: {name}: not pruned ({exc.message})")
+        finally:
+            with self._lock:
+                self._in_flight.discard(name)
 
     def _restored(self, names: list[str]) -> list[str]:
         """The watched domains read back at start whose figures are not read yet (once)."""
