@@ -72,9 +72,8 @@ from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
 
 CarryOut = Callable[[Settings], None]
-EXIT_UNKNOWN = (
-    ConfigError.exit_code
-)  # a listed domain the hub does not know: as `custodian run --domain` exits
+# A listed domain the hub does not know: `--once` exits as `custodian run --domain` would.
+EXIT_UNKNOWN = ConfigError.exit_code
 UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
