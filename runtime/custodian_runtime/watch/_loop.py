@@ -125,7 +125,8 @@ class Watch:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
         s = self.settings
         assert s.hub is not None
-        self._say(configuration(s, self.request))  # once: the runs leave it out
+        r = self.request
+        self._say(configuration(s, r.domains, r.shard, r.every_s, r.parallel))  # once
         # The pool of connections outlives the runs: it closes after the last one has ended.
         with shared_transport(s.hub) as self._transport:
             pool = ThreadPoolExecutor(self.request.parallel, thread_name_prefix="watch")

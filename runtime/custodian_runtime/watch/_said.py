@@ -7,28 +7,26 @@ run of the process), so a skip is one line and a pass over 10,000 quiet domains 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.connect import hub_label
-
-if TYPE_CHECKING:
-    from custodian_runtime.watch._loop import WatchRequest
+from custodian_runtime.watch._select import Shard
 
 
-def configuration(settings: Settings, request: WatchRequest) -> str:
+def configuration(
+    settings: Settings, domains: tuple[str, ...] | None, shard: Shard | None, every_s: float,
+    parallel: int,
+) -> str:  # fmt: skip
     """Everything the runs share, said once: hub, model, canon, memory, seals and the loop."""
     assert settings.hub is not None
-    watched = "every domain on the hub" if request.domains is None else (
-        f"{len(request.domains)} listed domain(s)")  # fmt: skip
-    shard = f", shard {request.shard.index}/{request.shard.count}" if request.shard else ""
+    watched = "every domain on the hub" if domains is None else f"{len(domains)} listed domain(s)"
+    cut = f", shard {shard.index}/{shard.count}" if shard else ""
     seals = "sealed" if settings.seal_key is not None else "UNSEALED (CUSTODIAN_SEAL_KEY not set)"
     return (
         f"started: hub {hub_label(settings.hub)} ({settings.hub.source}), model "
         f"{settings.model.spec} ({settings.model_source}), canon {settings.canon_dir} "
         f"({settings.canon_source}), memory {settings.memory_dir}, journals {seals}; "
-        f"{watched}{shard}, a pass every {request.every_s:g} s, at most {request.parallel} "
-        f"run(s) at once"
+        f"{watched}{cut}, a pass every {every_s:g} s, at most {parallel} run(s) at once"
     )
 
 
