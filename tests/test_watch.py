@@ -98,7 +98,7 @@ def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
     said = "watch: 1 listed domain(s) the hub does not list, not run: nope"
     assert capsys.readouterr().err.count(said) == 2  # each pass, not once
     assert listed.figures.unknown == 1 and listed.worst == 2  # `--once` would exit 2
-    assert "custodian_watch_unknown_domains 1.0" in listed.metrics_text()
+    assert b"custodian_watch_unknown_domains 1.0" in listed.metrics_text()
     shard = parse_shard("1/2")
     _pass(_loop(tmp_path / "shard", fleet, shard=shard), fleet)
     ran = set(_runs(tmp_path / "shard"))
@@ -282,7 +282,7 @@ def test_a_quiet_domain_is_checked_every_pass_and_the_text_is_clean_for_promtool
     first = _samples(loop.metrics_text())
     time.sleep(0.01)
     _pass(loop, fleet)  # nothing moved: no run, but every domain was looked at
-    text = loop.metrics_text()
+    text = loop.metrics_text().decode()
     again = _samples(text)
     for name in fleet_names(DOMAINS):
         ran = ("custodian_last_run_timestamp_seconds", name)
@@ -313,9 +313,10 @@ def test_the_kept_text_is_what_prometheus_client_writes_for_the_same_figures(
     assert len(durations) == DOMAINS
 
 
-def _samples(text: str) -> dict[tuple[str, str], float]:
+def _samples(text: str | bytes) -> dict[tuple[str, str], float]:
     """(sample name, its labels but the domain's, and the domain) -> value."""
     found = {}
+    text = text.decode() if isinstance(text, bytes) else text
     for family in text_string_to_metric_families(text):
         for s in family.samples:
             rest = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()) if k != "domain")

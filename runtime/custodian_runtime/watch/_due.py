@@ -61,13 +61,27 @@ def due(
     return None
 
 
-def stamp_of(path: Path) -> Stamp:
+def stamp_of(path: Path | str) -> Stamp:
     """The file's identity and size now (one stat)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def guidance_stamps(folder: Path) -> dict[str, Stamp]:
+    """Each domain's guidance file (`<domain>.md`) in `folder`, stamped as `stamp_of` would:
+    one listing for a pass, not one stat per domain (a domain without one is absent)."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    found: dict[str, Stamp] = {}
+    for entry in entries:
+        if entry.name.endswith(".md"):
+            found[entry.name[:-3]] = stamp_of(entry.path)
+    return found
 
 
 def learn(

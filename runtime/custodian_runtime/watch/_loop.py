@@ -39,7 +39,6 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from pathlib import Path
 from typing import TextIO, cast
 
 import httpx
@@ -63,7 +62,15 @@ from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub._lazy_summary import LazySummary
 from custodian_runtime.statehub.connect import open_hub, shared_transport
-from custodian_runtime.watch._due import Learned, Stamp, decisions_waiting, due, learn, stamp_of
+from custodian_runtime.watch._due import (
+    Learned,
+    Stamp,
+    decisions_waiting,
+    due,
+    guidance_stamps,
+    learn,
+    stamp_of,
+)
 from custodian_runtime.watch._figures import LoopFigures
 from custodian_runtime.watch._prune import minute_of, turn_of, turns_between
 from custodian_runtime.watch._said import configuration, ended_since, pass_line
@@ -105,7 +112,7 @@ class Watch:
         self.worst = 0  # the highest exit code of any run: `--once` exits with it
         self._in_flight: set[str] = set()
         self._lock = threading.Lock()
-        self._journals: dict[str, Path] = {}
+        self._journals: dict[str, str] = {}  # each domain's journal path, made once
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
         shard = request.shard
@@ -214,8 +221,9 @@ class Watch:
         """The domains to run now, marked in flight; each other one is checked (looked at)."""
         now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
         looked, due_now = now.timestamp(), []
+        guidance = guidance_stamps(self.settings.canon_dir / "domains")
         for name in names:
-            stamp = self._stamp(name)
+            stamp = self._stamp(name, guidance)
             with self._lock:
                 if self.stop or name in self._in_flight or stamp is False:
                     continue
@@ -297,18 +305,24 @@ class Watch:
             self._figured.add(name)
             self._dirty = True
 
-    def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
-        """The domain's journal and guidance files now; False for a name no journal can hold."""
+    def _stamp(
+        self, name: str, guidance: Mapping[str, Stamp] | None = None
+    ) -> tuple[Stamp, Stamp] | bool:
+        """The domain's journal and guidance files now; False for a name no journal can hold.
+
+        `guidance`: the canon's guidance files stamped once for the pass (`guidance_stamps`), so
+        a pass over 10,000 domains stats their journals alone."""
         path = self._journals.get(name)
         if path is None:
             try:
-                path = JournalStore(self.settings.memory_dir).path(name)
+                path = str(JournalStore(self.settings.memory_dir).path(name))
             except CustodianError as exc:
                 self._once(name, f"{name}: not run ({exc.message})")
                 return False
             self._journals[name] = path
-        guidance = self.settings.canon_dir / "domains" / f"{name}.md"
-        return (stamp_of(path), stamp_of(guidance))
+        if guidance is None:
+            return (stamp_of(path), stamp_of(self.settings.canon_dir / "domains" / f"{name}.md"))
+        return (stamp_of(path), guidance.get(name))
 
     def _turns(self, names: list[str]) -> list[str]:
         """The domains whose minute to be pruned came since the last pass, marked in flight."""
@@ -410,12 +424,12 @@ class Watch:
             return True
         return False
 
-    def metrics_text(self) -> str:
+    def metrics_text(self) -> bytes:
         """Every domain's figures as a run pushes them, when each was last looked at, and the
-        loop's own; a domain's lines are made when it changes, not at each scrape."""
+        loop's own, UTF-8; a domain's lines are made when it changes, not at each scrape."""
         with self._lock:
             text = self._text.text(self._checked)
-        return text + self.figures.exposition()
+        return text + self.figures.exposition().encode()
 
     def health(self) -> str | None:
         """None while passes keep coming; else how long since the last one."""
