@@ -18,8 +18,8 @@ WARNING_OUTCOMES = frozenset(
 # The lines that say how a run is configured: `custodian watch` says them once at its start,
 # and its runs leave them out (`PhaseLog(omit=...)`).
 CONFIG_LINES = frozenset(
-    {("hub", "configured"), ("hub", "embedded"), ("model", "selected"), ("seals", "unsealed"),
-     ("canon", "packaged")}
+    {("hub", "configured"), ("hub", "embedded"), ("hub", "identified"), ("model", "selected"),
+     ("seals", "unsealed"), ("canon", "packaged")}
 )  # fmt: skip
 
 
