@@ -44,6 +44,7 @@ from typing import TextIO, cast
 import httpx
 
 from custodian_runtime import __version__
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.context.overview import index_of
 from custodian_runtime.core.contract import DomainOverview, StateSummary
@@ -378,9 +379,11 @@ class Watch:
         """A domain known from before the start, not run since: its figures from its journal."""
         if self.stop:
             return
-        s = self.settings
+        s, now = self.settings, utc_now()
         try:
-            figures = domain_figures(s.memory_dir, name, s.seal_key, utc_now())
+            # The queue's items from its index, as after a run: not every approval file.
+            items = ApprovalStore(s.memory_dir, s.seal_key, write_index=False).view(name, now).items
+            figures = domain_figures(s.memory_dir, name, s.seal_key, now, items)
         except (CustodianError, OSError):
             return  # its next run reads its journal and says why
         with self._lock:
