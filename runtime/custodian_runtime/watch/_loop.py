@@ -83,6 +83,7 @@ CarryOut = Callable[[Settings], None]
 # A listed domain the hub does not know: `--once` exits as `custodian run --domain` would.
 EXIT_UNKNOWN = ConfigError.exit_code
 UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
+KEEP_EVERY_S = 60.0  # what was seen is written at most this often (and at the end): O(domains)
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
 
@@ -120,6 +121,7 @@ class Watch:
         self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
         self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
         self._dirty = False  # learned something since what was seen was last kept
+        self._kept_at = float("-inf")  # when it was last kept (monotonic)
         self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
         self._figured: set[str] = set()  # domains whose figures /metrics shows
         self._unfigured: set[str] = set()  # read back at start, their figures not read yet
@@ -195,7 +197,7 @@ class Watch:
             ended, self._ended = dict(self._ended), Counter()
             busy = len(self._in_flight)
         self._say(pass_line(self.figures.passes, len(names), len(due_now), busy, ended))
-        self.keep_seen()
+        self.keep_seen(every_s=KEEP_EVERY_S)
 
     def _read(self, read: Callable[[], StateSummary | LazySummary]) -> LazySummary | None:
         """The pass's overview, or None when the read failed (said, and counted)."""
@@ -408,12 +410,15 @@ class Watch:
                 self.known = {**kept, **self.known}
         self._canon = now
 
-    def keep_seen(self) -> None:
-        """Keep what was learned for the next start, when something was; a failure is said once."""
+    def keep_seen(self, *, every_s: float = 0.0) -> None:
+        """Keep what was learned for the next start, when something was and the last keep is
+        `every_s` old; a failure is said once."""
         with self._lock:
             if not self._dirty or self._seen_key is None:
                 return
-            known, self._dirty = dict(self.known), False
+            if time.monotonic() - self._kept_at < every_s:
+                return
+            known, self._dirty, self._kept_at = dict(self.known), False, time.monotonic()
         try:
             save_seen(self._seen, self._seen_key, known)
         except OSError as exc:
