@@ -62,8 +62,9 @@ def finish(
         record = Finished(status=end.status, exit_code=end.exit_code, counts=counts,
                           model=so_far.model, usage=dict(so_far.usage))  # fmt: skip
         ctx.journal.write(record)
-    if why is not None and end.status == "skipped":
-        ctx.log.line("finish", end.status, exit_code=end.exit_code, reason=why)
+    if why is not None:  # a skip, or a skip a signal turned into an interrupted run
+        reason = why if end.status == "skipped" else f"skipped ({why}), then a signal"
+        ctx.log.line("finish", end.status, exit_code=end.exit_code, reason=reason)
     else:
         ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
     return ended(so_far, end, note)
