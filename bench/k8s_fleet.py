@@ -1,6 +1,6 @@
 """`make bench` (fleet part): does rendering k8s/fleet grow with the number of domains?
 
-It copies k8s/fleet into a temporary directory with 10, 100 and 1,000 domains in domains.env,
+It copies k8s/fleet into a temporary directory with 10, 100 and 1,000 domains in domains.txt,
 renders each with `kubectl kustomize` (alternating, --rounds times) and prints the object count
 and the median render time per size. Nothing here asserts a target; tests/test_k8s_fleet.py
 checks that the objects are the same.
@@ -28,8 +28,8 @@ def prepare(root: Path, size: int) -> Path:
     """A copy of k8s/fleet listing `size` domains."""
     copy = root / f"fleet-{size}"
     shutil.copytree(FLEET, copy)
-    names = ",".join(f"d{n:04d}" for n in range(size))
-    (copy / "domains.env").write_text(f"CUSTODIAN_FLEET_DOMAINS={names}\n", encoding="utf-8")
+    names = "".join(f"d{n:04d}\n" for n in range(size))
+    (copy / "domains.txt").write_text(names, encoding="utf-8")
     return copy
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
+import yaml
 from manifest_policy import (
     DOMAIN_RE,
     MEMORY_DIR,
@@ -55,9 +57,36 @@ def check_shard(sts: Doc, container: Doc) -> Iterator[str]:
         )
 
 
-def fleet_domains(container: Doc, docs: list[Doc]) -> list[str] | None:
-    """The `--domains` list as rendered (None with --all-domains)."""
+def names_in(text: str) -> list[str]:
+    """The names of a list as `custodian watch --domains-file` reads it: a line or a comma
+    apart, `#` to the end of a line a comment (runtime watch/_select.read_domains)."""
+    kept = (line.split("#", 1)[0] for line in text.splitlines())
+    return [n.strip() for line in kept for n in line.split(",") if n.strip()]
+
+
+def _listed_file(sts: Doc, container: Doc, docs: list[Doc], path: str) -> str | None:
+    """The text of `path` as the pod sees it: a key of the ConfigMap mounted at its directory."""
+    folder, _, key = path.rpartition("/")
+    mounts = {str(m.get("mountPath")).rstrip("/"): m for m in container.get("volumeMounts") or []}
+    mount = mounts.get(folder)
+    if mount is None:
+        return None
+    volumes = {str(v.get("name")): v for v in dig(sts, f"{POD}.volumes") or []}
+    source = dig(volumes.get(str(mount.get("name"))) or {}, "configMap.name")
+    for doc in docs:
+        if doc.get("kind") == "ConfigMap" and dig(doc, "metadata.name") == source:
+            data = doc.get("data") or {}
+            return str(data[key]) if key in data else None
+    return None
+
+
+def fleet_domains(container: Doc, docs: list[Doc], sts: Doc | None = None) -> list[str] | None:
+    """The `--domains` or `--domains-file` list as rendered (None with --all-domains)."""
     argv = _argv(container)
+    path = _flag(argv, "--domains-file")
+    if path is not None:
+        text = _listed_file(sts or {}, container, docs, path)
+        return names_in(text or "")
     text = _flag(argv, "--domains")
     if text is None:
         return None
@@ -73,17 +102,85 @@ def check_domains(sts: Doc, container: Doc, docs: list[Doc]) -> Iterator[str]:
     where = f"{ident(sts)}: container {container.get('name')!r}"
     if argv[:2] != WATCH:
         yield f"{where}: command must be {WATCH!r}, not {argv[:2]!r}"
-    if ("--all-domains" in argv) == ("--domains" in argv):
-        yield f"{where}: give exactly one of --domains (the ConfigMap's list) and --all-domains"
-    names = fleet_domains(container, docs) or []
+    given = [f for f in ("--domains", "--domains-file", "--all-domains") if f in argv]
+    if len(given) != 1:
+        yield (
+            f"{where}: give exactly one of --domains-file (the ConfigMap's list), --domains and "
+            "--all-domains"
+        )
+    names = fleet_domains(container, docs, sts) or []
+    if "--domains-file" in argv and not names:
+        path = _flag(argv, "--domains-file")
+        yield (
+            f"{where}: --domains-file {path} names no domain: mount the ConfigMap that holds it "
+            "(configMapGenerator files: domains.txt) at its directory, one domain a line"
+        )
     if "--domains" in argv and not names:
-        yield f"{where}: --domains resolves to no domain (check domains.env)"
+        yield f"{where}: --domains resolves to no domain (check the ConfigMap's list)"
     bad = [n for n in names if not DOMAIN_RE.match(n)]
     if bad:
-        yield f"{where}: --domains holds invalid domain names {bad[:5]}"
+        yield f"{where}: the domain list holds invalid domain names {bad[:5]}"
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        yield f"{where}: --domains names {twice[:5]} more than once"
+        yield f"{where}: the domain list names {twice[:5]} more than once"
+
+
+ENV_LINE_MAX = 64 * 1024  # kustomize reads an env file by line and drops a longer one
+CONFIGMAP_MAX = 1 << 20  # the API server refuses a ConfigMap over 1 MiB
+
+
+def check_list_sources(fleet_dir: Path, docs: list[Doc]) -> list[str]:
+    """Say why a domain list was cut: an env line kustomize drops, a ConfigMap too large, or a
+    file whose names the render does not hold."""
+    try:
+        kustomization = yaml.safe_load((fleet_dir / "kustomization.yaml").read_text("utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    problems = []
+    for generator in (kustomization or {}).get("configMapGenerator") or []:
+        for name in generator.get("envs") or []:
+            problems += _long_lines(fleet_dir / str(name))
+        for name in generator.get("files") or []:
+            problems += _file_kept(fleet_dir / str(name).split("=")[-1], docs)
+    for doc in (d for d in docs if d.get("kind") == "ConfigMap"):
+        size = sum(len(str(v).encode()) for v in (doc.get("data") or {}).values())
+        if size > CONFIGMAP_MAX:
+            problems.append(
+                f"{ident(doc)}: its data is {size >> 10} KiB, over the 1 MiB a ConfigMap may hold: "
+                "split the fleet (a list per StatefulSet) or use --all-domains"
+            )
+    return problems
+
+
+def _long_lines(path: Path) -> list[str]:
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return []
+    return [
+        f"{path.name} line {n}: {len(line) >> 10} KiB, and kustomize drops an env line over 64 KiB "
+        f"without a word (the list renders empty); list the domains in a file, one a line "
+        f"(configMapGenerator files: domains.txt, read with --domains-file)"
+        for n, line in enumerate(lines, 1)
+        if len(line) >= ENV_LINE_MAX - 1
+    ]
+
+
+def _file_kept(path: Path, docs: list[Doc]) -> list[str]:
+    try:
+        wanted = names_in(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return []
+    for doc in (d for d in docs if d.get("kind") == "ConfigMap"):
+        data = doc.get("data") or {}
+        if path.name in data:
+            kept = names_in(str(data[path.name]))
+            if kept != wanted:
+                return [
+                    f"{ident(doc)}: {path.name} lists {len(wanted)} domains but the render "
+                    f"holds {len(kept)}: the list was cut"
+                ]
+    return []
 
 
 def check_scrape(sts: Doc, container: Doc, docs: list[Doc]) -> Iterator[str]:
@@ -190,5 +287,5 @@ def fleet_listed(docs: list[Doc]) -> list[str]:
     found: list[str] = []
     for sts in (d for d in docs if d.get("kind") == "StatefulSet"):
         for container in dig(sts, f"{POD}.containers") or []:
-            found += fleet_domains(container, docs) or []
+            found += fleet_domains(container, docs, sts) or []
     return found

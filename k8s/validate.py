@@ -23,7 +23,7 @@ try:
     import yaml  # type: ignore[import-untyped]
 except ImportError as missing:  # pragma: no cover - depends on the environment
     sys.exit(f"error: {missing.name} is not installed; run `make setup` (pip install -e '.[dev]')")
-from fleet_policy import check_fleet, fleet_listed
+from fleet_policy import check_fleet, check_list_sources, fleet_listed
 from manifest_policy import Doc, check_render, dig, ident
 from schedule_policy import check_schedules, cronjob_domains
 from workload_policy import (
@@ -175,6 +175,7 @@ def check_target(target: Target, command: list[str], root: Path, versions: list[
     elif target.fleet:
         # The fleet's spec.replicas is its shard count, kept in git with --shard (checked).
         found += check_fleet(target.docs)
+        found += check_list_sources(target.path, target.docs)  # a list cut says why
         found += check_lifecycle(target.docs, allow={("StatefulSet", "spec.replicas")})
         found += check_dns_egress(target.docs)
     else:

@@ -156,5 +156,8 @@ def test_the_index_gives_each_domain_what_a_walk_of_every_domain_gives() -> None
                 got = bounded(overview, name, others)
                 assert (got.domains, got.left_out, got.rest) == _walked(overview, name, others)
         assert index_of(overview) is index_of(overview)  # made once, kept with the overview
+        fresh = StateSummary(generated_at=start, domains=domains)
+        assert overview == fresh and hash(overview) == hash(fresh)  # the index is no field
+        assert overview.model_dump() == fresh.model_dump()
         copied = overview.model_copy(update={"domains": domains[:1]})
         assert index_of(copied).domains is copied.domains  # a copy with other domains: its own

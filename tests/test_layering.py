@@ -82,6 +82,8 @@ RUN_ORDER: tuple[str, ...] = (
     "_shadow",
     "_reconcile",
     "record",
+    "_ending",
+    "_full",
     "_metrics",
     "_runner",
 )

@@ -139,3 +139,32 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
         _ = custodian_hub.nothing_here  # type: ignore[attr-defined]
     assert not hasattr(custodian_runtime.core, "nothing_here")
+
+
+# What a run that skips on a 304 does not need: the steps past the conditional read, the prompt's
+# templates, the metrics client without a Pushgateway (bench/skip.py measures the cost).
+NOT_FOR_A_SKIP = (
+    "custodian_runtime.run._full",
+    "custodian_runtime.run.orient",
+    "custodian_runtime.run.decide",
+    "custodian_runtime.run.act",
+    "custodian_runtime.run._reconcile",
+    "custodian_runtime.render.prompt",
+    "jinja2",
+    "prometheus_client",
+)
+
+
+def test_a_skip_on_a_304_loads_none_of_the_steps_past_it(tmp_path: Path) -> None:
+    from custodian_hub import ReferenceHub, load_seed
+    from runsupport import CANON, small_dataset
+
+    load_seed(tmp_path / "hub.sqlite3", small_dataset())
+    with ReferenceHub(tmp_path / "hub.sqlite3") as hub:
+        argv = [str(CUSTODIAN), "run", "--domain", "website", "--hub", hub.url, "--llm",
+                "offline", "--memory", str(tmp_path / "memory"), "--canon", str(CANON)]  # fmt: skip
+        first, _ = _loaded([*argv, "--force"], tmp_path)
+        assert "custodian_runtime.run._full" in first  # a run that reads loads them
+        modules, out = _loaded(argv, tmp_path)
+    assert "skipped" in out, out
+    assert sorted(set(NOT_FOR_A_SKIP) & modules) == [], "import these past the skip"

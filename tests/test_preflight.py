@@ -156,8 +156,8 @@ import custodian_runtime.run.observe
 def boom(*args, **kwargs):
     raise ValueError("an unexpected bug")
 custodian_runtime.run.observe.observe = boom
-import custodian_runtime.run._runner
-custodian_runtime.run._runner.observe = boom
+import custodian_runtime.run._full
+custodian_runtime.run._full.observe = boom
 from custodian_runtime.cli import main
 sys.exit(main(sys.argv[1:]))
 """

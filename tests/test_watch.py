@@ -97,8 +97,8 @@ def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
     assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
     said = "watch: 1 listed domain(s) the hub does not list, not run: nope"
     assert capsys.readouterr().err.count(said) == 2  # each pass, not once
-    assert listed.figures.unknown == 1
-    assert "custodian_watch_unknown_domains 1.0" in listed.metrics_text()
+    assert listed.figures.unknown == 1 and listed.worst == 2  # `--once` would exit 2
+    assert b"custodian_watch_unknown_domains 1.0" in listed.metrics_text()
     shard = parse_shard("1/2")
     _pass(_loop(tmp_path / "shard", fleet, shard=shard), fleet)
     ran = set(_runs(tmp_path / "shard"))
@@ -320,7 +320,7 @@ def test_a_quiet_domain_is_checked_every_pass_and_the_text_is_clean_for_promtool
     first = _samples(loop.metrics_text())
     time.sleep(0.01)
     _pass(loop, fleet)  # nothing moved: no run, but every domain was looked at
-    text = loop.metrics_text()
+    text = loop.metrics_text().decode()
     again = _samples(text)
     for name in fleet_names(DOMAINS):
         ran = ("custodian_last_run_timestamp_seconds", name)
@@ -351,9 +351,10 @@ def test_the_kept_text_is_what_prometheus_client_writes_for_the_same_figures(
     assert len(durations) == DOMAINS
 
 
-def _samples(text: str) -> dict[tuple[str, str], float]:
+def _samples(text: str | bytes) -> dict[tuple[str, str], float]:
     """(sample name, its labels but the domain's, and the domain) -> value."""
     found = {}
+    text = text.decode() if isinstance(text, bytes) else text
     for family in text_string_to_metric_families(text):
         for s in family.samples:
             rest = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()) if k != "domain")
@@ -377,8 +378,9 @@ def test_what_was_seen_survives_a_restart_and_only_what_changed_runs(
     _pass(restarted, fleet)  # a new process: only the domain the hub moved runs
     assert _runs(tmp_path) == {**dict.fromkeys(fleet_names(DOMAINS), 1), "d0001": 2}
     assert restarted.figures.started == 1
-    checked = _samples(restarted.metrics_text())
-    assert {d for (n, d) in checked if n == LAST_CHECK} == set(fleet_names(DOMAINS))
+    figures = _samples(restarted.metrics_text())  # after the restart: read back from disk
+    for name in (LAST_CHECK, "custodian_last_success_timestamp_seconds", "custodian_run_exit_code"):
+        assert {d for (n, d) in figures if n == name} == set(fleet_names(DOMAINS)), name
 
 
 def test_what_was_seen_is_not_read_under_other_settings_or_when_damaged(
@@ -394,3 +396,100 @@ def test_what_was_seen_is_not_read_under_other_settings_or_when_damaged(
     damaged = _loop(tmp_path, fleet)
     _pass(damaged, fleet)
     assert damaged.figures.started == DOMAINS
+
+
+def test_a_pass_parses_the_counts_of_the_domains_that_moved_and_reuses_the_others(
+    fleet: ReferenceHub,
+) -> None:
+    from custodian_runtime.core.context.overview import index_of
+    from custodian_runtime.statehub import StateHubClient
+
+    with StateHubClient(fleet.url) as client:
+        first = client.state_summary_lazy()
+        assert [d.domain for d in first.domains] == fleet_names(DOMAINS)
+        known = index_of(first.whole()).by_name
+        said = {"workstream_id": "d0002-ws", "task_id": "d0002-t0", "event_type": "note",
+                "summary": "Started on it.", "source": "ana"}  # fmt: skip
+        httpx.post(f"{fleet.url}/events", json=said, timeout=5).raise_for_status()
+        again = client.state_summary_lazy().whole(known)
+        whole = client.state_summary()
+    assert again.domains == whole.domains  # the same summary a whole parse gives
+    reused = {d.domain for d in again.domains if d is known[d.domain]}
+    assert reused == set(fleet_names(DOMAINS)) - {"d0002"}
+    assert again.domains[2].last_event_at is not None and known["d0002"].last_event_at is None
+
+
+def test_a_skip_is_one_line_a_pass_one_line_and_the_configuration_is_said_once(
+    tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _loop(tmp_path, fleet, once=True).serve() == 0
+    capsys.readouterr()
+    (tmp_path / "memory" / "watch" / "seen.json").unlink()  # every domain due: five 304s
+    assert _loop(tmp_path, fleet, once=True).serve() == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len([ln for ln in lines if "started: hub" in ln]) == 1
+    assert not [ln for ln in lines if ": hub: configured" in ln or ": model: selected" in ln]
+    for name in fleet_names(DOMAINS):
+        mine = [ln for ln in lines if ln.startswith(f"custodian: {name}: ")]
+        assert len(mine) == 1 and "finish: skipped exit_code=0 reason=not modified" in mine[0]
+    [passed] = [ln for ln in lines if "watch: pass 1:" in ln]
+    assert "5 domain(s) looked at, 5 run(s) started" in passed
+    assert lines[-1].endswith("since the last pass 5 ended (skipped 5)")
+    assert len(lines) == 1 + 1 + DOMAINS + 1
+
+
+def test_a_domains_file_of_any_size_is_read_and_an_unknown_name_fails_once(
+    tmp_path: Path, fleet: ReferenceHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from custodian_runtime.errors import ConfigError
+    from custodian_runtime.watch import read_domains
+    from runsupport import run_cli
+
+    listed = tmp_path / "domains.txt"
+    many = [f"x{n:05}" for n in range(20_000)]  # 140 KiB: more than one env line may hold
+    listed.write_text("# the fleet\n" + "\n".join(["d0001", "d0003, d0001", *many]) + "\n")
+    assert read_domains(listed)[:3] == ("d0001", "d0003", "x00000")
+    assert len(read_domains(listed)) == 2 + 20_000
+    listed.write_text("d0001\nd0003\nnope\n", encoding="utf-8")
+    argv = ["watch", "--domains-file", str(listed), "--once", "--hub", fleet.url, "--llm",
+            "offline", "--memory", str(tmp_path / "memory"), "--canon", str(CANON)]  # fmt: skip
+    result = run_cli(argv, tmp_path, monkeypatch)
+    assert result.code == 2, result.stderr  # not 0: a listed domain is unknown
+    assert "1 listed domain(s) the hub does not list, not run: nope" in result.stderr
+    assert _runs(tmp_path) == {"d0001": 1, "d0003": 1}
+    (tmp_path / "empty.txt").write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="names no domain"):
+        read_domains(tmp_path / "empty.txt")
+    with pytest.raises(ConfigError, match="cannot be read"):
+        read_domains(tmp_path / "absent.txt")
+
+
+def test_each_domain_is_pruned_at_its_minute_of_the_day_and_stays_not_due(
+    tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import timedelta
+
+    from custodian_runtime.errors import ConfigError
+    from custodian_runtime.journal.lock import RunLock
+    from custodian_runtime.watch import parse_prune_keep
+    from custodian_runtime.watch._prune import minute_of, turn_of, turns_between
+
+    assert parse_prune_keep("90d") == timedelta(days=90)
+    with pytest.raises(ConfigError, match="--prune-keep 7d"):
+        parse_prune_keep("7d")  # shorter than the authority reads back
+    assert turns_between(1430, 5, 2) and turns_between(1430, 5, 1435) and not turns_between(1, 5, 9)
+    assert turn_of("d0001") == shard_of("d0001", 24 * 60)
+    loop = _loop(tmp_path, fleet, prune_keep=timedelta(days=31))
+    _pass(loop, fleet)  # every domain runs; the prune clock starts
+    now = minute_of(datetime.now(UTC))
+    loop._pruned_to = (now - 1) % (24 * 60)
+    loop._prune_turns = dict.fromkeys(fleet_names(DOMAINS), now)  # every domain's turn: now
+    capsys.readouterr()
+    with RunLock(tmp_path / "memory", "d0004", run_id="held-by-a-test"):
+        _pass(loop, fleet)
+    err = capsys.readouterr().err
+    assert "prune: d0004: not pruned" in err  # its lock was held: tried again tomorrow
+    assert "prune: d0000" not in err  # nothing old enough: nothing said
+    assert loop.figures.started == DOMAINS  # the prunes made no domain due
+    _pass(loop, fleet)
+    assert loop.figures.started == DOMAINS and not loop._in_flight

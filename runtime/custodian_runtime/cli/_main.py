@@ -101,6 +101,8 @@ def _watch_parser(sub: Subparsers) -> None:
     p = sub.add_parser("watch", help="one long-running loop that runs many domains as they move")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--domains", help="the domains to look after, comma-separated")
+    which.add_argument("--domains-file", metavar="PATH",
+                       help="the domains to look after, one a line (any number)")  # fmt: skip
     which.add_argument("--all-domains", action="store_true", help="every domain the hub lists")
     p.add_argument("--shard", metavar="I/N", help="only the domains in shard I of N (sha256)")
     p.add_argument("--every", type=float, default=60.0, metavar="SECONDS",
@@ -108,6 +110,8 @@ def _watch_parser(sub: Subparsers) -> None:
     p.add_argument("--parallel", type=int, default=4, metavar="K",
                    help="at most K runs (model calls) at once (default 4)")  # fmt: skip
     p.add_argument("--once", action="store_true", help="one pass; wait for its runs; exit")
+    p.add_argument("--prune-keep", metavar="AGE",
+                   help="prune each domain once a day, keeping AGE (e.g. 90d)")  # fmt: skip
     p.add_argument("--metrics-port", type=int, metavar="PORT", help="serve /metrics, /healthz")
     p.add_argument("--metrics-host", default="127.0.0.1", help="(default 127.0.0.1)")
     p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
@@ -308,14 +312,18 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         raise ConfigError(f"--parallel {args.parallel}: give 1 or more", setting="--parallel")
     flags = {k: getattr(args, k) for k in ("hub", "llm", "model", "memory", "canon")}
     settings = _settings(argparse.Namespace(**flags), domain_required=False)
+    domains = watch.parse_domains(args.domains) if args.domains else None
+    if args.domains_file:
+        domains = watch.read_domains(_path(args.domains_file))
     request = watch.WatchRequest(
-        domains=watch.parse_domains(args.domains) if args.domains else None,
+        domains=domains,
         shard=watch.parse_shard(args.shard) if args.shard else None,
         every_s=args.every,
         parallel=args.parallel,
         metrics_host=args.metrics_host,
         metrics_port=args.metrics_port,
         once=args.once,
+        prune_keep=watch.parse_prune_keep(args.prune_keep) if args.prune_keep else None,
     )
     return watch.watch_command(settings, request, _carry_out_recorded)
 

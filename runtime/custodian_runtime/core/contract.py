@@ -9,7 +9,7 @@ import re
 from datetime import date, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
 ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
@@ -182,9 +182,6 @@ class StateSummary(Response):
     generated_at: datetime
     hub_id: Id | None = None  # v1.2
     domains: tuple[DomainOverview, ...]
-    # The domains indexed once (core/context/overview.py), so that each of the many runs handed
-    # the same overview pays O(its own domain) for its bounded view, not O(all domains).
-    _index: object = PrivateAttr(default=None)
 
 
 class WorkstreamWithTasks(Workstream):

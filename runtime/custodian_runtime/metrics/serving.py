@@ -21,7 +21,9 @@ HealthCheck = Callable[[], str | None]  # None when healthy, else why not
 class MetricsServer:
     """`/metrics` (Prometheus text) and `/healthz` (200, or 503 with why) on host:port."""
 
-    def __init__(self, host: str, port: int, text: Callable[[], str], health: HealthCheck) -> None:
+    def __init__(
+        self, host: str, port: int, text: Callable[[], str | bytes], health: HealthCheck
+    ) -> None:
         handler = type(
             "Handler", (_Handler,), {"text": staticmethod(text), "health": staticmethod(health)}
         )
@@ -54,7 +56,7 @@ class MetricsServer:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    text: Callable[[], str]
+    text: Callable[[], str | bytes]
     health: HealthCheck
 
     def do_GET(self) -> None:
@@ -67,8 +69,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._answer(404, "not found: GET /metrics or /healthz\n")
 
-    def _answer(self, status: int, body: str, kind: str = "text/plain; charset=utf-8") -> None:
-        data = body.encode("utf-8")
+    def _answer(
+        self, status: int, body: str | bytes, kind: str = "text/plain; charset=utf-8"
+    ) -> None:
+        data = body.encode("utf-8") if isinstance(body, str) else body  # bytes: UTF-8 already
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))

@@ -56,13 +56,15 @@ class FleetText:
     """Every domain's figures as Prometheus text, each domain's lines made once per change.
 
     The last check is not kept here: it moves every pass for every domain, so the caller gives
-    its lines fresh at each scrape (`text(checked=...)`). Not thread-safe: the caller locks.
+    it at each scrape (`text(checked=...)`); the families around it are kept as bytes, joined
+    again only after a change. Not thread-safe: the caller locks.
     """
 
     def __init__(self, info: Sample) -> None:
         self._info = line(info.name, info.labels, info.value)
         self._kept: dict[str, dict[str, str]] = {m.name: {} for m in METRICS}
         self._joined: dict[str, str | None] = dict.fromkeys(self._kept)
+        self._around: tuple[bytes, bytes] | None = None  # the families before and after checks
         self._prefix: dict[str, str] = {}  # a domain's last-check line up to its value
 
     def put(self, figures: Figures) -> None:
@@ -80,22 +82,32 @@ class FleetText:
                 kept[figures.domain] = now
             else:
                 del kept[figures.domain]
-            self._joined[name] = None
+            self._joined[name], self._around = None, None
 
-    def text(self, checked: Mapping[str, float]) -> str:
-        """The whole text: each family's kept lines, and the last check of each domain given."""
-        parts: list[str] = []
+    def text(self, checked: Mapping[str, float]) -> bytes:
+        """The whole text, UTF-8: each family's kept lines, and each given domain's last check."""
+        if self._around is None:
+            self._around = self._families()
+        before, after = self._around
+        checks = "".join(self._checks(checked))
+        if not checks:
+            return before + after
+        metric = next(m for m in METRICS if m.name == LAST_CHECK)
+        return before + (header(LAST_CHECK, metric.help, "gauge") + checks).encode() + after
+
+    def _families(self) -> tuple[bytes, bytes]:
+        """The families before the last check's and after it, headers and lines."""
+        parts: tuple[list[str], list[str]] = ([], [])
+        side = 0
         for metric in METRICS:
+            if metric.name == LAST_CHECK:
+                side = 1
+                continue
             kind = "counter" if metric.kind == "counter" else "gauge"
-            if metric.name == BUILD_INFO:
-                body = self._info
-            elif metric.name == LAST_CHECK:
-                body = "".join(self._checks(checked))
-            else:
-                body = self._body(metric.name)
+            body = self._info if metric.name == BUILD_INFO else self._body(metric.name)
             if body:
-                parts += (header(metric.name, metric.help, kind), body)
-        return "".join(parts)
+                parts[side].extend((header(metric.name, metric.help, kind), body))
+        return "".join(parts[0]).encode(), "".join(parts[1]).encode()
 
     def _body(self, name: str) -> str:
         joined = self._joined[name]
@@ -105,8 +117,12 @@ class FleetText:
 
     def _checks(self, checked: Mapping[str, float]) -> Iterable[str]:
         prefix = self._prefix
+        values: dict[float, str] = {}  # a pass checks its domains at one time: one format
         for domain, at in checked.items():
             start = prefix.get(domain)
             if start is None:
                 start = prefix[domain] = labelled(LAST_CHECK, {"domain": domain}) + " "
-            yield start + number(at) + "\n"
+            value = values.get(at)
+            if value is None:
+                value = values[at] = number(at) + "\n"
+            yield start + value

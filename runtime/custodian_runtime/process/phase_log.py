@@ -15,6 +15,14 @@ WARNING_OUTCOMES = frozenset(
 )
 
 
+# The lines that say how a run is configured: `custodian watch` says them once at its start,
+# and its runs leave them out (`PhaseLog(omit=...)`).
+CONFIG_LINES = frozenset(
+    {("hub", "configured"), ("hub", "embedded"), ("hub", "identified"), ("model", "selected"),
+     ("seals", "unsealed"), ("canon", "packaged")}
+)  # fmt: skip
+
+
 def severity_of(phase: str, outcome: str, exit_code: object = None) -> str:
     """INFO, WARNING or ERROR for a phase line."""
     if outcome == "failed" or (phase == "finish" and exit_code not in (None, 0)):
@@ -39,8 +47,10 @@ class PhaseLog:
         domain: str,
         clock: Callable[[], datetime],
         monotonic: Callable[[], float],
+        omit: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self._stream = stream
+        self._omit = omit  # (phase, outcome) lines the caller has said already
         self._fmt = fmt
         self._clock = clock
         self._monotonic = monotonic
@@ -52,6 +62,8 @@ class PhaseLog:
 
     def line(self, phase: str, outcome: str, duration_ms: int | None = None, **detail: Any) -> None:
         """Write one phase line; its severity follows from the phase and outcome."""
+        if (phase, outcome) in self._omit:
+            return
         if self._json is not None:
             level = severity_of(phase, outcome, detail.get("exit_code"))
             fields = {"phase": phase, "outcome": outcome, "duration_ms": duration_ms, **detail}

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from custodian_runtime.core.metrics import RunFacts
-from custodian_runtime.metrics import push_run
 from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.run._context import Clock
 from custodian_runtime.run._result import RunResult
@@ -18,6 +16,10 @@ def push_after(
     """Push the run's figures; a dry run pushes nothing, and a failed push is one warning."""
     if settings.pushgateway_url is None or settings.dry_run:
         return False
+    # Imported here: a run without a Pushgateway (or a skip) loads no metrics client.
+    from custodian_runtime.core.metrics import RunFacts
+    from custodian_runtime.metrics import push_run
+
     ended = clock()
     facts = RunFacts(
         began, ended, result.exit_code, result.status, result.counts(), result.model, result.usage

@@ -7,7 +7,6 @@ returns; it becomes the `RunResult` once, however the run ends.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import sys
@@ -23,22 +22,15 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.digest import digest
-from custodian_runtime.core.journal.kinds import Finished, RunStarted
+from custodian_runtime.core.journal.kinds import RunStarted
 from custodian_runtime.core.journal.render import UNSEALED
-from custodian_runtime.core.plan.extract import Plan
-from custodian_runtime.core.presentation import display
-from custodian_runtime.core.redact import redact
 from custodian_runtime.core.run_rules import (
-    EXIT_OK,
-    Ending,
-    ending,
     failure,
     internal_error,
-    settles,
     signalled,
 )
 from custodian_runtime.core.standing.record import standing_of
-from custodian_runtime.errors import CustodianError, ModelError
+from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.journal.store import JournalStore, JournalWriter, Opened
@@ -46,17 +38,11 @@ from custodian_runtime.packaged import PACKAGED, revision
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
+from custodian_runtime.run._ending import ended, failed, finish, skipped
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._planner import Planner, build_planner
-from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import RunResult, RunSoFar
-from custodian_runtime.run._shadow import record_shadow_matches
-from custodian_runtime.run._unchanged import ask_unchanged, unchanged_state
-from custodian_runtime.run.act import act, dry_run
-from custodian_runtime.run.decide import ask, extract, rule, usage_dict
-from custodian_runtime.run.observe import check_known, observe, observe_after_act
-from custodian_runtime.run.orient import orient
-from custodian_runtime.run.record import NoteParts, NoteWritten, reconcile_text, record
+from custodian_runtime.run._unchanged import ask_unchanged
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import check_run
 
@@ -72,12 +58,14 @@ def run(
     stderr: TextIO | None = None,
     overview: StateSummary | None = None,
     stop: StopFlag | None = None,
+    said: frozenset[tuple[str, str]] = frozenset(),
 ) -> RunResult:
     """Run one pass for `settings.domain` and return its result (never raises CustodianError).
 
     With a Pushgateway configured, a run that is not a dry run pushes its metrics at the end.
     `overview`: the hub's `/state/summary` already read (by `custodian watch`), not read again;
-    `stop`: a stop flag the caller's signal handlers set (else the run's own, in the main thread).
+    `stop`: a stop flag the caller's signal handlers set (else the run's own, in the main thread);
+    `said`: (phase, outcome) lines the caller said once for all its runs (process/phase_log.py).
     """
     assert settings.domain is not None and settings.hub is not None
     run_id = new_run_id(clock())
@@ -89,6 +77,7 @@ def run(
         domain=settings.domain,
         clock=clock,
         monotonic=time.monotonic,
+        omit=said,
     )
     began = clock()
     try:
@@ -126,7 +115,7 @@ def _run(
                 planner.close()
     except CustodianError as exc:
         end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
-        return _ended(so_far, signalled(end, stop.signal))
+        return ended(so_far, signalled(end, stop.signal))
 
 
 def _planner(
@@ -159,7 +148,7 @@ def _go(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResult:
         return _steps(ctx, so_far, opened, _started_data(settings, channels.hub))
     except CustodianError as exc:
         end = failure(exc, in_steps=False, dry_run=settings.dry_run).ending
-        return _ended(so_far, signalled(end, channels.stop.signal))
+        return ended(so_far, signalled(end, channels.stop.signal))
 
 
 def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResult:
@@ -167,6 +156,8 @@ def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResu
     domain, run_id = so_far.domain, so_far.run_id
     if not JournalStore(settings.memory_dir).path(domain).exists():
         # A first run: a mistyped domain must leave no journal behind.
+        from custodian_runtime.run.observe import check_known
+
         overview = check_known(channels.client, domain, channels.overview)
         channels = replace(channels, overview=overview)  # observe does not read it again
     with RunLock(settings.memory_dir, domain, run_id=run_id) as lock:
@@ -236,109 +227,14 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
     try:
         asked = ask_unchanged(ctx, history)
         if asked.skipped is not None:
-            return _skipped(ctx, so_far, asked.skipped, "domain revision unchanged, no local work")
-        seen = observe(ctx, asked.summary)
-        so_far = replace(so_far, titles=display.titles(seen.summary), seen=seen.summary)
-        if not ctx.dry_run:
-            settled = settle_open_writes(ctx, history, seen, opened.checkpoint.writes)
-            seen = settled.observation
-            so_far = replace(
-                so_far, reconciled=settled.reports, titles=display.titles(seen.summary)
-            )
-            so_far = replace(so_far, seen=seen.summary)
-            ctx.journal.close_interrupted(history)
-            matched = record_shadow_matches(ctx, history, seen, opened.checkpoint.writes)
-            so_far = replace(so_far, shadow_matched=matched)
-        skip = unchanged_state(ctx, seen, history)
-        if skip is not None:
-            return _skipped(ctx, so_far, skip, "state unchanged since the last completed run")
-        orientation = orient(ctx, seen, history)
-        so_far = replace(so_far, omitted=orientation.omitted)
-        completion = ask(ctx, orientation, seen, history, opened.checkpoint.writes)
-        so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
-        so_far = replace(so_far, answer=completion.text)
-        plan = extract(ctx, completion)
-        so_far = replace(so_far, observations=plan.observations)
-        ruled = rule(ctx, plan, seen, history, opened.checkpoint.writes)
-        rulings = ruled.rulings
-        so_far = replace(so_far, narrowed=ruled.narrowed)
-        so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
-        so_far = replace(so_far, modes=ruled.grounds.standing.modes.as_record())
-        if ctx.dry_run:
-            ctx.stop.check("the dry run")
-            shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
-            return _finish(ctx, replace(so_far, outcomes=dry_run(rulings)), shown)
-        return _recorded(ctx, replace(so_far, outcomes=act(ctx, ruled, seen)), plan)
+            why = f"not modified (domain revision {asked.revision}), no local work"
+            return skipped(ctx, so_far, asked.skipped, why)
+        from custodian_runtime.run._full import read_and_decide  # the domain moved
+
+        return read_and_decide(ctx, so_far, history, opened.checkpoint.writes, asked)
     except CustodianError as exc:
-        return _failed(ctx, so_far, exc)
+        return failed(ctx, so_far, exc)
     except Exception as exc:
         # A bug: the CLI reports where the traceback is; the journal still closes the run.
-        _finish(ctx, so_far, internal_error(type(exc).__name__))
+        finish(ctx, so_far, internal_error(type(exc).__name__))
         raise
-
-
-def _skipped(ctx: RunContext, so_far: RunSoFar, reason: str, why: str) -> RunResult:
-    ctx.log.line("decide", "skipped", reason=why)
-    note = None
-    if so_far.reconciled or so_far.shadow_matched:
-        note = record(ctx, so_far, "skipped", NoteParts(problem=reconcile_text(so_far.reconciled)))
-    return _finish(ctx, so_far, Ending("skipped", EXIT_OK, reason), note)
-
-
-def _recorded(ctx: RunContext, so_far: RunSoFar, plan: Plan) -> RunResult:
-    """After acting: observe what the writes left, write the note, and finish."""
-    c = so_far.counts()
-    if settles(c, stopped=bool(ctx.stop)):
-        observe_after_act(ctx)
-    end = ending(
-        stopped_by=ctx.stop.signal,
-        executed=c["executed"],
-        queued=c["queued"],
-        denied=c["denied"],
-        failed=c["failed"],
-        stale=c["stale"],
-        unknown=c.get("unknown", 0),
-    )
-    parts = NoteParts(
-        prose=plan.prose,
-        rulings=so_far.rulings,
-        observations=plan.observations,
-        problem=reconcile_text(so_far.reconciled),
-    )
-    return _finish(ctx, so_far, end, record(ctx, so_far, end.status, parts))
-
-
-def _failed(ctx: RunContext, so_far: RunSoFar, exc: CustodianError) -> RunResult:
-    """A run that raised: noted and journaled as the core rules (`run_rules.failure`)."""
-    how = failure(exc, in_steps=True, dry_run=ctx.dry_run)
-    if isinstance(exc, ModelError) and exc.stderr_tail:
-        so_far = replace(so_far, model_stderr=redact(exc.stderr_tail))
-    if not how.journaled:
-        return _ended(so_far, how.ending)
-    note = None
-    if how.noted:
-        raw = so_far.answer if how.shows_answer else None
-        note = record(ctx, so_far, how.ending.status, NoteParts(problem=exc.message, raw=raw))
-    return _finish(ctx, so_far, how.ending, note)
-
-
-def _finish(
-    ctx: RunContext, so_far: RunSoFar, end: Ending, note: NoteWritten | None = None
-) -> RunResult:
-    """Journal and log how the run ended; the result, assembled once.
-
-    A signal that came at any step, even after the last hub read, makes it interrupted.
-    """
-    end = signalled(end, ctx.stop.signal)
-    counts = so_far.counts()
-    with contextlib.suppress(CustodianError):
-        # The model and its usage are for the metrics (core/metrics.py, `custodian status`).
-        ended = Finished(status=end.status, exit_code=end.exit_code, counts=counts,
-                         model=so_far.model, usage=dict(so_far.usage))  # fmt: skip
-        ctx.journal.write(ended)
-    ctx.log.line("finish", end.status, exit_code=end.exit_code, **counts)
-    return _ended(so_far, end, note)
-
-
-def _ended(so_far: RunSoFar, end: Ending, note: NoteWritten | None = None) -> RunResult:
-    return so_far.ended(end.status, end.exit_code, end.message, str(note.path) if note else None)

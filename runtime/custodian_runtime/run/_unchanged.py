@@ -42,6 +42,7 @@ class ConditionalRead:
 
     skipped: str | None = None
     summary: DomainSummary | None = None  # the domain moved: observe starts from this read
+    revision: int | None = None  # the revision a 304 named
 
 
 def ask_unchanged(ctx: RunContext, history: Sequence[core_journal.Record]) -> ConditionalRead:
@@ -68,9 +69,10 @@ def ask_unchanged(ctx: RunContext, history: Sequence[core_journal.Record]) -> Co
         return ConditionalRead()  # observe reads again and names the domains the hub knows
     if not isinstance(answer, NotModified):
         return ConditionalRead(summary=answer)
-    ctx.log.line("observe", "not modified", revision=answer.revision)
     ctx.journal.write(not_modified_record(last, answer.revision))
-    return ConditionalRead(skipped=not_modified_reason(last, answer.revision))
+    return ConditionalRead(
+        skipped=not_modified_reason(last, answer.revision), revision=answer.revision
+    )
 
 
 def local_work(

@@ -107,9 +107,14 @@ def failure_for(call: NamedCall, outcome: AttemptResult, *, budget_spent: bool) 
     return _error(HubError, message, call, status, code, detail)
 
 
-def parse_body(model: type[T], response: httpx.Response, attempts: int) -> T:
-    """The response body as `model`, or a HubError that says the hub answered something else."""
+def parse_body(model: type[T], response: httpx.Response, attempts: int, data: object = None) -> T:
+    """The response body as `model`, or a HubError that says the hub answered something else.
+
+    `data`: the body already decoded (and partly validated) by the caller, validated from that.
+    """
     try:
+        if data is not None:
+            return model.model_validate(data)
         return model.model_validate_json(response.content)
     except ValidationError as exc:
         problems = "; ".join(

@@ -12,14 +12,23 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.watch._loop import Watch, WatchRequest, watch_command
-    from custodian_runtime.watch._select import Shard, parse_domains, parse_shard, shard_of
+    from custodian_runtime.watch._prune import parse_prune_keep
+    from custodian_runtime.watch._select import (
+        Shard,
+        parse_domains,
+        parse_shard,
+        read_domains,
+        shard_of,
+    )
 
 __all__ = [
     "Shard",
     "Watch",
     "WatchRequest",
     "parse_domains",
+    "parse_prune_keep",
     "parse_shard",
+    "read_domains",
     "shard_of",
     "watch_command",
 ]
@@ -30,6 +39,9 @@ if not TYPE_CHECKING:
         globals(),
         {
             **dict.fromkeys(("Watch", "WatchRequest", "watch_command"), "_loop"),
-            **dict.fromkeys(("Shard", "parse_domains", "parse_shard", "shard_of"), "_select"),
+            **dict.fromkeys(("parse_prune_keep",), "_prune"),
+            **dict.fromkeys(
+                ("Shard", "parse_domains", "parse_shard", "read_domains", "shard_of"), "_select"
+            ),
         },
     )

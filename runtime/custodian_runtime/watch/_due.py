@@ -68,7 +68,7 @@ def due(
     return None
 
 
-def stamp_of(path: Path) -> Stamp:
+def stamp_of(path: Path | str) -> Stamp:
     """The file's identity and size now (one stat)."""
     try:
         st = os.stat(path)
@@ -113,6 +113,20 @@ def relearned(
     if not runs_only(appended_kinds(path, before, after)):
         return None
     return learn(settings, domain, now, None, stamp)[0]
+
+
+def guidance_stamps(folder: Path) -> dict[str, Stamp]:
+    """Each domain's guidance file (`<domain>.md`) in `folder`, stamped as `stamp_of` would:
+    one listing for a pass, not one stat per domain (a domain without one is absent)."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    found: dict[str, Stamp] = {}
+    for entry in entries:
+        if entry.name.endswith(".md"):
+            found[entry.name[:-3]] = stamp_of(entry.path)
+    return found
 
 
 def learn(

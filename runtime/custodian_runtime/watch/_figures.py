@@ -25,6 +25,7 @@ class LoopFigures:
     finished: Counter[int] = field(default_factory=Counter)  # by exit code
     last_pass: float | None = None  # Unix time the last pass ended
     watched: int = 0
+    run_cpu_s: float = 0.0  # CPU seconds the runs' threads spent in them
     unknown: int = 0  # listed domains the hub did not list in the last pass
     created: float = field(default_factory=_now)  # the counters' `_created`: the loop's start
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -35,10 +36,11 @@ class LoopFigures:
             for name, n in add.items():
                 setattr(self, name, getattr(self, name) + n)
 
-    def ended(self, exit_code: int) -> None:
-        """One run ended with `exit_code`."""
+    def ended(self, exit_code: int, cpu_s: float = 0.0) -> None:
+        """One run ended with `exit_code`, after `cpu_s` seconds of CPU in its thread."""
         with self._lock:
             self.finished[exit_code] += 1
+            self.run_cpu_s += cpu_s
 
     def exposition(self) -> str:
         """The Prometheus text of the loop's figures; each counter created when the loop was."""
@@ -56,6 +58,11 @@ class LoopFigures:
                 ),
                 count("runs_started", "Runs started.", [({}, self.started)]),
                 count("runs_finished", "Runs finished, by exit code.", finished),
+                count(
+                    "run_cpu_seconds",
+                    "CPU time of the runs' threads, in their runs.",
+                    [({}, self.run_cpu_s)],
+                ),
                 _gauge("runs_in_flight", "Runs started and not yet finished.", running),
                 _gauge("domains", "Domains watched in the last pass.", self.watched),
                 _gauge(

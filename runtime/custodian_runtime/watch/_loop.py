@@ -30,31 +30,35 @@ runs in flight, which the next run of each domain settles from its journal, as a
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import TextIO, cast
 
 import httpx
 
 from custodian_runtime import __version__
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.core.context.overview import index_of
+from custodian_runtime.core.contract import DomainOverview, StateSummary
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.metrics import RunFacts, build_info
 from custodian_runtime.core.redact import redact
-from custodian_runtime.errors import CustodianError, HubError, Interrupted
+from custodian_runtime.errors import ConfigError, CustodianError, HubError, Interrupted
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics import domain_figures
 from custodian_runtime.metrics.text import FleetText
 from custodian_runtime.packaged import revision
 from custodian_runtime.process.crash import report_crash
+from custodian_runtime.process.phase_log import CONFIG_LINES
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import Settings
@@ -65,17 +69,24 @@ from custodian_runtime.watch._due import (
     Stamp,
     decisions_waiting,
     due,
+    guidance_stamps,
     learn,
     relearned,
     stamp_of,
 )
 from custodian_runtime.watch._figures import LoopFigures
+from custodian_runtime.watch._prune import minute_of, turn_of, turns_between
+from custodian_runtime.watch._said import configuration, ended_since, pass_line
 from custodian_runtime.watch._seen import load_seen, save_seen, seen_key, seen_path
 from custodian_runtime.watch._select import Shard, chosen
 from custodian_runtime.watch._streams import Tagged, run_stream
 
 CarryOut = Callable[[Settings], None]
+# A listed domain the hub does not know: `--once` exits as `custodian run --domain` would.
+EXIT_UNKNOWN = ConfigError.exit_code
 UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
+FREEZE_FROM = 1000  # domains' state below this is too small for the collector to matter
+KEEP_EVERY_S = 60.0  # what was seen is written at most this often (and at the end): O(domains)
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
 
@@ -90,6 +101,7 @@ class WatchRequest:
     metrics_host: str = "127.0.0.1"
     metrics_port: int | None = None
     once: bool = False  # one pass, wait for its runs, exit
+    prune_keep: timedelta | None = None  # prune each domain once a day, keeping this much
 
 
 class Watch:
@@ -105,13 +117,21 @@ class Watch:
         self.worst = 0  # the highest exit code of any run: `--once` exits with it
         self._in_flight: set[str] = set()
         self._lock = threading.Lock()
-        self._journals: dict[str, Path] = {}
+        self._journals: dict[str, str] = {}  # each domain's journal path, made once
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
         shard = request.shard
         self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
         self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
         self._dirty = False  # learned something since what was seen was last kept
+        self._kept_at = float("-inf")  # when it was last kept (monotonic)
+        self._frozen_at = 0  # the domains' state when the heap was last frozen
+        self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
+        self._figured: set[str] = set()  # domains whose figures /metrics shows
+        self._unfigured: set[str] = set()  # read back at start, their figures not read yet
+        self._pruned_to: int | None = None  # the minute of the day the last pass reached
+        self._prune_turns: dict[str, int] = {}  # each domain's minute, made once
+        self._ended: Counter[str] = Counter()  # runs ended since the last pass's line, by status
         self._started = utc_now().timestamp()
         self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
@@ -119,6 +139,8 @@ class Watch:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
         s = self.settings
         assert s.hub is not None
+        r = self.request
+        self._say(configuration(s, r.domains, r.shard, r.every_s, r.parallel))  # once
         # The pool of connections outlives the runs: it closes after the last one has ended.
         with shared_transport(s.hub) as self._transport:
             pool = ThreadPoolExecutor(self.request.parallel, thread_name_prefix="watch")
@@ -128,11 +150,15 @@ class Watch:
                     while not self.stop:
                         began = time.monotonic()
                         self.pass_once(client.state_summary_lazy, pool)
+                        self._settle_heap()
                         if self.request.once or self._wait(began + self.request.every_s):
                             break
             finally:
                 pool.shutdown(wait=True, cancel_futures=bool(self.stop))
                 self.keep_seen()  # what the last runs learned, for the next start
+                with self._lock:
+                    ended = dict(self._ended)
+                self._say(f"stopped after {self.figures.passes} pass(es); {ended_since(ended)}")
         if self.stop.signal is not None:
             return 128 + self.stop.signal
         return self.worst
@@ -142,57 +168,100 @@ class Watch:
     ) -> None:
         """Read the overview once and start a run for each due domain not running already.
 
-        Which are due needs only the names and revisions; the counts of every domain are parsed
-        when the first run of the pass needs them (an idle pass never does)."""
-        try:
-            read_now = read()
-            overview = read_now if isinstance(read_now, LazySummary) else LazySummary.of(read_now)
-            self.figures.count(summary_reads=1)
-        except HubError as exc:
-            self.figures.count(summary_reads=1, summary_failures=1)
-            self._say(f"GET /state/summary failed: {exc.message}; the next pass tries again")
+        Which are due needs only the names and revisions; the counts are parsed only when a
+        domain is due, and only the domains' whose revision moved (statehub/lazy_summary.py).
+        """
+        overview = self._read(read)
+        if overview is None:
             return
         names, missing = chosen((d.domain for d in overview.domains), self.request.domains,
                                 self.request.shard)  # fmt: skip
-        self.figures.unknown = len(missing)
-        if missing:  # every pass: a typo in the list is an error, not a line once at start
-            shown = ", ".join(missing[:UNKNOWN_NAMED]) + (
-                " ..." if len(missing) > UNKNOWN_NAMED else ""
-            )
-            self._say(f"{len(missing)} listed domain(s) the hub does not list, not run: {shown}")
+        self._unknown(missing)
         self._canon_check()
-        now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
         revisions = {d.domain: d.revision for d in overview.domains}
-        looked = now.timestamp()
-        for name in names:
-            stamp = self._stamp(name)
-            self._adopt_outside_runs(name, stamp, now)
-            with self._lock:
-                if self.stop or name in self._in_flight or stamp is False:
-                    continue
-                why = due(self.known.get(name), revisions[name], now, stamp, name in decided)
-                if why is None:
-                    self._checked[name] = looked  # looked at, and nothing to do: a check
-                    continue
-                self._in_flight.add(name)
-            pool.submit(self._one, name, overview, revisions[name])
+        due_now = self._due(names, revisions)
+        if due_now:
+            try:
+                whole = overview.whole(self._overviews)
+                self._overviews = index_of(whole).by_name  # made here once, not by each run
+            except HubError as exc:
+                self._say(f"GET /state/summary answered a summary that cannot be read: "
+                          f"{exc.message}; the next pass tries again")  # fmt: skip
+                with self._lock:
+                    self._in_flight.difference_update(due_now)
+                return
+            for name in due_now:
+                pool.submit(self._one, name, whole, revisions[name])
+        for name in self._restored(names):  # after the runs: figures for /metrics, from disk
+            pool.submit(self._figure, name)
+        for name in self._turns(names):
+            pool.submit(self._prune, name)
         self.figures.count(passes=1)
         self.figures.watched, self.figures.last_pass = len(names), utc_now().timestamp()
-        self.keep_seen()
+        with self._lock:
+            ended, self._ended = dict(self._ended), Counter()
+            busy = len(self._in_flight)
+        self._say(pass_line(self.figures.passes, len(names), len(due_now), busy, ended))
+        self.keep_seen(every_s=KEEP_EVERY_S)
 
-    def _one(self, name: str, overview: LazySummary, revision: int | None) -> None:
+    def _read(self, read: Callable[[], StateSummary | LazySummary]) -> LazySummary | None:
+        """The pass's overview, or None when the read failed (said, and counted)."""
+        try:
+            read_now = read()
+        except HubError as exc:
+            self.figures.count(summary_reads=1, summary_failures=1)
+            self._say(f"GET /state/summary failed: {exc.message}; the next pass tries again")
+            return None
+        self.figures.count(summary_reads=1)
+        return read_now if isinstance(read_now, LazySummary) else LazySummary.of(read_now)
+
+    def _unknown(self, missing: list[str]) -> None:
+        """Listed domains the hub does not list: counted and said at every pass."""
+        self.figures.unknown = len(missing)
+        if missing:  # every pass: a typo in the list is an error, not a line once at start
+            with self._lock:
+                self.worst = max(self.worst, EXIT_UNKNOWN)  # `--once` does not exit 0 on it
+            more = " ..." if len(missing) > UNKNOWN_NAMED else ""
+            shown = ", ".join(missing[:UNKNOWN_NAMED]) + more
+            self._say(f"{len(missing)} listed domain(s) the hub does not list, not run: {shown}")
+
+    def _due(self, names: list[str], revisions: Mapping[str, int | None]) -> list[str]:
+        """The domains to run now, marked in flight; each other one is checked (looked at)."""
+        now, decided = utc_now(), decisions_waiting(self.settings.memory_dir)
+        looked, due_now = now.timestamp(), []
+        guidance = guidance_stamps(self.settings.canon_dir / "domains")
+        stamps = [(name, self._stamp(name, guidance)) for name in names]  # the disk, unlocked
+        for name, stamp in stamps:  # another process's runs alone: learned, not run again
+            self._adopt_outside_runs(name, stamp, now)
+        known, in_flight, checked = self.known, self._in_flight, self._checked
+        with self._lock:  # once for the pass: 10,000 domains are a few ms under it
+            for name, stamp in stamps:
+                if self.stop:
+                    break
+                if name in in_flight or stamp is False:
+                    continue
+                why = due(known.get(name), revisions[name], now, stamp, name in decided)
+                if why is None:
+                    checked[name] = looked  # looked at, and nothing to do: a check
+                    continue
+                in_flight.add(name)
+                due_now.append(name)
+        return due_now
+
+    def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
         """One domain's run, in a worker thread; whatever happens, the others go on."""
         try:
             if self.stop:
                 return  # the stop came before this run began: it is not started
             self.figures.count(started=1)
             settings = replace(self.settings, domain=name)
-            began = utc_now()
+            began, cpu = utc_now(), time.thread_time()
             code, result = self._run(settings, overview)
-            self.figures.ended(code)
+            self.figures.ended(code, time.thread_time() - cpu)
             ended = utc_now()
             with self._lock:  # runs end in several threads at once
                 self.worst = max(self.worst, code)
+                self._ended[result.status if result else "failed"] += 1
                 self._checked[name] = ended.timestamp()  # a run looks at its domain
             self._learn(settings, name, code, RunFacts(
                 began, ended, code, result.status if result else "failed",
@@ -203,14 +272,14 @@ class Watch:
             with self._lock:
                 self._in_flight.discard(name)
 
-    def _run(self, settings: Settings, overview: LazySummary) -> tuple[int, RunResult | None]:
+    def _run(self, settings: Settings, overview: StateSummary) -> tuple[int, RunResult | None]:
         """What `custodian run` composes: decisions carried out before and after the run."""
         name = settings.domain
         assert name is not None
         try:
             self.carry_out(settings)
-            whole = overview.whole()  # parsed by the pass's first run, shared by the others
-            result = run(settings, overview=whole, stop=self.stop, stderr=run_stream(name),
+            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name),
+                         said=CONFIG_LINES,
                          transport=self._transport)  # fmt: skip
             if not self.stop:
                 self.carry_out(settings)
@@ -246,6 +315,7 @@ class Watch:
         with self._lock:
             self.known[name] = known
             self._text.put(figures.with_run(facts))
+            self._figured.add(name)
             self._dirty = True
 
     def _adopt_outside_runs(self, name: str, stamp: object, now: datetime) -> None:
@@ -263,18 +333,90 @@ class Watch:
                 if name not in self._in_flight and self.known.get(name) is known:
                     self.known[name] = found
 
-    def _stamp(self, name: str) -> tuple[Stamp, Stamp] | bool:
-        """The domain's journal and guidance files now; False for a name no journal can hold."""
+    def _stamp(
+        self, name: str, guidance: Mapping[str, Stamp] | None = None
+    ) -> tuple[Stamp, Stamp] | bool:
+        """The domain's journal and guidance files now; False for a name no journal can hold.
+
+        `guidance`: the canon's guidance files stamped once for the pass (`guidance_stamps`), so
+        a pass over 10,000 domains stats their journals alone."""
         path = self._journals.get(name)
         if path is None:
             try:
-                path = JournalStore(self.settings.memory_dir).path(name)
+                path = str(JournalStore(self.settings.memory_dir).path(name))
             except CustodianError as exc:
                 self._once(name, f"{name}: not run ({exc.message})")
                 return False
             self._journals[name] = path
-        guidance = self.settings.canon_dir / "domains" / f"{name}.md"
-        return (stamp_of(path), stamp_of(guidance))
+        if guidance is None:
+            return (stamp_of(path), stamp_of(self.settings.canon_dir / "domains" / f"{name}.md"))
+        return (stamp_of(path), guidance.get(name))
+
+    def _turns(self, names: list[str]) -> list[str]:
+        """The domains whose minute to be pruned came since the last pass, marked in flight."""
+        if self.request.prune_keep is None:
+            return []
+        now = minute_of(utc_now())
+        last, self._pruned_to = self._pruned_to, now
+        if last is None:
+            return []  # the first pass only starts the clock
+        turns = self._prune_turns
+        found = []
+        with self._lock:
+            for name in names:
+                turn = turns.get(name)
+                if turn is None:
+                    turn = turns[name] = turn_of(name)
+                if turns_between(last, now, turn) and name not in self._in_flight:
+                    self._in_flight.add(name)
+                    found.append(name)
+        return found
+
+    def _prune(self, name: str) -> None:
+        """One domain's prune, as `custodian journal prune`; what it did said when anything."""
+        from custodian_runtime.journal.prune import prune
+
+        s, keep = self.settings, self.request.prune_keep
+        assert keep is not None
+        try:
+            if self.stop:
+                return
+            done = prune(s.memory_dir, name, keep, utc_now(), s.seal_key)
+            if done.anchor is not None or done.approvals:
+                self._say(f"prune: {done.text()}")
+            stamp = self._stamp(name)
+            with self._lock:  # its own change: the domain is not due for it
+                known = self.known.get(name)
+                if known is not None and not isinstance(stamp, bool):
+                    self.known[name] = replace(known, stamp=stamp)
+                    self._dirty = True
+        except CustodianError as exc:  # a run's lock held, a write open: the next day
+            self._say(f"prune: {name}: not pruned ({exc.message})")
+        finally:
+            with self._lock:
+                self._in_flight.discard(name)
+
+    def _restored(self, names: list[str]) -> list[str]:
+        """The watched domains read back at start whose figures are not read yet (once)."""
+        with self._lock:
+            waiting, self._unfigured = self._unfigured, set()
+        return [n for n in names if n in waiting]
+
+    def _figure(self, name: str) -> None:
+        """A domain known from before the start, not run since: its figures from its journal."""
+        if self.stop:
+            return
+        s, now = self.settings, utc_now()
+        try:
+            # The queue's items from its index, as after a run: not every approval file.
+            items = ApprovalStore(s.memory_dir, s.seal_key, write_index=False).view(name, now).items
+            figures = domain_figures(s.memory_dir, name, s.seal_key, now, items)
+        except (CustodianError, OSError):
+            return  # its next run reads its journal and says why
+        with self._lock:
+            if name not in self._figured:  # a run that ended meanwhile put newer ones
+                self._text.put(figures)
+                self._figured.add(name)
 
     def _canon_check(self) -> None:
         """A changed constitution (or canon directory) makes every domain due once; at the first
@@ -288,19 +430,34 @@ class Watch:
             self._seen_key = seen_key(self.settings.digest_view(), now)
         if self._canon is None:
             with self._lock:
-                self.known = {**load_seen(self._seen, self._seen_key or ""), **self.known}
+                kept = load_seen(self._seen, self._seen_key or "")
+                self._unfigured = set(kept) - self._figured
+                self.known = {**kept, **self.known}
         self._canon = now
 
-    def keep_seen(self) -> None:
-        """Keep what was learned for the next start, when something was; a failure is said once."""
+    def keep_seen(self, *, every_s: float = 0.0) -> None:
+        """Keep what was learned for the next start, when something was and the last keep is
+        `every_s` old; a failure is said once."""
         with self._lock:
             if not self._dirty or self._seen_key is None:
                 return
-            known, self._dirty = dict(self.known), False
+            if time.monotonic() - self._kept_at < every_s:
+                return
+            known, self._dirty, self._kept_at = dict(self.known), False, time.monotonic()
         try:
             save_seen(self._seen, self._seen_key, known)
         except OSError as exc:
             self._once(" seen", f"what this watch saw is not kept for its next start: {exc}")
+
+    def _settle_heap(self) -> None:
+        """Once the domains' state has doubled since the last time, collect and freeze the heap:
+        the cyclic collector then leaves the long-lived state of 10,000 domains alone, so a
+        pass costs the same every time (it traversed all of it at each full collection)."""
+        size = len(self.known) + len(self._figured)
+        if size >= 2 * self._frozen_at + FREEZE_FROM:
+            gc.collect()
+            gc.freeze()  # what is alive now is kept; freed by its count as ever when dropped
+            self._frozen_at = size
 
     def _wait(self, deadline: float) -> bool:
         """Sleep until `deadline`; True as soon as a signal came."""
@@ -310,12 +467,12 @@ class Watch:
             return True
         return False
 
-    def metrics_text(self) -> str:
+    def metrics_text(self) -> bytes:
         """Every domain's figures as a run pushes them, when each was last looked at, and the
-        loop's own; a domain's lines are made when it changes, not at each scrape."""
+        loop's own, UTF-8; a domain's lines are made when it changes, not at each scrape."""
         with self._lock:
             text = self._text.text(self._checked)
-        return text + self.figures.exposition()
+        return text + self.figures.exposition().encode()
 
     def health(self) -> str | None:
         """None while passes keep coming; else how long since the last one."""

@@ -12,6 +12,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from custodian_runtime.errors import ConfigError
 
@@ -51,6 +52,27 @@ def parse_domains(text: str) -> tuple[str, ...]:
     if not names:
         raise ConfigError(
             "--domains names no domain: give a comma-separated list", setting="--domains"
+        )
+    return names
+
+
+def read_domains(path: Path) -> tuple[str, ...]:
+    """`--domains-file PATH`: one domain a line (commas too; `#` starts a comment), each once,
+    in order; a ConfigError that says what to fix when it cannot be read or names none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise ConfigError(
+            f"--domains-file {path}: cannot be read ({reason}); give a file with one domain a line",
+            setting="--domains-file",
+        ) from None
+    kept = (line.split("#", 1)[0] for line in text.splitlines())
+    names = tuple(dict.fromkeys(n.strip() for line in kept for n in line.split(",") if n.strip()))
+    if not names:
+        raise ConfigError(
+            f"--domains-file {path} names no domain: give one domain a line",
+            setting="--domains-file",
         )
     return names
 

@@ -38,11 +38,13 @@ def check_memory(memory_dir: Path, *, writable: bool) -> None:
 
 def check_directory(path: Path, setting: str, *, writable: bool) -> None:
     """`path` is a usable directory, or does not exist yet and could be created."""
+    # A link to nothing exists to lstat() alone, and still does at a second look; a directory
+    # another run made between the looks (the runs of `custodian watch` start together) is none.
+    if not path.exists() and os.path.lexists(path) and not path.exists():
+        raise ConfigError(f"{path} is a broken symbolic link: {_fix(setting)}", setting=setting)
     if path.exists():
         _usable(path, setting, writable=writable)
         return
-    if os.path.lexists(path):
-        raise ConfigError(f"{path} is a broken symbolic link: {_fix(setting)}", setting=setting)
     parent = _nearest_existing(path)
     if not parent.is_dir():
         raise ConfigError(

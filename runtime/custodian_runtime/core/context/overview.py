@@ -22,6 +22,7 @@ from custodian_runtime.core.contract import (
 )
 
 OTHERS_SHOWN = 10  # other domains shown by name; the rest are summed in one row
+KEPT = "_overview_index"  # where an overview keeps its index (index_of)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class OverviewIndex:
 def index_of(overview: StateSummary, others: int = OTHERS_SHOWN) -> OverviewIndex:
     """The overview's index, made at its first use and kept with it (every run handed the same
     overview shares it); a copy with other domains gets its own."""
-    kept = overview._index
+    kept = overview.__dict__.get(KEPT)
     if isinstance(kept, OverviewIndex) and kept.others == others:
         return kept if kept.domains is overview.domains else _made(overview, others)
     return _made(overview, others)
@@ -96,7 +97,9 @@ def _made(overview: StateSummary, others: int) -> OverviewIndex:
     made = OverviewIndex(
         overview.domains, by_name, tuple(busiest), tuple(latest), summed(unique), others
     )
-    overview._index = made  # derived from the frozen domains alone: a cache, never a truth
+    # Kept beside the fields, where equality, hashing and dumps do not look (as a
+    # functools.cached_property would be): derived from the frozen domains, never a truth.
+    overview.__dict__[KEPT] = made
     return made
 
 
