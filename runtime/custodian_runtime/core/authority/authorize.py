@@ -173,8 +173,13 @@ def _citing(reason: str, lifted: Deferral | None) -> str:
 
 
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
-    """Why the write would change nothing, or is pointless, on the domain as observed."""
-    return None if spec.already_done is None else spec.already_done(item.params, view)
+    """Why the write would change nothing, or is pointless, on the domain as observed: a
+    create that nearly repeats an open one in its scope is denied here, before anyone is asked."""
+    if spec.already_done is not None:
+        found = spec.already_done(item.params, view)
+        if found is not None:
+            return found
+    return None if spec.repeats is None else spec.repeats(item.params, view)
 
 
 def _ungrounded(
