@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.approvals.history import ApprovalHistory, Said
+from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.refusals import STANDING_NO, standing_no
@@ -23,10 +23,12 @@ from test_authority_support import NOW, person_event, plan_of, proposal, task, w
 CANCEL = {"status": "cancelled"}
 
 
-def _no(task_id: str, days_ago: float, *, approved: bool = False, ws: str = "") -> Said:
+def _no(task_id: str, days_ago: float, *, approved: bool = False, ws: str = "") -> DecidedMark:
     at = (NOW - timedelta(days=days_ago)).isoformat()
     why = "" if approved else f"rejected by ana: we ship work, not cancel it ({task_id})"
-    return Said("set_task_status", "cancelled", task_id, ws, approved=approved, why=why, at=at)
+    return DecidedMark(
+        "set_task_status", "cancelled", task_id, ws, approved=approved, why=why, at=at
+    )
 
 
 def _owned() -> DomainSummary:
@@ -57,7 +59,9 @@ def test_three_rejections_and_no_approval_make_a_standing_no() -> None:
     yes = (*said, _no("t-todo", 0.5, approved=True))
     assert standing_no(item, view, ApprovalHistory(said=yes)) is None
     # Another status is another class.
-    blocked = tuple(Said(s.operation, "blocked", s.task, "", False, s.why, s.at) for s in said)
+    blocked = tuple(
+        DecidedMark(s.operation, "blocked", s.task, "", False, s.why, s.at) for s in said
+    )
     assert standing_no(item, view, ApprovalHistory(said=blocked)) is None
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from custodian_runtime.core.approvals.history import Said
+from custodian_runtime.core.approvals.history import DecidedMark
 from custodian_runtime.core.approvals.items import (
     ApprovalItem,
     QueueView,
@@ -51,7 +51,7 @@ class IndexEntry:
     domain: str
     item: ApprovalItem | None = None
     mark: RejectedMark | None = None
-    said: Said | None = None  # a decided item: what a person said (a standing "no" reads it)
+    said: DecidedMark | None = None  # a decided item: what a person said (a standing "no" reads it)
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,7 @@ def _parse(data: dict[str, Any], domain: str) -> tuple[ApprovalIndex | None, str
     for name, (stamp, item, mark, said) in data["used"].items():
         whole = None if item is None else ApprovalItem.model_validate(item)
         marked = None if mark is None else RejectedMark(*map(_text, mark))
-        spoken = None if said is None else Said.from_record(said)
+        spoken = None if said is None else DecidedMark.from_record(said)
         used[name] = IndexEntry(_text(stamp), domain, whole, marked, spoken)
     return ApprovalIndex(_text(data["directory"]), used, _text(data["files"])), None
 

@@ -23,7 +23,7 @@ from custodian_runtime.core.plan.extract import ProposedItem
 
 
 @dataclass(frozen=True)
-class Said:
+class DecidedMark:
     """What a person said of one decided proposal, as a standing "no" reads it
     (core/authority/refusals.py): its class (operation, the status it sets, the task or
     workstream it is about), whether they approved it, their reason, and when."""
@@ -42,7 +42,7 @@ class Said:
                 self.why, self.at]  # fmt: skip
 
     @classmethod
-    def from_record(cls, data: Any) -> Said:
+    def from_record(cls, data: Any) -> DecidedMark:
         """What `as_record` kept."""
         op, status, task, ws, approved, why, at = data
         return cls(str(op), str(status), str(task), str(ws), approved is True, str(why), str(at))
@@ -67,7 +67,7 @@ class ApprovalHistory:
     rejected_text_at: Mapping[str, str] = field(default_factory=dict)
     # What a person said of each proposal decided in the window, approved or rejected: a class
     # rejected repeatedly and never approved is a standing "no" (core/authority/refusals.py).
-    said: tuple[Said, ...] = ()
+    said: tuple[DecidedMark, ...] = ()
 
     def as_record(self) -> dict[str, Any]:
         """The history as the journal's plan record keeps it (for replay)."""
@@ -93,7 +93,7 @@ class ApprovalHistory:
             pending_count=int(data.get("pending_count") or 0),
             rejected_at=dict(data.get("rejected_at") or {}),
             rejected_text_at=dict(data.get("rejected_text_at") or {}),
-            said=tuple(Said.from_record(one) for one in data.get("said") or ()),
+            said=tuple(DecidedMark.from_record(one) for one in data.get("said") or ()),
         )
 
     def for_items(self, items: Iterable[ProposedItem]) -> ApprovalHistory:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from custodian_runtime.core._normalized import text_key
-from custodian_runtime.core.approvals.history import ApprovalHistory, Said
+from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.approvals.status import ApprovalStatus as ApprovalStatus
 from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 
@@ -170,7 +170,7 @@ def rejected_mark(item: ApprovalItem) -> RejectedMark:
     )  # fmt: skip
 
 
-def said_of(item: ApprovalItem) -> Said | None:
+def said_of(item: ApprovalItem) -> DecidedMark | None:
     """What a person said of a decided item, as a standing "no" reads it (None: undecided)."""
     approved = _DECIDED_AS.get(item.status)
     if approved is None or item.decided_at is None:
@@ -179,7 +179,7 @@ def said_of(item: ApprovalItem) -> Said | None:
     status, task, ws = (v if isinstance(v, str) else "" for v in (status, task, ws))
     why = "" if approved else _why(item)
     at = item.decided_at.isoformat()
-    return Said(item.operation, status, task, ws, approved=approved, why=why, at=at)
+    return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at)
 
 
 # What an item's status says the person did: approved (it may still fail on the hub) or not.
@@ -189,7 +189,7 @@ _DECIDED_AS = {
 }
 
 
-def said_in_window(said: Iterable[Said], now: datetime) -> tuple[Said, ...]:
+def said_in_window(said: Iterable[DecidedMark], now: datetime) -> tuple[DecidedMark, ...]:
     """What a person said within RECENTLY_REJECTED of `now`: what a standing "no" reads."""
     return tuple(
         s for s in said if s.at and now - datetime.fromisoformat(s.at) <= RECENTLY_REJECTED
@@ -214,7 +214,7 @@ class QueueView:
     domain: str
     items: tuple[ApprovalItem, ...]
     marks: tuple[RejectedMark, ...]
-    said: tuple[Said, ...] = ()  # what a person said of each decided item (standing "no")
+    said: tuple[DecidedMark, ...] = ()  # what a person said of each decided item (standing "no")
 
     def pending(self, now: datetime) -> list[ApprovalItem]:
         """Items still waiting, oldest first."""
@@ -239,7 +239,9 @@ def history_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> Ap
 
 
 def history_from(
-    pending: Iterable[ApprovalItem], rejected: Iterable[RejectedMark], said: Iterable[Said] = ()
+    pending: Iterable[ApprovalItem],
+    rejected: Iterable[RejectedMark],
+    said: Iterable[DecidedMark] = (),
 ) -> ApprovalHistory:
     """The history of these pending items, rejected marks, and what a person said."""
     waiting = list(pending)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.core.approvals.history import ApprovalHistory, Said
+from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
 from custodian_runtime.core.plan.extract import ProposedItem
@@ -40,7 +40,7 @@ class Refusal:
     operation: str
     status: str
     scope: str  # `workstream ops-ws-1`, or `the workstreams of mia`
-    rejected: tuple[Said, ...]
+    rejected: tuple[DecidedMark, ...]
     last: datetime
 
     def label(self) -> str:
@@ -106,12 +106,12 @@ def held_class(reason: str) -> str | None:
 def _class_of(operation: str, got: Mapping[str, Any], view: View) -> tuple[str, str | None]:
     """The status a proposal sets ("" for none) and the workstream it is about (None: none)."""
     status = got.get("status")
-    said = Said(operation, status if isinstance(status, str) else "",
+    said = DecidedMark(operation, status if isinstance(status, str) else "",
                 str(got.get("task_id") or ""), str(got.get("workstream_id") or ""))  # fmt: skip
     return said.status, _workstream_of(said, view)
 
 
-def _workstream_of(said: Said, view: View) -> str | None:
+def _workstream_of(said: DecidedMark, view: View) -> str | None:
     if said.workstream:
         return said.workstream
     task = view.tasks.get(said.task)
