@@ -142,6 +142,8 @@ def test_a_run_holds_a_class_its_person_keeps_rejecting(
     (held,) = fourth["denied"]
     assert held["clause"].startswith("held: a standing no, 3 proposals of set_task_status")
     assert "rejected by ana: we ship, not cancel" in held["clause"]
+    note = Path(fourth["note"]).read_text(encoding="utf-8")
+    assert "held: a standing no, 3 proposals of set_task_status status=cancelled" in note
     memory = ["--memory", str(tmp_path / "memory")]
     report = run_cli(["policy", "report", "--domain", "website", *memory], tmp_path, monkeypatch)
     assert report.code == 0, report.stderr
