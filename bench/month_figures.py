@@ -99,6 +99,10 @@ def _lever(item: dict[str, Any]) -> str:
     if outcome == "denied":
         if code == "held_deference":
             return "held in deference to a person's decision"
+        if "a standing no" in clause:
+            return "a standing no held"
+        if "nearly repeats" in clause:
+            return "a near repeat"
         return "a rejection held" if "rejected" in clause else "denied otherwise"
     return code
 
@@ -211,6 +215,8 @@ def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
     for label, key in (
         ("deference lifted by a person's newer word", lifted),
         ("rejections held (denied, not asked)", "denied: a rejection held"),
+        ("a standing no held (not asked)", "denied: a standing no held"),
+        ("near repeats denied (not asked)", "denied: a near repeat"),
     ):
         lines.append(f"{label} {share[key] - base[key]:+d}")
     for label, key in (

@@ -299,6 +299,34 @@ def test_after_a_suspension_the_moves_that_cited_a_person_are_suggested_on_evide
     assert renew.kind == "renew" and "--evidence newer" in renew.command
 
 
+def test_when_citing_an_event_separates_approvals_from_rejections_it_is_suggested() -> None:
+    cited = [
+        _at(n, "set_task_status",
+            {"task_id": f"web-t-{n}", "status": "blocked", "evidence": [f"ev-{n}"]}, "executed")
+        for n in range(8)
+    ]  # fmt: skip
+    bare = _moves(4, "blocked", "rejected", 40)  # rejected: they cited nothing
+    [one] = _one([*cited, *bare]).suggestions
+    assert one.kind == "grant" and one.where == {"status": "blocked"}
+    assert "--evidence newer" in one.command
+    assert one.why.startswith("8 of 8 approved moves citing a person's event, lower bound 0.68")
+    assert "the 4 rejected in status=blocked cited no event" in one.why
+    # One rejected move that cited an event: evidence does not separate them; nothing is.
+    older = _at(
+        50,
+        "set_task_status",
+        {"task_id": "web-t-50", "status": "blocked", "evidence": ["ev-old"]},
+        "rejected",
+    )
+    assert _one([*cited, *bare, older]).suggestions == ()  # fmt: skip
+    # Too few approved moves cited one: none.
+    assert _one([*cited[:5], *bare]).suggestions == ()
+    # The grant it prints covers no move that cites nothing (core/standing/grants.py).
+    grant = _grant({"status": "blocked"}).model_copy(update={"evidence": "newer"})
+    plain = {"task_id": "web-t-1", "status": "blocked"}
+    assert covering("set_task_status", plain, [grant], {}, NOW, HUB, False).grant is None
+
+
 def test_a_mode_an_operation_has_is_never_suggested() -> None:
     done = [
         _at(n, "update_task_status", {"task_id": f"web-t-{n}", "status": "done"}, "executed")

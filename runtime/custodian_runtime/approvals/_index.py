@@ -25,19 +25,21 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from custodian_runtime.core.approvals.history import DecidedMark
 from custodian_runtime.core.approvals.items import (
     ApprovalItem,
     QueueView,
     RejectedMark,
     is_hot,
     rejected_mark,
+    said_of,
 )
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.seals import SealKey, item_seal_problem
 from custodian_runtime.errors import SealError
 from custodian_runtime.memory.files import atomic_write_text
 
-VERSION = 3  # 3: a rejected mark keeps when it was rejected
+VERSION = 4  # 3: a rejected mark keeps when it was rejected; 4: what a person said of each
 _INDEX_PREFIX = b"custodian approval index v2\n"
 
 
@@ -49,6 +51,7 @@ class IndexEntry:
     domain: str
     item: ApprovalItem | None = None
     mark: RejectedMark | None = None
+    said: DecidedMark | None = None  # a decided item: what a person said (a standing "no" reads it)
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,11 @@ class ApprovalIndex:
         for line in filter(None, self.stamps.split("\0")):
             name, stamp, owner = line.split("/")
             kept = self.used.get(name)
-            found[name] = IndexEntry(stamp, owner, *((kept.item, kept.mark) if kept else ()))
+            found[name] = (
+                IndexEntry(stamp, owner, kept.item, kept.mark, kept.said)
+                if kept
+                else IndexEntry(stamp, owner)
+            )
         return found
 
 
@@ -152,13 +159,14 @@ def _entry(item: ApprovalItem, stamp: str, domain: str, now: datetime) -> IndexE
     if item.domain != domain:
         return IndexEntry(stamp, item.domain)
     mark = rejected_mark(item) if item.status == "rejected" else None
-    return IndexEntry(stamp, domain, item if is_hot(item, now) else None, mark)
+    return IndexEntry(stamp, domain, item if is_hot(item, now) else None, mark, said_of(item))
 
 
 def _view(domain: str, files: dict[str, IndexEntry]) -> QueueView:
     mine = [e for e in files.values() if e.domain == domain]
     items = sorted((e.item for e in mine if e.item is not None), key=lambda i: (i.created_at, i.id))
-    return QueueView(domain, tuple(items), tuple(e.mark for e in mine if e.mark is not None))
+    marks = tuple(e.mark for e in mine if e.mark is not None)
+    return QueueView(domain, tuple(items), marks, tuple(e.said for e in mine if e.said is not None))
 
 
 def _check_seal(key: SealKey, path: Path, item: ApprovalItem) -> None:
@@ -196,10 +204,11 @@ def _parse(data: dict[str, Any], domain: str) -> tuple[ApprovalIndex | None, str
     if data["version"] != VERSION or data["domain"] != domain:
         return None, "of another version or domain"
     used = {}
-    for name, (stamp, item, mark) in data["used"].items():
+    for name, (stamp, item, mark, said) in data["used"].items():
         whole = None if item is None else ApprovalItem.model_validate(item)
         marked = None if mark is None else RejectedMark(*map(_text, mark))
-        used[name] = IndexEntry(_text(stamp), domain, whole, marked)
+        spoken = None if said is None else DecidedMark.from_record(said)
+        used[name] = IndexEntry(_text(stamp), domain, whole, marked, spoken)
     return ApprovalIndex(_text(data["directory"]), used, _text(data["files"])), None
 
 
@@ -213,7 +222,8 @@ def _used(entry: IndexEntry) -> list[Any]:
     item = None if entry.item is None else entry.item.model_dump(mode="json")
     m = entry.mark
     mark = None if m is None else [m.fingerprint, m.text, m.why, m.at]
-    return [entry.stamp, item, mark]
+    said = None if entry.said is None else entry.said.as_record()
+    return [entry.stamp, item, mark, said]
 
 
 def _seal_holds(key: SealKey, body: bytes, seal: bytes) -> bool:
@@ -229,7 +239,7 @@ def _save(
         "domain": domain,
         "directory": directory,
         "files": "".join(f"{n}/{e.stamp}/{e.domain}\0" for n, e in files.items()),
-        "used": {n: _used(e) for n, e in files.items() if e.item or e.mark},
+        "used": {n: _used(e) for n, e in files.items() if e.item or e.mark or e.said},
     }
     body = canonical_json(data)
     seal = "-" if key is None else key.mac(_INDEX_PREFIX, body)

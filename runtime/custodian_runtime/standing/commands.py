@@ -33,7 +33,7 @@ from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.shadow_log import held_count, shadow_log
+from custodian_runtime.standing.shadow_log import held_count, shadow_log, standing_nos
 from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.writes import hub_location
 
@@ -174,12 +174,15 @@ def report(
     may run (one command a line, starting with `custodian`) and why, or why nothing."""
     rows = agreement_rows(settings, domain, days, now)
     found = suggested(settings, domain, rows, by, now)
-    held = held_count(settings.memory_dir, domain, (now or utc_now()) - timedelta(days=days))
+    since = (now or utc_now()) - timedelta(days=days)
+    held = held_count(settings.memory_dir, domain, since)
+    nos = standing_nos(settings.memory_dir, domain, since)
     if as_json:
         listed = [r.as_json(domain, suggested=found[r.operation]) for r in rows]
         every = [s.as_json() for r in rows for s in found[r.operation].suggestions]
+        standing_no = [{"class": k, "held": n, "last": t} for k, (n, t) in sorted(nos.items())]
         data = {"domain": domain, "days": days, "operations": listed, "suggestions": every,
-                "held_deference": held}  # fmt: skip
+                "held_deference": held, "standing_no": standing_no}  # fmt: skip
         write_json(data, out)
         return 0
     if not rows:
@@ -197,6 +200,9 @@ def report(
             f"held in deference to a person: {held} in the last {days} days (a person decided "
             "the task's status; a newer event of theirs that supports the change lets it go)\n"
         )
+    for label, (count, last) in sorted(nos.items()):
+        out.write(for_terminal(f"a standing no: {label}, {count} held in the last {days} days, "
+                               f"not asked; the last: {last}") + "\n")  # fmt: skip
     return 0
 
 

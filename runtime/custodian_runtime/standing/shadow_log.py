@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from custodian_runtime.core.authority.refusals import HELD_NO, held_class
 from custodian_runtime.core.journal.api import Record, parse_at
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS
 from custodian_runtime.journal.store import JournalStore, lines_from, parse_line
@@ -40,4 +41,24 @@ def held_count(memory_dir: Path, domain: str, since: datetime) -> int:
             parsed = parse_line(raw.rstrip(b"\n"))
             if isinstance(parsed, Record) and parsed.kind == "ruling":
                 found += parse_at(parsed.at) >= since
+    return found
+
+
+def standing_nos(memory_dir: Path, domain: str, since: datetime) -> dict[str, tuple[int, str]]:
+    """Per class a person's standing "no" held (core/authority/refusals.py), at or after `since`:
+    how many proposals it held, and the newest one's sentence (the person's reasons)."""
+    found: dict[str, tuple[int, str]] = {}
+    needle = HELD_NO.encode()
+    for segment in JournalStore(memory_dir).layout(domain).segments():
+        for _, raw in lines_from(segment.path):
+            if needle not in raw or not raw.endswith(b"\n"):
+                continue  # no standing "no" in it, or a torn tail
+            parsed = parse_line(raw.rstrip(b"\n"))
+            if not isinstance(parsed, Record) or parsed.kind != "ruling":
+                continue
+            reason = str(parsed.data.get("reason", ""))
+            label = held_class(reason)
+            if label is not None and parse_at(parsed.at) >= since:
+                count, _ = found.get(label, (0, ""))
+                found[label] = (count + 1, reason[reason.index(HELD_NO) :])
     return found

@@ -23,6 +23,32 @@ from custodian_runtime.core.plan.extract import ProposedItem
 
 
 @dataclass(frozen=True)
+class DecidedMark:
+    """What a person said of one decided proposal, as a standing "no" reads it
+    (core/authority/refusals.py): its class (operation, the status it sets, the task or
+    workstream it is about), whether they approved it, their reason, and when."""
+
+    operation: str
+    status: str = ""
+    task: str = ""
+    workstream: str = ""
+    approved: bool = False
+    why: str = ""
+    at: str = ""  # ISO 8601
+
+    def as_record(self) -> list[Any]:
+        """Its fields in order, as the plan record and the queue's index keep them."""
+        return [self.operation, self.status, self.task, self.workstream, self.approved,
+                self.why, self.at]  # fmt: skip
+
+    @classmethod
+    def from_record(cls, data: Any) -> DecidedMark:
+        """What `as_record` kept."""
+        op, status, task, ws, approved, why, at = data
+        return cls(str(op), str(status), str(task), str(ws), approved is True, str(why), str(at))
+
+
+@dataclass(frozen=True)
 class ApprovalHistory:
     """What the domain's approval queue already holds (see core/approvals/history.py).
 
@@ -39,6 +65,9 @@ class ApprovalHistory:
     # the facts it was made on. Missing (a record from before): it holds on any facts.
     rejected_at: Mapping[str, str] = field(default_factory=dict)
     rejected_text_at: Mapping[str, str] = field(default_factory=dict)
+    # What a person said of each proposal decided in the window, approved or rejected: a class
+    # rejected repeatedly and never approved is a standing "no" (core/authority/refusals.py).
+    said: tuple[DecidedMark, ...] = ()
 
     def as_record(self) -> dict[str, Any]:
         """The history as the journal's plan record keeps it (for replay)."""
@@ -50,6 +79,7 @@ class ApprovalHistory:
             "pending_count": self.pending_count,
             "rejected_at": dict(self.rejected_at),
             "rejected_text_at": dict(self.rejected_text_at),
+            "said": [one.as_record() for one in self.said],
         }
 
     @classmethod
@@ -63,6 +93,7 @@ class ApprovalHistory:
             pending_count=int(data.get("pending_count") or 0),
             rejected_at=dict(data.get("rejected_at") or {}),
             rejected_text_at=dict(data.get("rejected_text_at") or {}),
+            said=tuple(DecidedMark.from_record(one) for one in data.get("said") or ()),
         )
 
     def for_items(self, items: Iterable[ProposedItem]) -> ApprovalHistory:
@@ -71,10 +102,11 @@ class ApprovalHistory:
         The authority looks the history up by each item's fingerprint and text, so replay rules
         the same from this, and the record grows with the plan, not with the queue's past.
         """
-        prints, texts = set(), set()
+        prints, texts, operations = set(), set(), set()
         for item in items:
             prints.add(item.fingerprint)
             texts.add(text_key(item.operation, item.params))
+            operations.add(item.operation)
         return ApprovalHistory(
             pending={k: v for k, v in self.pending.items() if k in prints},
             rejected={k: v for k, v in self.rejected.items() if k in prints},
@@ -83,6 +115,7 @@ class ApprovalHistory:
             pending_count=self.pending_count,
             rejected_at={k: v for k, v in self.rejected_at.items() if k in prints},
             rejected_text_at={k: v for k, v in self.rejected_text_at.items() if k in texts},
+            said=tuple(one for one in self.said if one.operation in operations),
         )
 
     def pending_as(self, item: ProposedItem) -> str | None:

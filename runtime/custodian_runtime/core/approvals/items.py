@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from custodian_runtime.core._normalized import text_key
-from custodian_runtime.core.approvals.history import ApprovalHistory
+from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.approvals.status import ApprovalStatus as ApprovalStatus
 from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 
@@ -170,6 +170,32 @@ def rejected_mark(item: ApprovalItem) -> RejectedMark:
     )  # fmt: skip
 
 
+def said_of(item: ApprovalItem) -> DecidedMark | None:
+    """What a person said of a decided item, as a standing "no" reads it (None: undecided)."""
+    approved = _DECIDED_AS.get(item.status)
+    if approved is None or item.decided_at is None:
+        return None
+    status, task, ws = (item.params.get(k) for k in ("status", "task_id", "workstream_id"))
+    status, task, ws = (v if isinstance(v, str) else "" for v in (status, task, ws))
+    why = "" if approved else _why(item)
+    at = item.decided_at.isoformat()
+    return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at)
+
+
+# What an item's status says the person did: approved (it may still fail on the hub) or not.
+_DECIDED_AS = {
+    **dict.fromkeys(("approved", "executed", "failed", "stale", "unknown"), True),
+    "rejected": False,
+}
+
+
+def said_in_window(said: Iterable[DecidedMark], now: datetime) -> tuple[DecidedMark, ...]:
+    """What a person said within RECENTLY_REJECTED of `now`: what a standing "no" reads."""
+    return tuple(
+        s for s in said if s.at and now - datetime.fromisoformat(s.at) <= RECENTLY_REJECTED
+    )
+
+
 def is_hot(item: ApprovalItem, now: datetime) -> bool:
     """Whether a run reads the item whole: it waits, or was rejected within RECENTLY_REJECTED."""
     if item.status == "pending":
@@ -188,6 +214,7 @@ class QueueView:
     domain: str
     items: tuple[ApprovalItem, ...]
     marks: tuple[RejectedMark, ...]
+    said: tuple[DecidedMark, ...] = ()  # what a person said of each decided item (standing "no")
 
     def pending(self, now: datetime) -> list[ApprovalItem]:
         """Items still waiting, oldest first."""
@@ -199,20 +226,24 @@ class QueueView:
 
     def history(self, now: datetime) -> ApprovalHistory:
         """What the authority compares a plan with."""
-        return history_from(self.pending(now), self.marks)
+        return history_from(self.pending(now), self.marks, said_in_window(self.said, now))
 
 
 def history_for(items: Iterable[ApprovalItem], domain: str, now: datetime) -> ApprovalHistory:
     """The pending and rejected items of `domain`, by fingerprint and by normalized text."""
     mine = [i for i in items if i.domain == domain]
     pending = [i for i in mine if effective_status(i, now) == "pending"]
-    return history_from(pending, [rejected_mark(i) for i in mine if i.status == "rejected"])
+    said = said_in_window((s for s in map(said_of, mine) if s is not None), now)
+    marks = [rejected_mark(i) for i in mine if i.status == "rejected"]
+    return history_from(pending, marks, said)
 
 
 def history_from(
-    pending: Iterable[ApprovalItem], rejected: Iterable[RejectedMark]
+    pending: Iterable[ApprovalItem],
+    rejected: Iterable[RejectedMark],
+    said: Iterable[DecidedMark] = (),
 ) -> ApprovalHistory:
-    """The history of these pending items and rejected marks."""
+    """The history of these pending items, rejected marks, and what a person said."""
     waiting = list(pending)
     # The latest rejection of a proposal is the one whose facts hold (an unknown time first).
     marks = sorted(rejected, key=lambda m: m.at)
@@ -224,6 +255,7 @@ def history_from(
         pending_count=len(waiting),
         rejected_at={m.fingerprint: m.at for m in marks if m.at},
         rejected_text_at={m.text: m.at for m in marks if m.at},
+        said=tuple(sorted(said, key=lambda s: (s.at, *map(str, s.as_record())))),
     )
 
 

@@ -21,6 +21,7 @@ from custodian_runtime.core.authority.deference import Deferral, deference
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.grounded import invented_evidence, text_problem
+from custodian_runtime.core.authority.refusals import refusal_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
@@ -114,6 +115,8 @@ def _ruling(
     if word is not None:
         deferred = None  # lifted by a person's newer word: the ordinary rules ruled
     clause = reason.removeprefix(f"{_label(item)} {_VERBS[outcome]}: ")
+    if outcome == "deny" and reason.startswith(f"{_label(item)} is held: "):
+        clause = reason.removeprefix(f"{_label(item)} is ")  # a standing no: held, not asked
     if clause == reason:
         return Ruling(item, outcome, reason, word=word)
     routine = outcome == "queue" and clause == f"{EVERY_PROPOSAL}."
@@ -173,8 +176,13 @@ def _citing(reason: str, lifted: Deferral | None) -> str:
 
 
 def _already_done(spec: OperationSpec, item: ProposedItem, view: View) -> str | None:
-    """Why the write would change nothing, or is pointless, on the domain as observed."""
-    return None if spec.already_done is None else spec.already_done(item.params, view)
+    """Why the write would change nothing, or is pointless, on the domain as observed: a
+    create that nearly repeats an open one in its scope is denied here, before anyone is asked."""
+    if spec.already_done is not None:
+        found = spec.already_done(item.params, view)
+        if found is not None:
+            return found
+    return None if spec.repeats is None else spec.repeats(item.params, view)
 
 
 def _ungrounded(
@@ -301,6 +309,11 @@ def _rule_queued(
         problem, changed = rejection_problem(item, view, evidence, rejection)
         if problem is not None:
             return "deny", f"{label} is denied: {problem}."
+    if history.pending_as(item) is None:
+        held, asked = refusal_problem(item, view, history, evidence)
+        if held is not None:
+            return "deny", f"{label} is {held}."
+        changed = "; ".join(w for w in (changed, asked) if w) or None
     problem = _history_problem(item, limits, history, tally)
     if problem is not None:
         return "deny", f"{label} is denied: {problem}."

@@ -7,6 +7,7 @@ from typing import Any
 
 from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.marks import with_run_mark
+from custodian_runtime.core.operations._near import nearly_repeats
 from custodian_runtime.core.operations._spec import Landing, Lookup, Params
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES, short
 from custodian_runtime.core.view import View
@@ -59,6 +60,24 @@ def same_titles(pool: list[Any], title: object) -> list[str]:
         return []
     wanted = normalized_text(title)
     return sorted(item.id for item in pool if normalized_text(item.title) == wanted)
+
+
+def near_titles(pool: list[Any], title: object) -> list[tuple[str, str]]:
+    """(id, title) of what in `pool` `title` nearly repeats in other words
+    (core/operations/_near.py), other than what bears `title` itself."""
+    if not isinstance(title, str):
+        return []
+    wanted = normalized_text(title)
+    found = [item for item in pool if normalized_text(item.title) != wanted]
+    return sorted((i.id, i.title) for i in found if nearly_repeats(title, i.title))
+
+
+def nearly(what: str, found: list[tuple[str, str]], where: str) -> str | None:
+    """Why a create is denied as a near repeat: it names the one (or ones) it repeats."""
+    if not found:
+        return None
+    named = ", ".join(f"{ident} {short(title)}" for ident, title in found[:3])
+    return f"it nearly repeats {what} {named}, open {where}, in other words; use that one"
 
 
 def titled(what: str, ids: list[str], title: object) -> str | None:

@@ -5,10 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import custodian_runtime.core.contract as contract
-from custodian_runtime.core.operations._common import created, in_domain, same_titles, titled
+from custodian_runtime.core.operations._common import (
+    created,
+    in_domain,
+    near_titles,
+    nearly,
+    same_titles,
+    titled,
+)
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import CreateTask
 from custodian_runtime.core.view import View
+
+_OPEN = ("todo", "in_progress", "blocked")
 
 
 def _same(p: Params, view: View) -> list[str]:
@@ -18,6 +27,12 @@ def _same(p: Params, view: View) -> list[str]:
 
 def _already(p: Params, view: View) -> str | None:
     return titled("its workstream already has a task titled", _same(p, view), p["title"])
+
+
+def _repeats(p: Params, view: View) -> str | None:
+    parent = p.get("workstream_id")
+    pool = [t for t in view.tasks.values() if t.workstream_id == parent and t.status in _OPEN]
+    return nearly("task", near_titles(pool, p["title"]), "in its workstream")
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
@@ -48,6 +63,7 @@ SPEC = OperationSpec(
     call=_call,
     targets=("workstream_id",),
     already_done=_already,
+    repeats=_repeats,
     creates=_same,
     # State-hub contract: `POST /tasks` takes `status?`; the reference hub holds an omitted one
     # as `todo`, so `--where status=todo` covers a create that says no status.

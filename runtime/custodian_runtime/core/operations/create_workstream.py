@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import custodian_runtime.core.contract as contract
-from custodian_runtime.core.operations._common import created, same_titles, titled
+from custodian_runtime.core.operations._common import (
+    created,
+    near_titles,
+    nearly,
+    same_titles,
+    titled,
+)
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import CreateWorkstream
 from custodian_runtime.core.view import View
@@ -17,6 +23,11 @@ def _same(p: Params, view: View) -> list[str]:
 
 def _already(p: Params, view: View) -> str | None:
     return titled("the domain already has a workstream titled", _same(p, view), p["title"])
+
+
+def _repeats(p: Params, view: View) -> str | None:
+    pool = [w for w in view.workstreams.values() if w.status != "done"]
+    return nearly("workstream", near_titles(pool, p["title"]), "in the domain")
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
@@ -45,5 +56,6 @@ SPEC = OperationSpec(
     call=_call,
     targets=("domain",),
     already_done=_already,
+    repeats=_repeats,
     creates=_same,
 )

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import custodian_runtime.core.contract as contract
-from custodian_runtime.core.operations._common import created, in_domain, same_titles, titled
+from custodian_runtime.core.operations._common import (
+    created,
+    in_domain,
+    near_titles,
+    nearly,
+    same_titles,
+    titled,
+)
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import RecordDecision
 from custodian_runtime.core.view import View
@@ -17,6 +24,12 @@ def _same(p: Params, view: View) -> list[str]:
 
 def _already(p: Params, view: View) -> str | None:
     return titled("the domain already has an open decision titled", _same(p, view), p["title"])
+
+
+def _repeats(p: Params, view: View) -> str | None:
+    parent = p.get("workstream_id")
+    pool = [d for d in view.decisions.values() if d.workstream_id == parent]
+    return nearly("decision", near_titles(pool, p["title"]), "in its workstream")
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
@@ -46,6 +59,7 @@ SPEC = OperationSpec(
     call=_call,
     targets=("workstream_id",),
     already_done=_already,
+    repeats=_repeats,
     creates=_same,
     in_domain=True,
 )

@@ -8,6 +8,10 @@ no rejection that takes NEEDED approvals. A class a live grant already covers ea
 live grant running low (under 20 % of its uses left, or under 2 days) is suggested for
 renewal with its record. A suggested grant is narrowed further to every param value all the
 class's approved proposals shared. A mode an operation already has is never suggested.
+
+A status write's class that holds rejections earns a grant on evidence (`--evidence newer`)
+when citing an event separates them: every rejected move cited none, and the approved moves
+that cited one earn the bound on their own. Such a grant covers no move that cites nothing.
 """
 
 from __future__ import annotations
@@ -306,6 +310,11 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
     clean = [c for c in classes if c.rejected == 0]
     found: list[Suggestion] = []
     reasons: list[str] = []
+    for c in classes:
+        if c.rejected:
+            split = _separated(tally, c, live, asking)
+            if split is not None and all(f.command != split.command for f in found):
+                found.append(split)
     for c in clean:
         ok, why = _judge(c, grants, covered)
         if not ok:
@@ -322,6 +331,40 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
         found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
         covered |= c.approved
     return tuple(found), _why_none(tally, classes, reasons)
+
+
+def _separated(tally: DecidedTally, c: _Class, live: Live, asking: Asking) -> Suggestion | None:
+    """A grant on evidence for a status write's class that holds rejections, when citing
+    evidence separates its approved moves from its rejected ones: every rejected move cited
+    none, and the approved moves that cited some earn a grant on their own (None: else).
+
+    Sound from the params alone: a grant on evidence runs only a move citing a person's newer
+    event, so it covers no move that cited nothing; a rejected move that cited any event (older,
+    or one the person did not take) keeps it unsuggested."""
+    spec = operations.find(tally.operation)
+    if spec is None or not spec.status_write or not c.where or "task_id" in c.where:
+        return None  # a status write's class; never one task's
+    inside = [(ok, p) for ok, p in tally.decided if _in_class(p, c.where)]
+    if any(not ok and p.get("evidence") for ok, p in inside):
+        return None  # a rejected move cited an event: evidence does not separate them
+    cited = [ok for ok, p in inside if p.get("evidence")]
+    if not cited or not all(cited):
+        return None
+    ok, why = _earned(len(cited), len(cited), "approved moves citing a person's event")
+    if not ok or live.suspension(tally.operation, c.where, "newer"):
+        return None
+    if any(g.evidence and g.where.items() <= c.where.items() for g in live.of(tally.operation)):
+        return None  # a live grant on evidence covers it already
+    rejected = sum(1 for ok, _ in inside if not ok)
+    why = (
+        f"{why}; the {rejected} rejected in {c.label} cited no event, and a grant on evidence "
+        "runs only a move citing a person's newer event"
+    )
+    return grant_command(asking, tally.operation, c.where, why, evidence="newer")
+
+
+def _in_class(params: Mapping[str, object], where: Mapping[str, str]) -> bool:
+    return all(where_text(params.get(k)) == v for k, v in where.items())
 
 
 def _on_evidence(

@@ -1,0 +1,123 @@
+"""A standing "no": a class of proposals a person rejected repeatedly and never approved is held.
+
+A class is an operation with the status it sets (what `--where status=…` names), in one
+workstream, or across the workstreams of one owner when that is where the "no" was said (an
+owner decides their own workstreams' items). When a person rejected at least `STANDING_NO`
+proposals of a class within the queue's window and approved none, a new proposal of the class
+is held: neither queued nor sent, with the person's own reasons cited. A person's event on the
+proposal's target newer than the class's latest rejection asks again, once: rejected again, the
+newer rejection holds. A hold only stops asking; it never executes anything. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
+from custodian_runtime.core.authority.evidence import Evidence, stamp
+from custodian_runtime.core.authority.facts import changed_since
+from custodian_runtime.core.plan.extract import ProposedItem
+from custodian_runtime.core.plan.schema import short
+from custodian_runtime.core.view import View
+
+# How many rejections, with no approval, make a class a person's standing "no".
+STANDING_NO = 3
+# How a held item's sentence begins: what `policy report` finds in the journal's rulings.
+HELD_NO = "held: a standing no, "
+_CLASS = re.compile(r"held: a standing no, \d+ proposals of (.+?) rejected and none approved")
+# How many of the person's reasons the held item's sentence cites (the newest first).
+CITED = 2
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One class a person keeps saying no to: what it is, where, their reasons, and when last."""
+
+    operation: str
+    status: str
+    scope: str  # `workstream ops-ws-1`, or `the workstreams of mia`
+    rejected: tuple[DecidedMark, ...]
+    last: datetime
+
+    def label(self) -> str:
+        """`set_task_status status=cancelled in the workstreams of mia`."""
+        where = f" status={self.status}" if self.status else ""
+        return f"{self.operation}{where} in {self.scope}"
+
+    def clause(self) -> str:
+        """What a person reads of the hold on a held item's line, their reasons cited."""
+        newest = sorted(self.rejected, key=lambda s: s.at, reverse=True)
+        cited = "; ".join(list(dict.fromkeys(short(s.why, 120) for s in newest))[:CITED])
+        return (
+            f"{HELD_NO}{len(self.rejected)} proposals of {self.label()} rejected and "
+            f"none approved, the last at {stamp(self.last)} ({cited}); it is asked again once "
+            "when a person writes on its target"
+        )
+
+
+def standing_no(item: ProposedItem, view: View, history: ApprovalHistory) -> Refusal | None:
+    """The standing "no" `item` falls under, if any: its workstream's first, then its owner's."""
+    status, workstream = _class_of(item.operation, item.params, view)
+    if workstream is None:
+        return None
+    same = [s for s in history.said if s.operation == item.operation and s.status == status]
+    owner = _owner(view, workstream)
+    scopes: list[tuple[str, Sequence[str]]] = [(f"workstream {workstream}", (workstream,))]
+    if owner:
+        mine = tuple(w for w in view.workstreams if _owner(view, w) == owner)
+        scopes.append((f"the workstreams of {owner}", mine))
+    for scope, inside in scopes:
+        said = [s for s in same if _workstream_of(s, view) in inside]
+        rejected = tuple(s for s in said if not s.approved)
+        if len(rejected) >= STANDING_NO and len(rejected) == len(said):
+            last = max(datetime.fromisoformat(s.at) for s in rejected)
+            return Refusal(item.operation, status, scope, rejected, last)
+    return None
+
+
+def refusal_problem(
+    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence
+) -> tuple[str | None, str | None]:
+    """Why `item` is held by a standing "no" (a denial), or what a person's newer word changed
+    (it is asked once more); (None, None) when no standing "no" covers it."""
+    found = standing_no(item, view, history)
+    if found is None:
+        return None, None
+    event = changed_since(item, view, evidence, found.last)
+    if event is None:
+        return found.clause(), None
+    return None, (
+        f"a standing no on {found.label()} ({len(found.rejected)} rejected, none approved); "
+        f"event {event.id} from {short(event.source)} at {stamp(event.created_at)} came since, "
+        "so it is asked once more"
+    )
+
+
+def held_class(reason: str) -> str | None:
+    """The class a held item's sentence names (`set_task_status status=cancelled in …`)."""
+    found = _CLASS.search(reason)
+    return None if found is None else found.group(1)
+
+
+def _class_of(operation: str, got: Mapping[str, Any], view: View) -> tuple[str, str | None]:
+    """The status a proposal sets ("" for none) and the workstream it is about (None: none)."""
+    status = got.get("status")
+    said = DecidedMark(operation, status if isinstance(status, str) else "",
+                str(got.get("task_id") or ""), str(got.get("workstream_id") or ""))  # fmt: skip
+    return said.status, _workstream_of(said, view)
+
+
+def _workstream_of(said: DecidedMark, view: View) -> str | None:
+    if said.workstream:
+        return said.workstream
+    task = view.tasks.get(said.task)
+    return None if task is None else task.workstream_id
+
+
+def _owner(view: View, workstream: str) -> str:
+    found = view.workstreams.get(workstream)
+    return "" if found is None or not found.owner else str(found.owner)
