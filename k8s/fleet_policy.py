@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 from manifest_policy import (
     DOMAIN_RE,
     MEMORY_DIR,
