@@ -147,9 +147,12 @@ def test_ci_runs_make_check_and_make_check_starts_with_the_packages() -> None:
     assert commands == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', "make check"]
     make = shutil.which("make")
     assert make is not None
+    # Under `make check` itself, MAKELEVEL and MAKEFLAGS would make it print its directory.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
     planned = subprocess.run(
-        [make, "-n", "check"],
+        [make, "-n", "--no-print-directory", "check"],
         cwd=SCRIPT.parent.parent,
+        env=env,
         capture_output=True,
         text=True,
         check=True,

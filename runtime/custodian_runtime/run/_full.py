@@ -13,8 +13,9 @@ from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.core.presentation import display
 from custodian_runtime.core.run_rules import EXIT_OK, Ending, ending, settles
+from custodian_runtime.errors import CustodianError
 from custodian_runtime.run._context import RunContext
-from custodian_runtime.run._ending import finish, skipped
+from custodian_runtime.run._ending import failed, finish, skipped
 from custodian_runtime.run._reconcile import settle_open_writes
 from custodian_runtime.run._result import RunResult, RunSoFar
 from custodian_runtime.run._shadow import record_shadow_matches
@@ -34,36 +35,41 @@ def read_and_decide(
     asked: ConditionalRead,
 ) -> RunResult:
     """From the domain's read to the run's end; `so_far` replaced with what each step returns."""
-    seen = observe(ctx, asked.summary)
-    so_far = replace(so_far, titles=display.titles(seen.summary), seen=seen.summary)
-    if not ctx.dry_run:
-        settled = settle_open_writes(ctx, history, seen, writes)
-        seen = settled.observation
-        so_far = replace(so_far, reconciled=settled.reports, titles=display.titles(seen.summary))
-        so_far = replace(so_far, seen=seen.summary)
-        ctx.journal.close_interrupted(history)
-        matched = record_shadow_matches(ctx, history, seen, writes)
-        so_far = replace(so_far, shadow_matched=matched)
-    skip = unchanged_state(ctx, seen, history)
-    if skip is not None:
-        return skipped(ctx, so_far, skip, "state unchanged since the last completed run")
-    orientation = orient(ctx, seen, history)
-    so_far = replace(so_far, omitted=orientation.omitted)
-    completion = ask(ctx, orientation, seen, history, writes)
-    so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
-    so_far = replace(so_far, answer=completion.text)
-    plan = extract(ctx, completion)
-    so_far = replace(so_far, observations=plan.observations)
-    ruled = rule(ctx, plan, seen, history, writes)
-    rulings = ruled.rulings
-    so_far = replace(so_far, narrowed=ruled.narrowed)
-    so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
-    so_far = replace(so_far, modes=ruled.grounds.standing.modes.as_record())
-    if ctx.dry_run:
-        ctx.stop.check("the dry run")
-        shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
-        return finish(ctx, replace(so_far, outcomes=dry_run(rulings)), shown)
-    return recorded(ctx, replace(so_far, outcomes=act(ctx, ruled, seen)), plan)
+    try:  # a failure is ended with what the steps had found by then (the answer, its usage)
+        seen = observe(ctx, asked.summary)
+        so_far = replace(so_far, titles=display.titles(seen.summary), seen=seen.summary)
+        if not ctx.dry_run:
+            settled = settle_open_writes(ctx, history, seen, writes)
+            seen = settled.observation
+            so_far = replace(
+                so_far, reconciled=settled.reports, titles=display.titles(seen.summary)
+            )
+            so_far = replace(so_far, seen=seen.summary)
+            ctx.journal.close_interrupted(history)
+            matched = record_shadow_matches(ctx, history, seen, writes)
+            so_far = replace(so_far, shadow_matched=matched)
+        skip = unchanged_state(ctx, seen, history)
+        if skip is not None:
+            return skipped(ctx, so_far, skip, "state unchanged since the last completed run")
+        orientation = orient(ctx, seen, history)
+        so_far = replace(so_far, omitted=orientation.omitted)
+        completion = ask(ctx, orientation, seen, history, writes)
+        so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
+        so_far = replace(so_far, answer=completion.text)
+        plan = extract(ctx, completion)
+        so_far = replace(so_far, observations=plan.observations)
+        ruled = rule(ctx, plan, seen, history, writes)
+        rulings = ruled.rulings
+        so_far = replace(so_far, narrowed=ruled.narrowed)
+        so_far = replace(so_far, rulings=rulings, contents=display.contents(rulings))
+        so_far = replace(so_far, modes=ruled.grounds.standing.modes.as_record())
+        if ctx.dry_run:
+            ctx.stop.check("the dry run")
+            shown = Ending("completed", EXIT_OK, "decisions shown, nothing sent or saved")
+            return finish(ctx, replace(so_far, outcomes=dry_run(rulings)), shown)
+        return recorded(ctx, replace(so_far, outcomes=act(ctx, ruled, seen)), plan)
+    except CustodianError as exc:
+        return failed(ctx, so_far, exc)
 
 
 def recorded(ctx: RunContext, so_far: RunSoFar, plan: Plan) -> RunResult:

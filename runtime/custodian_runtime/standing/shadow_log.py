@@ -12,6 +12,7 @@ from pathlib import Path
 
 from custodian_runtime.core.authority.refusals import HELD_NO, held_class
 from custodian_runtime.core.journal.api import Record, parse_at
+from custodian_runtime.core.journal.kinds import RulingRecord, read_as
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS
 from custodian_runtime.journal.store import JournalStore, lines_from, parse_line
 
@@ -56,7 +57,7 @@ def standing_nos(memory_dir: Path, domain: str, since: datetime) -> dict[str, tu
             parsed = parse_line(raw.rstrip(b"\n"))
             if not isinstance(parsed, Record) or parsed.kind != "ruling":
                 continue
-            reason = str(parsed.data.get("reason", ""))
+            reason = str(read_as(parsed, RulingRecord).reason or "")
             label = held_class(reason)
             if label is not None and parse_at(parsed.at) >= since:
                 count, _ = found.get(label, (0, ""))

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         precondition,
         proof,
         reconcile,
+        refusals,
     )
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "precondition",
     "proof",
     "reconcile",
+    "refusals",
 ]
 
 if not TYPE_CHECKING:
