@@ -25,6 +25,7 @@ from custodian_runtime.core.journal.kinds import Failed, SettledByHand, Stale, d
 from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.journal.spine import PendingWrite, write_of
 from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
+from custodian_runtime.core.standing.modes import SILENT
 
 # How long after it was closed a write is still compared with the hub.
 LATE_WINDOW = timedelta(days=7)
@@ -166,16 +167,12 @@ def _recent(closed: Record, newest_at: str) -> bool:
     return parse_at(newest_at) - parse_at(closed.at) <= LATE_WINDOW
 
 
-# A closed write's modes that send nothing: a probe of such a write would be a write of its own.
-_SILENT_MODES = frozenset({"off", "shadow"})
-
-
 def probe_refusal(closed: ClosedWrite, mode: str, item_status: str | None) -> str | None:
     """Why a closed write may not be probed now (None: it may): a probe re-sends the write, so
     it is ruled first, and only a write that would be sent now is probed (`mode`: its
     operation's mode now; `item_status`: its approval item's, as the journal says it)."""
     if item_status == "rejected":
         return "a person rejected its item, so nothing of it is sent again, not even a probe"
-    if mode in _SILENT_MODES:
+    if mode in SILENT:  # nothing is sent: a probe would be a write of its own
         return f"{closed.write.operation} is {mode} now, so nothing of it is sent, not even a probe"
     return None

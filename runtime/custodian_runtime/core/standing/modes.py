@@ -16,6 +16,8 @@ from typing import Literal, get_args
 import custodian_runtime.core.operations as operations
 
 Mode = Literal["auto", "ask", "shadow", "off"]
+# The modes under which no write of the operation goes out, a person's approval included.
+SILENT: frozenset[str] = frozenset({"shadow", "off"})
 MODES: tuple[str, ...] = get_args(Mode)
 
 

@@ -27,7 +27,7 @@ from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.standing.grants import ahead_of_hub, covering
-from custodian_runtime.core.standing.modes import ModeSetting
+from custodian_runtime.core.standing.modes import SILENT, ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.view import View
 
@@ -71,7 +71,7 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
             done.append(_refused(ruling))
         elif ruling.outcome == "deny" or mode == "auto":
             done.append(in_deference(ruling))
-        elif mode in ("off", "shadow"):
+        elif mode in SILENT:
             done.append(_narrowed(ruling, mode, ground))
         elif ruling.outcome == "execute":
             asked = _asked(ruling, ground, queued + 1)
@@ -106,7 +106,7 @@ def _held_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:
     hold = ground.standing.narrowed.hold_on(item.operation, item.params, ground.now)
     if hold is None:
         return None
-    if ground.standing.modes.of(item.operation) in ("off", "shadow"):
+    if ground.standing.modes.of(item.operation) in SILENT:
         return None  # the mode rules it (denied) as before
     problem = _queue_problem(ruling, ground, queued)
     if problem is not None:
@@ -121,7 +121,7 @@ def held_by(operation: str, standing: Standing) -> ModeSetting | None:
     """The setting that keeps every write of `operation` from going out, a person's approval
     included (`off` or `shadow`); None when its mode lets a write through."""
     setting = standing.modes.settings.get(operation)
-    return setting if setting is not None and setting.mode in ("off", "shadow") else None
+    return setting if setting is not None and setting.mode in SILENT else None
 
 
 def in_flight(kept: Standing, journaled: Standing) -> Standing:
