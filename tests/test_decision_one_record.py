@@ -73,6 +73,15 @@ def _killed_at_file(tmp_path: Path, *args: str, **env: str) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr
 
 
+def _kept_while_busy(tmp_path: Path, memory: Path, *decision: str) -> None:
+    """`approvals DECISION …` while a run holds the domain: the word is kept in the inbox."""
+    with RunLock(memory, "website", run_id="r-busy"):
+        kept = custodian_cli(
+            tmp_path, "approvals", *decision, "--wait", "0", "--memory", str(memory)
+        )
+    assert kept.returncode == 0, kept.stderr
+
+
 def _decisions(memory: Path) -> list[str]:
     return [str(r.data["decision"]) for r in journal(memory) if r.kind == "approval_decided"]
 
@@ -135,12 +144,7 @@ def test_a_kept_reject_killed_while_absorbed_stands(tmp_path: Path) -> None:
     mem = ["--memory", str(memory)]
     with held_hub(tmp_path, None) as hub:
         item = _queue(tmp_path, hub.url, memory)
-        with RunLock(memory, "website", run_id="r-busy"):
-            kept = custodian_cli(
-                tmp_path, "approvals", "reject", item, "--by", "bob", "--reason", "no",
-                "--wait", "0", *mem,
-            )  # fmt: skip
-            assert kept.returncode == 0, kept.stderr
+        _kept_while_busy(tmp_path, memory, "reject", item, "--by", "bob", "--reason", "no")
         _killed_at_file(tmp_path, "approvals", "list", *mem)  # absorbs bob's word, then killed
         carol = custodian_cli(
             tmp_path, "approvals", "approve", item, "--by", "carol", "--hub", hub.url, *mem
@@ -186,12 +190,7 @@ def test_a_kept_approve_stays_for_a_command_pointed_at_its_own_hub(tmp_path: Pat
     mem = ["--memory", str(memory)]
     with held_hub(tmp_path, None) as hub:
         item = _queue(tmp_path, hub.url, memory)
-        with RunLock(memory, "website", run_id="r-busy"):
-            kept = custodian_cli(
-                tmp_path, "approvals", "approve", item, "--by", "ana", "--hub", hub.url,
-                "--wait", "0", *mem,
-            )  # fmt: skip
-            assert kept.returncode == 0, kept.stderr
+        _kept_while_busy(tmp_path, memory, "approve", item, "--by", "ana", "--hub", hub.url)
         other_dir = tmp_path / "other"
         other_dir.mkdir()
         with held_hub(other_dir, None) as other:
@@ -221,12 +220,7 @@ def test_a_word_after_a_thirteen_digit_mark_is_listed_and_carried_out(tmp_path: 
         inbox = memory / "inbox" / "website"
         inbox.mkdir(parents=True)
         (inbox / "999999999999.done").touch()
-        with RunLock(memory, "website", run_id="r-busy"):
-            kept = custodian_cli(
-                tmp_path, "approvals", "reject", item, "--by", "bob", "--reason", "no",
-                "--wait", "0", *mem,
-            )  # fmt: skip
-            assert kept.returncode == 0, kept.stderr
+        _kept_while_busy(tmp_path, memory, "reject", item, "--by", "bob", "--reason", "no")
         assert (inbox / "1000000000000.json").is_file()
         assert [w.arrival for w in Inbox(memory).waiting("website")] == [1000000000000]
         custodian_cli(tmp_path, "approvals", "list", *mem)
@@ -260,12 +254,7 @@ def test_a_kept_approve_killed_while_absorbed_is_carried_out_once(tmp_path: Path
     mem = ["--memory", str(memory)]
     with held_hub(tmp_path, None) as hub:
         item = _queue(tmp_path, hub.url, memory)
-        with RunLock(memory, "website", run_id="r-busy"):
-            kept = custodian_cli(
-                tmp_path, "approvals", "approve", item, "--by", "ana", "--hub", hub.url,
-                "--wait", "0", *mem,
-            )  # fmt: skip
-            assert kept.returncode == 0, kept.stderr
+        _kept_while_busy(tmp_path, memory, "approve", item, "--by", "ana", "--hub", hub.url)
         # Absorbed, the write sent, then killed before the item file says so.
         _killed_at_file(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
         again = custodian_cli(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
@@ -306,12 +295,7 @@ def test_a_kept_approve_its_own_ruling_refuses_is_journaled_closed_with_the_reas
             "--mode", "off", "--by", "bo", "--reason", "no new tasks this week", *mem,
         )  # fmt: skip
         assert off.returncode == 0, off.stderr
-        with RunLock(memory, "website", run_id="r-busy"):
-            kept = custodian_cli(
-                tmp_path, "approvals", "approve", item, "--by", "ana", "--hub", hub.url,
-                "--wait", "0", *mem,
-            )  # fmt: skip
-            assert kept.returncode == 0, kept.stderr
+        _kept_while_busy(tmp_path, memory, "approve", item, "--by", "ana", "--hub", hub.url)
         custodian_cli(tmp_path, "approvals", "list", *mem, STATE_HUB_URL=hub.url)
         assert not Inbox(memory).waiting("website")  # the word's own refusal closes it
         [closed] = [r for r in journal(memory) if r.kind == "approval_decided"]
