@@ -15,6 +15,7 @@ import httpx
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
+from custodian_runtime.core.approvals.ledger import Ledger
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.limits import Limits
@@ -76,6 +77,9 @@ class RunContext:
     # The hub's `/state/summary` as already read for this run (by `custodian watch`, or the
     # first run's check of the domain): observe reads it again only when None.
     overview: StateSummary | None = None
+    # What the journal says of each approval item when the run starts (its checkpoint's ledger,
+    # core/approvals/ledger.py): the status a rule reads, never an item file's.
+    ledger: Ledger = field(default_factory=Ledger)
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""

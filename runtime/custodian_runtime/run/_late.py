@@ -46,12 +46,11 @@ def record_late_landings(
 
 
 def _item_status(ctx: RunContext, write: core_journal.PendingWrite) -> str | None:
-    """The status of the approval item the write was for (its file agrees with the journal: the
-    run rewrote any that did not when it took the lock); None for a write of Custodian's own."""
+    """The status the journal gives the approval item the write was for (None: a write of
+    Custodian's own, or an item the journal no longer speaks of)."""
     approval_id = write.approval.approval_id if write.approval is not None else None
-    if approval_id is None or approval_id not in ctx.approvals:
-        return None
-    return ctx.approvals.get(approval_id, verify=False).status
+    said = ctx.ledger.status_of(approval_id) if approval_id is not None else None
+    return said.status if said is not None else None
 
 
 def _settle_late(

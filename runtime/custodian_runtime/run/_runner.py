@@ -222,7 +222,8 @@ def _started_data(settings: Settings, hub: str) -> RunStarted:
 def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarted) -> RunResult:
     """The steps in order; `so_far` is replaced with what each returns, for any ending."""
     history = opened.history
-    ctx = replace(ctx, standing=standing_of(history).fingerprint())
+    ledger = opened.checkpoint.ledger
+    ctx = replace(ctx, standing=standing_of(history).fingerprint(), ledger=ledger)
     ctx.journal.write(started)
     try:
         asked = ask_unchanged(ctx, history)
