@@ -110,7 +110,11 @@ def test_not_as_root_it_prints_the_command_with_sudo_and_installs_nothing(tmp_pa
         log = shared / "apt.log"
         bin_dir = _fake_path(shared, *ALL[:-1])
         _fake_path(shared, "apt-get", script=f'echo "$*" >> {log}')
-        argv = [BASH, str(SCRIPT)]
+        # A copy the dropped user can read, wherever the clone lies (a 0700 folder, say).
+        script = shared / SCRIPT.name
+        shutil.copy(SCRIPT, script)
+        script.chmod(0o755)
+        argv = [BASH, str(script)]
         if os.geteuid() == 0:
             setpriv = shutil.which("setpriv")
             assert setpriv, "setpriv (util-linux) drops root for this test"
