@@ -17,6 +17,8 @@ from typing import Any, TextIO
 import jinja2
 
 from custodian_runtime.core import operations
+from custodian_runtime.core.canon.choose import Fitted, fit, share
+from custodian_runtime.core.canon.sections import CanonSection
 from custodian_runtime.core.context.neutralize import safe_domain
 from custodian_runtime.core.context.prompt import (
     PromptInputs,
@@ -38,6 +40,7 @@ class RenderedPrompt:
     user: str
     estimated_tokens: int
     omitted: Mapping[str, int]
+    canon: tuple[CanonSection, ...] = ()  # the retrieved sections shown, in canon order
 
 
 @cache
@@ -68,21 +71,47 @@ def render_prompt(inputs: PromptInputs, env: jinja2.Environment | None = None) -
     if fixed > inputs.token_budget:
         raise ConfigError(
             f"the fixed part of the prompt needs about {fixed} tokens (constitution, domain "
-            f"guidance, last note, overview), more than the token budget of "
-            f"{inputs.token_budget}; raise CUSTODIAN_TOKEN_BUDGET or shorten the canon",
+            f"guidance, pinned canon files, last note, overview), more than the token budget of "
+            f"{inputs.token_budget}; raise CUSTODIAN_TOKEN_BUDGET or shorten the canon (a "
+            "canon file that is not pinned is shown only in the sections that bear on a run)",
             setting="CUSTODIAN_TOKEN_BUDGET",
         )
-    view = build_view(inputs, fixed)
+    canon = _canon(inputs, fixed)
+    if canon is not None and canon.shown:
+        frame = render_user(build_view(inputs, inputs.token_budget, canon), env)
+        fixed = estimate_tokens(system) + estimate_tokens(frame)
+    view = build_view(inputs, fixed, canon)
     user = render_user(view, env)
     total = estimate_tokens(system) + estimate_tokens(user)
     while total > inputs.token_budget and view.tokens > 0:
         # The items were costed one by one; should the rendered whole come out above the budget
         # anyway, give the items that much less room and choose again.
         fixed += total - inputs.token_budget
-        view = build_view(inputs, fixed)
+        view = build_view(inputs, fixed, canon)
         user = render_user(view, env)
         total = estimate_tokens(system) + estimate_tokens(user)
-    return RenderedPrompt(system=system, user=user, estimated_tokens=total, omitted=view.omitted)
+    return RenderedPrompt(
+        system=system,
+        user=user,
+        estimated_tokens=total,
+        omitted=view.omitted,
+        canon=canon.shown if canon else (),
+    )
+
+
+# Kept free of the canon's share when fitting it: the sentence that introduces the sections.
+_CANON_FRAME = 80
+
+
+def _canon(inputs: PromptInputs, fixed: int) -> Fitted | None:
+    """The retrieved sections that fit in the canon's share, and in what the fixed part leaves."""
+    if not inputs.canon_sections:
+        return None
+    room = min(
+        share(inputs.token_budget, inputs.canon_share_percent),
+        inputs.token_budget - fixed - _CANON_FRAME,
+    )
+    return fit(inputs.canon_ranked, max(room, 0), inputs.canon_sections)
 
 
 def render_user(view: PromptView, env: jinja2.Environment | None = None) -> str:
@@ -95,6 +124,7 @@ def _system_context(inputs: PromptInputs) -> dict[str, Any]:
         "domain": safe_domain(inputs.domain),
         "constitution": inputs.constitution.strip(),
         "domain_guidance": (inputs.domain_guidance or "").strip() or None,
+        "pinned": [(f.path, f.text.strip()) for f in inputs.canon_pinned],
         "caps": dict(inputs.caps),
         "sanctioned": _sanctioned(inputs),
         "proposals": _proposals(inputs),

@@ -7,7 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from custodian_runtime.canon.library import read_canon_dir
+from custodian_runtime.canon.retrieve import RunCanon, run_canon
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.canon.queries import state_queries
+from custodian_runtime.core.canon.sections import title
 from custodian_runtime.core.context.continuity import (
     Continuity,
     LastAction,
@@ -17,9 +21,8 @@ from custodian_runtime.core.context.continuity import (
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.kinds import PromptRecord
+from custodian_runtime.core.journal.kinds import CanonCited, PromptRecord
 from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
-from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
 from custodian_runtime.notes.store import note_text
@@ -35,6 +38,12 @@ class Orientation:
     inputs: PromptInputs
     rendered: RenderedPrompt
     prompt: Prompt
+    canon: RunCanon
+
+    @property
+    def cited(self) -> tuple[CanonCited, ...]:
+        """What of the canon the model was shown: whole files first, then the sections."""
+        return cited(self.canon, self.rendered)
 
     @property
     def omitted(self) -> dict[str, int]:
@@ -43,17 +52,10 @@ class Orientation:
 
 
 def read_canon(canon_dir: Path, domain: str) -> tuple[str, str | None]:
-    """The constitution (required) and the domain's guidance (optional)."""
-    constitution_path = canon_dir / "constitution.md"
-    if not constitution_path.is_file():
-        raise ConfigError(
-            f"no constitution at {constitution_path}: point CUSTODIAN_CANON_DIR (or --canon) at "
-            "the canon directory that holds constitution.md",
-            setting="CUSTODIAN_CANON_DIR",
-        )
-    guidance_path = canon_dir / "domains" / f"{domain}.md"
-    guidance = guidance_path.read_text("utf-8") if guidance_path.is_file() else None
-    return constitution_path.read_text("utf-8"), guidance
+    """The constitution (required) and the domain's guidance (optional), as shown."""
+    canon = read_canon_dir(canon_dir)
+    guidance = canon.guidance(domain)
+    return canon.constitution.text, guidance.text if guidance is not None else None
 
 
 def brief(item: ApprovalItem) -> ApprovalBrief:
@@ -105,7 +107,13 @@ def _orientation(
     now: datetime,
 ) -> Orientation:
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
-    inputs = _inputs(ctx, observation, continuity(history), now)
+    queue = ctx.approvals.view(ctx.domain, now)
+    pending = tuple(brief(i) for i in queue.pending(now))
+    rejected = tuple(brief(i) for i in queue.rejected(now))
+    queries = state_queries(observation.summary, pending, rejected)
+    memory = None if ctx.dry_run else ctx.memory_dir
+    canon = run_canon(ctx.canon_dir, ctx.domain, queries, memory)
+    inputs = _inputs(ctx, observation, continuity(history), now, canon, (pending, rejected))
     rendered = render_prompt(inputs)
     schema = None
     if ctx.structured:
@@ -117,35 +125,52 @@ def _orientation(
         max_output_tokens=ctx.max_output_tokens,
         answer_schema=schema,
     )
-    return Orientation(inputs=inputs, rendered=rendered, prompt=prompt)
+    return Orientation(inputs=inputs, rendered=rendered, prompt=prompt, canon=canon)
 
 
 def _inputs(
-    ctx: RunContext, observation: Observation, notes: Continuity | None, now: datetime
+    ctx: RunContext,
+    observation: Observation,
+    notes: Continuity | None,
+    now: datetime,
+    canon: RunCanon,
+    queue: tuple[tuple[ApprovalBrief, ...], tuple[ApprovalBrief, ...]],
 ) -> PromptInputs:
     """What the prompt is rendered from."""
-    queue = ctx.approvals.view(ctx.domain, now)
-    constitution, guidance = read_canon(ctx.canon_dir, ctx.domain)
     limits = ctx.limits
     return PromptInputs(
         domain=ctx.domain,
         now=now,
         overview=observation.overview,
         summary=observation.summary,
-        constitution=constitution,
-        domain_guidance=guidance,
+        constitution=canon.constitution.text,
+        domain_guidance=canon.guidance.text if canon.guidance is not None else None,
         nonce=secrets.token_hex(6),  # this run's data markers: no earlier text can hold it
         last_run=notes.last if notes is not None else None,
         last_actions=_last_actions(ctx.memory_dir / "working", notes),
-        pending=tuple(brief(i) for i in queue.pending(now)),
-        rejected=tuple(brief(i) for i in queue.rejected(now)),
+        pending=queue[0],
+        rejected=queue[1],
         token_budget=limits.token_budget,
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),
         unavailable=ctx.unavailable,
         answer_form="json" if ctx.structured else "fenced",
         form=ctx.prompt_form,
+        canon_pinned=canon.pinned,
+        canon_ranked=canon.ranked,
+        canon_sections=canon.sections,
+        canon_share_percent=limits.canon_share_percent,
     )
+
+
+def cited(canon: RunCanon, rendered: RenderedPrompt) -> tuple[CanonCited, ...]:
+    """The files shown whole and the sections retrieved, each with the digest of what was shown."""
+    whole = [canon.constitution, *([canon.guidance] if canon.guidance else []), *canon.pinned]
+    return (
+        *(CanonCited(file=f.path, heading=title(f), sha256=sha256_hex(f.text), whole=True)
+          for f in whole),
+        *(CanonCited(file=s.file, heading=s.heading, sha256=s.sha256) for s in rendered.canon),
+    )  # fmt: skip
 
 
 def _prompt_record(ctx: RunContext, o: Orientation) -> PromptRecord:
@@ -160,4 +185,6 @@ def _prompt_record(ctx: RunContext, o: Orientation) -> PromptRecord:
         stored=stored,
         chars={"system": len(o.prompt.system), "user": len(o.prompt.user)},
         estimated_tokens=o.rendered.estimated_tokens,
+        canon=o.cited,
+        canon_sections=o.canon.sections or None,
     )

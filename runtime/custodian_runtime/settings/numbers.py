@@ -45,6 +45,8 @@ def env_float(env: Mapping[str, str], name: str, default: float | None = None) -
 
 
 _AT_MOST = {"budget_window_hours": 720, "defer_days": 30}
+# A share of the token budget in percent: the observed state keeps the rest.
+_PERCENT_AT_MOST = {"canon_share_percent": 90}
 
 
 def limits_from(env: Mapping[str, str]) -> Limits:
@@ -58,6 +60,12 @@ def limits_from(env: Mapping[str, str]) -> Limits:
         values[f.name] = (
             env_int(env, name, value) if most is None else _at_most(env, name, value, most)
         )
+        if f.name in _PERCENT_AT_MOST and values[f.name] > _PERCENT_AT_MOST[f.name]:
+            raise ConfigError(
+                f"{name} must be at most {_PERCENT_AT_MOST[f.name]} (percent of "
+                "CUSTODIAN_TOKEN_BUDGET): the observed state needs the rest",
+                setting=name,
+            )
     return Limits(**values)
 
 

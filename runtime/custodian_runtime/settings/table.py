@@ -226,6 +226,10 @@ SETTINGS: tuple[Setting, ...] = (
     _limit("max_queued", "items one run may queue for a person"),
     _limit("max_plan_items", "items one plan may hold; a plan with more is rejected whole, exit 4"),
     _limit("token_budget", "estimated prompt tokens (an estimate that errs high)"),
+    _limit(
+        "canon_share_percent",
+        "percent of the token budget that sections retrieved from the canon may take (at most 90)",
+    ),
     _limit("stale_after_days", "days after which an in-progress task is stale"),
     _limit("skip_window_hours", "a run on an unchanged domain within this window is skipped"),
     _limit("approval_ttl_days", "days after which a queued item expires"),

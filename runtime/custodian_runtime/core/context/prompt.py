@@ -20,6 +20,8 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from custodian_runtime.core._timestamps import activity_age
+from custodian_runtime.core.canon.choose import Fitted
+from custodian_runtime.core.canon.sections import CanonFile, CanonSection, entry
 from custodian_runtime.core.context._items import (
     COLUMNS,
     ApprovalBrief,
@@ -111,6 +113,14 @@ class PromptInputs:
     # in the plan's schema with the prose in its `prose` field (`json`: structured output).
     answer_form: str = "fenced"
     form: str = "full"  # one of FORMS
+    # The canon beyond the constitution and the guidance (core/canon/): library files pinned for
+    # this domain, shown whole in the system prompt; the sections retrieved for this state, best
+    # first, of which render/prompt.py shows what fits in the canon's share of the budget; and how
+    # many sections this domain's library holds in all.
+    canon_pinned: tuple[CanonFile, ...] = ()
+    canon_ranked: tuple[CanonSection, ...] = ()
+    canon_sections: int = 0
+    canon_share_percent: int = DEFAULT.canon_share_percent
 
 
 @dataclass(frozen=True)
@@ -145,6 +155,10 @@ class PromptView:
     code: str = ""  # this run's nonce, named once at the top of the user prompt
     answer_form: str = "fenced"
     answer_keys: tuple[str, ...] = ()
+    # The canon's sections retrieved for this run, each as the prompt shows it, and a sentence
+    # saying how many of how many (empty, None: the canon has no sections to retrieve).
+    canon: tuple[str, ...] = ()
+    canon_text: str | None = None
 
 
 def block_opening(key: str, nonce: str) -> str:
@@ -152,8 +166,11 @@ def block_opening(key: str, nonce: str) -> str:
     return f"{data_open(nonce)} {key}: {COLUMNS[key]}>>>"
 
 
-def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
-    """Select what the model sees within `token_budget - reserved_tokens` for the items."""
+def build_view(
+    inputs: PromptInputs, reserved_tokens: int = 0, canon: Fitted | None = None
+) -> PromptView:
+    """Select what the model sees within `token_budget - reserved_tokens` for the items; `canon`
+    holds the retrieved sections the prompt shows (render/prompt.py fits them first)."""
     now = rfc3339(inputs.now)  # first: a naive `now` is refused before any arithmetic with it
     candidates = _candidates(inputs)
     chosen = select(candidates, inputs.token_budget - reserved_tokens, _cost)
@@ -184,6 +201,22 @@ def build_view(inputs: PromptInputs, reserved_tokens: int = 0) -> PromptView:
         code=inputs.nonce,
         answer_form=inputs.answer_form,
         answer_keys=answer_keys(bare=inputs.answer_form == "json"),
+        canon=tuple(entry(section) for section in canon.shown) if canon else (),
+        canon_text=canon_sentence(inputs.canon_sections, canon),
+    )
+
+
+def canon_sentence(sections: int, canon: Fitted | None) -> str | None:
+    """How many of the library's sections the prompt shows (None: it has none to show)."""
+    if not sections:
+        return None
+    shown = len(canon.shown) if canon else 0
+    if not shown:
+        return f"None of the canon's {sections} other sections bears on this state."
+    return (
+        f"{shown} of the canon's {sections} other sections {'was' if shown == 1 else 'were'} "
+        "chosen for what this run observes; the rest are not shown. Like the constitution, they "
+        "are standing guidance; where one disagrees with the constitution, the constitution wins."
     )
 
 

@@ -81,6 +81,17 @@ class Observed(Entry):
     not_modified: bool | None = None
 
 
+class CanonCited(BaseModel):
+    """One piece of the canon a run's prompt showed: a file shown whole (the constitution, the
+    domain's guidance, a pinned file) or one retrieved section; `sha256` names the text shown."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    file: str
+    heading: str
+    sha256: str
+    whole: bool = False
+
+
 class PromptRecord(Entry):
     """`prompt`: the rendered prompt's size and where it is stored."""
 
@@ -88,6 +99,10 @@ class PromptRecord(Entry):
     chars: Json | None = None
     estimated_tokens: int | None = None
     stored: str | None = None
+    # What of the canon the prompt showed, and how many library sections the domain
+    # could have been shown (None: the canon had none beyond the constitution and guidance).
+    canon: tuple[CanonCited, ...] | None = None
+    canon_sections: int | None = None
 
 
 class ModelResponse(Entry):

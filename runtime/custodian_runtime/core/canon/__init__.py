@@ -1,0 +1,19 @@
+"""The canon as the model sees it: files split into sections, pinned or retrieved, and cited."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.canon import choose, queries, sections
+
+__all__ = [
+    "choose",
+    "queries",
+    "sections",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
