@@ -18,11 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TextIO
 
+from custodian_runtime.canon.library import read_canon_dir
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
+from custodian_runtime.core.canon.cited import changed_since, citation, summary
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.inert import for_terminal
@@ -34,6 +36,7 @@ from custodian_runtime.core.journal.kinds import (
     Observed,
     PlanRecord,
     PolicySet,
+    PromptRecord,
     RulingRecord,
     RunStarted,
     of_kind,
@@ -45,7 +48,7 @@ from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.standing.ledger import rederived
 from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
-from custodian_runtime.errors import JournalError, PlanRejected, RunNotFound
+from custodian_runtime.errors import ConfigError, JournalError, PlanRejected, RunNotFound
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.snapshots import SnapshotStore, observed_summary
 from custodian_runtime.journal.store import JournalStore
@@ -213,6 +216,7 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
     notes = {
         "constitution": _canon_note(settings, records),
         "policy": _limits_note(records, limits),
+        "canon": _cited_note(settings, records),
     }
     if as_json:
         shown = [d.__dict__ for d in differences]
@@ -223,9 +227,29 @@ def replay_command(settings: Settings, run_id: str, out: TextIO, *, as_json: boo
     return 0 if not differences else 1
 
 
+def _cited_note(settings: Settings, records: Sequence[core_journal.Record]) -> str | None:
+    """Whether the canon the run was shown (its prompt record's citations) is still the canon;
+    None for a run from before prompts cited it."""
+    prompt = _first(records, PromptRecord)
+    if prompt is None or not prompt.canon:
+        return None
+    try:
+        files = read_canon_dir(settings.canon_dir).files
+    except ConfigError as exc:
+        return f"not readable now ({exc})"
+    changed = changed_since(prompt.canon, files)
+    if not changed:
+        return f"as shown ({summary(prompt.canon, prompt.canon_sections)})"
+    listed = ", ".join(citation(c) for c in changed)
+    return f"{len(changed)} of {len(prompt.canon)} piece(s) changed since the run: {listed}"
+
+
 def _limits_note(records: Sequence[core_journal.Record], limits: Limits) -> str:
     recorded = (_first(records, PlanRecord) or PlanRecord()).policy
     today = dict(limits.__dict__)
+    if recorded is not None:  # a limit added since the run counts as unchanged at its default
+        added = {k: v for k, v in today.items() if k not in recorded}
+        recorded = {**{k: v for k, v in added.items() if v == getattr(Limits(), k)}, **recorded}
     return (
         "unchanged" if recorded in (None, today) else f"changed: recorded {recorded}, today {today}"
     )
@@ -239,11 +263,15 @@ def _canon_note(settings: Settings, records: Sequence[core_journal.Record]) -> s
 
 
 def _write_text(
-    out: TextIO, run_id: str, verdict: str, notes: dict[str, str], differences: list[Difference]
+    out: TextIO,
+    run_id: str,
+    verdict: str,
+    notes: dict[str, str | None],
+    differences: list[Difference],
 ) -> None:
     head = (
         f"replay {run_id}: {verdict}; constitution {notes['constitution']}; "
-        f"policy {notes['policy']}"
+        f"policy {notes['policy']}" + (f"; canon {notes['canon']}" if notes["canon"] else "")
     )
     out.write(for_terminal(head) + "\n")
     for d in differences:

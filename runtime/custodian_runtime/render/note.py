@@ -53,6 +53,8 @@ class SessionNote:
     extra: Mapping[str, Any] = field(default_factory=dict)
     shadow: str | None = None  # shadow items a person did the same way on the hub
     narrowed: str | None = None  # grants suspended, classes held, by a person's reversal
+    canon: Sequence[str] = ()  # the canon shown, one piece a line (core/canon/cited.py)
+    canon_head: str | None = None
 
 
 _GROUPS = (
@@ -131,6 +133,8 @@ def render_note(note: SessionNote) -> str:
             raw_response=raw,
             shadow=for_markdown(note.shadow, NOTE_LEVELS) if note.shadow else None,
             narrowed=for_markdown(note.narrowed, NOTE_LEVELS) if note.narrowed else None,
+            canon=[code_span(line) for line in note.canon],
+            canon_head=note.canon_head,
         )
     )
     return text.rstrip("\n") + "\n"

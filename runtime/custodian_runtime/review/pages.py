@@ -15,8 +15,10 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
+from custodian_runtime.core.canon.cited import citation
 from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
+from custodian_runtime.core.journal.kinds import PromptRecord, of_kind
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.journal.run_index import UseRow
 from custodian_runtime.journal.reader import JournalReader
@@ -127,6 +129,15 @@ def court_record(settings: Settings, run_id: str) -> str | None:
     out = io.StringIO()
     code = inspect_command(settings.memory_dir, run_id, None, out, settings.seal_key)
     return None if code == EXIT_NOT_FOUND else out.getvalue()
+
+
+def canon_shown(settings: Settings, run_id: str) -> tuple[str, ...]:
+    """What of the canon the run's prompt showed, one piece a line (empty: none recorded)."""
+    reader = JournalReader(settings.memory_dir, seal_key=settings.seal_key)
+    domain = reader.find_run(run_id)
+    records = reader.run_records(domain, run_id) if domain is not None else []
+    prompt = next((entry for _, entry in of_kind(records, PromptRecord)), None)
+    return tuple(citation(c) for c in prompt.canon or ()) if prompt is not None else ()
 
 
 def note(settings: Settings, name: str) -> Note | None:

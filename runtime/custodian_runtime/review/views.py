@@ -142,7 +142,10 @@ class Views:
             record = pages.court_record(self.settings, match["run_id"])
             if record is None:
                 return self.not_found(f"no run {match['run_id']} in any journal")
-            return self._render("record.html.j2", run_id=match["run_id"], record=record)
+            canon = pages.canon_shown(self.settings, match["run_id"])
+            return self._render(
+                "record.html.j2", run_id=match["run_id"], record=record, canon=canon
+            )
         if match := NOTE_PATH.match(path):
             note = pages.note(self.settings, match["name"])
             if note is None:

@@ -53,6 +53,9 @@ def read_and_decide(
             return skipped(ctx, so_far, skip, "state unchanged since the last completed run")
         orientation = orient(ctx, seen, history)
         so_far = replace(so_far, omitted=orientation.omitted)
+        if orientation.canon.sections:
+            sections = orientation.canon.sections
+            so_far = replace(so_far, canon=orientation.cited, canon_sections=sections)
         completion = ask(ctx, orientation, seen, history, writes)
         so_far = replace(so_far, model=completion.model, usage=usage_dict(completion))
         so_far = replace(so_far, answer=completion.text)

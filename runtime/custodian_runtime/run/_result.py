@@ -9,6 +9,7 @@ from typing import Any
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.core.journal.kinds import CanonCited
 from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
 from custodian_runtime.core.outcomes import (
     RUN_KINDS,
@@ -50,6 +51,10 @@ class RunSoFar:
     # The authority's rulings, with each item's params (for `custodian eval`); not printed.
     rulings: tuple[Ruling, ...] = field(default=(), repr=False)
     omitted: Mapping[str, int] = field(default_factory=dict)  # per prompt section, left out
+    # What of the canon the prompt showed, when the canon had sections to retrieve (else empty:
+    # the journal's prompt record still cites the files shown whole), and how many it had.
+    canon: tuple[CanonCited, ...] = ()
+    canon_sections: int = 0
     # For the terminal summary, built once per run: id -> title (from the observed domain), and
     # plan item index -> what the item says.
     titles: Mapping[str, str] = field(default_factory=dict)

@@ -11,6 +11,7 @@ from typing import Any
 
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.holds import HELD
+from custodian_runtime.core.canon.cited import citation, summary
 from custodian_runtime.core.context.continuity import note_data
 from custodian_runtime.core.inert import code_span
 from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
@@ -169,8 +170,17 @@ def write_session_note(
         raw_response=parts.raw,
         shadow=_matched_text(known.shadow_matched),
         narrowed="\n".join(f"- {line}" for line in known.narrowed) or None,
+        canon=tuple(citation(c) for c in known.canon),
+        canon_head=_canon_head(known),
     )
     return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
+
+
+def _canon_head(known: RunSoFar) -> str | None:
+    if not known.canon:
+        return None
+    shown = summary(known.canon, known.canon_sections)
+    return f"What of the canon the model was shown ({shown}), each with the SHA-256 of its text:"
 
 
 _RECONCILED = {

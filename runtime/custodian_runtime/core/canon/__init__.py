@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.canon import choose, queries, sections
+    from custodian_runtime.core.canon import choose, cited, queries, sections
 
 __all__ = [
     "choose",
+    "cited",
     "queries",
     "sections",
 ]

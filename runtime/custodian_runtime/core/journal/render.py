@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from custodian_runtime.core.canon.cited import citation, summary
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
@@ -200,10 +201,17 @@ def _simple_line(record: Record, entry: Entry) -> list[str]:
     text = _simple_text(entry)
     if text is None:
         return []
-    return [f"{record.kind:<14} at {record.ref}: {text}", *_kept_answer(entry)]
+    return [f"{record.kind:<14} at {record.ref}: {text}", *_kept_answer(entry), *_canon(entry)]
 
 
 SHOWN_ANSWER_LINES = 200  # of a kept answer, in the court record; the journal keeps the rest
+
+
+def _canon(entry: Entry) -> list[str]:
+    """What of the canon a prompt showed, one piece a line (core/canon/cited.py)."""
+    if not isinstance(entry, PromptRecord) or not entry.canon:
+        return []
+    return [f"  canon {citation(c)}" for c in entry.canon]
 
 
 def _kept_answer(entry: Entry) -> list[str]:
@@ -224,7 +232,8 @@ def _simple_text(e: Entry) -> str | None:
     if isinstance(e, Observed):
         return f"state sha256={_short(e.state_digest)}"
     if isinstance(e, PromptRecord):
-        return f"about {e.estimated_tokens} token(s)"
+        shown = f"; canon {summary(e.canon, e.canon_sections)}" if e.canon else ""
+        return f"about {e.estimated_tokens} token(s){shown}"
     if isinstance(e, ModelResponse):
         return _usage(e)
     if isinstance(e, ModelFailed):
