@@ -94,18 +94,23 @@ def record_path(number: int, system: tuple[str, ...], concern: tuple[str, ...]) 
     return f"records/{number:04d}-{system[0]}-{concern[0]}.md"
 
 
-def write_canon(root: Path, seed: int = 0) -> int:
-    """Write the generated records under `root` (beside a constitution); the section count."""
+def write_canon(root: Path, seed: int = 0, copies: int = 1) -> int:
+    """Write the generated records under `root` (beside a constitution); the section count.
+    `copies` beyond the first are written under `records-<n>/` with other filler, for timing a
+    larger canon (a scenario names sections of the first copy only)."""
     rng = random.Random(seed)
     count = 0
-    for number, system, concern in subjects():
-        path = root / record_path(number, system, concern)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        parts = [f"# Record {number}: {system[0]} {concern[0]}\n"]
-        for heading, kind, said in ASPECTS:
-            parts.append(f"## {heading}\n\n{_body(rng, system, concern, kind, said)}\n")
-            count += 1
-        path.write_text("\n".join(parts), encoding="utf-8")
+    for copy in range(1, copies + 1):
+        for number, system, concern in subjects():
+            path = root / record_path(number, system, concern)
+            if copy > 1:
+                path = root / f"records-{copy}" / path.name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            parts = [f"# Record {number}: {system[0]} {concern[0]}\n"]
+            for heading, kind, said in ASPECTS:
+                parts.append(f"## {heading}\n\n{_body(rng, system, concern, kind, said)}\n")
+                count += 1
+            path.write_text("\n".join(parts), encoding="utf-8")
     return count
 
 
@@ -157,7 +162,7 @@ def scenario(seed: int) -> Scenario:
 
 def _task(n: int, title: str, status: str) -> Task:
     created = NOW - timedelta(days=20 + n)
-    return Task(id=f"T-{n}", workstream_id="W-1", title=title, status=status,  # type: ignore[arg-type]
+    return Task(id=f"T-{n}", workstream_id="W-1", title=title, status=status,
                 created_at=created, updated_at=created + timedelta(days=3))  # fmt: skip
 
 

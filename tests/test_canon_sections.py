@@ -168,7 +168,7 @@ def test_terms_drop_common_words_numbers_and_repeats() -> None:
 def test_queries_put_flags_blockers_decisions_and_queued_operations_first() -> None:
     def task(tid: str, status: str, title: str) -> Task:
         return Task(
-            id=tid, workstream_id="w", title=title, status=status,  # type: ignore[arg-type]
+            id=tid, workstream_id="w", title=title, status=status,
             created_at=NOW, updated_at=NOW,
         )  # fmt: skip
 

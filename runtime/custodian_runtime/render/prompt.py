@@ -78,8 +78,9 @@ def render_prompt(inputs: PromptInputs, env: jinja2.Environment | None = None) -
         )
     canon = _canon(inputs, fixed)
     if canon is not None and canon.shown:
-        frame = render_user(build_view(inputs, inputs.token_budget, canon), env)
-        fixed = estimate_tokens(system) + estimate_tokens(frame)
+        # The sections and their longer sentence, bounded above: an estimate of a whole is
+        # never more than the sum of its parts' (core/context/tokens.py).
+        fixed += canon.tokens + _CANON_FRAME
     view = build_view(inputs, fixed, canon)
     user = render_user(view, env)
     total = estimate_tokens(system) + estimate_tokens(user)

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from custodian_runtime.core.canon.sections import CanonSection, SectionKey, entry
 from custodian_runtime.core.context.tokens import estimate_tokens
 
-__all__ = ["Fitted", "fit", "fuse", "share"]
+__all__ = ["SMALLEST", "Fitted", "fit", "fuse", "share"]
+
+SMALLEST = 24  # tokens: no section with its heading and file name costs less
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ def fit(ranked: Sequence[CanonSection], room: int, candidates: int) -> Fitted:
     taken: list[CanonSection] = []
     left = room
     for section in ranked:
+        if left < SMALLEST:
+            break  # nothing more fits: the rest are not costed
         cost = estimate_tokens(entry(section) + "\n")
         if cost <= left:
             taken.append(section)
