@@ -124,3 +124,27 @@ def test_a_run_of_a_canon_without_library_keeps_its_note_as_before(
     ]
     assert prompt.canon_sections is None
     assert not (tmp_path / "memory" / "index").exists()
+
+
+def test_an_edit_to_any_canon_file_ends_the_skip_of_an_unchanged_domain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    canon = tmp_path / "canon"
+    shutil.copytree(CANON, canon)
+    (canon / "adr").mkdir()
+    (canon / "adr" / "legal.md").write_text(LEGAL, "utf-8")
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan_response({}), "utf-8")  # no writes: the domain stays as it was
+    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
+    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--json"]
+
+    def status() -> str:
+        result = run_cli(argv, tmp_path, monkeypatch)
+        assert result.code == 0, result.stderr
+        return str(result.json()["status"])
+
+    assert status() == "completed"
+    assert status() == "skipped"
+    (canon / "adr" / "legal.md").write_text(LEGAL.replace("a week", "two days"), "utf-8")
+    assert status() == "completed"
+    assert status() == "skipped"
