@@ -181,7 +181,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "CUSTODIAN_CANON_DIR",
-        "the constitution and the domains' guidance",
+        "the constitution, the domains' guidance and any other canon files (docs/canon.md)",
         shown="`./canon` if it exists, else the packaged canon (read-only)",
         flag="--canon",
         group="files",
