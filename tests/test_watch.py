@@ -88,6 +88,26 @@ def test_a_pass_runs_each_domain_once_then_only_the_one_that_moved(
     assert loop.figures.summary_reads == 3 and loop.figures.started == DOMAINS + 1
 
 
+def test_an_edit_to_any_canon_file_makes_every_domain_due_once(
+    tmp_path: Path, fleet: ReferenceHub
+) -> None:
+    canon = tmp_path / "canon"
+    shutil.copytree(CANON, canon)
+    (canon / "adr").mkdir()
+    (canon / "adr" / "freeze.md").write_text("# Freeze\n\n## Blocked work\n\nWait.\n", "utf-8")
+    settings = replace(_settings(tmp_path, fleet), canon_dir=canon)
+    loop = Watch(settings, WatchRequest(), lambda s: None)
+    _pass(loop, fleet)
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 1)
+    with (canon / "adr" / "freeze.md").open("a", encoding="utf-8") as edited:
+        edited.write("Then flag it.\n")  # in place: the folder's stamp holds, the file's moves
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 2)
+    _pass(loop, fleet)
+    assert _runs(tmp_path) == dict.fromkeys(fleet_names(DOMAINS), 2)
+
+
 def test_a_listed_domain_and_a_shard_are_all_a_pass_runs(
     tmp_path: Path, fleet: ReferenceHub, capsys: pytest.CaptureFixture[str]
 ) -> None:

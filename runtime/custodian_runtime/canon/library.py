@@ -83,6 +83,15 @@ def library_digest(canon_dir: Path) -> str | None:
     return canon_key(pairs) if pairs else None
 
 
+def library_paths(canon_dir: Path) -> list[str]:
+    """The library's files (not the constitution, not a domain's guidance), relative, sorted;
+    none when the directory cannot be listed."""
+    try:
+        return [path for path in _markdown(str(canon_dir)) if is_library(path)]
+    except OSError:
+        return []
+
+
 def _markdown(root: str, folder: str = "") -> list[str]:
     """The relative paths of the `*.md` files under `root`, hidden ones left out, sorted."""
     found: list[str] = []

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.canon.library import library_paths
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST
@@ -75,6 +76,13 @@ def stamp_of(path: Path | str) -> Stamp:
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def canon_stamp(canon: Path) -> tuple[Stamp, ...]:
+    """The canon's stamp: its directory, the constitution, the guidance folder and every other
+    canon file (any of them may be shown to every domain: docs/canon.md)."""
+    fixed = (canon, canon / "constitution.md", canon / "domains")
+    return tuple(stamp_of(p) for p in (*fixed, *(canon / p for p in library_paths(canon))))
 
 
 def runs_only(kinds: Sequence[str] | None) -> bool:

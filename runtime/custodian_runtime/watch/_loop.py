@@ -67,6 +67,7 @@ from custodian_runtime.statehub.lazy_summary import LazySummary
 from custodian_runtime.watch._due import (
     Learned,
     Stamp,
+    canon_stamp,
     decisions_waiting,
     due,
     guidance_stamps,
@@ -419,10 +420,10 @@ class Watch:
                 self._figured.add(name)
 
     def _canon_check(self) -> None:
-        """A changed constitution (or canon directory) makes every domain due once; at the first
-        pass, what a watch with the same settings and canon saw before is read back."""
-        canon = self.settings.canon_dir
-        now = tuple(stamp_of(p) for p in (canon, canon / "constitution.md", canon / "domains"))
+        """A changed constitution, canon directory or other canon file makes every domain due
+        once; at the first pass, what a watch with the same settings and canon saw before is
+        read back."""
+        now = canon_stamp(self.settings.canon_dir)
         if self._canon is not None and now != self._canon:
             with self._lock:
                 self.known.clear()
