@@ -92,6 +92,13 @@ def test_the_cronjob_command_completes_a_run(
 ) -> None:
     cronjob, config = _rendered_cronjob()
     container = _container(cronjob)
+    # A canon larger than its constitution, read-only as the image's: its index goes to memory.
+    (sandbox["canon"] / "adr").mkdir()
+    (sandbox["canon"] / "adr" / "legal.md").write_text(
+        "# Legal\n\n## Legal sign-off blockers\n\nA blocked legal sign-off waits.\n", "utf-8"
+    )
+    for path in (*sandbox["canon"].rglob("*"), sandbox["canon"]):
+        path.chmod(0o555 if path.is_dir() else 0o444)
     local = {
         "STATE_HUB_URL": small_hub_with_token.url,
         "STATE_HUB_TOKEN": TOKEN,
@@ -144,7 +151,9 @@ def test_the_cronjob_command_completes_a_run(
 
     flags = hub_get(small_hub_with_token, "/flags?domain=website&status=open", token=TOKEN)["flags"]
     assert any(f["task_id"] == "web-t-2" and f["raised_by"] == "custodian" for f in flags)
-    assert list((sandbox["memory"] / "working").glob("*-website.md"))
+    (note,) = (sandbox["memory"] / "working").glob("*-website.md")
+    assert "`adr/legal.md § Legal sign-off blockers sha256=" in note.read_text("utf-8")
+    assert len(list((sandbox["memory"] / "index").glob("canon-*.sqlite"))) == 1
     assert list(sandbox["workdir"].iterdir()) == []
 
 
