@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from custodian_runtime.canon import index as canon_index
+from custodian_runtime.canon import retrieve
 from custodian_runtime.canon.library import read_canon_dir
 from custodian_runtime.canon.retrieve import RunCanon, run_canon
 from custodian_runtime.core.canon.queries import state_queries
@@ -179,3 +180,20 @@ def test_a_canon_file_is_read_as_text_mode_reads_it(tmp_path: Path) -> None:
     assert canon.constitution.text == "# Law\n\nOne rule.\n"
     assert canon.library_key is None
     assert typical_summary().domain == "website"
+
+
+def test_another_domains_records_never_fill_a_querys_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    strong = "---\ndomains: [platform]\n---\n## Sign-off blocked\n\nBlocked sign-off, blocked.\n"
+    canon = _canon(
+        tmp_path,
+        ("platform/signoff.md", strong),
+        ("shared/signoff.md", "## Sign-off\n\nA sign-off waits for its owner.\n"),
+    )
+    monkeypatch.setattr(retrieve, "ROWS", 1)  # one row a query: the best match in scope
+    got = run_canon(canon, "website", (("blocked", "sign"),), None)
+    assert [s.file for s in got.ranked] == ["shared/signoff.md"]
+    assert [s.file for s in run_canon(canon, "platform", (("blocked",),), None).ranked] == [
+        "platform/signoff.md"
+    ]

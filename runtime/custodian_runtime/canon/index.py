@@ -13,7 +13,7 @@ import contextlib
 import os
 import secrets
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from custodian_runtime.core.canon.sections import CanonSection, SectionKey
@@ -31,7 +31,11 @@ _SCHEMA = (
     "CREATE TABLE files (file TEXT PRIMARY KEY, sections INTEGER NOT NULL)",
     "CREATE TABLE meta (key TEXT NOT NULL, version INTEGER NOT NULL)",
 )
-_RANK = "SELECT rowid, file, place FROM sections WHERE sections MATCH ? ORDER BY rank LIMIT ?"
+_RANK = (
+    "SELECT rowid, file, place FROM sections WHERE sections MATCH ?{within} ORDER BY rank LIMIT ?"
+)
+# A scope of more files than this is applied after the query (fuse), not in it.
+MOST_FILES_IN_QUERY = 500
 _ROW = "SELECT heading, body, sha256 FROM sections WHERE rowid = ?"
 
 
@@ -47,12 +51,18 @@ class CanonIndex:
         """How many sections each file of the library holds."""
         return {str(f): int(n) for f, n in self.connection.execute("SELECT * FROM files")}
 
-    def rank(self, terms: Sequence[str], limit: int) -> tuple[SectionKey, ...]:
-        """The sections that best match any of `terms`, best first, at most `limit`."""
+    def rank(
+        self, terms: Sequence[str], limit: int, within: Collection[str] | None = None
+    ) -> tuple[SectionKey, ...]:
+        """The sections that best match any of `terms`, best first, at most `limit`; of the
+        files `within` only, when named (and not too many to name in one query)."""
         if not terms:
             return ()
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = self.connection.execute(_RANK, (match, limit)).fetchall()
+        files = sorted(within) if within and len(within) <= MOST_FILES_IN_QUERY else []
+        scope = f" AND file IN ({', '.join('?' * len(files))})" if files else ""
+        query = _RANK.format(within=scope)
+        rows = self.connection.execute(query, (match, *files, limit)).fetchall()
         for rowid, file, place in rows:
             self._rows[(str(file), int(place))] = int(rowid)
         return tuple((str(file), int(place)) for _, file, place in rows)

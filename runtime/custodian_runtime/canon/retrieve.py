@@ -57,7 +57,10 @@ def run_canon(
     index = open_index(memory_dir, key, lambda: [s for f in canon.library for s in split(f)])
     try:
         count = sum(n for path, n in index.counts().items() if path in scoped)
-        rankings = [index.rank(query, ROWS) for query in queries]
+        # Files out of this domain's scope are left out in the query itself, so that another
+        # domain's records cannot fill a query's rows.
+        within = scoped if len(scoped) < len(canon.library) else None
+        rankings = [index.rank(query, ROWS, within) for query in queries]
         ranked = index.sections(fuse(rankings, scoped, DEPTH))
     finally:
         index.close()
