@@ -131,11 +131,11 @@ def _title(rng: random.Random, system: tuple[str, ...], concern: tuple[str, ...]
     return " ".join(words).capitalize()
 
 
-def scenario(seed: int) -> Scenario:
-    """One domain's state: 2 blocked tasks, 2 flags, 1 decision, 2 in progress, 8 to do."""
+def scenario(seed: int, todo: int = 8) -> Scenario:
+    """One domain's state: 2 blocked tasks, 2 flags, 1 decision, 2 in progress, `todo` to do."""
     rng = random.Random(1000 + seed)
-    chosen = rng.sample(subjects(), 15)
-    kinds = ["blocked"] * 2 + ["flagged"] * 2 + ["decision"] + ["in_progress"] * 2 + ["todo"] * 8
+    chosen = rng.sample(subjects(), 7 + todo)
+    kinds = ["blocked"] * 2 + ["flagged"] * 2 + ["decision"] + ["in_progress"] * 2 + ["todo"] * todo
     heading = {"blocked": "When work is blocked", "flagged": "Flags and escalation",
                "decision": "Decisions", "in_progress": "Work in progress"}  # fmt: skip
     tasks, flags, decisions, must = [], [], [], set()
@@ -180,6 +180,6 @@ def _decision(n: int, title: str, rng: random.Random, system: tuple[str, ...],
                     created_at=NOW - timedelta(days=5))  # fmt: skip
 
 
-def scenarios(count: int = 40) -> list[Scenario]:
-    """The eval set: `count` scenarios, deterministic."""
-    return [scenario(seed) for seed in range(count)]
+def scenarios(count: int = 40, todo: int = 8) -> list[Scenario]:
+    """The eval set: `count` scenarios, deterministic (`todo` tasks to do in each, at most 93)."""
+    return [scenario(seed, todo) for seed in range(count)]

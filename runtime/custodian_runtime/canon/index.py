@@ -36,7 +36,7 @@ _RANK = (
 )
 # A scope of more files than this is applied after the query (fuse), not in it.
 MOST_FILES_IN_QUERY = 500
-_ROW = "SELECT heading, body, sha256 FROM sections WHERE rowid = ?"
+_ROWS = "SELECT rowid, file, place, heading, body, sha256 FROM sections WHERE rowid IN ({rows})"
 
 
 class CanonIndex:
@@ -68,13 +68,15 @@ class CanonIndex:
         return tuple((str(file), int(place)) for _, file, place in rows)
 
     def sections(self, keys: Sequence[SectionKey]) -> tuple[CanonSection, ...]:
-        """The sections named by `keys` (each ranked before), in that order."""
-        found = []
-        for file, place in keys:
-            row = self.connection.execute(_ROW, (self._rows[(file, place)],)).fetchone()
-            heading, body, sha256 = row
-            found.append(CanonSection(file, heading, body, sha256, place))
-        return tuple(found)
+        """The sections named by `keys` (each ranked before), in that order, in one query."""
+        rowids = [self._rows[key] for key in keys]
+        found: dict[int, CanonSection] = {}
+        for start in range(0, len(rowids), MOST_FILES_IN_QUERY):
+            chunk = rowids[start : start + MOST_FILES_IN_QUERY]
+            query = _ROWS.format(rows=", ".join("?" * len(chunk)))
+            for rowid, file, place, heading, body, sha256 in self.connection.execute(query, chunk):
+                found[int(rowid)] = CanonSection(file, heading, body, sha256, int(place))
+        return tuple(found[rowid] for rowid in rowids)
 
     def close(self) -> None:
         """Close the connection."""
