@@ -335,3 +335,15 @@ def test_write_canon_needs_a_safe_relative_markdown_path(path: str, message: str
     ruling = _one(proposals=[proposal("write_canon", path=path, content="x")])
     assert ruling.outcome == "deny"
     assert message in ruling.reason
+
+
+def test_write_canon_with_front_matter_every_run_would_refuse_is_denied() -> None:
+    wrong = "---\npinned: true\n---\n# Freeze\n"
+    ruling = _one(proposals=[proposal("write_canon", path="adr/freeze.md", content=wrong)])
+    assert ruling.outcome == "deny"
+    assert "the new content's front matter is wrong: canon file adr/freeze.md, line 2" in (
+        ruling.reason
+    )
+    right = "---\npin: true\n---\n# Freeze\n"
+    ruling = _one(proposals=[proposal("write_canon", path="adr/freeze.md", content=right)])
+    assert ruling.outcome == "queue"

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 
+from custodian_runtime.core.canon.sections import parse_file
 from custodian_runtime.core.operations._spec import Landing, Lookup, OperationSpec, Params
 from custodian_runtime.core.plan.schema import WriteCanon, short
 from custodian_runtime.core.view import View
+from custodian_runtime.errors import ConfigError
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -27,7 +29,14 @@ def canon_path_problem(path: str) -> str | None:
 
 
 def _path_problem(p: Params, view: View) -> str | None:
-    return canon_path_problem(p["path"])
+    problem = canon_path_problem(p["path"])
+    content = p.get("content")
+    if problem is None and isinstance(content, str):
+        try:  # front matter every run would refuse: refused here, before a person is asked
+            parse_file(p["path"], content)
+        except ConfigError as exc:
+            return f"the new content's front matter is wrong: {exc}"
+    return problem
 
 
 def _landed(p: Params, landing: Landing) -> str | None:
