@@ -63,6 +63,8 @@ def test_a_run_cites_the_canon_it_was_shown_and_the_next_run_sees_an_edit(
     run_id = first.json()["run_id"]
     assert "flag it after a week" in first.stderr  # the prompt, shown on stderr
     assert "Salaries are paid" not in first.stderr
+    (orient,) = [line for line in first.stderr.splitlines() if "orient" in line and "ok" in line]
+    assert "canon_sections=2" in orient and "canon_of=3" in orient, orient
 
     prompt = _prompt_record(memory, run_id)
     cited = {(c.file, c.heading, c.whole): c.sha256 for c in prompt.canon or ()}

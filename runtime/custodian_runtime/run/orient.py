@@ -94,6 +94,8 @@ def orient(
     with ctx.log.phase("orient") as info:
         o = _orientation(ctx, observation, history, ctx.now())
         info.update(estimated_tokens=o.rendered.estimated_tokens, omitted=sum(o.omitted.values()))
+        if o.canon.sections:  # a canon with sections to retrieve: how many were shown, of how many
+            info.update(canon_sections=len(o.rendered.canon), canon_of=o.canon.sections)
     ctx.journal.write(_prompt_record(ctx, o))
     if ctx.prompt_out is not None:
         show_prompt(o.rendered, ctx.prompt_out)
