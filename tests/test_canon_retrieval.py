@@ -18,6 +18,7 @@ from custodian_runtime.core.canon.queries import state_queries
 from custodian_runtime.core.context.prompt import PromptInputs
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import RenderedPrompt, render_prompt
+from custodian_runtime.writes import check_canon
 from runsupport import CANON
 from test_context_fixtures import typical_inputs, typical_summary
 
@@ -163,6 +164,9 @@ def test_a_python_without_fts5_is_told_what_to_do(
         _now(canon, "website", None)
     assert "has no FTS5" in str(caught.value)
     assert "a Python whose SQLite has FTS5" in str(caught.value)
+    with pytest.raises(ConfigError, match="has no FTS5"):
+        check_canon(canon)  # said before a run reads the hub
+    check_canon(CANON)
     assert _now(CANON, "website", None)[1].sections == 0  # a canon without a library still runs
 
 

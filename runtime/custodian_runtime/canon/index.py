@@ -117,6 +117,11 @@ def _open_kept(path: Path, key: str) -> CanonIndex | None:
     return CanonIndex(connection, key)
 
 
+def require_fts5() -> None:
+    """ConfigError saying what to do when this Python's sqlite3 has no FTS5."""
+    _build("", ()).close()
+
+
 def _build(key: str, sections: Sequence[CanonSection]) -> sqlite3.Connection:
     connection = sqlite3.connect(":memory:")
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from custodian_runtime.canon.library import library_paths
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.file_answer import check_response_file
 from custodian_runtime.llm.registry import split_spec
@@ -60,7 +61,8 @@ def check_directory(path: Path, setting: str, *, writable: bool) -> None:
 
 
 def check_canon(canon_dir: Path) -> None:
-    """The canon directory holds a readable constitution.md."""
+    """The canon directory holds a readable constitution.md, and this Python can retrieve from
+    the canon's other files when it has any (FTS5)."""
     constitution = canon_dir / "constitution.md"
     if not constitution.is_file():
         raise ConfigError(
@@ -74,6 +76,10 @@ def check_canon(canon_dir: Path) -> None:
             "permissions, or point CUSTODIAN_CANON_DIR (or --canon) at a readable canon",
             setting="CUSTODIAN_CANON_DIR",
         )
+    if library_paths(canon_dir):
+        from custodian_runtime.canon.index import require_fts5  # sqlite3: only when needed
+
+        require_fts5()
 
 
 def _usable(path: Path, setting: str, *, writable: bool) -> None:
