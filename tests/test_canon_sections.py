@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -91,6 +92,14 @@ def test_wrong_front_matter_is_refused_naming_the_file_and_the_fix(front: str, s
     assert "canon file adr/1.md" in str(caught.value)
     assert said in str(caught.value)
     assert "`pin: true` and `domains: [glob, ...]` only" in str(caught.value)
+
+
+def test_the_front_matter_docs_canon_md_shows_is_read_as_it_says() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "canon.md").read_text("utf-8")
+    example = page.split("```markdown\n", 1)[1].split("```", 1)[0]
+    parsed = parse_file("adr/freeze.md", example)
+    assert (parsed.pin, parsed.domains) == (True, ("platform", "web-*"))
+    assert parsed.text.startswith("# Release freeze\n")
 
 
 def test_front_matter_never_closed_is_refused() -> None:

@@ -38,6 +38,7 @@ SETTING = "CUSTODIAN_CANON_DIR"
 _FRONT = "---"
 _KEYS = ("pin", "domains")
 _TRUE, _FALSE = ("true", "yes"), ("false", "no")
+_COMMENT = re.compile(r"(^|\s)#.*$")  # as in YAML: `#` at the start or after white space
 _GLOB = re.compile(r"[A-Za-z0-9_.*?\[\]!-]{1,100}")
 _HEADING = re.compile(r"^## +(?P<text>\S.*?)\s*#*\s*$")
 SectionKey = tuple[str, int]  # (file, place in the file)
@@ -103,8 +104,8 @@ def _front(path: str, lines: list[str]) -> tuple[bool, tuple[str, ...] | None]:
     values: dict[str, str] = {}
     block: list[str] = []  # `domains:` followed by `- glob` lines
     for number, line in enumerate(lines, start=2):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
+        stripped = _COMMENT.sub("", line).strip()
+        if not stripped:
             continue
         if stripped.startswith("- ") and list(values)[-1:] == ["domains"] and not values["domains"]:
             block.append(stripped[2:])
