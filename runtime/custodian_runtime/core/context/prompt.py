@@ -213,10 +213,12 @@ def canon_sentence(sections: int, canon: Fitted | None) -> str | None:
     shown = len(canon.shown) if canon else 0
     if not shown:
         return f"None of the canon's {sections} other sections bears on this state."
+    one = shown == 1
     return (
-        f"{shown} of the canon's {sections} other sections {'was' if shown == 1 else 'were'} "
-        "chosen for what this run observes; the rest are not shown. Like the constitution, they "
-        "are standing guidance; where one disagrees with the constitution, the constitution wins."
+        f"{shown} of the canon's {sections} other sections {'was' if one else 'were'} chosen for "
+        f"what this run observes; the rest are not shown. Like the constitution, "
+        f"{'it is' if one else 'they are'} standing guidance; where {'it' if one else 'one'} "
+        "disagrees with the constitution, the constitution wins."
     )
 
 
