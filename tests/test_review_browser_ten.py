@@ -16,6 +16,7 @@ from browsersupport import (
     fill,
     layout_problems,
     press,
+    reading,
     shot,
     wait_for,
 )
@@ -214,7 +215,7 @@ def test_axe_core_finds_no_serious_or_critical_violation(
     needles = ("Add a sitemap", "Redirect old", "Check alt", "dec-1")
     first, second, third, fourth = [next(i for i, n in names.items() if s in n) for s in needles]
     driver = chrome(tmp_path / "chrome-profile")
-    found = {}
+    found, read = {}, {}
 
     def check(name: str) -> None:
         found[name] = (axe_violations(driver), layout_problems(driver))
@@ -256,6 +257,14 @@ def test_axe_core_finds_no_serious_or_critical_violation(
                 driver.get(f"http://{server.address}{path}")
                 wait_for(driver, "main")
                 check(path)
+                if path in ("/runs", "/standing?domain=website"):
+                    read[path] = reading(driver)
     finally:
         driver.quit()
     assert found == {k: ([], []) for k in found}
+    # The runs and Standing pages read as cards on a phone: words whole, the chart's labels
+    # legible, a run's start to the second.
+    assert read["/runs"]["smallest_label"] >= 11, read
+    assert {p: (r["broken"], r["microseconds"]) for p, r in read.items()} == {
+        p: ([], False) for p in read
+    }
