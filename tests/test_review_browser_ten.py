@@ -78,7 +78,9 @@ def _decide_ten(driver: Any, url: str, ids: dict[str, str], shots: Path, counted
         ids[_name(p["operation"], **p["params"])] for p in TEN if p["operation"] == "create_task"
     ]
     assert order[:4] == creates
+    emulate(driver, 1280, 800, "light")  # the docs' picture of the queue is a laptop's
     shot(driver, shots, "approvals")
+    emulate(driver, 390, 844, "light")
     counted.click(page.find_element(By.CSS_SELECTOR, 'input[name="by"]'))
     page.find_element(By.CSS_SELECTOR, 'input[name="by"]').send_keys("ana")
     for name in [*REJECT_ONE, *REJECT_MANY]:
