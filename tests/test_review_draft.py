@@ -78,8 +78,11 @@ def test_a_cards_own_reject_and_a_refused_reject_keep_every_other_card_as_typed(
         assert "not decided: it was decided or expired meanwhile" in again
         assert [_checked(again, i) for i in (a, b, c)] == ["approve", "reject", "approve"]
         # A confirmation that refuses (asked, then the item changed): nothing lost either.
-        asked = page.post("/decide-chosen", **_page_form(again), **kept, decision="choose")
+        asked = page.post(
+            "/decide-chosen", **_page_form(again), **kept, reason="Shared.", decision="choose"
+        )
         assert asked.status_code == 303
+        assert 'name="reason" maxlength="2000" value="Shared."' in page.get("/").text
         no = ["approvals", "--memory", str(memory), "reject", a, "--by", "ben", "--reason", "No."]
         assert run_cli(no, tmp_path, monkeypatch).code == 0
         nonce = asked.headers["location"].rsplit("/", 1)[1]
@@ -90,6 +93,7 @@ def test_a_cards_own_reject_and_a_refused_reject_keep_every_other_card_as_typed(
         # B rejected and C approved by the group; nothing left of their draft, F still later.
         assert f'data-approval-id="{b}"' not in after and f'data-approval-id="{c}"' not in after
         assert _checked(after, f) == ""
+        assert 'name="reason" maxlength="2000" value=""' in after  # used, so not kept
 
 
 def test_a_group_choice_and_every_item_shown_decide_many_with_one_confirmation(

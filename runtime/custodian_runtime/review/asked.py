@@ -145,11 +145,13 @@ class SessionState:
             return self._drafts.get(session, Typed())
 
     def decided(self, session: str, ids: set[str], *, groups: bool = False) -> None:
-        """Forget the draft of decided items (and, after a group decision, the group choices)."""
+        """Forget the draft of decided items; after a group decision, the group choices and the
+        shared reason too (used, they would otherwise decide the next items alike)."""
         with self._lock:
             if session in self._drafts:
                 kept = without(self._drafts[session], ids)
-                self._drafts[session] = replace(kept, groups={}) if groups else kept
+                done = replace(kept, groups={}, bulk_reason="") if groups else kept
+                self._drafts[session] = done
 
     def clear_draft(self, session: str) -> None:
         """Forget every choice and reason typed (the name stays)."""
