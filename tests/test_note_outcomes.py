@@ -77,3 +77,40 @@ def test_the_note_page_says_what_became_of_each_item_from_the_journal(
     assert "Queued for a person" not in done
     assert "Put to a person (3), all since decided or expired: 1 executed, 2 rejected" in done
     assert note_file.read_text(encoding="utf-8") == written  # the run's note, as it wrote it
+
+
+def _new_note(memory: Path, before: set[Path]) -> str:
+    (path,) = set((memory / "working").glob("*.md")) - before
+    return path.read_text(encoding="utf-8")
+
+
+def test_the_next_runs_note_says_what_became_of_the_items_the_last_one_left_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    memory, names = queue_plan(tmp_path, monkeypatch, small_hub, TEN[:3])
+    sitemap, redirect, alt = [
+        next(i for i, n in names.items() if s in n) for s in ("sitemap", "Redirect", "alt texts")
+    ]
+    base = ["approvals", "--memory", str(memory)]
+    yes = [*base, "approve", sitemap, "--by", "ana", "--hub", small_hub.url]
+    assert run_cli(yes, tmp_path, monkeypatch).code == 0
+    no = [*base, "reject", redirect, "--by", "ben", "--reason", "Old links are gone anyway."]
+    assert run_cli(no, tmp_path, monkeypatch).code == 0
+    before = set((memory / "working").glob("*.md"))
+    queue_plan(tmp_path, monkeypatch, small_hub, [], force=True)
+    second = _new_note(memory, before)
+    assert "## What became of items queued before" in second
+    assert re.search(f"approval `{sitemap}`: \\*\\*executed\\*\\*: Approved by ana on ", second)
+    assert re.search(
+        f"approval `{redirect}`: \\*\\*rejected\\*\\*: Rejected by ben on [0-9 :-]+ UTC: Old links",
+        second,
+    )
+    assert f'waiting: ["{alt}"]' in second and f"`{alt}`:" not in second  # carried, unsaid
+    # Decided after the second run: the third run's note says so, and carries nothing more.
+    last = [*base, "reject", alt, "--by", "ben", "--reason", "Later."]
+    assert run_cli(last, tmp_path, monkeypatch).code == 0
+    before = set((memory / "working").glob("*.md"))
+    queue_plan(tmp_path, monkeypatch, small_hub, [], force=True)
+    third = _new_note(memory, before)
+    assert re.search(f"approval `{alt}`: \\*\\*rejected\\*\\*: Rejected by ben on ", third)
+    assert f"`{sitemap}`" not in third and "waiting: []" in third

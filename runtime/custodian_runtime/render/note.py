@@ -53,6 +53,7 @@ class SessionNote:
     extra: Mapping[str, Any] = field(default_factory=dict)
     shadow: str | None = None  # shadow items a person did the same way on the hub
     narrowed: str | None = None  # grants suspended, classes held, by a person's reversal
+    earlier: str | None = None  # what became of the items the last note left waiting
 
 
 _GROUPS = (
@@ -131,6 +132,7 @@ def render_note(note: SessionNote) -> str:
             raw_response=raw,
             shadow=for_markdown(note.shadow, NOTE_LEVELS) if note.shadow else None,
             narrowed=for_markdown(note.narrowed, NOTE_LEVELS) if note.narrowed else None,
+            earlier=note.earlier,  # built inert, line by line (core/presentation/note_outcomes)
         )
     )
     return text.rstrip("\n") + "\n"

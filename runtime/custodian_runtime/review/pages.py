@@ -18,14 +18,13 @@ from custodian_runtime.approvals.derived import journal_ledger
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals.items import effective_status
 from custodian_runtime.core.approvals.ledger import Ledger
 from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.journal.run_index import UseRow
-from custodian_runtime.core.presentation.approval_text import fate
 from custodian_runtime.core.presentation.note_outcomes import Became, queued_ids, with_outcomes
+from custodian_runtime.core.presentation.note_outcomes import became as became_of
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.review.chart import Chart, build_chart
@@ -170,11 +169,7 @@ def became(settings: Settings, run_id: str, ids: list[str]) -> dict[str, Became]
             continue
         if item.domain not in ledgers:
             ledgers[item.domain] = _ledger(settings, item.domain)
-        said = ledgers[item.domain].status_of(item.id)
-        status: str = effective_status(item, now)
-        if said is not None and said.status != "pending":
-            status = said.status  # the journal's word, though the file was not rewritten yet
-        found[approval_id] = Became(status, fate(item, status))
+        found[approval_id] = became_of(item, ledgers[item.domain].status_of(item.id), now)
     return found
 
 

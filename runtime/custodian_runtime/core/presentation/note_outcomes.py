@@ -1,20 +1,30 @@
-"""A session note read later: what became of each item its run put to a person.
+"""What became of the items a run put to a person, said where a person reads notes.
 
 A note is written once, when its run ends, and says what the run did then: "Queued for a
 person's approval (8)". What became of those items is the journal's to say (a person's decision
-is one record there, core/approvals/ledger.py), so a note is shown with it, never rewritten: each
-queued item gets a line saying what it came to (executed, rejected and why, expired), and once
-none of them waits the section's heading says so instead of "queued".
+is one record there, core/approvals/ledger.py), so a note is never rewritten. Instead:
+
+- the review page shows a note with it (`with_outcomes`): each queued item gets a line saying what
+  it came to (executed, rejected and why, expired), and once none of them waits the section's
+  heading says so instead of "queued";
+- the next run's note, its successor, says what became of the items its predecessor left waiting
+  (`earlier_section`), and carries those still waiting in its front matter (`waiting`) for the
+  note after it, so each item is said once decided, in the first note after.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from custodian_runtime.core.inert import markdown_line
+from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
+from custodian_runtime.core.approvals.ledger import Said
+from custodian_runtime.core.inert import code_span, markdown_line
+from custodian_runtime.core.presentation.approval_text import fate
 
 QUEUED_HEADING = re.compile(r"^### Queued for a person's approval \((?P<n>\d+)\)$")
 # The note's own words for a queued item (run/record.py): `— approval `apr-…``, at the line's end.
@@ -30,6 +40,15 @@ class Became:
 
     status: str
     sentence: str
+
+
+def became(item: ApprovalItem, said: Said | None, now: datetime) -> Became:
+    """What became of `item`: the status the journal says (`said`, its ledger's word), else the
+    item's own (pending, or expired), with `approvals show`'s sentence for it."""
+    status: str = effective_status(item, now)
+    if said is not None and said.status != "pending":
+        status = said.status  # the journal's word, though the file may not say it yet
+    return Became(status, fate(item, status))
 
 
 def queued_ids(markdown: str) -> list[str]:
@@ -98,3 +117,54 @@ def _outcome(approval_id: str | None, became: Mapping[str, Became]) -> list[str]
     if shown.status == "pending":
         return ["", f"  **Now:** {said}"]
     return ["", f"  **Became:** {shown.status}: {said}"]
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """An item an earlier run queued, and what became of it by this run."""
+
+    approval_id: str
+    operation: str
+    run_id: str
+    became: Became
+
+
+WAITING_KEY = "waiting"  # the front matter's list of earlier items still waiting
+
+
+def carried_ids(markdown: str) -> list[str]:
+    """The items a note leaves waiting for the next to follow: those its run queued, and those
+    it carried (`waiting` in its front matter); ids only, in order, each once."""
+    lines = markdown.split("\n")
+    front = lines[1 : lines.index("---", 1)] if lines[:1] == ["---"] and "---" in lines[1:] else []
+    raw = next((x[len(WAITING_KEY) + 2 :] for x in front if x.startswith(f"{WAITING_KEY}: ")), "")
+    try:
+        carried = json.loads(raw) if raw else []
+    except ValueError:
+        carried = []
+    ids = (
+        [i for i in carried if isinstance(i, str) and ID.match(i)]
+        if isinstance(carried, list)
+        else []
+    )
+    return list(dict.fromkeys([*queued_ids(markdown), *ids]))
+
+
+ID = re.compile(r"^apr-[A-Za-z0-9-]{1,100}$")
+
+
+def still_waiting(earlier: Sequence[Earlier]) -> list[str]:
+    """The ids of the earlier items that still wait: the front matter's `waiting`."""
+    return [e.approval_id for e in earlier if e.became.status == "pending"]
+
+
+def earlier_section(earlier: Sequence[Earlier]) -> str | None:
+    """One line per earlier item that was decided or expired since; None when none was."""
+    lines = [
+        f"- {code_span(e.operation)} from run {code_span(e.run_id)}, approval "
+        f"{code_span(e.approval_id)}: **{e.became.status}**: "
+        f"{markdown_line(e.became.sentence, _LEVELS)}"
+        for e in earlier
+        if e.became.status != "pending"
+    ]
+    return "\n".join(lines) or None
