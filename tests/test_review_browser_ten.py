@@ -79,6 +79,9 @@ def _decide_ten(driver: Any, url: str, ids: dict[str, str], shots: Path, counted
     ]
     assert order[:4] == creates
     emulate(driver, 1280, 800, "light")  # the docs' picture of the queue is a laptop's
+    # On a laptop's screen a reviewer reads four whole cards without scrolling.
+    bottoms = [c.rect["y"] + c.rect["height"] for c in cards]
+    assert sum(1 for b in bottoms if b <= 800) >= 4, bottoms
     shot(driver, shots, "approvals")
     emulate(driver, 390, 844, "light")
     counted.click(page.find_element(By.CSS_SELECTOR, 'input[name="by"]'))
