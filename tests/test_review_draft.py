@@ -96,6 +96,19 @@ def test_a_cards_own_reject_and_a_refused_reject_keep_every_other_card_as_typed(
         assert 'name="reason" maxlength="2000" value=""' in after  # used, so not kept
 
 
+def test_a_page_of_long_reasons_is_sent_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    """Every card's reason goes with any button: a queue of many long ones is not refused."""
+    memory, _ = queue_plan(tmp_path, monkeypatch, small_hub, TEN[:2])
+    with review_page(review_settings(memory, small_hub.url, tmp_path)) as server:
+        page = Browser(server)
+        form = _page_form(page.get("/").text)
+        many = {f"reason-apr-{n:04d}-x": "ü" * 2000 for n in range(60)}  # other filters' cards
+        kept = page.post("/clear-choices", **form, **many, decision="clear")
+        assert kept.status_code == 303, kept.text
+
+
 def test_a_group_choice_and_every_item_shown_decide_many_with_one_confirmation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
