@@ -98,6 +98,7 @@ def test_the_page_confirms_a_canon_write_with_its_rationale_and_says_the_canon(
         page = Browser(server)
         removes = "This write removes 25 of 26 lines of domains/website.md (keeps 1, writes 3)."
         assert removes in page.get("/").text  # said on the card, where a diff is on demand
+        assert removes in page.get(f"/approvals/{item_id}").text  # and on the item's own page
         chosen = {"ids": item_id, "by": "alex", f"choice-{item_id}": "approve"}
         asked = page.post("/decide-chosen", **chosen, decision="choose")
         group = page.get(asked.headers["location"]).text
