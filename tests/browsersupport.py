@@ -142,3 +142,32 @@ def layout_problems(driver: Any) -> list[Any]:
     """What does not fit on the page open in `driver` (see LAYOUT); [] when all fits."""
     found: list[Any] = driver.execute_script(LAYOUT)
     return found
+
+
+# How a page reads on a phone: words a line break splits (letter by letter), the chart's
+# smallest label as drawn (its font size times the SVG's scale), a time shown with microseconds.
+READING = r"""
+const broken = [], walker = document.createTreeWalker(document.querySelector("main"), 4);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  if (n.parentElement.closest("pre, svg, code, .visually-hidden, thead")) continue;
+  for (const m of n.textContent.matchAll(/\S{2,}/g)) {
+    const r = document.createRange();
+    r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+    const lines = new Set([...r.getClientRects()].map(b => Math.round(b.top)));
+    if (lines.size > 1) broken.push(m[0]);
+  }
+}
+const sizes = [...document.querySelectorAll("svg.chart text")].map(t => {
+  const svg = t.ownerSVGElement;
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  return parseFloat(getComputedStyle(t).fontSize) * scale;
+});
+return {broken: broken, smallest_label: sizes.length ? Math.min(...sizes) : null,
+        microseconds: /\d\d:\d\d:\d\d\.\d/.test(document.querySelector("main").innerText)};
+"""
+
+
+def reading(driver: Any) -> dict[str, Any]:
+    """How the page open in `driver` reads (see READING)."""
+    found: dict[str, Any] = driver.execute_script(READING)
+    return found

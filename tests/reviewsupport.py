@@ -185,15 +185,17 @@ TEN = [
 
 def queue_plan(
     tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, proposals: list[Any],
-    canon: Path = CANON,
+    canon: Path = CANON, *, force: bool = False,
 ) -> tuple[Path, dict[str, str]]:  # fmt: skip
-    """One real run that queues `proposals`; memory/ and approval id -> its stable name."""
+    """One real run that queues `proposals` (`force`: though the domain is unchanged since the
+    last); memory/ and approval id -> its stable name."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "answer.md").write_text(
         plan_response({"proposals": proposals}, prose=PROSE), encoding="utf-8"
     )
     memory = tmp_path / "memory"
     argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", "file:answer.md"]
+    argv += ["--force"] if force else []
     result = run_cli(
         [*argv, "--memory", str(memory), "--canon", str(canon), "--json"], tmp_path, mp
     )

@@ -1,5 +1,6 @@
 """A canon write is a canon write in every sentence, and an executed one keeps what it changed:
-the file as it was rides on the item's result, and the card's diff is that change."""
+the file as it was rides on the item's result, and the card's diff is that change; a pending one
+that removes more than a few lines says so in words, and its confirmations show its diff open."""
 
 from __future__ import annotations
 
@@ -95,10 +96,18 @@ def test_the_page_confirms_a_canon_write_with_its_rationale_and_says_the_canon(
     item_id = queued["approval_id"]
     with review_page(review_settings(memory, small_hub.url, tmp_path, canon)) as server:
         page = Browser(server)
-        page.get("/")
+        removes = "This write removes 25 of 26 lines of domains/website.md (keeps 1, writes 3)."
+        assert removes in page.get("/").text  # said on the card, where a diff is on demand
+        assert removes in page.get(f"/approvals/{item_id}").text  # and on the item's own page
+        chosen = {"ids": item_id, "by": "alex", f"choice-{item_id}": "approve"}
+        asked = page.post("/decide-chosen", **chosen, decision="choose")
+        group = page.get(asked.headers["location"]).text
         nonce = page.ask(item_id, "alex")
         confirm = page.get(f"/approvals/{item_id}/confirm/{nonce}").text
         assert "Rationale: the launch date moved" in confirm
+        for seen in (confirm, group):  # the removal in words, and the diff open, not on demand
+            assert removes in seen and f'data-diff="{item_id}"' in seen
+            assert '<details class="diff"' not in seen and seen.count('class="diff-del"') == 25
         done = page.post(f"/approvals/{item_id}/confirm", decision="confirm", nonce=nonce)
         assert done.status_code == 303
         flash = " ".join(page.get("/").text.split())

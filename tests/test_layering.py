@@ -71,6 +71,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_result",
     "_planner",
     "_context",
+    "_earlier",
     "_inputs",
     "observe",
     "_unchanged",

@@ -101,7 +101,7 @@ def test_a_person_reads_a_note_approves_and_rejects_in_a_browser(
             approved = approve(driver, queued.create_id, "ana", shots)
             assert approved.startswith("Approved and executed: created task ‘Add a sitemap’")
             # The name is remembered for the session: the run's group has it already.
-            by = driver.find_element("css selector", 'form.group input[name="by"]')
+            by = driver.find_element("css selector", 'form.queue input[name="by"]')
             assert by.get_attribute("value") == "ana"
             rejected = reject(driver, queued.resolve_id, "ben", REJECT_REASON)
             assert rejected.startswith("Rejected by ben: Resolve decision dec-1")
@@ -130,7 +130,7 @@ def test_enter_in_any_field_decides_nothing(
             driver.get(server.url)
             section = card(driver, queued.resolve_id)
             fill(section, "reviewer", REJECT_REASON)
-            group = driver.find_element(By.CSS_SELECTOR, "form.group")
+            group = driver.find_element(By.CSS_SELECTOR, "form.queue")
             choice = section.find_element(By.CSS_SELECTOR, 'input[value="reject"]')
             choice.send_keys(Keys.SPACE)  # chosen for the group, which only a click decides
             for field in (
@@ -158,7 +158,7 @@ def test_enter_in_any_field_decides_nothing(
             driver.find_element(By.CSS_SELECTOR, 'button[value="choose"]').click()
             wait_for(driver, "[data-confirm-group]")
             driver.find_element(By.LINK_TEXT, "No, back to the queue").click()
-            wait_for(driver, "form.group")
+            wait_for(driver, "form.queue")
             # An approve click asks; leaving the confirmation decides nothing either.
             fill(card(driver, queued.create_id), "reviewer")
             press(card(driver, queued.create_id), "approve")

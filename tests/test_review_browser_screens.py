@@ -41,10 +41,10 @@ def _keys(driver: Any) -> dict[str, Any]:
 
     ActionChains(driver).send_keys("ja", "ja", "jar", "Out of scope.", Keys.ESCAPE).perform()
     ActionChains(driver).send_keys(Keys.ENTER).perform()
-    checked = driver.find_elements(By.CSS_SELECTOR, 'input[type="radio"]:checked')
+    checked = driver.find_elements(By.CSS_SELECTOR, 'section.approval input[type="radio"]:checked')
     reasons = driver.find_elements(By.CSS_SELECTOR, "textarea")
     return {
-        "hint": driver.find_element(By.ID, "keys-hint").is_displayed(),
+        "hint": driver.find_element(By.ID, "keys-hint").get_attribute("hidden") is None,
         "chosen": [r.get_attribute("value") for r in checked],
         "reasons": [r.get_attribute("value") for r in reasons],
         "decided": driver.find_elements(
@@ -70,7 +70,9 @@ def _one_screen(driver: Any, url: str, screen: tuple[int, int, str]) -> dict[str
         "layout": layout_problems(driver),
         "axe": axe_violations(driver),
         "held": held,
-        "approve radios": len(driver.find_elements(By.CSS_SELECTOR, 'input[value="approve"]')),
+        "approve radios": len(
+            driver.find_elements(By.CSS_SELECTOR, 'section.approval input[value="approve"]')
+        ),
         "dismiss": len(driver.find_elements(By.CSS_SELECTOR, 'button[value="dismiss"]')),
     }
 

@@ -16,6 +16,7 @@ from browsersupport import (
     fill,
     layout_problems,
     press,
+    reading,
     shot,
     wait_for,
 )
@@ -55,43 +56,54 @@ class Counted:
 
 
 def _decide_ten(driver: Any, url: str, ids: dict[str, str], shots: Path, counted: Counted) -> None:
-    """Six approvals and four rejections (two reasons typed) as one decision of the run."""
+    """Six approvals and four rejections (one reason of its own, one shared) of three runs'
+    items, on a phone: every item shown approved, but four rejected on their own cards."""
     from selenium.webdriver.common.by import By
 
-    emulate(driver, 1280, 800, "light")
+    emulate(driver, 390, 844, "light")
     driver.get(url)
-    group = wait_for(driver, "form.group")
-    # Compact cards: on a laptop's screen a reviewer reads four items' sentences and why each
-    # waits without scrolling (three whole cards, and the fourth's head).
-    heads = [
-        e.rect["y"] + e.rect["height"]
-        for e in group.find_elements(By.CSS_SELECTOR, "section.approval p.why")
+    page = wait_for(driver, "form.queue")
+    cards = page.find_elements(By.CSS_SELECTOR, "section.approval")
+    boxes = [c.rect for c in cards]
+    # The first card is whole above the fold, and three cards fit a screen, one after another.
+    assert boxes[0]["y"] + boxes[0]["height"] < 844, boxes[0]
+    assert max(b["height"] for b in boxes) <= 844 / 3, [b["height"] for b in boxes]
+    print(
+        f"390x844: first card at y={boxes[0]['y']:.0f}, cards {min(b['height'] for b in boxes):.0f}"
+        f"-{max(b['height'] for b in boxes):.0f} px tall"
+    )
+    # Grouped by what a person decides: the creates of two runs together, in their plans' order.
+    order = [c.get_attribute("data-approval-id") for c in cards]
+    creates = [
+        ids[_name(p["operation"], **p["params"])] for p in TEN if p["operation"] == "create_task"
     ]
-    assert sum(1 for b in heads if b <= 800) >= 4, heads
-    order = [
-        e.get_attribute("data-approval-id")
-        for e in group.find_elements(By.CSS_SELECTOR, "section.approval")
-    ]
-    assert order == [ids[_name(p["operation"], **p["params"])] for p in TEN]  # the plan's order
+    assert order[:4] == creates
+    emulate(driver, 1280, 800, "light")  # the docs' picture of the queue is a laptop's
+    # On a laptop's screen a reviewer reads four whole cards without scrolling.
+    bottoms = [c.rect["y"] + c.rect["height"] for c in cards]
+    assert sum(1 for b in bottoms if b <= 800) >= 4, bottoms
     shot(driver, shots, "approvals")
-    group.find_element(By.CSS_SELECTOR, 'input[name="by"]').send_keys("ana")
-    for name in APPROVE:
-        counted.click(
-            card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[value="approve"]')
-        )
+    emulate(driver, 390, 844, "light")
+    counted.click(page.find_element(By.CSS_SELECTOR, 'input[name="by"]'))
+    page.find_element(By.CSS_SELECTOR, 'input[name="by"]').send_keys("ana")
     for name in [*REJECT_ONE, *REJECT_MANY]:
         counted.click(
             card(driver, ids[name]).find_element(By.CSS_SELECTOR, 'input[value="reject"]')
         )
     (own,) = REJECT_ONE
-    card(driver, ids[own]).find_element(By.CSS_SELECTOR, "textarea").send_keys("Not this quarter.")
-    group.find_element(By.CSS_SELECTOR, 'input[name="reason"]').send_keys("Out of scope.")
-    counted.click(group.find_element(By.CSS_SELECTOR, 'button[value="choose"]'))
+    reason = card(driver, ids[own]).find_element(By.CSS_SELECTOR, "textarea")
+    counted.click(reason)
+    reason.send_keys("Not this quarter.")
+    counted.click(page.find_element(By.CSS_SELECTOR, 'input[name="all"][value="approve"]'))
+    shared = page.find_element(By.CSS_SELECTOR, 'input[name="reason"]')
+    counted.click(shared)
+    shared.send_keys("Out of scope.")
+    counted.click(page.find_element(By.CSS_SELECTOR, 'button[value="choose"]'))
     confirm = wait_for(driver, "[data-confirm-group]")
     listed = [
         e.get_attribute("data-chosen-id") for e in confirm.find_elements(By.CSS_SELECTOR, "li")
     ]
-    assert listed == order  # every sentence again, in the plan's order
+    assert listed == order  # every item, in the page's order, each with what it does
     assert (
         "Reason: “Not this quarter.”" in confirm.text and confirm.text.count("Out of scope.") == 3
     )
@@ -126,11 +138,20 @@ REJECT_MANY = [
 ]  # fmt: skip
 
 
+def queue_three_runs(
+    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub
+) -> tuple[Path, dict[str, str]]:
+    """TEN queued by three runs, one after another: four, three and three items."""
+    for part in (TEN[:4], TEN[4:7], TEN[7:]):
+        memory, names = queue_plan(tmp_path, mp, hub, part, force=True)
+    return memory, names
+
+
 def _ten_by_cli(tmp_path: Path, mp: pytest.MonkeyPatch) -> tuple[Any, Any]:
     db = tmp_path / "twin-hub.sqlite3"
     load_seed(db, small_dataset())
     with ReferenceHub(db) as hub:
-        memory, names = queue_plan(tmp_path / "twin", mp, hub, TEN)
+        memory, names = queue_three_runs(tmp_path / "twin", mp, hub)
         ids = {name: i for i, name in names.items()}
         base = ["approvals", "--memory", str(memory)]
         for name in APPROVE:
@@ -148,7 +169,7 @@ def test_ten_items_decided_through_the_page_change_what_the_cli_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     twin_hub, twin_memory = _ten_by_cli(tmp_path, monkeypatch)
-    memory, names = queue_plan(tmp_path / "page", monkeypatch, small_hub, TEN)
+    memory, names = queue_three_runs(tmp_path / "page", monkeypatch, small_hub)
     assert len(names) == 10
     ids = {name: i for i, name in names.items()}
     driver = chrome(tmp_path / "chrome-profile")
@@ -164,16 +185,42 @@ def test_ten_items_decided_through_the_page_change_what_the_cli_changes(
     assert memory_of(memory, names) == twin_memory
 
 
+LONG = "The old URLs stay until the redirect map is reviewed by the people who own it. " * 4
+
+
+def _choose(driver: Any, chosen: dict[str, str]) -> None:
+    from selenium.webdriver.common.by import By
+
+    for approval_id, choice in chosen.items():
+        radio = f'input[type="radio"][value="{choice}"]'
+        card(driver, approval_id).find_element(By.CSS_SELECTOR, radio).click()
+
+
+def _typed(driver: Any, ids: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Each card's checked choice and its reason, as the page shows them now."""
+    from selenium.webdriver.common.by import By
+
+    found = []
+    for approval_id in ids:
+        section = card(driver, approval_id)
+        radio = section.find_element(By.CSS_SELECTOR, 'input[type="radio"]:checked')
+        reason = section.find_element(By.CSS_SELECTOR, "textarea").get_attribute("value")
+        found.append((radio.get_attribute("value") or "", reason or ""))
+    return found
+
+
 def test_axe_core_finds_no_serious_or_critical_violation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    """Each kind of page on a phone in the dark scheme: nothing serious, and everything fits."""
+    """Each kind of page on a phone in the dark scheme: nothing serious, and everything fits;
+    nothing typed is lost when a card's own button or a refused reject sends the form."""
     from selenium.webdriver.common.by import By
 
     memory, names = queue_plan(tmp_path, monkeypatch, small_hub, TEN[:4])
-    first, second = list(names)[:2]
+    needles = ("Add a sitemap", "Redirect old", "Check alt", "dec-1")
+    first, second, third, fourth = [next(i for i, n in names.items() if s in n) for s in needles]
     driver = chrome(tmp_path / "chrome-profile")
-    found = {}
+    found, read = {}, {}
 
     def check(name: str) -> None:
         found[name] = (axe_violations(driver), layout_problems(driver))
@@ -184,9 +231,23 @@ def test_axe_core_finds_no_serious_or_critical_violation(
             driver.get(server.url)
             wait_for(driver, "section.approval")
             check("queue")
-            fill(card(driver, first), "ana")
-            press(card(driver, first), "reject")  # no reason: refused inline
+            # Approve A, reject B with a long reason, approve C, then E's own Reject: E is
+            # rejected, and A, B and C come back as they were typed.
+            fill(card(driver, fourth), "ana", "Not now.")
+            _choose(driver, {first: "approve", second: "reject", third: "approve"})
+            card(driver, second).find_element(By.CSS_SELECTOR, "textarea").send_keys(LONG)
+            press(card(driver, fourth), "reject")
+            assert wait_for(driver, f'p.decided[data-decided="{fourth}"]').text.startswith(
+                "Rejected by ana"
+            )
+            assert _typed(driver, (first, second, third)) == [
+                ("approve", ""), ("reject", LONG), ("approve", "")
+            ]  # fmt: skip
+            press(card(driver, first), "reject")  # no reason: refused inline, all kept
             wait_for(driver, f'[data-problem="{first}"]')
+            assert _typed(driver, (first, second, third)) == [
+                ("approve", ""), ("reject", LONG), ("approve", "")
+            ]  # fmt: skip
             check("refused")
             press(card(driver, first), "approve")
             wait_for(driver, "[data-confirm-approval-id]")
@@ -201,6 +262,14 @@ def test_axe_core_finds_no_serious_or_critical_violation(
                 driver.get(f"http://{server.address}{path}")
                 wait_for(driver, "main")
                 check(path)
+                if path in ("/runs", "/standing?domain=website"):
+                    read[path] = reading(driver)
     finally:
         driver.quit()
     assert found == {k: ([], []) for k in found}
+    # The runs and Standing pages read as cards on a phone: words whole, the chart's labels
+    # legible, a run's start to the second.
+    assert read["/runs"]["smallest_label"] >= 11, read
+    assert {p: (r["broken"], r["microseconds"]) for p, r in read.items()} == {
+        p: ([], False) for p in read
+    }

@@ -241,11 +241,12 @@ class _Waiting:
 def _card_html(item: Any) -> str:
     from custodian_runtime.review.pending import PendingView
     from custodian_runtime.review.queue_forms import Typed
-    from custodian_runtime.review.run_groups import RunGroup
+    from custodian_runtime.review.run_groups import by_decision
 
     view = PendingView(item, (), "1m", "13d", "{}", None, (), None, sentence="Create task")
     values = {"typed": Typed(), "csrf": "c", "next": "/", "notes": {}, "at_card": "", "flashes": []}
-    return environment().get_template("_group.html.j2").render(g=RunGroup("r1", (view,)), **values)
+    (group,) = by_decision([view], {})
+    return environment().get_template("_group.html.j2").render(g=group, **values)
 
 
 def test_a_card_says_why_it_waits_when_its_item_says_and_nothing_when_it_does_not() -> None:

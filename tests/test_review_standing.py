@@ -83,7 +83,7 @@ def test_a_grant_is_issued_from_a_suggestion_only_through_its_confirmation(
         assert (grant["operation"], grant["max_uses"], grant["by"]) == ("create_task", 10, "ana")
         assert grant["hub_id"] == f"hub_id:{hub_id}" and grant["state"] == "live"
         row = after.split(f'data-grant-id="{grant["id"]}"')[1].split("</tr>")[0]
-        assert "0 / 10" in row and "<td>10</td>" in row and "live" in row
+        assert "0 / 10" in row and '<td data-label="left">10</td>' in row and "live" in row
         assert f"issued {grant['id']}: Let Custodian create tasks" in after  # policy changes
         # What the live grant covers is suggested no more, and the panel says why.
         report = after.split('data-report-operation="create_task"')[1].split("</tbody>")[0]
@@ -215,7 +215,7 @@ def test_modes_uses_left_and_an_item_run_under_a_grant_are_shown_with_the_grant(
         assert "shadow" in modes and "cy" in modes and "trying it out" in modes
         assert "default" in standing.split('data-mode-operation="create_task"')[1][:200]
         row = standing.split(f'data-grant-id="{grant["id"]}"')[1].split("</tr>")[0]
-        assert "1 / 3" in row and "<td>2</td>" in row
+        assert "1 / 3" in row and '<td data-label="left">2</td>' in row
         assert "set create_workstream to shadow" in standing
         link = f'<a href="/standing?domain=website#grant-{grant["id"]}">{grant["id"]}</a>'
         for path in ("/runs", "/history"):

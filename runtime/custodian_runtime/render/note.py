@@ -55,6 +55,7 @@ class SessionNote:
     narrowed: str | None = None  # grants suspended, classes held, by a person's reversal
     canon: Sequence[str] = ()  # the canon shown, one piece a line (core/canon/cited.py)
     canon_head: str | None = None
+    earlier: str | None = None  # what became of the items the last note left waiting
 
 
 _GROUPS = (
@@ -135,6 +136,7 @@ def render_note(note: SessionNote) -> str:
             narrowed=for_markdown(note.narrowed, NOTE_LEVELS) if note.narrowed else None,
             canon=[code_span(line) for line in note.canon],
             canon_head=note.canon_head,
+            earlier=note.earlier,  # built inert, line by line (core/presentation/note_outcomes)
         )
     )
     return text.rstrip("\n") + "\n"

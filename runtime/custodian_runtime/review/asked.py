@@ -11,11 +11,12 @@ import hashlib
 import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.review.draft import Form, Typed, merged, typed_from, without
 
 MAX_OPEN = 256
 
@@ -89,10 +90,11 @@ class Flash:
 
 @dataclass
 class SessionState:
-    """Confirmations and flash messages, per session (keyed by the session's CSRF token)."""
+    """Confirmations, flash messages and the queue's draft, per session (by its CSRF token)."""
 
     _asked: OrderedDict[tuple[str, str], Held] = field(default_factory=OrderedDict)
     _flashes: dict[str, list[Flash]] = field(default_factory=dict)
+    _drafts: OrderedDict[str, Typed] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ask(self, session: str, asked: Held) -> str:
@@ -127,3 +129,32 @@ class SessionState:
             if peek:
                 return list(self._flashes.get(session, []))
             return self._flashes.pop(session, [])
+
+    def keep_draft(self, session: str, form: Form) -> Typed:
+        """Keep what the queue's form carries over the session's draft; the draft now."""
+        with self._lock:
+            kept = merged(self._drafts.pop(session, Typed()), typed_from(form), form)
+            self._drafts[session] = kept
+            while len(self._drafts) > MAX_OPEN:
+                self._drafts.popitem(last=False)
+            return kept
+
+    def draft(self, session: str) -> Typed:
+        """What the session typed into the queue and has not decided or cleared."""
+        with self._lock:
+            return self._drafts.get(session, Typed())
+
+    def decided(self, session: str, ids: set[str], *, groups: bool = False) -> None:
+        """Forget the draft of decided items; after a group decision, the group choices and the
+        shared reason too (used, they would otherwise decide the next items alike)."""
+        with self._lock:
+            if session in self._drafts:
+                kept = without(self._drafts[session], ids)
+                done = replace(kept, groups={}, bulk_reason="") if groups else kept
+                self._drafts[session] = done
+
+    def clear_draft(self, session: str) -> None:
+        """Forget every choice and reason typed (the name stays)."""
+        with self._lock:
+            by = self._drafts.pop(session, Typed()).by
+            self._drafts[session] = Typed(by)

@@ -83,6 +83,32 @@ def diff_of(canon_dir: Path, item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     return None if old is None else canon_diff(old, new, relative)
 
 
+FEW_LINES = 3  # a removal of more lines than this is said in words on the card
+
+
+def removed_lines(old: str, new: str) -> int:
+    """How many lines of `old` the write does not keep (difflib's matching blocks)."""
+    was, will = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, was, will, autojunk=False)
+    return len(was) - sum(block.size for block in matcher.get_matching_blocks())
+
+
+def removal_of(canon_dir: Path, item: ApprovalItem) -> str | None:
+    """A pending write_canon's removal in words (`removes 24 of 26 lines of P`), when it
+    removes more than a few lines of the file as it is now; else None."""
+    relative, new = item.params.get("path"), item.params.get("content")
+    if not writes_canon(item.operation) or not isinstance(relative, str):
+        return None
+    old = old_canon(canon_dir, relative) if isinstance(new, str) else None
+    if not old or new is None:
+        return None
+    gone, total = removed_lines(old, new), len(old.splitlines())
+    if gone <= FEW_LINES:
+        return None
+    written = len(new.splitlines())
+    return f"removes {gone} of {total} lines of {relative} (keeps {total - gone}, writes {written})"
+
+
 def recorded_diff(item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     """What an executed canon write changed: the file before it, as its result keeps it, against
     the content it wrote (None when the result kept no `before`: an item from before it was)."""

@@ -61,7 +61,7 @@ def _stack(row: RunRow, x: float, bar_w: float, scale: float) -> list[Bar]:
             continue
         height = value * scale
         base -= height
-        title = f"{row.started_at} {row.run_id}: {series} {value}"
+        title = f"{row.started} {row.run_id}: {series} {value}"
         bars.append(Bar(series, x - bar_w / 2, base, bar_w, height, title))
     return bars
 
@@ -82,14 +82,14 @@ def build_chart(rows: Sequence[RunRow], times: Sequence[datetime]) -> Chart:
     bar_w = max(3.0, min(24.0, (plot_w - 16) / (len(rows) * 2)))
     bars = [bar for row, x in zip(rows, xs, strict=True) for bar in _stack(row, x, bar_w, scale)]
     dots = tuple(
-        (x, HEIGHT - BOTTOM - r.open_flags * scale, f"{r.started_at}: {r.open_flags} open flag(s)")
+        (x, HEIGHT - BOTTOM - r.open_flags * scale, f"{r.started}: {r.open_flags} open flag(s)")
         for r, x in zip(rows, xs, strict=True)
         if r.open_flags is not None
     )
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in dots)
     ticks = tuple((HEIGHT - BOTTOM - v * scale, v) for v in sorted({0, top // 2, top}))
     failures = tuple(
-        (x, f"{r.started_at} {r.run_id}: {r.status}")
+        (x, f"{r.started} {r.run_id}: {r.status}")
         for r, x in zip(rows, xs, strict=True)
         if r.tone == "bad"
     )

@@ -1,14 +1,15 @@
-"""A run's items decided together: each card's choice (approve or reject) asked for at once,
-confirmed once on a page that repeats every sentence, and carried out item by item in the plan's
-order. Each item is checked again when it is carried out: one that changed since it was chosen
-is reported and not run, and approve still goes through the one authority.
+"""Items decided together: each card's choice (approve or reject; else its group's, else the
+page's for every item shown) asked for at once, confirmed once on a page that repeats every
+sentence and what each write does, and carried out item by item in the page's order. Each item
+is checked again when it is carried out: one that changed since it was chosen is reported and
+not run, and approve still goes through the one authority.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from custodian_runtime.clock import utc_now
@@ -16,11 +17,11 @@ from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
 from custodian_runtime.review.asked import AskedGroup, Chosen, Flash, SessionState, item_state
 from custodian_runtime.review.carry_out import decide_and_say
+from custodian_runtime.review.draft import CHOICES, EVERY, group_field
 from custodian_runtime.review.pending import read_domains
 from custodian_runtime.review.queue_forms import (
     Form,
     FormAnswer,
-    Typed,
     back,
     by_problem,
     one,
@@ -32,8 +33,10 @@ from custodian_runtime.settings import Settings
 
 GROUP_PATH = "/decide-chosen"
 GROUP_CONFIRM = re.compile(r"^/decide-chosen/(?P<nonce>[\w-]{1,64})$")
-CHOICES = ("approve", "reject")
-_NONE_CHOSEN = "Choose approve or reject on at least one card of this run. Nothing was decided."
+_NONE_CHOSEN = (
+    "Choose approve or reject on at least one card, a group or every item shown. "
+    "Nothing was decided."
+)
 _NOT_OPEN = (
     "Not decided: this confirmation is no longer open (used already, or the page restarted). "
     "Nothing ran; choose again in the queue."
@@ -44,10 +47,19 @@ _CHANGED = (
 
 
 def choices(form: Form) -> list[tuple[str, str]]:
-    """(id, approve or reject) for every card of the form with a choice, in the form's order."""
-    ids = [i for i in form.get("ids", []) if i]
-    picked = ((i, one(form, f"choice-{i}")) for i in ids)
-    return [(i, c) for i, c in picked if c in CHOICES]
+    """(id, approve or reject) for every card of the form with a choice, in the form's order:
+    the card's own, else its group's (`all-<group>`), else the page's (`all`: every item shown).
+    A group's or the page's approve takes only the cards that offer approve (`approvable`)."""
+    approvable = set(form.get("approvable", []))
+    found = []
+    for i in dict.fromkeys(i for i in form.get("ids", []) if i):
+        own = one(form, f"choice-{i}")
+        wide = one(form, group_field(one(form, f"group-{i}"))) or one(form, group_field(EVERY))
+        if own in CHOICES:
+            found.append((i, own))
+        elif wide == "reject" or (wide == "approve" and i in approvable):
+            found.append((i, wide))
+    return found
 
 
 def problems_of(form: Form, chosen: list[tuple[str, str]]) -> dict[str, str]:
@@ -81,14 +93,11 @@ class GroupHandlers:
 
     def ask(self, form: Form, session: str) -> FormAnswer:
         """Check the choices and open one confirmation for all of them (or say what to fix)."""
+        draft = self.state.keep_draft(session, form)
         chosen, by = choices(form), one(form, "by").strip()
         problems = problems_of(form, chosen)
         if problems:
-            ids = [i for i in form.get("ids", []) if i]
-            typed = Typed(
-                by, {i: one(form, f"reason-{i}") for i in ids}, problems,
-                bulk_reason=one(form, "reason"), choices=dict(chosen),
-            )  # fmt: skip
+            typed = replace(draft, by=by, problems=problems)
             return FormAnswer(422, typed=typed, by=by or None)
         now = self.clock()
         items = {i: pending_item(self.settings, i, now) for i, _ in chosen}
@@ -114,6 +123,7 @@ class GroupHandlers:
             return FormAnswer(303, location="/")
         flashes = [self._carry_out(asked.by, chosen) for chosen in asked.chosen]
         self.state.flash(session, flashes)
+        self.state.decided(session, {f.approval_id for f in flashes if f.ok}, groups=True)
         return FormAnswer(303, location=asked.back, by=asked.by)
 
     def _carry_out(self, by: str, chosen: Chosen) -> Flash:

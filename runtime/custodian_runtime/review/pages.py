@@ -14,13 +14,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from custodian_runtime.approvals.derived import journal_ledger
+from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
+from custodian_runtime.clock import utc_now
+from custodian_runtime.core.approvals.ledger import Ledger
 from custodian_runtime.core.canon.cited import citation
 from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.journal.kinds import PromptRecord, of_kind
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.journal.run_index import UseRow
+from custodian_runtime.core.presentation.note_outcomes import Became, queued_ids, with_outcomes
+from custodian_runtime.core.presentation.note_outcomes import became as became_of
+from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
@@ -141,14 +148,44 @@ def canon_shown(settings: Settings, run_id: str) -> tuple[str, ...]:
 
 
 def note(settings: Settings, name: str) -> Note | None:
-    """The note `memory/working/<name>` rendered, or None when there is no such note."""
+    """The note `memory/working/<name>` rendered, each item it queued with what became of it,
+    or None when there is no such note."""
     if not NOTE_NAME.match(name):
         return None
     path = Path(settings.memory_dir) / "working" / name
     if not path.is_file():
         return None
     text = for_prose(path.read_text(encoding="utf-8", errors="replace"))
+    run_id = note_run(settings, name)
+    if run_id is not None:  # what became of the items it queued, as the journal says now
+        text = with_outcomes(text, became(settings, run_id, queued_ids(text)))
     front, body = split_front_matter(text)
     # The prose markers are HTML comments for machines; with raw HTML off they would show.
     body = body.replace(PROSE_START, "").replace(PROSE_END, "")
     return Note(name, front, render_markdown(body))
+
+
+def became(settings: Settings, run_id: str, ids: list[str]) -> dict[str, Became]:
+    """What became of each item of `ids` that run `run_id` queued: the status the journal says
+    (its checkpoint's ledger), else the item's own (pending, or expired), in a sentence."""
+    store, now = ApprovalStore(settings.memory_dir, settings.seal_key), utc_now()
+    ledgers: dict[str, Ledger] = {}
+    found = {}
+    for approval_id in ids:
+        try:
+            item = store.get(approval_id, verify=False)
+        except CustodianError:
+            item = None
+        if item is None or item.run_id != run_id:
+            continue
+        if item.domain not in ledgers:
+            ledgers[item.domain] = _ledger(settings, item.domain)
+        found[approval_id] = became_of(item, ledgers[item.domain].status_of(item.id), now)
+    return found
+
+
+def _ledger(settings: Settings, domain: str) -> Ledger:
+    try:
+        return journal_ledger(settings.memory_dir, settings.seal_key, domain)
+    except CustodianError:
+        return Ledger()  # an unreadable journal: `custodian inspect` names it; the files speak

@@ -35,6 +35,7 @@ from custodian_runtime.review.cards import (
     diff_of,
     fields_of,
     held_in,
+    removal_of,
 )
 from custodian_runtime.review.holds import CardHold, mode_hold, mode_settings, stale_hold
 from custodian_runtime.settings import Settings
@@ -62,6 +63,7 @@ class PendingView:
     recorded: RecordedDecision | None = None
     hold: CardHold | None = None  # why approve is not offered now (review/holds.py)
     held_in: str = "on the hub"  # where its target is kept, or `in the canon` (cards.held_in)
+    removes: str | None = None  # a canon write's removal in words, when large (cards.removal_of)
 
 
 def shown(value: object) -> str:
@@ -144,6 +146,7 @@ def view_of(
     return PendingView(
         sentence=card_sentence(item, facts),
         diff=diff_of(settings.canon_dir, item),
+        removes=removal_of(settings.canon_dir, item),
         fields=fields_of(item),
         cited=cited_events(item, facts),
         item=item,

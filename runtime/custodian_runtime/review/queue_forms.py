@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import quote
 
@@ -18,25 +18,14 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
 from custodian_runtime.review.asked import Asked, Flash, SessionState, item_state
 from custodian_runtime.review.carry_out import decide_and_say
+from custodian_runtime.review.draft import Form, Typed
 from custodian_runtime.review.pending import read_domains
 from custodian_runtime.settings import Settings
 
 MAX_BY, MAX_REASON = 100, 2000
 NEXT = re.compile(r"^/(\?[A-Za-z0-9=&_.%+-]{0,300})?$")
 CARD_ID = re.compile(r"^[A-Za-z0-9-]{1,100}$")
-Form = dict[str, list[str]]
-
-
-@dataclass(frozen=True)
-class Typed:
-    """What a person typed into the queue's forms, kept when a form is refused."""
-
-    by: str = ""
-    reasons: dict[str, str] = field(default_factory=dict)
-    problems: dict[str, str] = field(default_factory=dict)
-    selected: frozenset[str] = frozenset()
-    bulk_reason: str = ""
-    choices: dict[str, str] = field(default_factory=dict)  # approve or reject, per item
+__all__ = ["Form", "Typed"]
 
 
 @dataclass(frozen=True)
@@ -116,7 +105,9 @@ class DecisionHandlers:
     clock: Callable[[], datetime] = utc_now
 
     def decide_one(self, approval_id: str, form: Form, session: str) -> FormAnswer:
-        """Approve (which asks for a confirmation first) or reject one item."""
+        """Approve (which asks for a confirmation first) or reject one item; every other card's
+        choice and reason, sent with it, is kept for the next page (the session's draft)."""
+        draft = self.state.keep_draft(session, form)
         decision, by = one(form, "decision"), one(form, "by").strip()
         reason = reason_of(form, approval_id, shared=decision != "approve")
         if decision == "dismiss":  # a stale card: nothing could run, so it is rejected as such
@@ -125,7 +116,7 @@ class DecisionHandlers:
         if decision not in ("approve", "reject"):
             problem = "Choose Approve or Reject. Nothing was decided."
         if problem is not None:
-            typed = Typed(by, {approval_id: reason}, {approval_id: problem})
+            typed = replace(draft, by=by, problems={approval_id: problem})
             return FormAnswer(422, typed=typed, by=by or None)
         item = pending_item(self.settings, approval_id, self.clock())
         if item is None:
@@ -139,8 +130,13 @@ class DecisionHandlers:
             location = f"/approvals/{quote(item.id)}/confirm/{nonce}"
             return FormAnswer(303, location=location, by=by)
         flash = decide_and_say(self.settings, item, "reject", by, reason, said)
-        self.state.flash(session, [flash])
+        self._said(session, [flash])
         return FormAnswer(303, location=place, by=by)
+
+    def _said(self, session: str, flashes: list[Flash]) -> None:
+        """Show what the decisions came to; the decided items leave the draft."""
+        self.state.flash(session, flashes)
+        self.state.decided(session, {f.approval_id for f in flashes if f.ok})
 
     def confirm(self, approval_id: str, form: Form, session: str) -> FormAnswer:
         """Carry out an approval that was asked for, if the item is still as it was then."""
@@ -160,7 +156,7 @@ class DecisionHandlers:
             return FormAnswer(303, location="/")
         said = (asked.sentence, sentences(self.settings, item)[1])
         flash = decide_and_say(self.settings, item, "approve", asked.by, asked.note, said)
-        self.state.flash(session, [flash])
+        self._said(session, [flash])
         return FormAnswer(303, location=asked.back, by=asked.by)
 
     def reject_many(self, form: Form, session: str) -> FormAnswer:
@@ -179,8 +175,7 @@ class DecisionHandlers:
                 by, problems={"bulk": problem}, selected=frozenset(ids), bulk_reason=reason
             )
             return FormAnswer(422, typed=typed, by=by or None)
-        flashes = [self._reject(i, by, reason) for i in ids]
-        self.state.flash(session, flashes)
+        self._said(session, [self._reject(i, by, reason) for i in ids])
         return FormAnswer(303, location=back(form), by=by)
 
     def _reject(self, approval_id: str, by: str, reason: str) -> Flash:

@@ -1,4 +1,6 @@
-"""The queue as runs: each run's pending items together, in the order its plan proposed them."""
+"""The queue as a person decides it: grouped by domain, then operation (all of a domain's new
+tasks together, whichever run proposed them), oldest group first; within a group the oldest run
+first, each run's items in the order its plan proposed them."""
 
 from __future__ import annotations
 
@@ -14,17 +16,23 @@ from custodian_runtime.settings import Settings
 
 
 @dataclass(frozen=True)
-class RunGroup:
-    """One run's pending items, in its plan's order, and the card after the group (or "")."""
+class Group:
+    """The pending items of one domain and operation, and the card after each of them."""
 
-    run_id: str
+    domain: str
+    operation: str
     views: tuple[PendingView, ...]
-    after: str = ""
+    after: Mapping[str, str]  # card id -> the next card on the page ("" after the last)
 
-    def following(self, index: int) -> str:
-        """The id of the card after card `index`: the reviewer's place once it is decided."""
-        rest = self.views[index + 1 :]
-        return rest[0].item.id if rest else self.after
+    @property
+    def key(self) -> str:
+        """The group's name in the page's form (`all-<key>` is its choice)."""
+        return f"{self.domain}.{self.operation}"
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The runs that proposed its items, oldest first."""
+        return tuple(dict.fromkeys(v.item.run_id for v in self.views))
 
 
 def queued_order(records: Iterable[Record]) -> dict[str, int]:
@@ -54,14 +62,20 @@ def plan_order(settings: Settings, domains: Iterable[str]) -> dict[str, int]:
     return found
 
 
-def by_run(views: Sequence[PendingView], order: Mapping[str, int]) -> list[RunGroup]:
-    """The views grouped by run, runs in the queue's order (oldest first), items by plan index."""
-    runs: dict[str, list[PendingView]] = {}
+def by_decision(views: Sequence[PendingView], order: Mapping[str, int]) -> list[Group]:
+    """The views (oldest first) grouped by domain and operation; the group whose first item
+    comes first (oldest run, then plan index) first, and so within each group."""
+    runs = {run: n for n, run in enumerate(dict.fromkeys(v.item.run_id for v in views))}
+    found: dict[tuple[str, str], list[PendingView]] = {}
     for view in views:
-        runs.setdefault(view.item.run_id, []).append(view)
-    groups = []
-    for run_id, found in runs.items():
-        ranked = sorted(found, key=lambda v: (order.get(v.item.id, 1 << 30), v.item.id))
-        groups.append(RunGroup(run_id, tuple(ranked)))
-    firsts = [g.views[0].item.id for g in groups[1:]] + [""] if groups else []
-    return [RunGroup(g.run_id, g.views, after) for g, after in zip(groups, firsts, strict=True)]
+        found.setdefault((view.item.domain, view.item.operation), []).append(view)
+
+    def place(view: PendingView) -> tuple[int, int, str]:
+        item = view.item
+        return (runs[item.run_id], order.get(item.id, 1 << 30), item.id)
+
+    sorted_ = [(key, tuple(sorted(group, key=place))) for key, group in found.items()]
+    ranked = sorted(sorted_, key=lambda pair: place(pair[1][0]))
+    flat = [v.item.id for _, group in ranked for v in group]
+    after = dict(zip(flat, [*flat[1:], ""], strict=False))
+    return [Group(domain, op, group, after) for (domain, op), group in ranked]

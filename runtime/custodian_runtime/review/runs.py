@@ -48,6 +48,11 @@ class RunRow:
         return _TONES.get(self.status, "other")
 
     @property
+    def started(self) -> str:
+        """When it started, to the second: `2026-12-07 02:15:18` (UTC)."""
+        return self.started_at[:19].replace("T", " ")
+
+    @property
     def day(self) -> str:
         """The UTC date the run started, `YYYY-MM-DD`."""
         return self.started_at[:10]

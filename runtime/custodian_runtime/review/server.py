@@ -18,7 +18,9 @@ from custodian_runtime.review.auth import COOKIE, Guard, cookie_value, host_head
 from custodian_runtime.review.views import Page, Views
 from custodian_runtime.settings import Settings
 
-MAX_BODY = 64 * 1024
+# The queue is one form: every card's reason (2,000 characters, up to 4 bytes each once encoded)
+# goes with any button, so a page of many cards, each with a long reason, still fits.
+MAX_BODY = 2 * 1024 * 1024
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"

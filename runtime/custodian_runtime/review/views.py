@@ -8,7 +8,7 @@ markdown-it built from escaped text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -31,7 +31,7 @@ from custodian_runtime.review.group_forms import GROUP_CONFIRM, GROUP_PATH, Grou
 from custodian_runtime.review.pending import pending_views, read_domains
 from custodian_runtime.review.queue import Filter, decided, history, past, queue
 from custodian_runtime.review.queue_forms import DecisionHandlers, Form, FormAnswer, Typed
-from custodian_runtime.review.run_groups import by_run, plan_order
+from custodian_runtime.review.run_groups import by_decision, plan_order
 from custodian_runtime.review.standing_routes import POSTS as STANDING_POSTS
 from custodian_runtime.review.standing_routes import StandingPages
 from custodian_runtime.settings import Settings
@@ -45,6 +45,7 @@ DECIDE_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})$")
 CONFIRM_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})/confirm$")
 ASKED_PATH = re.compile(r"^/approvals/(?P<id>[A-Za-z0-9-]{1,100})/confirm/(?P<nonce>[\w-]{1,64})$")
 BULK_PATH = "/reject-selected"
+CLEAR_PATH = "/clear-choices"
 NAME_COOKIE = "custodian_review_by"
 
 
@@ -118,7 +119,9 @@ class Views:
         if path in self.static:
             return self.static[path]
         if path in ("/", "/approvals"):
-            return self.approvals(csrf, Filter.parse(query), Typed(by), peek=head)
+            draft = self.state.draft(csrf)
+            typed = replace(draft, by=draft.by or by)
+            return self.approvals(csrf, Filter.parse(query), typed, peek=head)
         if path == "/runs":
             return self.runs(1)
         if match := RUNS_PAGE_PATH.match(path):
@@ -168,7 +171,7 @@ class Views:
         now = utc_now()
         shown = queue(self._store(), now, keep)
         items = pending_views(self.settings, self._store(), now, list(shown.items))
-        groups = by_run(items, plan_order(self.settings, {v.item.domain for v in items}))
+        groups = by_decision(items, plan_order(self.settings, {v.item.domain for v in items}))
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
         return self._render(
@@ -254,6 +257,10 @@ class Views:
                 page = self.selected(csrf, sorted(typed.selected), typed, answer.status)
                 return self._with_name(page, answer)
             return self._answer(answer, csrf, form)
+        if path == CLEAR_PATH:
+            self.state.clear_draft(csrf)
+            keep = Filter.parse(form.get("next", [""])[0].partition("?")[2])
+            return Page(303, b"", "text/plain; charset=utf-8", {"Location": f"/{keep.query}"})
         if path == GROUP_PATH:
             return self._answer(self.grouped.ask(form, csrf), csrf, form)
         if match := GROUP_CONFIRM.match(path):

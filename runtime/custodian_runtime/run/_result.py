@@ -19,6 +19,7 @@ from custodian_runtime.core.outcomes import (
     of_kind,
 )
 from custodian_runtime.core.presentation.display import WIDTH, fit, item_line
+from custodian_runtime.core.presentation.note_outcomes import Earlier
 
 
 def _entry(o: ItemOutcome) -> dict[str, Any]:
@@ -71,6 +72,8 @@ class RunSoFar:
     shadow_matched: Sequence[Mapping[str, Any]] = ()
     # What a person's reversal took away at this run (core/standing/narrowed.py).
     narrowed: Sequence[str] = ()
+    # What became of the items the last note left waiting (core/presentation/note_outcomes.py).
+    earlier: Sequence[Earlier] = ()
 
     def counts(self) -> dict[str, int]:
         """How many plan items got each outcome."""

@@ -38,6 +38,7 @@ from custodian_runtime.packaged import PACKAGED, revision
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
+from custodian_runtime.run._earlier import earlier_outcomes
 from custodian_runtime.run._ending import ended, failed, finish, skipped
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._planner import Planner, build_planner
@@ -224,6 +225,7 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
     history = opened.history
     ledger = opened.checkpoint.ledger
     ctx = replace(ctx, standing=standing_of(history).fingerprint(), ledger=ledger)
+    so_far = replace(so_far, earlier=earlier_outcomes(ctx, history))  # for the note
     ctx.journal.write(started)
     try:
         asked = ask_unchanged(ctx, history)

@@ -19,6 +19,11 @@ from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.presentation import display
+from custodian_runtime.core.presentation.note_outcomes import (
+    WAITING_KEY,
+    earlier_section,
+    still_waiting,
+)
 from custodian_runtime.core.standing.rule import WOULD
 from custodian_runtime.notes.store import write_note
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
@@ -154,6 +159,8 @@ def write_session_note(
         ],
         "omitted": dict(known.omitted),
         "modes": dict(known.modes),
+        # Earlier items still waiting: the next run's note says what became of them.
+        WAITING_KEY: still_waiting(known.earlier),
     }
     note = SessionNote(
         run_id=known.run_id,
@@ -172,6 +179,7 @@ def write_session_note(
         narrowed="\n".join(f"- {line}" for line in known.narrowed) or None,
         canon=tuple(citation(c) for c in known.canon),
         canon_head=_canon_head(known),
+        earlier=earlier_section(known.earlier),
     )
     return write_note(ctx.memory_dir / "working", note.domain, started_at, render_note(note))
 

@@ -1,4 +1,4 @@
-"""What people read: the court record, approval text and labels; decides nothing."""
+"""What people read: the court record, approval text, labels, a note's outcomes; decides nothing."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.presentation import approval_text, display
+    from custodian_runtime.core.presentation import approval_text, display, note_outcomes
 
 __all__ = [
     "approval_text",
     "display",
+    "note_outcomes",
 ]
 
 if not TYPE_CHECKING:

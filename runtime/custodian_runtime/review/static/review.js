@@ -1,5 +1,5 @@
 // Keys for the queue, the page's own script (CSP script-src 'self'); the page works without it.
-// j / k: next or previous card; a / r / l: choose approve, reject or later for the run's group
+// j / k: next or previous card; a / r / l: choose approve, reject or later on that card
 // (r puts the cursor in the card's reason; Esc leaves it). No key decides anything: only
 // "Decide the chosen items…" (or a card's own button) and the confirmation after it do.
 "use strict";
