@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, TypeAlias
 
+    from custodian_runtime.core.approvals.decider import Decider
     from custodian_runtime.settings import Settings
 
     # What add_subparsers returns (generic only to the type checker).
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
 WAIT_HELP = (
     "while a run holds the domain, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
+)
+BY_HELP = (
+    "who decides, typed (where CUSTODIAN_TYPED_NAMES allows it; default CUSTODIAN_DECIDER, "
+    "else the OS user)"
 )
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
@@ -169,7 +174,7 @@ def _approvals_parser(sub: Subparsers) -> None:
         "approve", help="approve and execute an item if its state still holds", parents=[after]
     )
     ok.add_argument("approval_id")
-    ok.add_argument("--by", required=True, help="who approves")
+    ok.add_argument("--by", help=BY_HELP)
     ok.add_argument("--note", help="a note kept with the decision")
     ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
     ok.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
@@ -179,7 +184,7 @@ def _approvals_parser(sub: Subparsers) -> None:
     ok.add_argument("--json", action="store_true", help="what it came to and the item, as JSON")
     no = a.add_parser("reject", help="reject an item; it is never queued again", parents=[after])
     no.add_argument("approval_id")
-    no.add_argument("--by", required=True)
+    no.add_argument("--by", help=BY_HELP)
     no.add_argument("--reason", required=True)
     no.add_argument("--json", action="store_true", help="what it came to and the item, as JSON")
     no.add_argument(
@@ -406,16 +411,35 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
     elif command == "show":
         request = approvals.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
+        who = _decider(settings, args.by)
         request = approvals.RejectRequest(
-            args.approval_id, args.by, args.reason, args.wait, args.json
+            args.approval_id, who.name, args.reason, args.wait, args.json, who.source
         )
     elif command == "repair":
         request = approvals.RepairRequest(args.domain)
     else:
+        who = _decider(settings, args.by)
         request = approvals.ApproveRequest(
-            args.approval_id, args.by, args.note, args.wait, args.json
+            args.approval_id, who.name, args.note, args.wait, args.json, who.source
         )
     return approvals.approvals_command(settings, request, sys.stdout)
+
+
+def _decider(settings: Settings, typed: str | None) -> Decider:
+    """Who decides on the command line: `--by` where allowed, CUSTODIAN_DECIDER, the OS user."""
+    import getpass
+
+    from custodian_runtime.core.approvals.decider import cli_decider
+
+    try:
+        os_user: str | None = getpass.getuser()
+    except (KeyError, OSError):  # no such user in the passwd database, no USER/LOGNAME
+        os_user = None
+    people = settings.people
+    found = cli_decider(typed, people.decider, os_user, typed_allowed=people.typed_names)
+    if isinstance(found, str):
+        raise ConfigError(found, setting="--by")
+    return found
 
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:

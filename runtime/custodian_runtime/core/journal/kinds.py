@@ -358,6 +358,8 @@ class ApprovalDecided(PersonWord):
     approval_id: str | None = None
     decision: str | None = None
     by: str | None = None
+    # Where the name came from (core/approvals/decider.py); older records lack it.
+    by_source: str | None = None
     reason: str | None = None
 
 
