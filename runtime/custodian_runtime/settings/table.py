@@ -222,7 +222,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "CUSTODIAN_DECIDER",
-        "the name `approvals approve|reject` decides under when `--by` is not given",
+        "the name `approvals approve` and `approvals reject` decide under when `--by` is not given",
         shown="the OS user",
         group="people",
     ),
