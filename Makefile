@@ -86,6 +86,7 @@ bench: setup
 	$(PY) bench/k8s_fleet.py
 	$(PY) bench/watch.py
 	$(PY) bench/runs_page.py
+	$(PY) bench/fleet_queue.py
 	$(PY) bench/real_model.py
 
 hub: setup
