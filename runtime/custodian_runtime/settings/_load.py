@@ -26,7 +26,12 @@ from custodian_runtime.packaged import default_canon, local_or_packaged
 from custodian_runtime.settings.dotenv import early_log_format as early_log_format
 from custodian_runtime.settings.dotenv import layered_environment
 from custodian_runtime.settings.numbers import env_float, env_int, limits_from
-from custodian_runtime.settings.people import People, people_from, review_url_from
+from custodian_runtime.settings.people import (
+    People,
+    notify_url_from,
+    people_from,
+    review_url_from,
+)
 from custodian_runtime.settings.seal_keys import SEAL_VARIABLES, seal_key_from
 from custodian_runtime.settings.table import number
 
@@ -90,6 +95,8 @@ class Settings:
     prompt_form: str = "full"  # CUSTODIAN_PROMPT_FORM: `compact` for a small context window
     people: People = field(default_factory=People)  # who decides, and how the name is known
     review_url: str | None = None  # CUSTODIAN_REVIEW_URL: the page as people open it
+    # CUSTODIAN_NOTIFY_URL: the webhook told when items wait; never journaled or printed whole.
+    notify_url: str | None = field(default=None, repr=False)
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
     seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
@@ -259,6 +266,7 @@ def load_settings(
         pushgateway_url=_pushgateway(env),
         people=people_from(env, cwd),
         review_url=review_url_from(env),
+        notify_url=notify_url_from(env),
         seal_key=seal_key,
     )
 

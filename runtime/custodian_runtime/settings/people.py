@@ -18,6 +18,7 @@ TOKENS_FILE = "CUSTODIAN_REVIEW_TOKENS_FILE"
 DECIDER = "CUSTODIAN_DECIDER"
 TYPED_NAMES = "CUSTODIAN_TYPED_NAMES"
 REVIEW_URL = "CUSTODIAN_REVIEW_URL"
+NOTIFY_URL = "CUSTODIAN_NOTIFY_URL"
 _HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 
 
@@ -104,3 +105,17 @@ def review_url_from(env: Mapping[str, str]) -> str | None:
             setting=REVIEW_URL,
         )
     return url.rstrip("/")
+
+
+def notify_url_from(env: Mapping[str, str]) -> str | None:
+    """CUSTODIAN_NOTIFY_URL: the incoming webhook told when items wait, or None."""
+    url = env.get(NOTIFY_URL, "").strip()
+    if not url:
+        return None
+    if not re.fullmatch(r"https?://[^\s/?#]+(/\S*)?", url):
+        raise ConfigError(
+            f"{NOTIFY_URL} is not an http(s) URL: give the incoming webhook's address (Slack "
+            "or Teams), e.g. https://hooks.slack.com/services/...",
+            setting=NOTIFY_URL,
+        )
+    return url

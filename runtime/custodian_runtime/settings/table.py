@@ -257,6 +257,13 @@ SETTINGS: tuple[Setting, ...] = (
         "host passes the page's Host check, and notices of waiting items link to it",
         group="people",
     ),
+    Setting(
+        "CUSTODIAN_NOTIFY_URL",
+        'an incoming webhook (Slack or Teams, JSON `{"text": …}`) a run tells when the items '
+        "waiting in its domain change, and once when none wait; with a link to the review page "
+        "when `CUSTODIAN_REVIEW_URL` is set",
+        group="people",
+    ),
     _limit("max_events", "progress events one run may add"),
     _limit("max_status_updates", "task status changes one run may make"),
     _limit("max_flags", "flags one run may raise"),
