@@ -87,8 +87,10 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         session = guard.session(self.headers.get("Cookie"))
         if signed_in is not None and (session is None or guard.name_of(session) != signed_in):
-            # The proxy signed this person in: their session, bound to their name.
-            self._open_session(parts.path, signed_in)
+            # The proxy signed this person in: their session, bound to their name (a form
+            # posted without it is not taken: the page opens again, for them).
+            where = f"{parts.path}?{parts.query}" if parts.query else parts.path
+            self._open_session(where, signed_in)
             return None
         if session is None:
             self._forbidden("open the address with the token that `custodian review` printed")
