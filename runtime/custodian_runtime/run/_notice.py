@@ -25,9 +25,10 @@ DEADLINE_S = 10.0
 
 
 def tell_waiting(ctx: RunContext, transport: httpx.BaseTransport | None = None) -> None:
-    """Send the notice the domain's waiting items call for, if any (not in a dry run)."""
-    if ctx.notify_url is None or ctx.dry_run:
-        return
+    """Send the notice the domain's waiting items call for, if any (not in a dry run, nor in a
+    run told to stop)."""
+    if ctx.notify_url is None or ctx.dry_run or ctx.stop.signal is not None:
+        return  # a run told to stop starts no new request; the next run tells
     try:
         now = ctx.now()
         waiting = ctx.approvals.view(ctx.domain, now).pending(now)
