@@ -222,3 +222,28 @@ def test_identity_settings_are_checked_and_say_what_to_fix(tmp_path: Path) -> No
         read_tokens(twice)
     with pytest.raises(ConfigError, match="cannot read"):
         ReviewServer(_with(load(), tokens_file=tmp_path / "missing"), "127.0.0.1", 0).close()
+
+
+def test_modes_grants_and_settles_take_the_same_decider_as_approvals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    queued = queue_two(tmp_path, monkeypatch, small_hub)
+    memory = ["--memory", str(queued.memory)]
+    mode = ["policy", "set", "--domain", "website", "--operation", "create_task", "--mode", "ask"]
+    typed = run_cli(
+        [*mode, "--by", "eve", "--reason", "x", *memory], tmp_path, monkeypatch,
+        CUSTODIAN_TYPED_NAMES="0",
+    )  # fmt: skip
+    assert typed.code == 2 and "CUSTODIAN_TYPED_NAMES=0" in typed.stderr
+    done = run_cli(
+        [*mode, "--reason", "Onboarding.", *memory], tmp_path, monkeypatch,
+        CUSTODIAN_DECIDER="ops-oncall", CUSTODIAN_TYPED_NAMES="0",
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    (set_,) = [r.data for r in journal(queued.memory) if r.kind == "policy_set"]
+    assert set_["by"] == "ops-oncall"
+    settle = run_cli(
+        ["journal", "settle", "website:1", "--by", "eve", "--reason", "x", *memory],
+        tmp_path, monkeypatch, CUSTODIAN_TYPED_NAMES="0",
+    )  # fmt: skip
+    assert settle.code == 2 and "CUSTODIAN_TYPED_NAMES=0" in settle.stderr

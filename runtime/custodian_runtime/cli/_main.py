@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
+from custodian_runtime.cli._people import BY_HELP
 from custodian_runtime.cli._run import (
     error_stream,
     parse,
@@ -39,10 +40,7 @@ WAIT_HELP = (
     "while a run holds the domain, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
 )
-BY_HELP = (
-    "who decides, typed (where CUSTODIAN_TYPED_NAMES allows it; default CUSTODIAN_DECIDER, "
-    "else the OS user)"
-)
+SETTLE_BY_HELP = "who settles it (" + BY_HELP.removeprefix("who decides, ")
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
 
@@ -215,7 +213,7 @@ def _journal_parser(sub: Subparsers) -> None:
     reseal.set_defaults(handler=_cmd_journal_reseal)
     settle = j.add_parser("settle", help="close an open write by hand (its id: see inspect)")
     settle.add_argument("ref", help="the open write's id, <domain>:<seq>, as inspect lists it")
-    settle.add_argument("--by", required=True, help="who settles it")
+    settle.add_argument("--by", help=SETTLE_BY_HELP)
     settle.add_argument("--reason", required=True, help="why, kept in the journal")
     settle.add_argument("--memory")
     settle.set_defaults(handler=_cmd_journal_settle)
@@ -426,20 +424,10 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
 
 
 def _decider(settings: Settings, typed: str | None) -> Decider:
-    """Who decides on the command line: `--by` where allowed, CUSTODIAN_DECIDER, the OS user."""
-    import getpass
+    """Who decides on the command line (cli/_people.py)."""
+    from custodian_runtime.cli._people import decider
 
-    from custodian_runtime.core.approvals.decider import cli_decider
-
-    try:
-        os_user: str | None = getpass.getuser()
-    except (KeyError, OSError):  # no such user in the passwd database, no USER/LOGNAME
-        os_user = None
-    people = settings.people
-    found = cli_decider(typed, people.decider, os_user, typed_allowed=people.typed_names)
-    if isinstance(found, str):
-        raise ConfigError(found, setting="--by")
-    return found
+    return decider(settings, typed)
 
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
@@ -487,7 +475,8 @@ def _cmd_journal_settle(args: argparse.Namespace) -> int:
     from custodian_runtime.audit import settle_command
 
     s = _settings(args, domain_required=False, hub_required=False)
-    return settle_command(s.memory_dir, args.ref, args.by, args.reason, sys.stdout, s.seal_key)
+    by = _decider(s, args.by).name
+    return settle_command(s.memory_dir, args.ref, by, args.reason, sys.stdout, s.seal_key)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
