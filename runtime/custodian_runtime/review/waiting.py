@@ -25,6 +25,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem, effective_statu
 from custodian_runtime.core.approvals.ledger import Ledger, disagreements
 from custodian_runtime.errors import CustodianError, RunLocked
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.store import JournalStore
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class WaitingItems:
         self._lock = threading.Lock()
         self._directory = ""
         self._files: dict[str, _File] = {}
+        # Each domain's ledger, and the stamps of the journal files it was read from: a domain
+        # whose journal did not change since is not opened again.
+        self._ledgers: dict[str, tuple[str, Ledger]] = {}
 
     def pending(self, store: ApprovalStore, now: datetime) -> Waiting:
         """Every pending item as its journal says it, oldest first."""
@@ -75,11 +79,12 @@ class WaitingItems:
         return [f.item for f in self._files.values() if f.item is not None]
 
     def _pending_unchanged(self, folder: Path) -> bool:
+        where = str(folder)
         for name, known in self._files.items():
             if known.item is None:
                 continue
             try:
-                if _stamp_of((folder / name).stat()) != known.stamp:
+                if _stamp_of(os.stat(os.path.join(where, name))) != known.stamp:
                     return False
             except FileNotFoundError:
                 return False
@@ -105,10 +110,12 @@ class WaitingItems:
         and each one's place in the journal (its `queued` record's sequence number)."""
         kept: list[ApprovalItem] = []
         order: dict[str, int] = {}
-        for domain in sorted({i.domain for i in items}):
-            mine = [i for i in items if i.domain == domain]
+        by_domain: dict[str, list[ApprovalItem]] = {}
+        for item in items:
+            by_domain.setdefault(item.domain, []).append(item)
+        for domain, mine in sorted(by_domain.items()):
             try:
-                ledger = journal_ledger(store.memory_dir, store.seal_key, domain)
+                ledger = self._ledger(store, domain)
             except CustodianError:
                 kept += mine  # `inspect` names a journal that cannot be read; the queue shows
                 continue
@@ -118,6 +125,30 @@ class WaitingItems:
             kept += [i for i in mine if i.id not in decided]
             order |= _places(ledger, mine)
         return kept, order
+
+    def _ledger(self, store: ApprovalStore, domain: str) -> Ledger:
+        """What the domain's journal says of its items; opened again only when a journal file
+        (the active segment, the sealed ones' folder, the checkpoint) changed."""
+        stamp = _journal_stamp(store.memory_dir, domain)
+        with self._lock:
+            known = self._ledgers.get(domain)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        ledger = journal_ledger(store.memory_dir, store.seal_key, domain)
+        with self._lock:
+            self._ledgers[domain] = (stamp, ledger)
+        return ledger
+
+
+def _journal_stamp(memory_dir: Path, domain: str) -> str:
+    layout = JournalStore(memory_dir).layout(domain)
+    parts = []
+    for path in (layout.active, layout.sealed_dir, layout.checkpoint):
+        try:
+            parts.append(_stamp_of(os.stat(path)))
+        except FileNotFoundError:
+            parts.append("-")
+    return "/".join(parts)
 
 
 def _read(store: ApprovalStore, name: str, stamp: str) -> _File:
