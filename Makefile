@@ -87,6 +87,7 @@ bench: setup
 	$(PY) bench/watch.py
 	$(PY) bench/runs_page.py
 	$(PY) bench/canon_retrieval.py
+	$(PY) bench/fleet_queue.py
 	$(PY) bench/real_model.py
 
 hub: setup

@@ -20,6 +20,7 @@ from manifest_policy import (
 )
 
 WATCH = ["custodian", "watch"]
+REVIEW = ["custodian", "review"]
 POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
 SHARD_RE = re.compile(r"^\$\((?P<var>[A-Z_]+)\)/(?P<count>[1-9][0-9]*)$")
 VAR_RE = re.compile(r"^\$\((?P<var>[A-Z_]+)\)$")
@@ -255,6 +256,26 @@ def check_companions(sts: Doc, docs: list[Doc]) -> Iterator[str]:
                 yield f"{ident(policy)}: an egress rule without `to` and `ports` allows too much"
 
 
+def check_review_sidecar(where: str, container: Doc) -> Iterator[str]:
+    """The replica's review page: `custodian review` on the pod's loopback, locked down, over the
+    replica's memory, with the required seal key and no model key."""
+    argv = _argv(container)
+    if argv[:2] != REVIEW:
+        yield f"{where}: the fleet's pod holds `custodian watch` and `custodian review` only"
+        return
+    if _flag(argv, "--host") != "127.0.0.1":
+        yield f"{where}: --host 127.0.0.1: reach the page with kubectl port-forward"
+    yield from check_locked_down(where, container)
+    yield from check_mounts(where, container)
+    env = _env(container)
+    key = dig(env.get("CUSTODIAN_SEAL_KEY"), "valueFrom.secretKeyRef") or {}
+    if not key or key.get("optional"):
+        yield f"{where}: CUSTODIAN_SEAL_KEY must come from the Secret, not optional"
+    for name in env:
+        if name.endswith("_API_KEY") or name == "CLAUDE_CODE_OAUTH_TOKEN":
+            yield f"{where}: {name}: the review page calls no model; leave keys out"
+
+
 def check_fleet(docs: list[Doc]) -> list[str]:
     """Every rule of the fleet over one rendered kustomization."""
     problems = [
@@ -264,10 +285,16 @@ def check_fleet(docs: list[Doc]) -> list[str]:
     if len(sets) != 1:
         return [*problems, f"the fleet renders {len(sets)} StatefulSets; it needs exactly one"]
     sts = sets[0]
-    problems.extend(check_pod_spec(sts, POD))
+    problems.extend(check_pod_spec(sts, POD, containers_max=2))
     containers = dig(sts, f"{POD}.containers") or []
+    watchers = [c for c in containers if _argv(c)[:2] == WATCH]
+    if len(watchers) != 1:
+        problems.append(f"{ident(sts)}: needs exactly one `custodian watch` container")
     for container in containers:
         where = f"{ident(sts)}: container {container.get('name')!r}"
+        if container not in watchers:
+            problems.extend(check_review_sidecar(where, container))
+            continue
         for found in (
             check_locked_down(where, container),
             check_mounts(where, container),

@@ -121,8 +121,11 @@ def exit_codes(cj: Doc, action: str) -> set[int]:
     return found
 
 
-def check_pod_spec(cj: Doc, pod: str = "spec.jobTemplate.spec.template.spec") -> Iterator[str]:
-    """Pod-level fields: no restarts in place, no API token, non-root, a generous grace period."""
+def check_pod_spec(
+    cj: Doc, pod: str = "spec.jobTemplate.spec.template.spec", containers_max: int = 1
+) -> Iterator[str]:
+    """Pod-level fields: no restarts in place, no API token, non-root, a generous grace period;
+    at most `containers_max` containers (one, but the fleet's with its review page)."""
     if pod.startswith("spec.jobTemplate"):
         yield from _expect(cj, f"{pod}.restartPolicy", "Never")
     yield from _expect(cj, f"{pod}.automountServiceAccountToken", False)
@@ -134,8 +137,9 @@ def check_pod_spec(cj: Doc, pod: str = "spec.jobTemplate.spec.template.spec") ->
     if not isinstance(grace, int) or grace < MIN_GRACE_S:
         yield f"{ident(cj)}: {pod}.terminationGracePeriodSeconds is {grace!r}; use {MIN_GRACE_S}+"
     containers = dig(cj, f"{pod}.containers") or []
-    if len(containers) != 1:
-        yield f"{ident(cj)}: {pod}.containers must hold exactly one container"
+    if not 1 <= len(containers) <= containers_max:
+        many = "exactly one container" if containers_max == 1 else f"1 to {containers_max}"
+        yield f"{ident(cj)}: {pod}.containers must hold {many}"
 
 
 def check_container(cj: Doc, container: Doc) -> Iterator[str]:

@@ -87,6 +87,14 @@ def test_the_validator_names_what_is_wrong_with_a_fleet(tmp_path: Path) -> None:
     edit(fleet / "kustomization.yaml", "  - poddisruptionbudget.yaml\n", "")
     edit(fleet / "statefulset.yaml", "key: CUSTODIAN_SEAL_KEY_PREVIOUS, optional: true", "key: X")
     edit(fleet / "statefulset.yaml", '- "0.0.0.0"', '- "127.0.0.1"')
+    # The review container: bound beyond the loopback, with a model key.
+    edit(fleet / "statefulset.yaml", 'args: ["--host", "127.0.0.1"', 'args: ["--host", "0.0.0.0"')
+    edit(
+        fleet / "statefulset.yaml",
+        "            - name: CUSTODIAN_REVIEW_TOKENS_FILE",
+        "            - name: OPENAI_API_KEY\n              value: sk\n"
+        "            - name: CUSTODIAN_REVIEW_TOKENS_FILE",
+    )
     result = run_validator(root)
     assert result.returncode == 1
     out = result.stdout
@@ -96,6 +104,8 @@ def test_the_validator_names_what_is_wrong_with_a_fleet(tmp_path: Path) -> None:
     assert "invalid domain names ['Bad_Name']" in out
     assert "CUSTODIAN_SEAL_KEY_PREVIOUS must come from the Secret, optional" in out
     assert "--metrics-host must be the pod's address" in out
+    assert "container 'review': --host 127.0.0.1: reach the page with kubectl port-forward" in out
+    assert "container 'review': OPENAI_API_KEY: the review page calls no model" in out
 
 
 def test_a_list_kustomize_would_cut_is_named_with_why(tmp_path: Path) -> None:

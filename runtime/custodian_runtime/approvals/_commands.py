@@ -39,6 +39,7 @@ from custodian_runtime.approvals.derived import (
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
+from custodian_runtime.core.approvals.decider import BySource, Decider, sourced
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
 from custodian_runtime.core.approvals.ledger import Ledger
 from custodian_runtime.core.approvals.settle import (
@@ -87,6 +88,7 @@ class ApproveRequest:
     note: str | None = None
     wait_s: float = 0.0
     as_json: bool = False
+    by_source: BySource = "typed"
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class RejectRequest:
     reason: str
     wait_s: float = 0.0
     as_json: bool = False
+    by_source: BySource = "typed"
 
 
 ApprovalsRequest = ListRequest | ShowRequest | ApproveRequest | RejectRequest | RepairRequest
@@ -132,12 +135,12 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
     if isinstance(request, RejectRequest):
         done = decide_reject(
             settings, store, request.approval_id, request.by, request.reason, now,
-            wait_s=request.wait_s,
+            wait_s=request.wait_s, by_source=request.by_source,
         )  # fmt: skip
     else:
         done = decide_approve(
             settings, store, request.approval_id, request.by, request.note, now,
-            wait_s=request.wait_s,
+            wait_s=request.wait_s, by_source=request.by_source,
         )  # fmt: skip
     if request.as_json:
         said = _decided_json(store, done, [one.message for one in earlier])
@@ -257,23 +260,29 @@ def decide_reject(
     now: datetime,
     *,
     wait_s: float = 0.0,
+    by_source: BySource = "typed",
 ) -> DecisionReport:
     """Reject one item (never queued again); the CLI and the review page both call this.
 
     While a run holds the domain past `wait_s`, the rejection is recorded and journaled when
-    the domain is free (approvals/_recorded.py).
+    the domain is free (approvals/_recorded.py). `by_source`: where the name `by` came from.
     """
+
+    def word(item: ApprovalItem) -> Word:
+        return recorded(item, "reject", by, reason, now, by_source)
 
     def later(busy: RunLocked) -> DecisionReport:
         item = _pending(store, approval_id, now, settings)
-        return record_for_later(settings, item, recorded(item, "reject", by, reason, now), busy)
+        return record_for_later(settings, item, word(item), busy)
 
     def attempt(stuck: frozenset[str]) -> DecisionReport:
-        return _reject_now(settings, store, approval_id, by, reason, now, stuck=stuck)
+        return _reject_now(
+            settings, store, approval_id, Decider(by, by_source), reason, now, stuck=stuck
+        )
 
     def behind(ahead: int) -> DecisionReport:
         item = _pending(store, approval_id, now, settings)
-        return keep_behind(settings, item, recorded(item, "reject", by, reason, now), ahead)
+        return keep_behind(settings, item, word(item), ahead)
 
     return decide_or_record(
         _behind_words_ahead(settings, store, approval_id, attempt, behind), later, wait_s
@@ -281,16 +290,17 @@ def decide_reject(
 
 
 def _reject_now(
-    settings: Settings, store: ApprovalStore, approval_id: str, by: str, reason: str, now: datetime,
-    word: Word | None = None, *, stuck: frozenset[str] = frozenset(),
+    settings: Settings, store: ApprovalStore, approval_id: str, who: Decider, reason: str,
+    now: datetime, word: Word | None = None, *, stuck: frozenset[str] = frozenset(),
 ) -> DecisionReport:  # fmt: skip
     """Reject under the domain's lock (RunLocked while a run holds it).
 
     An earlier approval's write still open is settled first: if it landed, the item is
     executed and the reject says so; if not, the write is closed and the reject stands.
     """
+    by = who.name
     with _deciding(settings, store, approval_id, now, word, stuck) as d:
-        settled = verdicts.rejected(d.item, by, reason, now)
+        settled = sourced(verdicts.rejected(d.item, by, reason, now), who.source)
         _journal(d.journal, settled)
         # Rejected: nothing of the item is sent again, not even a probe (a probe is a re-send).
         landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now,
@@ -311,23 +321,30 @@ def decide_approve(
     now: datetime,
     *,
     wait_s: float = 0.0,
+    by_source: BySource = "typed",
 ) -> DecisionReport:
     """Approve one item: the core rules on it now, and only an allowed write is sent.
 
     The CLI and the review page both call this. While a run holds the domain past `wait_s`,
     the approval is recorded, and ruled on and carried out when the domain is free.
+    `by_source`: where the name `by` came from.
     """
+
+    def word(item: ApprovalItem) -> Word:
+        return recorded(item, "approve", by, note, now, by_source)
 
     def later(busy: RunLocked) -> DecisionReport:
         item = _pending(store, approval_id, now, settings)
-        return record_for_later(settings, item, recorded(item, "approve", by, note, now), busy)
+        return record_for_later(settings, item, word(item), busy)
 
     def attempt(stuck: frozenset[str]) -> DecisionReport:
-        return _approve_now(settings, store, approval_id, by, note, now, stuck=stuck)
+        return _approve_now(
+            settings, store, approval_id, Decider(by, by_source), note, now, stuck=stuck
+        )
 
     def behind(ahead: int) -> DecisionReport:
         item = _pending(store, approval_id, now, settings)
-        return keep_behind(settings, item, recorded(item, "approve", by, note, now), ahead)
+        return keep_behind(settings, item, word(item), ahead)
 
     return decide_or_record(
         _behind_words_ahead(settings, store, approval_id, attempt, behind), later, wait_s
@@ -388,13 +405,13 @@ def carry_out_recorded_decisions(
 
     def approve(w: Word) -> DecisionReport:
         said = w.decision()
-        return _approve_now(settings, store, said.approval_id, said.by, said.text, utc_now(), w)
+        who = Decider(said.by, said.by_source or "typed")
+        return _approve_now(settings, store, said.approval_id, who, said.text, utc_now(), w)
 
     def reject(w: Word) -> DecisionReport:
         said = w.decision()
-        return _reject_now(
-            settings, store, said.approval_id, said.by, said.text or "", utc_now(), w
-        )
+        who = Decider(said.by, said.by_source or "typed")
+        return _reject_now(settings, store, said.approval_id, who, said.text or "", utc_now(), w)
 
     return carry_out_recorded(settings, domain, approve, reject)
 
@@ -403,7 +420,7 @@ def _approve_now(
     settings: Settings,
     store: ApprovalStore,
     approval_id: str,
-    by: str,
+    who: Decider,
     note: str | None,
     now: datetime,
     word: Word | None = None,
@@ -414,6 +431,7 @@ def _approve_now(
 
     An earlier approval's write still open is settled first (found, or closed).
     """
+    by = who.name
     item = _pending(store, approval_id, now, settings)
     hub = _execute.configured_hub(settings) if _execute.needs_hub(item) else None
     site = _execute.decision_site(settings, item, hub)
@@ -428,12 +446,13 @@ def _approve_now(
     with _deciding(settings, store, approval_id, now, word, stuck) as d:
         seen = _execute.observe(settings, d.item, d.writes, d.history)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
-        settled = verdicts.on_approve(d.item, site, by, note, seen, now)
+        settled = sourced(verdicts.on_approve(d.item, site, by, note, seen, now), who.source)
         if not (settled.records or settled.stored or settled.execute):
             # Not decided (a mode holds it, or it is refused): still pending. A kept word is
             # closed by its own refusal, journaled with the reason; a word said now is not.
             if word is not None:
-                _journal(d.journal, verdicts.word_closed(d.item, by, settled.message))
+                closed = verdicts.word_closed(d.item, by, settled.message)
+                _journal(d.journal, sourced(closed, who.source))
             return DecisionReport(approval_id, settled.exit_code, settled.message)
         # The decision comes first in the attempt's records, then what settling the item's open
         # write found, then the ruling and the write.

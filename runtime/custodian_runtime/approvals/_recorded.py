@@ -218,9 +218,12 @@ def _refused(word: Word, exc: ApprovalError) -> DecisionReport:
     return DecisionReport(word.decision().approval_id, exc.exit_code, exc.message)
 
 
-def recorded(item: ApprovalItem, decision: str, by: str, text: str | None, now: datetime) -> Word:
+def recorded(
+    item: ApprovalItem, decision: str, by: str, text: str | None, now: datetime,
+    by_source: str | None = None,
+) -> Word:  # fmt: skip
     """The word a person said on `item`, as it is kept for later."""
-    return decision_word(item.domain, item.id, decision, by, text, now, new_word_id())
+    return decision_word(item.domain, item.id, decision, by, text, now, new_word_id(), by_source)
 
 
 def _holder(busy: RunLocked) -> str:

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, get_args
 
 from custodian_runtime import __version__
+from custodian_runtime.cli._people import BY_HELP
 from custodian_runtime.cli._run import (
     error_stream,
     parse,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, TypeAlias
 
+    from custodian_runtime.core.approvals.decider import Decider
     from custodian_runtime.settings import Settings
 
     # What add_subparsers returns (generic only to the type checker).
@@ -38,6 +40,7 @@ WAIT_HELP = (
     "while a run holds the domain, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
 )
+SETTLE_BY_HELP = "who settles it (" + BY_HELP.removeprefix("who decides, ")
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
 
@@ -169,7 +172,7 @@ def _approvals_parser(sub: Subparsers) -> None:
         "approve", help="approve and execute an item if its state still holds", parents=[after]
     )
     ok.add_argument("approval_id")
-    ok.add_argument("--by", required=True, help="who approves")
+    ok.add_argument("--by", help=BY_HELP)
     ok.add_argument("--note", help="a note kept with the decision")
     ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
     ok.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
@@ -179,7 +182,7 @@ def _approvals_parser(sub: Subparsers) -> None:
     ok.add_argument("--json", action="store_true", help="what it came to and the item, as JSON")
     no = a.add_parser("reject", help="reject an item; it is never queued again", parents=[after])
     no.add_argument("approval_id")
-    no.add_argument("--by", required=True)
+    no.add_argument("--by", help=BY_HELP)
     no.add_argument("--reason", required=True)
     no.add_argument("--json", action="store_true", help="what it came to and the item, as JSON")
     no.add_argument(
@@ -210,7 +213,7 @@ def _journal_parser(sub: Subparsers) -> None:
     reseal.set_defaults(handler=_cmd_journal_reseal)
     settle = j.add_parser("settle", help="close an open write by hand (its id: see inspect)")
     settle.add_argument("ref", help="the open write's id, <domain>:<seq>, as inspect lists it")
-    settle.add_argument("--by", required=True, help="who settles it")
+    settle.add_argument("--by", help=SETTLE_BY_HELP)
     settle.add_argument("--reason", required=True, help="why, kept in the journal")
     settle.add_argument("--memory")
     settle.set_defaults(handler=_cmd_journal_settle)
@@ -406,16 +409,25 @@ def _cmd_approvals(args: argparse.Namespace) -> int:
     elif command == "show":
         request = approvals.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
+        who = _decider(settings, args.by)
         request = approvals.RejectRequest(
-            args.approval_id, args.by, args.reason, args.wait, args.json
+            args.approval_id, who.name, args.reason, args.wait, args.json, who.source
         )
     elif command == "repair":
         request = approvals.RepairRequest(args.domain)
     else:
+        who = _decider(settings, args.by)
         request = approvals.ApproveRequest(
-            args.approval_id, args.by, args.note, args.wait, args.json
+            args.approval_id, who.name, args.note, args.wait, args.json, who.source
         )
     return approvals.approvals_command(settings, request, sys.stdout)
+
+
+def _decider(settings: Settings, typed: str | None) -> Decider:
+    """Who decides on the command line (cli/_people.py)."""
+    from custodian_runtime.cli._people import decider
+
+    return decider(settings, typed)
 
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
@@ -463,7 +475,8 @@ def _cmd_journal_settle(args: argparse.Namespace) -> int:
     from custodian_runtime.audit import settle_command
 
     s = _settings(args, domain_required=False, hub_required=False)
-    return settle_command(s.memory_dir, args.ref, args.by, args.reason, sys.stdout, s.seal_key)
+    by = _decider(s, args.by).name
+    return settle_command(s.memory_dir, args.ref, by, args.reason, sys.stdout, s.seal_key)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from custodian_runtime.cli._people import BY_HELP, decider
 from custodian_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
 
 
 def _person(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--by", required=True, help="who decides")
+    p.add_argument("--by", help=BY_HELP)
     p.add_argument("--reason", required=True, help="why, kept in the journal")
 
 
@@ -85,9 +86,8 @@ def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
     settings = load(args, hub_required=False)
     domain = str(settings.domain)
     if args.policy_command == "set":
-        return pc.set_mode(
-            settings, domain, args.operation, args.mode, args.by, args.reason, sys.stdout
-        )
+        by = decider(settings, args.by).name
+        return pc.set_mode(settings, domain, args.operation, args.mode, by, args.reason, sys.stdout)
     if args.policy_command == "report":
         return pc.report(settings, domain, args.days, args.json, sys.stdout, by=args.by)
     return pc.show(settings, domain, args.json, sys.stdout)
@@ -104,11 +104,13 @@ def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
         return pc.list_grants(settings, args.domain, args.json, sys.stdout)
     if command == "revoke":
         settings = load(args, domain_required=False, hub_required=False)
-        return pc.revoke(settings, args.grant_id, args.by, args.reason, sys.stdout)
+        by = decider(settings, args.by).name
+        return pc.revoke(settings, args.grant_id, by, args.reason, sys.stdout)
     settings = load(args, hub_required=False)
     issue = pc.Issue(
         domain=str(settings.domain), operation=args.operation, where=_where(args.where),
-        max_uses=args.max, expires=args.expires, by=args.by, reason=args.reason,
+        max_uses=args.max, expires=args.expires, by=decider(settings, args.by).name,
+        reason=args.reason,
         grant_id=f"grant-{secrets.token_hex(6)}", evidence=args.evidence,
     )  # fmt: skip
     return pc.issue(settings, issue, args.json, sys.stdout, sys.stderr)

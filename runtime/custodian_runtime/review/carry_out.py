@@ -38,10 +38,14 @@ def decide(
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
     now = utc_now()
     try:
+        # The page names the person one way (core/approvals/decider.py); the journal says which.
+        source = settings.people.page_source
         if decision == "reject":
-            done = decide_reject(settings, store, approval_id, by, reason or "", now)
+            done = decide_reject(
+                settings, store, approval_id, by, reason or "", now, by_source=source
+            )
         else:
-            done = decide_approve(settings, store, approval_id, by, reason, now)
+            done = decide_approve(settings, store, approval_id, by, reason, now, by_source=source)
     except CustodianError as exc:
         return Decided(approval_id, decision, exc.exit_code, exc.message)
     return Decided(approval_id, decision, done.exit_code, done.message)

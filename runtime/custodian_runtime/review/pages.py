@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -125,10 +125,11 @@ def note_run(settings: Settings, name: str) -> str | None:
     return next((run for run, note in run_notes(settings).items() if note == name), None)
 
 
-def run_notes(settings: Settings) -> dict[str, str]:
-    """Run id -> its note's file name, for every run of every domain."""
+def run_notes(settings: Settings, domains: Iterable[str] | None = None) -> dict[str, str]:
+    """Run id -> its note's file name, for every run of every domain (or of `domains`)."""
     reader = JournalReader(settings.memory_dir)
-    return {run: note for domain in reader.domains() for run, note in reader.notes(domain).items()}
+    chosen = reader.domains() if domains is None else sorted(set(domains))
+    return {run: note for domain in chosen for run, note in reader.notes(domain).items()}
 
 
 def court_record(settings: Settings, run_id: str) -> str | None:

@@ -1,12 +1,12 @@
-"""The landing page's data: the pending queue filtered by domain and operation, its counts per
-domain, and the decided items' history."""
+"""The landing page's data: the pending queue filtered by domain and operation, a page of it at
+a time, its counts per domain, and the decided items' history."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import parse_qs, urlencode
 
@@ -15,10 +15,12 @@ from custodian_runtime.core.approvals.items import ApprovalItem, effective_statu
 from custodian_runtime.core.presentation.approval_text import fate
 from custodian_runtime.review._sentence import Facts, card_sentence
 from custodian_runtime.review.cards import DiffLine, recorded_diff
-from custodian_runtime.review.pending import pending_items
+from custodian_runtime.review.waiting import Waiting
 
 MAX_HISTORY = 200
 AT = re.compile(r"^[A-Za-z0-9-]{1,100}$")
+PAGE = re.compile(r"^[1-9][0-9]{0,5}$")
+PAGE_SIZE = 40  # cards a page shows: what a page costs follows this, not the queue
 
 
 @dataclass(frozen=True)
@@ -29,16 +31,19 @@ class Filter:
     domain: str = ""
     operation: str = ""
     at: str = ""
+    page: int = 1
 
     @classmethod
     def parse(cls, query: str) -> Filter:
         """The filter a query string asks for (unknown keys are ignored)."""
         given = parse_qs(query)
         at = given.get("at", [""])[0]
+        page = given.get("page", [""])[0]
         return cls(
             given.get("domain", [""])[0][:100],
             given.get("operation", [""])[0][:64],
             at if AT.match(at) else "",
+            int(page) if PAGE.match(page) else 1,
         )
 
     def keeps(self, item: ApprovalItem) -> bool:
@@ -48,31 +53,55 @@ class Filter:
         )
 
     @property
+    def filtered(self) -> bool:
+        """True when the filter leaves some domain or operation out."""
+        return bool(self.domain or self.operation)
+
+    @property
     def query(self) -> str:
-        """The filter as a query string, "" for none."""
+        """The filter (and its page, past the first) as a query string, "" for none."""
+        return self.at_page(self.page)
+
+    def at_page(self, page: int) -> str:
+        """The filter's query string for its page `page`."""
         pairs = {k: v for k, v in (("domain", self.domain), ("operation", self.operation)) if v}
+        if page > 1:
+            pairs["page"] = str(page)
         return f"?{urlencode(pairs)}" if pairs else ""
 
 
 @dataclass(frozen=True)
 class Queue:
-    """The pending items a filter keeps, the counts per domain and the operations of all."""
+    """The page of pending items a filter keeps, the counts per domain and the operations of
+    all; `kept`: how many the filter keeps on every page; `order`: each item's place in the
+    journal (its plan's order)."""
 
     items: tuple[ApprovalItem, ...]
     counts: tuple[tuple[str, int], ...]
     operations: tuple[str, ...]
     total: int
+    kept: int = 0
+    page: int = 1
+    pages: int = 1
+    order: Mapping[str, int] = field(default_factory=dict)
 
 
-def queue(store: ApprovalStore, now: datetime, keep: Filter) -> Queue:
-    """Every pending item, oldest first, and the ones `keep` shows."""
-    waiting = pending_items(store, now)
-    counts = Counter(i.domain for i in waiting)
+def queue(waiting: Waiting, keep: Filter) -> Queue:
+    """The pending items (oldest first) on the page `keep` shows, and what the whole holds."""
+    every = waiting.items
+    counts = Counter(i.domain for i in every)
+    kept = [i for i in every if keep.keeps(i)]
+    pages = max(1, -(-len(kept) // PAGE_SIZE))
+    page = min(keep.page, pages)
     return Queue(
-        items=tuple(i for i in waiting if keep.keeps(i)),
+        items=tuple(kept[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
         counts=tuple(sorted(counts.items())),
-        operations=tuple(sorted({i.operation for i in waiting})),
-        total=len(waiting),
+        operations=tuple(sorted({i.operation for i in every})),
+        total=len(every),
+        kept=len(kept),
+        page=page,
+        pages=pages,
+        order=waiting.order,
     )
 
 

@@ -4,15 +4,10 @@ first, each run's items in the order its plan proposed them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from custodian_runtime.core.journal.api import Record
-from custodian_runtime.core.journal.kinds import Queued, RecordDataError, decode
-from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.pending import PendingView
-from custodian_runtime.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -33,33 +28,6 @@ class Group:
     def runs(self) -> tuple[str, ...]:
         """The runs that proposed its items, oldest first."""
         return tuple(dict.fromkeys(v.item.run_id for v in self.views))
-
-
-def queued_order(records: Iterable[Record]) -> dict[str, int]:
-    """Approval id -> its index in the plan that queued it, from the journal's `queued` records."""
-    found = {}
-    for record in records:
-        if record.kind != Queued.KIND:
-            continue
-        try:
-            entry = decode(record)
-        except RecordDataError:
-            continue  # `custodian inspect` names a damaged record; the queue still shows
-        if isinstance(entry, Queued) and entry.approval_id and str(entry.index).isdigit():
-            found[entry.approval_id] = int(str(entry.index))
-    return found
-
-
-def plan_order(settings: Settings, domains: Iterable[str]) -> dict[str, int]:
-    """Each queued item's plan index, read from the journals of `domains` ({} if unreadable)."""
-    store = JournalStore(settings.memory_dir)
-    found: dict[str, int] = {}
-    for domain in sorted(set(domains)):
-        try:
-            found.update(queued_order(store.scan(domain).records))
-        except CustodianError:
-            continue
-    return found
 
 
 def by_decision(views: Sequence[PendingView], order: Mapping[str, int]) -> list[Group]:

@@ -14,7 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TextIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from custodian_runtime.review.auth import COOKIE, Guard, cookie_value, host_header
+from custodian_runtime.core.approvals.decider import proxy_decider
+from custodian_runtime.review.auth import COOKIE, Guard, cookie_value, host_header, read_tokens
 from custodian_runtime.review.views import Page, Views
 from custodian_runtime.settings import Settings
 
@@ -68,16 +69,40 @@ class _Handler(BaseHTTPRequestHandler):
             self._forbidden("the Host header does not name this server")
             return None
         parts = urlsplit(self.path)
-        if parts.query and guard.token_ok(parts.query):
+        people = self.server.views.settings.people
+        signed_in = None
+        if people.user_header is not None:
+            found = proxy_decider(
+                people.user_header,
+                self.headers.get(people.user_header),
+                self.client_address[0],
+                people.trusted_proxies,
+            )
+            if isinstance(found, str):
+                self._forbidden(found)
+                return None
+            signed_in = found.name
+        opens = guard.opens(parts.query) if parts.query else None
+        if opens is not None:
             # First visit: trade the token for a session cookie, and drop it from the address.
-            session = guard.new_session()
-            headers = {"Location": parts.path or "/", "Set-Cookie": guard.set_cookie(session)}
-            self._send(Page(303, b"", "text/plain; charset=utf-8", headers))
+            self._open_session(parts.path, opens if signed_in is None else signed_in)
             return None
         session = guard.session(self.headers.get("Cookie"))
+        if signed_in is not None and (session is None or guard.name_of(session) != signed_in):
+            # The proxy signed this person in: their session, bound to their name (a form
+            # posted without it is not taken: the page opens again, for them).
+            where = f"{parts.path}?{parts.query}" if parts.query else parts.path
+            self._open_session(where, signed_in)
+            return None
         if session is None:
             self._forbidden("open the address with the token that `custodian review` printed")
         return session
+
+    def _open_session(self, path: str, name: str) -> None:
+        guard = self.server.guard
+        session = guard.new_session(name)
+        headers = {"Location": path or "/", "Set-Cookie": guard.set_cookie(session)}
+        self._send(Page(303, b"", "text/plain; charset=utf-8", headers))
 
     def do_GET(self) -> None:
         """Serve a page."""
@@ -85,7 +110,8 @@ class _Handler(BaseHTTPRequestHandler):
         if session is None:
             return
         parts, guard = urlsplit(self.path), self.server.guard
-        by = unquote(cookie_value(self.headers.get("Cookie"), self.server.views.name_cookie) or "")
+        typed = cookie_value(self.headers.get("Cookie"), self.server.views.name_cookie)
+        by = guard.name_of(session) or unquote(typed or "")
         head = self.command == "HEAD"
         csrf = guard.csrf_for(session)
         self._send(self.server.views.get(parts.path, csrf, parts.query, by, head=head))
@@ -107,6 +133,16 @@ class _Handler(BaseHTTPRequestHandler):
         if not guard.csrf_ok(session, form.get("csrf", [None])[0]):
             self._forbidden("the form's CSRF token is missing or wrong; reload the page")
             return
+        who = guard.name_of(session)
+        if who:  # the name the proxy or the person's token gave, never what the form says
+            form = {**form, "by": [who]}
+        elif not self.server.views.settings.people.typed_names:
+            self._forbidden(
+                "no one is signed in and typed names may not decide here: open the page through "
+                "the proxy (CUSTODIAN_REVIEW_USER_HEADER) or with your own token "
+                "(CUSTODIAN_REVIEW_TOKENS_FILE)"
+            )
+            return
         path = urlsplit(self.path).path
         self._send(self.server.views.post(path, form, guard.csrf_for(session)))
 
@@ -127,13 +163,18 @@ class ReviewServer:
     """`custodian review` bound to host:port (port 0 picks a free one)."""
 
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 8750) -> None:
+        people = settings.people
+        # Read before the port is bound: a bad file is a ConfigError, and nothing is left open.
+        tokens = None if people.tokens_file is None else read_tokens(people.tokens_file)
         server_class = _ReviewHTTPServer6 if ":" in host else ReviewHTTPServer
         self.httpd = server_class((host, port), _Handler)
         self.port = int(self.httpd.server_address[1])
         shown = socket.gethostname() if host in WILDCARD else host
         self.address = host_header(shown, self.port)
+        public = settings.review_url
+        hosts = {self.address.lower(), *([] if public is None else [urlsplit(public).netloc])}
         self.httpd.guard = Guard(
-            allowed_hosts=frozenset({self.address.lower()}), cookie=f"{COOKIE}_{self.port}"
+            allowed_hosts=frozenset(hosts), cookie=f"{COOKIE}_{self.port}", people=tokens
         )
         self.httpd.views = Views(settings, name_cookie=f"{COOKIE}_by_{self.port}")
         self._thread: threading.Thread | None = None

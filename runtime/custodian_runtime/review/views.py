@@ -8,6 +8,7 @@ markdown-it built from escaped text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from typing import Any
@@ -19,7 +20,7 @@ from markupsafe import Markup
 import custodian_runtime.review.pages as pages
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals.items import effective_status
+from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
@@ -29,11 +30,18 @@ from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
 from custodian_runtime.review.grant_forms import GrantAnswer, GrantTyped
 from custodian_runtime.review.group_forms import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
 from custodian_runtime.review.pending import pending_views, read_domains
-from custodian_runtime.review.queue import Filter, decided, history, past, queue
-from custodian_runtime.review.queue_forms import DecisionHandlers, Form, FormAnswer, Typed
-from custodian_runtime.review.run_groups import by_decision, plan_order
+from custodian_runtime.review.queue import Filter, Queue, decided, history, past, queue
+from custodian_runtime.review.queue_forms import (
+    DecisionHandlers,
+    Form,
+    FormAnswer,
+    Typed,
+    pending_item,
+)
+from custodian_runtime.review.run_groups import by_decision
 from custodian_runtime.review.standing_routes import POSTS as STANDING_POSTS
 from custodian_runtime.review.standing_routes import StandingPages
+from custodian_runtime.review.waiting import WaitingItems
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
@@ -96,16 +104,28 @@ class Views:
         self.grouped = GroupHandlers(settings, self.state)
         self.name_cookie = name_cookie
         self.standing = StandingPages(settings, self.state, self._render)
+        self.waiting = WaitingItems()  # every domain's pending items, between requests
 
     def _store(self) -> ApprovalStore:
         return ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
 
-    def _render(self, template: str, status: int = 200, **values: Any) -> Page:
-        waiting = queue(self._store(), utc_now(), Filter())
+    def _queue(self, keep: Filter) -> Queue:
+        return queue(self.waiting.pending(self._store(), utc_now()), keep)
+
+    def _render(
+        self, template: str, status: int = 200, waiting: Queue | None = None, **values: Any
+    ) -> Page:
+        counts = self._queue(Filter()) if waiting is None else waiting
         html = self.env.get_template(template).render(
-            css=CSS_PATH, js=JS_PATH, waiting=waiting, **values
+            css=CSS_PATH, js=JS_PATH, waiting=counts, **values
         )
         return Page(status, html.encode("utf-8"))
+
+    def _live(self, ids: Iterable[str]) -> list[ApprovalItem]:
+        """The items of `ids` that still wait, each read alone (never the whole queue)."""
+        now = utc_now()
+        found = (pending_item(self.settings, i, now) for i in dict.fromkeys(ids))
+        return sorted((i for i in found if i is not None), key=lambda i: (i.created_at, i.id))
 
     def not_found(self, what: str) -> Page:
         """404 with a line that says what was not found."""
@@ -169,20 +189,21 @@ class Views:
     ) -> Page:
         """The pending queue (the landing page): oldest first, filtered, each with its form."""
         now = utc_now()
-        shown = queue(self._store(), now, keep)
+        shown = self._queue(keep)
         items = pending_views(self.settings, self._store(), now, list(shown.items))
-        groups = by_decision(items, plan_order(self.settings, {v.item.domain for v in items}))
+        groups = by_decision(items, shown.order)
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
         return self._render(
             "approvals.html.j2",
             status,
+            waiting=shown,
             items=items,
             groups=groups,
             queue=shown,
             keep=keep,
             typed=typed,
-            notes=pages.run_notes(self.settings),
+            notes=pages.run_notes(self.settings, {i.domain for i in shown.items}),
             csrf=csrf,
             flashes=self.state.flashes(csrf, peek=peek),
             hub=redact(hub_name),
@@ -231,8 +252,7 @@ class Views:
         if not isinstance(asked, AskedGroup):
             return self.not_found("this confirmation is not open; choose again in the queue")
         now, store = utc_now(), self._store()
-        chosen = {c.approval_id for c in asked.chosen}
-        live = [i for i in queue(store, now, Filter()).items if i.id in chosen]
+        live = self._live(c.approval_id for c in asked.chosen)
         views = {v.item.id: v for v in pending_views(self.settings, store, now, live)}
         return self._render(
             "group_confirm.html.j2", asked=asked, views=views, nonce=nonce, csrf=csrf
@@ -241,9 +261,9 @@ class Views:
     def selected(self, csrf: str, ids: list[str], typed: Typed, status: int = 200) -> Page:
         """The items ticked for a reject together, with one form for the name and reason."""
         now = utc_now()
-        chosen = [i for i in queue(self._store(), now, Filter()).items if i.id in set(ids)]
+        chosen = self._live(ids)
         items = pending_views(self.settings, self._store(), now, chosen) if chosen else []
-        values = {"items": items, "typed": typed, "csrf": csrf, "next": "/"}
+        values: dict[str, Any] = {"items": items, "typed": typed, "csrf": csrf, "next": "/"}
         return self._render("bulk.html.j2", status, **values)
 
     def post(self, path: str, form: Form, csrf: str) -> Page:

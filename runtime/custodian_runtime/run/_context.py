@@ -80,6 +80,11 @@ class RunContext:
     # What the journal says of each approval item when the run starts (its checkpoint's ledger,
     # core/approvals/ledger.py): the status a rule reads, never an item file's.
     ledger: Ledger = field(default_factory=Ledger)
+    # Who is told when items wait (run/_notice.py): the webhook, the page's address, and the
+    # digest of the set the last notice told (the checkpoint's).
+    notify_url: str | None = field(default=None, repr=False)
+    review_url: str | None = None
+    last_notice: str = ""
 
     def now(self) -> datetime:
         """The time now, by the run's clock."""
@@ -131,6 +136,8 @@ def build_context(
         unavailable=unavailable(settings),
         seal_key=settings.seal_key,
         overview=channels.overview,
+        notify_url=settings.notify_url,
+        review_url=settings.review_url,
     )
 
 

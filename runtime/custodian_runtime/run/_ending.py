@@ -11,6 +11,7 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.core.run_rules import EXIT_OK, Ending, failure, signalled
 from custodian_runtime.errors import CustodianError, ModelError
 from custodian_runtime.run._context import RunContext
+from custodian_runtime.run._notice import tell_waiting
 from custodian_runtime.run._result import RunResult, RunSoFar
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def finish(
     """
     end = signalled(end, ctx.stop.signal)
     counts = so_far.counts()
+    tell_waiting(ctx)
     with contextlib.suppress(CustodianError):
         # The model and its usage are for the metrics (core/metrics.py, `custodian status`).
         record = Finished(status=end.status, exit_code=end.exit_code, counts=counts,

@@ -224,7 +224,12 @@ def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarte
     """The steps in order; `so_far` is replaced with what each returns, for any ending."""
     history = opened.history
     ledger = opened.checkpoint.ledger
-    ctx = replace(ctx, standing=standing_of(history).fingerprint(), ledger=ledger)
+    ctx = replace(
+        ctx,
+        standing=standing_of(history).fingerprint(),
+        ledger=ledger,
+        last_notice=opened.checkpoint.notice,
+    )
     so_far = replace(so_far, earlier=earlier_outcomes(ctx, history))  # for the note
     ctx.journal.write(started)
     try:

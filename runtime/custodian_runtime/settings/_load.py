@@ -26,6 +26,12 @@ from custodian_runtime.packaged import default_canon, local_or_packaged
 from custodian_runtime.settings.dotenv import early_log_format as early_log_format
 from custodian_runtime.settings.dotenv import layered_environment
 from custodian_runtime.settings.numbers import env_float, env_int, limits_from
+from custodian_runtime.settings.people import (
+    People,
+    notify_url_from,
+    people_from,
+    review_url_from,
+)
 from custodian_runtime.settings.seal_keys import SEAL_VARIABLES, seal_key_from
 from custodian_runtime.settings.table import number
 
@@ -87,6 +93,10 @@ class Settings:
     log_format: str = "text"
     pushgateway_url: str | None = None  # CUSTODIAN_PUSHGATEWAY_URL: push each run's metrics
     prompt_form: str = "full"  # CUSTODIAN_PROMPT_FORM: `compact` for a small context window
+    people: People = field(default_factory=People)  # who decides, and how the name is known
+    review_url: str | None = None  # CUSTODIAN_REVIEW_URL: the page as people open it
+    # CUSTODIAN_NOTIFY_URL: the webhook told when items wait; never journaled or printed whole.
+    notify_url: str | None = field(default=None, repr=False)
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
     seal_key: SealKey | None = field(default=None, repr=False, compare=False)
 
@@ -254,6 +264,9 @@ def load_settings(
         json_output=bool(flags.get("json")),
         log_format=_log_format(env),
         pushgateway_url=_pushgateway(env),
+        people=people_from(env, cwd),
+        review_url=review_url_from(env),
+        notify_url=notify_url_from(env),
         seal_key=seal_key,
     )
 

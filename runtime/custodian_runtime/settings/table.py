@@ -220,6 +220,50 @@ SETTINGS: tuple[Setting, ...] = (
         "an http(s) URL: each run (not a dry run) pushes its metrics there",
         group="output",
     ),
+    Setting(
+        "CUSTODIAN_DECIDER",
+        "the name `approvals approve` and `approvals reject` decide under when `--by` is not given",
+        shown="the OS user",
+        group="people",
+    ),
+    Setting(
+        "CUSTODIAN_TYPED_NAMES",
+        "`0`: a typed name never decides (`--by` refused; the page decides only for a person "
+        "its proxy or token names)",
+        shown="`1` (allowed; the journal says `by_source: typed`)",
+        group="people",
+    ),
+    Setting(
+        "CUSTODIAN_REVIEW_USER_HEADER",
+        "the header a trusted proxy names the signed-in person in (e.g. `X-Forwarded-Email`, "
+        "as oauth2-proxy sets it); set, the review page decides as that person only",
+        group="people",
+    ),
+    Setting(
+        "CUSTODIAN_REVIEW_TRUSTED_PROXIES",
+        "addresses or networks (comma-separated) the user header is believed from; required "
+        "with it",
+        group="people",
+    ),
+    Setting(
+        "CUSTODIAN_REVIEW_TOKENS_FILE",
+        "a file of `TOKEN NAME` lines: each person opens the review page with their own token "
+        "and decides under their name (the printed start token then opens nothing)",
+        group="people",
+    ),
+    Setting(
+        "CUSTODIAN_REVIEW_URL",
+        "the review page's address as people open it (e.g. `https://review.example.org`): its "
+        "host passes the page's Host check, and notices of waiting items link to it",
+        group="people",
+    ),
+    Setting(
+        "CUSTODIAN_NOTIFY_URL",
+        'an incoming webhook (Slack or Teams, JSON `{"text": …}`) a run tells when the items '
+        "waiting in its domain change, and once when none wait; with a link to the review page "
+        "when `CUSTODIAN_REVIEW_URL` is set",
+        group="people",
+    ),
     _limit("max_events", "progress events one run may add"),
     _limit("max_status_updates", "task status changes one run may make"),
     _limit("max_flags", "flags one run may raise"),
@@ -248,6 +292,7 @@ GROUPS = {
     "model": "The model",
     "files": "Files and seals",
     "output": "Output",
+    "people": "Who decides",
     "limits": "Caps and budgets",
 }
 

@@ -25,8 +25,11 @@ from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writ
 from custodian_runtime.core.context.continuity import note_records
 from custodian_runtime.core.journal.kinds import (
     Finished,
+    NoticeReceipt,
+    NoticeSent,
     absorbed_arrival,
     absorbed_word,
+    decode,
     item_of,
     read_as,
 )
@@ -119,6 +122,9 @@ class Checkpoint(BaseModel):
     # What the journal says of each approval item (core/approvals/ledger.py): the status a
     # command acts on; an item file is a view of it.
     ledger: Ledger = Ledger()
+    # The digest of the waiting set the last notice told (core/approvals/notice.py): a run
+    # sends a notice only for another set. "" before any, or after a send that failed.
+    notice: str = ""
 
 
 def empty(domain: str) -> Checkpoint:
@@ -142,7 +148,23 @@ def fold(checkpoint: Checkpoint, records: Iterable[Record]) -> Checkpoint:
     return Checkpoint(
         domain=checkpoint.domain, head=head, records=kept, writes=writes, totals=totals,
         words=words[-RECENT_WORDS:], arrival=arrival, ledger=ledger,
+        notice=last_notice(checkpoint.notice, new),
     )  # fmt: skip
+
+
+def last_notice(before: str, records: Iterable[Record]) -> str:
+    """The digest of the set the last notice told, after `records`: a `notice` record sets it,
+    its receipt saying `failed` unsets it (the set is told again)."""
+    found = before
+    for r in records:
+        if r.kind not in (NoticeSent.KIND, NoticeReceipt.KIND):
+            continue
+        entry = decode(r)
+        if isinstance(entry, NoticeSent):
+            found = entry.digest or ""
+        elif isinstance(entry, NoticeReceipt) and entry.outcome == "failed":
+            found = "" if entry.digest == found else found
+    return found
 
 
 def already_absorbed(checkpoint: Checkpoint, word_id: str, arrival: int | None) -> bool | None:

@@ -373,6 +373,8 @@ class ApprovalDecided(PersonWord):
     approval_id: str | None = None
     decision: str | None = None
     by: str | None = None
+    # Where the name came from (core/approvals/decider.py); older records lack it.
+    by_source: str | None = None
     reason: str | None = None
 
 
@@ -480,6 +482,27 @@ class ShadowMatched(Entry):
     hub_id: str | None = None
 
 
+class NoticeSent(Entry):
+    """`notice`: a run is about to tell people that items wait (core/approvals/notice.py): the
+    waiting set's digest and count. Journaled before the send, so a set is never told twice."""
+
+    KIND = "notice"
+    digest: str | None = None
+    waiting: int | None = None
+    to: str | None = None  # the webhook's address without its secret part (core/redact.py)
+
+
+class NoticeReceipt(Entry):
+    """`notice_receipt`: what the webhook answered: `sent` (2xx), `failed` (refused or not
+    reached: the next run tries again) or `unknown` (no answer: not sent again)."""
+
+    KIND = "notice_receipt"
+    digest: str | None = None
+    outcome: str | None = None
+    status: int | None = None
+    error: str | None = None
+
+
 MODELS: dict[str, type[Entry]] = {
     m.KIND: m
     for m in (
@@ -487,7 +510,7 @@ MODELS: dict[str, type[Entry]] = {
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
         NoteWritten, Finished, ApprovalDecided, SettledByHand, PolicySet, GrantIssued,
         GrantRevoked, GrantUsed, Shadowed, ShadowMatched, LandingProbe, SameValue,
-        GrantSuspended, ClassHeld,
+        GrantSuspended, ClassHeld, NoticeSent, NoticeReceipt,
     )
 }  # fmt: skip
 

@@ -52,6 +52,8 @@ KINDS = frozenset(
         "shadow_matched",
         "landing_probe",
         "same_value",
+        "notice",
+        "notice_receipt",
     }
 )
 # A person's runs have no run_started/finished pair: each is one record of these kinds (an

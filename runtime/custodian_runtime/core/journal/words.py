@@ -33,6 +33,8 @@ class DecisionSaid(BaseModel):
     approval_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,80}$")
     by: str = Field(min_length=1, max_length=200)
     text: str | None = Field(default=None, max_length=4000)
+    # Where the name came from (core/approvals/decider.py); words kept before it lack it.
+    by_source: Literal["proxy", "token", "config", "os", "typed"] | None = None
 
 
 class Word(BaseModel):
@@ -75,10 +77,13 @@ def standing_word(domain: str, entry: Entry, at: datetime, word_id: str) -> Word
 
 def decision_word(
     domain: str, approval_id: str, decision: str, by: str, text: str | None, at: datetime,
-    word_id: str,
+    word_id: str, by_source: str | None = None,
 ) -> Word:  # fmt: skip
     """The word of an approve or a reject of the item `approval_id`."""
-    fields = DecisionSaid(approval_id=approval_id, by=by, text=text).model_dump(mode="json")
+    said = {"approval_id": approval_id, "by": by, "text": text}
+    if by_source is not None:  # a word without a source reads as it did before sources
+        said["by_source"] = by_source
+    fields = DecisionSaid.model_validate(said).model_dump(mode="json", exclude_unset=True)
     kind = "approve" if decision == "approve" else "reject"
     return Word(id=word_id, domain=domain, kind=kind, fields=fields, at=at)
 
