@@ -1,0 +1,129 @@
+"""The contract's reads, answered from a Roundup tracker: each returns the contract's JSON."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from custodian_runtime.core.contract import TASK_STATUSES, WORKSTREAM_STATUSES
+from custodian_runtime.core.trackers import roundup as rd
+from custodian_runtime.statehub.backends._roundup_rest import Refused, RoundupRest
+
+Auth = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What the tracker holds of one domain, as Roundup items."""
+
+    name: str
+    workstreams: list[dict[str, Any]]
+    tasks: list[dict[str, Any]]
+    flags: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+    events: int  # how many progress events the domain has
+
+    @property
+    def revision(self) -> int:
+        """The domain's revision (core/trackers/roundup.py says how it stands in)."""
+        return rd.revision(self.workstreams, self.tasks, self.flags, self.decisions, self.events)
+
+
+def read_domain(rest: RoundupRest, auth: Auth, name: str) -> Domain:
+    """Every workstream, task, flag and decision of `name`, and its number of events."""
+    workstreams = rest.items(rd.WORKSTREAM, auth, {"domain:": name})
+    if not workstreams:
+        raise Refused(404, f"no domain named {name!r} (a domain exists once it has a workstream)")
+    ids = ",".join(str(item["id"]) for item in workstreams)
+    _, events = newest_events(rest, auth, ids, 0)
+    return Domain(
+        name,
+        workstreams,
+        rest.items(rd.TASK, auth, {"workstream": ids}),
+        rest.items(rd.FLAG, auth, {"workstream": ids}),
+        rest.items(rd.DECISION, auth, {"domain:": name}),
+        events,
+    )
+
+
+def newest_events(
+    rest: RoundupRest, auth: Auth, workstreams: str | None, limit: int, **where: str
+) -> tuple[list[dict[str, Any]], int]:
+    """The newest `limit` events of those workstreams (None: all), newest first, and how many
+    there are."""
+    params = where if workstreams is None else {"workstream": workstreams, **where}
+    total = rest.count(rd.EVENT, auth, params)
+    if limit == 0 or total == 0:
+        return [], total
+    return rest.items(rd.EVENT, auth, {**params, "@sort": "-creation,-id"}, limit), total
+
+
+def domain_summary(rest: RoundupRest, auth: Auth, name: str, events: int, now: str) -> Any:
+    """GET /domains/{domain}/summary, and the domain's revision (for its ETag)."""
+    domain = read_domain(rest, auth, name)
+    ids = ",".join(str(item["id"]) for item in domain.workstreams)
+    recent, _ = newest_events(rest, auth, ids, events)
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for item in domain.tasks:
+        tasks.setdefault(str(rd.number_of(item.get("workstream"))), []).append(rd.task(item))
+    return {
+        "domain": name,
+        "revision": domain.revision,
+        "generated_at": now,
+        "workstreams": [
+            {**rd.workstream(item), "tasks": tasks.get(str(item["id"]), [])}
+            for item in domain.workstreams
+        ],
+        "open_decisions": [rd.decision(i) for i in domain.decisions if i.get("status") == "open"],
+        "open_flags": [rd.flag(i) for i in domain.flags if i.get("status") == "open"],
+        "recent_events": [rd.event(item) for item in recent],
+    }
+
+
+def state_summary(rest: RoundupRest, auth: Auth, url: str, now: str) -> dict[str, Any]:
+    """GET /state/summary: each domain's counts and revision, by name."""
+    names = sorted({str(item.get("domain")) for item in rest.items(rd.WORKSTREAM, auth)})
+    return {
+        "generated_at": now,
+        "hub_id": rd.hub_id(url),
+        "domains": [_overview(rest, auth, read_domain(rest, auth, name)) for name in names],
+    }
+
+
+def _overview(rest: RoundupRest, auth: Auth, domain: Domain) -> dict[str, Any]:
+    ids = ",".join(str(item["id"]) for item in domain.workstreams)
+    last, _ = newest_events(rest, auth, ids, 1)
+    ws = Counter(str(item.get("status")) for item in domain.workstreams)
+    tasks = Counter(str(item.get("status")) for item in domain.tasks)
+    return {
+        "domain": domain.name,
+        "revision": domain.revision,
+        "workstreams": {status: ws[status] for status in WORKSTREAM_STATUSES},
+        "tasks": {status: tasks[status] for status in TASK_STATUSES},
+        "open_flags": sum(item.get("status") == "open" for item in domain.flags),
+        "open_decisions": sum(item.get("status") == "open" for item in domain.decisions),
+        "last_event_at": rd.wire_time(last[0].get("creation")) if last else None,
+    }
+
+
+def workstream_ids(rest: RoundupRest, auth: Auth, domain: str | None) -> str | None:
+    """The Roundup numbers of a domain's workstreams, comma-separated (None: every domain)."""
+    if domain is None:
+        return None
+    items = rest.items(rd.WORKSTREAM, auth, {"domain:": domain})
+    return ",".join(str(item["id"]) for item in items) or "-1"  # -1: matches nothing
+
+
+def list_of(
+    rest: RoundupRest, auth: Auth, kind: rd.Kind, domain: str | None, status: str | None
+) -> list[dict[str, Any]]:
+    """The flags or decisions of a domain (or all), of one status (or all), oldest first."""
+    where: dict[str, str] = {} if status is None else {"status:": status}
+    if kind is rd.DECISION:
+        where = where if domain is None else {**where, "domain:": domain}
+    else:
+        ids = workstream_ids(rest, auth, domain)
+        where = where if ids is None else {**where, "workstream": ids}
+    return rest.items(kind, auth, where)

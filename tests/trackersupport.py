@@ -1,0 +1,125 @@
+"""A real Roundup tracker on 127.0.0.1 for the tracker backends' tests, one per test module.
+
+`roundup-admin` makes the tracker (the minimal template, with Custodian's schema and detector
+from `_data/roundup/`), `roundup-server` serves it. Roundup refuses to run as root, so as root
+the server runs as `nobody`, keeping only the capability to read and search (the venv and the
+clone may lie in folders only root may enter, as a mktemp clone does); the tracker's own folder
+is handed to `nobody`, who writes its database.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import custodian_runtime
+
+SCHEMA = Path(custodian_runtime.__file__).parent / "_data" / "roundup"
+BIN = Path(sys.executable).parent
+NOBODY = 65534
+PASSWORD = "custodian-pw"
+# Roundup hashes a password on every request that logs in; the default rounds cost ~0.4 s each.
+ROUNDS = "1000"
+
+
+@dataclass(frozen=True)
+class Tracker:
+    """A running tracker: its web URL, the URL Custodian is given, and its home."""
+
+    web: str  # http://127.0.0.1:PORT/tracker
+    home: Path
+
+    @property
+    def hub_url(self) -> str:
+        """The tracker as a hub URL: the backend, the user and the tracker's address."""
+        scheme, rest = self.web.split("://", 1)
+        return f"roundup+{scheme}://custodian:{PASSWORD}@{rest}"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _admin(home: Path, *args: str) -> None:
+    subprocess.run(
+        [str(BIN / "roundup-admin"), "-i", str(home), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def make_tracker(home: Path, web: str) -> None:
+    """A new tracker at `home` with Custodian's schema, an admin and a `custodian` user."""
+    options = f"tracker_web={web}/,tracker_name=custodian,mail_domain=localhost"
+    _admin(
+        home, "install", "minimal", "sqlite", f"{options},password_pbkdf2_default_rounds={ROUNDS}"
+    )
+    shutil.copy(SCHEMA / "schema.py.in", home / "schema.py")
+    shutil.copy(SCHEMA / "custodian-detector.py.in", home / "detectors" / "custodian.py")
+    _admin(home, "initialise", "admin-pw")
+    _admin(home, "create", "user", "username=custodian", f"password={PASSWORD}", "roles=User")
+
+
+def _as_unprivileged(argv: list[str], home: Path) -> list[str]:
+    if os.geteuid() != 0:
+        return argv
+    for path in [home, *home.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY)
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) drops root for roundup-server"
+    keep = "+dac_read_search"  # read the venv wherever it lies; write only the tracker's folder
+    ids = [f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    return [setpriv, *ids, f"--inh-caps={keep}", f"--ambient-caps={keep}", *argv]
+
+
+def _wait_for(port: int, server: subprocess.Popen[bytes], deadline_s: float = 20.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if server.poll() is not None:
+            raise RuntimeError(
+                f"roundup-server ended: {server.stdout.read() if server.stdout else ''!r}"
+            )
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"roundup-server did not listen on port {port} within {deadline_s} s")
+
+
+@contextmanager
+def roundup_tracker(root: Path) -> Iterator[Tracker]:
+    """A tracker made under `root` and served by roundup-server until the block ends."""
+    port = _free_port()
+    web = f"http://127.0.0.1:{port}/tracker"
+    home = root / "tracker"
+    make_tracker(home, web)
+    argv = [str(BIN / "roundup-server"), "-n", "127.0.0.1", "-p", str(port), "-t", "thread"]
+    server = subprocess.Popen(
+        _as_unprivileged([*argv, f"tracker={home}"], home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_for(port, server)
+        yield Tracker(web, home)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
