@@ -1,8 +1,9 @@
-"""`custodian run`, `approvals` and `inspect` on a Roundup tracker named by its URL.
+"""`custodian run`, `watch`, `approvals` and `inspect` on a Roundup tracker named by its URL.
 
 The commands are the same as on a state-hub; only `--hub roundup+http://...` differs. A dry run
-writes nothing to the tracker; a run with the rule-based planner flags the blocked task once; a
-person approves a queued task, which the tracker then holds; `inspect` replays the journal.
+writes nothing to the tracker; a pass of `watch` with the rule-based planner flags the blocked
+task, and a run after it does not flag it twice; a person approves a queued task, which the
+tracker then holds once; `inspect` replays the journal.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _flags(tracker: Tracker) -> list[str]:
         return [flag.note for flag in client.list_flags(domain="website")]
 
 
-def test_run_approvals_and_inspect_on_a_roundup_tracker(
+def test_run_watch_approvals_and_inspect_on_a_roundup_tracker(
     tracker: Tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory = tmp_path / "memory"
@@ -56,8 +57,11 @@ def test_run_approvals_and_inspect_on_a_roundup_tracker(
     assert dry.code == 0, dry.stderr
     assert _flags(tracker) == []  # a dry run writes nothing
 
-    real = run_cli([*run, "--llm", "offline"], tmp_path, monkeypatch)
-    assert real.code == 0, real.stderr
+    watch = ["watch", "--all-domains", "--once", "--hub", tracker.hub_url, "--llm", "offline"]
+    watched = run_cli(
+        [*watch, "--memory", str(memory), "--canon", str(CANON)], tmp_path, monkeypatch
+    )
+    assert watched.code == 0, watched.stderr
     [note] = _flags(tracker)
     assert "Write the copy" in note or "blocked" in note.lower()
     again = run_cli([*run, "--llm", "offline"], tmp_path, monkeypatch)
