@@ -9,7 +9,6 @@ tracker then holds once; `inspect` replays the journal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,26 +18,21 @@ from custodian_runtime.core.contract import NewTask, NewWorkstream
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub.connect import open_hub
 from runsupport import CANON, plan_response, run_cli
-from trackersupport import Tracker, roundup_tracker
+from trackersupport import Tracker
 
 
-@pytest.fixture(scope="module")
-def tracker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tracker]:
-    """A tracker whose `website` domain has a blocked task without a flag."""
-    with roundup_tracker(tmp_path_factory.mktemp("roundup")) as running:
-        hub = HubSettings(url=running.hub_url)
-        with open_hub(hub, Path("."), utc_now) as client:
-            ws = client.create_workstream(
-                NewWorkstream(domain="website", title="Launch", owner="ana"), idempotency_key="s1"
-            )
-            blocked = NewTask(
-                workstream_id=ws.resource.id, title="Write the copy", status="blocked"
-            )
-            client.create_task(blocked, idempotency_key="s2")
-            client.create_task(
-                NewTask(workstream_id=ws.resource.id, title="Pick a host"), idempotency_key="s3"
-            )
-        yield running
+@pytest.fixture
+def tracker(roundup: Tracker) -> Tracker:
+    """The session's tracker, whose `website` domain has a blocked task without a flag."""
+    with open_hub(HubSettings(url=roundup.hub_url), Path("."), utc_now) as client:
+        website = NewWorkstream(domain="website", title="Launch", owner="ana")
+        ws = client.create_workstream(website, idempotency_key="cli-website-1").resource.id
+        blocked = NewTask(workstream_id=ws, title="Write the copy", status="blocked")
+        client.create_task(blocked, idempotency_key="cli-website-2")
+        client.create_task(
+            NewTask(workstream_id=ws, title="Pick a host"), idempotency_key="cli-website-3"
+        )
+    return roundup
 
 
 def _flags(tracker: Tracker) -> list[str]:
@@ -57,7 +51,16 @@ def test_run_watch_approvals_and_inspect_on_a_roundup_tracker(
     assert dry.code == 0, dry.stderr
     assert _flags(tracker) == []  # a dry run writes nothing
 
-    watch = ["watch", "--all-domains", "--once", "--hub", tracker.hub_url, "--llm", "offline"]
+    watch = [
+        "watch",
+        "--domains",
+        "website",
+        "--once",
+        "--hub",
+        tracker.hub_url,
+        "--llm",
+        "offline",
+    ]
     watched = run_cli(
         [*watch, "--memory", str(memory), "--canon", str(CANON)], tmp_path, monkeypatch
     )

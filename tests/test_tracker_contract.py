@@ -3,7 +3,7 @@ oracle) and on a real Roundup tracker gives the same transcript.
 
 Each backend is reached as the runtime reaches it: `open_hub` with the hub's URL, so the backend
 is the one the URL names (`http://...` or `roundup+http://...`). Each test works in a domain of its
-own, so one server per backend serves the module.
+own, so one server per backend serves them all.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from custodian_runtime.errors import HubError, HubPreconditionFailed
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import NotModified, StateHubClient
 from custodian_runtime.statehub.connect import open_hub
-from trackersupport import roundup_tracker
 
 BACKENDS = ("state-hub", "roundup")
 _names = itertools.count()
@@ -42,13 +41,11 @@ def hub_at(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """The URL of a running hub of each backend, empty at first."""
-    root = tmp_path_factory.mktemp(request.param)
     if request.param == "roundup":
-        with roundup_tracker(root) as tracker:
-            yield tracker.hub_url
-    else:
-        with ReferenceHub(root / "hub.sqlite3") as hub:
-            yield hub.url
+        yield request.getfixturevalue("roundup").hub_url
+        return
+    with ReferenceHub(tmp_path_factory.mktemp(request.param) / "hub.sqlite3") as hub:
+        yield hub.url
 
 
 def _client(url: str, tmp_path: Path) -> AbstractContextManager[StateHubClient]:

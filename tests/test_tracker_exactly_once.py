@@ -12,7 +12,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from custodian_runtime.errors import HubPreconditionFailed
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
-from trackersupport import Tracker, roundup_tracker
+from trackersupport import Tracker
 
 # A process that sends one write through the Roundup backend and is SIGKILLed the moment the
 # tracker's answer to it arrives: the write is kept there, its receipt never recorded.
@@ -60,11 +59,10 @@ with open_hub(hub, None, utc_now, transport=KilledOnTheAnswer()) as client:
 """
 
 
-@pytest.fixture(scope="module")
-def tracker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tracker]:
-    """One Roundup tracker for the module."""
-    with roundup_tracker(tmp_path_factory.mktemp("roundup")) as running:
-        yield running
+@pytest.fixture
+def tracker(roundup: Tracker) -> Tracker:
+    """The session's Roundup tracker."""
+    return roundup
 
 
 def _client(

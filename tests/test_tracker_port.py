@@ -14,6 +14,7 @@ from custodian_runtime.core.trackers import roundup as rd
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.settings._load import parse_hub
 from custodian_runtime.statehub.backends import REGISTRY, backend
+from custodian_runtime.statehub.backends._roundup_rest import PAGE, PAGES, Refused, RoundupRest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "trackers.md"
 
@@ -99,3 +100,27 @@ def test_a_revision_grows_with_every_item_made_and_every_change() -> None:
     assert rd.revision(ws, task, [{"version": 1}], [], events=3) == before + 1
     assert rd.hub_id("http://127.0.0.1:1/tracker/") == rd.hub_id("HTTP://127.0.0.1:1/tracker")
     assert rd.hub_id("http://127.0.0.1:1/tracker") != rd.hub_id("http://127.0.0.1:1/other")
+
+
+def _pages(total: int, seen: list[str]) -> httpx.MockTransport:
+    """Roundup's collection answer (`{"data": {"collection": [...], "@total_size": n}}`), a page
+    of `@page_size` items at `@page_index`."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        size, index = int(request.url.params["@page_size"]), int(request.url.params["@page_index"])
+        seen.append(request.url.params["@page_index"])
+        first = (index - 1) * size
+        ids = range(first + 1, min(first + size, total) + 1)
+        collection = [{"id": str(n), "link": f"http://t/rest/data/task/{n}"} for n in ids]
+        return httpx.Response(200, json={"data": {"collection": collection, "@total_size": total}})
+
+    return httpx.MockTransport(answer)
+
+
+def test_a_list_is_read_page_by_page_and_refused_past_its_bound() -> None:
+    seen: list[str] = []
+    rest = RoundupRest("http://t", _pages(PAGE * 2 + 1, seen))
+    assert len(rest.items(rd.TASK, {})) == PAGE * 2 + 1 and seen == ["1", "2", "3"]
+    too_many = RoundupRest("http://t", _pages(PAGE * PAGES + 1, []))
+    with pytest.raises(Refused, match=f"more than {PAGE * PAGES} task items"):
+        too_many.items(rd.TASK, {})

@@ -1,4 +1,4 @@
-"""A real Roundup tracker on 127.0.0.1 for the tracker backends' tests, one per test module.
+"""A real Roundup tracker on 127.0.0.1 for the tracker backends' tests, one per session.
 
 `roundup-admin` makes the tracker (the minimal template, with Custodian's schema and detector
 from `_data/roundup/`), `roundup-server` serves it. Roundup refuses to run as root, so as root
@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 import custodian_runtime
 
@@ -95,13 +97,13 @@ def _reading_capability() -> str:
     return "dac_read_search" if bounding & (1 << 2) else "dac_override"
 
 
-def _wait_for(port: int, server: subprocess.Popen[bytes], deadline_s: float = 20.0) -> None:
+def _wait_for(
+    port: int, server: subprocess.Popen[bytes], log: Path, deadline_s: float = 20.0
+) -> None:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
         if server.poll() is not None:
-            raise RuntimeError(
-                f"roundup-server ended: {server.stdout.read() if server.stdout else ''!r}"
-            )
+            raise RuntimeError(f"roundup-server ended: {log.read_text(errors='replace')[-2000:]}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
@@ -118,13 +120,13 @@ def roundup_tracker(root: Path) -> Iterator[Tracker]:
     home = root / "tracker"
     make_tracker(home, web)
     argv = [str(BIN / "roundup-server"), "-n", "127.0.0.1", "-p", str(port), "-t", "thread"]
-    server = subprocess.Popen(
-        _as_unprivileged([*argv, f"tracker={home}"], home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    log = root / "roundup-server.log"  # a file, not a pipe nobody reads: a full pipe stalls it
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            _as_unprivileged([*argv, f"tracker={home}"], home), stdout=out, stderr=subprocess.STDOUT
+        )
     try:
-        _wait_for(port, server)
+        _wait_for(port, server, log)
         yield Tracker(web, home)
     finally:
         server.terminate()
@@ -133,3 +135,10 @@ def roundup_tracker(root: Path) -> Iterator[Tracker]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@pytest.fixture(scope="session")
+def roundup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tracker]:
+    """One Roundup tracker for the session: each test works in a domain of its own."""
+    with roundup_tracker(tmp_path_factory.mktemp("roundup")) as running:
+        yield running

@@ -23,6 +23,7 @@ class Domain:
     tasks: list[dict[str, Any]]
     flags: list[dict[str, Any]]
     decisions: list[dict[str, Any]]
+    recent: list[dict[str, Any]]  # the newest progress events asked for, newest first
     events: int  # how many progress events the domain has
 
     @property
@@ -31,20 +32,22 @@ class Domain:
         return rd.revision(self.workstreams, self.tasks, self.flags, self.decisions, self.events)
 
 
-def read_domain(rest: RoundupRest, auth: Auth, name: str) -> Domain:
-    """Every workstream, task, flag and decision of `name`, and its number of events."""
+def read_domain(rest: RoundupRest, auth: Auth, name: str, events: int) -> Domain:
+    """Every workstream, task, flag and decision of `name`, its `events` newest events and how
+    many it has: five tracker requests."""
     workstreams = rest.items(rd.WORKSTREAM, auth, {"domain:": name})
     if not workstreams:
         raise Refused(404, f"no domain named {name!r} (a domain exists once it has a workstream)")
     ids = ",".join(str(item["id"]) for item in workstreams)
-    _, events = newest_events(rest, auth, ids, 0)
+    recent, total = newest_events(rest, auth, ids, events)
     return Domain(
         name,
         workstreams,
         rest.items(rd.TASK, auth, {"workstream": ids}),
         rest.items(rd.FLAG, auth, {"workstream": ids}),
         rest.items(rd.DECISION, auth, {"domain:": name}),
-        events,
+        recent,
+        total,
     )
 
 
@@ -52,19 +55,14 @@ def newest_events(
     rest: RoundupRest, auth: Auth, workstreams: str | None, limit: int, **where: str
 ) -> tuple[list[dict[str, Any]], int]:
     """The newest `limit` events of those workstreams (None: all), newest first, and how many
-    there are."""
+    there are, in one request."""
     params = where if workstreams is None else {"workstream": workstreams, **where}
-    total = rest.count(rd.EVENT, auth, params)
-    if limit == 0 or total == 0:
-        return [], total
-    return rest.items(rd.EVENT, auth, {**params, "@sort": "-creation,-id"}, limit), total
+    return rest.first(rd.EVENT, auth, {**params, "@sort": "-creation,-id"}, limit)
 
 
 def domain_summary(rest: RoundupRest, auth: Auth, name: str, events: int, now: str) -> Any:
-    """GET /domains/{domain}/summary, and the domain's revision (for its ETag)."""
-    domain = read_domain(rest, auth, name)
-    ids = ",".join(str(item["id"]) for item in domain.workstreams)
-    recent, _ = newest_events(rest, auth, ids, events)
+    """GET /domains/{domain}/summary, with the domain's revision (for its ETag)."""
+    domain = read_domain(rest, auth, name, events)
     tasks: dict[str, list[dict[str, Any]]] = {}
     for item in domain.tasks:
         tasks.setdefault(str(rd.number_of(item.get("workstream"))), []).append(rd.task(item))
@@ -78,25 +76,43 @@ def domain_summary(rest: RoundupRest, auth: Auth, name: str, events: int, now: s
         ],
         "open_decisions": [rd.decision(i) for i in domain.decisions if i.get("status") == "open"],
         "open_flags": [rd.flag(i) for i in domain.flags if i.get("status") == "open"],
-        "recent_events": [rd.event(item) for item in recent],
+        "recent_events": [rd.event(item) for item in domain.recent],
     }
 
 
 def state_summary(rest: RoundupRest, auth: Auth, url: str, now: str) -> dict[str, Any]:
-    """GET /state/summary: each domain's counts and revision, by name."""
-    names = sorted({str(item.get("domain")) for item in rest.items(rd.WORKSTREAM, auth)})
-    return {
-        "generated_at": now,
-        "hub_id": rd.hub_id(url),
-        "domains": [_overview(rest, auth, read_domain(rest, auth, name)) for name in names],
-    }
+    """GET /state/summary: each domain's counts and revision, by name; four tracker requests
+    for the whole tracker and one more a domain (its newest event and its number of events)."""
+    workstreams = rest.items(rd.WORKSTREAM, auth)
+    domain_of = {str(item["id"]): str(item.get("domain")) for item in workstreams}
+
+    def of(item: Mapping[str, Any]) -> str | None:
+        return domain_of.get(str(rd.number_of(item.get("workstream"))))
+
+    tasks, flags = rest.items(rd.TASK, auth), rest.items(rd.FLAG, auth)
+    decisions = rest.items(rd.DECISION, auth)
+    domains = []
+    for name in sorted(set(domain_of.values())):
+        own = [item for item in workstreams if item.get("domain") == name]
+        ids = ",".join(str(item["id"]) for item in own)
+        recent, total = newest_events(rest, auth, ids, 1)
+        domain = Domain(
+            name,
+            own,
+            [item for item in tasks if of(item) == name],
+            [item for item in flags if of(item) == name],
+            [item for item in decisions if item.get("domain") == name],
+            recent,
+            total,
+        )
+        domains.append(_overview(domain))
+    return {"generated_at": now, "hub_id": rd.hub_id(url), "domains": domains}
 
 
-def _overview(rest: RoundupRest, auth: Auth, domain: Domain) -> dict[str, Any]:
-    ids = ",".join(str(item["id"]) for item in domain.workstreams)
-    last, _ = newest_events(rest, auth, ids, 1)
+def _overview(domain: Domain) -> dict[str, Any]:
     ws = Counter(str(item.get("status")) for item in domain.workstreams)
     tasks = Counter(str(item.get("status")) for item in domain.tasks)
+    last = domain.recent[0].get("creation") if domain.recent else None
     return {
         "domain": domain.name,
         "revision": domain.revision,
@@ -104,7 +120,7 @@ def _overview(rest: RoundupRest, auth: Auth, domain: Domain) -> dict[str, Any]:
         "tasks": {status: tasks[status] for status in TASK_STATUSES},
         "open_flags": sum(item.get("status") == "open" for item in domain.flags),
         "open_decisions": sum(item.get("status") == "open" for item in domain.decisions),
-        "last_event_at": rd.wire_time(last[0].get("creation")) if last else None,
+        "last_event_at": rd.wire_time(last),
     }
 
 

@@ -15,7 +15,8 @@ import httpx
 
 from custodian_runtime.core.trackers.roundup import Item, Kind
 
-PAGE = 1000  # items read per class and query; a domain with more is refused, not cut short
+PAGE = 500  # items a request reads
+PAGES = 20  # pages a list reads: past 10,000 items of a class the answer is refused, not cut short
 _CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "conflict"}
 
 
@@ -64,24 +65,30 @@ class RoundupRest:
         return self._json(self._http.get("", headers=auth))
 
     def items(
-        self,
-        kind: Kind,
-        auth: Mapping[str, str],
-        where: Mapping[str, str] | None = None,
-        limit: int | None = None,
+        self, kind: Kind, auth: Mapping[str, str], where: Mapping[str, str] | None = None
     ) -> list[dict[str, Any]]:
-        """The items of `kind` whose properties match `where` (Roundup's own matching): all of
-        them, or the first `limit` in `where`'s `@sort` order."""
-        data = self._page(kind, auth, limit or PAGE, where or {})
-        if limit is None and int(data.get("@total_size", 0)) > PAGE:
-            raise Refused(
-                503, f"more than {PAGE} {kind.klass} items match; narrow the tracker", "unavailable"
-            )
-        return [dict(item) for item in data.get("collection", ())]
+        """Every item of `kind` whose properties match `where` (Roundup's own matching), read
+        a page of PAGE at a time, at most PAGES pages."""
+        found: list[dict[str, Any]] = []
+        for index in range(1, PAGES + 1):
+            data = self._page(kind, auth, PAGE, {**(where or {}), "@page_index": str(index)})
+            found += [dict(item) for item in data.get("collection", ())]
+            if len(found) >= int(data.get("@total_size", 0)):
+                return found
+        raise Refused(
+            503,
+            f"more than {PAGE * PAGES} {kind.klass} items match; the Roundup backend reads no more",
+            "unavailable",
+        )
 
-    def count(self, kind: Kind, auth: Mapping[str, str], where: Mapping[str, str]) -> int:
-        """How many items of `kind` match `where`."""
-        return int(self._page(kind, auth, 1, where).get("@total_size", 0))
+    def first(
+        self, kind: Kind, auth: Mapping[str, str], where: Mapping[str, str], size: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The first `size` items of `kind` matching `where` (in its `@sort` order), and how
+        many match in all."""
+        data = self._page(kind, auth, max(size, 1), where)
+        items = [dict(item) for item in data.get("collection", ())]
+        return items[:size], int(data.get("@total_size", 0))
 
     def _page(
         self, kind: Kind, auth: Mapping[str, str], size: int, where: Mapping[str, str]
