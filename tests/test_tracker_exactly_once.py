@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.contract import NewEvent, NewTask, NewWorkstream, TaskStatusUpdate
 from custodian_runtime.errors import HubPreconditionFailed
 from custodian_runtime.settings import HubSettings
@@ -27,12 +28,16 @@ from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 from trackersupport import Tracker
 
+# A key as a run makes them (core/authority/keys.py): its run id, fingerprint and nonce.
+KEY = run_key("r20261207T070010Z-7029e2", "0749ef9be7d331c33636acd7995601a0", "a1b2c3d4e5f6")
+
 # A process that sends one write through the Roundup backend and is SIGKILLed the moment the
 # tracker's answer to it arrives: the write is kept there, its receipt never recorded.
 KILLED_AFTER_THE_WRITE = """
 import os, signal, sys
 import httpx
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.contract import NewEvent, TaskStatusUpdate
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub.connect import open_hub
@@ -125,7 +130,7 @@ def test_a_lost_answer_is_found_by_its_mark_and_not_written_twice(
         workstream_id=workstream, event_type="note", summary="lost-answer-1", source="custodian"
     )
     with _client(tracker, tmp_path, lossy, attempts=3) as client:
-        sent = client.add_event(event, idempotency_key="lost-answer-1")
+        sent = client.add_event(event, idempotency_key=KEY)
     assert (sent.attempts, sent.replayed, sent.status_code) == (2, True, 201)
     assert lossy.writes == 1  # the retry found the mark: nothing was sent twice
     assert len(_tracker_items(tracker, "progress_event", summary="lost-answer-1")) == 1
