@@ -124,3 +124,18 @@ def test_a_list_is_read_page_by_page_and_refused_past_its_bound() -> None:
     too_many = RoundupRest("http://t", _pages(PAGE * PAGES + 1, []))
     with pytest.raises(Refused, match=f"more than {PAGE * PAGES} task items"):
         too_many.items(rd.TASK, {})
+
+
+def test_a_trackers_hub_id_comes_from_its_own_configured_address() -> None:
+    """Roundup's `GET /rest` answer: its links are built from the tracker's `web` setting."""
+    root = {
+        "default_version": 1,
+        "supported_versions": [1],
+        "links": [
+            {"uri": "https://tracker.example/demo/rest", "rel": "self"},
+            {"uri": "https://tracker.example/demo/rest/data", "rel": "data"},
+        ],
+    }
+    assert rd.tracker_id(root) == rd.hub_id("https://tracker.example/demo")
+    assert rd.tracker_id({"links": [{"rel": "data", "uri": "x"}]}) is None
+    assert rd.tracker_id({"links": "typed by hand"}) is None

@@ -73,7 +73,12 @@ STAND_INS: tuple[StandIn, ...] = (
         "the sum of the versions of the domain's workstreams, tasks, flags and decisions plus "
         "its number of events; a 304 spares the client's parsing, not the tracker's reads",
     ),
-    StandIn("hub identity", "made from the tracker's URL (host, port and path)"),
+    StandIn(
+        "hub identity",
+        "made from the web address in the tracker's own configuration (its REST links), so a "
+        "proxy or another port reaches the same hub; a new tracker at the same address is not "
+        "told apart",
+    ),
     StandIn(
         "contract ids",
         "Roundup's item number behind a letter of its class: w (workstream), t (task), "
@@ -108,8 +113,19 @@ def wire_time(value: str | None) -> str | None:
 
 
 def hub_id(url: str) -> str:
-    """The tracker's hub_id: made from its URL, the same for every client of that URL."""
+    """A tracker's hub_id, made from the web address its own configuration gives it."""
     return f"roundup.{sha256_hex(url.rstrip('/').lower().encode('utf-8'))[:32]}"
+
+
+def tracker_id(root: Mapping[str, Any]) -> str | None:
+    """The hub_id of the tracker whose REST root (`GET /rest`) this is: its links name the
+    tracker's configured web address, whatever URL, port or proxy the request came through.
+    None when the root names no `self` link."""
+    links = root.get("links")
+    for link in links if isinstance(links, list) else ():
+        if isinstance(link, Mapping) and link.get("rel") == "self" and link.get("uri"):
+            return hub_id(str(link["uri"]).removesuffix("/rest"))
+    return None
 
 
 def number_of(value: object) -> str | None:

@@ -80,7 +80,7 @@ def domain_summary(rest: RoundupRest, auth: Auth, name: str, events: int, now: s
     }
 
 
-def state_summary(rest: RoundupRest, auth: Auth, url: str, now: str) -> dict[str, Any]:
+def state_summary(rest: RoundupRest, auth: Auth, hub_id: str, now: str) -> dict[str, Any]:
     """GET /state/summary: each domain's counts and revision, by name; four tracker requests
     for the whole tracker and one more a domain (its newest event and its number of events)."""
     workstreams = rest.items(rd.WORKSTREAM, auth)
@@ -106,7 +106,7 @@ def state_summary(rest: RoundupRest, auth: Auth, url: str, now: str) -> dict[str
             total,
         )
         domains.append(_overview(domain))
-    return {"generated_at": now, "hub_id": rd.hub_id(url), "domains": domains}
+    return {"generated_at": now, "hub_id": hub_id, "domains": domains}
 
 
 def _overview(domain: Domain) -> dict[str, Any]:

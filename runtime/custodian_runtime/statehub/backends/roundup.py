@@ -105,10 +105,19 @@ class RoundupGateway(httpx.BaseTransport):
     def health(self, call: _Call) -> Reply:
         root = self._rest.root(call.auth)
         version = f"roundup-rest/{root.get('default_version', '?')}"
-        return 200, {"status": "ok", "version": version, "hub_id": rd.hub_id(self._url)}, {}
+        return 200, {"status": "ok", "version": version, "hub_id": self._hub_id(root)}, {}
 
     def state(self, call: _Call) -> Reply:
-        return 200, reads.state_summary(self._rest, call.auth, self._url, self._now()), {}
+        hub_id = self._hub_id(self._rest.root(call.auth))
+        return 200, reads.state_summary(self._rest, call.auth, hub_id, self._now()), {}
+
+    def _hub_id(self, root: Mapping[str, Any]) -> str:
+        found = rd.tracker_id(root)
+        if found is None:
+            raise Refused(
+                503, f"{self._url}/rest names no tracker: is it a Roundup tracker?", "unavailable"
+            )
+        return found
 
     def domain(self, call: _Call) -> Reply:
         events = call.number("events", 50, 500)
