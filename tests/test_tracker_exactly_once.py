@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ from custodian_runtime.errors import HubPreconditionFailed
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
-from trackersupport import Tracker
+from runsupport import CANON, run_cli
+from spinesupport import finish, start_run
+from trackersupport import HoldingProxy, Tracker
 
 # A key as a run makes them (core/authority/keys.py): its run id, fingerprint and nonce.
 KEY = run_key("r20261207T070010Z-7029e2", "0749ef9be7d331c33636acd7995601a0", "a1b2c3d4e5f6")
@@ -208,3 +211,82 @@ def test_a_persons_change_between_read_and_write_meets_roundups_412(
         moved = client.update_task_status(task, start, idempotency_key="person-first-2")
     # Unconditional: re-read after the person's second change, then made on top of it.
     assert (moved.resource.status, moved.resource.version) == ("in_progress", 4)
+
+
+def _seed_killed_run(tracker: Tracker, tmp_path: Path, domain: str, what: str) -> str:
+    """A task the offline planner writes to once: a blocked one (a flag), or one in progress a
+    person's newer milestone says is done (a status). The task's id."""
+    with _client(tracker, tmp_path) as client:
+        new = NewWorkstream(domain=domain, title="Launch")
+        ws = client.create_workstream(new, idempotency_key=f"{domain}-w").resource.id
+        status = "blocked" if what == "flag" else "in_progress"
+        task = NewTask(workstream_id=ws, title="Sign the contract", status=status)
+        made = client.create_task(task, idempotency_key=f"{domain}-t").resource
+        if what == "status":
+            time.sleep(1.05)  # the tracker keeps seconds: the person's word must come later
+            said = "The contract is signed: done."
+            word = NewEvent(
+                workstream_id=ws,
+                task_id=made.id,
+                event_type="milestone",
+                summary=said,
+                source="ana",
+            )
+            client.add_event(word, idempotency_key=f"{domain}-e")
+    return made.id
+
+
+@pytest.mark.parametrize(
+    ("what", "klass", "method"), [("flag", "flag", "POST"), ("status", "task", "PUT")]
+)
+def test_a_run_killed_before_the_trackers_answer_is_reconciled_not_written_twice(
+    tracker: Tracker,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    what: str,
+    klass: str,
+    method: str,
+) -> None:
+    """`custodian run` writes through a proxy that keeps the tracker's answer back, and is
+    SIGKILLed there. The next run, straight to the tracker (the same hub_id), reconciles the open
+    write: the flag is found on the task; the status write's probe (its key and If-Match sent
+    again) is answered from its mark as a replay. Neither is made twice."""
+    domain = f"killed-run-{what}"
+    task = _seed_killed_run(tracker, tmp_path, domain, what)
+    argv = ["run", "--domain", domain, "--llm", "offline", "--memory", str(tmp_path / "memory")]
+    argv += ["--canon", str(CANON)]
+    held = lambda verb, path: verb == method and f"/rest/data/{klass}" in path  # noqa: E731
+    with HoldingProxy(tracker, held) as proxy:
+        child = start_run(
+            tmp_path, [sys.executable, "-m", "custodian_runtime", *argv, "--hub", proxy.hub_url()]
+        )
+        reached = proxy.reached.wait(20)
+        child.send_signal(signal.SIGKILL)
+        _, _, stderr = finish(child)
+    assert reached, f"the run never sent its write: {stderr}"
+    assert child.returncode == -signal.SIGKILL
+    before = _state(tracker, tmp_path, domain, task)  # the tracker kept the write
+
+    again = run_cli([*argv, "--hub", tracker.hub_url, "--json"], tmp_path, monkeypatch)
+    assert again.code == 0, again.stderr
+    [reconciled] = again.json()["reconciled"]
+    assert _state(tracker, tmp_path, domain, task) == before  # not made a second time
+    if what == "flag":
+        assert (reconciled["outcome"], reconciled["hub_id"]) == ("found", before[0][0])
+    else:
+        assert before[1] == ("done", 2)
+        # The probe met the write's mark on the task: a replay, which only that write makes.
+        assert (reconciled["outcome"], reconciled["hub_id"]) == ("found", task)
+        assert reconciled["reason"] == "the hub replayed its key: it landed"
+
+
+def _state(tracker: Tracker, tmp_path: Path, domain: str, task: str) -> tuple[Any, ...]:
+    with _client(tracker, tmp_path) as client:
+        flags = tuple(flag.id for flag in client.list_flags(domain=domain))
+        found = client.get_task(task)
+    return flags, (found.status, found.version)
+
+
+def _flags_of(tracker: Tracker, tmp_path: Path, domain: str) -> list[str]:
+    with _client(tracker, tmp_path) as client:
+        return [flag.id for flag in client.list_flags(domain=domain)]

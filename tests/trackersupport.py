@@ -14,12 +14,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 import custodian_runtime
@@ -142,3 +145,91 @@ def roundup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tracker]:
     """One Roundup tracker for the session: each test works in a domain of its own."""
     with roundup_tracker(tmp_path_factory.mktemp("roundup")) as running:
         yield running
+
+
+class HoldingProxy:
+    """A loopback proxy in front of a tracker that keeps back the answer to one write.
+
+    Every request goes on to the tracker (its Origin and Referer rewritten to the tracker's, as
+    Roundup checks them); the first whose method and path `hold` picks is made there, and its
+    answer is held until `release` is set, then dropped: the sender never learns the write was
+    kept.
+    """
+
+    def __init__(self, tracker: Tracker, hold: Callable[[str, str], bool]) -> None:
+        self.tracker, self._hold = tracker, hold
+        self.reached, self.release = threading.Event(), threading.Event()
+        self._held = False
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+
+    @property
+    def web(self) -> str:
+        """The tracker's address through this proxy."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/tracker"
+
+    def hub_url(self) -> str:
+        """The tracker through this proxy, as a hub URL."""
+        return Tracker(self.web, self.tracker.home).hub_url
+
+    def __enter__(self) -> HoldingProxy:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _must_hold(self, method: str, path: str) -> bool:
+        if self._held or not self._hold(method, path):
+            return False
+        self._held = True
+        return True
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        proxy = self
+        origin = proxy.tracker.web.rsplit("/", 1)[0]
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                skip = {
+                    "host",
+                    "origin",
+                    "referer",
+                    "content-length",
+                    "connection",
+                    "accept-encoding",
+                }
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+                headers.update({"Origin": origin, "Referer": f"{proxy.tracker.web}/"})
+                answer = httpx.request(
+                    self.command, f"{origin}{self.path}", headers=headers, content=body
+                )
+                if proxy._must_hold(self.command, self.path):
+                    proxy.reached.set()
+                    proxy.release.wait(60)
+                    self.close_connection = True  # dropped: no answer at all
+                    return
+                self.send_response(answer.status_code)
+                for name, value in answer.headers.items():
+                    if name.lower() not in {
+                        "content-length",
+                        "transfer-encoding",
+                        "connection",
+                        "content-encoding",
+                    }:
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_PUT = do_PATCH = _forward
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        return Handler
