@@ -143,6 +143,21 @@ def _script(client: StateHubClient, domain: str) -> list[tuple[Any, ...]]:
     assert not isinstance(later, NotModified)
     seen.append(("moved on", (later.revision or 0) > (summary.revision or 0), _counts(later)))
     seen.append(("events", [e.summary for e in client.list_events(domain=domain)]))
+    for where in (
+        {"task_id": t},
+        {"workstream_id": o},
+        {"domain": domain, "workstream_id": w},
+        {"domain": f"{domain}-none", "workstream_id": w},
+        {"task_id": "t999999"},
+    ):
+        seen.append(("events where", [e.summary for e in client.list_events(**where)]))
+    seen.append(
+        (
+            "no domain",
+            client.list_flags(domain=f"{domain}-none"),
+            client.list_workstreams(domain=f"{domain}-none"),
+        )
+    )
     seen.append(("flags", [f.status for f in client.list_flags(domain=domain, status="resolved")]))
     seen.append(("decisions", [d.resolution for d in client.list_decisions(domain=domain)]))
     seen.append(("workstreams", sorted(x.title for x in client.list_workstreams(domain=domain))))

@@ -125,11 +125,12 @@ def _overview(domain: Domain) -> dict[str, Any]:
 
 
 def workstream_ids(rest: RoundupRest, auth: Auth, domain: str | None) -> str | None:
-    """The Roundup numbers of a domain's workstreams, comma-separated (None: every domain)."""
+    """The Roundup numbers of a domain's workstreams, comma-separated (None: every domain;
+    "": a domain with none)."""
     if domain is None:
         return None
     items = rest.items(rd.WORKSTREAM, auth, {"domain:": domain})
-    return ",".join(str(item["id"]) for item in items) or "-1"  # -1: matches nothing
+    return ",".join(str(item["id"]) for item in items)  # "": a domain of no workstream
 
 
 def list_of(
@@ -141,5 +142,7 @@ def list_of(
         where = where if domain is None else {**where, "domain:": domain}
     else:
         ids = workstream_ids(rest, auth, domain)
+        if ids == "":
+            return []
         where = where if ids is None else {**where, "workstream": ids}
     return rest.items(kind, auth, where)

@@ -137,15 +137,13 @@ class RoundupGateway(httpx.BaseTransport):
         return 200, task, {"ETag": f'"{task["version"]}"'}
 
     def events(self, call: _Call) -> Reply:
-        where: dict[str, str] = {}
-        task = call.query("task_id")
-        if task is not None:
-            where["task"] = rd.roundup_id(rd.TASK, task) or "-1"
-        ids = reads.workstream_ids(self._rest, call.auth, call.query("domain"))
-        workstream = call.query("workstream_id")
-        if workstream is not None:
-            ids = rd.roundup_id(rd.WORKSTREAM, workstream) or "-1"
         limit = call.number("limit", 100, 1000)
+        ids = reads.workstream_ids(self._rest, call.auth, call.query("domain"))
+        ids = _narrowed(ids, rd.WORKSTREAM, call.query("workstream_id"))
+        task = _narrowed(None, rd.TASK, call.query("task_id"))
+        if ids == "" or task == "":  # an id of no such item, or of none in the domain
+            return 200, {"events": []}, {}
+        where = {} if task is None else {"task": task}
         found, _ = reads.newest_events(self._rest, call.auth, ids, limit, **where)
         return 200, {"events": [rd.event(item) for item in found]}, {}
 
@@ -236,6 +234,17 @@ class _Call:
             return None
         what = b"\n".join((self.request.method.encode(), self.path.encode(), self._content))
         return writes.Mark(key, sha256_hex(what))
+
+
+def _narrowed(numbers: str | None, kind: rd.Kind, contract_id: str | None) -> str | None:
+    """Item numbers (comma-separated; None: any) narrowed to the one `contract_id` names; ""
+    when that names no item of `kind`, or one outside `numbers`."""
+    if contract_id is None:
+        return numbers
+    number = rd.roundup_id(kind, contract_id)
+    if number is None or (numbers is not None and number not in numbers.split(",")):
+        return ""
+    return number
 
 
 def _made(made: writes.Made, headers: Mapping[str, str] | None = None) -> Reply:
