@@ -13,8 +13,8 @@ import pytest
 
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
-# Fixtures shared by the end-to-end tests (small_hub, ...).
-pytest_plugins = ["runsupport"]
+# Fixtures shared by the end-to-end tests (small_hub, ...) and the tracker tests (roundup).
+pytest_plugins = ["runsupport", "trackersupport"]
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

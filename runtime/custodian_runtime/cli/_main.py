@@ -79,7 +79,10 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 def _run_parser(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="one observe -> orient -> decide -> act pass for a domain")
     p.add_argument("--domain", help="the domain to look after (env CUSTODIAN_DOMAIN)")
-    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument(
+        "--hub",
+        help="state-hub URL, a tracker's (roundup+http://...), or 'embedded' (env STATE_HUB_URL)",
+    )
     p.add_argument(
         "--llm",
         help=f"model spec: {SPEC_CHOICES} (env CUSTODIAN_LLM)",
@@ -117,7 +120,10 @@ def _watch_parser(sub: Subparsers) -> None:
                    help="prune each domain once a day, keeping AGE (e.g. 90d)")  # fmt: skip
     p.add_argument("--metrics-port", type=int, metavar="PORT", help="serve /metrics, /healthz")
     p.add_argument("--metrics-host", default="127.0.0.1", help="(default 127.0.0.1)")
-    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument(
+        "--hub",
+        help="state-hub URL, a tracker's (roundup+http://...), or 'embedded' (env STATE_HUB_URL)",
+    )
     p.add_argument("--llm", help=f"model spec: {SPEC_CHOICES} (env CUSTODIAN_LLM)")
     p.add_argument("--model", help="model name for the provider (env CUSTODIAN_MODEL)")
     p.add_argument("--memory", help=MEMORY_HELP)
@@ -174,7 +180,10 @@ def _approvals_parser(sub: Subparsers) -> None:
     ok.add_argument("approval_id")
     ok.add_argument("--by", help=BY_HELP)
     ok.add_argument("--note", help="a note kept with the decision")
-    ok.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    ok.add_argument(
+        "--hub",
+        help="state-hub URL, a tracker's (roundup+http://...), or 'embedded' (env STATE_HUB_URL)",
+    )
     ok.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=WAIT_HELP)
     ok.add_argument(
         "--canon", help="canon directory, for items that write the canon (env CUSTODIAN_CANON_DIR)"
@@ -234,7 +243,10 @@ def _review_parser(sub: Subparsers) -> None:
         "review", help="a local web page to read runs and notes and decide approvals"
     )
     p.add_argument("--memory", help=MEMORY_HELP)
-    p.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    p.add_argument(
+        "--hub",
+        help="state-hub URL, a tracker's (roundup+http://...), or 'embedded' (env STATE_HUB_URL)",
+    )
     p.add_argument("--canon", help=CANON_HELP)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8750, help="port to bind (default 8750)")

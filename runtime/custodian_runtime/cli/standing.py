@@ -56,7 +56,10 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     issue.add_argument("--where", action="append", default=[], metavar="KEY=VALUE")
     issue.add_argument("--max", type=int, required=True, help="how many uses")
     issue.add_argument("--expires", required=True, help="how long: 7d, 36h (at most 30d)")
-    issue.add_argument("--hub", help="state-hub URL, or 'embedded' (env STATE_HUB_URL)")
+    issue.add_argument(
+        "--hub",
+        help="state-hub URL, a tracker's (roundup+http://...), or 'embedded' (env STATE_HUB_URL)",
+    )
     issue.add_argument(
         "--evidence", choices=["newer"], default=None,
         help="newer: cover only a status write that cites a person's event on the task, newer "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
+from custodian_runtime.core.trackers import hub_address, known_schemes
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig
@@ -146,18 +147,29 @@ def parse_domain(value: str | None, *, required: bool) -> str | None:
 def parse_hub(
     url: str | None, token: str | None, source: str, env: Mapping[str, str]
 ) -> HubSettings:
-    """Validate the hub URL: `embedded`, or http(s)://host[:port][/path]."""
+    """Validate the hub URL: `embedded`, http(s)://host[:port][/path], or a tracker's
+    <backend>+http(s)://... (core/trackers)."""
     if url is None:
         raise ConfigError(
             "no state-hub configured: pass --hub URL (or --hub embedded for the local reference "
             "hub), or set STATE_HUB_URL",
             setting="STATE_HUB_URL",
         )
-    if url != EMBEDDED and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+    if url != EMBEDDED and not re.fullmatch(
+        r"([A-Za-z][A-Za-z0-9-]*\+)?https?://[^\s/]+(/\S*)?", url
+    ):
         raise ConfigError(
-            f"state-hub URL {redact(url)!r} is not an http(s) URL, e.g. http://127.0.0.1:8765",
+            f"state-hub URL {redact(url)!r} is not an http(s) URL, e.g. http://127.0.0.1:8765 "
+            f"(or a tracker's: {known_schemes()})",
             setting="STATE_HUB_URL",
         )
+    if url != EMBEDDED:
+        try:
+            hub_address(url)
+        except ValueError as exc:
+            raise ConfigError(
+                f"state-hub URL {redact(url)!r}: {exc}", setting="STATE_HUB_URL"
+            ) from None
     return HubSettings(
         url=url.rstrip("/"),
         token=token,

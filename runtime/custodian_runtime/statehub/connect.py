@@ -16,10 +16,12 @@ from pathlib import Path
 import httpx
 
 from custodian_runtime.core.redact import redact
+from custodian_runtime.core.trackers import STATE_HUB, hub_address
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.net.transport import Shared, hub_transport
 from custodian_runtime.process.stopping import OnRetry, StopFlag
 from custodian_runtime.settings import EmbeddedHub, HubSettings
+from custodian_runtime.statehub.backends import backend
 from custodian_runtime.statehub.client import StateHubClient
 
 # The base URL the client is given for the in-process hub. `.invalid` never resolves (RFC 2606),
@@ -54,11 +56,12 @@ def open_hub(
     and retry waits short on a signal; `clock` dates the demo data of a new embedded hub.
     """
     with ExitStack() as stack:
-        url = hub.url
         if hub.embedded:
             url = EMBEDDED_BASE_URL
             if transport is None:
                 transport = stack.enter_context(_embedded(hub)(embedded_db(embedded_dir), clock))
+        else:
+            url, transport = _through_backend(hub, transport)
         client = StateHubClient(
             url,
             token=hub.token,
@@ -75,6 +78,18 @@ def open_hub(
         yield stack.enter_context(client)
 
 
+def _through_backend(
+    hub: HubSettings, transport: httpx.BaseTransport | None
+) -> tuple[str, httpx.BaseTransport | None]:
+    """The http(s) URL the client talks to, and the transport of the backend the URL names (a
+    tracker's maps the contract onto it; the state-hub's is the network, as it always was)."""
+    address = hub_address(hub.url)
+    if address.backend == STATE_HUB:
+        return hub.url, transport
+    inner = transport if transport is not None else hub_transport(address.url, hub.proxy)
+    return address.url, backend(address.backend).transport(address.url, inner)
+
+
 @contextmanager
 def shared_transport(hub: HubSettings) -> Iterator[httpx.BaseTransport | None]:
     """One connection pool for every client of this process, closed after the block; None for
@@ -82,7 +97,7 @@ def shared_transport(hub: HubSettings) -> Iterator[httpx.BaseTransport | None]:
     if hub.embedded:
         yield None
         return
-    with hub_transport(hub.url, None if hub.embedded else hub.proxy) as pool:
+    with hub_transport(hub_address(hub.url).url, hub.proxy) as pool:
         yield Shared(pool)
 
 
