@@ -37,6 +37,7 @@ ANSWER = {
     "observations": ["ev-t-prog is a milestone on t-prog."],
     "progress_events": [
         {"workstream_id": "ws-web", "task_id": "t-prog", "event_type": "note",
+         "rests_on": ["t-prog"],
          "summary": "ev-t-prog: work on t-prog moved on.", "reason": None}
     ],
     "tasks_to_update": [

@@ -34,15 +34,18 @@ class ObservedIds:
 
     @classmethod
     def of(cls, summary: DomainSummary) -> ObservedIds:
-        """The observed domain's workstreams, tasks, open decisions and flags, recent events."""
+        """The observed domain's workstreams, tasks, open decisions and flags, recent events
+        (what a progress event rests on: its recent events and tasks)."""
         tasks = [t.id for ws in summary.workstreams for t in ws.tasks]
+        events = [e.id for e in summary.recent_events]
         return cls(
             {
                 "workstream_id": tuple(ws.id for ws in summary.workstreams),
                 "task_id": tuple(tasks),
                 "decision_id": tuple(d.id for d in summary.open_decisions if d.status == "open"),
                 "flag_id": tuple(f.id for f in summary.open_flags if f.status == "open"),
-                "evidence": tuple(e.id for e in summary.recent_events),
+                "evidence": tuple(events),
+                "rests_on": (*events, *tasks),
             }
         )
 
