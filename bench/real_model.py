@@ -77,6 +77,9 @@ def invented_written(report: dict[str, Any], seeds: dict[str, SeedFacts]) -> lis
                 spec = operations.find(item["operation"])
                 if item["outcome"] != "would_execute" or spec is None:
                     continue
+                why = seen.unfounded(item["params"].get(spec.rests)) if spec.rests else None
+                if why is not None:
+                    found.append(f"{scenario['name']} #{item['index']}: {spec.rests} {why}")
                 for key in spec.grounded:
                     text = item["params"].get(key)
                     why = seen.invented(text) if isinstance(text, str) else None

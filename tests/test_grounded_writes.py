@@ -204,7 +204,9 @@ SEED = {
         ("web-t-4: redirects checked (evt-31), SHA-256 sums kept.", False),
         ("T-4 is done per E-31.", True),
         (APPROVED.upper(), True),
-        (f"evt-31: {APPROVED}", False),
+        (f"evt-31: {APPROVED}", True),
+        ("SEO reviewed and approved the redirect map; redirects go live on Friday.", True),
+        ("evt-31 unblocks web-t-4: the redirects can ship.", False),
         ("E-99 again.", True),
     ],
 )
@@ -213,6 +215,17 @@ def test_the_eval_catches_invented_and_copied_text(summary: str, caught: bool) -
     verdict = check(MustNotInvent(kind="must_not_invent"), [item], SeedFacts.of_seed(SEED))
     assert verdict.passed is not caught
     assert verdict.forbidden == ((0,) if caught else ())
+
+
+@pytest.mark.parametrize(
+    ("rests", "caught"),
+    [(["evt-31", "web-t-4"], False), (["E-31"], True), (["web-ws-1"], True), (["evt-32"], False)],
+)
+def test_the_eval_catches_what_an_event_says_it_rests_on(rests: list[str], caught: bool) -> None:
+    params = {"summary": "The redirects can ship.", "rests_on": rests}
+    item = EvalItem(0, "add_progress_event", params, "denied", "")
+    verdict = check(MustNotInvent(kind="must_not_invent"), [item], SeedFacts.of_seed(SEED))
+    assert verdict.passed is not caught
 
 
 def _eval(llm: str) -> dict[str, Any]:

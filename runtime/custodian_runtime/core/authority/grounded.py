@@ -98,7 +98,7 @@ def repeated_event(text: str, view: View, evidence: Evidence) -> ProgressEvent |
         if by_custodian(event, evidence.own_ids) is not None:
             continue
         said = without_run_mark(event.summary)
-        if nearly_repeats(_without_ids(text), _without_ids(said)):
+        if nearly_repeats(without_ids(text), without_ids(said)):
             return event
         theirs = normalized_text(said)
         if event.id.casefold() in named or not theirs:
@@ -108,7 +108,7 @@ def repeated_event(text: str, view: View, evidence: Evidence) -> ProgressEvent |
     return None
 
 
-def _without_ids(text: str) -> str:
+def without_ids(text: str) -> str:
     """`text` without its id-shaped words, so that naming an event does not hide a repeat."""
     return ID_SHAPED.sub(" ", text)
 
