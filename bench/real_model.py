@@ -50,6 +50,17 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+class _Progress(io.StringIO):
+    """Keeps what eval writes to stderr, and passes on each scenario's line as it finishes: a
+    model on a CPU takes minutes a scenario."""
+
+    def write(self, text: str) -> int:
+        if text.startswith("custodian eval: ["):
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        return super().write(text)
+
+
 def eval_report(llm: str, args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
     """`custodian eval --json` in this process, with `env` set for its duration."""
     argv = ["eval", "--llm", llm, "--canon", str(args.canon), "--scenarios", str(args.scenarios),
@@ -58,7 +69,7 @@ def eval_report(llm: str, args: argparse.Namespace, env: dict[str, str]) -> dict
         argv += ["--model", args.model]
     if args.only:
         argv += ["--only", *args.only]
-    out, err = io.StringIO(), io.StringIO()
+    out, err = io.StringIO(), _Progress()
     with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         custodian(argv)
     if not out.getvalue():
