@@ -54,10 +54,14 @@ class _Progress(io.StringIO):
     """Keeps what eval writes to stderr, and passes on each scenario's line as it finishes: a
     model on a CPU takes minutes a scenario."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._to = sys.stderr  # made before stderr is redirected to it
+
     def write(self, text: str) -> int:
         if text.startswith("custodian eval: ["):
-            sys.stderr.write(text)
-            sys.stderr.flush()
+            self._to.write(text)
+            self._to.flush()
         return super().write(text)
 
 
