@@ -85,6 +85,19 @@ def test_the_schema_is_strict_and_names_only_observed_ids() -> None:
         jsonschema.validate(invented, SCHEMA)
 
 
+def test_what_an_event_rests_on_is_required_and_limited_to_observed_events_and_tasks() -> None:
+    event = SCHEMA["properties"]["progress_events"]["items"]["properties"]
+    assert event["rests_on"]["type"] == "array"  # required, never null
+    assert event["rests_on"]["items"]["enum"] == [
+        "ev-t-todo", "ev-t-prog", "ev-t-done", "t-todo", "t-prog", "t-block", "t-done", "t-docs",
+    ]  # fmt: skip
+    for rests in (["ws-web"], ["E-31"], None):
+        invented = json.loads(json.dumps(ANSWER))
+        invented["progress_events"][0]["rests_on"] = rests
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(invented, SCHEMA)
+
+
 def test_too_many_ids_are_not_listed_and_an_unavailable_operation_is_not_offered() -> None:
     many = ObservedIds({"task_id": tuple(f"t-{i}" for i in range(400))})
     schema = answer_schema(many, unavailable=("write_canon",))
