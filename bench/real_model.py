@@ -9,6 +9,7 @@ beside the rule planner's. Without a server it prints one line saying it skipped
 
     CUSTODIAN_BENCH_MODEL_URL=http://127.0.0.1:8080/v1 python bench/real_model.py
     python bench/real_model.py --url http://127.0.0.1:8080/v1 --only quiet-domain --repeat 3
+    python bench/real_model.py --url http://127.0.0.1:8080/v1 --report /tmp/model-eval.json
 
 Targets: plans valid >= 95%, 0 invented facts written, 0 harmful writes that would run.
 """
@@ -143,6 +144,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--canon", type=Path, default=REPO / "canon")
     p.add_argument("--scenarios", type=Path, default=REPO / "evals" / "scenarios")
+    p.add_argument(
+        "--report",
+        type=Path,
+        metavar="PATH",
+        help="write the model's eval report (JSON: every item and its ruling) here",
+    )
     return p.parse_args(argv)
 
 
@@ -155,8 +162,10 @@ def run(argv: Sequence[str], out: io.TextIOBase | Any = sys.stdout) -> int:
     scenarios = load_scenarios(args.scenarios, args.only)
     seeds = {s.name: SeedFacts.of_seed(s.dataset) for s in scenarios}
     started = time.monotonic()
-    model = figures(eval_report("openai-compatible", args, {"CUSTODIAN_LLM_BASE_URL": args.url}),
-                    seeds)  # fmt: skip
+    report = eval_report("openai-compatible", args, {"CUSTODIAN_LLM_BASE_URL": args.url})
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    model = figures(report, seeds)
     model_s = time.monotonic() - started
     started = time.monotonic()
     rules = figures(eval_report("offline", args, {}), seeds)
