@@ -3,7 +3,7 @@
 // 127.0.0.1, one request at a time, and honours what Custodian sends: `response_format`
 // `json_schema` (as a grammar, as llama.cpp's server does), `temperature` and `max_tokens`; an
 // answer cut off at `max_tokens` says `finish_reason: "length"`. It logs how long each request
-// took to read its prompt and to answer.
+// took to read its prompt and to answer; with LOG_ANSWERS=<file>, each answer is appended there.
 //
 // Outside the repository (npm 9 or later, Node 20):
 //     mkdir -p /tmp/llm && cd /tmp/llm && npm init -y && npm i -E node-llama-cpp@3.21.1
@@ -12,6 +12,7 @@
 //       nice -n 19 node local_server.mjs
 // then `CUSTODIAN_BENCH_MODEL_URL=http://127.0.0.1:8088/v1 python bench/real_model.py`
 // (docs/local-model.md). Not run by `make bench` or the tests.
+import fs from "node:fs";
 import http from "node:http";
 import {getLlama, LlamaChat} from "node-llama-cpp";
 
@@ -19,6 +20,7 @@ const modelPath = process.env.MODEL_PATH;
 const port = Number(process.env.PORT || 8080);
 const ctxSize = Number(process.env.CTX_SIZE || 16384);
 const threads = Number(process.env.THREADS || 1);
+const answersTo = process.env.LOG_ANSWERS; // a file: each answer is appended to it, as one JSON line
 const llama = await getLlama({gpu: false, build: "never", maxThreads: threads});
 const model = await llama.loadModel({modelPath});
 const context = await model.createContext({contextSize: ctxSize, threads, sequences: 1});
@@ -53,6 +55,7 @@ async function complete(body) {
   const res = await chat.generateResponse(history, opts);
   chat.dispose({disposeSequence: false});
   const out = res.response;
+  if (answersTo) fs.appendFileSync(answersTo, JSON.stringify({at: new Date().toISOString(), answer: out}) + "\n");
   const completionTokens = model.tokenize(out).length;
   log(`done grammar=${grammarNote} prompt~${promptTokens} out=${completionTokens} stop=${res.metadata.stopReason} ${((Date.now()-t0)/1000).toFixed(1)}s`);
   return {
