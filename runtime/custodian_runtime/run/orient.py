@@ -120,7 +120,7 @@ def _orientation(
     schema = None
     if ctx.structured:
         ids = ObservedIds.of(observation.summary)
-        schema = answer_schema(ids, unavailable=tuple(ctx.unavailable))
+        schema = answer_schema(ids, unavailable=tuple(ctx.unavailable), limits=ctx.limits)
     prompt = Prompt(
         system=rendered.system,
         user=rendered.user,

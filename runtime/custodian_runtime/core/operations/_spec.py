@@ -94,6 +94,8 @@ class OperationSpec:
     # (core/authority/grounded.py); `news`, the one that may not repeat a person's event.
     grounded: tuple[str, ...] = ()
     news: str | None = None
+    # The param listing the observed events or tasks the write rests on: each must be one.
+    rests: str | None = None
     route: Callable[[Params], str | None] | None = None  # another operation these params need
     person_sends: bool = True  # an approved item of it is carried out (False: never queued)
     never_granted: str | None = None  # why a person never grants it in advance (None: they may)
