@@ -16,6 +16,7 @@ from typing import Any
 from month_kit import World
 from month_levers import Lever
 from month_person import Ledger
+from month_why import print_why
 
 TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
 # Items judged in today's arm on the release before the levers, per world, days and seed (main
@@ -228,8 +229,9 @@ def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
     return lines
 
 
-def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
-    """A world's figures; what must never happen, if it did."""
+def print_world(world: World, arms: list[Arm], days: int, why: bool = False) -> list[str]:
+    """A world's figures (with `why`, each class still asked and the facts that part its
+    decisions, bench/month_why.py); what must never happen, if it did."""
     today, levers, *without = arms
     print(f"world {world.name}: {world.describe}; {days} days")
     print_arm(today, None)
@@ -240,6 +242,8 @@ def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
     print("    still asked, by operation and why (the next causes)")
     for what, n in levers.asked.most_common(8):
         print(f"      {n:4}  {what}")
+    if why:
+        print_why(levers.ledger.decisions)
     release = RELEASE.get((world.name, days, levers.seed), today.judged)
     ratio = levers.judged / max(release, 1)
     verdict = "meets" if ratio <= TARGET else "misses"
