@@ -61,6 +61,11 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
         help="newer: cover only a status write that cites a person's event on the task, newer "
         "than the task's last change and speaking for the move",
     )  # fmt: skip
+    issue.add_argument(
+        "--on", action="append", default=[], metavar="KEY=VALUE",
+        help="a fact of the target it covers: workstream, owner (the workstream's), task_status, "
+        "idle_days (at least that many days since the task's last change)",
+    )  # fmt: skip
     issue.add_argument("--json", action="store_true")
     _person(issue)
     ls = gs.add_parser("list", help="each grant's uses, what is left, expiry and state")
@@ -110,17 +115,17 @@ def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
         domain=str(settings.domain), operation=args.operation, where=_where(args.where),
         max_uses=args.max, expires=args.expires, by=args.by, reason=args.reason,
         grant_id=f"grant-{secrets.token_hex(6)}", evidence=args.evidence,
+        on=_where(args.on, "--on"),
     )  # fmt: skip
     return pc.issue(settings, issue, args.json, sys.stdout, sys.stderr)
 
 
-def _where(pairs: list[str]) -> dict[str, str]:
+def _where(pairs: list[str], flag: str = "--where") -> dict[str, str]:
     found: dict[str, str] = {}
+    example = "status=blocked" if flag == "--where" else "owner=mia"
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ConfigError(
-                f"--where {pair!r}: give KEY=VALUE, e.g. status=blocked", setting="--where"
-            )
+            raise ConfigError(f"{flag} {pair!r}: give KEY=VALUE, e.g. {example}", setting=flag)
         found[key] = value
     return found

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX
+from custodian_runtime.core.authority.scope import scope_label, scope_problem
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
@@ -55,6 +56,8 @@ class Issue:
     grant_id: str
     # `--evidence newer`: it covers only a write citing a person's newer event (grants.py).
     evidence: str | None = None
+    # `--on KEY=VALUE`: facts of the target it covers (core/authority/scope.py).
+    on: dict[str, str] = field(default_factory=dict)
 
 
 def write_json(data: object, out: TextIO) -> None:
@@ -220,6 +223,7 @@ def expiry(request: Issue) -> timedelta:
         grant_problem(request.operation, request.max_uses, expires_in)
         or where_problem(request.operation, request.where)
         or evidence_problem(request.operation, request.evidence)
+        or scope_problem(request.on)
         or person_problem(request.by, request.reason)
     )
     if problem is not None:
@@ -257,7 +261,7 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
         id=request.grant_id, domain=request.domain, operation=request.operation,
         where=request.where, max_uses=request.max_uses, expires_at=now + expires_in,
         by=request.by, reason=request.reason, hub_id=hub.identity, issued_at=now,
-        evidence=request.evidence,
+        evidence=request.evidence, on=request.on,
     )  # fmt: skip
     store = _store(settings)
     _absorb(settings, request.domain)
@@ -323,6 +327,8 @@ def list_grants(settings: Settings, domain: str | None, as_json: bool, out: Text
         out.write("no grants\n")
     for r in rows:
         where = " ".join(f"{k}={v}" for k, v in dict(r["where"]).items()) or "any params"  # type: ignore[call-overload]
+        on = scope_label(dict(r.get("on") or {}))  # type: ignore[call-overload]
+        where += f"; on {on}" if on else ""
         line = (
             f"{r['id']} {r['state']} {r['domain']} {r['operation']} ({where}): "
             f"{r['uses']} used, {r['left']} left, expires {r['expires_at']}; by {r['by']}"

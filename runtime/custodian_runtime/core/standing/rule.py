@@ -23,6 +23,7 @@ from custodian_runtime.core.authority.budgets import RecentWrites, budget_proble
 from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
+from custodian_runtime.core.authority.scope import scope_facts
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
@@ -232,6 +233,7 @@ def _granted(
     cover = covering(
         item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
         ruling.word is not None or cites_newer(item, ground), ground.standing.narrowed.suspended,
+        observed_facts(item, ground),
     )  # fmt: skip
     if cover.grant is None:
         suspended = [w for w in cover.why_not if " is suspended: " in w]
@@ -268,6 +270,15 @@ def cites_newer(item: ProposedItem, ground: Ground) -> bool:
     if task is None:
         return False
     return newer_word(item.params, task, ground.evidence) is not None
+
+
+def observed_facts(item: ProposedItem, ground: Ground) -> dict[str, str] | None:
+    """The item's target as observed, which a grant's `on` may name (None: nothing observed);
+    idle days are counted on the hub's clock where it told it."""
+    if ground.view is None:
+        return None
+    hub_now = None if ground.evidence is None else ground.evidence.hub_now
+    return scope_facts(item.params, ground.view, hub_now or ground.now, ground.evidence)
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
