@@ -26,8 +26,10 @@ from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scope_problem
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
 from custodian_runtime.core.standing.scopes import Scope, clean_scopes
+from custodian_runtime.core.standing.suggestions import DecidedTally, Live, suggest
 from custodian_runtime.core.view import View
 from spinesupport import held_hub
 
@@ -54,8 +56,8 @@ def _said() -> list[tuple[bool, dict[str, object], dict[str, str] | None]]:
 def test_the_scope_found_leaves_out_every_rejection_and_is_the_one_covering_most() -> None:
     [best, *_] = clean_scopes(_said(), status_write=True, needed=8)
     assert best.scope.where == {"status": "blocked"} and best.scope.evidence == "newer"
-    # just past the rejected ones' 2 days; the facts every approved one shared
-    assert best.scope.on == {"idle_days": "3", "task_status": "in_progress"}
+    # past the rejected ones' 2 days, the least an approved one had; the facts all shared
+    assert best.scope.on == {"idle_days": "8", "task_status": "in_progress"}
     assert len(best.approved) == 10
 
 
@@ -217,3 +219,12 @@ def test_an_unknown_fact_is_refused_with_the_ones_it_may_name(quiet_env: Path) -
 
 def test_scope_is_a_search_over_few_facts() -> None:
     assert Scope(where={"status": "blocked"}, on={"owner": "mia"}).size() == 2
+
+
+def test_a_renewal_keeps_the_scope_it_renews() -> None:
+    grant = _grant({"owner": "mia", "idle_days": "7"})
+    live = Live([grant], {grant.id: 1}, NOW + timedelta(days=6, hours=12))  # under 2 days left
+    tally = DecidedTally("set_task_status", 0, 0, 0, 0)
+    found = suggest(tally, None, live, Asking(DOMAIN, "mem", "embedded", "ana")).suggestions
+    [renew] = [s for s in found if s.kind == "renew"]
+    assert "--where status=blocked --on idle_days=7 --on owner=mia --max" in renew.command

@@ -73,8 +73,8 @@ def fits(scope: Scope, params: Mapping[str, object], facts: Mapping[str, str] | 
 
 
 def _atoms(said: Sequence[Said], status_write: bool, needed: int) -> list[Scope]:
-    """Each single fact that at least `needed` approved proposals held (for idle days, each
-    bound just past a rejected proposal's)."""
+    """Each single fact that at least `needed` approved proposals held (for idle days, a
+    bound past each rejected proposal's)."""
     approved = [(p, f) for ok, p, f in said if ok and f is not None]
     counts: dict[tuple[str, str, str], int] = {}
     for params, facts in approved:
@@ -88,10 +88,12 @@ def _atoms(said: Sequence[Said], status_write: bool, needed: int) -> list[Scope]
             counts[("evidence", NEWER, NEWER)] = counts.get(("evidence", NEWER, NEWER), 0) + 1
     atoms = [_atom(kind, k, v) for (kind, k, v), n in sorted(counts.items()) if n >= needed]
     for key in sorted(AT_LEAST):
-        # A bound just past a rejected proposal's days: the least that leaves it out.
+        # Past a rejected proposal's days, the least an approved one had: the narrowest bound
+        # that covers as many approvals as any that leaves the rejected one out.
         days = [int(f[key]) for _, f in approved if f.get(key, "").isdigit()]
-        past = {int(f[key]) + 1 for ok, _, f in said if not ok and f and f.get(key, "").isdigit()}
-        for t in sorted(t for t in past if 1 <= t <= MAX_IDLE):
+        past = {int(f[key]) for ok, _, f in said if not ok and f and f.get(key, "").isdigit()}
+        bounds = {min((d for d in days if d > r), default=0) for r in past}
+        for t in sorted(t for t in bounds if 1 <= t <= MAX_IDLE):
             if sum(1 for d in days if d >= t) >= needed:
                 atoms.append(Scope(on={key: str(t)}))
     return atoms

@@ -196,7 +196,8 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
     low = [g for g in grants if _runs_low(g, live)]
     found = []
     for grant in low:
-        if any(g.where == grant.where and not _runs_low(g, live) for g in grants):
+        if any(g.where == grant.where and g.on == grant.on and not _runs_low(g, live)
+               for g in grants):  # fmt: skip
             continue
         uses = live.uses.get(grant.id, 0)
         left = grant.expires_at - (live.now or grant.issued_at)
@@ -209,7 +210,9 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             + _sized(grant, most, life)
         )
         bounds = (most, _length(life))
-        found.append(grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence))
+        found.append(
+            grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence, grant.on)
+        )
     return found
 
 
