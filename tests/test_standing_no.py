@@ -154,3 +154,26 @@ def test_a_run_holds_a_class_its_person_keeps_rejecting(
     # Another workstream of the domain, with another owner (ben): asked as before.
     other = _run(tmp_path, monkeypatch, small_hub, ["web-t-5"]).json()
     assert [q["operation"] for q in other["queued"]] == ["set_task_status"]
+
+
+def test_a_no_said_of_what_the_proposals_cited_holds_only_what_cites_the_same() -> None:
+    """Moves rejected when they cited nothing, approved when they cited a newer word: the
+    class as a whole holds an approval, the moves citing nothing do not."""
+    at = [(NOW - timedelta(days=d)).isoformat() for d in (4, 3, 2, 1)]
+    why = "rejected by ana: cites no word of the team"
+    said = (
+        *(DecidedMark("set_task_status", "blocked", "t-todo", "", False, why, a, "none")
+          for a in at[:3]),
+        DecidedMark("set_task_status", "blocked", "t-todo", "", True, "", at[3], "newer"),
+    )  # fmt: skip
+    item = plan_of(proposals=[proposal("set_task_status", task_id="t-prog",
+                                       status="blocked")]).items[0]  # fmt: skip
+    view, history = View.of(_owned()), ApprovalHistory(said=said)
+    assert standing_no(item, view, history) is None  # the class holds an approval
+    found = standing_no(item, view, history, cites="none")
+    assert found is not None and found.cites == "none"
+    assert found.label() == "set_task_status status=blocked citing none in workstream ws-web"
+    assert standing_no(item, view, history, cites="newer") is None
+    # Kept in the record only when known: a mark from before reads as it did.
+    assert DecidedMark.from_record(said[0].as_record()) == said[0]
+    assert len(DecidedMark("op").as_record()) == 7

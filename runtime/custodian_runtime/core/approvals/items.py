@@ -186,7 +186,9 @@ def said_of(item: ApprovalItem) -> DecidedMark | None:
     status, task, ws = (v if isinstance(v, str) else "" for v in (status, task, ws))
     why = "" if approved else _why(item)
     at = item.decided_at.isoformat()
-    return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at)
+    cites = (item.facts or {}).get("cites", "")
+    return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at,
+                       cites=cites)  # fmt: skip
 
 
 # What an item's status says the person did: approved (it may still fail on the hub) or not.

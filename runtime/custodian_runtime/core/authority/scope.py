@@ -20,6 +20,7 @@ from typing import Any
 
 from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.authority.evidence import Evidence, cited, newer_word
+from custodian_runtime.core.contract import Task
 from custodian_runtime.core.view import View
 
 # The keys a grant's `--on` takes, each with what it means, as `grants issue` explains them.
@@ -55,9 +56,16 @@ def scope_facts(
             idle = utc(now) - utc(task.updated_at)
             found["idle_days"] = str(max(0, idle.days))
         if evidence is not None:
-            newer = newer_word(params, task, evidence) is not None
-            found[CITES] = "newer" if newer else ("other" if cited(params) else "none")
+            found[CITES] = cites_of(params, task, evidence)
     return found
+
+
+def cites_of(params: Mapping[str, Any], task: Task, evidence: Evidence) -> str:
+    """What a write on `task` cites: `newer` (a person's event newer than the task's last
+    change that speaks for the move), `other` (some event, not that), `none`."""
+    if newer_word(params, task, evidence) is not None:
+        return "newer"
+    return "other" if cited(params) else "none"
 
 
 def scope_problem(on: Mapping[str, str]) -> str | None:
