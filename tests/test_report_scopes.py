@@ -43,13 +43,15 @@ def _facts(owner: str, idle: int, cites: str = "newer") -> dict[str, str]:
 
 
 def _said() -> list[tuple[bool, dict[str, object], dict[str, str] | None]]:
-    """Moves to blocked: approved when they cite a newer event on a task idle a week or more;
-    rejected when they cite none, or when the task changed in the last days."""
+    """Moves to blocked, oldest first: approved when they cite a newer event on a task idle a
+    week or more; rejected when they cite none, or when the task changed in the last days."""
     blocked = {"task_id": "t", "status": "blocked"}
     said: list[tuple[bool, dict[str, object], dict[str, str] | None]] = []
-    said += [(True, blocked, _facts("mia" if n % 2 else "omar", 8 + n)) for n in range(10)]
+    for n in range(10):
+        said.append((True, blocked, _facts("mia" if n % 2 else "omar", 8 + n)))
+        if n % 5 == 0:
+            said.append((False, blocked, _facts("mia", 2)))
     said += [(False, blocked, _facts("mia", 9, "none")) for _ in range(4)]
-    said += [(False, blocked, _facts("mia", 2)) for _ in range(4)]
     return said
 
 
@@ -59,6 +61,13 @@ def test_the_scope_found_leaves_out_every_rejection_and_is_the_one_covering_most
     # past the rejected ones' 2 days, the least an approved one had; the facts all shared
     assert best.scope.on == {"idle_days": "8", "task_status": "in_progress"}
     assert len(best.approved) == 10
+
+
+def test_a_bound_the_newer_rejections_still_push_up_is_not_suggested() -> None:
+    blocked = {"task_id": "t", "status": "blocked"}
+    said = [*_said(), (False, blocked, _facts("mia", 5)), (False, blocked, _facts("omar", 6))]
+    found = clean_scopes(said, status_write=True, needed=8)
+    assert all("idle_days" not in f.scope.on for f in found)
 
 
 def test_no_scope_when_a_rejection_shares_every_fact_the_approvals_hold() -> None:

@@ -138,7 +138,7 @@ def agreement(
     said: dict[str, dict[str, list[Mapping[str, object]]]] = {}
     decided: dict[str, list[tuple[bool, Mapping[str, object]]]] = {}
     facts: dict[str, list[Mapping[str, str] | None]] = {}
-    for item in items:
+    for item in sorted(items, key=lambda i: (i.created_at, i.id)):  # oldest first
         if item.created_at < start:
             continue
         row = rows.setdefault(item.operation, {"proposals": 0})

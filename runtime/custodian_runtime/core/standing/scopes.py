@@ -8,8 +8,10 @@ idle days (`--on`), and citing a person's newer event (`--evidence newer`, statu
 only). A scope is looked for among conjunctions of at most MAX_ATOMS of them, each held by
 at least NEEDED approved proposals: one that covers no rejected proposal in the window and
 whose approvals earn the bound, the one covering the most approvals first (the narrowest of
-equals). A rejected proposal whose facts were not kept counts as inside every scope its
-params fit: an unknown fact never widens a grant.
+equals). A bound on idle days must be settled: the older half of the window's rejections
+set it already, so that it held on proposals it was not fit on. A rejected proposal whose
+facts were not kept counts as inside every scope its params fit: an unknown fact never
+widens a grant.
 """
 
 from __future__ import annotations
@@ -141,6 +143,27 @@ def _narrowest(scope: Scope, approved: Sequence[Said]) -> Scope:
     return Scope({**where, **scope.where}, {**on, **scope.on}, scope.evidence)
 
 
+def settled(scope: Scope, said: Sequence[Said]) -> bool:
+    """Whether each at-least bound of `scope` was set already by the rejections of the older
+    half of the window (`said` oldest first): a bound that the newer rejections still push up
+    has not been learnt, and a grant on it would cover the next one (None of the window's
+    rejections inside it is not enough; it must also hold out of the half it was fit on)."""
+    half = len(said) // 2
+    for key in (k for k in scope.on if k in AT_LEAST):
+        rest = Scope(scope.where, {k: v for k, v in scope.on.items() if k != key}, scope.evidence)
+
+        def top(part: Sequence[Said], key: str = key, rest: Scope = rest) -> int:
+            return max(
+                (int(f[key]) for ok, p, f in part
+                 if not ok and f is not None and f.get(key, "").isdigit() and fits(rest, p, f)),
+                default=-1,
+            )  # fmt: skip
+
+        if top(said[half:]) > top(said[:half]):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Found:
     """A scope that holds no rejection, and the approved proposals (by index) it covers."""
@@ -157,7 +180,8 @@ def clean_scopes(
     covered: frozenset[int] = frozenset(),
 ) -> list[Found]:
     """Every scope of at most MAX_ATOMS facts that covers no rejected proposal and at least
-    `needed` approved ones past `covered`, the most approvals first, then the narrowest."""
+    `needed` approved ones past `covered`, its bounds settled (`settled`; `said` oldest
+    first), the most approvals first, then the narrowest."""
     atoms = _atoms(said, status_write, needed)
     found: list[Found] = []
     for size in range(1, MAX_ATOMS + 1):
@@ -169,7 +193,7 @@ def clean_scopes(
             if any(not ok for _, ok in inside):
                 continue
             yes = frozenset(i for i, ok in inside if ok and said[i][2] is not None)
-            if len(yes - covered) >= needed:
+            if len(yes - covered) >= needed and settled(scope, said):
                 found.append(Found(_narrowest(scope, [said[i] for i in sorted(yes)]), yes,
                                    len(inside)))  # fmt: skip
     return sorted(
