@@ -177,3 +177,18 @@ def test_a_no_said_of_what_the_proposals_cited_holds_only_what_cites_the_same() 
     # Kept in the record only when known: a mark from before reads as it did.
     assert DecidedMark.from_record(said[0].as_record()) == said[0]
     assert len(DecidedMark("op").as_record()) == 7
+
+
+def test_the_prompt_shows_each_standing_no_first_among_the_rejected() -> None:
+    from custodian_runtime.core.context._items import approval_piece
+    from custodian_runtime.run.orient import held_briefs
+
+    said = (_no("t-todo", 3), _no("t-block", 2), _no("t-done", 1))
+    [held] = held_briefs(_owned(), ApprovalHistory(said=said))
+    assert (held.operation, held.target, held.status) == (
+        "set_task_status", "workstream ws-web", "held",
+    )  # fmt: skip
+    assert held.summary == "status=cancelled held: 3 rejected, none approved; not asked again"
+    line = approval_piece(held).full
+    assert "we ship work, not cancel it (t-done)" in line and "t-block" in line
+    assert held_briefs(_owned(), ApprovalHistory(said=said[:2])) == ()

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.authority.refusals import standing_nos_in
 from custodian_runtime.core.context.continuity import (
     Continuity,
     LastAction,
@@ -15,10 +17,12 @@ from custodian_runtime.core.context.continuity import (
     note_actions,
 )
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
+from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import PromptRecord
 from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
+from custodian_runtime.core.view import View
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
@@ -74,6 +78,24 @@ def brief(item: ApprovalItem) -> ApprovalBrief:
         summary=summary[:300],
         status=item.status,
         reason=item.reject_reason if item.status == "rejected" else item.rationale,
+    )
+
+
+def held_briefs(observed: DomainSummary, history: ApprovalHistory) -> tuple[ApprovalBrief, ...]:
+    """Each standing "no" in force (core/authority/refusals.py), as the rejected section shows
+    it first: its class and scope, and the person's newest reasons; such a proposal is held."""
+    return tuple(
+        ApprovalBrief(
+            id="held",
+            operation=r.operation,
+            target=r.scope,
+            summary=(f"status={r.status} " if r.status else "")
+            + (f"citing {r.cites} " if r.cites else "")
+            + f"held: {len(r.rejected)} rejected, none approved; not asked again",
+            status="held",
+            reason="; ".join(dict.fromkeys(s.why for s in r.rejected[-2:])),
+        )
+        for r in standing_nos_in(View.of(observed), history)
     )
 
 
@@ -138,7 +160,8 @@ def _inputs(
         last_run=notes.last if notes is not None else None,
         last_actions=_last_actions(ctx.memory_dir / "working", notes),
         pending=tuple(brief(i) for i in queue.pending(now)),
-        rejected=tuple(brief(i) for i in queue.rejected(now)),
+        rejected=held_briefs(observation.summary, queue.history(now))
+        + tuple(brief(i) for i in queue.rejected(now)),
         token_budget=limits.token_budget,
         stale_after_days=limits.stale_after_days,
         caps=limits.prompt_caps(),

@@ -111,6 +111,24 @@ def refusal_problem(
     )
 
 
+def standing_nos_in(view: View, history: ApprovalHistory) -> tuple[Refusal, ...]:
+    """Every standing "no" in force on the domain as observed, one per class (what the prompt
+    shows the model, so that it stops proposing what a person keeps refusing)."""
+    found: dict[str, Refusal] = {}
+    for said in (s for s in history.said if not s.approved):
+        ws = _workstream_of(said, view)
+        if ws is None:
+            continue
+        params: dict[str, Any] = {"task_id": said.task} if said.task else {"workstream_id": ws}
+        params |= {"status": said.status} if said.status else {}
+        item = ProposedItem(index=0, section="proposals", operation=said.operation,
+                            params=params, reason=None, error=None, fingerprint="")  # fmt: skip
+        refusal = standing_no(item, view, history, said.cites)
+        if refusal is not None:
+            found.setdefault(refusal.label(), refusal)
+    return tuple(found[k] for k in sorted(found))
+
+
 def held_class(reason: str) -> str | None:
     """The class a held item's sentence names (`set_task_status status=cancelled in …`)."""
     found = _CLASS.search(reason)
