@@ -121,8 +121,10 @@ def _why_asked(clause: str) -> str:
 def _grant_kind(grant: dict[str, Any] | None) -> str:
     if grant is None:
         return "a grant (unlisted)"
-    extra = sorted(k for k, v in grant.items() if k not in PLAIN_GRANT and v)
+    extra = sorted(k for k, v in grant.items() if k not in PLAIN_GRANT | {"on"} and v)
     where = " ".join(f"{k}={v}" for k, v in dict(grant.get("where") or {}).items())
+    on = " ".join(f"{k}={v}" for k, v in sorted(dict(grant.get("on") or {}).items()))
+    where += f" on {on}" if on else ""
     asks = f" asking {', '.join(extra)}" if extra else ""
     return f"grant {grant['operation']} {where or 'any params'}{asks}"
 
@@ -211,6 +213,7 @@ def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
     lines = [
         f"grants from class suggestions {sum(n for k, n in under if ' asking ' not in k)}",
         f"grants asking for evidence {sum(n for k, n in under if ' asking ' in k)}",
+        f"  of which scoped by facts (--on) {sum(n for k, n in under if ' on ' in k)}",
     ]
     lifted = "executed: a person's newer word lifted deference"
     for label, key in (

@@ -237,3 +237,25 @@ def test_a_renewal_keeps_the_scope_it_renews() -> None:
     found = suggest(tally, None, live, Asking(DOMAIN, "mem", "embedded", "ana")).suggestions
     [renew] = [s for s in found if s.kind == "renew"]
     assert "--where status=blocked --on idle_days=7 --on owner=mia --max" in renew.command
+
+
+def test_a_grant_scoped_by_facts_hides_no_class_outside_them() -> None:
+    """A live grant for ana's workstreams covers none of raj's: his clean workstream is still
+    suggested, and no scope is suggested twice."""
+    said: list[tuple[bool, dict[str, object], dict[str, str] | None]] = []
+    for ws, owner, ok, n in (("ws-1", "ana", True, 9), ("ws-4", "raj", True, 9),
+                             ("ws-5", "raj", False, 3)):  # fmt: skip
+        said += [(ok, {"workstream_id": ws, "status": "todo"}, {"workstream": ws, "owner": owner})
+                 for _ in range(n)]  # fmt: skip
+    tally = DecidedTally(
+        "create_task", 18, 3, 0, 0, tuple((ok, p) for ok, p, _ in said),
+        tuple(f for _, _, f in said),
+    )  # fmt: skip
+    grant = _grant({"owner": "ana"}).model_copy(
+        update={"operation": "create_task", "where": {"status": "todo"}}
+    )
+    live = Live([grant], {grant.id: 1}, NOW)
+    found = suggest(tally, None, live, Asking(DOMAIN, "mem", "embedded", "ana")).suggestions
+    commands = [s.command for s in found]
+    assert any("--where workstream_id=ws-4" in c for c in commands)
+    assert not any("--on owner=ana" in c for c in commands)

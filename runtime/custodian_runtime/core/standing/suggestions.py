@@ -294,19 +294,19 @@ def shared_params(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
 
 
 def _covered(tally: DecidedTally, grants: Sequence[Grant]) -> frozenset[int]:
-    """The approved proposals a live grant already covers."""
+    """The approved proposals a live grant already covers (by its params, and by the facts
+    it names where it names some: core/standing/scopes.py)."""
     return frozenset(
         i
-        for i, (ok, params) in enumerate(tally.decided)
-        if ok
-        and any(all(where_text(params.get(k)) == v for k, v in g.where.items()) for g in grants)
+        for i, (ok, params, facts) in enumerate(tally.said())
+        if ok and any(fits(Scope(g.where, g.on), params, facts) for g in grants)
     )
 
 
 def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple[bool, str]:
     """Whether a clean class earns a grant past what is covered already, and the words why."""
     named = ", ".join(f"{g.id} ({where_label(g.where)})" for g in grants)
-    if any(all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
+    if any(not g.on and all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
         return False, f"a live grant covers it: {named}"
     gone = len(c.approved & covered)
     if gone and c.approved <= covered:
