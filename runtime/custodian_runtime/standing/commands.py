@@ -34,6 +34,9 @@ from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
+from custodian_runtime.standing import said_no
+from custodian_runtime.standing.said_no import SayNo as SayNo
+from custodian_runtime.standing.said_no import report_lines
 from custodian_runtime.standing.shadow_log import held_count, shadow_log, standing_nos
 from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.writes import hub_location
@@ -203,10 +206,17 @@ def report(
             f"held in deference to a person: {held} in the last {days} days (a person decided "
             "the task's status; a newer event of theirs that supports the change lets it go)\n"
         )
-    for label, (count, last) in sorted(nos.items()):
-        out.write(for_terminal(f"a standing no: {label}, {count} held in the last {days} days, "
-                               f"not asked; the last: {last}") + "\n")  # fmt: skip
+    nos_said = _store(settings).standing(domain).said_nos
+    memory = str(settings.memory_dir)
+    for line in report_lines(domain, memory, nos, nos_said, now or utc_now(), days):
+        out.write(for_terminal(line) + "\n")
     return 0
+
+
+def say_no(settings: Settings, request: SayNo, out: TextIO) -> int:
+    """`policy no`: the words kept while the domain was busy first, then this one."""
+    _absorb(settings, request.domain)
+    return said_no.say_no(settings, request, out)
 
 
 def expiry(request: Issue) -> timedelta:

@@ -30,6 +30,7 @@ from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.standing.grants import ahead_of_hub, covering
 from custodian_runtime.core.standing.modes import SILENT, ModeSetting
 from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.said_no import holding
 from custodian_runtime.core.view import View
 
 # Words of an operation that would change a person's standing decisions: only a person does.
@@ -62,6 +63,11 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     queued = sum(1 for r in rulings if r.outcome == "queue")
     done: list[Ruling] = []
     for ruling in rulings:
+        said = _said_no(ruling, ground)
+        if said is not None:
+            queued -= ruling.outcome == "queue"
+            done.append(said)
+            continue
         held = _held_class(ruling, ground, queued + 1)
         if held is not None:
             queued += held.outcome == "queue"
@@ -86,6 +92,23 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
                 op = ruling.item.operation
                 executed[op] = executed.get(op, 0) + 1
     return tuple(done)
+
+
+def _said_no(ruling: Ruling, ground: Ground) -> Ruling | None:
+    """A proposal that would be asked, held by a standing no a person said
+    (core/standing/said_no.py): denied with their words; None when none holds it."""
+    item = ruling.item
+    if ruling.outcome != "queue" or not ground.standing.said_nos:
+        return None
+    status = item.params.get("status")
+    facts = observed_facts(item, ground)
+    said = holding(ground.standing.said_nos, item.operation,
+                   status if isinstance(status, str) else "", facts, ground.now)  # fmt: skip
+    if said is None:
+        return None
+    clause = said.clause()
+    reason = f"{_label(ruling)} is {clause}."
+    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.")
 
 
 def in_deference(ruling: Ruling) -> Ruling:
@@ -130,7 +153,9 @@ def in_flight(kept: Standing, journaled: Standing) -> Standing:
     (modes, revokes), but a grant only once journaled, since its uses follow its issue there."""
     known = {g.id for g in journaled.grants}
     grants = tuple(g for g in kept.grants if g.id in known)
-    return Standing(kept.modes, grants, kept.uses, narrowed=journaled.narrowed)
+    return Standing(
+        kept.modes, grants, kept.uses, narrowed=journaled.narrowed, said_nos=kept.said_nos
+    )
 
 
 def changes_standing(operation: str) -> bool:
