@@ -196,9 +196,10 @@ def test_the_prompt_shows_each_standing_no_first_among_the_rejected() -> None:
 
 
 def _printed(text: str) -> list[str]:
-    """The report's commands as a person runs them, `--by NAME` filled."""
-    lines = [line for line in text.splitlines() if line.startswith("custodian policy no ")]
-    return [line.replace("--by NAME", "--by ana") for line in lines]
+    """The report's `policy no` commands to make a standing no one's own, as a person runs
+    them (quoted in a sentence), `--by NAME` filled."""
+    found = [line.split("`")[1] for line in text.splitlines() if "make it yours" in line]
+    return [line.replace("--by NAME", "--by ana") for line in found]
 
 
 def test_a_standing_no_made_ones_own_as_printed_then_lifted_asks_again(

@@ -90,7 +90,8 @@ def command(domain: str, memory: str, label: str, lift: bool = False) -> str | N
 def report_lines(domain: str, memory: str, nos: dict[str, tuple[int, str]],
                  said: tuple[SaidNo, ...], now: datetime, days: int) -> list[str]:  # fmt: skip
     """What `policy report` prints of the standing nos: each held one, with the command that
-    makes it the person's own (to run as printed) and how to lift it; each one said, live."""
+    makes it the person's own and the one that lifts it (each in a sentence, to run as quoted);
+    each one said and live, with the one that lifts it."""
     lines = []
     for label, (count, last) in sorted(nos.items()):
         lines.append(
@@ -99,8 +100,9 @@ def report_lines(domain: str, memory: str, nos: dict[str, tuple[int, str]],
         )
         mine = command(domain, memory, label)
         if mine is not None and not any(s.label() == label for s in said):
-            lines.append("  suggested (make it yours: held until you lift it, at most 30 days):")
-            lines.append(mine)
+            # In a sentence, not on a line of its own: it holds already; to make it the
+            # person's own (held whatever comes, until lifted) is their choice, not a step.
+            lines.append(f"  make it yours (held until you lift it, at most 30 days): `{mine}`")
             lines.append(f"  or ask again: {_quoted(command(domain, memory, label, lift=True))}")
     for s in (s for s in said if s.live(now)):
         until = f"{s.expires_at:%Y-%m-%d %H:%M} UTC"
