@@ -48,6 +48,7 @@ KINDS = frozenset(
         "grant_used",
         "grant_suspended",
         "class_held",
+        "refusal_said",
         "shadowed",
         "shadow_matched",
         "landing_probe",
@@ -57,10 +58,11 @@ KINDS = frozenset(
     }
 )
 # A person's runs have no run_started/finished pair: each is one record of these kinds (an
-# approval, a write settled by hand, a mode set, a grant issued or revoked).
+# approval, a write settled by hand, a mode set, a grant issued or revoked, a standing no).
 PERSON_RUN_FIRST = frozenset(
-    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
-)
+    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked",
+     "refusal_said"}
+)  # fmt: skip
 # The first record of any run: where a segment or a verification window may begin.
 RUN_FIRST_KINDS = frozenset({"run_started", *PERSON_RUN_FIRST})
 

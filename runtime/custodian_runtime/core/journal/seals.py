@@ -114,7 +114,7 @@ def verify_seals(records: Sequence[Record], key: SealKey) -> list[Problem]:
 
 def _item_message(item: ApprovalItem) -> str:
     data = item.model_dump(mode="json", exclude={"seal"})
-    later = ("hub", "hub_at", "canon", "waits", "waits_code", "waiting_because")
+    later = ("hub", "hub_at", "canon", "waits", "waits_code", "waiting_because", "facts")
     for unset in [k for k in later if data[k] is None]:
         del data[unset]  # an item from before items were bound (or said why) keeps its seal
     return canonical_json(data)
