@@ -47,7 +47,7 @@ from custodian_runtime.watch._due import decisions_waiting, due, guidance_stamps
 from custodian_runtime.watch._pruning import Pruning
 from custodian_runtime.watch._request import CarryOut, WatchRequest
 from custodian_runtime.watch._restart import Restart
-from custodian_runtime.watch._runs import DomainRuns
+from custodian_runtime.watch._runs import PassRuns
 from custodian_runtime.watch._said import configuration, ended_since, pass_line
 from custodian_runtime.watch._select import chosen
 
@@ -59,7 +59,7 @@ KEEP_EVERY_S = 60.0  # what was seen is written at most this often (and at the e
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
 
-class Watch(DomainRuns, Pruning, Restart):
+class Watch(PassRuns, Pruning, Restart):
     """The loop: passes over the watched domains, and the runs they start."""
 
     def serve(self) -> int:

@@ -23,7 +23,7 @@ from custodian_runtime.watch._state import LoopState
 from custodian_runtime.watch._streams import Tagged, run_stream
 
 
-class DomainRuns(LoopState):
+class PassRuns(LoopState):
     """Each due domain's run, as `custodian run` composes it, and what the loop learns."""
 
     def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
