@@ -72,6 +72,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_planner",
     "_context",
     "_inputs",
+    "_started",
     "observe",
     "_unchanged",
     "orient",
@@ -86,6 +87,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_full",
     "_metrics",
     "_runner",
+    "_quick",  # the skip `custodian run` tries before run(): it imports only the light steps
 )
 
 # The runtime modules that may import the reference hub: where the CLI wires in the embedded hub,

@@ -289,7 +289,7 @@ def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
     tmp_path: Path, fleet: ReferenceHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from custodian_runtime.net import transport
-    from custodian_runtime.statehub import client, connect
+    from custodian_runtime.statehub import _http, connect
 
     made: list[str] = []
 
@@ -297,7 +297,7 @@ def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
         made.append(url)
         return transport.hub_transport(url, proxy)
 
-    monkeypatch.setattr(client, "hub_transport", counted)
+    monkeypatch.setattr(_http, "hub_transport", counted)
     monkeypatch.setattr(connect, "hub_transport", counted)
     loop = _loop(tmp_path, fleet, once=True)
     assert loop.serve() == 0

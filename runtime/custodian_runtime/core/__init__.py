@@ -32,9 +32,9 @@ if TYPE_CHECKING:
         prices,
         redact,
         run_rules,
+        skip,
         standing,
         tooling,
-        unchanged,
         view,
     )
 
@@ -56,9 +56,9 @@ __all__ = [
     "prices",
     "redact",
     "run_rules",
+    "skip",
     "standing",
     "tooling",
-    "unchanged",
     "view",
 ]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from custodian_runtime.core.authority.budgets import wider_window
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.observation import check_domain_summary
-from custodian_runtime.statehub.client import StateHubClient
 
-# The hub's default summary window; read_summary widens it when Custodian's events crowd it.
-SUMMARY_EVENTS = 50
+# Its home is statehub/_not_modified.py (light: a skip asks with it without pydantic).
+from custodian_runtime.statehub._not_modified import SUMMARY_EVENTS as SUMMARY_EVENTS
+from custodian_runtime.statehub.client import StateHubClient
 
 
 def read_summary(
