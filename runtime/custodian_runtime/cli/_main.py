@@ -217,7 +217,9 @@ def _journal_parser(sub: Subparsers) -> None:
 
 
 def _status_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("status", help="every domain's last run, last success, queue and cost")
+    p = sub.add_parser(
+        "status", help="every domain's last run and check, last success, queue and cost"
+    )
     p.add_argument("--memory", help=MEMORY_HELP)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="as JSON")

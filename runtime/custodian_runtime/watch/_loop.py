@@ -83,6 +83,7 @@ class Watch(PassRuns, Pruning, Restart):
             finally:
                 pool.shutdown(wait=True, cancel_futures=bool(self.stop))
                 self.keep_seen()  # what the last runs learned, for the next start
+                self.keep_checks()
                 with self._lock:
                     ended = dict(self._ended)
                 self._say(f"stopped after {self.figures.passes} pass(es); {ended_since(ended)}")
@@ -130,6 +131,7 @@ class Watch(PassRuns, Pruning, Restart):
             busy = len(self._in_flight)
         self._say(pass_line(self.figures.passes, len(names), len(due_now), busy, ended))
         self.keep_seen(every_s=KEEP_EVERY_S)
+        self.keep_checks(every_s=KEEP_EVERY_S)
 
     def _read(self, read: Callable[[], StateSummary | LazySummary]) -> LazySummary | None:
         """The pass's overview, or None when the read failed (said, and counted)."""

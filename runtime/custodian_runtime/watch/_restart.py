@@ -8,6 +8,7 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.metrics import domain_figures
+from custodian_runtime.metrics.checks import save_checks
 from custodian_runtime.watch._due import stamp_of
 from custodian_runtime.watch._seen import load_seen, save_seen, seen_key
 from custodian_runtime.watch._state import LoopState
@@ -54,6 +55,18 @@ class Restart(LoopState):
                 self._unfigured = set(kept) - self._figured
                 self.known = {**kept, **self.known}
         self._canon = now
+
+    def keep_checks(self, *, every_s: float = 0.0) -> None:
+        """Keep each domain's last check for `custodian status`, when the last keep is `every_s`
+        old; a failure is said once."""
+        with self._lock:
+            if not self._checked or time.monotonic() - self._checks_kept_at < every_s:
+                return
+            checked, self._checks_kept_at = dict(self._checked), time.monotonic()
+        try:
+            save_checks(self._checks, checked)
+        except OSError as exc:
+            self._once(" checks", f"when each domain was last checked is not kept: {exc}")
 
     def keep_seen(self, *, every_s: float = 0.0) -> None:
         """Keep what was learned for the next start, when something was and the last keep is

@@ -17,6 +17,7 @@ from custodian_runtime.core.metrics import build_info
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.metrics.checks import checks_path
 from custodian_runtime.metrics.text import FleetText
 from custodian_runtime.packaged import revision
 from custodian_runtime.process.stopping import StopFlag
@@ -44,7 +45,10 @@ class LoopState:
         self._said: set[str] = set()
         self._canon: tuple[Stamp, ...] | None = None
         shard = request.shard
-        self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
+        where = (shard.index, shard.count) if shard else None
+        self._seen = seen_path(settings.memory_dir, where)
+        self._checks = checks_path(settings.memory_dir, where)  # each domain's last check, kept
+        self._checks_kept_at = float("-inf")  # when they were last kept (monotonic)
         self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
         self._dirty = False  # learned something since what was seen was last kept
         self._kept_at = float("-inf")  # when it was last kept (monotonic)
