@@ -87,6 +87,8 @@ RUN_ORDER: tuple[str, ...] = (
     "_full",
     "_metrics",
     "_runner",
+    "_quick_result",
+    "_quick_append",
     "_quick",  # the skip `custodian run` tries before run(): it imports only the light steps
 )
 

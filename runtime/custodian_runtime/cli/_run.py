@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from custodian_runtime.process.log_lines import LineStream
     from custodian_runtime.run import RunResult
-    from custodian_runtime.run._quick import QuickResult
+    from custodian_runtime.run._quick_result import QuickResult
     from custodian_runtime.settings import Settings
 
 

@@ -20,14 +20,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.digest import digest, strict_loads
-from custodian_runtime.core.journal.chain import chain_fields, fields_hash, parse_at, record_line
+from custodian_runtime.core.journal.chain import fields_hash, parse_at
 from custodian_runtime.core.journal.observation import CompletedObservation
 from custodian_runtime.core.journal.seal_key import RECORD_PREFIX, UNSEALED, SealKey
 from custodian_runtime.core.run_rules import EXIT_OK, Ending, signalled
@@ -44,57 +43,12 @@ from custodian_runtime.journal._skip_facts import load_facts, save_facts
 from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._inputs import inputs_of
+from custodian_runtime.run._quick_append import Appender, JournalEnd
+from custodian_runtime.run._quick_result import SKIP_COUNTS, QuickResult
 from custodian_runtime.run._started import started_data
 from custodian_runtime.settings import Settings
 
 Clock = Callable[[], datetime]
-# A skip's counts, as `RunSoFar.counts()` gives them for a run with no plan item (a test pins it).
-SKIP_COUNTS = {"executed": 0, "queued": 0, "denied": 0, "failed": 0, "stale": 0}
-SUMMARY_LISTS = ("executed", "queued", "denied", "failed", "stale", "unknown", "would_execute",
-                 "would_queue", "items", "observations", "reconciled", "late_landings",
-                 "same_value", "shadow_matched")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class QuickResult:
-    """A run that skipped on a 304: what `--json` prints and the terminal line, as a
-    `RunResult` of the same run gives them (a test pins both)."""
-
-    run_id: str
-    domain: str
-    hub: str
-    model_spec: str
-    model: str | None
-    status: str
-    exit_code: int
-    message: str
-
-    def summary(self) -> dict[str, Any]:
-        """The JSON summary printed by `--json`."""
-        lists: dict[str, Any] = {name: [] for name in SUMMARY_LISTS}
-        return {
-            "run_id": self.run_id, "domain": self.domain, "status": self.status,
-            "exit_code": self.exit_code, "message": self.message, "dry_run": False,
-            "hub": self.hub, "model_spec": self.model_spec, "model": self.model, "usage": {},
-            "counts": dict(SKIP_COUNTS), "modes": {}, **lists, "omitted": {}, "note": None,
-            "model_stderr": None,
-        }  # fmt: skip
-
-    def human(self) -> str:
-        """The line for a person at a terminal."""
-        from custodian_runtime.core.inert import for_terminal
-
-        return for_terminal(f"run {self.run_id} ({self.domain}): {self.status}: "
-                            f"{for_terminal(self.message)}")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Head:
-    """The journal's last record: its seq and hash, and where its line ends in the active file."""
-
-    seq: int
-    hash: str
-    offset: int
 
 
 def quick_skip(
@@ -170,7 +124,7 @@ def _locked(settings: Settings, run_id: str, log: PhaseLog, clock: Clock) -> Qui
     return _journal_skip(settings, facts, head, run_id, (last, answer), log, clock)
 
 
-def _head_of(kept: Mapping[str, Any], active: Path, key: SealKey | None) -> _Head | None:
+def _head_of(kept: Mapping[str, Any], active: Path, key: SealKey | None) -> JournalEnd | None:
     """The head the facts name, when the journal still ends with it (read back and checked)."""
     seq, hash_, start, offset = kept["seq"], kept["hash"], kept["head_start"], kept["offset"]
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in (seq, start, offset)):
@@ -190,7 +144,7 @@ def _head_of(kept: Mapping[str, Any], active: Path, key: SealKey | None) -> _Hea
         return None
     if fields_hash(record) != hash_ or not _sealed(record, key):
         return None
-    return _Head(seq, hash_, offset)
+    return JournalEnd(seq, hash_, offset)
 
 
 def _sealed(record: Mapping[str, Any], key: SealKey | None) -> bool:
@@ -277,7 +231,7 @@ def _ask(settings: Settings, revision: int) -> int | None:
 def _journal_skip(
     settings: Settings,
     facts: Mapping[str, Any],
-    head: _Head,
+    head: JournalEnd,
     run_id: str,
     answered: tuple[CompletedObservation, int],
     log: PhaseLog,
@@ -292,7 +246,7 @@ def _journal_skip(
     reason = not_modified_reason(last, revision)
     stop = StopFlag()
     with stop_on_signals(stop):  # a signal now ends the run interrupted, as in the full run
-        writer = _Appender(settings.memory_dir / "journal" / f"{settings.domain}.jsonl",
+        writer = Appender(settings.memory_dir / "journal" / f"{settings.domain}.jsonl",
                            settings, run_id, head, clock)  # fmt: skip
         writer.append("run_started", started_data(settings, hub))
         writer.append("observed", not_modified_data(last, revision))
@@ -332,48 +286,3 @@ def _said(settings: Settings, log: PhaseLog, model: str | None) -> None:
              source=settings.model_source)  # fmt: skip
     if settings.seal_key is None:
         log.line("seals", "unsealed", detail=UNSEALED)
-
-
-class _Appender:
-    """Appends one run's records to the active file, as journal/_writer.JournalWriter does:
-    one line each, fsync'd before the next; the file must be the size the last one left."""
-
-    def __init__(
-        self, path: Path, settings: Settings, run_id: str, head: _Head, clock: Clock
-    ) -> None:
-        assert settings.domain is not None
-        self.path, self.domain, self.run_id = path, settings.domain, run_id
-        self.key, self.clock, self.head = settings.seal_key, clock, head
-
-    def append(self, kind: str, data: Mapping[str, Any]) -> int:
-        """Write one record; where its line starts."""
-        fields = chain_fields((self.head.seq, self.head.hash), self.run_id, self.domain, kind,
-                              self.clock(), data)  # fmt: skip
-        fields["hash"] = fields_hash(fields)
-        if self.key is not None:
-            fields["seal"] = self.key.mac(RECORD_PREFIX, fields["hash"])
-        line = (record_line(fields) + "\n").encode("utf-8")
-        start = self.head.offset
-        _append_line(self.path, line, start)
-        self.head = _Head(fields["seq"], fields["hash"], start + len(line))
-        return start
-
-
-def _append_line(path: Path, line: bytes, expected: int) -> None:
-    """One whole line at the end of `path`, on disk before this returns."""
-    from custodian_runtime.errors import JournalError
-
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        if os.fstat(fd).st_size != expected:
-            raise JournalError(
-                f"journal {path.name} changed under the writer: another process writes it "
-                "without holding the run lock",
-                path=str(path),
-            )
-        view = memoryview(line)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
