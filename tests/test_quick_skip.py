@@ -59,6 +59,11 @@ def _skipped_once(tmp_path: Path, hub: ReferenceHub, **env: str) -> Settings:
     return settings
 
 
+def _runs(tmp_path: Path) -> list[str]:
+    """The run ids of the domain's journal, in order."""
+    return list(dict.fromkeys(r.run_id for r in journal(tmp_path / "memory")))
+
+
 def _size(tmp_path: Path) -> int:
     return (tmp_path / "memory" / "journal" / "website.jsonl").stat().st_size
 
@@ -73,6 +78,11 @@ def test_an_unchanged_domain_skips_on_the_facts_and_the_journal_verifies(
     assert "unchanged since run" in quick.message
     records = of_run(journal(tmp_path / "memory"), quick.run_id)
     assert [r.kind for r in records] == ["run_started", "observed", "finished"]
+    # The full run's skip just before journaled the same data (but the process that wrote it).
+    full = of_run(journal(tmp_path / "memory"), _runs(tmp_path)[-2])
+    assert [r.kind for r in full] == [r.kind for r in records]
+    for theirs, ours in zip(full, records, strict=True):
+        assert {**theirs.data, "pid": 0} == {**ours.data, "pid": 0}
     # The whole journal reads back typed, its chain and every seal checked.
     JournalStore(tmp_path / "memory", seal_key=settings.seal_key).read("website")
     again = quick_skip(settings, stderr=(tmp_path / "stderr").open("a"))  # chained on its own
