@@ -27,10 +27,11 @@ from custodian_runtime.core.journal.words import decision_word
 from custodian_runtime.core.outcomes import counts
 from custodian_runtime.core.skip.unchanged import not_modified_data, not_modified_record
 from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.skip_facts import JournalEnd
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import run
 from custodian_runtime.run._quick import quick_skip
-from custodian_runtime.run._quick_append import Appender, JournalEnd
+from custodian_runtime.run._quick_append import Appender
 from custodian_runtime.run._quick_result import SKIP_COUNTS, QuickResult
 from custodian_runtime.run._result import RunSoFar
 from custodian_runtime.run._started import started_data

@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from custodian_runtime.process.log_lines import LineStream
-    from custodian_runtime.run import RunResult
-    from custodian_runtime.run._quick_result import QuickResult
+    from custodian_runtime.run import QuickResult, RunResult
     from custodian_runtime.settings import Settings
 
 
@@ -153,7 +152,7 @@ def cmd_run(
     from custodian_runtime.clock import utc_now
     from custodian_runtime.core.redact import redact
     from custodian_runtime.errors import ConfigError, Interrupted
-    from custodian_runtime.run._quick import quick_skip
+    from custodian_runtime.run import quick_skip
 
     started, clock = utc_now(), time.monotonic()
     timing = (started, clock)

@@ -248,6 +248,7 @@ class JournalStore:
 
 
 __all__ = [
+    "CheckpointFile",
     "JournalStore",
     "JournalWriter",
     "Opened",

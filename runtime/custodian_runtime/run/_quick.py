@@ -16,19 +16,17 @@ a Pushgateway to push to, a segment due to rotate.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, TextIO
 
 from custodian_runtime.clock import new_run_id, utc_now
-from custodian_runtime.core.digest import digest, strict_loads
-from custodian_runtime.core.journal.chain import fields_hash, parse_at
+from custodian_runtime.core.digest import digest
+from custodian_runtime.core.journal.chain import parse_at
 from custodian_runtime.core.journal.observation import CompletedObservation
-from custodian_runtime.core.journal.seal_key import RECORD_PREFIX, UNSEALED, SealKey
+from custodian_runtime.core.journal.seal_key import UNSEALED
 from custodian_runtime.core.run_rules import EXIT_OK, Ending, signalled
 from custodian_runtime.core.skip.unchanged import (
     LocalWork,
@@ -37,13 +35,12 @@ from custodian_runtime.core.skip.unchanged import (
     revision_to_ask,
 )
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal._inbox_files import words_waiting
-from custodian_runtime.journal._segments import SEGMENT_BYTES
-from custodian_runtime.journal._skip_facts import load_facts, save_facts
+from custodian_runtime.journal.inbox_files import words_waiting
+from custodian_runtime.journal.skip_facts import JournalEnd, journal_end, load_facts, save_facts
 from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._inputs import inputs_of
-from custodian_runtime.run._quick_append import Appender, JournalEnd
+from custodian_runtime.run._quick_append import Appender
 from custodian_runtime.run._quick_result import SKIP_COUNTS, QuickResult
 from custodian_runtime.run._started import started_data
 from custodian_runtime.settings import Settings
@@ -94,7 +91,7 @@ def _facts(settings: Settings) -> dict[str, Any] | None:
 
 def _checked(settings: Settings) -> bool:
     """What the full run checks first (writes/_preflight.py) holds; else it says why."""
-    from custodian_runtime.writes._preflight import check_run
+    from custodian_runtime.writes import check_run
 
     try:
         check_run(settings)
@@ -111,7 +108,7 @@ def _locked(settings: Settings, run_id: str, log: PhaseLog, clock: Clock) -> Qui
     if facts is None:
         return None
     try:
-        head = _head_of(facts["head"], journal / f"{domain}.jsonl", settings.seal_key)
+        head = journal_end(journal, domain, facts["head"], settings.seal_key)
         asked = None if head is None else _revision_to_ask(settings, facts, clock())
     except (KeyError, TypeError, ValueError):
         return None  # facts of another shape: the full run reads the journal
@@ -122,37 +119,6 @@ def _locked(settings: Settings, run_id: str, log: PhaseLog, clock: Clock) -> Qui
     if answer is None:
         return None
     return _journal_skip(settings, facts, head, run_id, (last, answer), log, clock)
-
-
-def _head_of(kept: Mapping[str, Any], active: Path, key: SealKey | None) -> JournalEnd | None:
-    """The head the facts name, when the journal still ends with it (read back and checked)."""
-    seq, hash_, start, offset = kept["seq"], kept["hash"], kept["head_start"], kept["offset"]
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (seq, start, offset)):
-        return None
-    try:
-        with open(active, "rb") as file:
-            if os.fstat(file.fileno()).st_size != offset or offset >= SEGMENT_BYTES:
-                return None  # a record since, a torn tail, or a segment due to rotate
-            file.seek(start)
-            line = file.read(offset - start)
-    except OSError:
-        return None
-    if not line.endswith(b"\n") or b"\n" in line[:-1]:
-        return None
-    record = strict_loads(line[:-1])
-    if not isinstance(record, dict) or (record.get("seq"), record.get("hash")) != (seq, hash_):
-        return None
-    if fields_hash(record) != hash_ or not _sealed(record, key):
-        return None
-    return JournalEnd(seq, hash_, offset)
-
-
-def _sealed(record: Mapping[str, Any], key: SealKey | None) -> bool:
-    """With a key, the record carries its seal (core/journal/seals.py); without, nothing to do."""
-    if key is None:
-        return True
-    seal = record.get("seal")
-    return isinstance(seal, str) and key.sealer(RECORD_PREFIX, record["hash"], seal) is not None
 
 
 def _revision_to_ask(
@@ -202,30 +168,11 @@ def _hub_label(settings: Settings) -> str:
 
 def _ask(settings: Settings, revision: int) -> int | None:
     """The conditional read the full run sends; the revision a 304 names, else None."""
-    import httpx
-
-    from custodian_runtime.statehub._checks import checked_domain
-    from custodian_runtime.statehub._http import http_client
-    from custodian_runtime.statehub._not_modified import (
-        NOT_MODIFIED,
-        SUMMARY_EVENTS,
-        if_none_match_header,
-        revision_named,
-    )
+    from custodian_runtime.statehub.not_modified import ask_not_modified
 
     hub = settings.hub
     assert hub is not None and settings.domain is not None
-    path = f"/domains/{checked_domain(settings.domain)}/summary"
-    try:
-        _, client = http_client(hub.url, hub.token, hub.timeout_s, None, hub.proxy)
-        with client:
-            response = client.get(path, params={"events": SUMMARY_EVENTS},
-                                  headers=if_none_match_header(revision))  # fmt: skip
-    except (httpx.HTTPError, CustodianError):
-        return None  # the full run sends it again, under its retries, and says what failed
-    if response.status_code != NOT_MODIFIED:
-        return None
-    return revision_named(response, revision)
+    return ask_not_modified(hub.url, hub.token, hub.timeout_s, hub.proxy, settings.domain, revision)
 
 
 def _journal_skip(

@@ -8,25 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from custodian_runtime.core.journal.chain import chain_fields, fields_hash, record_line
 from custodian_runtime.core.journal.seal_key import RECORD_PREFIX
+from custodian_runtime.journal.skip_facts import JournalEnd
 from custodian_runtime.settings import Settings
 
 Clock = Callable[[], datetime]
-
-
-@dataclass(frozen=True)
-class JournalEnd:
-    """The journal's last record: its seq and hash, and where its line ends in the active file."""
-
-    seq: int
-    hash: str
-    offset: int
 
 
 class Appender:

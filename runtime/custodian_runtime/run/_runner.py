@@ -29,11 +29,10 @@ from custodian_runtime.core.run_rules import (
 from custodian_runtime.core.skip.facts import skip_facts
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal._checkpoint import CheckpointFile
-from custodian_runtime.journal._skip_facts import save_facts
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
-from custodian_runtime.journal.store import JournalStore, JournalWriter, Opened
+from custodian_runtime.journal.skip_facts import save_facts
+from custodian_runtime.journal.store import CheckpointFile, JournalStore, JournalWriter, Opened
 from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals

@@ -7,11 +7,11 @@ import httpx
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.statehub._failures import parse_body
 
-# Their home is statehub/_not_modified.py (light: a skip asks without pydantic).
-from custodian_runtime.statehub._not_modified import NOT_MODIFIED as NOT_MODIFIED
-from custodian_runtime.statehub._not_modified import NotModified as NotModified
-from custodian_runtime.statehub._not_modified import if_none_match_header as if_none_match_header
-from custodian_runtime.statehub._not_modified import revision_named
+# Their home is statehub/not_modified.py (light: a skip asks without pydantic).
+from custodian_runtime.statehub.not_modified import NOT_MODIFIED as NOT_MODIFIED
+from custodian_runtime.statehub.not_modified import NotModified as NotModified
+from custodian_runtime.statehub.not_modified import if_none_match_header as if_none_match_header
+from custodian_runtime.statehub.not_modified import revision_named
 
 
 def summary_or_not_modified(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from custodian_runtime.core.authority.budgets import wider_window
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.observation import check_domain_summary
-
-# Its home is statehub/_not_modified.py (light: a skip asks with it without pydantic).
-from custodian_runtime.statehub._not_modified import SUMMARY_EVENTS as SUMMARY_EVENTS
 from custodian_runtime.statehub.client import StateHubClient
+
+# Its home is statehub/not_modified.py (light: a skip asks with it without pydantic).
+from custodian_runtime.statehub.not_modified import SUMMARY_EVENTS as SUMMARY_EVENTS
 
 
 def read_summary(
