@@ -73,6 +73,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_context",
     "_earlier",
     "_inputs",
+    "_started",
     "observe",
     "_unchanged",
     "orient",
@@ -87,6 +88,9 @@ RUN_ORDER: tuple[str, ...] = (
     "_full",
     "_metrics",
     "_runner",
+    "_quick_result",
+    "_quick_append",
+    "_quick",  # the skip `custodian run` tries before run(): it imports only the light steps
 )
 
 # The runtime modules that may import the reference hub: where the CLI wires in the embedded hub,

@@ -229,7 +229,9 @@ def _journal_parser(sub: Subparsers) -> None:
 
 
 def _status_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("status", help="every domain's last run, last success, queue and cost")
+    p = sub.add_parser(
+        "status", help="every domain's last run and check, last success, queue and cost"
+    )
     p.add_argument("--memory", help=MEMORY_HELP)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="as JSON")
@@ -345,11 +347,15 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 def _carry_out_recorded(settings: Settings) -> None:
     """Decisions a person made while the domain was busy are carried out once it is free."""
-    from custodian_runtime.approvals import carry_out_recorded_decisions
-    from custodian_runtime.core.inert import for_terminal
+    from custodian_runtime.journal.inbox_files import words_waiting
 
     if settings.dry_run or settings.domain is None:
         return
+    if not words_waiting(settings.memory_dir, settings.domain):
+        return  # one listing: nothing was decided meanwhile (a skip loads no approvals)
+    from custodian_runtime.approvals import carry_out_recorded_decisions
+    from custodian_runtime.core.inert import for_terminal
+
     for done in carry_out_recorded_decisions(settings, settings.domain):
         sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
 

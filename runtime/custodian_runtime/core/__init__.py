@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         journal,
         limits,
         metrics,
+        names,
         observation,
         operations,
         outcomes,
@@ -32,9 +33,9 @@ if TYPE_CHECKING:
         prices,
         redact,
         run_rules,
+        skip,
         standing,
         tooling,
-        unchanged,
         view,
     )
 
@@ -48,6 +49,7 @@ __all__ = [
     "journal",
     "limits",
     "metrics",
+    "names",
     "observation",
     "operations",
     "outcomes",
@@ -56,9 +58,9 @@ __all__ = [
     "prices",
     "redact",
     "run_rules",
+    "skip",
     "standing",
     "tooling",
-    "unchanged",
     "view",
 ]
 

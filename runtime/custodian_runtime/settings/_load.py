@@ -135,7 +135,7 @@ def parse_domain(value: str | None, *, required: bool) -> str | None:
             )
         return None
     # The contract's models (pydantic) load only when a domain is checked, not for `--help`.
-    from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
+    from custodian_runtime.core.names import DOMAIN_RULE, is_domain
 
     if not is_domain(value):
         raise ConfigError(
