@@ -56,7 +56,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("writes",),
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
-    ("audit", "standing", "watch"),  # watch runs many domains, as `custodian run` does
+    # watch runs many domains, as `custodian run` does; cli._people names who decides
+    ("audit", "standing", "watch", "cli._people"),
     ("review", "evals", "cli._run", "cli.hub", "cli.standing"),
     ("cli",),
     ("__main__",),
@@ -84,6 +85,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_shadow",
     "_reconcile",
     "record",
+    "_notice",
     "_ending",
     "_full",
     "_metrics",

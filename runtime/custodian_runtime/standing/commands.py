@@ -34,9 +34,9 @@ from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing import said_no
 from custodian_runtime.standing.said_no import SayNo as SayNo
 from custodian_runtime.standing.said_no import report_lines
+from custodian_runtime.standing.said_no import say_no as _say_no
 from custodian_runtime.standing.shadow_log import held_count, shadow_log, standing_nos
 from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.writes import hub_location
@@ -216,7 +216,7 @@ def report(
 def say_no(settings: Settings, request: SayNo, out: TextIO) -> int:
     """`policy no`: the words kept while the domain was busy first, then this one."""
     _absorb(settings, request.domain)
-    return said_no.say_no(settings, request, out)
+    return _say_no(settings, request, out)
 
 
 def expiry(request: Issue) -> timedelta:

@@ -9,12 +9,10 @@ the peer's address, the configured names and the OS user.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
-from custodian_runtime.core.approvals.verdicts import Settlement
 from custodian_runtime.core.inert import is_control
-from custodian_runtime.core.journal.kinds import ApprovalDecided
 
 BySource = Literal["proxy", "token", "config", "os", "typed"]
 BY_SOURCES: tuple[BySource, ...] = ("proxy", "token", "config", "os", "typed")
@@ -87,12 +85,3 @@ def proxy_decider(
     if not name:
         return f"the proxy did not name the person ({header} is missing); sign in through it"
     return _named(name, "proxy", f"the {header} header")
-
-
-def sourced(settled: Settlement, source: BySource) -> Settlement:
-    """The settlement whose decision records say where the decider's name came from."""
-    records = tuple(
-        (kind, {**data, "by_source": source}) if kind == ApprovalDecided.KIND else (kind, data)
-        for kind, data in settled.records
-    )
-    return replace(settled, records=records)

@@ -10,7 +10,7 @@ A progress event says what it reports: its `rests_on` lists the observed events 
 on, and an id there that names neither an event the run saw nor a task of the domain is invented,
 denied with the id named. A progress event that repeats a person's observed event as its own news
 is denied too, naming the event: one whose summary nearly repeats that event's (the near-repeat
-measure of core/operations/_near.py, ids left aside), or one that quotes it without naming it.
+measure of core/operations/near.py, ids left aside), or one that quotes it without naming it.
 
 A status write's evidence is held to the same rule: an event id it cites that is neither among
 the domain's recent events nor among its task's events, read whole by this run, does not exist
@@ -27,7 +27,7 @@ from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.evidence import Evidence, by_custodian, cited
 from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.contract import ProgressEvent
-from custodian_runtime.core.operations._near import nearly_repeats
+from custodian_runtime.core.operations.near import nearly_repeats
 from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import OWN_SOURCE, View
 

@@ -85,7 +85,7 @@ class OperationSpec:
     targets: tuple[str, ...] = ()  # the param keys that name what it is about
     already_done: Check | None = None  # why it would change nothing on the hub as observed
     # A create: why it nearly repeats, in other words, an open one in its scope (denied, naming
-    # it, before anyone is asked; core/operations/_near.py).
+    # it, before anyone is asked; core/operations/near.py).
     repeats: Check | None = None
     conflict: str | None = None  # one per task per plan: items sharing this key conflict
     status_write: bool = False  # sets a task's status: sent only on the task as observed

@@ -50,7 +50,7 @@ class Scope:
 
 
 # One decided proposal: approved or not, its params as held, its facts (None: not kept).
-Said = tuple[bool, Mapping[str, object], Mapping[str, str] | None]
+Judged = tuple[bool, Mapping[str, object], Mapping[str, str] | None]
 
 
 def fits(scope: Scope, params: Mapping[str, object], facts: Mapping[str, str] | None) -> bool:
@@ -74,7 +74,7 @@ def fits(scope: Scope, params: Mapping[str, object], facts: Mapping[str, str] | 
     return True
 
 
-def _atoms(said: Sequence[Said], status_write: bool, needed: int) -> list[Scope]:
+def _atoms(said: Sequence[Judged], status_write: bool, needed: int) -> list[Scope]:
     """Each single fact that at least `needed` approved proposals held (for idle days, a
     bound past each rejected proposal's)."""
     approved = [(p, f) for ok, p, f in said if ok and f is not None]
@@ -125,7 +125,7 @@ def _joined(parts: Sequence[Scope]) -> Scope | None:
     return Scope(where, on, evidence)
 
 
-def _narrowest(scope: Scope, approved: Sequence[Said]) -> Scope:
+def _narrowest(scope: Scope, approved: Sequence[Judged]) -> Scope:
     """`scope` with every param and fact all its approved proposals shared: it then covers
     no more than what a person approved, and no fewer of them."""
     params = [p for _, p, _ in approved]
@@ -143,7 +143,7 @@ def _narrowest(scope: Scope, approved: Sequence[Said]) -> Scope:
     return Scope({**where, **scope.where}, {**on, **scope.on}, scope.evidence)
 
 
-def settled(scope: Scope, said: Sequence[Said]) -> bool:
+def settled(scope: Scope, said: Sequence[Judged]) -> bool:
     """Whether each at-least bound of `scope` was set already by the rejections of the older
     half of the window (`said` oldest first): a bound that the newer rejections still push up
     has not been learnt, and a grant on it would cover the next one (None of the window's
@@ -152,7 +152,7 @@ def settled(scope: Scope, said: Sequence[Said]) -> bool:
     for key in (k for k in scope.on if k in AT_LEAST):
         rest = Scope(scope.where, {k: v for k, v in scope.on.items() if k != key}, scope.evidence)
 
-        def top(part: Sequence[Said], key: str = key, rest: Scope = rest) -> int:
+        def top(part: Sequence[Judged], key: str = key, rest: Scope = rest) -> int:
             return max(
                 (int(f[key]) for ok, p, f in part
                  if not ok and f is not None and f.get(key, "").isdigit() and fits(rest, p, f)),
@@ -174,7 +174,7 @@ class Found:
 
 
 def clean_scopes(
-    said: Sequence[Said],
+    said: Sequence[Judged],
     status_write: bool,
     needed: int,
     covered: frozenset[int] = frozenset(),

@@ -36,7 +36,7 @@ from custodian_runtime.core.standing.grants import (
     state_of,
     where_text,
 )
-from custodian_runtime.core.standing.scopes import Said, Scope, clean_scopes, fits
+from custodian_runtime.core.standing.scopes import Judged, Scope, clean_scopes, fits
 
 Z = 1.96  # 95 %, two-sided
 MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
@@ -87,7 +87,7 @@ class DecidedTally:
     # kept), in the same order.
     facts: tuple[Mapping[str, str] | None, ...] = ()
 
-    def said(self) -> list[Said]:
+    def said(self) -> list[Judged]:
         """Each decided proposal with its facts (core/standing/scopes.py)."""
         facts = list(self.facts) + [None] * (len(self.decided) - len(self.facts))
         return [(ok, p, f) for (ok, p), f in zip(self.decided, facts, strict=True)]
