@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from custodian_runtime.core import (
         approvals,
         authority,
+        canon,
         context,
         contract,
         digest,
@@ -36,12 +37,14 @@ if TYPE_CHECKING:
         skip,
         standing,
         tooling,
+        trackers,
         view,
     )
 
 __all__ = [
     "approvals",
     "authority",
+    "canon",
     "context",
     "contract",
     "digest",
@@ -61,6 +64,7 @@ __all__ = [
     "skip",
     "standing",
     "tooling",
+    "trackers",
     "view",
 ]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
-from custodian_runtime.core.trackers import hub_address, known_schemes
+from custodian_runtime.core.trackers.address import hub_address, known_schemes
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig

@@ -42,7 +42,12 @@ def cli_decider(
 ) -> Decider | str:
     """The CLI's decider: `--by` where typed names are allowed, else the configured identity
     (CUSTODIAN_DECIDER), else the OS user; or the problem, saying what to set."""
-    if typed is not None and typed.strip():
+    if typed is not None and not typed.strip():
+        return (
+            f"--by: name the person in 1 to {MAX_NAME} characters, or drop --by to decide as "
+            "CUSTODIAN_DECIDER or the OS user"
+        )
+    if typed is not None:
         if not typed_allowed:
             return (
                 "--by is not allowed here (CUSTODIAN_TYPED_NAMES=0): the decision is made "

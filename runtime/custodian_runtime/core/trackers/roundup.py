@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.digest import sha256_hex
-from custodian_runtime.core.trackers import StandIn
+from custodian_runtime.core.trackers.address import StandIn
 
 Item = Mapping[str, Any]  # one Roundup item: its id and its properties, as REST lists them
 
