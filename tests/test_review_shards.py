@@ -1,0 +1,130 @@
+"""One page for a fleet: `custodian review --memory A --memory B` shows every shard's queue, and
+each decision is carried out in the shard its item lives in, under that shard's domain lock, and
+journaled there (review/shards.py)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from custodian_hub import ReferenceHub
+from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.errors import ConfigError
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.settings import load_settings
+from reviewsupport import Browser, review_page, review_settings
+from runsupport import CANON, hub_get, plan_response, run_cli
+from spinesupport import journal
+
+
+def _queue(
+    where: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, domain: str, ws: str, titles: list[str]
+) -> tuple[Path, list[str]]:
+    """One real run of `domain` in its own shard's memory that queues a create_task per title."""
+    where.mkdir(parents=True)
+    proposals = [
+        {"operation": "create_task", "rationale": "Needed.",
+         "params": {"workstream_id": ws, "title": t}}
+        for t in titles
+    ]  # fmt: skip
+    (where / "answer.md").write_text(plan_response({"proposals": proposals}), encoding="utf-8")
+    memory = where / "memory"
+    argv = ["run", "--domain", domain, "--hub", hub.url, "--llm", "file:answer.md"]
+    done = run_cli([*argv, "--memory", str(memory), "--canon", str(CANON), "--json"], where, mp)
+    assert done.code == 0, done.stderr
+    return memory, [q["approval_id"] for q in done.json()["queued"]]
+
+
+def _decided(memory: Path, domain: str) -> dict[str, str]:
+    """Approval id -> the decision its shard's journal records."""
+    records = journal(memory, domain)
+    return {
+        r.data["approval_id"]: r.data["decision"] for r in records if r.kind == "approval_decided"
+    }
+
+
+def test_one_page_decides_every_shard_in_its_own_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    web, web_ids = _queue(tmp_path / "shard-0", monkeypatch, small_hub, "website", "web-ws-1",
+                          ["Add a sitemap", "Check alt texts"])  # fmt: skip
+    runners = ["Pin the runner image", "Drop the old runners"]
+    plat, plat_ids = _queue(
+        tmp_path / "shard-1", monkeypatch, small_hub, "platform", "plat-ws-1", runners
+    )
+    one = review_settings(web, small_hub.url, tmp_path)
+    settings = replace(one, shard_memory=(web, plat))
+    with review_page(settings) as server:
+        page = Browser(server)
+        landing = page.get("/").text
+        # Both shards' items on one page, with each domain's count.
+        assert all(f'data-approval-id="{i}"' in landing for i in web_ids + plat_ids)
+        assert 'data-domain-count="platform">platform <span class="count">2<' in landing
+        assert 'data-domain-count="website">website <span class="count">2<' in landing
+        assert page.client.get(f"/approvals/{plat_ids[0]}").status_code == 200
+        # A run holds platform in its shard: the website shard is not held up by it.
+        with RunLock(plat, "platform", run_id="r-busy"):
+            held = page.post(f"/approvals/{plat_ids[0]}", decision="reject", by="ana",
+                             reason="Not now.")  # fmt: skip
+            assert held.status_code == 303
+            nonce = page.ask(web_ids[0], "ana")
+            done = page.post(f"/approvals/{web_ids[0]}/confirm", decision="confirm", nonce=nonce)
+            assert done.status_code == 303
+            said = page.get("/").text
+        assert "Approved and executed: created task ‘Add a sitemap’" in said
+        assert "Rejection recorded: " in said and "A run is working on platform right now" in said
+        # The lock is free: a decision in the platform shard is carried out there.
+        rejected = page.post(f"/approvals/{plat_ids[1]}", decision="reject", by="ana",
+                             reason="Keep them a month.")  # fmt: skip
+        assert rejected.status_code == 303
+        history = page.get("/history").text
+        assert f'data-history-id="{web_ids[0]}"' in history
+        assert f'data-history-id="{plat_ids[1]}"' in history
+    # Each decision is journaled in its own shard, and only there; its file too.
+    assert _decided(web, "website") == {web_ids[0]: "approved"}
+    # The rejection recorded while platform was held is carried out by the next decision there.
+    assert _decided(plat, "platform") == dict.fromkeys(plat_ids, "rejected")
+    assert not any((web / "approvals" / f"{i}.json").exists() for i in plat_ids)
+    assert {ApprovalStore(plat).get(i, verify=False).status for i in plat_ids} == {"rejected"}
+    summary = hub_get(small_hub, "/domains/website/summary")
+    assert "Add a sitemap" in str(summary)
+
+
+def test_an_item_in_two_shards_is_decided_in_neither(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    web, web_ids = _queue(tmp_path / "shard-0", monkeypatch, small_hub, "website", "web-ws-1",
+                          ["Add a sitemap", "Check alt texts"])  # fmt: skip
+    copy = tmp_path / "shard-1" / "memory"
+    (copy / "approvals").mkdir(parents=True)
+    shutil.copy(web / "approvals" / f"{web_ids[0]}.json", copy / "approvals")
+    settings = replace(review_settings(web, small_hub.url, tmp_path), shard_memory=(web, copy))
+    with review_page(settings) as server:
+        page = Browser(server)
+        landing = page.get("/").text
+        # Shown in neither: the other item only, and counted once.
+        assert f'data-approval-id="{web_ids[0]}"' not in landing
+        assert f'data-approval-id="{web_ids[1]}"' in landing
+        assert 'data-domain-count="website">website <span class="count">1<' in landing
+        refused = page.post(f"/approvals/{web_ids[0]}", decision="reject", by="ana", reason="No.")
+        assert refused.status_code == 303
+        assert "decided or expired meanwhile" in page.get("/").text
+        assert page.client.get(f"/approvals/{web_ids[0]}").status_code == 404
+    assert _decided(web, "website") == {}
+    assert ApprovalStore(web).get(web_ids[0], verify=False).status == "pending"
+
+
+def test_each_shard_memory_is_named_once(tmp_path: Path) -> None:
+    flags = {"memory": "a", "shard_memory": ["a", "b"]}
+    got = load_settings(flags, {}, tmp_path, domain_required=False, hub_required=False)
+    assert got.shard_memory == (tmp_path / "a", tmp_path / "b")
+    assert got.memory_dir == tmp_path / "a"
+    twice = {"memory": "a", "shard_memory": ["a", "b", "./a"]}
+    with pytest.raises(ConfigError, match="given twice: give each shard's memory"):
+        load_settings(twice, {}, tmp_path, domain_required=False, hub_required=False)
+    alone = {"memory": "a", "shard_memory": ["a"]}
+    one = load_settings(alone, {}, tmp_path, domain_required=False, hub_required=False)
+    assert one.shard_memory == ()
