@@ -4,6 +4,7 @@ journaled there (review/shards.py)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,7 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.settings import load_settings
-from reviewsupport import Browser, review_page, review_settings
+from reviewsupport import Browser, agreed, review_page, review_settings
 from runsupport import CANON, hub_get, plan_response, run_cli
 from spinesupport import journal
 
@@ -65,6 +66,8 @@ def test_one_page_decides_every_shard_in_its_own_memory(
         assert 'data-domain-count="platform">platform <span class="count">2<' in landing
         assert 'data-domain-count="website">website <span class="count">2<' in landing
         assert page.client.get(f"/approvals/{plat_ids[0]}").status_code == 200
+        runs = page.get("/runs").text  # every shard's runs, domain by domain
+        assert runs.index('data-domain="platform"') < runs.index('data-domain="website"')
         # A run holds platform in its shard: the website shard is not held up by it.
         with RunLock(plat, "platform", run_id="r-busy"):
             held = page.post(f"/approvals/{plat_ids[0]}", decision="reject", by="ana",
@@ -128,3 +131,31 @@ def test_each_shard_memory_is_named_once(tmp_path: Path) -> None:
     alone = {"memory": "a", "shard_memory": ["a"]}
     one = load_settings(alone, {}, tmp_path, domain_required=False, hub_required=False)
     assert one.shard_memory == ()
+
+
+def test_a_grant_from_the_fleet_page_is_issued_in_its_domain_s_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    plat, _ = _queue(tmp_path / "shard-0", monkeypatch, small_hub, "platform", "plat-ws-1",
+                     ["Pin the runner image"])  # fmt: skip
+    web = agreed(tmp_path / "shard-1", monkeypatch, small_hub)  # ten approved: a suggestion
+    settings = replace(review_settings(plat, small_hub.url, tmp_path), shard_memory=(plat, web))
+    with review_page(settings) as server:
+        page = Browser(server)
+        listed = page.get("/standing").text
+        assert "?domain=platform" in listed and "?domain=website" in listed
+        standing = page.get("/standing?domain=website").text
+        assert "Suggested (10 of 10 approved" in standing
+        form = {"domain": "website", "operation": "create_task", "where": "", "max": "10",
+                "expires": "7d", "by": "ana", "reason": "ten of ten approved",
+                "decision": "issue"}  # fmt: skip
+        asked = page.post("/standing/issue", **form)
+        assert asked.status_code == 303, asked.text
+        nonce = asked.headers["location"].rsplit("/", 1)[1]
+        done = page.post("/standing/confirm", decision="confirm", nonce=nonce)
+        assert done.status_code == 303
+        assert "Issued grant-" in page.get(done.headers["location"]).text
+    for memory, count in ((web, 1), (plat, 0)):
+        argv = ["grants", "list", "--json", "--memory", str(memory)]
+        listed_here = run_cli(argv, tmp_path, monkeypatch)
+        assert len(json.loads(listed_here.stdout)) == count, memory
