@@ -159,3 +159,12 @@ def test_a_grant_from_the_fleet_page_is_issued_in_its_domain_s_shard(
         argv = ["grants", "list", "--json", "--memory", str(memory)]
         listed_here = run_cli(argv, tmp_path, monkeypatch)
         assert len(json.loads(listed_here.stdout)) == count, memory
+
+
+def test_the_command_takes_a_memory_per_shard_each_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["review", "--memory", "shard-0", "--memory", "shard-1", "--memory", "shard-0"]
+    refused = run_cli(argv, tmp_path, monkeypatch)
+    assert refused.code != 0 and "shard-0 is given twice" in refused.stderr
+    assert not (tmp_path / "shard-1").exists()  # refused before anything was made or bound
