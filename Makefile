@@ -88,6 +88,7 @@ bench: setup
 	$(PY) bench/runs_page.py
 	$(PY) bench/canon_retrieval.py
 	$(PY) bench/fleet_queue.py
+	$(PY) bench/fleet_queue.py --shards 4
 	$(PY) bench/real_model.py
 
 hub: setup

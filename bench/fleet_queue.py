@@ -149,7 +149,8 @@ def main() -> None:
         views = Views(settings)
         total = DOMAINS * (PENDING + args.decided)
         print(
-            f"fleet: {DOMAINS} domains in {args.shards} memory directories, "
+            f"fleet: {DOMAINS} domains in {args.shards} memory "
+            f"{'directory' if args.shards == 1 else 'directories'}, "
             f"{DOMAINS * PENDING} pending, {DOMAINS * args.decided} decided ({total} item files), "
             f"sealed; built in {built:.0f} s"
         )

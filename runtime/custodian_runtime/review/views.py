@@ -189,7 +189,11 @@ class Views:
             if note is None:
                 return self.not_found(f"no note {name} in memory/working")
             ran = first_of(self.settings, lambda s: pages.note_run(s, name))
-            uses = every(self.settings, lambda s: pages.granted(s, ran)) if ran else []
+            # A run is one shard's: the writes it ran under a grant are in that shard's journal.
+            found = (
+                first_of(self.settings, lambda s: pages.granted(s, ran) or None) if ran else None
+            )
+            uses = found or []
             return self._render("note.html.j2", note=note, html=Markup(note.html), uses=uses)
         return self.not_found(f"no page {path}")
 
@@ -236,7 +240,7 @@ class Views:
             self.settings, {i.domain for i in items if not writes_canon(i.operation)}
         )
         facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
-        granted = every(self.settings, pages.granted)
+        granted = sorted(every(self.settings, pages.granted), key=lambda u: u.at, reverse=True)
         uses = [u for u in granted if not domain or u.domain == domain]
         shown = history(items, now, facts)
         known = sorted({i.domain for i in done})
