@@ -89,6 +89,7 @@ bench: setup
 	$(PY) bench/canon_retrieval.py
 	$(PY) bench/fleet_queue.py
 	$(PY) bench/real_model.py
+	$(PY) bench/tracker.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3
