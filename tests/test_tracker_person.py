@@ -23,6 +23,7 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import EVENT_TYPES, TASK_STATUSES, NewTask, NewWorkstream
+from custodian_runtime.core.trackers import roundup as rd
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
@@ -195,3 +196,15 @@ def test_the_detector_knows_the_contracts_words() -> None:
         if isinstance(target, ast.Name)
     }
     assert words["TASK_STATUSES"] == TASK_STATUSES and words["EVENT_TYPES"] == EVENT_TYPES
+
+
+def test_times_are_the_detectors_to_the_microsecond_else_roundups_own() -> None:
+    item = {
+        "creation": "2026-12-07.07:49:27",
+        "activity": "2026-12-07.07:50:00",
+        "created_at": "2026-12-07T07:49:27.757328Z",
+        "updated_at": "typed by hand",
+    }
+    assert rd.stamp(item, "created_at", "creation") == "2026-12-07T07:49:27.757328Z"
+    assert rd.stamp(item, "updated_at", "activity") == "2026-12-07T07:50:00Z"
+    assert rd.task({"id": "3", **item})["updated_at"] == "2026-12-07T07:50:00Z"

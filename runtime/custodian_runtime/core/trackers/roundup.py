@@ -80,21 +80,12 @@ STAND_INS: tuple[StandIn, ...] = (
         "proxy or another port reaches the same hub; a new tracker at the same address is not "
         "told apart",
     ),
-    StandIn(
-        "contract ids",
-        "Roundup's item number behind a letter of its class: w (workstream), t (task), "
-        "e (event), f (flag), d (decision)",
-    ),
-    StandIn(
-        "timestamps",
-        "the detector's, to the microsecond, of the tracker's clock; Roundup's own `creation` "
-        "and `activity` (to the second) for an item made before the detector stamped it",
-    ),
+    StandIn("contract ids", "Roundup's item number behind a letter of its class (w, t, e, f, d)"),
+    StandIn("timestamps", "the detector's, to the microsecond (else Roundup's, to the second)"),
     StandIn(
         "who wrote",
-        "the tracker's user: a progress event a person makes in the tracker has their username "
-        "as its `source`, and a task's status a person changes there is said by a "
-        "`status_change` event made as them (the detector's)",
+        "the tracker's user: a person's event has their username as its `source`, and their "
+        "change of a task's status is said by a `status_change` event made as them",
     ),
 )
 
