@@ -15,14 +15,22 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.contract import EVENT_TYPES, TASK_STATUSES, NewTask, NewWorkstream
+from custodian_runtime.core.contract import (
+    EVENT_TYPES,
+    TASK_STATUSES,
+    WORKSTREAM_STATUSES,
+    DecisionStatus,
+    FlagStatus,
+    NewTask,
+    NewWorkstream,
+)
 from custodian_runtime.core.trackers import roundup as rd
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
@@ -43,6 +51,7 @@ class World:
     task: str
     write: Callable[[str, str, str], str]  # (who, event_type, summary) on the task: its id
     set_status: Callable[[str, str], None]  # (who, status) of the task, as a person does
+    resolve_flag: Callable[[str, str], None]  # (who, flag id), as a person does
 
     def client(self) -> Any:
         return open_hub(HubSettings(url=self.url, max_attempts=1), Path("."), utc_now)
@@ -70,7 +79,11 @@ def _on_the_hub(hub: ReferenceHub, domain: str) -> World:
         httpx.patch(f"{hub.url}/tasks/{t}", json={"status": status}, timeout=5).raise_for_status()
         write(who, "status_change", f"I set it to {status}.")  # the hub cannot tell who: they say
 
-    return World(hub.url, domain, w, t, write, set_status)
+    def resolve_flag(who: str, flag: str) -> None:
+        resolved = {"status": "resolved"}
+        httpx.patch(f"{hub.url}/flags/{flag}", json=resolved, timeout=5).raise_for_status()
+
+    return World(hub.url, domain, w, t, write, set_status, resolve_flag)
 
 
 def _in_roundup(tracker: Tracker, domain: str, people: dict[str, Person]) -> World:
@@ -85,7 +98,10 @@ def _in_roundup(tracker: Tracker, domain: str, people: dict[str, Person]) -> Wor
     def set_status(who: str, status: str) -> None:
         person(who).set_status(t, status).raise_for_status()  # nothing said: the tracker says
 
-    return World(tracker.hub_url, domain, w, t, write, set_status)
+    def resolve_flag(who: str, flag: str) -> None:
+        person(who).resolve_flag(flag).raise_for_status()
+
+    return World(tracker.hub_url, domain, w, t, write, set_status, resolve_flag)
 
 
 @pytest.fixture(params=("state-hub", "roundup"))
@@ -162,6 +178,29 @@ def test_a_status_a_person_set_is_held_with_their_word_not_asked_again(
     assert _task(world).status == "todo"
 
 
+def test_a_flag_a_person_resolved_stays_resolved_until_a_person_writes_again(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flag = {"tasks_to_flag": [{"task_id": world.task, "note": "The pricing has no owner."}]}
+    (raised,) = _run(world, tmp_path, monkeypatch, flag).json()["executed"]
+    world.resolve_flag("ana", raised["hub_id"])
+    second = _run(world, tmp_path, monkeypatch, flag).json()
+    assert second["executed"] == [] and second["queued"] == []
+    (held,) = second["denied"]
+    assert held["code"] == "held_deference", held
+    assert f"held: a person resolved flag {raised['hub_id']}" in held["reason"]
+    world.write("ben", "note", "Still nobody owns the pricing.")
+    again = {"tasks_to_flag": [{"task_id": world.task, "note": "Ben says: still no owner."}]}
+    third = _run(world, tmp_path, monkeypatch, again).json()
+    assert [e["operation"] for e in third["executed"]] == ["flag_for_human"]
+    with world.client() as client:
+        flags = client.list_flags(domain=world.domain)
+    assert [(f.status, f.resolved_at is not None) for f in flags] == [
+        ("resolved", True),
+        ("open", False),
+    ]
+
+
 # --- what only the tracker does: it knows who -------------------------------------------------
 
 
@@ -193,9 +232,11 @@ def test_the_detector_knows_the_contracts_words() -> None:
         for node in tree.body
         if isinstance(node, ast.Assign)
         for target in node.targets
-        if isinstance(target, ast.Name)
+        if isinstance(target, ast.Name) and target.id.isupper() and target.id != "STATUSES"
     }
     assert words["TASK_STATUSES"] == TASK_STATUSES and words["EVENT_TYPES"] == EVENT_TYPES
+    assert words["WORKSTREAM_STATUSES"] == WORKSTREAM_STATUSES
+    assert words["OPEN_OR_RESOLVED"] == get_args(FlagStatus) == get_args(DecisionStatus)
 
 
 def test_times_are_the_detectors_to_the_microsecond_else_roundups_own() -> None:

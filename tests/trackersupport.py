@@ -268,9 +268,15 @@ class Person:
 
     def set_status(self, task_id: str, status: str) -> httpx.Response:
         """A task's status changed in the tracker, with the ETag Roundup requires."""
-        path = f"/data/task/{task_id.removeprefix('t')}"
+        return self._change(f"/data/task/{task_id.removeprefix('t')}", {"status": status})
+
+    def resolve_flag(self, flag_id: str) -> httpx.Response:
+        """A flag resolved in the tracker (its status only, as a person sets it)."""
+        return self._change(f"/data/flag/{flag_id.removeprefix('f')}", {"status": "resolved"})
+
+    def _change(self, path: str, values: dict[str, str]) -> httpx.Response:
         etag = self._http.get(path).json()["data"]["@etag"]
-        return self._http.put(path, json={"status": status}, headers={"If-Match": etag})
+        return self._http.put(path, json=values, headers={"If-Match": etag})
 
     def close(self) -> None:
         """Close this person's connection."""
