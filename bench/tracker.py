@@ -10,7 +10,8 @@ rounds, each operation runs on both back to back, alternating which goes first:
   summary again with `If-None-Match` (304).
 
 It prints, per operation and backend, the median and the slowest wall time, and how many
-requests the client's transport sent (on Roundup: requests to the tracker). Nothing is asserted.
+requests the client's transport sent (on Roundup: requests to the tracker), and what a bare
+request costs the tracker (one it refuses to an anonymous user). Nothing is asserted.
 
     python bench/tracker.py               # 10 rounds
     python bench/tracker.py --rounds 30
@@ -176,6 +177,21 @@ def bench(rounds: int, root: Path) -> None:
                 for s in order(pair):
                     s.run(op, n)
         report(pair, rounds)
+        bare = bare_request(tracker.web, rounds)
+        print(f"  one bare tracker request (GET /rest, refused to anonymous): {_ms(bare)} ms")
+
+
+def bare_request(web: str, rounds: int) -> float:
+    """The median wall time of a request the tracker refuses: what any request costs it."""
+    origin = web.rsplit("/", 1)[0]
+    headers = {"X-Requested-With": "rest", "Origin": origin, "Referer": f"{web}/"}
+    times = []
+    with httpx.Client(headers=headers, timeout=10) as http:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            http.get(f"{web}/rest")
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -213,12 +213,14 @@ def test_an_event_a_person_makes_in_the_tracker_is_theirs_whatever_they_type(
         typed = ben.write(world.task, "note", "Signed off.", source="custodian")
         refused = ben.make_event({"task": world.task[1:], "summary": "no type"})
         moved = ben.set_status(world.task, "finished")
+        ben.edit_event(typed, {"source": "custodian", "summary": "Signed off, twice."})
     finally:
         ben.close()
     with world.client() as client:
         events = {e.id: e for e in client.list_events(task_id=world.task)}
         task = client.get_task(world.task)
     assert events[typed].source == "ben" and events[typed].workstream_id == world.workstream
+    assert events[typed].summary == "Signed off, twice."  # edited, and still ben's
     assert refused.status_code >= 400 and "event_type must be one of" in refused.text
     assert moved.status_code >= 400 and "status must be one of" in moved.text
     # Custodian's own writes carry their marks: they make no person's event.

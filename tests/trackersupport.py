@@ -274,6 +274,10 @@ class Person:
         """A flag resolved in the tracker (its status only, as a person sets it)."""
         return self._change(f"/data/flag/{flag_id.removeprefix('f')}", {"status": "resolved"})
 
+    def edit_event(self, event_id: str, values: dict[str, str]) -> httpx.Response:
+        """A progress event's properties changed in the tracker."""
+        return self._change(f"/data/progress_event/{event_id.removeprefix('e')}", values)
+
     def _change(self, path: str, values: dict[str, str]) -> httpx.Response:
         etag = self._http.get(path).json()["data"]["@etag"]
         return self._http.put(path, json=values, headers={"If-Match": etag})
