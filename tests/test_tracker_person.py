@@ -227,6 +227,27 @@ def test_an_event_a_person_makes_in_the_tracker_is_theirs_whatever_they_type(
     assert [e.source for e in events.values()] == ["ben"] and task.status == "in_progress"
 
 
+def test_a_persons_edit_of_a_tasks_title_is_a_change_no_one_said_they_made(
+    roundup: Tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = _in_roundup(roundup, f"people-{next(_names)}", {})
+    ana = Person(roundup, "ana")
+    try:
+        ana.edit_task(world.task, {"title": "Pricing page, in euros"}).raise_for_status()
+    finally:
+        ana.close()
+    with world.client() as client:
+        assert not client.list_events(task_id=world.task)  # no status moved: nothing said
+    block = {"operation": "set_task_status", "rationale": "stuck",
+             "params": {"task_id": world.task, "status": "blocked"}}  # fmt: skip
+    (asked,) = _run(world, tmp_path, monkeypatch, {"proposals": [block]}).json()["queued"]
+    assert asked["code"] == "deferred", asked
+    assert (
+        f"task {world.task} was changed on the hub by someone other than Custodian"
+        in (asked["reason"])
+    )
+
+
 def test_the_detector_knows_the_contracts_words() -> None:
     tree = ast.parse((SCHEMA / "custodian-detector.py.in").read_text(encoding="utf-8"))
     words = {

@@ -268,7 +268,11 @@ class Person:
 
     def set_status(self, task_id: str, status: str) -> httpx.Response:
         """A task's status changed in the tracker, with the ETag Roundup requires."""
-        return self._change(f"/data/task/{task_id.removeprefix('t')}", {"status": status})
+        return self.edit_task(task_id, {"status": status})
+
+    def edit_task(self, task_id: str, values: dict[str, str]) -> httpx.Response:
+        """A task's properties changed in the tracker."""
+        return self._change(f"/data/task/{task_id.removeprefix('t')}", values)
 
     def resolve_flag(self, flag_id: str) -> httpx.Response:
         """A flag resolved in the tracker (its status only, as a person sets it)."""
