@@ -90,6 +90,7 @@ bench: setup
 	$(PY) bench/fleet_queue.py
 	$(PY) bench/fleet_queue.py --shards 4
 	$(PY) bench/real_model.py
+	$(PY) bench/tracker.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3
