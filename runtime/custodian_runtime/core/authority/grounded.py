@@ -27,7 +27,7 @@ from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.evidence import Evidence, by_custodian, cited
 from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.contract import ProgressEvent
-from custodian_runtime.core.operations._near import nearly_repeats
+from custodian_runtime.core.operations import nearly_repeats
 from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import OWN_SOURCE, View
 

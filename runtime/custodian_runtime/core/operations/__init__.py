@@ -28,6 +28,7 @@ from custodian_runtime.core.operations import (
     write_canon,
 )
 from custodian_runtime.core.operations._common import SANCTIONED_STATUSES
+from custodian_runtime.core.operations._near import nearly_repeats
 from custodian_runtime.core.operations._spec import (
     Landing,
     Lookup,
@@ -47,6 +48,7 @@ __all__ = [
     "done",
     "find",
     "names",
+    "nearly_repeats",
     "normalize",
     "of_section",
     "register",

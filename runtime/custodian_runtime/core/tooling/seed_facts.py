@@ -14,7 +14,7 @@ from typing import Any
 
 from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.grounded import id_shaped, without_ids
-from custodian_runtime.core.operations._near import nearly_repeats
+from custodian_runtime.core.operations import nearly_repeats
 from custodian_runtime.core.view import OWN_SOURCE
 
 
