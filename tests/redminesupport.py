@@ -36,6 +36,12 @@ class Redmine:
     key: str
     db: Path
 
+    @property
+    def hub_url(self) -> str:
+        """Redmine as a hub URL: the backend, the API key and Redmine's address."""
+        scheme, rest = self.web.split("://", 1)
+        return f"redmine+{scheme}://{self.key}@{rest}"
+
 
 def _free_port() -> int:
     with socket.socket() as probe:
@@ -62,7 +68,44 @@ def make_database(db: Path) -> None:
             "WHERE login = 'admin'",
             (API_KEY,),
         )
+        make_schema(con)
     con.close()
+
+
+KINDS = ("Workstream", "Task", "Flag", "Decision")
+TEXT_FORMAT = "---\ntext_formatting: ''\nfull_width_layout: '0'\n"
+
+
+def make_schema(con: sqlite3.Connection) -> None:
+    """What docs/trackers.md asks an admin to make: four trackers with Bug's workflow (and any
+    status for a new issue, for the Manager role), and the
+    `Custodian` long-text issue custom field (for every project, a filter) on them."""
+    bug = con.execute("SELECT id FROM trackers WHERE name = 'Bug'").fetchone()[0]
+    field = con.execute(
+        "INSERT INTO custom_fields (type, name, field_format, is_for_all, is_filter, position, "
+        "searchable, editable, visible, multiple, format_store, description, is_required, "
+        "possible_values, regexp, default_value) VALUES ('IssueCustomField', 'Custodian', "
+        "'text', 1, 1, 1, 0, 1, 1, 0, ?, '', 0, NULL, '', '')",
+        (TEXT_FORMAT,),
+    ).lastrowid
+    for position, name in enumerate(KINDS, start=10):
+        tracker = con.execute(
+            "INSERT INTO trackers (name, position, is_in_roadmap, fields_bits, default_status_id) "
+            "VALUES (?, ?, 0, 0, 1)",
+            (name, position),
+        ).lastrowid
+        con.execute(
+            "INSERT INTO workflows (tracker_id, old_status_id, new_status_id, role_id, assignee, "
+            "author, type, field_name, rule) SELECT ?, old_status_id, new_status_id, role_id, "
+            "assignee, author, type, field_name, rule FROM workflows WHERE tracker_id = ?",
+            (tracker, bug),
+        )
+        con.execute(  # a new issue may start in any status ("New issue" in the workflow)
+            "INSERT INTO workflows (tracker_id, old_status_id, new_status_id, role_id, assignee, "
+            "author, type) SELECT ?, 0, id, 3, 0, 0, 'WorkflowTransition' FROM issue_statuses",
+            (tracker,),
+        )
+        con.execute("INSERT INTO custom_fields_trackers VALUES (?, ?)", (field, tracker))
 
 
 def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path, deadline_s: float) -> None:

@@ -16,7 +16,11 @@ import httpx
 from custodian_runtime.core.trackers import STATE_HUB, StandIn
 
 # Each backend's module under this package, by the name a hub URL gives it.
-REGISTRY: dict[str, str] = {STATE_HUB: "reference", "roundup": "roundup"}
+REGISTRY: dict[str, str] = {
+    STATE_HUB: "reference",
+    "roundup": "roundup",
+    "redmine": "redmine",
+}
 
 
 class Backend(ABC):
