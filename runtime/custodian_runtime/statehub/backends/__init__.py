@@ -2,7 +2,7 @@
 
 The runtime sees one model, the contract, through `StateHubClient`. A backend is what sits under
 that client: the reference hub's backend sends the contract's requests as they are; a tracker's
-backend answers them from the tracker (Roundup today). Backends register here by the name a hub
+backend answers them from the tracker (Roundup, Redmine). Backends register here by the name a hub
 URL gives them (`roundup+http://...`, core/trackers) and are imported when first named.
 """
 
