@@ -56,7 +56,12 @@ def test_a_read_has_an_etag_and_answers_304_until_the_issue_changes(api: httpx.C
     first = api.get(f"/issues/{issue['id']}.json")
     tag = first.headers["ETag"]
     assert api.get(f"/issues/{issue['id']}.json", headers={"If-None-Match": tag}).status_code == 304
-    api.put(f"/issues/{issue['id']}.json", json={"issue": {"notes": "moved"}}).raise_for_status()
+    # The ETag is a digest of the body read: a note alone moves it only through `updated_on`, to
+    # the second, so a note in the same second answers 304 still; a field's change moves it.
+    note = {"issue": {"notes": "moved"}}
+    api.put(f"/issues/{issue['id']}.json", json=note).raise_for_status()
+    changed = {"issue": {"subject": "Write the page again"}}
+    api.put(f"/issues/{issue['id']}.json", json=changed).raise_for_status()
     assert api.get(f"/issues/{issue['id']}.json", headers={"If-None-Match": tag}).status_code == 200
 
 
