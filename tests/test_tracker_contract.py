@@ -1,9 +1,9 @@
 """One contract, every backend: the same script of reads and writes on the reference hub (the
-oracle) and on a real Roundup tracker gives the same transcript.
+oracle), on a real Roundup tracker and on a real Redmine gives the same transcript.
 
 Each backend is reached as the runtime reaches it: `open_hub` with the hub's URL, so the backend
-is the one the URL names (`http://...` or `roundup+http://...`). Each test works in a domain of its
-own, so one server per backend serves them all.
+is the one the URL names (`http://...`, `roundup+http://...`, `redmine+http://...`). Each test
+works in a domain of its own, so one server per backend serves them all.
 """
 
 from __future__ import annotations
