@@ -177,7 +177,7 @@ def test_a_process_killed_after_redmine_kept_its_note_is_not_written_twice(
     assert again.replayed is True
 
 
-def test_custodian_run_looks_after_a_domain_kept_in_redmine(
+def test_custodian_run_and_watch_look_after_a_domain_kept_in_redmine(
     redmine: Redmine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     domain = "rm-run"
@@ -196,5 +196,8 @@ def test_custodian_run_looks_after_a_domain_kept_in_redmine(
     assert [f.task_id for f in flags] == [made.id]  # the blocked task was flagged, in Redmine
     again = run_cli(argv, tmp_path, monkeypatch)
     assert again.code == 0, again.stderr
+    watch = ["watch", "--domains", domain, "--once", *argv[3:-1]]  # the same, as one pass
+    watched = run_cli(watch, tmp_path, monkeypatch)
+    assert watched.code == 0, watched.stderr
     with _client(redmine, tmp_path) as client:
-        assert len(client.list_flags(domain=domain)) == 1  # and not twice
+        assert len(client.list_flags(domain=domain)) == 1  # and not twice, nor a third time
