@@ -61,3 +61,7 @@ def test_a_persons_note_and_status_in_redmine_are_read_as_theirs(
         _person(redmine, task, {"status_id": _status_id(redmine, "Resolved")})
         with pytest.raises(HubError, match="status 'Resolved'"):
             client.get_task(task)
+        # Until it is fixed in Redmine: then the task reads again (and the overview of every
+        # domain, which the same status would refuse, as the session's other tests read it).
+        _person(redmine, task, {"status_id": _status_id(redmine, "Closed")})
+        assert client.get_task(task).status == "done"
