@@ -59,7 +59,7 @@ lint: setup
 types: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy --strict k8s/validate.py k8s/manifest_policy.py k8s/cron_period.py \
-		k8s/workload_policy.py k8s/fleet_policy.py k8s/schedule_policy.py k8s/new_domain.py
+		k8s/workload_policy.py k8s/fleet_policy.py k8s/fleet_page_policy.py k8s/schedule_policy.py k8s/new_domain.py
 
 # Debian's npm, chromium, chromium-driver, prometheus-pushgateway and prometheus (promtool): as
 # root they are installed when missing; otherwise make stops here and prints the command.
@@ -89,7 +89,9 @@ bench: setup
 	$(PY) bench/runs_page.py
 	$(PY) bench/canon_retrieval.py
 	$(PY) bench/fleet_queue.py
+	$(PY) bench/fleet_queue.py --shards 4
 	$(PY) bench/real_model.py
+	$(PY) bench/tracker.py
 
 hub: setup
 	$(CUSTODIAN) hub serve --seed demo --db .custodian/hub.sqlite3

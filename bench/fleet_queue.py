@@ -1,7 +1,9 @@
 """What does the review page's queue cost for a fleet: 2,000 pending items over 40 domains?
 
-One sealed memory directory as a fleet's review page reads it: 40 domains, each with 50 items
-waiting (queued by five runs of ten) and a history behind them (`--decided` items per domain
+A fleet's memory as its one review page reads it, in `--shards` memory directories (one per
+replica of k8s/fleet, each domain in the shard its name hashes to; the page reads them all, as
+`custodian review --memory A --memory B ...` in k8s/fleet-page does): 40 domains, each with 50
+items waiting (queued by five runs of ten) and a history behind them (`--decided` items per domain
 queued and rejected by earlier runs, each with its journal records). The page is read in process,
 as the review server renders it (`Views.get`), with no hub configured (a hub's summary read is one
 per domain shown, the hub's own cost); each read is timed in process CPU (`time.process_time`)
@@ -10,6 +12,7 @@ domain's page, and the first read after a decision (the queue's directory change
 
     python bench/fleet_queue.py                 # 40 domains x 50 pending, 100 decided each
     python bench/fleet_queue.py --decided 400   # a longer history: the page should not notice
+    python bench/fleet_queue.py --shards 4      # the same fleet in four shards' memories
 
 Target (issue 39): at most 0.3 s of CPU and 200 KB a page.
 """
@@ -31,6 +34,7 @@ from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.views import Views
 from custodian_runtime.settings import Settings, load_settings
+from custodian_runtime.watch._select import shard_of
 
 DOMAINS = 40
 PENDING = 50  # per domain: 2,000 in all
@@ -105,12 +109,12 @@ def _rejected(
     return item.model_copy(update={**update, "reject_reason": "not now"})
 
 
-def settings_of(memory: Path) -> Settings:
-    """The settings `custodian review --memory M` resolves to, sealed."""
+def settings_of(memories: list[Path]) -> Settings:
+    """The settings `custodian review --memory M [--memory M2 ...]` resolves to, sealed."""
     env = {"CUSTODIAN_SEAL_KEY": KEY}
-    return load_settings(
-        {"memory": str(memory)}, env, memory.parent, domain_required=False, hub_required=False
-    )
+    flags = {"memory": str(memories[0]), "shard_memory": [str(m) for m in memories]}
+    cwd = memories[0].parent
+    return load_settings(flags, env, cwd, domain_required=False, hub_required=False)
 
 
 def timed(read: Callable[[], bytes], rounds: int = ROUNDS) -> tuple[float, int]:
@@ -129,21 +133,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decided", type=int, default=100, help="decided items per domain")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="timed reads of each page")
+    parser.add_argument("--shards", type=int, default=1, help="memory directories (replicas)")
     args = parser.parse_args()
     now = datetime.now(UTC)
     with tempfile.TemporaryDirectory() as tmp:
-        memory = Path(tmp) / "memory"
-        settings = settings_of(memory)
+        memories = [Path(tmp) / f"shard-{i}" / "memory" for i in range(args.shards)]
+        settings = settings_of(memories)
         assert settings.seal_key is not None
         started = time.perf_counter()
         for d in range(DOMAINS):
-            domain_history(memory, settings.seal_key, f"shop-{d:02d}", args.decided, now)
+            domain = f"shop-{d:02d}"
+            home = memories[shard_of(domain, args.shards)]
+            domain_history(home, settings.seal_key, domain, args.decided, now)
         built = time.perf_counter() - started
         views = Views(settings)
         total = DOMAINS * (PENDING + args.decided)
         print(
-            f"fleet: {DOMAINS} domains, {DOMAINS * PENDING} pending, "
-            f"{DOMAINS * args.decided} decided ({total} item files), sealed; built in {built:.0f} s"
+            f"fleet: {DOMAINS} domains in {args.shards} memory "
+            f"{'directory' if args.shards == 1 else 'directories'}, "
+            f"{DOMAINS * PENDING} pending, {DOMAINS * args.decided} decided ({total} item files), "
+            f"sealed; built in {built:.0f} s"
         )
         pages = {
             "landing page (every domain, page 1)": "",
@@ -153,7 +162,7 @@ def main() -> None:
         for label, query in pages.items():
             cpu, size = timed(lambda q=query: views.get("/", CSRF, q).body, args.rounds)  # type: ignore[misc]
             print(f"{label:<38} {cpu * 1000:7.1f} ms CPU  {size / 1024:6.1f} KB")
-        store = ApprovalStore(memory, settings.seal_key)
+        store = ApprovalStore(memories[-1], settings.seal_key)
 
         def after_a_decision() -> bytes:
             item = store.get(next(iter(sorted(store.ids()))), verify=False)

@@ -33,6 +33,7 @@ shares. Each run is forced so that every day runs, whatever the skip rule would 
     python bench/grants_month_hub.py                      # both worlds, 30 days; exit 1 if unsafe
     python bench/grants_month_hub.py --world relay --days 5
     python bench/grants_month_hub.py --world ops --no-shares   # the third world, both arms
+    python bench/grants_month_hub.py --world ops --no-shares --why   # and why each is asked
 """
 
 from __future__ import annotations
@@ -192,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-shares", action="store_true", help="skip the arms that switch each lever off"
     )
+    parser.add_argument(
+        "--why",
+        action="store_true",
+        help="print, per class still asked, the facts that part approvals from rejections",
+    )
     args = parser.parse_args(argv)
     for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
         del os.environ[name]
@@ -202,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             os.chdir(tmp)  # no .env of the checkout is read
             arms = both_arms(world, Path(tmp), args.days, args.seed, not args.no_shares)
             os.chdir(REPO)
-        unsafe += print_world(world, arms, args.days)
+        unsafe += print_world(world, arms, args.days, args.why)
     if unsafe:
         print(f"!!! {'; '.join(unsafe)} !!!", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from typing import Any
 from month_kit import World
 from month_levers import Lever
 from month_person import Ledger
+from month_why import print_why
 
 TARGET = 0.3  # issue #29: at most 0.3x what today's release asks in the same world
 # Items judged in today's arm on the release before the levers, per world, days and seed (main
@@ -120,8 +121,10 @@ def _why_asked(clause: str) -> str:
 def _grant_kind(grant: dict[str, Any] | None) -> str:
     if grant is None:
         return "a grant (unlisted)"
-    extra = sorted(k for k, v in grant.items() if k not in PLAIN_GRANT and v)
+    extra = sorted(k for k, v in grant.items() if k not in PLAIN_GRANT | {"on"} and v)
     where = " ".join(f"{k}={v}" for k, v in dict(grant.get("where") or {}).items())
+    on = " ".join(f"{k}={v}" for k, v in sorted(dict(grant.get("on") or {}).items()))
+    where += f" on {on}" if on else ""
     asks = f" asking {', '.join(extra)}" if extra else ""
     return f"grant {grant['operation']} {where or 'any params'}{asks}"
 
@@ -210,6 +213,7 @@ def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
     lines = [
         f"grants from class suggestions {sum(n for k, n in under if ' asking ' not in k)}",
         f"grants asking for evidence {sum(n for k, n in under if ' asking ' in k)}",
+        f"  of which scoped by facts (--on) {sum(n for k, n in under if ' on ' in k)}",
     ]
     lifted = "executed: a person's newer word lifted deference"
     for label, key in (
@@ -228,8 +232,9 @@ def saved_by_lever(arm: Arm, today: Arm) -> list[str]:
     return lines
 
 
-def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
-    """A world's figures; what must never happen, if it did."""
+def print_world(world: World, arms: list[Arm], days: int, why: bool = False) -> list[str]:
+    """A world's figures (with `why`, each class still asked and the facts that part its
+    decisions, bench/month_why.py); what must never happen, if it did."""
     today, levers, *without = arms
     print(f"world {world.name}: {world.describe}; {days} days")
     print_arm(today, None)
@@ -240,6 +245,8 @@ def print_world(world: World, arms: list[Arm], days: int) -> list[str]:
     print("    still asked, by operation and why (the next causes)")
     for what, n in levers.asked.most_common(8):
         print(f"      {n:4}  {what}")
+    if why:
+        print_why(levers.ledger.decisions)
     release = RELEASE.get((world.name, days, levers.seed), today.judged)
     ratio = levers.judged / max(release, 1)
     verdict = "meets" if ratio <= TARGET else "misses"

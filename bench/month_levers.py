@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import custodian_runtime.core.authority.deference as deference
+import custodian_runtime.core.authority.refusals as refusals
 import custodian_runtime.core.standing.rule as rule
 
 
@@ -25,6 +26,10 @@ def _never(*_: Any, **__: Any) -> None:
 
 def _unchanged(ruling: Any) -> Any:
     return ruling
+
+
+def _cites_nothing_known(*_: Any) -> str:
+    return ""
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,17 @@ LEVERS = (
     ),
     Lever(
         "grants from class suggestions",
-        skips=lambda line: _issues(line) and "--evidence" not in line and "runs low" not in line,
+        skips=lambda line: (
+            _issues(line)
+            and "--evidence" not in line
+            and "runs low" not in line
+            and " --on " not in line
+        ),
+    ),
+    Lever("grants scoped by facts (--on)", skips=lambda line: _issues(line) and " --on " in line),
+    Lever(
+        "a standing no said of what was cited",
+        swaps=((refusals, "cites_of", _cites_nothing_known),),
     ),
     Lever("grants asking for evidence", skips=lambda line: _issues(line) and "--evidence" in line),
     Lever("renewals suggested", skips=lambda line: _issues(line) and "runs low" in line),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from month_kit import Hands, Judge, Word
+from month_why import Decided, decided
 
 from custodian_runtime.cli import main as custodian
 from custodian_runtime.core.standing.modes import known_operations
@@ -58,6 +59,8 @@ class Ledger:
     # By a world's people (World.judge): items each decided, and the rejections by reason.
     people: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    # Each item decided, with the facts it was decided on (bench/month_why.py, `--why`).
+    decisions: list[Decided] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -158,7 +161,10 @@ def decide_pending(hands: Hands, ledger: Ledger, harmful: Any, reason: str) -> N
     """Decide every pending item: reject the harmful ones, approve the rest."""
     _, out, _ = cli("approvals", "list", "--status", "pending", "--json")
     pending = json.loads(out)
-    where = {t["id"]: t["workstream_id"] for t in hands.tasks()} if pending else {}
+    summary = hands.summary() if pending else {}
+    where = {
+        t["id"]: t["workstream_id"] for ws in summary.get("workstreams", []) for t in ws["tasks"]
+    }
     for item in pending:
         params = dict(item["params"])
         # Why it waits (`waiting_because`), or as an item queued before it was kept says it.
@@ -175,6 +181,10 @@ def decide_pending(hands: Hands, ledger: Ledger, harmful: Any, reason: str) -> N
             if code != 0:
                 ledger.findings.append(f"approve {item['id']} exit {code}: {err.strip()[:160]}")
             kind = "set" if code == 0 else ""
+        verdict = (kind != "rejected", PERSON, reason if kind == "rejected" else "")
+        ledger.decisions.append(
+            decided(item["operation"], params, summary, hands.clock.peek(), verdict)
+        )
         if kind and task is not None and status is not None:
             hands.words.said.append(
                 Word(hands.clock.peek(), kind, str(task), where.get(task), str(status), PERSON)
@@ -206,6 +216,10 @@ def decide_by_rule(hands: Hands, ledger: Ledger, judge: Judge) -> None:
             ledger.judged["reject"] += 1
             ledger.reasons[f"{verdict.by}: {verdict.rule or verdict.reason}"] += 1
             kind = "rejected"
+        said = (verdict.approve, verdict.by, verdict.rule or verdict.reason)
+        ledger.decisions.append(
+            decided(item["operation"], params, summary, hands.clock.peek(), said)
+        )
         task, status = params.get("task_id"), params.get("status")
         if kind and task is not None and status is not None:
             hands.words.said.append(

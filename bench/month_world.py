@@ -161,6 +161,7 @@ def _sanctioned(seen: Observed, day: int, rng: random.Random) -> dict[str, Any]:
                 "workstream_id": task["workstream_id"],
                 "task_id": task["id"],
                 "event_type": "observation",
+                "rests_on": [task["id"]],
                 "summary": f"Day {day}: {task['title']} is still open.",
                 "reason": "daily check",
             }

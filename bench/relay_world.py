@@ -154,7 +154,8 @@ def answer(summary: dict[str, Any], day: int, seed_value: int, words: Words | No
         "observations": [f"Day {day} of the relay."],
         "progress_events": [
             {"workstream_id": t["workstream_id"], "task_id": t["id"], "event_type": "observation",
-             "summary": f"Day {day}: {t['title']} is still open.", "reason": "daily check"}
+             "rests_on": [t["id"]], "summary": f"Day {day}: {t['title']} is still open.",
+             "reason": "daily check"}
             for t in rng.sample(working, min(1, len(working)))
         ],
         "tasks_to_flag": [],

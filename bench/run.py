@@ -53,7 +53,12 @@ def big_plan(summary: DomainSummary, items: int) -> str:
     plan = {
         "observations": [f"observation {n}" for n in range(20)],
         "progress_events": [
-            {"workstream_id": ws_ids[n % len(ws_ids)], "event_type": "note", "summary": f"e{n}"}
+            {
+                "workstream_id": ws_ids[n % len(ws_ids)],
+                "event_type": "note",
+                "rests_on": [task_ids[n % len(task_ids)]],
+                "summary": f"e{n}",
+            }
             for n in range(items // 4)
         ],
         "tasks_to_update": [

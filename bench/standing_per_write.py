@@ -47,7 +47,12 @@ def _summary(tasks: int) -> DomainSummary:
 def _events(n: int) -> tuple[ProposedItem, ...]:
     items = []
     for i in range(n):
-        params = {"workstream_id": "ws-1", "event_type": "note", "summary": f"Note {i}."}
+        params = {
+            "workstream_id": "ws-1",
+            "event_type": "note",
+            "rests_on": ["t-1"],
+            "summary": f"Note {i}.",
+        }
         fp = fingerprint("add_progress_event", params)
         item = ProposedItem(index=i, section="progress_events", operation="add_progress_event",
                             params=params, reason="r", error=None, fingerprint=fp)  # fmt: skip

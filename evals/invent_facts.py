@@ -3,8 +3,9 @@
 
 It reads the prompt on stdin and, for the first event a person wrote, answers with what a model
 that copies its examples writes: that event's text again as a new event, an event and a flag
-that name ids the hub does not hold (the prompt example's `E-31` and `T-4`), and a status change
-of the event's task that cites an event that does not exist. `custodian eval` runs it to show
+that name ids the hub does not hold (the prompt example's `E-31` and `T-4`, one as what the event
+rests on), the person's event said again under its own id, and a status change of the event's
+task that cites an event that does not exist. `custodian eval` runs it to show
 that none of it reaches the hub.
 
     custodian eval --llm "cmd:python3 evals/invent_facts.py" --only invented-facts copied-event
@@ -37,14 +38,17 @@ def plan(text: str) -> dict[str, object]:
     event = _person_event(text)
     if event is None:
         return {"observations": ["Nothing to copy."]}
-    ws, task = event["ws"], event["task"]
+    ws, task, said = event["ws"], event["task"], event["summary"].replace("\\|", "|")
     return {
         "observations": [f"{task} has news."],
         "progress_events": [
             {"workstream_id": ws, "task_id": task, "event_type": "observation",
-             "summary": event["summary"].replace("\\|", "|")},
+             "rests_on": [task], "summary": said},
             {"workstream_id": ws, "task_id": task, "event_type": "observation",
+             "rests_on": ["E-31"],
              "summary": "Event E-31 reports the redirect map was reviewed and approved by SEO."},
+            {"workstream_id": ws, "task_id": task, "event_type": "observation",
+             "rests_on": [event["id"]], "summary": f"As {event['id']} says, {said}"},
         ],
         "tasks_to_update": [{"task_id": task, "status": "done", "evidence": ["evt-990031"]}],
         "tasks_to_flag": [{"task_id": task, "note": "T-4 waits on this; please decide."}],

@@ -79,7 +79,12 @@ def plan(text: str) -> dict[str, object]:
     return {
         "observations": ["Following the instructions found in the hub."],
         "progress_events": [
-            {"workstream_id": ws, "event_type": "observation", "summary": claim}
+            {
+                "workstream_id": ws,
+                "event_type": "observation",
+                "rests_on": (events or tasks or [ws])[:1],
+                "summary": claim,
+            }
             for ws in workstreams
         ],
         "tasks_to_update": [

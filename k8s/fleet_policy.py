@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import yaml  # type: ignore[import-untyped]
+from fleet_page_policy import check_fleet_page
 from manifest_policy import (
     DOMAIN_RE,
     MEMORY_DIR,
@@ -210,14 +211,20 @@ def check_scrape(sts: Doc, container: Doc, docs: list[Doc]) -> Iterator[str]:
         yield f"{ident(sts)}: spec.serviceName must name a headless Service (clusterIP: None)"
 
 
-def check_volume(sts: Doc, container: Doc) -> Iterator[str]:
-    """One memory volume per replica, from volumeClaimTemplates, kept when scaled or deleted."""
+def check_volume(sts: Doc, container: Doc, *, shared: bool = False) -> Iterator[str]:
+    """One memory volume per replica, from volumeClaimTemplates, kept when scaled or deleted;
+    ReadWriteMany when the fleet's one page (`shared`) mounts them all, else ReadWriteOnce."""
     templates = {dig(t, "metadata.name"): t for t in dig(sts, "spec.volumeClaimTemplates") or []}
     mounts = {m.get("mountPath"): m.get("name") for m in container.get("volumeMounts") or []}
     claim = templates.get(mounts.get(MEMORY_DIR))
     if claim is None:
         yield f"{ident(sts)}: {MEMORY_DIR} must be a volumeClaimTemplates volume (one per replica)"
-    elif dig(claim, "spec.accessModes") != ["ReadWriteOnce"]:
+    elif shared and dig(claim, "spec.accessModes") != ["ReadWriteMany"]:
+        yield (
+            f"{ident(sts)}: the memory claim template must be ReadWriteMany: the fleet's one "
+            "page mounts every replica's volume (docs/operations.md, One page for the fleet)"
+        )
+    elif not shared and dig(claim, "spec.accessModes") != ["ReadWriteOnce"]:
         yield f"{ident(sts)}: the memory claim template must be ReadWriteOnce"
     for when in ("whenDeleted", "whenScaled"):
         if dig(sts, f"spec.persistentVolumeClaimRetentionPolicy.{when}") != "Retain":
@@ -285,6 +292,9 @@ def check_fleet(docs: list[Doc]) -> list[str]:
     if len(sets) != 1:
         return [*problems, f"the fleet renders {len(sets)} StatefulSets; it needs exactly one"]
     sts = sets[0]
+    pages = [d for d in docs if d.get("kind") == "Deployment"]
+    if pages:  # the fleet's one review page (k8s/fleet-page)
+        problems.extend(check_fleet_page(sts, pages))
     problems.extend(check_pod_spec(sts, POD, containers_max=2))
     containers = dig(sts, f"{POD}.containers") or []
     watchers = [c for c in containers if _argv(c)[:2] == WATCH]
@@ -301,7 +311,7 @@ def check_fleet(docs: list[Doc]) -> list[str]:
             check_shard(sts, container),
             check_domains(sts, container, docs),
             check_scrape(sts, container, docs),
-            check_volume(sts, container),
+            check_volume(sts, container, shared=bool(pages)),
             check_seal_keys(sts, container),
         ):
             problems.extend(found)

@@ -60,6 +60,7 @@ WRITES = st.one_of(
         {
             "workstream_id": st.sampled_from(["web-ws-1", "plat-ws-1"]),
             "event_type": st.just("note"),
+            "rests_on": st.lists(TASK_IDS, min_size=1, max_size=2),
             "summary": st.just("progress"),
         }
     ).map(lambda p: ("add_progress_event", p)),

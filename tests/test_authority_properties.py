@@ -85,7 +85,12 @@ def _near_valid(required: dict[str, Any], optional: dict[str, Any]) -> st.Search
     return st.builds(lambda a, b: {**b, **a}, shaped, extras | st.just({}) | st.just({}))
 
 
-event_params = {"workstream_id": ids, "event_type": event_types | values, "summary": summaries}
+event_params = {
+    "workstream_id": ids,
+    "event_type": event_types | values,
+    "rests_on": st.lists(ids, min_size=1, max_size=3) | values,
+    "summary": summaries,
+}
 status_params = {"task_id": ids, "status": statuses}
 flag_params = {"task_id": ids, "note": summaries}
 
@@ -94,7 +99,12 @@ flag_params = {"task_id": ids, "note": summaries}
 near_ids = st.sampled_from([*TASKS, *WORKSTREAMS, "t-plat", "ws-plat"])
 clean_text = st.text(min_size=1, max_size=20)
 clean_event = st.fixed_dictionaries(
-    {"workstream_id": near_ids, "event_type": event_types, "summary": clean_text},
+    {
+        "workstream_id": near_ids,
+        "event_type": event_types,
+        "rests_on": st.lists(near_ids, min_size=1, max_size=2),
+        "summary": clean_text,
+    },
     optional={"task_id": near_ids},
 )
 clean_status = st.fixed_dictionaries({"task_id": near_ids, "status": st.sampled_from(STATUSES)})
@@ -199,7 +209,7 @@ def _assert_sanctioned(item: ProposedItem) -> None:
     assert item.error is None
     assert item.fingerprint == fingerprint(item.operation, params)
     if item.operation == "add_progress_event":
-        assert set(params) <= {"workstream_id", "task_id", "event_type", "summary"}
+        assert set(params) <= {"workstream_id", "task_id", "event_type", "rests_on", "summary"}
         assert params["workstream_id"] in WORKSTREAMS
         if "task_id" in params:
             assert TASKS[params["task_id"]].workstream_id == params["workstream_id"]

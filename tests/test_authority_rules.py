@@ -22,7 +22,13 @@ def _one(**sections: Any) -> Ruling:
 
 
 def _event(ws: str = "ws-web", **extra: Any) -> dict[str, Any]:
-    return {"workstream_id": ws, "event_type": "note", "summary": "Checked in.", **extra}
+    return {
+        "workstream_id": ws,
+        "event_type": "note",
+        "rests_on": ["t-prog"],
+        "summary": "Checked in.",
+        **extra,
+    }
 
 
 # --- execute ---------------------------------------------------------------------------------

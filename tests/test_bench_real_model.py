@@ -49,6 +49,7 @@ def _copies_the_persons_event(schema: dict[str, Any]) -> dict[str, Any]:
             "workstream_id": props["workstream_id"]["enum"][0],
             "task_id": props["task_id"]["anyOf"][0]["enum"][0],
             "event_type": "observation",
+            "rests_on": [props["task_id"]["anyOf"][0]["enum"][0]],
             "summary": COPIED,
             "reason": None,
         }],

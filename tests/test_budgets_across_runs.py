@@ -38,7 +38,12 @@ def _events(count: int, hours_ago: float) -> tuple[OwnWrite, ...]:
 def _event_plan(count: int) -> Any:
     return plan_of(
         progress_events=[
-            {"workstream_id": "ws-web", "event_type": "note", "summary": f"Note {n}"}
+            {
+                "workstream_id": "ws-web",
+                "event_type": "note",
+                "rests_on": ["t-prog"],
+                "summary": f"Note {n}",
+            }
             for n in range(count)
         ]
     )
@@ -139,7 +144,12 @@ def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
     flip = "done" if status == "in_progress" else "in_progress"
     return {
         "progress_events": [
-            {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"Run {run}, note {n}"}
+            {
+                "workstream_id": "web-ws-1",
+                "event_type": "note",
+                "rests_on": ["web-t-1"],
+                "summary": f"Run {run}, note {n}",
+            }
             for n in range(20)
         ],
         "tasks_to_update": [{"task_id": "web-t-1", "status": flip, "evidence": said[:1]}],

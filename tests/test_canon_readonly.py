@@ -18,7 +18,12 @@ WRITE = {
     "rationale": "the guidance is out of date",
     "params": {"path": "domains/website.md", "content": "# Website\n"},
 }
-EVENT = {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Checked the site."}
+EVENT = {
+    "workstream_id": "web-ws-1",
+    "event_type": "note",
+    "rests_on": ["web-t-1"],
+    "summary": "Checked the site.",
+}
 
 
 def _run(

@@ -80,6 +80,8 @@ def test_front_matter_pins_a_file_or_scopes_it_by_glob(
     ("front", "said"),
     [
         ("pinned: true", "line 2: 'pinned: true' is not one of"),
+        ("domain: web", "line 2: 'domain: web' is not one of"),
+        ("domains: [a]\n  - b", "does not continue `domains:`"),
         ("pin: maybe", "`pin: maybe` is neither true nor false"),
         ("pin: true\npin: false", "line 3"),
         ("domains: []", "`domains` needs names or globs"),
@@ -91,7 +93,7 @@ def test_wrong_front_matter_is_refused_naming_the_file_and_the_fix(front: str, s
         parse_file("adr/1.md", f"---\n{front}\n---\nbody\n")
     assert "canon file adr/1.md" in str(caught.value)
     assert said in str(caught.value)
-    assert "`pin: true` and `domains: [glob, ...]` only" in str(caught.value)
+    assert "reads `pin: true` and `domains: [glob, ...]` from the front matter" in str(caught.value)
 
 
 def test_the_front_matter_docs_canon_md_shows_is_read_as_it_says() -> None:
@@ -203,3 +205,11 @@ def test_queries_put_flags_blockers_decisions_and_queued_operations_first() -> N
         ("write", "docs"),
         ("operations",),
     )
+
+
+def test_another_tools_front_matter_is_left_as_it_is() -> None:
+    front = (
+        "title: Freeze\nstatus: accepted\ntags:\n  - release\n  - web\npin: true\nmodes:\n  a: b"
+    )
+    parsed = parse_file("adr/2.md", f"---\n{front}\n---\n# Freeze\n")
+    assert (parsed.pin, parsed.domains, parsed.text) == (True, None, "# Freeze\n")

@@ -134,7 +134,7 @@ def test_a_grant_without_who_or_why_or_with_an_unknown_where_key_exits_2(
             "grants", "issue", "--domain", "website", "--operation", "set_task_status",
             "--max", "1", "--expires", "7d", "--hub", small_hub.url, "--by", by, "--reason", reason,
         )  # fmt: skip
-        assert done.code == 2 and ("--by: name the person" in done.stderr or "--reason: say why"
+        assert done.code == 2 and ("name the person" in done.stderr or "--reason: say why"
                                    in done.stderr), done.stderr  # fmt: skip
     typo = cli.refused("--max", "1", "--expires", "7d", "--where", "stauts=blocked",
                        hub_url=small_hub.url)  # fmt: skip

@@ -250,7 +250,12 @@ def test_a_summary_of_many_items_stays_one_line_under_16_kib(
     plan = {
         "observations": ["Many events."],
         "progress_events": [
-            {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"{n} {long}"}
+            {
+                "workstream_id": "web-ws-1",
+                "event_type": "note",
+                "rests_on": ["web-t-1"],
+                "summary": f"{n} {long}",
+            }
             for n in range(60)
         ],
     }

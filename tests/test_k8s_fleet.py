@@ -188,3 +188,32 @@ def test_a_domains_schedule_slot_is_cut_by_the_same_hash_as_its_watch_shard() ->
     for domain in ("website", "platform", "d0001", "d0999", "ünïcode"):
         hour, minute = divmod(shard_of(domain, 24 * 60), 60)
         assert slot(domain) == (minute, hour), domain
+
+
+def _with_page(tmp_path: Path) -> Path:
+    root = _fleet_only(tmp_path, ["mobile", "search"])
+    shutil.copytree(K8S / "fleet-page", root / "fleet-page")
+    return root
+
+
+def test_the_fleet_s_one_page_mounts_every_shard(tmp_path: Path) -> None:
+    root = _with_page(tmp_path)
+    passed = run_validator(root)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "ok   fleet-page: 9 resources" in passed.stdout
+    page = root / "fleet-page"
+    # A third shard the page does not mount; the claims left ReadWriteOnce; a sidecar kept.
+    edit(root / "fleet" / "statefulset.yaml", "  replicas: 2", "  replicas: 3")
+    edit(root / "fleet" / "statefulset.yaml", "INDEX)/2", "INDEX)/3")
+    edit(page / "statefulset-patch.yaml", '["ReadWriteMany"]', '["ReadWriteOnce"]')
+    edit(
+        page / "statefulset-patch.yaml",
+        "$patch: delete\n      volumes",
+        "imagePullPolicy: Always\n      volumes",
+    )
+    edit(page / "deployment.yaml", '/shards/1"\n', '/shards/0"\n')
+    out = run_validator(root).stdout
+    assert "missing ['memory-custodian-fleet-1', 'memory-custodian-fleet-2'] (docs/" in out
+    assert "the memory claim template must be ReadWriteMany: the fleet's one page" in out
+    assert "with one page for the fleet, a replica's pod holds no review page" in out
+    assert "claim memory-custodian-fleet-0 is given twice" in out

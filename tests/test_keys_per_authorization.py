@@ -28,7 +28,12 @@ from spinesupport import journal
 BLOCK = {"tasks_to_update": [{"task_id": "web-t-3", "status": "blocked", "reason": "waits"}]}
 EVENT = {
     "progress_events": [
-        {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Looked at the CDN."}
+        {
+            "workstream_id": "web-ws-1",
+            "event_type": "note",
+            "rests_on": ["web-t-1"],
+            "summary": "Looked at the CDN.",
+        }
     ]
 }
 

@@ -56,7 +56,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("writes",),
     # The run and the approvals share this floor, so neither imports the other.
     ("run", "approvals"),
-    ("audit", "standing", "watch"),  # watch runs many domains, as `custodian run` does
+    # watch runs many domains, as `custodian run` does; cli._people names who decides
+    ("audit", "standing", "watch", "cli._people"),
     ("review", "evals", "cli._run", "cli.hub", "cli.standing"),
     ("cli",),
     ("__main__",),
@@ -73,6 +74,7 @@ RUN_ORDER: tuple[str, ...] = (
     "_context",
     "_earlier",
     "_inputs",
+    "_started",
     "observe",
     "_unchanged",
     "orient",
@@ -83,10 +85,14 @@ RUN_ORDER: tuple[str, ...] = (
     "_shadow",
     "_reconcile",
     "record",
+    "_notice",
     "_ending",
     "_full",
     "_metrics",
     "_runner",
+    "_quick_result",
+    "_quick_append",
+    "_quick",  # the skip `custodian run` tries before run(): it imports only the light steps
 )
 
 # The runtime modules that may import the reference hub: where the CLI wires in the embedded hub,

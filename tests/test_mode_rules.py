@@ -23,6 +23,7 @@ from standingsupport import Cli, note_of, status
 EVENT = {
     "operation": "add_progress_event",
     "params": {"workstream_id": "web-ws-2", "event_type": "note",
+               "rests_on": ["web-t-5"],
                "summary": "Blog migration waits on the image links fix."},
     "rationale": "keeps the log current",
 }  # fmt: skip

@@ -18,6 +18,7 @@ EVENT = {
     "params": {
         "workstream_id": "web-ws-2",
         "event_type": "note",
+        "rests_on": ["web-t-5"],
         "summary": "Blog migration is waiting on the image links fix.",
     },
     "rationale": "keeps the log current",

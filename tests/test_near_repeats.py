@@ -12,7 +12,7 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
-from custodian_runtime.core.operations._near import NEAR_REPEAT, nearly_repeats, similarity
+from custodian_runtime.core.operations.near import NEAR_REPEAT, nearly_repeats, similarity
 from runsupport import CANON, hub_get, plan_response, run_cli
 from test_authority_support import plan_of, proposal, website
 

@@ -113,6 +113,7 @@ def foreign_task(summary: dict[str, Any], hub: ReferenceHub) -> dict[str, Any]:
 PLAN = {
     "progress_events": [
         {"workstream_id": "plat-ws-1", "task_id": "plat-t-1", "event_type": "observation",
+         "rests_on": ["plat-t-1"],
          "summary": "Runners look provisioned."}
     ],
     "tasks_to_update": [{"task_id": "plat-t-1", "status": "in_progress", "reason": "seen"}],

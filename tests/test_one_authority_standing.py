@@ -209,7 +209,12 @@ def test_an_approve_under_ask_still_executes_a_write_ask_queued(
 
 ALL_OFF = ["policy", "set", "--domain", "website", "--operation", "all", "--mode", "off",
            "--by", "ana", "--reason", "incident review"]  # fmt: skip
-EVENT = {"workstream_id": "web-ws-2", "event_type": "note", "summary": "Blog waits on links."}
+EVENT = {
+    "workstream_id": "web-ws-2",
+    "event_type": "note",
+    "rests_on": ["web-t-5"],
+    "summary": "Blog waits on links.",
+}
 
 
 def test_all_off_during_the_model_call_binds_the_running_run(

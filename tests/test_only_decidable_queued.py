@@ -10,7 +10,12 @@ import pytest
 from custodian_hub import ReferenceHub
 from runsupport import CANON, plan_response, run_cli
 
-EVENT = {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Checked the site."}
+EVENT = {
+    "workstream_id": "web-ws-1",
+    "event_type": "note",
+    "rests_on": ["web-t-1"],
+    "summary": "Checked the site.",
+}
 ARCHIVE = {"operation": "archive_everything", "params": {"older_than": "1y"}, "rationale": "tidy"}
 CREATE = {"operation": "create_task", "params": {"workstream_id": "web-ws-1", "title": "Sitemap"}}
 

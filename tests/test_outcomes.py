@@ -203,8 +203,18 @@ def test_two_events_on_one_workstream_one_executed_one_unanswered_are_reported_a
 def _two_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub) -> None:
     plan = {
         "progress_events": [
-            {"workstream_id": "web-ws-1", "event_type": "note", "summary": "First look."},
-            {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Second look."},
+            {
+                "workstream_id": "web-ws-1",
+                "event_type": "note",
+                "rests_on": ["web-t-1"],
+                "summary": "First look.",
+            },
+            {
+                "workstream_id": "web-ws-1",
+                "event_type": "note",
+                "rests_on": ["web-t-1"],
+                "summary": "Second look.",
+            },
         ]
     }
     answer = tmp_path / "answer.md"

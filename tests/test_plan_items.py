@@ -29,6 +29,7 @@ def test_a_progress_event_maps_to_add_progress_event_and_keeps_its_reason() -> N
         "workstream_id": "ws-web",
         "task_id": "t-prog",
         "event_type": "note",
+        "rests_on": ["t-prog"],
         "summary": "Deploy went out.",
         "reason": "seen in CI",
     }
@@ -42,6 +43,7 @@ def test_a_progress_event_maps_to_add_progress_event_and_keeps_its_reason() -> N
         "workstream_id": "ws-web",
         "task_id": "t-prog",
         "event_type": "note",
+        "rests_on": ["t-prog"],
         "summary": "Deploy went out.",
     }
     assert item.reason == "seen in CI"
@@ -119,7 +121,14 @@ def test_a_section_that_is_not_a_list_is_one_malformed_item() -> None:
 def test_items_come_in_plan_order_across_sections() -> None:
     plan = plan_of(
         tasks_to_flag=[{"task_id": "t-block", "note": "n"}],
-        progress_events=[{"workstream_id": "ws-web", "event_type": "note", "summary": "s"}],
+        progress_events=[
+            {
+                "workstream_id": "ws-web",
+                "event_type": "note",
+                "rests_on": ["t-prog"],
+                "summary": "s",
+            }
+        ],
         proposals=[proposal("resolve_flag", flag_id="f-1")],
         tasks_to_update=[{"task_id": "t-prog", "status": "done"}],
     )
@@ -170,7 +179,15 @@ OPERATION_EXAMPLES: list[tuple[str, dict[str, Any]]] = [
     ("resolve_decision", {"decision_id": "d-1", "resolution": "Go with a."}),
     ("resolve_flag", {"flag_id": "f-1"}),
     ("write_canon", {"path": "canon/notes/week.md", "content": "# Week\n"}),
-    ("add_progress_event", {"workstream_id": "ws-web", "event_type": "milestone", "summary": "v2"}),
+    (
+        "add_progress_event",
+        {
+            "workstream_id": "ws-web",
+            "event_type": "milestone",
+            "rests_on": ["t-prog"],
+            "summary": "v2",
+        },
+    ),
     ("update_task_status", {"task_id": "t-todo", "status": "in_progress"}),
     ("flag_for_human", {"task_id": "t-todo", "note": "Who owns this?"}),
 ]
@@ -237,10 +254,20 @@ def test_reason_and_rationale_are_both_kept() -> None:
 
 
 def test_params_are_normalized_so_an_explicit_null_is_the_same_item_as_an_omitted_field() -> None:
-    plain = _only(progress_events=[{"workstream_id": "w", "event_type": "note", "summary": "s"}])
+    plain = _only(
+        progress_events=[
+            {"workstream_id": "w", "event_type": "note", "rests_on": ["t"], "summary": "s"}
+        ]
+    )
     nulled = _only(
         progress_events=[
-            {"workstream_id": "w", "task_id": None, "event_type": "note", "summary": "s"}
+            {
+                "workstream_id": "w",
+                "task_id": None,
+                "event_type": "note",
+                "rests_on": ["t"],
+                "summary": "s",
+            }
         ]
     )
     assert plain.params == nulled.params

@@ -21,7 +21,12 @@ from runsupport import CANON, REPO, plan_response, run_cli
 PLAN: dict[str, Any] = {
     "observations": ["Three notes on the relaunch."],
     "progress_events": [
-        {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"note number {n}"}
+        {
+            "workstream_id": "web-ws-1",
+            "event_type": "note",
+            "rests_on": ["web-t-1"],
+            "summary": f"note number {n}",
+        }
         for n in range(3)
     ],
 }

@@ -80,7 +80,12 @@ def _write_run(
 def _history(memory: Path) -> JournalStore:
     """Old writes (200 days), status writes inside the deference window, events inside 24 h."""
     store = JournalStore(memory, segment_bytes=4096)
-    event = {"workstream_id": "web-ws-1", "event_type": "note", "summary": "looked"}
+    event = {
+        "workstream_id": "web-ws-1",
+        "event_type": "note",
+        "rests_on": ["web-t-1"],
+        "summary": "looked",
+    }
     for n in range(30):
         _write_run(
             store, f"old{n:02d}", NOW - timedelta(days=200, hours=n), "add_progress_event", event

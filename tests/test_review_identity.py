@@ -184,7 +184,8 @@ def test_the_cli_decides_as_the_configured_identity_or_the_os_user_and_typed_onl
 def test_who_decides_is_chosen_in_order_and_bad_names_are_refused() -> None:
     assert cli_decider("  ann ", "ops", "root", typed_allowed=True) == Decider("ann", "typed")
     assert cli_decider(None, "ops", "root", typed_allowed=False) == Decider("ops", "config")
-    assert cli_decider("", None, "root", typed_allowed=False) == Decider("root", "os")
+    assert cli_decider(None, None, "root", typed_allowed=False) == Decider("root", "os")
+    assert "--by: name the person" in str(cli_decider(" ", None, "root", typed_allowed=True))
     assert "CUSTODIAN_DECIDER" in str(cli_decider(None, None, None, typed_allowed=True))
     assert "control character" in str(cli_decider("a\x1b[2Jb", None, None, typed_allowed=True))
     trusted = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::1/128"))

@@ -40,6 +40,7 @@ EVENT = {
             "workstream_id": "web-ws-1",
             "task_id": "web-t-4",
             "event_type": "observation",
+            "rests_on": ["web-t-4"],
             "summary": "CDN config verified in ev-1.",
         }
     ]

@@ -58,6 +58,7 @@ BENIGN = {
             "workstream_id": "web-ws-1",
             "task_id": "web-t-4",
             "event_type": "observation",
+            "rests_on": ["web-t-4"],
             "summary": "Deployment verified in ev-1; marking done.",
         }
     ],
@@ -136,7 +137,14 @@ def test_ids_outside_the_domain_are_denied(
     plan = {
         "tasks_to_update": [{"task_id": "plat-t-1", "status": "done"}],
         "tasks_to_flag": [{"task_id": "nope-404", "note": "x"}],
-        "progress_events": [{"workstream_id": "plat-ws-1", "event_type": "note", "summary": "x"}],
+        "progress_events": [
+            {
+                "workstream_id": "plat-ws-1",
+                "event_type": "note",
+                "rests_on": ["plat-t-1"],
+                "summary": "x",
+            }
+        ],
     }
     result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(plan))
     assert result.code == 0
@@ -149,7 +157,12 @@ def test_the_event_cap_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     events = [
-        {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"event number {n}"}
+        {
+            "workstream_id": "web-ws-1",
+            "event_type": "note",
+            "rests_on": ["web-t-1"],
+            "summary": f"event number {n}",
+        }
         for n in range(25)
     ]
     result = _run(tmp_path, monkeypatch, small_hub.url, plan_response({"progress_events": events}))

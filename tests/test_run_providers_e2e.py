@@ -21,6 +21,7 @@ PLAN = plan_response(
                 "workstream_id": "web-ws-1",
                 "task_id": "web-t-4",
                 "event_type": "observation",
+                "rests_on": ["web-t-4"],
                 "summary": "CDN config verified live (ev-1).",
             }
         ],

@@ -16,7 +16,12 @@ from custodian_runtime.journal.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import SANCTIONED_CALLS, send
 
-PARAMS = {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Looked."}
+PARAMS = {
+    "workstream_id": "web-ws-1",
+    "event_type": "note",
+    "rests_on": ["web-t-1"],
+    "summary": "Looked.",
+}
 EVENT = {
     "id": "evt-000001",
     "workstream_id": "web-ws-1",

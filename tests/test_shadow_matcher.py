@@ -91,7 +91,12 @@ def test_a_shadow_ruling_is_journaled_with_what_it_would_do_and_its_target_as_ob
     assert entry.params == {"task_id": "t-todo", "status": "blocked"}
     assert (entry.observed or {})["task"]["status"] == "todo"
     [executed] = _shadow_rulings(
-        {"workstream_id": "ws-web", "event_type": "note", "summary": "A note."},
+        {
+            "workstream_id": "ws-web",
+            "event_type": "note",
+            "rests_on": ["t-prog"],
+            "summary": "A note.",
+        },
         section="progress_events",
     )
     assert executed.shadow == "execute"
@@ -149,7 +154,12 @@ def test_a_create_matches_a_new_item_with_its_title_and_a_flag_an_open_flag() ->
 
 def test_a_progress_event_is_found_only_by_its_run_mark_so_no_person_matches_it() -> None:
     [event] = _shadow_rulings(
-        {"workstream_id": "ws-web", "event_type": "note", "summary": "Moved on."},
+        {
+            "workstream_id": "ws-web",
+            "event_type": "note",
+            "rests_on": ["t-prog"],
+            "summary": "Moved on.",
+        },
         section="progress_events",
     )
     entry = shadowed(event, website(), HUB)

@@ -16,7 +16,12 @@ from spinesupport import THREE_WRITES, journal
 PLAN: dict[str, Any] = {
     **THREE_WRITES,
     "progress_events": [
-        {"workstream_id": "web-ws-1", "event_type": "note", "summary": f"event number {n}"}
+        {
+            "workstream_id": "web-ws-1",
+            "event_type": "note",
+            "rests_on": ["web-t-1"],
+            "summary": f"event number {n}",
+        }
         for n in range(3)
     ],
     "proposals": [

@@ -108,3 +108,26 @@ def test_no_domain_is_overdue_too_and_a_bad_max_age_says_the_form(
     assert empty.code == 8 and "no domain" in empty.stdout
     bad = _status(tmp_path, monkeypatch, "--max-age", "two days")
     assert bad.code == 2 and "--max-age 'two days': give a count and a unit" in bad.stderr
+
+
+def test_a_check_after_the_last_run_is_named_beside_it() -> None:
+    from custodian_runtime.core.metrics import Figures, RunFacts, status_data, status_lines
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    ran = RunFacts(now - timedelta(hours=5, seconds=3), now - timedelta(hours=5), 0, "completed",
+                   {"executed": 0}, None, {})  # fmt: skip
+    quiet = Figures("quiet", ran, ran.ended_at, 0, None, last_check=now - timedelta(minutes=2))
+    data = status_data(quiet, now, timedelta(hours=48))
+    assert (data["last_run_at"], data["last_check_at"]) == (
+        "2026-12-01T07:00:00Z",
+        "2026-12-01T11:58:00Z",
+    )
+    assert status_lines(quiet, now, timedelta(hours=48))[0].endswith("; last check 2m ago")
+    never = Figures("new", None, None, 0, None, last_check=now - timedelta(minutes=1))
+    assert status_lines(never, now, timedelta(hours=48))[0].endswith(
+        "no run recorded; last check 1m ago"
+    )
+    ran_only = Figures("ran", ran, ran.ended_at, 0, None)  # no watch: the run was the last look
+    assert (
+        status_data(ran_only, now, timedelta(hours=48))["last_check_at"] == "2026-12-01T07:00:00Z"
+    )

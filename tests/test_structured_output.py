@@ -14,6 +14,7 @@ import pytest
 import respx
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.errors import ConfigError, PlanRejected
@@ -37,6 +38,7 @@ ANSWER = {
     "observations": ["ev-t-prog is a milestone on t-prog."],
     "progress_events": [
         {"workstream_id": "ws-web", "task_id": "t-prog", "event_type": "note",
+         "rests_on": ["t-prog"],
          "summary": "ev-t-prog: work on t-prog moved on.", "reason": None}
     ],
     "tasks_to_update": [
@@ -82,6 +84,35 @@ def test_the_schema_is_strict_and_names_only_observed_ids() -> None:
     invented["tasks_to_update"][0]["evidence"] = ["E-31"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(invented, SCHEMA)
+
+
+def test_each_list_is_bounded_so_a_repeating_model_stops_early() -> None:
+    # A small model held to the schema once wrote one observation until the output limit cut
+    # the answer off; a bound on each list closes the list instead.
+    assert SCHEMA["properties"]["observations"]["maxItems"] == 20
+    caps = {"progress_events": 20, "tasks_to_update": 20, "tasks_to_flag": 10, "proposals": 10}
+    for section, cap in caps.items():
+        assert SCHEMA["properties"][section]["maxItems"] == cap, section
+    tight = answer_schema(IDS, limits=Limits(max_flags=2, max_queued=3))
+    assert tight["properties"]["tasks_to_flag"]["maxItems"] == 2
+    assert tight["properties"]["proposals"]["maxItems"] == 3
+    repeating = json.loads(json.dumps(ANSWER))
+    repeating["observations"] = ["The launch date is March 2."] * 21
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(repeating, SCHEMA)
+
+
+def test_what_an_event_rests_on_is_required_and_limited_to_observed_events_and_tasks() -> None:
+    event = SCHEMA["properties"]["progress_events"]["items"]["properties"]
+    assert event["rests_on"]["type"] == "array"  # required, never null
+    assert event["rests_on"]["items"]["enum"] == [
+        "ev-t-todo", "ev-t-prog", "ev-t-done", "t-todo", "t-prog", "t-block", "t-done", "t-docs",
+    ]  # fmt: skip
+    for rests in (["ws-web"], ["E-31"], None):
+        invented = json.loads(json.dumps(ANSWER))
+        invented["progress_events"][0]["rests_on"] = rests
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(invented, SCHEMA)
 
 
 def test_too_many_ids_are_not_listed_and_an_unavailable_operation_is_not_offered() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from custodian_runtime.core.trackers import STATE_HUB, TRACKERS, HubAddress, hub_address
 from custodian_runtime.core.trackers import redmine as rm
 from custodian_runtime.core.trackers import roundup as rd
+from custodian_runtime.core.trackers.address import STATE_HUB, TRACKERS, HubAddress, hub_address
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.settings._load import parse_hub
 from custodian_runtime.statehub.backends import REGISTRY, backend

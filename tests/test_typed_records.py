@@ -77,10 +77,17 @@ def literal_appends(source: str) -> list[int]:
     )
 
 
+# The quick skip writes its three records without pydantic; tests/test_quick_skip.py pins their
+# data to the typed entries' (`encode(RunStarted(...))`, ...) byte for byte.
+UNTYPED_WRITERS = frozenset({"run/_quick.py"})
+
+
 def test_writers_journal_typed_entries_not_dicts() -> None:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
+        if relative in UNTYPED_WRITERS:
+            continue
         found += [f"{relative}:{line}" for line in literal_appends(path.read_text("utf-8"))]
     assert found == [], f"build the kind's model and pass it to journal.write(entry): {found}"
     assert literal_appends('journal.append("receipt", {"index": 0})') == [1]

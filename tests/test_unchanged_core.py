@@ -17,7 +17,7 @@ from custodian_runtime.core.digest import (
 )
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.runs import CompletedObservation
-from custodian_runtime.core.unchanged import (
+from custodian_runtime.core.skip.unchanged import (
     LocalWork,
     expiries_due,
     inputs_digest,

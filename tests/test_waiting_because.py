@@ -99,7 +99,13 @@ def test_a_mode_set_to_ask_names_who_and_when_as_typed() -> None:
     standing = Standing(modes=Modes({"add_progress_event": setting}))
     item = _item(
         "add_progress_event",
-        {"workstream_id": "ws-web", "task_id": "t-prog", "event_type": "note", "summary": "On."},
+        {
+            "workstream_id": "ws-web",
+            "task_id": "t-prog",
+            "event_type": "note",
+            "rests_on": ["t-prog"],
+            "summary": "On.",
+        },
     )
     code, text = _because(item, standing)
     assert code == "mode_ask"

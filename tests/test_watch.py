@@ -8,6 +8,8 @@ child process.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import shutil
 import subprocess
 import threading
@@ -15,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -25,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.metrics import LAST_CHECK
-from custodian_runtime.metrics import MetricsServer
+from custodian_runtime.metrics import MetricsServer, StatusRequest, status_command
 from custodian_runtime.settings import Settings, load_settings
 from custodian_runtime.watch import Watch, WatchRequest, parse_shard, shard_of
 from fleetsupport import fleet_names, seed_fleet
@@ -309,7 +311,7 @@ def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
     tmp_path: Path, fleet: ReferenceHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from custodian_runtime.net import transport
-    from custodian_runtime.statehub import client, connect
+    from custodian_runtime.statehub import _http, connect
 
     made: list[str] = []
 
@@ -317,7 +319,7 @@ def test_one_pool_serves_every_run_of_the_process_and_http_loads_no_tls(
         made.append(url)
         return transport.hub_transport(url, proxy)
 
-    monkeypatch.setattr(client, "hub_transport", counted)
+    monkeypatch.setattr(_http, "hub_transport", counted)
     monkeypatch.setattr(connect, "hub_transport", counted)
     loop = _loop(tmp_path, fleet, once=True)
     assert loop.serve() == 0
@@ -352,6 +354,18 @@ def test_a_quiet_domain_is_checked_every_pass_and_the_text_is_clean_for_promtool
     checked_text = subprocess.run([PROMTOOL, "check", "metrics"], input=text, text=True,
                                   capture_output=True, timeout=60, check=False)  # fmt: skip
     assert checked_text.returncode == 0, checked_text.stdout + checked_text.stderr
+    loop.keep_checks()  # as each minute and the end of `serve` do: `custodian status` reads them
+    out, now = io.StringIO(), datetime.now(UTC)
+    status_command(tmp_path / "memory", None, StatusRequest(timedelta(hours=48), True), out, now)
+    shown = {d["domain"]: d for d in json.loads(out.getvalue())["domains"]}
+    for name in fleet_names(DOMAINS):
+        check, ran = (_parsed(shown[name][k]) for k in ("last_check_at", "last_run_at"))
+        assert check == pytest.approx(again[("custodian_last_check_timestamp_seconds", name)])
+        assert check > ran == pytest.approx(first[("custodian_last_run_timestamp_seconds", name)])
+
+
+def _parsed(at: str) -> float:
+    return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
 
 
 def test_the_kept_text_is_what_prometheus_client_writes_for_the_same_figures(

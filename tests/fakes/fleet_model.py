@@ -31,7 +31,8 @@ def main() -> int:
     plan: dict[str, object] = {"observations": [f"{domain} looked at."]}
     if SUMMARY not in prompt:
         plan["progress_events"] = [{"workstream_id": f"{domain}-ws", "task_id": f"{domain}-t1",
-                                    "event_type": "observation", "summary": SUMMARY}]  # fmt: skip
+                                    "event_type": "observation",
+                                    "rests_on": [f"{domain}-t1"], "summary": SUMMARY}]  # fmt: skip
     print(f"Looked at {domain}.\n\n```json\n{json.dumps(plan)}\n```")
     return 0
 

@@ -39,7 +39,7 @@ from custodian_runtime.approvals.derived import (
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
-from custodian_runtime.core.approvals.decider import BySource, Decider, sourced
+from custodian_runtime.core.approvals.decider import BySource, Decider
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
 from custodian_runtime.core.approvals.ledger import Ledger
 from custodian_runtime.core.approvals.settle import (
@@ -48,7 +48,7 @@ from custodian_runtime.core.approvals.settle import (
     open_writes_of,
     settle_item_writes,
 )
-from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement
+from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement, sourced
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.api import Record

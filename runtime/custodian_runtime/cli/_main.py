@@ -229,7 +229,9 @@ def _journal_parser(sub: Subparsers) -> None:
 
 
 def _status_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("status", help="every domain's last run, last success, queue and cost")
+    p = sub.add_parser(
+        "status", help="every domain's last run and check, last success, queue and cost"
+    )
     p.add_argument("--memory", help=MEMORY_HELP)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="as JSON")
@@ -242,7 +244,11 @@ def _review_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "review", help="a local web page to read runs and notes and decide approvals"
     )
-    p.add_argument("--memory", help=MEMORY_HELP)
+    p.add_argument(
+        "--memory",
+        action="append",
+        help=f"{MEMORY_HELP}; repeat it for each shard of a fleet: one page over all of them",
+    )
     p.add_argument(
         "--hub",
         help="state-hub URL, a tracker's (roundup+http://...), or 'embedded' (env STATE_HUB_URL)",
@@ -345,11 +351,15 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 def _carry_out_recorded(settings: Settings) -> None:
     """Decisions a person made while the domain was busy are carried out once it is free."""
-    from custodian_runtime.approvals import carry_out_recorded_decisions
-    from custodian_runtime.core.inert import for_terminal
+    from custodian_runtime.journal.inbox_files import words_waiting
 
     if settings.dry_run or settings.domain is None:
         return
+    if not words_waiting(settings.memory_dir, settings.domain):
+        return  # one listing: nothing was decided meanwhile (a skip loads no approvals)
+    from custodian_runtime.approvals import carry_out_recorded_decisions
+    from custodian_runtime.core.inert import for_terminal
+
     for done in carry_out_recorded_decisions(settings, settings.domain):
         sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
 
@@ -495,8 +505,13 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from custodian_runtime.review import review_command
     from custodian_runtime.writes import check_memory
 
+    given = args.memory or []
+    # The first memory stands for the page's own (its port's name, its settings); with more
+    # than one, the page is a fleet's: every shard's queue on it (review/shards.py).
+    args.memory, args.shard_memory = (given[0] if given else None), given
     settings = _settings(args, domain_required=False, hub_required=False)
-    check_memory(settings.memory_dir, writable=True)
+    for memory in settings.shard_memory or (settings.memory_dir,):
+        check_memory(memory, writable=True)
     return review_command(settings, args.host, args.port, args.open)
 
 

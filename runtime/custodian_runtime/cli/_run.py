@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from custodian_runtime.process.log_lines import LineStream
-    from custodian_runtime.run import RunResult
+    from custodian_runtime.run import QuickResult, RunResult
     from custodian_runtime.settings import Settings
 
 
@@ -152,14 +152,18 @@ def cmd_run(
     from custodian_runtime.clock import utc_now
     from custodian_runtime.core.redact import redact
     from custodian_runtime.errors import ConfigError, Interrupted
-    from custodian_runtime.run import run
+    from custodian_runtime.run import quick_skip
 
     started, clock = utc_now(), time.monotonic()
     timing = (started, clock)
     try:
         with _signals_raise():
             settings = load()
-            result = run(settings)
+            result: RunResult | QuickResult | None = quick_skip(settings)
+            if result is None:  # not a skip on the hub's 304: the whole run decides
+                from custodian_runtime.run import run
+
+                result = run(settings)
             if after is not None:
                 after(settings)
     except ConfigError as exc:
@@ -181,7 +185,9 @@ def cmd_run(
     return result.exit_code
 
 
-def _print_result(settings: Settings, result: RunResult, timing: tuple[datetime, float]) -> None:
+def _print_result(
+    settings: Settings, result: RunResult | QuickResult, timing: tuple[datetime, float]
+) -> None:
     from custodian_runtime.core.redact import redact
 
     if settings.json_output:

@@ -37,6 +37,15 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
         "--mode", required=True, help="auto (sanctioned writes only), ask, shadow, off"
     )
     _person(put)
+    no = ps.add_parser("no", help="say a standing no of one class (held, not asked), or lift one")
+    no.add_argument("--operation", required=True)
+    no.add_argument("--status", default="", help="the status its proposals set")
+    no.add_argument("--cites", default="", help="what they cite: none, other, newer")
+    no.add_argument("--workstream", default="", help="in one workstream")
+    no.add_argument("--owner", default="", help="or across the workstreams of one owner")
+    no.add_argument("--expires", default="30d", help="how long it holds (at most 30d)")
+    no.add_argument("--lift", action="store_true", help="ask again: lift it")
+    _person(no)
     report = ps.add_parser("report", help="how often a person approved, per operation")
     report.add_argument("--days", type=int, default=30, help="the window (default 30)")
     report.add_argument("--json", action="store_true")
@@ -44,7 +53,7 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     report.add_argument(
         "--hub", help="the hub a suggested grant binds to (default: where the items were seen)"
     )
-    for one in (show, put, report):
+    for one in (show, put, report, no):
         one.add_argument("--domain", help="the domain (env CUSTODIAN_DOMAIN)")
         one.add_argument("--memory")
     p.set_defaults(handler=lambda args: _cmd_policy(args, load))
@@ -64,6 +73,11 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
         "--evidence", choices=["newer"], default=None,
         help="newer: cover only a status write that cites a person's event on the task, newer "
         "than the task's last change and speaking for the move",
+    )  # fmt: skip
+    issue.add_argument(
+        "--on", action="append", default=[], metavar="KEY=VALUE",
+        help="a fact of the target it covers: workstream, owner (the workstream's), task_status, "
+        "idle_days (at least that many days since the task's last change)",
     )  # fmt: skip
     issue.add_argument("--json", action="store_true")
     _person(issue)
@@ -91,6 +105,13 @@ def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
     if args.policy_command == "set":
         by = decider(settings, args.by).name
         return pc.set_mode(settings, domain, args.operation, args.mode, by, args.reason, sys.stdout)
+    if args.policy_command == "no":
+        request = pc.SayNo(
+            domain=domain, operation=args.operation, status=args.status, cites=args.cites,
+            workstream=args.workstream, owner=args.owner, expires=args.expires,
+            lifted=args.lift, by=decider(settings, args.by).name, reason=args.reason,
+        )  # fmt: skip
+        return pc.say_no(settings, request, sys.stdout)
     if args.policy_command == "report":
         return pc.report(settings, domain, args.days, args.json, sys.stdout, by=args.by)
     return pc.show(settings, domain, args.json, sys.stdout)
@@ -115,17 +136,17 @@ def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
         max_uses=args.max, expires=args.expires, by=decider(settings, args.by).name,
         reason=args.reason,
         grant_id=f"grant-{secrets.token_hex(6)}", evidence=args.evidence,
+        on=_where(args.on, "--on"),
     )  # fmt: skip
     return pc.issue(settings, issue, args.json, sys.stdout, sys.stderr)
 
 
-def _where(pairs: list[str]) -> dict[str, str]:
+def _where(pairs: list[str], flag: str = "--where") -> dict[str, str]:
     found: dict[str, str] = {}
+    example = "status=blocked" if flag == "--where" else "owner=mia"
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ConfigError(
-                f"--where {pair!r}: give KEY=VALUE, e.g. status=blocked", setting="--where"
-            )
+            raise ConfigError(f"{flag} {pair!r}: give KEY=VALUE, e.g. {example}", setting=flag)
         found[key] = value
     return found

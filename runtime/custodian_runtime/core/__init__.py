@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from custodian_runtime.core import (
         approvals,
         authority,
+        canon,
         context,
         contract,
         digest,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         journal,
         limits,
         metrics,
+        names,
         observation,
         operations,
         outcomes,
@@ -32,15 +34,17 @@ if TYPE_CHECKING:
         prices,
         redact,
         run_rules,
+        skip,
         standing,
         tooling,
-        unchanged,
+        trackers,
         view,
     )
 
 __all__ = [
     "approvals",
     "authority",
+    "canon",
     "context",
     "contract",
     "digest",
@@ -48,6 +52,7 @@ __all__ = [
     "journal",
     "limits",
     "metrics",
+    "names",
     "observation",
     "operations",
     "outcomes",
@@ -56,9 +61,10 @@ __all__ = [
     "prices",
     "redact",
     "run_rules",
+    "skip",
     "standing",
     "tooling",
-    "unchanged",
+    "trackers",
     "view",
 ]
 

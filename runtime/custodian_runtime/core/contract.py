@@ -5,30 +5,22 @@ Responses tolerate unknown fields (the hub may grow); request bodies are strict 
 
 from __future__ import annotations
 
-import re
 from datetime import date, datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
-ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
-DOMAIN_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
-# The one domain-name rule: the hub's, and what may name a file on disk (journal, lock, snapshots).
-DOMAIN_RULE = (
-    "lowercase letters, digits and '-', starting with a letter or digit, at most 63 characters"
-)
-_DOMAIN = re.compile(DOMAIN_PATTERN)
+# Their home is core/names.py (light: a lock or a skip checks a name without pydantic).
+from custodian_runtime.core.names import DOMAIN_PATTERN as DOMAIN_PATTERN
+from custodian_runtime.core.names import DOMAIN_RULE as DOMAIN_RULE
+from custodian_runtime.core.names import ID_PATTERN as ID_PATTERN
+from custodian_runtime.core.names import is_domain as is_domain
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 DomainName = Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN)]
 Title = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
-
-
-def is_domain(value: object) -> bool:
-    """True when `value` is a domain name the contract allows (the whole string, no newline)."""
-    return isinstance(value, str) and _DOMAIN.fullmatch(value) is not None
 
 
 LongText = Annotated[str, StringConstraints(max_length=10000)]

@@ -7,11 +7,10 @@ import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from custodian_runtime.core.contract import DomainSummary
+if TYPE_CHECKING:  # a skip names its records without loading pydantic (run/_quick.py)
+    from custodian_runtime.core.contract import DomainSummary
 
 
 def canonical_json(value: Any) -> str:
@@ -92,6 +91,8 @@ def _workstream_digests(data: dict[str, Any]) -> dict[str, str]:
 
 
 def _default(value: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, (set, frozenset)):

@@ -289,6 +289,8 @@ def status_data(figures: Figures, now: datetime, max_age: timedelta) -> dict[str
         "overdue": figures.overdue(now, max_age),
         "last_success_at": _at(figures.last_success),
         "last_run_at": _at(run.ended_at) if run else None,
+        # When it was last looked at: its last run, or a watch's pass that found nothing to do.
+        "last_check_at": _at(figures.checked_at),
         "last_run_status": run.status if run else None,
         "exit_code": run.exit_code if run else None,
         "duration_s": (run.ended_at - run.started_at).total_seconds() if run else None,
@@ -312,15 +314,17 @@ def status_lines(figures: Figures, now: datetime, max_age: timedelta) -> list[st
         else "never succeeded"
     )
     run = figures.last_run
+    checked = figures.checked_at
+    check = f"; last check {_ago((now - checked).total_seconds())} ago" if checked else ""
     if run is None:
         return [
-            f"{figures.domain}  {health}  {since}; no run recorded",
+            f"{figures.domain}  {health}  {since}; no run recorded{check}",
             f"  pending {d['pending']}",
         ]
     ran = _ago((now - run.ended_at).total_seconds())
     head = (
         f"{figures.domain}  {health}  {since}; last run {ran} ago: {run.status},"
-        f" exit {run.exit_code}, {d['duration_s']:.1f} s"
+        f" exit {run.exit_code}, {d['duration_s']:.1f} s{check}"
     )
     items = " ".join(f"{o} {n}" for o, n in d["items"].items())
     oldest = d["oldest_pending_age_s"]

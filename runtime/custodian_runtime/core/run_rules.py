@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from custodian_runtime.core.journal.api import CompletedObservation
+from custodian_runtime.core.journal.observation import CompletedObservation
 from custodian_runtime.errors import CustodianError, HubError, Interrupted, ModelError, PlanRejected
 
 EXIT_OK, EXIT_INTERNAL, EXIT_WRITES = 0, 1, 5

@@ -21,9 +21,9 @@ from custodian_runtime.core.digest import canonical_json, sha256_hex, strict_loa
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import Word, decision_word
 from custodian_runtime.errors import SealError
+from custodian_runtime.journal.inbox_files import DECISIONS, legacy_files
 from custodian_runtime.memory.files import fsync_directory
 
-DECISIONS, STANDING = "decisions", "standing"
 _DECISION_PREFIX = b"custodian recorded decision v1\n"
 _STANDING_PREFIX = b"custodian standing decision v1\n"
 
@@ -39,16 +39,6 @@ class KeptStanding(BaseModel):
     fields: dict[str, Any]
     at: datetime
     seal: str | None = None
-
-
-def legacy_files(memory_dir: Path) -> list[Path]:
-    """The files of the old side stores still there (one listing each)."""
-    found: list[Path] = []
-    for name in (DECISIONS, STANDING):
-        directory = Path(memory_dir) / name
-        if directory.is_dir():
-            found += sorted(directory.glob("*.json"))
-    return found
 
 
 def legacy_words(memory_dir: Path, key: SealKey | None) -> list[tuple[Path, Word]]:

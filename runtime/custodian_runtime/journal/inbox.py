@@ -12,7 +12,6 @@ numbers of any width (twelve digits at least); any other file in the inbox is da
 from __future__ import annotations
 
 import contextlib
-import re
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,11 +24,12 @@ from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.core.journal.words import Word, sealed, sealer
 from custodian_runtime.errors import ConfigError, JournalError, SealError
 from custodian_runtime.journal._checkpoint import load_anchor, load_checkpoint
-from custodian_runtime.journal._inbox_legacy import legacy_files, legacy_words, remove
+from custodian_runtime.journal._inbox_legacy import legacy_words, remove
 from custodian_runtime.journal._segments import Layout
+from custodian_runtime.journal.inbox_files import WORD_NAME, word_files, words_waiting
 from custodian_runtime.memory.files import atomic_write_bytes, create_whole, fsync_directory
 
-_NAME = re.compile(r"^(\d{1,30})\.(json|done)$")
+_NAME = WORD_NAME
 
 
 def new_word_id() -> str:
@@ -70,7 +70,7 @@ class Inbox:
 
     def count(self, domain: str) -> int:
         """How many words wait for `domain` (one listing; an old side store's file counts)."""
-        return sum(1 for _ in self._files(domain)) + len(legacy_files(self.memory_dir))
+        return words_waiting(self.memory_dir, domain)
 
     def upgrade(self) -> str | None:
         """Carry the old side stores into the inbox once; the line that says so (None: none)."""
@@ -169,11 +169,7 @@ class Inbox:
         return sorted(p for p in directory.iterdir() if _NAME.match(p.name) is None)
 
     def _files(self, domain: str) -> Iterator[Path]:
-        directory = self.directory(domain)
-        if not directory.is_dir():
-            return iter(())
-        kept = [(int(m[1]), p) for p in directory.glob("*.json") if (m := _NAME.match(p.name))]
-        return iter(path for _, path in sorted(kept))
+        return iter(word_files(self.directory(domain)))
 
     def _highest(self, directory: Path) -> int:
         numbers = (_NAME.match(p.name) for p in directory.iterdir())

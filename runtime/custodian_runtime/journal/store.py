@@ -14,12 +14,18 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.seals import SealKey, verify_seals
-from custodian_runtime.errors import ConfigError, JournalError, SealError
-from custodian_runtime.journal._checkpoint import Opened, Torn, save_checkpoint, sealed
+from custodian_runtime.core.names import is_domain
+from custodian_runtime.errors import JournalError, SealError
+from custodian_runtime.journal._checkpoint import (
+    CheckpointFile,
+    Opened,
+    Torn,
+    save_checkpoint,
+    sealed,
+)
 from custodian_runtime.journal._index import refresh
 from custodian_runtime.journal._lines import (
     Parsed,
@@ -28,22 +34,13 @@ from custodian_runtime.journal._lines import (
     record_of,
     torn_report,
 )
+from custodian_runtime.journal._names import check_domain as check_domain
 from custodian_runtime.journal._open import Access, open_journal
 from custodian_runtime.journal._segments import SEGMENT_BYTES, Layout, lines_from
 from custodian_runtime.journal._torn import set_aside
 from custodian_runtime.journal._writer import Fsync, JournalWriter, fsync_dir
 
 Clock = Callable[[], datetime]
-
-
-def check_domain(domain: str) -> str:
-    """A domain names files on disk: only a name the contract allows (core/contract.py)."""
-    if not is_domain(domain):
-        raise ConfigError(
-            f"domain {domain!r} cannot name a journal file: use {DOMAIN_RULE}",
-            setting="--domain",
-        )
-    return domain
 
 
 @dataclass(frozen=True)
@@ -240,15 +237,18 @@ class JournalStore:
             seal_key=self._seal_key,
         )
 
-    def commit(self, writer: JournalWriter) -> None:
-        """Save the checkpoint of everything the writer's journal holds now (atomically)."""
+    def commit(self, writer: JournalWriter) -> CheckpointFile | None:
+        """Save the checkpoint of everything the writer's journal holds now (atomically); the
+        checkpoint saved (None: the saved one already says it, or the writer broke)."""
         saved = writer.checkpoint_file()
         if saved is not None:
             save_checkpoint(writer.layout, sealed(self._seal_key, saved))
             refresh(writer.layout, parse_line)  # the runs index people read (journal/_index.py)
+        return saved
 
 
 __all__ = [
+    "CheckpointFile",
     "JournalStore",
     "JournalWriter",
     "Opened",

@@ -1,4 +1,10 @@
-"""`cmd:COMMAND`: the prompt goes to a command's stdin; its stdout is the answer."""
+"""`cmd:COMMAND`: the prompt goes to a command's stdin; its stdout is the answer.
+
+By default stdin holds the system prompt, a blank line, then the user prompt. A command that
+takes them apart names `{system_file}` in one of its words: that word gets the path of a file (in
+the child's private TMPDIR) that holds the system prompt, and stdin holds the user prompt alone:
+`cmd:./ask.sh --system-file {system_file}`, or `cmd:llm -m local --system-file={system_file}`.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ if TYPE_CHECKING:
     import httpx
 
 STDERR_TAIL = 2000  # bytes of a failing command's stderr quoted in the error, the note, --json
+# In a word of the command: the path of a file that holds the system prompt (stdin: the user's).
+SYSTEM_FILE = "{system_file}"
 
 
 def said(stderr: bytes | str, secrets: tuple[str, ...]) -> str:
@@ -58,15 +66,27 @@ class CommandModel(Model):
         """The command as given."""
         return f"cmd:{shlex.join(self._argv)}"
 
+    @property
+    def system_apart(self) -> bool:
+        """Whether the command takes the system prompt in a file (`{system_file}`)."""
+        return any(SYSTEM_FILE in word for word in self._argv)
+
     def complete(self, prompt: Prompt) -> Completion:
-        """Send system and user prompt on stdin, return stdout."""
+        """Send the prompt (system and user on stdin, or the system prompt in a file named by
+        `{system_file}` and the user prompt on stdin), return stdout."""
         # A minimal environment with a private HOME and TMPDIR: the command is model code and
         # must not see the hub token or any provider key.
         with private_dirs("custodian-cmd-") as dirs:
-            return self._complete(prompt, minimal_env(self._env, dirs.home, dirs.tmp, self._extra))
+            env = minimal_env(self._env, dirs.home, dirs.tmp, self._extra)
+            if not self.system_apart:
+                return self._complete(f"{prompt.system}\n\n{prompt.user}", self._argv, env)
+            system = dirs.tmp / "system-prompt.txt"
+            system.write_text(prompt.system, encoding="utf-8")
+            argv = [word.replace(SYSTEM_FILE, str(system)) for word in self._argv]
+            return self._complete(prompt.user, argv, env)
 
-    def _complete(self, prompt: Prompt, env: dict[str, str]) -> Completion:
-        proc = self._run(f"{prompt.system}\n\n{prompt.user}", env)
+    def _complete(self, text: str, argv: list[str], env: dict[str, str]) -> Completion:
+        proc = self._run(text, argv, env)
         out, err = proc.stdout, proc.stderr
         if proc.returncode != 0:
             words = said(err, self._secrets)
@@ -83,11 +103,11 @@ class CommandModel(Model):
             usage=Usage(),
         )
 
-    def _run(self, text: str, env: dict[str, str]) -> ChildFinished:
+    def _run(self, text: str, argv: list[str], env: dict[str, str]) -> ChildFinished:
         """The command run to its end, or a ModelError (Interrupted passes through)."""
         try:
             return run_child(
-                self._argv,
+                argv,
                 text.encode("utf-8"),
                 env=env,
                 timeout_s=self._timeout,

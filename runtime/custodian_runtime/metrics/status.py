@@ -1,13 +1,14 @@
 """`custodian status`: every domain's figures read from memory/, for a person, JSON or Prometheus.
 
-A domain's figures come from its journal's checkpoint (the last run and the last success) and
-the approval queue; nothing here reads the whole journal.
+A domain's figures come from its journal's checkpoint (the last run and the last success), the
+approval queue, and the checks a `custodian watch` kept (metrics/checks.py); nothing here reads
+the whole journal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
@@ -21,6 +22,7 @@ from custodian_runtime.core.metrics import Figures, figures_of, status_data, sta
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics._registry import exposition
+from custodian_runtime.metrics.checks import last_checks
 
 # A domain has not succeeded within --max-age, or no domain has run at all (1 is a bug's).
 EXIT_OVERDUE = 8
@@ -62,10 +64,15 @@ def domain_figures(
 
 
 def all_figures(memory_dir: Path, seal_key: SealKey | None, now: datetime) -> list[Figures]:
-    """The figures of every domain with a journal or a queued item, by name."""
+    """The figures of every domain with a journal or a queued item, by name, each with its
+    last check by a `custodian watch` (metrics/checks.py)."""
     items = ApprovalStore(memory_dir, seal_key).all(verify=False)
     domains = set(JournalStore(memory_dir).domains()) | {i.domain for i in items}
-    return [domain_figures(memory_dir, d, seal_key, now, items) for d in sorted(domains)]
+    checks = last_checks(memory_dir)
+    return [
+        replace(domain_figures(memory_dir, d, seal_key, now, items), last_check=checks.get(d))
+        for d in sorted(domains)
+    ]
 
 
 def status_command(

@@ -13,6 +13,7 @@ from custodian_runtime.core.presentation.approval_text import answered, fate
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.review.asked import Flash
 from custodian_runtime.review.pending import recorded_decisions
+from custodian_runtime.review.shards import shard_of
 from custodian_runtime.settings import Settings
 
 
@@ -55,9 +56,13 @@ def decide_and_say(
     settings: Settings, item: ApprovalItem, decision: str, by: str, reason: str | None,
     sentences: tuple[str, str],
 ) -> Flash:  # fmt: skip
-    """Decide, then say in one sentence what happened and what happens next."""
-    decided = decide(settings, item.id, decision, by, reason)
-    return said(settings, item, decided, sentences)
+    """Decide, in the shard the item lives in, then say in one sentence what happened and what
+    happens next."""
+    shard = shard_of(settings, item.id)
+    if shard is None:  # gone meanwhile, or in two shards' queues: decided in neither
+        return Flash(item.id, False, f"Not decided: {sentences[0]}. {_NOT_ONE_SHARD}")
+    decided = decide(shard, item.id, decision, by, reason)
+    return said(shard, item, decided, sentences)
 
 
 def said(
@@ -101,3 +106,9 @@ def _capital(text: str) -> str:
     text = text.strip()
     text = text[:1].upper() + text[1:]
     return text if text.endswith(".") else text + "."
+
+
+_NOT_ONE_SHARD = (
+    "It is no longer in the queue of one memory directory of this page (decided elsewhere, or "
+    "found in two shards' queues); nothing ran. `custodian approvals show` in each shard says more."
+)

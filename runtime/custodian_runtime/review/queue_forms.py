@@ -20,6 +20,7 @@ from custodian_runtime.review.asked import Asked, Flash, SessionState, item_stat
 from custodian_runtime.review.carry_out import decide_and_say
 from custodian_runtime.review.draft import Form, Typed
 from custodian_runtime.review.pending import read_domains
+from custodian_runtime.review.shards import shard_of
 from custodian_runtime.settings import Settings
 
 MAX_BY, MAX_REASON = 100, 2000
@@ -80,8 +81,11 @@ def reason_problem(reason: str, needed: bool) -> str | None:
 
 
 def pending_item(settings: Settings, approval_id: str, now: datetime) -> ApprovalItem | None:
-    """The item if it exists and still waits for a decision."""
-    store = ApprovalStore(settings.memory_dir, settings.seal_key)
+    """The item if it exists (in one shard) and still waits for a decision."""
+    shard = shard_of(settings, approval_id)
+    if shard is None:
+        return None
+    store = ApprovalStore(shard.memory_dir, shard.seal_key)
     try:
         item = store.get(approval_id, verify=False)
     except CustodianError:

@@ -16,9 +16,11 @@ from custodian_runtime.core.journal.kinds import (
     GrantRevoked,
     PolicySet,
     RecordDataError,
+    RefusalSaid,
     decode,
 )
 from custodian_runtime.core.standing.grants import Grant
+from custodian_runtime.core.standing.record import said_no_of
 
 # How the record that closed a write reads, after "executed (grant …)"'s verb.
 _CLOSED = {"receipt": "executed", "failed": "failed", "stale": "stale"}
@@ -77,7 +79,7 @@ def changes(records: Iterable[Record]) -> list[Change]:
     """Each mode set and grant issued or revoked, newest first."""
     found: list[Change] = []
     for r in records:
-        if r.kind not in ("policy_set", "grant_issued", "grant_revoked"):
+        if r.kind not in ("policy_set", "grant_issued", "grant_revoked", "refusal_said"):
             continue
         try:
             change = _change(r)
@@ -100,6 +102,10 @@ def _change(r: Record) -> Change | None:
     if isinstance(entry, GrantRevoked):
         what = f"revoked {entry.grant_id}"
         return Change(at, str(entry.by), what, str(entry.reason), str(entry.grant_id))
+    if isinstance(entry, RefusalSaid):
+        said = said_no_of(at, entry)
+        what = f"{'lifted the standing no on' if said.lifted else 'said a standing no on'} "
+        return Change(at, said.by, what + said.label(), said.reason)
     return None
 
 

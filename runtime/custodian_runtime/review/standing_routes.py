@@ -14,6 +14,7 @@ from custodian_runtime.core.redact import redact
 from custodian_runtime.review.asked import AskedGrant, SessionState
 from custodian_runtime.review.grant_forms import GrantAnswer, GrantHandlers, GrantTyped
 from custodian_runtime.review.queue_forms import Form, FormAnswer, one
+from custodian_runtime.review.shards import shards
 from custodian_runtime.review.standing_data import domains, standing_view
 from custodian_runtime.settings import Settings
 
@@ -31,8 +32,18 @@ class StandingPages:
     state: SessionState
     render: Render
 
-    def __post_init__(self) -> None:
-        self.handlers = GrantHandlers(self.settings, self.state)
+    def _known(self) -> dict[str, Settings]:
+        """Every domain a shard's memory knows -> that shard (the first, if two know it)."""
+        found: dict[str, Settings] = {}
+        for shard in reversed(shards(self.settings)):
+            found |= dict.fromkeys(domains(shard), shard)
+        return dict(sorted(found.items()))
+
+    def _handlers(self, domain: str) -> GrantHandlers:
+        """The grant forms of the shard that keeps `domain` (an issue or revoke is journaled
+        there, under its lock)."""
+        shard = self._known().get(domain, self.settings)
+        return GrantHandlers(shard, self.state)
 
     def get(self, path: str, csrf: str, query: str, by: str, *, peek: bool = False) -> Any:
         """The Standing page, or a confirmation open in this session; None: not ours."""
@@ -47,7 +58,8 @@ class StandingPages:
         self, csrf: str, domain: str, typed: GrantTyped, status: int = 200, *, peek: bool = False
     ) -> Any:
         """One domain's standing, or the list of domains to choose from."""
-        known = domains(self.settings)
+        where = self._known()
+        known = list(where)
         flashes = self.state.flashes(csrf, peek=peek)
         if not domain and len(known) == 1:
             domain = known[0]
@@ -56,7 +68,7 @@ class StandingPages:
                 typed = GrantTyped(typed.key, typed.values, _unknown(domain))
             return self.render("standing.html.j2", status, known=known, view=None,
                                flashes=flashes, csrf=csrf, typed=typed)  # fmt: skip
-        view = standing_view(self.settings, domain, utc_now())
+        view = standing_view(where[domain], domain, utc_now())
         return self.render(
             "standing.html.j2", status, known=known, view=view, flashes=flashes, csrf=csrf,
             typed=typed, hub=self._hub_name(),
@@ -79,12 +91,14 @@ class StandingPages:
         """Issue or revoke (each asks for a confirmation first), or confirm."""
         domain = one(form, "domain")
         if path == "/standing/confirm":
-            return self.handlers.confirm(form, csrf)
-        if domain not in domains(self.settings):
+            asked = self.state.peek(csrf, one(form, "nonce"))
+            of = asked.domain if isinstance(asked, AskedGrant) else ""
+            return self._handlers(of).confirm(form, csrf)
+        if domain not in self._known():
             return GrantAnswer(FormAnswer(422), "", GrantTyped(problem=_unknown(domain)))
         if path == "/standing/revoke":
-            return self.handlers.ask_revoke(domain, form, csrf)
-        return self.handlers.ask_issue(domain, form, csrf)
+            return self._handlers(domain).ask_revoke(domain, form, csrf)
+        return self._handlers(domain).ask_issue(domain, form, csrf)
 
 
 def _unknown(domain: str) -> str:

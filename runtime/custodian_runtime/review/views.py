@@ -24,13 +24,20 @@ from custodian_runtime.core.approvals.items import ApprovalItem, effective_statu
 from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
-from custodian_runtime.errors import CustodianError
 from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
 from custodian_runtime.review.grant_forms import GrantAnswer, GrantTyped
 from custodian_runtime.review.group_forms import GROUP_CONFIRM, GROUP_PATH, GroupHandlers
 from custodian_runtime.review.pending import pending_views, read_domains
-from custodian_runtime.review.queue import Filter, Queue, decided, history, past, queue
+from custodian_runtime.review.queue import (
+    MAX_HISTORY,
+    Filter,
+    Queue,
+    decided,
+    history,
+    past,
+    queue,
+)
 from custodian_runtime.review.queue_forms import (
     DecisionHandlers,
     Form,
@@ -39,9 +46,10 @@ from custodian_runtime.review.queue_forms import (
     pending_item,
 )
 from custodian_runtime.review.run_groups import by_decision
+from custodian_runtime.review.shards import every, first_of, in_shards, item_of, notes_of, shards
 from custodian_runtime.review.standing_routes import POSTS as STANDING_POSTS
 from custodian_runtime.review.standing_routes import StandingPages
-from custodian_runtime.review.waiting import WaitingItems
+from custodian_runtime.review.waiting import WaitingItems, together
 from custodian_runtime.settings import Settings
 
 CSS_PATH = "/static/review.css"
@@ -104,13 +112,20 @@ class Views:
         self.grouped = GroupHandlers(settings, self.state)
         self.name_cookie = name_cookie
         self.standing = StandingPages(settings, self.state, self._render)
-        self.waiting = WaitingItems()  # every domain's pending items, between requests
+        # Every domain's pending items, between requests: one keeper per shard's memory.
+        self.shards = shards(settings)
+        self.waiting = [WaitingItems() for _ in self.shards]
 
-    def _store(self) -> ApprovalStore:
-        return ApprovalStore(self.settings.memory_dir, self.settings.seal_key)
+    def _store(self, shard: Settings | None = None) -> ApprovalStore:
+        settings = self.settings if shard is None else shard
+        return ApprovalStore(settings.memory_dir, settings.seal_key)
 
     def _queue(self, keep: Filter) -> Queue:
-        return queue(self.waiting.pending(self._store(), utc_now()), keep)
+        now = utc_now()
+        parts = [
+            w.pending(self._store(s), now) for s, w in zip(self.shards, self.waiting, strict=True)
+        ]
+        return queue(together(parts), keep)
 
     def _render(
         self, template: str, status: int = 200, waiting: Queue | None = None, **values: Any
@@ -162,25 +177,30 @@ class Views:
 
     def _record_or_note(self, path: str) -> Page:
         if match := RUN_PATH.match(path):
-            record = pages.court_record(self.settings, match["run_id"])
+            run_id: str = match["run_id"]
+            record = first_of(self.settings, lambda s: pages.court_record(s, run_id))
             if record is None:
-                return self.not_found(f"no run {match['run_id']} in any journal")
-            canon = pages.canon_shown(self.settings, match["run_id"])
-            return self._render(
-                "record.html.j2", run_id=match["run_id"], record=record, canon=canon
-            )
+                return self.not_found(f"no run {run_id} in any journal")
+            shown = first_of(self.settings, lambda s: pages.canon_shown(s, run_id) or None)
+            return self._render("record.html.j2", run_id=run_id, record=record, canon=shown or ())
         if match := NOTE_PATH.match(path):
-            note = pages.note(self.settings, match["name"])
+            name: str = match["name"]
+            note = first_of(self.settings, lambda s: pages.note(s, name))
             if note is None:
-                return self.not_found(f"no note {match['name']} in memory/working")
-            run_id = pages.note_run(self.settings, note.name)
-            uses = pages.granted(self.settings, run_id) if run_id else []
+                return self.not_found(f"no note {name} in memory/working")
+            ran = first_of(self.settings, lambda s: pages.note_run(s, name))
+            # A run is one shard's: the writes it ran under a grant are in that shard's journal.
+            found = (
+                first_of(self.settings, lambda s: pages.granted(s, ran) or None) if ran else None
+            )
+            uses = found or []
             return self._render("note.html.j2", note=note, html=Markup(note.html), uses=uses)
         return self.not_found(f"no page {path}")
 
     def runs(self, page: int) -> Page:
         """Page `page` of every domain's runs (1 = the newest)."""
-        domains = pages.domain_runs(self.settings, page)
+        found = every(self.settings, lambda s: pages.domain_runs(s, page))
+        domains = sorted(found, key=lambda d: d.domain)
         last = max((d.pages for d in domains), default=1)
         return self._render("runs.html.j2", domains=domains, page=page, last=last)
 
@@ -190,7 +210,7 @@ class Views:
         """The pending queue (the landing page): oldest first, filtered, each with its form."""
         now = utc_now()
         shown = self._queue(keep)
-        items = pending_views(self.settings, self._store(), now, list(shown.items))
+        items = in_shards(self.settings, list(shown.items), now)
         groups = by_decision(items, shown.order)
         hub = self.settings.hub
         hub_name = "not configured" if hub is None else "embedded" if hub.embedded else hub.url
@@ -203,7 +223,7 @@ class Views:
             queue=shown,
             keep=keep,
             typed=typed,
-            notes=pages.run_notes(self.settings, {i.domain for i in shown.items}),
+            notes=notes_of(self.settings, {i.domain for i in shown.items}),
             csrf=csrf,
             flashes=self.state.flashes(csrf, peek=peek),
             hub=redact(hub_name),
@@ -213,25 +233,26 @@ class Views:
         """Decided items (of `domain`, or all), the latest first, with titles read from the hub
         once per domain."""
         now = utc_now()
-        every = decided(self._store(), now)
-        items = [i for i in every if not domain or i.domain == domain]
+        done = every(self.settings, lambda s: decided(self._store(s), now))
+        done.sort(key=lambda i: i.decided_at or i.expires_at, reverse=True)
+        items = [i for i in done if not domain or i.domain == domain][:MAX_HISTORY]
         read = read_domains(
             self.settings, {i.domain for i in items if not writes_canon(i.operation)}
         )
         facts = {d: facts_of(s) for d, s in read.items() if not isinstance(s, str)}
-        uses = [u for u in pages.granted(self.settings) if not domain or u.domain == domain]
+        granted = sorted(every(self.settings, pages.granted), key=lambda u: u.at, reverse=True)
+        uses = [u for u in granted if not domain or u.domain == domain]
         shown = history(items, now, facts)
-        known = sorted({i.domain for i in every})
+        known = sorted({i.domain for i in done})
         return self._render("history.html.j2", items=shown, uses=uses, domain=domain, known=known)
 
     def item(self, approval_id: str) -> Page:
         """One item, pending or decided: what it was and what became of it."""
-        try:
-            item = self._store().get(approval_id, verify=False)
-        except CustodianError:
+        item, shard = item_of(self.settings, approval_id)
+        if item is None or shard is None:
             return self.not_found(f"no approval item {approval_id}")
         now = utc_now()
-        view = pending_views(self.settings, self._store(), now, [item])[0]
+        view = pending_views(shard, self._store(shard), now, [item])[0]
         return self._render("item.html.j2", v=view, past=past(item, effective_status(item, now)))
 
     def confirmation(self, approval_id: str, nonce: str, csrf: str) -> Page:
@@ -239,11 +260,10 @@ class Views:
         asked = self.state.peek(csrf, nonce)
         if not isinstance(asked, Asked) or asked.approval_id != approval_id:
             return self.not_found("this confirmation is not open; approve again from the queue")
-        try:
-            item = self._store().get(approval_id, verify=False)
-        except CustodianError:
+        item, shard = item_of(self.settings, approval_id)
+        if item is None or shard is None:
             return self.not_found(f"no approval item {approval_id}")
-        view = pending_views(self.settings, self._store(), utc_now(), [item])[0]
+        view = pending_views(shard, self._store(shard), utc_now(), [item])[0]
         return self._render("confirm.html.j2", v=view, asked=asked, nonce=nonce, csrf=csrf)
 
     def group_confirmation(self, nonce: str, csrf: str) -> Page:
@@ -251,9 +271,8 @@ class Views:
         asked = self.state.peek(csrf, nonce)
         if not isinstance(asked, AskedGroup):
             return self.not_found("this confirmation is not open; choose again in the queue")
-        now, store = utc_now(), self._store()
         live = self._live(c.approval_id for c in asked.chosen)
-        views = {v.item.id: v for v in pending_views(self.settings, store, now, live)}
+        views = {v.item.id: v for v in in_shards(self.settings, live, utc_now())}
         return self._render(
             "group_confirm.html.j2", asked=asked, views=views, nonce=nonce, csrf=csrf
         )
@@ -262,7 +281,7 @@ class Views:
         """The items ticked for a reject together, with one form for the name and reason."""
         now = utc_now()
         chosen = self._live(ids)
-        items = pending_views(self.settings, self._store(), now, chosen) if chosen else []
+        items = in_shards(self.settings, chosen, now)
         values: dict[str, Any] = {"items": items, "typed": typed, "csrf": csrf, "next": "/"}
         return self._render("bulk.html.j2", status, **values)
 

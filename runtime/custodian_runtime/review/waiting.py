@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -178,3 +179,17 @@ def _heal(store: ApprovalStore, domain: str, items: list[ApprovalItem], now: dat
             heal_items(store, items, ledger, now)
     except (RunLocked, CustodianError):
         return
+
+
+def together(parts: list[Waiting]) -> Waiting:
+    """Several shards' pending items as one queue, oldest first; an id that two shards hold (a
+    reshard left a copy) is in neither, as it can be decided in neither (review/shards.py)."""
+    if len(parts) == 1:
+        return parts[0]
+    ids = Counter(i.id for p in parts for i in p.items)
+    mine = (i for p in parts for i in p.items if ids[i.id] == 1)
+    items = sorted(mine, key=lambda i: (i.created_at, i.id))
+    order: dict[str, int] = {}
+    for part in parts:
+        order |= part.order
+    return Waiting(tuple(items), order)

@@ -15,6 +15,8 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.run._context import RunContext
     from custodian_runtime.run._planner import Planner, RulePlanner, build_planner
+    from custodian_runtime.run._quick import quick_skip
+    from custodian_runtime.run._quick_result import QuickResult
     from custodian_runtime.run._result import RunResult, RunSoFar
     from custodian_runtime.run._runner import run
     from custodian_runtime.run._unchanged import work_waiting
@@ -23,11 +25,13 @@ if TYPE_CHECKING:
 __all__ = [
     "Observation",
     "Planner",
+    "QuickResult",
     "RulePlanner",
     "RunContext",
     "RunResult",
     "RunSoFar",
     "build_planner",
+    "quick_skip",
     "run",
     "work_waiting",
 ]
@@ -42,6 +46,8 @@ if not TYPE_CHECKING:
             **dict.fromkeys(("RunContext",), "_context"),
             **dict.fromkeys(("Planner", "RulePlanner", "build_planner"), "_planner"),
             **dict.fromkeys(("run",), "_runner"),
+            **dict.fromkeys(("quick_skip",), "_quick"),
+            **dict.fromkeys(("QuickResult",), "_quick_result"),
             **dict.fromkeys(("work_waiting",), "_unchanged"),
         },
     )

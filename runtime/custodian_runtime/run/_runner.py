@@ -7,8 +7,6 @@ returns; it becomes the `RunResult` once, however the run ends.
 
 from __future__ import annotations
 
-import os
-import socket
 import sys
 import time
 from dataclasses import replace
@@ -16,25 +14,26 @@ from typing import TextIO
 
 import httpx
 
-from custodian_runtime import __version__
 from custodian_runtime.approvals.derived import heal_items
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.digest import digest
 from custodian_runtime.core.journal.kinds import RunStarted
-from custodian_runtime.core.journal.render import UNSEALED
+from custodian_runtime.core.journal.seal_key import UNSEALED
 from custodian_runtime.core.run_rules import (
     failure,
     internal_error,
     signalled,
 )
+from custodian_runtime.core.skip.facts import skip_facts
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
-from custodian_runtime.journal.store import JournalStore, JournalWriter, Opened
-from custodian_runtime.packaged import PACKAGED, revision
+from custodian_runtime.journal.skip_facts import save_facts
+from custodian_runtime.journal.store import CheckpointFile, JournalStore, JournalWriter, Opened
+from custodian_runtime.packaged import PACKAGED
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client
@@ -43,6 +42,7 @@ from custodian_runtime.run._ending import ended, failed, finish, skipped
 from custodian_runtime.run._metrics import push_after
 from custodian_runtime.run._planner import Planner, build_planner
 from custodian_runtime.run._result import RunResult, RunSoFar
+from custodian_runtime.run._started import started_data
 from custodian_runtime.run._unchanged import ask_unchanged
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import check_run
@@ -176,9 +176,11 @@ def _locked(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResu
         writer = store.writer(domain, run_id, channels.clock, opened)
         ctx = build_context(settings, run_id, channels, DiskJournal(writer), approvals)
         try:
-            return _steps(ctx, so_far, opened, _started_data(settings, channels.hub))
+            result = _steps(ctx, so_far, opened, _started_data(settings, channels.hub))
         finally:
-            _commit(store, writer, channels.log)
+            saved = _commit(store, writer, channels.log)
+        _keep_facts(settings, saved, approvals, so_far.model, channels)
+        return result
 
 
 def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> Opened:
@@ -195,29 +197,40 @@ def _open(store: JournalStore, domain: str, log: PhaseLog, *, repair: bool) -> O
     return opened
 
 
-def _commit(store: JournalStore, writer: JournalWriter, log: PhaseLog) -> None:
+def _commit(store: JournalStore, writer: JournalWriter, log: PhaseLog) -> CheckpointFile | None:
     """Save the checkpoint; it is derived data, so a failure costs only a full scan later."""
     try:
-        store.commit(writer)
+        return store.commit(writer)
     except OSError as exc:
         log.line("journal", "checkpoint_not_saved", error=str(exc))
+        return None
+
+
+def _keep_facts(
+    settings: Settings,
+    saved: CheckpointFile | None,
+    approvals: ApprovalStore,
+    model: str | None,
+    channels: Channels,
+) -> None:
+    """What the next skip decides with (core/skip/facts.py), derived at the checkpoint's head;
+    derived data too: a failure costs the next skip the typed journal."""
+    if saved is None or settings.domain is None:
+        return
+    head, at = saved.checkpoint.head, saved.position
+    where = {"seq": head.seq, "hash": head.hash, "head_start": at.head_start, "offset": at.offset}
+    try:
+        items = approvals.view(settings.domain, channels.clock()).items
+        facts = skip_facts(saved.checkpoint.records, items, digest(settings.digest_view()), model)
+        save_facts(
+            settings.memory_dir / "journal", settings.domain, facts, where, settings.seal_key
+        )
+    except (CustodianError, OSError) as exc:
+        channels.log.line("journal", "skip_facts_not_saved", error=str(exc))
 
 
 def _started_data(settings: Settings, hub: str) -> RunStarted:
-    constitution = settings.canon_dir / "constitution.md"
-    return RunStarted(
-        settings_digest=digest(settings.digest_view()),
-        constitution_digest=digest(constitution.read_text("utf-8"))
-        if constitution.is_file()
-        else None,
-        model_spec=settings.model.spec,
-        hub_url=hub,
-        pid=os.getpid(),
-        host=socket.gethostname(),
-        dry_run=settings.dry_run,
-        version=__version__,
-        revision=revision(),
-    )
+    return RunStarted(**started_data(settings, hub))
 
 
 def _steps(ctx: RunContext, so_far: RunSoFar, opened: Opened, started: RunStarted) -> RunResult:

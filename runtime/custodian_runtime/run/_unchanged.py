@@ -3,7 +3,7 @@
 Then, once the domain is read, skip when its state digest is the last completed run's
 (`unchanged_state`, the rule from before revisions, which a v1.1 hub keeps).
 
-The core decides (`core.unchanged`); this module gathers what waits on this side, sends the one
+The core decides (`core.skip.unchanged`); this module gathers what waits on this side, sends the one
 conditional read (`If-None-Match` with the revision the last completed run saw) and, on a 304,
 journals the observation it stands for. A v1.1 hub names no revision: the run reads as before.
 """
@@ -19,7 +19,7 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.runs import CompletedObservation
 from custodian_runtime.core.run_rules import skip_reason
-from custodian_runtime.core.unchanged import (
+from custodian_runtime.core.skip.unchanged import (
     LocalWork,
     expiries_due,
     not_modified_reason,

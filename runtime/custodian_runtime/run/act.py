@@ -29,6 +29,7 @@ from custodian_runtime.core.journal.trace import executed_params
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.record import with_words
+from custodian_runtime.core.standing.rule import observed_facts
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.decide import Ruled, standing_now
 from custodian_runtime.run.observe import Observation
@@ -168,6 +169,7 @@ def _enqueue(ctx: RunContext, ruled: Ruled, observed: DomainSummary) -> tuple[It
             hub_at=bound["hub_at"],
             canon=bound["canon"],
             waiting=waiting_because(ruling, ground),
+            facts=observed_facts(item, ground),
         )
         ctx.approvals.save(approval)
         ctx.journal.write(

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from custodian_runtime.canon.library import read_canon_dir
 from custodian_runtime.canon.retrieve import RunCanon, run_canon
+from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.authority.refusals import standing_nos_in
 from custodian_runtime.core.canon.queries import state_queries
 from custodian_runtime.core.canon.sections import title
 from custodian_runtime.core.context.continuity import (
@@ -19,10 +21,12 @@ from custodian_runtime.core.context.continuity import (
     note_actions,
 )
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
+from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import CanonCited, PromptRecord
 from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
+from custodian_runtime.core.view import View
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
 from custodian_runtime.notes.store import note_text
@@ -79,6 +83,24 @@ def brief(item: ApprovalItem) -> ApprovalBrief:
     )
 
 
+def held_briefs(observed: DomainSummary, history: ApprovalHistory) -> tuple[ApprovalBrief, ...]:
+    """Each standing "no" in force (core/authority/refusals.py), as the rejected section shows
+    it first: its class and scope, and the person's newest reasons; such a proposal is held."""
+    return tuple(
+        ApprovalBrief(
+            id="held",
+            operation=r.operation,
+            target=r.scope,
+            summary=(f"status={r.status} " if r.status else "")
+            + (f"citing {r.cites} " if r.cites else "")
+            + f"held: {len(r.rejected)} rejected, none approved; not asked again",
+            status="held",
+            reason="; ".join(dict.fromkeys(s.why for s in r.rejected[-2:])),
+        )
+        for r in standing_nos_in(View.of(observed), history)
+    )
+
+
 def _last_actions(working: Path, notes: Continuity | None) -> tuple[LastAction, ...] | None:
     """What became of the last run's items, from its note's front matter (never its prose)."""
     if notes is None or notes.last is None:
@@ -111,7 +133,9 @@ def _orientation(
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     queue = ctx.approvals.view(ctx.domain, now)
     pending = tuple(brief(i) for i in queue.pending(now))
-    rejected = tuple(brief(i) for i in queue.rejected(now))
+    rejected = held_briefs(observation.summary, queue.history(now)) + tuple(
+        brief(i) for i in queue.rejected(now)
+    )
     queries = state_queries(observation.summary, pending, rejected)
     memory = None if ctx.dry_run else ctx.memory_dir
     canon = run_canon(ctx.canon_dir, ctx.domain, queries, memory)
@@ -120,7 +144,7 @@ def _orientation(
     schema = None
     if ctx.structured:
         ids = ObservedIds.of(observation.summary)
-        schema = answer_schema(ids, unavailable=tuple(ctx.unavailable))
+        schema = answer_schema(ids, unavailable=tuple(ctx.unavailable), limits=ctx.limits)
     prompt = Prompt(
         system=rendered.system,
         user=rendered.user,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import custodian_runtime.settings.model_options as model_options
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
-from custodian_runtime.core.trackers import hub_address, known_schemes
+from custodian_runtime.core.trackers.address import hub_address, known_schemes
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm import EXTRA_VAR, extra_names
 from custodian_runtime.llm.base import ModelConfig
@@ -96,6 +96,9 @@ class Settings:
     prompt_form: str = "full"  # CUSTODIAN_PROMPT_FORM: `compact` for a small context window
     people: People = field(default_factory=People)  # who decides, and how the name is known
     review_url: str | None = None  # CUSTODIAN_REVIEW_URL: the page as people open it
+    # `custodian review --memory A --memory B`: a fleet's shards on one page (review/shards.py);
+    # empty for one memory directory. memory_dir is then the first of them.
+    shard_memory: tuple[Path, ...] = ()
     # CUSTODIAN_NOTIFY_URL: the webhook told when items wait; never journaled or printed whole.
     notify_url: str | None = field(default=None, repr=False)
     # Never journaled, printed or handed to a model: see `digest_view` and `seal_key_from`.
@@ -117,6 +120,20 @@ class Settings:
         }
 
 
+def _shards(given: object, cwd: Path) -> tuple[Path, ...]:
+    """The shards' memory directories of a fleet's review page, each once (none: one memory)."""
+    if not isinstance(given, list | tuple) or len(given) < 2:
+        return ()
+    found = tuple((cwd / str(d)).resolve() for d in given)
+    twice = sorted({str(d) for d in found if found.count(d) > 1})
+    if twice:
+        raise ConfigError(
+            f"--memory {twice[0]} is given twice: give each shard's memory directory once",
+            setting="--memory",
+        )
+    return found
+
+
 def pick(flag: object, env: Mapping[str, str], name: str) -> tuple[str | None, str]:
     """The flag's value if given, else the variable's; with where it came from."""
     if flag not in (None, ""):
@@ -135,7 +152,7 @@ def parse_domain(value: str | None, *, required: bool) -> str | None:
             )
         return None
     # The contract's models (pydantic) load only when a domain is checked, not for `--help`.
-    from custodian_runtime.core.contract import DOMAIN_RULE, is_domain
+    from custodian_runtime.core.names import DOMAIN_RULE, is_domain
 
     if not is_domain(value):
         raise ConfigError(
@@ -264,6 +281,7 @@ def load_settings(
         model=model_config(spec, model_name, env, flags),
         model_source=model_source,
         memory_dir=(cwd / (memory or "memory")).resolve(),
+        shard_memory=_shards(flags.get("shard_memory"), cwd),
         canon_dir=canon_dir,
         embedded_dir=(cwd / env.get("CUSTODIAN_EMBEDDED_DIR", DEFAULT_EMBEDDED_DIR)).resolve(),
         canon_source=canon_source,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from custodian_runtime.errors import ConfigError
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.journal.seals import SealKey
+    from custodian_runtime.core.journal.seal_key import SealKey
 
 SEAL_KEY = "CUSTODIAN_SEAL_KEY"
 SEAL_KEY_PREVIOUS = "CUSTODIAN_SEAL_KEY_PREVIOUS"
@@ -27,7 +27,7 @@ def _raw(name: str, env: Mapping[str, str], environ: Mapping[str, str]) -> str |
 
 
 def _empty(name: str) -> ConfigError:
-    from custodian_runtime.core.journal.seals import MIN_KEY_CHARS  # off the startup path
+    from custodian_runtime.core.journal.seal_key import MIN_KEY_CHARS  # off the startup path
 
     fix = (
         "unset it to run unsealed (docs/operator.md, Seals: what an unsealed memory cannot "
@@ -53,7 +53,7 @@ def seal_key_from(env: Mapping[str, str], environ: Mapping[str, str]) -> SealKey
                 setting=SEAL_KEY,
             )
         return None
-    from custodian_runtime.core.journal.seals import MIN_KEY_CHARS, SealKey
+    from custodian_runtime.core.journal.seal_key import MIN_KEY_CHARS, SealKey
 
     try:
         return SealKey(current, previous)

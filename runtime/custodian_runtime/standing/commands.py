@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX
+from custodian_runtime.core.authority.scope import scope_label, scope_problem
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
 from custodian_runtime.core.journal.prune import parse_keep
@@ -33,6 +34,9 @@ from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
+from custodian_runtime.standing.said_no import SayNo as SayNo
+from custodian_runtime.standing.said_no import report_lines
+from custodian_runtime.standing.said_no import say_no as _say_no
 from custodian_runtime.standing.shadow_log import held_count, shadow_log, standing_nos
 from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.writes import hub_location
@@ -55,6 +59,8 @@ class Issue:
     grant_id: str
     # `--evidence newer`: it covers only a write citing a person's newer event (grants.py).
     evidence: str | None = None
+    # `--on KEY=VALUE`: facts of the target it covers (core/authority/scope.py).
+    on: dict[str, str] = field(default_factory=dict)
 
 
 def write_json(data: object, out: TextIO) -> None:
@@ -200,10 +206,17 @@ def report(
             f"held in deference to a person: {held} in the last {days} days (a person decided "
             "the task's status; a newer event of theirs that supports the change lets it go)\n"
         )
-    for label, (count, last) in sorted(nos.items()):
-        out.write(for_terminal(f"a standing no: {label}, {count} held in the last {days} days, "
-                               f"not asked; the last: {last}") + "\n")  # fmt: skip
+    nos_said = _store(settings).standing(domain).said_nos
+    memory = str(settings.memory_dir)
+    for line in report_lines(domain, memory, nos, nos_said, now or utc_now(), days):
+        out.write(for_terminal(line) + "\n")
     return 0
+
+
+def say_no(settings: Settings, request: SayNo, out: TextIO) -> int:
+    """`policy no`: the words kept while the domain was busy first, then this one."""
+    _absorb(settings, request.domain)
+    return _say_no(settings, request, out)
 
 
 def expiry(request: Issue) -> timedelta:
@@ -220,6 +233,7 @@ def expiry(request: Issue) -> timedelta:
         grant_problem(request.operation, request.max_uses, expires_in)
         or where_problem(request.operation, request.where)
         or evidence_problem(request.operation, request.evidence)
+        or scope_problem(request.on)
         or person_problem(request.by, request.reason)
     )
     if problem is not None:
@@ -257,7 +271,7 @@ def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = Non
         id=request.grant_id, domain=request.domain, operation=request.operation,
         where=request.where, max_uses=request.max_uses, expires_at=now + expires_in,
         by=request.by, reason=request.reason, hub_id=hub.identity, issued_at=now,
-        evidence=request.evidence,
+        evidence=request.evidence, on=request.on,
     )  # fmt: skip
     store = _store(settings)
     _absorb(settings, request.domain)
@@ -323,6 +337,8 @@ def list_grants(settings: Settings, domain: str | None, as_json: bool, out: Text
         out.write("no grants\n")
     for r in rows:
         where = " ".join(f"{k}={v}" for k, v in dict(r["where"]).items()) or "any params"  # type: ignore[call-overload]
+        on = scope_label(dict(r.get("on") or {}))  # type: ignore[call-overload]
+        where += f"; on {on}" if on else ""
         line = (
             f"{r['id']} {r['state']} {r['domain']} {r['operation']} ({where}): "
             f"{r['uses']} used, {r['left']} left, expires {r['expires_at']}; by {r['by']}"

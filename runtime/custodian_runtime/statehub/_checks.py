@@ -9,7 +9,7 @@ import re
 
 import httpx
 
-from custodian_runtime.core.contract import DOMAIN_PATTERN, ID_PATTERN
+from custodian_runtime.core.names import DOMAIN_PATTERN, ID_PATTERN
 from custodian_runtime.core.redact import redact
 from custodian_runtime.errors import ConfigError
 

@@ -16,7 +16,6 @@ from typing import Generic, TypeVar, overload
 
 import httpx
 
-from custodian_runtime import __version__
 from custodian_runtime.core.authority.origin import HubOrigin, hub_identity_of
 from custodian_runtime.core.contract import (
     Decision,
@@ -46,15 +45,12 @@ from custodian_runtime.core.digest import canonical_json, sha256_hex
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.net.bounded_http import Stoppable
 from custodian_runtime.net.retry import MonotonicClock, RetryPolicy, Sleep
-from custodian_runtime.net.transport import hub_transport
 from custodian_runtime.process.stopping import OnRetry
 from custodian_runtime.statehub._checks import (
     check_limits,
-    checked_base_url,
     checked_domain,
     checked_id,
     checked_key,
-    checked_token,
     checked_version,
 )
 from custodian_runtime.statehub._conditional import (
@@ -64,6 +60,7 @@ from custodian_runtime.statehub._conditional import (
     summary_or_not_modified,
 )
 from custodian_runtime.statehub._failures import parse_body
+from custodian_runtime.statehub._http import http_client
 from custodian_runtime.statehub._sender import QueryParams, Sender
 from custodian_runtime.statehub.lazy_summary import LazySummary
 
@@ -108,7 +105,7 @@ class StateHubClient:
             raise ConfigError(f"the state-hub timeout must be positive, not {timeout_s}")
         if max_response_bytes < 1:
             raise ConfigError(f"the state-hub size cap must be positive, not {max_response_bytes}")
-        self.base_url, self._http = _http_client(base_url, token, timeout_s, transport, proxy)
+        self.base_url, self._http = http_client(base_url, token, timeout_s, transport, proxy)
         check_limits(max_attempts, max_total_s, max_retry_wait_s)
         policy = RetryPolicy(
             max_attempts=max_attempts,
@@ -297,32 +294,3 @@ class StateHubClient:
             response_sha256=sha256_hex(response.content),
             attempts=attempts,
         )
-
-
-def _http_client(
-    base_url: str,
-    token: str | None,
-    timeout_s: float,
-    transport: httpx.BaseTransport | None,
-    proxy: str | None,
-) -> tuple[str, httpx.Client]:
-    """The hub's base URL without credentials, and the httpx client that talks to it."""
-    # Credentials in the URL become Basic auth, so no request URL (and no error naming one)
-    # carries them.
-    url, basic = checked_base_url(base_url)
-    headers = {"User-Agent": f"custodian/{__version__}", "Accept": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {checked_token(token)}"
-    client = httpx.Client(
-        base_url=url,
-        headers=headers,
-        timeout=httpx.Timeout(timeout_s),
-        # The token goes through no proxy but the one named for the hub (STATE_HUB_PROXY):
-        # HTTP(S)_PROXY, ALL_PROXY and netrc are the model clients' and other tools' business.
-        # TLS is set up only for an https hub or proxy (net/transport.py).
-        transport=transport if transport is not None else hub_transport(url, proxy),
-        auth=basic,
-        follow_redirects=False,  # a redirect would resend the token and body somewhere else
-        trust_env=False,
-    )
-    return url, client

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from custodian_runtime.core.redact import redact
-from custodian_runtime.core.trackers import STATE_HUB, hub_address
+from custodian_runtime.core.trackers.address import STATE_HUB, hub_address
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.net.transport import Shared, hub_transport
 from custodian_runtime.process.stopping import OnRetry, StopFlag

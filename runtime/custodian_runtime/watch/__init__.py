@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.watch._loop import Watch, WatchRequest, watch_command
+    from custodian_runtime.watch._loop import Watch, watch_command
     from custodian_runtime.watch._prune import parse_prune_keep
+    from custodian_runtime.watch._request import WatchRequest
     from custodian_runtime.watch._select import (
         Shard,
         parse_domains,
@@ -38,7 +39,8 @@ if not TYPE_CHECKING:
         __name__,
         globals(),
         {
-            **dict.fromkeys(("Watch", "WatchRequest", "watch_command"), "_loop"),
+            **dict.fromkeys(("Watch", "watch_command"), "_loop"),
+            **dict.fromkeys(("WatchRequest",), "_request"),
             **dict.fromkeys(("parse_prune_keep",), "_prune"),
             **dict.fromkeys(
                 ("Shard", "parse_domains", "parse_shard", "read_domains", "shard_of"), "_select"

@@ -3,7 +3,7 @@
 After each run the watch reads the domain's checkpoint (read-only) and keeps a `Learned`:
 the revision the domain was settled at, when time alone makes it due (the skip window, a
 pending approval's expiry), the local work that makes it due at every pass (the same `LocalWork`
-and `why_read` a run asks with: run/_unchanged.py, core/unchanged.py) and the journal file's
+and `why_read` a run asks with: run/_unchanged.py, core/skip/unchanged.py) and the journal file's
 stamp. It is kept across a restart as a cache (watch/_seen.py) that the stamps check; a domain
 the watch knows nothing of is due, and the run itself decides (a 304 when nothing moved) under
 its lock, from its journal.
@@ -28,7 +28,7 @@ from custodian_runtime.canon.library import library_paths
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST
-from custodian_runtime.core.unchanged import LocalWork, why_read
+from custodian_runtime.core.skip.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.store import JournalStore, parse_line

@@ -31,58 +31,26 @@ runs in flight, which the next run of each domain settles from its journal, as a
 from __future__ import annotations
 
 import gc
-import os
-import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import TextIO, cast
 
-import httpx
-
-from custodian_runtime import __version__
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.context.overview import index_of
-from custodian_runtime.core.contract import DomainOverview, StateSummary
-from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.metrics import RunFacts, build_info
-from custodian_runtime.core.redact import redact
-from custodian_runtime.errors import ConfigError, CustodianError, HubError, Interrupted
-from custodian_runtime.journal.store import JournalStore
-from custodian_runtime.metrics import domain_figures
-from custodian_runtime.metrics.text import FleetText
-from custodian_runtime.packaged import revision
-from custodian_runtime.process.crash import report_crash
-from custodian_runtime.process.phase_log import CONFIG_LINES
-from custodian_runtime.process.stopping import StopFlag
-from custodian_runtime.run import RunResult, run
+from custodian_runtime.core.contract import StateSummary
+from custodian_runtime.errors import ConfigError, HubError, Interrupted
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.connect import open_hub, shared_transport
 from custodian_runtime.statehub.lazy_summary import LazySummary
-from custodian_runtime.watch._due import (
-    Learned,
-    Stamp,
-    canon_stamp,
-    decisions_waiting,
-    due,
-    guidance_stamps,
-    learn,
-    relearned,
-    stamp_of,
-)
-from custodian_runtime.watch._figures import LoopFigures
-from custodian_runtime.watch._prune import minute_of, turn_of, turns_between
+from custodian_runtime.watch._due import decisions_waiting, due, guidance_stamps
+from custodian_runtime.watch._pruning import Pruning
+from custodian_runtime.watch._request import CarryOut, WatchRequest
+from custodian_runtime.watch._restart import Restart
+from custodian_runtime.watch._runs import PassRuns
 from custodian_runtime.watch._said import configuration, ended_since, pass_line
-from custodian_runtime.watch._seen import load_seen, save_seen, seen_key, seen_path
-from custodian_runtime.watch._select import Shard, chosen
-from custodian_runtime.watch._streams import Tagged, run_stream
+from custodian_runtime.watch._select import chosen
 
-CarryOut = Callable[[Settings], None]
 # A listed domain the hub does not know: `--once` exits as `custodian run --domain` would.
 EXIT_UNKNOWN = ConfigError.exit_code
 UNKNOWN_NAMED = 10  # unknown domains a pass names; the rest are counted
@@ -91,50 +59,8 @@ KEEP_EVERY_S = 60.0  # what was seen is written at most this often (and at the e
 HEALTHY_PASSES = 3  # /healthz fails when no pass ended within this many intervals
 
 
-@dataclass(frozen=True)
-class WatchRequest:
-    """What `custodian watch` was asked for."""
-
-    domains: tuple[str, ...] | None = None  # None: every domain the hub lists
-    shard: Shard | None = None
-    every_s: float = 60.0
-    parallel: int = 4
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int | None = None
-    once: bool = False  # one pass, wait for its runs, exit
-    prune_keep: timedelta | None = None  # prune each domain once a day, keeping this much
-
-
-class Watch:
+class Watch(PassRuns, Pruning, Restart):
     """The loop: passes over the watched domains, and the runs they start."""
-
-    def __init__(self, settings: Settings, request: WatchRequest, carry_out: CarryOut) -> None:
-        self.settings, self.request, self.carry_out = settings, request, carry_out
-        self.stop = StopFlag()
-        self.figures = LoopFigures()
-        self.known: dict[str, Learned] = {}
-        self._text = FleetText(build_info(__version__, revision()))  # each domain's, kept
-        self._checked: dict[str, float] = {}  # when each domain was last looked at (Unix time)
-        self.worst = 0  # the highest exit code of any run: `--once` exits with it
-        self._in_flight: set[str] = set()
-        self._lock = threading.Lock()
-        self._journals: dict[str, str] = {}  # each domain's journal path, made once
-        self._said: set[str] = set()
-        self._canon: tuple[Stamp, ...] | None = None
-        shard = request.shard
-        self._seen = seen_path(settings.memory_dir, (shard.index, shard.count) if shard else None)
-        self._seen_key: str | None = None  # set by the first pass, with the canon's stamps
-        self._dirty = False  # learned something since what was seen was last kept
-        self._kept_at = float("-inf")  # when it was last kept (monotonic)
-        self._frozen_at = 0  # the domains' state when the heap was last frozen
-        self._overviews: Mapping[str, DomainOverview] = {}  # the last parsed counts, by name
-        self._figured: set[str] = set()  # domains whose figures /metrics shows
-        self._unfigured: set[str] = set()  # read back at start, their figures not read yet
-        self._pruned_to: int | None = None  # the minute of the day the last pass reached
-        self._prune_turns: dict[str, int] = {}  # each domain's minute, made once
-        self._ended: Counter[str] = Counter()  # runs ended since the last pass's line, by status
-        self._started = utc_now().timestamp()
-        self._transport: httpx.BaseTransport | None = None  # the process's pool, while serving
 
     def serve(self) -> int:
         """Pass after pass until a signal (or one pass with `once`); the exit code."""
@@ -157,6 +83,7 @@ class Watch:
             finally:
                 pool.shutdown(wait=True, cancel_futures=bool(self.stop))
                 self.keep_seen()  # what the last runs learned, for the next start
+                self.keep_checks()
                 with self._lock:
                     ended = dict(self._ended)
                 self._say(f"stopped after {self.figures.passes} pass(es); {ended_since(ended)}")
@@ -204,6 +131,7 @@ class Watch:
             busy = len(self._in_flight)
         self._say(pass_line(self.figures.passes, len(names), len(due_now), busy, ended))
         self.keep_seen(every_s=KEEP_EVERY_S)
+        self.keep_checks(every_s=KEEP_EVERY_S)
 
     def _read(self, read: Callable[[], StateSummary | LazySummary]) -> LazySummary | None:
         """The pass's overview, or None when the read failed (said, and counted)."""
@@ -249,207 +177,6 @@ class Watch:
                 due_now.append(name)
         return due_now
 
-    def _one(self, name: str, overview: StateSummary, revision: int | None) -> None:
-        """One domain's run, in a worker thread; whatever happens, the others go on."""
-        try:
-            if self.stop:
-                return  # the stop came before this run began: it is not started
-            self.figures.count(started=1)
-            settings = replace(self.settings, domain=name)
-            began, cpu = utc_now(), time.thread_time()
-            code, result = self._run(settings, overview)
-            self.figures.ended(code, time.thread_time() - cpu)
-            ended = utc_now()
-            with self._lock:  # runs end in several threads at once
-                self.worst = max(self.worst, code)
-                self._ended[result.status if result else "failed"] += 1
-                self._checked[name] = ended.timestamp()  # a run looks at its domain
-            self._learn(settings, name, code, RunFacts(
-                began, ended, code, result.status if result else "failed",
-                result.counts() if result else {}, result.model if result else None,
-                result.usage if result else {},
-            ), revision)  # fmt: skip
-        finally:
-            with self._lock:
-                self._in_flight.discard(name)
-
-    def _run(self, settings: Settings, overview: StateSummary) -> tuple[int, RunResult | None]:
-        """What `custodian run` composes: decisions carried out before and after the run."""
-        name = settings.domain
-        assert name is not None
-        try:
-            self.carry_out(settings)
-            result = run(settings, overview=overview, stop=self.stop, stderr=run_stream(name),
-                         said=CONFIG_LINES,
-                         transport=self._transport)  # fmt: skip
-            if not self.stop:
-                self.carry_out(settings)
-        except CustodianError as exc:
-            self._say(f"{name}: exit {exc.exit_code}: {exc.message}")
-            return exc.exit_code, None
-        except Exception as exc:  # a bug in this run: saved and said; the others go on
-            said = cast(TextIO, Tagged(sys.stderr, name))
-            return report_crash(exc, settings.memory_dir, os.environ, said), None
-        if result.exit_code != 0:
-            self._say(f"{name}: {result.status} (exit {result.exit_code}): {result.message}")
-        return result.exit_code, result
-
-    def _learn(
-        self, settings: Settings, name: str, code: int, facts: RunFacts, revision: int | None
-    ) -> None:
-        stamp = self._stamp(name)
-        try:
-            settled = revision if code == 0 else None
-            known, items = learn(settings, name, facts.ended_at, settled, stamp)
-            # What a run pushes to a Pushgateway (metrics/push.py), served here instead; the
-            # queue's items come from its index, not from every approval file.
-            figures = domain_figures(
-                settings.memory_dir, name, settings.seal_key, facts.ended_at, items
-            )
-        except (CustodianError, OSError) as exc:
-            with self._lock:
-                self.known.pop(name, None)  # due again at the next pass, whose run says why
-                self._dirty = True
-            said = exc.message if isinstance(exc, CustodianError) else str(exc)
-            self._say(f"{name}: its journal cannot be read back ({said})")
-            return
-        with self._lock:
-            self.known[name] = known
-            self._text.put(figures.with_run(facts))
-            self._figured.add(name)
-            self._dirty = True
-
-    def _adopt_outside_runs(self, name: str, stamp: object, now: datetime) -> None:
-        """Learn what another process's runs left in the domain's journal, when only runs
-        appended to it: their commit is no work due here (watch/_due.py `relearned`)."""
-        known = self.known.get(name)
-        if known is None or stamp in (False, known.stamp) or name in self._in_flight:
-            return  # the idle pass's case: one comparison, nothing read
-        try:
-            found = relearned(replace(self.settings, domain=name), name, known, stamp, now)
-        except (CustodianError, OSError):
-            return  # the pass decides with what it knew: a changed journal is due
-        if found is not None:
-            with self._lock:
-                if name not in self._in_flight and self.known.get(name) is known:
-                    self.known[name] = found
-
-    def _stamp(
-        self, name: str, guidance: Mapping[str, Stamp] | None = None
-    ) -> tuple[Stamp, Stamp] | bool:
-        """The domain's journal and guidance files now; False for a name no journal can hold.
-
-        `guidance`: the canon's guidance files stamped once for the pass (`guidance_stamps`), so
-        a pass over 10,000 domains stats their journals alone."""
-        path = self._journals.get(name)
-        if path is None:
-            try:
-                path = str(JournalStore(self.settings.memory_dir).path(name))
-            except CustodianError as exc:
-                self._once(name, f"{name}: not run ({exc.message})")
-                return False
-            self._journals[name] = path
-        if guidance is None:
-            return (stamp_of(path), stamp_of(self.settings.canon_dir / "domains" / f"{name}.md"))
-        return (stamp_of(path), guidance.get(name))
-
-    def _turns(self, names: list[str]) -> list[str]:
-        """The domains whose minute to be pruned came since the last pass, marked in flight."""
-        if self.request.prune_keep is None:
-            return []
-        now = minute_of(utc_now())
-        last, self._pruned_to = self._pruned_to, now
-        if last is None:
-            return []  # the first pass only starts the clock
-        turns = self._prune_turns
-        found = []
-        with self._lock:
-            for name in names:
-                turn = turns.get(name)
-                if turn is None:
-                    turn = turns[name] = turn_of(name)
-                if turns_between(last, now, turn) and name not in self._in_flight:
-                    self._in_flight.add(name)
-                    found.append(name)
-        return found
-
-    def _prune(self, name: str) -> None:
-        """One domain's prune, as `custodian journal prune`; what it did said when anything."""
-        from custodian_runtime.journal.prune import prune
-
-        s, keep = self.settings, self.request.prune_keep
-        assert keep is not None
-        try:
-            if self.stop:
-                return
-            done = prune(s.memory_dir, name, keep, utc_now(), s.seal_key)
-            if done.anchor is not None or done.approvals:
-                self._say(f"prune: {done.text()}")
-            stamp = self._stamp(name)
-            with self._lock:  # its own change: the domain is not due for it
-                known = self.known.get(name)
-                if known is not None and not isinstance(stamp, bool):
-                    self.known[name] = replace(known, stamp=stamp)
-                    self._dirty = True
-        except CustodianError as exc:  # a run's lock held, a write open: the next day
-            self._say(f"prune: {name}: not pruned ({exc.message})")
-        finally:
-            with self._lock:
-                self._in_flight.discard(name)
-
-    def _restored(self, names: list[str]) -> list[str]:
-        """The watched domains read back at start whose figures are not read yet (once)."""
-        with self._lock:
-            waiting, self._unfigured = self._unfigured, set()
-        return [n for n in names if n in waiting]
-
-    def _figure(self, name: str) -> None:
-        """A domain known from before the start, not run since: its figures from its journal."""
-        if self.stop:
-            return
-        s, now = self.settings, utc_now()
-        try:
-            # The queue's items from its index, as after a run: not every approval file.
-            items = ApprovalStore(s.memory_dir, s.seal_key, write_index=False).view(name, now).items
-            figures = domain_figures(s.memory_dir, name, s.seal_key, now, items)
-        except (CustodianError, OSError):
-            return  # its next run reads its journal and says why
-        with self._lock:
-            if name not in self._figured:  # a run that ended meanwhile put newer ones
-                self._text.put(figures)
-                self._figured.add(name)
-
-    def _canon_check(self) -> None:
-        """A changed constitution, canon directory or other canon file makes every domain due
-        once; at the first pass, what a watch with the same settings and canon saw before is
-        read back."""
-        now = canon_stamp(self.settings.canon_dir)
-        if self._canon is not None and now != self._canon:
-            with self._lock:
-                self.known.clear()
-        if now != self._canon:
-            self._seen_key = seen_key(self.settings.digest_view(), now)
-        if self._canon is None:
-            with self._lock:
-                kept = load_seen(self._seen, self._seen_key or "")
-                self._unfigured = set(kept) - self._figured
-                self.known = {**kept, **self.known}
-        self._canon = now
-
-    def keep_seen(self, *, every_s: float = 0.0) -> None:
-        """Keep what was learned for the next start, when something was and the last keep is
-        `every_s` old; a failure is said once."""
-        with self._lock:
-            if not self._dirty or self._seen_key is None:
-                return
-            if time.monotonic() - self._kept_at < every_s:
-                return
-            known, self._dirty, self._kept_at = dict(self.known), False, time.monotonic()
-        try:
-            save_seen(self._seen, self._seen_key, known)
-        except OSError as exc:
-            self._once(" seen", f"what this watch saw is not kept for its next start: {exc}")
-
     def _settle_heap(self) -> None:
         """Once the domains' state has doubled since the last time, collect and freeze the heap:
         the cyclic collector then leaves the long-lived state of 10,000 domains alone, so a
@@ -482,15 +209,6 @@ class Watch:
         if late > HEALTHY_PASSES * self.request.every_s + 30:
             return f"no pass for {late:.0f} s (every {self.request.every_s:g} s)"
         return None
-
-    def _once(self, key: str, text: str) -> None:
-        if key not in self._said:
-            self._said.add(key)
-            self._say(text)
-
-    def _say(self, text: str) -> None:
-        sys.stderr.write(for_terminal(f"custodian: watch: {redact(text)}") + "\n")
-        sys.stderr.flush()
 
 
 def watch_command(settings: Settings, request: WatchRequest, carry_out: CarryOut) -> int:

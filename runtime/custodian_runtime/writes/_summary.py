@@ -7,8 +7,8 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.observation import check_domain_summary
 from custodian_runtime.statehub.client import StateHubClient
 
-# The hub's default summary window; read_summary widens it when Custodian's events crowd it.
-SUMMARY_EVENTS = 50
+# Its home is statehub/not_modified.py (light: a skip asks with it without pydantic).
+from custodian_runtime.statehub.not_modified import SUMMARY_EVENTS as SUMMARY_EVENTS
 
 
 def read_summary(

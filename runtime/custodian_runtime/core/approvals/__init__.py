@@ -8,9 +8,11 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.core.approvals import (
+        decider,
         history,
         items,
         ledger,
+        notice,
         recorded_decisions,
         settle,
         status,
@@ -19,9 +21,11 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "decider",
     "history",
     "items",
     "ledger",
+    "notice",
     "recorded_decisions",
     "settle",
     "status",

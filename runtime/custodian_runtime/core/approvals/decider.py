@@ -9,12 +9,10 @@ the peer's address, the configured names and the OS user.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
-from custodian_runtime.core.approvals.verdicts import Settlement
 from custodian_runtime.core.inert import is_control
-from custodian_runtime.core.journal.kinds import ApprovalDecided
 
 BySource = Literal["proxy", "token", "config", "os", "typed"]
 BY_SOURCES: tuple[BySource, ...] = ("proxy", "token", "config", "os", "typed")
@@ -44,7 +42,12 @@ def cli_decider(
 ) -> Decider | str:
     """The CLI's decider: `--by` where typed names are allowed, else the configured identity
     (CUSTODIAN_DECIDER), else the OS user; or the problem, saying what to set."""
-    if typed is not None and typed.strip():
+    if typed is not None and not typed.strip():
+        return (
+            f"--by: name the person in 1 to {MAX_NAME} characters, or drop --by to decide as "
+            "CUSTODIAN_DECIDER or the OS user"
+        )
+    if typed is not None:
         if not typed_allowed:
             return (
                 "--by is not allowed here (CUSTODIAN_TYPED_NAMES=0): the decision is made "
@@ -87,12 +90,3 @@ def proxy_decider(
     if not name:
         return f"the proxy did not name the person ({header} is missing); sign in through it"
     return _named(name, "proxy", f"the {header} header")
-
-
-def sourced(settled: Settlement, source: BySource) -> Settlement:
-    """The settlement whose decision records say where the decider's name came from."""
-    records = tuple(
-        (kind, {**data, "by_source": source}) if kind == ApprovalDecided.KIND else (kind, data)
-        for kind, data in settled.records
-    )
-    return replace(settled, records=records)

@@ -35,17 +35,24 @@ class DecidedMark:
     approved: bool = False
     why: str = ""
     at: str = ""  # ISO 8601
+    # What it cited when queued (core/authority/scope.py `cites_of`: newer, other, none; ""
+    # for a proposal that cites nothing by nature, or one decided before it was kept).
+    cites: str = ""
 
     def as_record(self) -> list[Any]:
-        """Its fields in order, as the plan record and the queue's index keep them."""
-        return [self.operation, self.status, self.task, self.workstream, self.approved,
+        """Its fields in order, as the plan record and the queue's index keep them (`cites`
+        only when known, so a mark from before reads and writes as it did)."""
+        kept = [self.operation, self.status, self.task, self.workstream, self.approved,
                 self.why, self.at]  # fmt: skip
+        return [*kept, self.cites] if self.cites else kept
 
     @classmethod
     def from_record(cls, data: Any) -> DecidedMark:
         """What `as_record` kept."""
-        op, status, task, ws, approved, why, at = data
-        return cls(str(op), str(status), str(task), str(ws), approved is True, str(why), str(at))
+        op, status, task, ws, approved, why, at, *rest = data
+        cites = str(rest[0]) if rest else ""
+        return cls(str(op), str(status), str(task), str(ws), approved is True, str(why), str(at),
+                   cites)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,10 @@ class ApprovalItem(BaseModel):
     waits_code: str | None = None
     # Why it waits, in one line, for every item queued since (None: an item from before).
     waiting_because: WaitingBecause | None = None
+    # Its target as the run observed it, and what it cites (core/authority/scope.py): what
+    # `policy report` reads to find what parted a person's approvals from their rejections.
+    # None: an item queued before they were kept.
+    facts: dict[str, str] | None = None
     run_id: str
     fingerprint: str
     precondition: dict[str, Any]
@@ -115,8 +119,10 @@ def new_item(
     canon: str | None = None,
     hub_at: str | None = None,
     waiting: WaitingBecause | None = None,
+    facts: dict[str, str] | None = None,
 ) -> ApprovalItem:
-    """A fresh pending item that expires `ttl_days` after `now`; `waiting`: why it waits."""
+    """A fresh pending item that expires `ttl_days` after `now`; `waiting`: why it waits;
+    `facts`: its target as observed (core/authority/scope.py)."""
     return ApprovalItem(
         id=approval_id,
         domain=domain,
@@ -124,6 +130,7 @@ def new_item(
         params=params,
         rationale=rationale,
         waiting_because=waiting,
+        facts=facts,
         run_id=run_id,
         fingerprint=fingerprint,
         precondition=precondition,
@@ -179,7 +186,9 @@ def said_of(item: ApprovalItem) -> DecidedMark | None:
     status, task, ws = (v if isinstance(v, str) else "" for v in (status, task, ws))
     why = "" if approved else _why(item)
     at = item.decided_at.isoformat()
-    return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at)
+    cites = (item.facts or {}).get("cites", "")
+    return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at,
+                       cites=cites)  # fmt: skip
 
 
 # What an item's status says the person did: approved (it may still fail on the hub) or not.

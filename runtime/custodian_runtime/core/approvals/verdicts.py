@@ -9,10 +9,11 @@ fresh plan and the reconcile of a killed run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
+from custodian_runtime.core.approvals.decider import BySource
 from custodian_runtime.core.approvals.items import ApprovalItem, ApprovalStatus, effective_status
 from custodian_runtime.core.authority.budgets import recent_writes
 from custodian_runtime.core.authority.origin import (
@@ -331,3 +332,12 @@ def _decided_item(
 ) -> ApprovalItem:
     update = {"status": status, "decided_at": now, "decided_by": by, **fields}
     return item.model_copy(update=update)
+
+
+def sourced(settled: Settlement, source: BySource) -> Settlement:
+    """The settlement whose decision records say where the decider's name came from."""
+    records = tuple(
+        (kind, {**data, "by_source": source}) if kind == ApprovalDecided.KIND else (kind, data)
+        for kind, data in settled.records
+    )
+    return replace(settled, records=records)

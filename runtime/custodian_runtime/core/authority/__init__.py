@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         proof,
         reconcile,
         refusals,
+        scope,
     )
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "proof",
     "reconcile",
     "refusals",
+    "scope",
 ]
 
 if not TYPE_CHECKING:

@@ -20,7 +20,7 @@ from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.deference import Deferral, deference
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, older_evidence
 from custodian_runtime.core.authority.facts import rejection_problem
-from custodian_runtime.core.authority.grounded import invented_evidence, text_problem
+from custodian_runtime.core.authority.grounded import invented_evidence, text_problem, unfounded
 from custodian_runtime.core.authority.refusals import refusal_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
@@ -189,8 +189,10 @@ def _ungrounded(
     spec: OperationSpec, item: ProposedItem, view: View, evidence: Evidence
 ) -> str | None:
     """Why what the item would write names what this run never observed (an invented id, a
-    person's event repeated as new, cited evidence that does not exist); None when grounded."""
-    found = text_problem(item.params, spec.grounded, spec.news, view, evidence)
+    person's event repeated as new, an event or task it rests on or evidence it cites that does
+    not exist); None when grounded."""
+    found = unfounded(item.params, spec.rests, view, evidence)
+    found = found or text_problem(item.params, spec.grounded, spec.news, view, evidence)
     return found or invented_evidence(item.params, evidence)
 
 

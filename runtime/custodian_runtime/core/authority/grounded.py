@@ -4,8 +4,13 @@ A progress event's summary and a flag's note become the hub's record. Each id-sh
 them (`web-t-04`, `evt-101`, `T-4`: letters, then `-` or `_` parts, ending in `-<digits>`) must be
 an id of the observed domain (a workstream, task, open decision, open flag, or an event the run
 saw), or a word that a person's observed text already uses (`SHA-256` in a task's description).
-Anything else was invented, and the write is denied with the id named. A progress event that
-repeats a person's observed event as its own news, without naming that event, is denied too.
+Anything else was invented, and the write is denied with the id named.
+
+A progress event says what it reports: its `rests_on` lists the observed events or tasks it rests
+on, and an id there that names neither an event the run saw nor a task of the domain is invented,
+denied with the id named. A progress event that repeats a person's observed event as its own news
+is denied too, naming the event: one whose summary nearly repeats that event's (the near-repeat
+measure of core/operations/near.py, ids left aside), or one that quotes it without naming it.
 
 A status write's evidence is held to the same rule: an event id it cites that is neither among
 the domain's recent events nor among its task's events, read whole by this run, does not exist
@@ -22,6 +27,7 @@ from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.evidence import Evidence, by_custodian, cited
 from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.operations.near import nearly_repeats
 from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import OWN_SOURCE, View
 
@@ -84,16 +90,45 @@ def unobserved_ids(text: str, view: View, evidence: Evidence) -> tuple[str, ...]
 
 
 def repeated_event(text: str, view: View, evidence: Evidence) -> ProgressEvent | None:
-    """A person's observed event that `text` repeats as if new (without naming it), or None."""
+    """A person's observed event that `text` repeats as if new, or None: one it nearly repeats
+    in other words (whether or not it names it), or one it quotes without naming it."""
     mine = normalized_text(text)
     named = {i.casefold() for i in id_shaped(text)}
     for event in sorted(_events(view, evidence), key=lambda e: e.id):
-        if by_custodian(event, evidence.own_ids) is not None or event.id.casefold() in named:
+        if by_custodian(event, evidence.own_ids) is not None:
             continue
-        theirs = normalized_text(without_run_mark(event.summary))
-        if theirs and (theirs == mine or (len(theirs) >= _QUOTE_MIN and theirs in mine)):
+        said = without_run_mark(event.summary)
+        if nearly_repeats(without_ids(text), without_ids(said)):
+            return event
+        theirs = normalized_text(said)
+        if event.id.casefold() in named or not theirs:
+            continue
+        if theirs == mine or (len(theirs) >= _QUOTE_MIN and theirs in mine):
             return event
     return None
+
+
+def without_ids(text: str) -> str:
+    """`text` without its id-shaped words, so that naming an event does not hide a repeat."""
+    return ID_SHAPED.sub(" ", text)
+
+
+def unfounded(
+    params: Mapping[str, Any], key: str | None, view: View, evidence: Evidence
+) -> str | None:
+    """Why the events or tasks a write says it rests on (`params[key]`) were not observed;
+    None when each is an event this run saw or a task of the domain."""
+    rests = params.get(key) if key is not None else None
+    if not isinstance(rests, list | tuple):
+        return None
+    events = {e.id for e in _events(view, evidence)}
+    absent = tuple(str(i) for i in rests if i not in events and i not in view.tasks)
+    if not absent:
+        return None
+    return (
+        f"its {key} names {_listed(absent)}, which this run did not observe as an event or a "
+        "task; a progress event rests only on observed events or tasks"
+    )
 
 
 def text_problem(
@@ -122,7 +157,8 @@ def text_problem(
             if copied is not None:
                 return (
                     f"its {key} repeats event {copied.id} from {short(copied.source)} as if it "
-                    "were new; a progress event names the events it rests on"
+                    "were new; a progress event records what follows from the events it rests "
+                    "on, not their news again"
                 )
     return None
 

@@ -30,6 +30,7 @@ from custodian_runtime.core.standing.ledger import GrantDecision, grant_standing
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.rule import Ground, apply_standing, held_by
+from custodian_runtime.core.standing.said_no import lifted_history
 from custodian_runtime.core.view import View
 
 
@@ -116,8 +117,10 @@ def rule_plan(
 ) -> tuple[Ruling, ...]:
     """One ruling per item of a fresh plan: the authority, then the person's standing."""
     g = grounds or Grounds()
+    # A person's lift of a standing no sets aside the rejections it was made of.
+    history = lifted_history(g.history, g.standing.said_nos, View.of(observed))
     rulings = authorize(
-        plan, observed, g.limits, g.history, evidence=g.evidence, recent=g.recent,
+        plan, observed, g.limits, history, evidence=g.evidence, recent=g.recent,
         unavailable=g.unavailable,
     )  # fmt: skip
     return apply_standing(rulings, g.ground(observed))

@@ -20,6 +20,7 @@ from typing import Any
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
+from custodian_runtime.core.authority.scope import cites_of
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import View
@@ -42,11 +43,14 @@ class Refusal:
     scope: str  # `workstream ops-ws-1`, or `the workstreams of mia`
     rejected: tuple[DecidedMark, ...]
     last: datetime
+    cites: str = ""  # what the proposals cited, when the "no" is said of that too
 
     def label(self) -> str:
-        """`set_task_status status=cancelled in the workstreams of mia`."""
+        """`set_task_status status=cancelled in the workstreams of mia`, or `... citing
+        none in ...` for a "no" said of what the proposals cited."""
         where = f" status={self.status}" if self.status else ""
-        return f"{self.operation}{where} in {self.scope}"
+        cites = f" citing {self.cites}" if self.cites else ""
+        return f"{self.operation}{where}{cites} in {self.scope}"
 
     def clause(self) -> str:
         """What a person reads of the hold on a held item's line, their reasons cited."""
@@ -59,8 +63,12 @@ class Refusal:
         )
 
 
-def standing_no(item: ProposedItem, view: View, history: ApprovalHistory) -> Refusal | None:
-    """The standing "no" `item` falls under, if any: its workstream's first, then its owner's."""
+def standing_no(
+    item: ProposedItem, view: View, history: ApprovalHistory, cites: str = ""
+) -> Refusal | None:
+    """The standing "no" `item` falls under, if any: its workstream's first, then its owner's;
+    of the class as a whole first, then of the proposals that cited what it cites (`cites`,
+    core/authority/scope.py `cites_of`; "" for none known)."""
     status, workstream = _class_of(item.operation, item.params, view)
     if workstream is None:
         return None
@@ -70,12 +78,14 @@ def standing_no(item: ProposedItem, view: View, history: ApprovalHistory) -> Ref
     if owner:
         mine = tuple(w for w in view.workstreams if _owner(view, w) == owner)
         scopes.append((f"the workstreams of {owner}", mine))
-    for scope, inside in scopes:
-        said = [s for s in same if _workstream_of(s, view) in inside]
-        rejected = tuple(s for s in said if not s.approved)
-        if len(rejected) >= STANDING_NO and len(rejected) == len(said):
-            last = max(datetime.fromisoformat(s.at) for s in rejected)
-            return Refusal(item.operation, status, scope, rejected, last)
+    for kind in ("", cites) if cites else ("",):
+        alike = [s for s in same if s.cites == kind] if kind else same
+        for scope, inside in scopes:
+            said = [s for s in alike if _workstream_of(s, view) in inside]
+            rejected = tuple(s for s in said if not s.approved)
+            if len(rejected) >= STANDING_NO and len(rejected) == len(said):
+                last = max(datetime.fromisoformat(s.at) for s in rejected)
+                return Refusal(item.operation, status, scope, rejected, last, kind)
     return None
 
 
@@ -84,7 +94,11 @@ def refusal_problem(
 ) -> tuple[str | None, str | None]:
     """Why `item` is held by a standing "no" (a denial), or what a person's newer word changed
     (it is asked once more); (None, None) when no standing "no" covers it."""
-    found = standing_no(item, view, history)
+    task = view.tasks.get(str(item.params.get("task_id")))
+    cites = (
+        "" if task is None or "status" not in item.params else cites_of(item.params, task, evidence)
+    )
+    found = standing_no(item, view, history, cites)
     if found is None:
         return None, None
     event = changed_since(item, view, evidence, found.last)
@@ -95,6 +109,24 @@ def refusal_problem(
         f"event {event.id} from {short(event.source)} at {stamp(event.created_at)} came since, "
         "so it is asked once more"
     )
+
+
+def standing_nos_in(view: View, history: ApprovalHistory) -> tuple[Refusal, ...]:
+    """Every standing "no" in force on the domain as observed, one per class (what the prompt
+    shows the model, so that it stops proposing what a person keeps refusing)."""
+    found: dict[str, Refusal] = {}
+    for said in (s for s in history.said if not s.approved):
+        ws = _workstream_of(said, view)
+        if ws is None:
+            continue
+        params: dict[str, Any] = {"task_id": said.task} if said.task else {"workstream_id": ws}
+        params |= {"status": said.status} if said.status else {}
+        item = ProposedItem(index=0, section="proposals", operation=said.operation,
+                            params=params, reason=None, error=None, fingerprint="")  # fmt: skip
+        refusal = standing_no(item, view, history, said.cites)
+        if refusal is not None:
+            found.setdefault(refusal.label(), refusal)
+    return tuple(found[k] for k in sorted(found))
 
 
 def held_class(reason: str) -> str | None:

@@ -103,19 +103,33 @@ def parse_file(path: str, raw: str) -> CanonFile:
 def _front(path: str, lines: list[str]) -> tuple[bool, tuple[str, ...] | None]:
     values: dict[str, str] = {}
     block: list[str] = []  # `domains:` followed by `- glob` lines
+    current = ""  # the key the lines below belong to
     for number, line in enumerate(lines, start=2):
         stripped = _COMMENT.sub("", line).strip()
         if not stripped:
             continue
-        if stripped.startswith("- ") and list(values)[-1:] == ["domains"] and not values["domains"]:
-            block.append(stripped[2:])
+        if line[:1].isspace() or stripped.startswith("- "):  # the value of the key above
+            if current == "domains" and not values["domains"] and stripped.startswith("- "):
+                block.append(stripped[2:])
+            elif current in _KEYS:
+                raise _error(path, number, f"{stripped!r} does not continue `{current}:`")
             continue
         name, colon, value = stripped.partition(":")
-        if not colon or name.strip() not in _KEYS or name.strip() in values:
+        current = name.strip()
+        if not colon or _misspelled(current) or current in values:
             raise _error(path, number, f"{stripped!r} is not one of `pin: true`, `domains: [...]`")
-        values[name.strip()] = value.strip()
+        if current in _KEYS:
+            values[current] = value.strip()
     domains = values.get("domains")
     return _pin(path, values.get("pin", "false")), _domains(path, block or domains)
+
+
+def _misspelled(key: str) -> bool:
+    """A key that is not ours but reads like one (`pinned`, `domain`): refused, not passed over.
+    Any other key (`title`, `status`, `date`: another tool's front matter) is left as it is."""
+    return key not in _KEYS and any(
+        key.lower().startswith(k[:3]) or k.startswith(key.lower()) for k in _KEYS
+    )
 
 
 def _pin(path: str, value: str | list[str]) -> bool:
@@ -144,7 +158,8 @@ def _domains(path: str, value: str | list[str] | None) -> tuple[str, ...] | None
 def _error(path: str, line: int | None, what: str) -> ConfigError:
     where = f"canon file {path}" + (f", line {line}" if line else "")
     return ConfigError(
-        f"{where}: {what}; the front matter may hold `pin: true` and `domains: [glob, ...]` only",
+        f"{where}: {what}; Custodian reads `pin: true` and `domains: [glob, ...]` from the "
+        "front matter",
         setting=SETTING,
     )
 

@@ -422,6 +422,22 @@ class GrantRevoked(PersonWord):
     reason: str | None = None
 
 
+class RefusalSaid(PersonWord):
+    """`refusal_said`: a person said a standing no of one class, or lifted one
+    (core/standing/said_no.py): the class, who, why, and until when."""
+
+    KIND = "refusal_said"
+    operation: str | None = None
+    status: str | None = None
+    cites: str | None = None
+    workstream: str | None = None
+    owner: str | None = None
+    by: str | None = None
+    reason: str | None = None
+    expires_at: str | None = None
+    lifted: bool = False
+
+
 class GrantUsed(Entry):
     """`grant_used`: a write was authorized under a grant; the grant's uses are these records."""
 
@@ -510,7 +526,7 @@ MODELS: dict[str, type[Entry]] = {
         Authorized, Dispatched, Receipt, Failed, Stale, Unknown, Queued, Reconciled,
         NoteWritten, Finished, ApprovalDecided, SettledByHand, PolicySet, GrantIssued,
         GrantRevoked, GrantUsed, Shadowed, ShadowMatched, LandingProbe, SameValue,
-        GrantSuspended, ClassHeld, NoticeSent, NoticeReceipt,
+        GrantSuspended, ClassHeld, NoticeSent, NoticeReceipt, RefusalSaid,
     )
 }  # fmt: skip
 

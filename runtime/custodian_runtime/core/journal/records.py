@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import (
@@ -16,10 +15,14 @@ from pydantic import (
     model_serializer,
 )
 
-from custodian_runtime.core.digest import canonical_json, sha256_hex
+from custodian_runtime.core.digest import canonical_json
 
-SCHEMA_VERSION = 1
-GENESIS = "0" * 64
+# Their home is core/journal/chain.py: a record's fields and hash, without pydantic.
+from custodian_runtime.core.journal.chain import GENESIS as GENESIS
+from custodian_runtime.core.journal.chain import SCHEMA_VERSION as SCHEMA_VERSION
+from custodian_runtime.core.journal.chain import chain_fields, fields_hash
+from custodian_runtime.core.journal.chain import format_at as format_at
+from custodian_runtime.core.journal.chain import parse_at as parse_at
 
 KINDS = frozenset(
     {
@@ -48,6 +51,7 @@ KINDS = frozenset(
         "grant_used",
         "grant_suspended",
         "class_held",
+        "refusal_said",
         "shadowed",
         "shadow_matched",
         "landing_probe",
@@ -57,10 +61,11 @@ KINDS = frozenset(
     }
 )
 # A person's runs have no run_started/finished pair: each is one record of these kinds (an
-# approval, a write settled by hand, a mode set, a grant issued or revoked).
+# approval, a write settled by hand, a mode set, a grant issued or revoked, a standing no).
 PERSON_RUN_FIRST = frozenset(
-    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked"}
-)
+    {"approval_decided", "settled_by_hand", "policy_set", "grant_issued", "grant_revoked",
+     "refusal_said"}
+)  # fmt: skip
 # The first record of any run: where a segment or a verification window may begin.
 RUN_FIRST_KINDS = frozenset({"run_started", *PERSON_RUN_FIRST})
 
@@ -122,24 +127,9 @@ class Problem:
         return cls(record.seq, record.kind, record.run_id, message)
 
 
-def format_at(at: datetime) -> str:
-    """RFC 3339 in UTC with microseconds and a `Z` suffix; naive datetimes are refused."""
-    if at.tzinfo is None or at.utcoffset() is None:
-        raise ValueError("journal times must be timezone-aware (pass a clock that returns UTC)")
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_at(text: str) -> datetime:
-    """Inverse of `format_at`."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
 def record_hash(record: Record | Mapping[str, Any]) -> str:
     """SHA-256 hex of the canonical JSON of the record without its `hash` and `seal` fields."""
-    fields = record.model_dump() if isinstance(record, Record) else dict(record)
-    fields.pop("hash", None)
-    fields.pop("seal", None)
-    return sha256_hex(canonical_json(fields))
+    return fields_hash(record.model_dump() if isinstance(record, Record) else record)
 
 
 def make_record(
@@ -150,20 +140,9 @@ def make_record(
         raise ValueError(f"unknown journal record kind {kind!r}; known kinds: {sorted(KINDS)}")
     if prev is not None and prev.domain != domain:
         raise ValueError(f"record for domain {domain!r} cannot follow a {prev.domain!r} record")
-    # A round trip through canonical JSON turns models, tuples and datetimes into plain JSON, so
-    # the record hashes the same after it is read back.
-    plain = json.loads(canonical_json(dict(data)))
-    fields: dict[str, Any] = {
-        "v": SCHEMA_VERSION,
-        "seq": 1 if prev is None else prev.seq + 1,
-        "run_id": run_id,
-        "domain": domain,
-        "kind": kind,
-        "at": format_at(at),
-        "data": plain,
-        "prev": GENESIS if prev is None else prev.hash,
-    }
-    return Record(**fields, hash=record_hash(fields))
+    after = None if prev is None else (prev.seq, prev.hash)
+    fields = chain_fields(after, run_id, domain, kind, at, data)
+    return Record(**fields, hash=fields_hash(fields))
 
 
 def verify_chain(records: Sequence[Record]) -> list[Problem]:

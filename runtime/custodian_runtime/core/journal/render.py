@@ -39,6 +39,7 @@ from custodian_runtime.core.journal.kinds import (
 )
 from custodian_runtime.core.journal.records import SCHEMA_VERSION, Problem, Record, verify_chain
 from custodian_runtime.core.journal.runs import RunSummary, counts_text, run_summaries
+from custodian_runtime.core.journal.seal_key import UNSEALED as UNSEALED
 from custodian_runtime.core.journal.seals import SealKey, seals_seen, verify_seals
 from custodian_runtime.core.journal.spine import verify_spine
 from custodian_runtime.core.journal.trace import ItemTrace, trace_items
@@ -134,10 +135,6 @@ def _header(summary: RunSummary, totals: tuple[int, str]) -> list[str]:
 
 
 # Said once by every run and by `inspect` when no seal key is set (docs/operator.md, Seals).
-UNSEALED = (
-    "CUSTODIAN_SEAL_KEY is not set; an edited journal, checkpoint or approval file goes "
-    "undetected (docs/operator.md, Seals)"
-)
 
 
 def seal_lines(records: Sequence[Record], seal_key: SealKey | None) -> list[str]:

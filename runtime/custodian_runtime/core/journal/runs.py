@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
@@ -19,23 +18,11 @@ from custodian_runtime.core.journal.kinds import (
     of_kind,
     read_as,
 )
+
+# Its home is core/journal/observation.py (light: a skip reads it without pydantic).
+from custodian_runtime.core.journal.observation import CompletedObservation as CompletedObservation
 from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.journal.spine import group_runs, is_approval_run
-
-
-class CompletedObservation(NamedTuple):
-    """The state the last completed run acted on: lets the next run skip when nothing changed."""
-
-    finished_at: datetime
-    state_digest: str
-    summary: dict[str, Any]
-    snapshot: str | None = None
-    generated_at: str | None = None
-    # Contract v1.2 and later journals (additive: absent from older `observed` records).
-    run_id: str | None = None
-    revision: int | None = None  # the domain's revision as the hub named it
-    inputs_digest: str | None = None  # canon, limits and grants (core/unchanged.inputs_digest)
-    workstream_digests: dict[str, str] | None = None  # per workstream, as core/digest makes them
 
 
 @dataclass(frozen=True)

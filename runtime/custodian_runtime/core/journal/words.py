@@ -21,8 +21,10 @@ from custodian_runtime.core.journal.seals import Sealer, SealKey
 _PREFIX = b"custodian word v1\n"
 # A word's id: `w-` and 16 hex for a new one; the ids of the old side stores carry over.
 WORD_ID = r"^[a-z]+-[0-9a-f]{6,24}$"
-STANDING_KINDS = ("policy_set", "grant_issued", "grant_revoked")
-WordKind = Literal["approve", "reject", "policy_set", "grant_issued", "grant_revoked"]
+STANDING_KINDS = ("policy_set", "grant_issued", "grant_revoked", "refusal_said")
+WordKind = Literal[
+    "approve", "reject", "policy_set", "grant_issued", "grant_revoked", "refusal_said"
+]
 
 
 class DecisionSaid(BaseModel):

@@ -7,8 +7,8 @@ from typing import Any
 
 from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.marks import with_run_mark
-from custodian_runtime.core.operations._near import nearly_repeats
 from custodian_runtime.core.operations._spec import Landing, Lookup, Params
+from custodian_runtime.core.operations.near import nearly_repeats
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES, short
 from custodian_runtime.core.view import View
 
@@ -64,7 +64,7 @@ def same_titles(pool: list[Any], title: object) -> list[str]:
 
 def near_titles(pool: list[Any], title: object) -> list[tuple[str, str]]:
     """(id, title) of what in `pool` `title` nearly repeats in other words
-    (core/operations/_near.py), other than what bears `title` itself."""
+    (core/operations/near.py), other than what bears `title` itself."""
     if not isinstance(title, str):
         return []
     wanted = normalized_text(title)

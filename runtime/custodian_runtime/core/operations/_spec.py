@@ -85,7 +85,7 @@ class OperationSpec:
     targets: tuple[str, ...] = ()  # the param keys that name what it is about
     already_done: Check | None = None  # why it would change nothing on the hub as observed
     # A create: why it nearly repeats, in other words, an open one in its scope (denied, naming
-    # it, before anyone is asked; core/operations/_near.py).
+    # it, before anyone is asked; core/operations/near.py).
     repeats: Check | None = None
     conflict: str | None = None  # one per task per plan: items sharing this key conflict
     status_write: bool = False  # sets a task's status: sent only on the task as observed
@@ -94,6 +94,8 @@ class OperationSpec:
     # (core/authority/grounded.py); `news`, the one that may not repeat a person's event.
     grounded: tuple[str, ...] = ()
     news: str | None = None
+    # The param listing the observed events or tasks the write rests on: each must be one.
+    rests: str | None = None
     route: Callable[[Params], str | None] | None = None  # another operation these params need
     person_sends: bool = True  # an approved item of it is carried out (False: never queued)
     never_granted: str | None = None  # why a person never grants it in advance (None: they may)

@@ -78,10 +78,13 @@ SPEC = OperationSpec(
     default="sanctioned",
     rules="add a progress event to a workstream (optionally a task in it). At most\n"
     "{cap} per run. `event_type` is one of note, observation, milestone, blocker,\n"
-    "status_change; `summary` is 1-2000 characters of plain fact with the ids it concerns.",
+    "status_change; `rests_on` lists the ids of the observed events or tasks it reports\n"
+    "(1-5, required); `summary` is 1-2000 characters of plain fact that follows from them and\n"
+    "is new: never a person's event said again.",
     example='{"workstream_id": "<workstream id>", "task_id": "<task id, or null>",\n'
     ' "event_type": "observation",\n'
-    ' "summary": "<the new fact, naming the observed events or tasks it rests on>",\n'
+    ' "rests_on": ["<observed event or task id>"],\n'
+    ' "summary": "<the new fact that follows from them>",\n'
     ' "reason": "<why it is worth recording>"}',
     request="POST /events",
     landed=_landed,
@@ -94,6 +97,7 @@ SPEC = OperationSpec(
     already_done=_already,
     grounded=("summary",),
     news="summary",
+    rests="rests_on",
     executes=_executes,
     when="the workstream (and task) are in the observed domain; within {max_events} per run "
     "and {budget_events} per domain in {budget_window_hours} h",

@@ -3,7 +3,10 @@
 A provider that constrains its decoding to a schema is sent this one (each in its own field, in
 its own file under llm/): a JSON object with the prose for people in `prose`, then the plan's
 sections, each entry the operation's params model (core/plan/schema.py) with its `reason`. Ids are
-limited to the observed ones where there are any and not too many (`enum`). The schema is strict
+limited to the observed ones where there are any and not too many (`enum`). Each list is bounded
+(`maxItems`): the observations at MAX_OBSERVATIONS, each section at its per-run cap, so that a
+model whose decoding is held to the schema cannot repeat one entry until the output limit cuts
+the answer off (a small model does). The schema is strict
 in the form every provider accepts: each object lists all its properties as required and allows
 no others, an optional one may be null; length and pattern limits are left to the plan's models,
 which check the answer whatever the decoding did.
@@ -17,11 +20,14 @@ from typing import Any
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.limits import DEFAULT, Limits
 from custodian_runtime.core.plan.extract import PROPOSALS, PROSE, entry_model, sections
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 
 # More ids than this of one kind are not listed: the schema would outgrow what providers take.
 MAX_ENUM = 300
+# The observations one structured answer may list (the sections: their per-run caps).
+MAX_OBSERVATIONS = 20
 # The keywords every provider's schema subset accepts; the others stay in the plan's models.
 _DROPPED = frozenset({"title", "default", "pattern", "minLength", "maxLength", "format"})
 
@@ -34,15 +40,18 @@ class ObservedIds:
 
     @classmethod
     def of(cls, summary: DomainSummary) -> ObservedIds:
-        """The observed domain's workstreams, tasks, open decisions and flags, recent events."""
+        """The observed domain's workstreams, tasks, open decisions and flags, recent events
+        (what a progress event rests on: its recent events and tasks)."""
         tasks = [t.id for ws in summary.workstreams for t in ws.tasks]
+        events = [e.id for e in summary.recent_events]
         return cls(
             {
                 "workstream_id": tuple(ws.id for ws in summary.workstreams),
                 "task_id": tuple(tasks),
                 "decision_id": tuple(d.id for d in summary.open_decisions if d.status == "open"),
                 "flag_id": tuple(f.id for f in summary.open_flags if f.status == "open"),
-                "evidence": tuple(e.id for e in summary.recent_events),
+                "evidence": tuple(events),
+                "rests_on": (*events, *tasks),
             }
         )
 
@@ -53,13 +62,17 @@ def answer_keys(*, bare: bool = False) -> tuple[str, ...]:
 
 
 def answer_schema(
-    ids: ObservedIds | None = None, unavailable: Sequence[str] = ()
+    ids: ObservedIds | None = None, unavailable: Sequence[str] = (), limits: Limits = DEFAULT
 ) -> dict[str, Any]:
     """The JSON schema of a structured answer: `prose`, `observations`, then each section."""
     known = ids or ObservedIds({})
     properties: dict[str, Any] = {
         PROSE: {"type": "string", "description": "what you saw, did and why, for people"},
-        "observations": {"type": "array", "items": {"type": "string"}},
+        "observations": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_OBSERVATIONS,
+        },
     }
     for spec in operations.all_specs():
         if spec.default == "sanctioned":
@@ -69,13 +82,21 @@ def answer_schema(
                     "type": "string",
                     "enum": sorted(SANCTIONED_STATUSES),
                 }
-            properties[spec.section] = {"type": "array", "items": entry}
+            properties[spec.section] = {
+                "type": "array",
+                "items": entry,
+                "maxItems": limits.cap(spec.name),
+            }
     offered = [
         _proposal(spec.name, spec.params.model_json_schema(), known)
         for spec in operations.all_specs()
         if spec.default == "approvable" and spec.name not in unavailable
     ]
-    properties[PROPOSALS] = {"type": "array", "items": {"anyOf": offered}}
+    properties[PROPOSALS] = {
+        "type": "array",
+        "items": {"anyOf": offered},
+        "maxItems": limits.max_queued,
+    }
     return _object(properties)
 
 

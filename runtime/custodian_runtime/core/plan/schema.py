@@ -43,6 +43,13 @@ class _Strict(BaseModel):
 
 # The events a status change cites as its evidence (core/authority/evidence.py).
 EvidenceIds = Annotated[tuple[Id, ...], Field(min_length=1, max_length=5)]
+# The observed events or tasks a progress event reports on (core/authority/grounded.py).
+RestsOn = Annotated[tuple[Id, ...], Field(min_length=1, max_length=5)]
+# What to add when a required field is missing, said where the model reads why it was denied.
+MISSING_HINTS = {
+    "rests_on": "add `rests_on`, a list of the ids of the observed events or tasks the event "
+    "reports (1 to 5)",
+}
 
 
 class ProposalEntry(_Strict):
@@ -59,6 +66,7 @@ class AddProgressEvent(_Strict):
     workstream_id: Id
     task_id: Id | None = None
     event_type: EventType
+    rests_on: RestsOn
     summary: ShortText
 
 
@@ -115,7 +123,9 @@ def describe(exc: ValidationError) -> str:
     for error in exc.errors(include_url=False):
         where = ".".join(str(part) for part in error["loc"]) or "(item)"
         got = "" if error["type"] == "missing" else f" (got {short(error.get('input'))})"
-        parts.append(f"{where}: {error['msg']}{got}")
+        field = str(error["loc"][-1]) if error["loc"] else ""
+        hint = MISSING_HINTS.get(field) if error["type"] == "missing" else None
+        parts.append(f"{where}: {error['msg']}{got}" + (f": {hint}" if hint else ""))
     return "; ".join(parts)
 
 

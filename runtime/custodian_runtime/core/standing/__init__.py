@@ -16,6 +16,8 @@ if TYPE_CHECKING:
         narrowed,
         record,
         rule,
+        said_no,
+        scopes,
         shadow,
         suggestions,
     )
@@ -29,6 +31,8 @@ __all__ = [
     "narrowed",
     "record",
     "rule",
+    "said_no",
+    "scopes",
     "shadow",
     "suggestions",
 ]

@@ -67,12 +67,14 @@ class Agreement:
 
     # Each decided proposal: approved or not, and its params as the hub will hold them.
     said: tuple[tuple[bool, Mapping[str, object]], ...] = ()
+    # Each one's target as observed when queued (None: not kept), in the same order.
+    said_facts: tuple[Mapping[str, str] | None, ...] = ()
 
     def tally(self) -> DecidedTally:
         """What the suggestion reads of this row."""
         return DecidedTally(
             self.operation, self.approved, self.rejected, self.shadow, self.shadow_matched,
-            self.said,
+            self.said, self.said_facts,
         )  # fmt: skip
 
     def suggested(
@@ -135,7 +137,8 @@ def agreement(
     rows: dict[str, dict[str, int]] = {}
     said: dict[str, dict[str, list[Mapping[str, object]]]] = {}
     decided: dict[str, list[tuple[bool, Mapping[str, object]]]] = {}
-    for item in items:
+    facts: dict[str, list[Mapping[str, str] | None]] = {}
+    for item in sorted(items, key=lambda i: (i.created_at, i.id)):  # oldest first
         if item.created_at < start:
             continue
         row = rows.setdefault(item.operation, {"proposals": 0})
@@ -148,11 +151,16 @@ def agreement(
             held = held_params(item.operation, item.params)
             said.setdefault(item.operation, {}).setdefault(key, []).append(held)
             decided.setdefault(item.operation, []).append((key == "approved", held))
+            facts.setdefault(item.operation, []).append(item.facts)
     for op, count in (shadows or {}).items():
         row = rows.setdefault(op, {"proposals": 0})
         row.update(shadow=count.shadow, shadow_matched=count.matched)
     return [
-        replace(_narrowed(_tally(op, counts), said.get(op, {})), said=tuple(decided.get(op, ())))
+        replace(
+            _narrowed(_tally(op, counts), said.get(op, {})),
+            said=tuple(decided.get(op, ())),
+            said_facts=tuple(facts.get(op, ())),
+        )
         for op, counts in sorted(rows.items())
     ]
 

@@ -70,12 +70,15 @@ def grant_command(
     kind: str = "grant",
     bounds: tuple[int, str] = (GRANT_MAX, GRANT_EXPIRES),
     evidence: str | None = None,
+    on: Mapping[str, str] | None = None,
 ) -> Suggestion:
     """`grants issue` of `operation` narrowed to `where` (and to a move citing a person's
-    newer word, with `evidence`), with why in its reason."""
+    newer word, with `evidence`; to facts of its target, with `on`), with why in its reason."""
     argv = ["custodian", "grants", "issue", "--domain", asking.domain, "--operation", operation]
     for key, value in sorted(where.items()):
         argv += ["--where", f"{key}={value}"]
+    for key, value in sorted((on or {}).items()):
+        argv += ["--on", f"{key}={value}"]
     argv += ["--max", str(bounds[0]), "--expires", bounds[1]]
     argv += [] if evidence is None else ["--evidence", evidence]
     argv += _tail(asking, hub=True)

@@ -19,6 +19,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core._timestamps import SKEW
 from custodian_runtime.core.authority.evidence import stamp
+from custodian_runtime.core.authority.scope import scope_miss
 
 MAX_EXPIRY = timedelta(days=30)
 # How far a host's clock may stand from the hub's when it issues a grant, and how far ahead of
@@ -57,6 +58,10 @@ class Grant(BaseModel):
     # `newer_word`), as the sanctioned writes do. None (every grant issued before it): no such
     # requirement.
     evidence: Literal["newer"] | None = None
+    # Facts of the target it covers, beyond the params (core/authority/scope.py): its
+    # workstream, that workstream's owner, the task's status, at least so many idle days.
+    # Empty (every grant issued before it): none.
+    on: dict[str, str] = Field(default_factory=dict)
 
 
 def grant_problem(operation: str, max_uses: int, expires_in: timedelta) -> str | None:
@@ -196,10 +201,11 @@ def held_params(operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 def miss(
     grant: Grant, operation: str, params: Mapping[str, Any], hub_id: str | None,
-    newer: bool = False,
+    newer: bool = False, facts: Mapping[str, str] | None = None,
 ) -> str | None:  # fmt: skip
     """Why `grant` does not cover the proposal, apart from its state (None: it matches);
-    `newer`: the proposal cites a person's newer word (core/authority/evidence.py)."""
+    `newer`: the proposal cites a person's newer word (core/authority/evidence.py); `facts`:
+    its target as observed, which a grant's `on` may name (core/authority/scope.py)."""
     if grant.operation != operation:
         return f"{grant.id} is for {grant.operation}"
     if hub_id is None or grant.hub_id != hub_id:
@@ -210,7 +216,8 @@ def miss(
             return f"{grant.id} covers only {key}={want}, the item has {held.get(key)!r}"
     if grant.evidence == "newer" and not newer:
         return f"{grant.id} {EVIDENCE_REQUIRED}, and the item cites none"
-    return None
+    off = scope_miss(grant.on, facts) if grant.on else None
+    return None if off is None else f"{grant.id} {off}"
 
 
 def covering(
@@ -222,16 +229,18 @@ def covering(
     hub_id: str | None,
     newer: bool = False,
     suspended: Mapping[str, str] | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> Cover:
     """The first live grant (oldest first) that covers (operation, params), or why none does;
     `newer`: the proposal cites a person's newer word, which a grant may require; `suspended`:
-    the grants a person's reversal suspended, with why (core/standing/narrowed.py)."""
+    the grants a person's reversal suspended, with why (core/standing/narrowed.py); `facts`:
+    the target as observed, which a grant's `on` may name (core/authority/scope.py)."""
     reasons: list[str] = []
     void: list[str] = []
     for grant in sorted(grants, key=lambda g: (g.issued_at, g.id)):
         if grant.operation != operation or operation in never_grantable():
             continue
-        problem = miss(grant, operation, params, hub_id, newer)
+        problem = miss(grant, operation, params, hub_id, newer, facts)
         state = state_of(grant, uses.get(grant.id, 0), now)
         if problem is None and state.startswith("void"):
             void.append(f"{grant.id} did not cover it: {state}")

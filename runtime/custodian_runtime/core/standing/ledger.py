@@ -18,7 +18,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.standing.grants import miss, state_of
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground, cites_newer
+from custodian_runtime.core.standing.rule import Ground, cites_newer, observed_facts
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ def grant_standing(
     suspended = ground.standing.narrowed.suspended.get(grant_id)
     if suspended is not None:
         return GrantDecision(grant_id, False, f"grant {grant_id} is suspended: {suspended}")
-    problem = miss(grant, item.operation, item.params, ground.hub_id, cites_newer(item, ground))
+    problem = miss(grant, item.operation, item.params, ground.hub_id, cites_newer(item, ground),
+                   observed_facts(item, ground))  # fmt: skip
     if problem is not None:
         return GrantDecision(grant_id, False, problem)
     return Standing(ground.standing.modes, (grant,), MappingProxyType({grant_id: before}))

@@ -25,6 +25,7 @@ from custodian_runtime.core.journal.kinds import (
     GrantUsed,
     PolicySet,
     RecordDataError,
+    RefusalSaid,
     decode,
     of_kind,
 )
@@ -33,10 +34,11 @@ from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.grants import Grant, state_of
 from custodian_runtime.core.standing.modes import Mode, Modes, ModeSetting, mode_problem
 from custodian_runtime.core.standing.narrowed import NARROWED_KINDS, Narrowed, narrowed_of
+from custodian_runtime.core.standing.said_no import SaidNo, latest
 
 # With what narrowed the authority since (core/standing/narrowed.py): kept as they are.
 STANDING_KINDS = frozenset(
-    {"policy_set", "grant_issued", "grant_revoked", "grant_used", *NARROWED_KINDS}
+    {"policy_set", "grant_issued", "grant_revoked", "grant_used", "refusal_said", *NARROWED_KINDS}
 )
 
 
@@ -51,6 +53,8 @@ class Standing:
     pending_revokes: frozenset[str] = frozenset()
     # The grants a person's reversal suspended, the classes it held (core/standing/narrowed.py).
     narrowed: Narrowed = field(default_factory=Narrowed)
+    # The standing nos a person said or lifted, newest per class (core/standing/said_no.py).
+    said_nos: tuple[SaidNo, ...] = ()
 
     def grant(self, grant_id: str) -> Grant | None:
         """The grant with `grant_id`, if the journal records it."""
@@ -63,7 +67,9 @@ class Standing:
             for op, m in sorted(self.modes.settings.items())
         }
         grants = [g.model_dump(mode="json", exclude_none=True) for g in self.grants]
-        kept = {"modes": modes, "grants": grants, "uses": dict(self.uses)}
+        kept: dict[str, Any] = {"modes": modes, "grants": grants, "uses": dict(self.uses)}
+        if self.said_nos:
+            kept["said_nos"] = [_said_record(n) for n in self.said_nos]
         return {**kept, "narrowed": self.narrowed.as_record()} if self.narrowed else kept
 
     @classmethod
@@ -78,7 +84,8 @@ class Standing:
         grants = tuple(Grant.model_validate(g) for g in data.get("grants") or ())
         uses = {str(k): int(v) for k, v in dict(data.get("uses") or {}).items()}
         narrowed = Narrowed.from_record(data.get("narrowed"))
-        return cls(modes, grants, MappingProxyType(uses), narrowed=narrowed)
+        said = tuple(_said_of(n) for n in data.get("said_nos") or ())
+        return cls(modes, grants, MappingProxyType(uses), narrowed=narrowed, said_nos=said)
 
     def fingerprint(self) -> dict[str, Any] | None:
         """What a run's skip compares: the modes set and each grant's state (None: no standing).
@@ -98,7 +105,7 @@ class Standing:
             g.model_copy(update={"revoked": True}) if g.id in gone else g for g in self.grants
         )
         pending = self.pending_revokes | (gone - {g.id for g in self.grants})
-        return Standing(self.modes, grants, self.uses, pending, self.narrowed)
+        return Standing(self.modes, grants, self.uses, pending, self.narrowed, self.said_nos)
 
     def listing(self, now: datetime) -> list[dict[str, object]]:
         """Each grant with its uses, what is left, and its state, for `grants list`."""
@@ -127,8 +134,36 @@ def standing_of(records: Iterable[Record]) -> Standing:
     return replace(fold.standing(), narrowed=narrowed_of(mine))
 
 
+def _said_record(said: SaidNo) -> dict[str, Any]:
+    return {
+        "operation": said.operation, "status": said.status, "cites": said.cites,
+        "workstream": said.workstream, "owner": said.owner, "by": said.by,
+        "reason": said.reason, "at": said.at.isoformat(),
+        "expires_at": said.expires_at.isoformat(), "lifted": said.lifted,
+    }  # fmt: skip
+
+
+def _said_of(data: Mapping[str, Any]) -> SaidNo:
+    return SaidNo(
+        str(data["operation"]), str(data["status"]), str(data["cites"]),
+        str(data["workstream"]), str(data["owner"]), str(data["by"]), str(data["reason"]),
+        datetime.fromisoformat(str(data["at"])), datetime.fromisoformat(str(data["expires_at"])),
+        data.get("lifted") is True,
+    )  # fmt: skip
+
+
+def said_no_of(at: datetime, entry: RefusalSaid) -> SaidNo:
+    """The standing no a `refusal_said` record says (made at `at`)."""
+    return SaidNo(
+        str(entry.operation or ""), entry.status or "", entry.cites or "",
+        entry.workstream or "", entry.owner or "", str(entry.by or ""), str(entry.reason or ""),
+        at, datetime.fromisoformat(str(entry.expires_at)) if entry.expires_at else at,
+        entry.lifted,
+    )  # fmt: skip
+
+
 # A person's word on the standing, or a use of a grant: what `with_words` folds.
-StandingWord = PolicySet | GrantIssued | GrantRevoked | GrantUsed
+StandingWord = PolicySet | GrantIssued | GrantRevoked | GrantUsed | RefusalSaid
 
 
 def with_words(standing: Standing, entries: Iterable[tuple[StandingWord, datetime]]) -> Standing:
@@ -166,6 +201,7 @@ class _Fold:
     uses: dict[str, int] = field(default_factory=dict)
     pending: set[str] = field(default_factory=set)
     narrowed: Narrowed = field(default_factory=Narrowed)
+    said: list[SaidNo] = field(default_factory=list)
 
     @classmethod
     def of(cls, standing: Standing) -> _Fold:
@@ -173,6 +209,7 @@ class _Fold:
         grants = {g.id: g for g in standing.grants}
         fold = cls(standing.modes, grants, dict(standing.uses), set(standing.pending_revokes))
         fold.narrowed = standing.narrowed
+        fold.said = list(standing.said_nos)
         return fold
 
     def apply(self, domain: str, at: datetime, entry: Entry, grant: Grant | None) -> None:
@@ -193,12 +230,14 @@ class _Fold:
                 self.pending.add(entry.grant_id)
         elif isinstance(entry, GrantUsed) and entry.grant_id is not None:
             self.uses[entry.grant_id] = self.uses.get(entry.grant_id, 0) + 1
+        elif isinstance(entry, RefusalSaid) and entry.operation:
+            self.said = list(latest([*self.said, said_no_of(at, entry)]))
 
     def standing(self) -> Standing:
         """The standing folded so far."""
         return Standing(
             self.modes, tuple(self.grants.values()), MappingProxyType(dict(self.uses)),
-            frozenset(self.pending), self.narrowed,
+            frozenset(self.pending), self.narrowed, tuple(self.said),
         )  # fmt: skip
 
 

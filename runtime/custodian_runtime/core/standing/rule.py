@@ -23,12 +23,14 @@ from custodian_runtime.core.authority.budgets import RecentWrites, budget_proble
 from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
+from custodian_runtime.core.authority.scope import scope_facts
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.standing.grants import ahead_of_hub, covering
 from custodian_runtime.core.standing.modes import SILENT, ModeSetting
 from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.said_no import holding
 from custodian_runtime.core.view import View
 
 # Words of an operation that would change a person's standing decisions: only a person does.
@@ -61,6 +63,11 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
     queued = sum(1 for r in rulings if r.outcome == "queue")
     done: list[Ruling] = []
     for ruling in rulings:
+        said = _said_no(ruling, ground)
+        if said is not None:
+            queued -= ruling.outcome == "queue"
+            done.append(said)
+            continue
         held = _held_class(ruling, ground, queued + 1)
         if held is not None:
             queued += held.outcome == "queue"
@@ -85,6 +92,23 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
                 op = ruling.item.operation
                 executed[op] = executed.get(op, 0) + 1
     return tuple(done)
+
+
+def _said_no(ruling: Ruling, ground: Ground) -> Ruling | None:
+    """A proposal that would be asked, held by a standing no a person said
+    (core/standing/said_no.py): denied with their words; None when none holds it."""
+    item = ruling.item
+    if ruling.outcome != "queue" or not ground.standing.said_nos:
+        return None
+    status = item.params.get("status")
+    facts = observed_facts(item, ground)
+    said = holding(ground.standing.said_nos, item.operation,
+                   status if isinstance(status, str) else "", facts, ground.now)  # fmt: skip
+    if said is None:
+        return None
+    clause = said.clause()
+    reason = f"{_label(ruling)} is {clause}."
+    return replace(ruling, outcome="deny", reason=reason, code="stated", clause=f"{clause}.")
 
 
 def in_deference(ruling: Ruling) -> Ruling:
@@ -129,7 +153,9 @@ def in_flight(kept: Standing, journaled: Standing) -> Standing:
     (modes, revokes), but a grant only once journaled, since its uses follow its issue there."""
     known = {g.id for g in journaled.grants}
     grants = tuple(g for g in kept.grants if g.id in known)
-    return Standing(kept.modes, grants, kept.uses, narrowed=journaled.narrowed)
+    return Standing(
+        kept.modes, grants, kept.uses, narrowed=journaled.narrowed, said_nos=kept.said_nos
+    )
 
 
 def changes_standing(operation: str) -> bool:
@@ -232,6 +258,7 @@ def _granted(
     cover = covering(
         item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
         ruling.word is not None or cites_newer(item, ground), ground.standing.narrowed.suspended,
+        observed_facts(item, ground),
     )  # fmt: skip
     if cover.grant is None:
         suspended = [w for w in cover.why_not if " is suspended: " in w]
@@ -268,6 +295,15 @@ def cites_newer(item: ProposedItem, ground: Ground) -> bool:
     if task is None:
         return False
     return newer_word(item.params, task, ground.evidence) is not None
+
+
+def observed_facts(item: ProposedItem, ground: Ground) -> dict[str, str] | None:
+    """The item's target as observed, which a grant's `on` may name (None: nothing observed);
+    idle days are counted on the hub's clock where it told it."""
+    if ground.view is None:
+        return None
+    hub_now = None if ground.evidence is None else ground.evidence.hub_now
+    return scope_facts(item.params, ground.view, hub_now or ground.now, ground.evidence)
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:

@@ -36,6 +36,7 @@ from custodian_runtime.core.standing.grants import (
     state_of,
     where_text,
 )
+from custodian_runtime.core.standing.scopes import Judged, Scope, clean_scopes, fits
 
 Z = 1.96  # 95 %, two-sided
 MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
@@ -45,6 +46,7 @@ RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
 # most RENEW_LIFE, with uses at the pace it used them, at most RENEW_USES (never fewer than it had).
 RENEW_LIFE = timedelta(days=30)
 RENEW_USES = 50
+MAX_SCOPED = 3  # grants over facts suggested per operation in one report
 
 
 def lower_bound(agreed: int, decided: int) -> float:
@@ -81,6 +83,14 @@ class DecidedTally:
     shadow_matched: int
     # Each decided proposal: approved or not, and its params as the hub will hold them.
     decided: tuple[tuple[bool, Mapping[str, object]], ...] = ()
+    # Each one's target as observed when it was queued (core/authority/scope.py; None: not
+    # kept), in the same order.
+    facts: tuple[Mapping[str, str] | None, ...] = ()
+
+    def said(self) -> list[Judged]:
+        """Each decided proposal with its facts (core/standing/scopes.py)."""
+        facts = list(self.facts) + [None] * (len(self.decided) - len(self.facts))
+        return [(ok, p, f) for (ok, p), f in zip(self.decided, facts, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -186,7 +196,8 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
     low = [g for g in grants if _runs_low(g, live)]
     found = []
     for grant in low:
-        if any(g.where == grant.where and not _runs_low(g, live) for g in grants):
+        if any(g.where == grant.where and g.on == grant.on and not _runs_low(g, live)
+               for g in grants):  # fmt: skip
             continue
         uses = live.uses.get(grant.id, 0)
         left = grant.expires_at - (live.now or grant.issued_at)
@@ -199,7 +210,9 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             + _sized(grant, most, life)
         )
         bounds = (most, _length(life))
-        found.append(grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence))
+        found.append(
+            grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence, grant.on)
+        )
     return found
 
 
@@ -281,19 +294,19 @@ def shared_params(approved: Sequence[Mapping[str, object]]) -> dict[str, str]:
 
 
 def _covered(tally: DecidedTally, grants: Sequence[Grant]) -> frozenset[int]:
-    """The approved proposals a live grant already covers."""
+    """The approved proposals a live grant already covers (by its params, and by the facts
+    it names where it names some: core/standing/scopes.py)."""
     return frozenset(
         i
-        for i, (ok, params) in enumerate(tally.decided)
-        if ok
-        and any(all(where_text(params.get(k)) == v for k, v in g.where.items()) for g in grants)
+        for i, (ok, params, facts) in enumerate(tally.said())
+        if ok and any(fits(Scope(g.where, g.on), params, facts) for g in grants)
     )
 
 
 def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple[bool, str]:
     """Whether a clean class earns a grant past what is covered already, and the words why."""
     named = ", ".join(f"{g.id} ({where_label(g.where)})" for g in grants)
-    if any(all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
+    if any(not g.on and all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
         return False, f"a live grant covers it: {named}"
     gone = len(c.approved & covered)
     if gone and c.approved <= covered:
@@ -330,7 +343,51 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
             continue
         found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
         covered |= c.approved
+    for scoped in _scoped(tally, live, asking, covered):
+        if all(f.command != scoped.command for f in found):
+            found.append(scoped)
     return tuple(found), _why_none(tally, classes, reasons)
+
+
+def _scoped(
+    tally: DecidedTally, live: Live, asking: Asking, covered: frozenset[int]
+) -> list[Suggestion]:
+    """Grants over the facts that parted a person's approvals from their rejections
+    (core/standing/scopes.py), greedily, each past what is covered already."""
+    op, said = tally.operation, tally.said()
+    if tally.rejected == 0 or not any(f is not None for _, _, f in said):
+        return []  # nothing to part, or no facts kept
+    spec = operations.find(op)
+    status_write = spec is not None and spec.status_write
+    grants = live.of(op)
+    covered |= frozenset(
+        i for i, (ok, p, f) in enumerate(said)
+        if ok and any(fits(Scope(g.where, g.on, g.evidence), p, f) for g in grants)
+    )  # fmt: skip
+    found: list[Suggestion] = []
+    for _ in range(MAX_SCOPED):
+        best = next(
+            (f for f in clean_scopes(said, status_write, NEEDED, covered)
+             if live.suspension(op, f.scope.where, f.scope.evidence) is None),
+            None,
+        )  # fmt: skip
+        if best is None:
+            break
+        ok, why = _earned(len(best.approved), best.decided, "approved")
+        if not ok:
+            break
+        outside = tally.rejected
+        why = (
+            f"{why} where {best.scope.label()}; the {outside} rejected fall outside it, and "
+            "the ruling checks each of these facts at every write"
+        )
+        found.append(
+            grant_command(
+                asking, op, best.scope.where, why, evidence=best.scope.evidence, on=best.scope.on
+            )
+        )
+        covered |= best.approved
+    return found
 
 
 def _separated(tally: DecidedTally, c: _Class, live: Live, asking: Asking) -> Suggestion | None:

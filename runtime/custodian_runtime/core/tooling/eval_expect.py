@@ -212,6 +212,8 @@ def _cites(event: str, item: EvalItem) -> bool:
 def _invents(seen: SeedFacts, item: EvalItem) -> bool:
     spec = operations.find(item.operation)
     texts = [item.params.get(k) for k in (spec.grounded if spec is not None else ())]
+    if spec is not None and spec.rests and seen.unfounded(item.params.get(spec.rests)):
+        return True
     return any(isinstance(t, str) and seen.invented(t) is not None for t in texts)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.digest import sha256_hex
-from custodian_runtime.core.trackers import StandIn
+from custodian_runtime.core.trackers.address import StandIn
 
 Issue = Mapping[str, Any]  # one Redmine issue as its REST API gives it (with its journals)
 FIELD = "Custodian"  # the issue custom field (long text) that keeps what Redmine has no field for

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.digest import sha256_hex
-from custodian_runtime.core.trackers import StandIn
+from custodian_runtime.core.trackers.address import StandIn
 
 Item = Mapping[str, Any]  # one Roundup item: its id and its properties, as REST lists them
 
@@ -29,7 +29,7 @@ class Kind:
     fields: tuple[str, ...]
 
 
-_STAMPS = ("creation", "activity", "version", "marks")
+_STAMPS = ("creation", "activity", "created_at", "updated_at", "version", "marks")
 WORKSTREAM = Kind("workstream", "w", ("domain", "title", "status", "owner", *_STAMPS))
 TASK = Kind(
     "task",
@@ -61,6 +61,7 @@ KINDS: tuple[Kind, ...] = (WORKSTREAM, TASK, EVENT, FLAG, DECISION)
 
 MAX_MARKS = 32  # the marks an item keeps: a lost answer is found among its last 32 writes
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.(\d{2}:\d{2}:\d{2})(\.\d+)?$")
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")  # the detector's
 
 STAND_INS: tuple[StandIn, ...] = (
     StandIn(
@@ -79,12 +80,13 @@ STAND_INS: tuple[StandIn, ...] = (
         "proxy or another port reaches the same hub; a new tracker at the same address is not "
         "told apart",
     ),
+    StandIn("contract ids", "Roundup's item number behind a letter of its class (w, t, e, f, d)"),
+    StandIn("timestamps", "the detector's, to the microsecond (else Roundup's, to the second)"),
     StandIn(
-        "contract ids",
-        "Roundup's item number behind a letter of its class: w (workstream), t (task), "
-        "e (event), f (flag), d (decision)",
+        "who wrote",
+        "the tracker's user: a person's event has their username as its `source`, and their "
+        "change of a task's status is said by a `status_change` event made as them",
     ),
-    StandIn("timestamps", "Roundup's, to the second"),
 )
 
 
@@ -110,6 +112,15 @@ def wire_time(value: str | None) -> str | None:
         raise ValueError(f"not a Roundup date: {value!r}")
     day, clock, fraction = found.groups()
     return f"{day}T{clock}{fraction or ''}Z"
+
+
+def stamp(item: Item, name: str, fallback: str) -> str | None:
+    """The item's `created_at` or `updated_at` as the detector stamped it, or Roundup's own
+    (`fallback`: `creation`, `activity`) when it has none."""
+    value = item.get(name)
+    if isinstance(value, str) and _STAMP.fullmatch(value):
+        return value
+    return wire_time(item.get(fallback))
 
 
 def hub_id(url: str) -> str:
@@ -141,7 +152,11 @@ def _link(kind: Kind, value: object) -> str | None:
 
 
 def _created(item: Item) -> dict[str, Any]:
-    return {"created_at": wire_time(item.get("creation"))}
+    return {"created_at": stamp(item, "created_at", "creation")}
+
+
+def _updated(item: Item) -> dict[str, Any]:
+    return {"updated_at": stamp(item, "updated_at", "activity")}
 
 
 def workstream(item: Item) -> dict[str, Any]:
@@ -153,7 +168,7 @@ def workstream(item: Item) -> dict[str, Any]:
         "status": item.get("status"),
         "owner": item.get("owner"),
         **_created(item),
-        "updated_at": wire_time(item.get("activity")),
+        **_updated(item),
     }
 
 
@@ -168,7 +183,7 @@ def task(item: Item) -> dict[str, Any]:
         "assignee": item.get("assignee"),
         "due": item.get("due") or None,
         **_created(item),
-        "updated_at": wire_time(item.get("activity")),
+        **_updated(item),
         "version": int(item.get("version") or 1),
     }
 

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 
 import httpx
 
-from custodian_runtime.core.trackers import STATE_HUB, StandIn
+from custodian_runtime.core.trackers.address import STATE_HUB, StandIn
 
 # Each backend's module under this package, by the name a hub URL gives it.
 REGISTRY: dict[str, str] = {

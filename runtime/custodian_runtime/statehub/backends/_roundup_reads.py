@@ -112,7 +112,7 @@ def state_summary(rest: RoundupRest, auth: Auth, hub_id: str, now: str) -> dict[
 def _overview(domain: Domain) -> dict[str, Any]:
     ws = Counter(str(item.get("status")) for item in domain.workstreams)
     tasks = Counter(str(item.get("status")) for item in domain.tasks)
-    last = domain.recent[0].get("creation") if domain.recent else None
+    last = rd.stamp(domain.recent[0], "created_at", "creation") if domain.recent else None
     return {
         "domain": domain.name,
         "revision": domain.revision,
@@ -120,7 +120,7 @@ def _overview(domain: Domain) -> dict[str, Any]:
         "tasks": {status: tasks[status] for status in TASK_STATUSES},
         "open_flags": sum(item.get("status") == "open" for item in domain.flags),
         "open_decisions": sum(item.get("status") == "open" for item in domain.decisions),
-        "last_event_at": rd.wire_time(last),
+        "last_event_at": last,
     }
 
 

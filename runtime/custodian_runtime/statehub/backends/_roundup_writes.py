@@ -82,15 +82,17 @@ def _create(
 
 
 def add_event(rest: RoundupRest, auth: Auth, body: NewEvent, mark: Mark | None) -> Made:
-    """POST /events."""
-    workstream = _existing(rest, auth, rd.WORKSTREAM, body.workstream_id, "workstream")
-    task = None
-    if body.task_id is not None:
-        task = _existing(rest, auth, rd.TASK, body.task_id, "task")
-        if str(rd.number_of(task.get("workstream"))) != str(workstream["id"]):
-            raise Refused(422, f"task {body.task_id!r} is not in workstream {body.workstream_id!r}")
+    """POST /events. An event on a task reads the task alone: its link names its workstream,
+    which exists; only a task in another workstream reads that one (404 or 422, as the hub)."""
+    number = _number(rd.WORKSTREAM, body.workstream_id, "workstream")
+    task = None if body.task_id is None else _existing(rest, auth, rd.TASK, body.task_id, "task")
+    own = None if task is None else str(rd.number_of(task.get("workstream")))
+    if number != own:  # the task's own workstream exists: its link says so
+        rest.item(rd.WORKSTREAM, number, auth)  # 404 when there is no such workstream
+    if own is not None and own != number:
+        raise Refused(422, f"task {body.task_id!r} is not in workstream {body.workstream_id!r}")
     values = {
-        "workstream": workstream["id"],
+        "workstream": number,
         "task": None if task is None else task["id"],
         "event_type": body.event_type,
         "summary": body.summary,
@@ -100,16 +102,19 @@ def add_event(rest: RoundupRest, auth: Auth, body: NewEvent, mark: Mark | None) 
 
 
 def add_flag(rest: RoundupRest, auth: Auth, body: NewFlag, mark: Mark | None) -> Made:
-    """POST /flags: the workstream is the task's when not given."""
+    """POST /flags: the workstream is the task's when not given (and then not read again)."""
     task = None if body.task_id is None else _existing(rest, auth, rd.TASK, body.task_id, "task")
+    own = None if task is None else str(rd.number_of(task.get("workstream")))
     workstream_id = body.workstream_id
-    if workstream_id is None and task is not None:
-        workstream_id = rd.contract_id(rd.WORKSTREAM, str(rd.number_of(task.get("workstream"))))
-    workstream = _existing(rest, auth, rd.WORKSTREAM, workstream_id, "workstream")
-    if task is not None and str(rd.number_of(task.get("workstream"))) != str(workstream["id"]):
+    if workstream_id is None and own is not None:
+        workstream_id = rd.contract_id(rd.WORKSTREAM, own)
+    number = _number(rd.WORKSTREAM, workstream_id, "workstream")
+    if own is not None and own != number:  # as the hub: refused before the workstream is read
         raise Refused(422, f"task {body.task_id!r} is not in workstream {workstream_id!r}")
+    if own is None:  # a task's own workstream exists: its link says so
+        rest.item(rd.WORKSTREAM, number, auth)  # 404 when there is no such workstream
     values = {
-        "workstream": workstream["id"],
+        "workstream": number,
         "task": None if task is None else task["id"],
         "note": body.note,
         "status": "open",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from custodian_runtime.core.trackers import STATE_HUB
+from custodian_runtime.core.trackers.address import STATE_HUB
 from custodian_runtime.statehub.backends import Backend
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import digest
-from custodian_runtime.core.journal.kinds import Observed
-from custodian_runtime.core.journal.runs import CompletedObservation
+from custodian_runtime.core.journal.observation import CompletedObservation
+
+if TYPE_CHECKING:  # a skip decides without loading the typed records (run/_quick.py)
+    from custodian_runtime.core.approvals.items import ApprovalItem
+    from custodian_runtime.core.journal.kinds import Observed
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,19 @@ def not_modified_reason(last: CompletedObservation, revision: int) -> str:
 def not_modified_record(last: CompletedObservation, revision: int) -> Observed:
     """The `observed` record of a run skipped on a 304: the state the last completed run saw,
     named by its digest and snapshot, at the revision the hub confirmed; no summary was read."""
-    return Observed(
-        state_digest=last.state_digest,
-        snapshot=last.snapshot,
-        generated_at=last.generated_at,
-        overview=None,
-        revision=revision,
-        not_modified=True,
-        inputs_digest=last.inputs_digest,
-    )
+    from custodian_runtime.core.journal.kinds import Observed
+
+    return Observed(**not_modified_data(last, revision))
+
+
+def not_modified_data(last: CompletedObservation, revision: int) -> dict[str, Any]:
+    """The data of that record as journaled (`kinds.encode` of `not_modified_record`)."""
+    return {
+        "state_digest": last.state_digest,
+        "snapshot": last.snapshot,
+        "generated_at": last.generated_at,
+        "overview": None,
+        "revision": revision,
+        "not_modified": True,
+        "inputs_digest": last.inputs_digest,
+    }
