@@ -5,7 +5,8 @@
 #   scripts/system_packages.sh venv npm           # only these (make setup: `python3 -m venv`, npm)
 #   scripts/system_packages.sh --check-only ...   # never install; what a test or a dry look uses
 #
-# Each needed command comes from one Debian package. When every command is on PATH it prints
+# Each needed command comes from one Debian package; Redmine's packages give no command on PATH,
+# so they are asked of dpkg by name. When every command is on PATH it prints
 # nothing and exits 0. When some are missing: as root (and not --check-only) it runs
 # `apt-get update` once and installs them, noninteractive; otherwise it prints the exact command
 # that installs them and exits 1, before anything else runs.
@@ -20,6 +21,9 @@ declare -A PACKAGE=(
   [chromedriver]=chromium-driver
   [prometheus-pushgateway]=prometheus-pushgateway
   [promtool]=prometheus
+  [redmine]=redmine
+  [redmine-sqlite]=redmine-sqlite
+  [ruby-webrick]=ruby-webrick
 )
 declare -A NEEDED_BY=(
   [venv]="make setup: python3 -m venv"
@@ -28,12 +32,18 @@ declare -A NEEDED_BY=(
   [chromedriver]="the review page's browser tests"
   [prometheus-pushgateway]="tests/test_metrics_push.py"
   [promtool]="tests/test_k8s_prometheusrule.py"
+  [redmine]="tests/test_redmine_*.py: a real Redmine"
+  [redmine-sqlite]="tests/test_redmine_*.py: Redmine on SQLite"
+  [ruby-webrick]="tests/test_redmine_*.py: the server Redmine runs in"
 )
-ORDER=(npm chromium chromedriver prometheus-pushgateway promtool)  # with no names given
+DEBIAN_ONLY=(redmine redmine-sqlite ruby-webrick)  # packages, not commands: asked of dpkg
+ORDER=(npm chromium chromedriver prometheus-pushgateway promtool "${DEBIAN_ONLY[@]}")
 
 present() {
   if [[ "$1" == venv ]]; then
     "${PYTHON:-python3}" -c 'import ensurepip, venv' >/dev/null 2>&1
+  elif [[ " ${DEBIAN_ONLY[*]} " == *" $1 "* ]]; then
+    dpkg -s "$1" >/dev/null 2>&1
   else
     command -v "$1" >/dev/null 2>&1
   fi

@@ -14,7 +14,7 @@ import pytest
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
 # Fixtures shared by the end-to-end tests (small_hub, ...) and the tracker tests (roundup).
-pytest_plugins = ["runsupport", "trackersupport"]
+pytest_plugins = ["runsupport", "trackersupport", "redminesupport"]
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

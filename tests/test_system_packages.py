@@ -22,9 +22,14 @@ ALL = ("npm", "chromium", "chromedriver", "prometheus-pushgateway", "promtool")
 INSTALL = "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y"
 
 
-def _fake_path(tmp_path: Path, *commands: str, script: str = "exit 0") -> Path:
+def _fake_path(
+    tmp_path: Path, *commands: str, script: str = "exit 0", dpkg: str = "exit 0"
+) -> Path:
+    """Stubs of `commands`, and a `dpkg` that says Redmine's packages are installed (or not)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "dpkg").write_text(f"#!{BASH}\n{dpkg}\n")
+    (bin_dir / "dpkg").chmod(0o755)
     for name in commands:
         stub = bin_dir / name
         stub.write_text(f"#!{BASH}\n{script}\n")
@@ -77,6 +82,25 @@ def test_named_commands_check_only_those(tmp_path: Path) -> None:
     result = _run(bin_dir, "--check-only", "npm")
     assert result.returncode == 1
     assert result.stderr.splitlines()[-1] == _expected_command("npm")
+
+
+def test_redmines_packages_are_asked_of_dpkg_by_name(tmp_path: Path) -> None:
+    asked = tmp_path / "dpkg.log"
+    bin_dir = _fake_path(tmp_path, *ALL, dpkg=f'echo "$*" >> {asked}; [[ $2 != ruby-webrick ]]')
+    result = _run(bin_dir, "--check-only")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[1] == (
+        "  ruby-webrick (package ruby-webrick): tests/test_redmine_*.py: the server Redmine runs in"
+    )
+    assert result.stderr.splitlines()[-1] == _expected_command("ruby-webrick")
+    assert asked.read_text().split() == [
+        "-s",
+        "redmine",
+        "-s",
+        "redmine-sqlite",
+        "-s",
+        "ruby-webrick",
+    ]
 
 
 def test_venv_is_pythons_venv_module_with_ensurepip(tmp_path: Path) -> None:
@@ -175,6 +199,6 @@ def test_the_readmes_requirements_name_python_and_every_package() -> None:
     assert f"Python ≥ {least}" in requirements
     script = SCRIPT.read_text(encoding="utf-8")
     packages = re.findall(r"^  \[[\w-]+\]=([\w-]+)$", script, re.MULTILINE)
-    assert len(packages) == 6
+    assert len(packages) == 9
     for package in ["make", "npm", *packages]:
         assert f"`{package}`" in requirements or f" {package} " in requirements, package

@@ -1,9 +1,9 @@
 """One contract, every backend: the same script of reads and writes on the reference hub (the
-oracle) and on a real Roundup tracker gives the same transcript.
+oracle), on a real Roundup tracker and on a real Redmine gives the same transcript.
 
 Each backend is reached as the runtime reaches it: `open_hub` with the hub's URL, so the backend
-is the one the URL names (`http://...` or `roundup+http://...`). Each test works in a domain of its
-own, so one server per backend serves them all.
+is the one the URL names (`http://...`, `roundup+http://...`, `redmine+http://...`). Each test
+works in a domain of its own, so one server per backend serves them all.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import NotModified, StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 
-BACKENDS = ("state-hub", "roundup")
+BACKENDS = ("state-hub", "roundup", "redmine")
 _names = itertools.count()
 
 
@@ -41,8 +41,8 @@ def hub_at(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """The URL of a running hub of each backend, empty at first."""
-    if request.param == "roundup":
-        yield request.getfixturevalue("roundup").hub_url
+    if request.param in ("roundup", "redmine"):
+        yield request.getfixturevalue(request.param).hub_url
         return
     with ReferenceHub(tmp_path_factory.mktemp(request.param) / "hub.sqlite3") as hub:
         yield hub.url

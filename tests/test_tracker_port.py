@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from custodian_runtime.core.trackers import redmine as rm
 from custodian_runtime.core.trackers import roundup as rd
 from custodian_runtime.core.trackers.address import STATE_HUB, TRACKERS, HubAddress, hub_address
 from custodian_runtime.errors import ConfigError
@@ -26,9 +27,13 @@ def test_a_url_names_its_backend_and_the_http_url_it_talks_to() -> None:
     )
     with pytest.raises(
         ValueError,
-        match=r"no tracker backend 'redmine' \(known: http\(s\)://, roundup\+http\(s\)://\)",
+        match=r"no tracker backend 'gitlab' \(known: http\(s\)://, roundup\+http\(s\)://, "
+        r"redmine\+http\(s\)://\)",
     ):
-        hub_address("redmine+http://127.0.0.1:3000")
+        hub_address("gitlab+http://127.0.0.1:3000")
+    assert hub_address("redmine+http://KEY@127.0.0.1:3000") == HubAddress(
+        "redmine", "http://KEY@127.0.0.1:3000"
+    )
     with pytest.raises(ValueError, match="not an http"):
         hub_address("roundup+ftp://127.0.0.1")
 
@@ -37,8 +42,8 @@ def test_the_settings_refuse_an_unknown_tracker_naming_the_known_ones() -> None:
     assert parse_hub("roundup+http://127.0.0.1:8917/tracker/", None, "flag", {}).url == (
         "roundup+http://127.0.0.1:8917/tracker"
     )
-    with pytest.raises(ConfigError, match=r"no tracker backend 'redmine'.*roundup\+http"):
-        parse_hub("redmine+http://127.0.0.1:3000", None, "flag", {})
+    with pytest.raises(ConfigError, match=r"no tracker backend 'gitlab'.*roundup\+http"):
+        parse_hub("gitlab+http://127.0.0.1:3000", None, "flag", {})
 
 
 def test_every_backend_is_registered_and_an_unknown_one_lists_the_known() -> None:
@@ -47,8 +52,8 @@ def test_every_backend_is_registered_and_an_unknown_one_lists_the_known() -> Non
     network = httpx.MockTransport(lambda request: httpx.Response(204))
     assert backend(STATE_HUB).transport("http://hub", network) is network  # nothing mapped
     assert backend(STATE_HUB).stand_ins == ()
-    with pytest.raises(ValueError, match="known: state-hub, roundup"):
-        backend("redmine")
+    with pytest.raises(ValueError, match="known: state-hub, roundup, redmine"):
+        backend("gitlab")
 
 
 def test_each_stand_in_a_backend_declares_is_named_in_docs_trackers() -> None:
@@ -139,3 +144,39 @@ def test_a_trackers_hub_id_comes_from_its_own_configured_address() -> None:
     assert rd.tracker_id(root) == rd.hub_id("https://tracker.example/demo")
     assert rd.tracker_id({"links": [{"rel": "data", "uri": "x"}]}) is None
     assert rd.tracker_id({"links": "typed by hand"}) is None
+
+
+def test_redmine_notes_carry_an_events_type_source_and_mark_and_a_persons_note_is_theirs() -> None:
+    text = rm.note_text("Drafted.\n\n-- not a trailer", "milestone", "ana", ("k-1", "d1"))
+    assert rm.note_meta(text) == (
+        "Drafted.\n\n-- not a trailer",
+        {"event_type": "milestone", "source": "ana", "mark": ["k-1", "d1"]},
+    )
+    journal = {"id": 7, "notes": text, "created_on": "2026-12-07T07:00:00Z", "user": {"name": "A"}}
+    assert rm.event(journal, "w1", "t2")["source"] == "ana"
+    typed = {**journal, "notes": "Signed, at last."}
+    made = rm.event(typed, "w1", None)
+    assert (made["id"], made["event_type"], made["source"], made["summary"]) == (
+        "e7",
+        "note",
+        "A",
+        "Signed, at last.",
+    )
+
+
+def test_a_redmine_version_counts_changes_not_notes_and_marks_keep_the_last() -> None:
+    issue = {"journals": [{"details": [{"name": "status_id"}], "notes": ""}, {"notes": "hi"}]}
+    assert rm.version(issue) == 2
+    assert rm.revision([issue, {"journals": []}]) == 2 + 1 + 1  # versions, plus one event
+    data: dict[str, object] = {"owner": "ana"}
+    for n in range(rm.MAX_MARKS + 2):
+        data = rm.with_mark(data, f"k{n}", f"d{n}")
+    assert rm.mark_digest(data, "k1") is None and rm.mark_digest(data, f"k{rm.MAX_MARKS}") == (
+        f"d{rm.MAX_MARKS}"
+    )
+    assert data["owner"] == "ana"
+    field = {"custom_fields": [{"id": 4, "value": rm.field_text(data)}]}
+    assert rm.extra(field, 4)["owner"] == "ana" and rm.extra(field, 5) == {}
+    with pytest.raises(ValueError, match=r"status 'Doing'.*known: New"):
+        rm.status_of(rm.TASK, "Doing")
+    assert rm.number_in("t", "t12") == "12" and rm.number_in("t", "w12") is None

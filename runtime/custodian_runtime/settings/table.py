@@ -44,8 +44,8 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "STATE_HUB_URL",
-        "the state-hub: an http(s) URL, a tracker's (`roundup+http(s)://`, docs/trackers.md), "
-        "or `embedded` for the reference hub in-process",
+        "the state-hub: an http(s) URL, a tracker's (`roundup+http(s)://`, `redmine+http(s)://`, "
+        "docs/trackers.md), or `embedded` for the reference hub in-process",
         shown="none (`embedded` with `--embedded-defaults`)",
         flag="--hub",
         group="hub",

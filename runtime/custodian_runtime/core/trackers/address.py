@@ -13,7 +13,7 @@ from dataclasses import dataclass
 STATE_HUB = "state-hub"  # the contract spoken by the hub itself: no mapping
 # The tracker backends, by the name a URL gives them. A backend is registered here and in
 # statehub/backends (its adapter); test_tracker_contract.py runs the same tests on each.
-TRACKERS: tuple[str, ...] = ("roundup",)
+TRACKERS: tuple[str, ...] = ("roundup", "redmine")
 _SPEC = re.compile(r"^(?:([A-Za-z][A-Za-z0-9-]*)\+)?(https?://\S+)$")
 
 

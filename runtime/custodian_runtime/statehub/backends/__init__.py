@@ -2,7 +2,7 @@
 
 The runtime sees one model, the contract, through `StateHubClient`. A backend is what sits under
 that client: the reference hub's backend sends the contract's requests as they are; a tracker's
-backend answers them from the tracker (Roundup today). Backends register here by the name a hub
+backend answers them from the tracker (Roundup, Redmine). Backends register here by the name a hub
 URL gives them (`roundup+http://...`, core/trackers) and are imported when first named.
 """
 
@@ -16,7 +16,11 @@ import httpx
 from custodian_runtime.core.trackers.address import STATE_HUB, StandIn
 
 # Each backend's module under this package, by the name a hub URL gives it.
-REGISTRY: dict[str, str] = {STATE_HUB: "reference", "roundup": "roundup"}
+REGISTRY: dict[str, str] = {
+    STATE_HUB: "reference",
+    "roundup": "roundup",
+    "redmine": "redmine",
+}
 
 
 class Backend(ABC):
