@@ -18,14 +18,14 @@ from typing import Any
 from custodian_runtime.core.digest import sha256_hex
 from custodian_runtime.core.trackers.address import StandIn
 
-Issue = Mapping[str, Any]  # one Redmine issue as its REST API gives it (with its journals)
+RedmineIssue = Mapping[str, Any]  # one Redmine issue as its REST API gives it (with its journals)
 FIELD = "Custodian"  # the issue custom field (long text) that keeps what Redmine has no field for
 MAX_MARKS = 32
 _TRAILER = "\n\n-- custodian "  # a note's last line: its event's type, source and mark
 
 
 @dataclass(frozen=True)
-class Kind:
+class IssueKind:
     """One noun of the contract as a Redmine tracker, and its statuses by Redmine's names."""
 
     tracker: str
@@ -33,8 +33,8 @@ class Kind:
     statuses: Mapping[str, str]  # the contract's status -> Redmine's status name
 
 
-WORKSTREAM = Kind("Workstream", "w", {"active": "New", "paused": "Feedback", "done": "Closed"})
-TASK = Kind(
+WORKSTREAM = IssueKind("Workstream", "w", {"active": "New", "paused": "Feedback", "done": "Closed"})
+TASK = IssueKind(
     "Task",
     "t",
     {
@@ -45,9 +45,9 @@ TASK = Kind(
         "cancelled": "Rejected",
     },
 )
-FLAG = Kind("Flag", "f", {"open": "New", "resolved": "Closed"})
-DECISION = Kind("Decision", "d", {"open": "New", "resolved": "Closed"})
-KINDS: tuple[Kind, ...] = (WORKSTREAM, TASK, FLAG, DECISION)
+FLAG = IssueKind("Flag", "f", {"open": "New", "resolved": "Closed"})
+DECISION = IssueKind("Decision", "d", {"open": "New", "resolved": "Closed"})
+KINDS: tuple[IssueKind, ...] = (WORKSTREAM, TASK, FLAG, DECISION)
 STATUS_NAMES: tuple[str, ...] = tuple(sorted({n for k in KINDS for n in k.statuses.values()}))
 
 STAND_INS: tuple[StandIn, ...] = (
@@ -108,7 +108,7 @@ def hub_id(url: str) -> str:
     return f"redmine.{sha256_hex(url.rstrip('/').lower().encode('utf-8'))[:32]}"
 
 
-def status_of(kind: Kind, redmine_name: str) -> str:
+def status_of(kind: IssueKind, redmine_name: str) -> str:
     """The contract's status of a Redmine status name; ValueError naming the field otherwise."""
     for status, name in kind.statuses.items():
         if name == redmine_name:
@@ -122,7 +122,7 @@ def status_of(kind: Kind, redmine_name: str) -> str:
 # --- the Custodian field: what Redmine has no field for, and the marks ------------------------
 
 
-def extra(issue: Issue, field_id: int) -> dict[str, Any]:
+def extra(issue: RedmineIssue, field_id: int) -> dict[str, Any]:
     """The issue's `Custodian` field as a dict ({} when empty or not JSON)."""
     for field in issue.get("custom_fields") or ():
         if field.get("id") == field_id and field.get("value"):
@@ -191,17 +191,17 @@ def event(journal: Mapping[str, Any], workstream: str, task: str | None) -> dict
     }
 
 
-def events_of(issue: Issue) -> list[Mapping[str, Any]]:
+def events_of(issue: RedmineIssue) -> list[Mapping[str, Any]]:
     """The issue's journals that carry a note: its events, oldest first."""
     return [j for j in issue.get("journals") or () if str(j.get("notes") or "").strip()]
 
 
-def version(issue: Issue) -> int:
+def version(issue: RedmineIssue) -> int:
     """An issue's version: 1, plus one for each journal that changed a field."""
     return 1 + sum(1 for j in issue.get("journals") or () if j.get("details"))
 
 
-def revision(issues: Iterable[Issue]) -> int:
+def revision(issues: Iterable[RedmineIssue]) -> int:
     """A domain's revision: its issues' versions plus its events."""
     return sum(version(issue) + len(events_of(issue)) for issue in issues)
 
@@ -209,16 +209,16 @@ def revision(issues: Iterable[Issue]) -> int:
 # --- issues as the contract's resources ---------------------------------------------------------
 
 
-def _parent(issue: Issue) -> str | None:
+def _parent(issue: RedmineIssue) -> str | None:
     parent = issue.get("parent")
     return None if not parent else contract_id("w", parent.get("id"))
 
 
-def _status(kind: Kind, issue: Issue) -> str:
+def _status(kind: IssueKind, issue: RedmineIssue) -> str:
     return status_of(kind, str((issue.get("status") or {}).get("name")))
 
 
-def workstream(issue: Issue, field_id: int, domain: str) -> dict[str, Any]:
+def workstream(issue: RedmineIssue, field_id: int, domain: str) -> dict[str, Any]:
     """A Workstream issue as the contract's Workstream."""
     return {
         "id": contract_id("w", issue["id"]),
@@ -231,7 +231,7 @@ def workstream(issue: Issue, field_id: int, domain: str) -> dict[str, Any]:
     }
 
 
-def task(issue: Issue, field_id: int) -> dict[str, Any]:
+def task(issue: RedmineIssue, field_id: int) -> dict[str, Any]:
     """A Task issue (a subtask of its workstream's) as the contract's Task."""
     return {
         "id": contract_id("t", issue["id"]),
@@ -247,7 +247,7 @@ def task(issue: Issue, field_id: int) -> dict[str, Any]:
     }
 
 
-def flag(issue: Issue, field_id: int) -> dict[str, Any]:
+def flag(issue: RedmineIssue, field_id: int) -> dict[str, Any]:
     """A Flag issue as the contract's Flag; its links are kept in the Custodian field."""
     data = extra(issue, field_id)
     resolved = _status(FLAG, issue) == "resolved"
@@ -263,7 +263,7 @@ def flag(issue: Issue, field_id: int) -> dict[str, Any]:
     }
 
 
-def decision(issue: Issue, field_id: int, domain: str) -> dict[str, Any]:
+def decision(issue: RedmineIssue, field_id: int, domain: str) -> dict[str, Any]:
     """A Decision issue as the contract's Decision."""
     data = extra(issue, field_id)
     resolved = _status(DECISION, issue) == "resolved"

@@ -29,11 +29,11 @@ class Schema:
     statuses: Mapping[str, int]  # status name -> id
     field: int  # the `Custodian` custom field's id
 
-    def tracker(self, kind: rm.Kind) -> int:
+    def tracker(self, kind: rm.IssueKind) -> int:
         """The id of `kind`'s tracker."""
         return self.trackers[kind.tracker]
 
-    def kind_of(self, issue: Mapping[str, Any]) -> rm.Kind | None:
+    def kind_of(self, issue: Mapping[str, Any]) -> rm.IssueKind | None:
         """The kind of an issue, by its tracker; None for an issue of another tracker."""
         tracker = (issue.get("tracker") or {}).get("id")
         return next((k for k in rm.KINDS if self.trackers[k.tracker] == tracker), None)

@@ -38,7 +38,7 @@ from custodian_runtime.statehub.backends._roundup_rest import Refused
 from custodian_runtime.statehub.backends._roundup_writes import Mark
 from custodian_runtime.statehub.backends.roundup import _REVISION, Reply, _Call, _if_match
 
-Issue = dict[str, Any]
+IssueRead = dict[str, Any]  # an issue as read, before it is mapped
 SUBJECT = 255  # Redmine's longest subject
 
 
@@ -54,14 +54,14 @@ class RedmineBackend(Backend):
 
 
 @dataclass(frozen=True)
-class Domain:
+class RedmineProject:
     """A project's issues of each kind, each with its journals."""
 
     name: str
-    workstreams: list[Issue]
-    tasks: list[Issue]
-    flags: list[Issue]
-    decisions: list[Issue]
+    workstreams: list[IssueRead]
+    tasks: list[IssueRead]
+    flags: list[IssueRead]
+    decisions: list[IssueRead]
 
     @property
     def revision(self) -> int:
@@ -137,14 +137,14 @@ class RedmineGateway(httpx.BaseTransport):
 
     # --- what Redmine holds ---------------------------------------------------------------------
 
-    def _domain(self, auth: Auth, name: str, *, needed: bool = True) -> Domain | None:
+    def _domain(self, auth: Auth, name: str, *, needed: bool = True) -> RedmineProject | None:
         schema = self._rest.schema(auth)
         if self._rest.project(name, auth) is None:
             if needed:
                 raise Refused(404, f"no domain named {name!r} (no project of that identifier)")
             return None
         listed = self._rest.issues(auth, project_id=name, subproject_id="!*")
-        by_kind: dict[str, list[Issue]] = {k.prefix: [] for k in rm.KINDS}
+        by_kind: dict[str, list[IssueRead]] = {k.prefix: [] for k in rm.KINDS}
         for item in listed:
             kind = schema.kind_of(item)
             if kind is not None:
@@ -153,15 +153,17 @@ class RedmineGateway(httpx.BaseTransport):
             if needed:
                 raise Refused(404, f"no domain named {name!r} (it has no workstream)")
             return None
-        return Domain(name, by_kind["w"], by_kind["t"], by_kind["f"], by_kind["d"])
+        return RedmineProject(name, by_kind["w"], by_kind["t"], by_kind["f"], by_kind["d"])
 
-    def _domains(self, auth: Auth) -> list[Domain]:
+    def _domains(self, auth: Auth) -> list[RedmineProject]:
         found = (
             self._domain(auth, p["identifier"], needed=False) for p in self._rest.projects(auth)
         )
         return sorted((d for d in found if d is not None), key=lambda d: d.name)
 
-    def _of_kind(self, auth: Auth, kind: rm.Kind, contract: str | None, noun: str) -> Issue:
+    def _of_kind(
+        self, auth: Auth, kind: rm.IssueKind, contract: str | None, noun: str
+    ) -> IssueRead:
         number = rm.number_in(kind.prefix, contract)
         if number is None:
             raise Refused(404, f"no {noun} with id {contract!r}")
@@ -238,7 +240,7 @@ class RedmineGateway(httpx.BaseTransport):
         found.sort(key=lambda e: (e["created_at"], int(e["id"][1:])), reverse=True)
         return 200, {"events": found[:limit]}, {}
 
-    def _listed(self, call: _Call, kind: rm.Kind) -> list[tuple[Issue, str]]:
+    def _listed(self, call: _Call, kind: rm.IssueKind) -> list[tuple[IssueRead, str]]:
         name = call.query("domain")
         domains = (
             self._domains(call.auth)
@@ -268,11 +270,11 @@ class RedmineGateway(httpx.BaseTransport):
     def _create(
         self,
         call: _Call,
-        kind: rm.Kind,
+        kind: rm.IssueKind,
         project: str,
         values: dict[str, Any],
         data: dict[str, Any],
-        shape: Callable[[Issue], dict[str, Any]],
+        shape: Callable[[IssueRead], dict[str, Any]],
     ) -> Reply:
         schema, mark = self._rest.schema(call.auth), call.mark()
         if mark is not None:
@@ -293,7 +295,7 @@ class RedmineGateway(httpx.BaseTransport):
         number = self._rest.create_issue(sent, call.auth)
         return 201, shape(self._rest.issue(number, call.auth)), {}
 
-    def _status_id(self, call: _Call, kind: rm.Kind, status: str) -> int:
+    def _status_id(self, call: _Call, kind: rm.IssueKind, status: str) -> int:
         return self._rest.schema(call.auth).statuses[kind.statuses[status]]
 
     def create_workstream(self, call: _Call) -> Reply:
@@ -382,11 +384,11 @@ class RedmineGateway(httpx.BaseTransport):
     def _change(
         self,
         call: _Call,
-        issue: Issue,
+        issue: IssueRead,
         values: dict[str, Any],
         data: dict[str, Any],
-        check: Callable[[Issue], None],
-        shape: Callable[[Issue], dict[str, Any]],
+        check: Callable[[IssueRead], None],
+        shape: Callable[[IssueRead], dict[str, Any]],
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         field, mark = self._rest.schema(call.auth).field, call.mark()
         now = rm.extra(issue, field)
@@ -405,7 +407,7 @@ class RedmineGateway(httpx.BaseTransport):
         issue = self._of_kind(call.auth, rm.TASK, call.args[0], "task")
         field = self._rest.schema(call.auth).field
 
-        def check(item: Issue) -> None:
+        def check(item: IssueRead) -> None:
             if if_match is not None and rm.version(item) != if_match:
                 raise Refused(
                     412,
@@ -459,10 +461,10 @@ def _mismatch(mark: Mark) -> Refused:
 
 
 def _replay(
-    issue: Issue,
+    issue: IssueRead,
     data: Mapping[str, Any],
     mark: Mark,
-    shape: Callable[[Issue], dict[str, Any]],
+    shape: Callable[[IssueRead], dict[str, Any]],
     status: int,
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     if rm.mark_digest(data, mark.key) != mark.digest:
@@ -470,7 +472,7 @@ def _replay(
     return status, shape(issue), dict(_REPLAYED)
 
 
-def _marked_note(issue: Issue, key: str) -> Mapping[str, Any] | None:
+def _marked_note(issue: IssueRead, key: str) -> Mapping[str, Any] | None:
     for journal in rm.events_of(issue):
         meta = rm.note_meta(str(journal.get("notes")))[1]
         if isinstance(meta.get("mark"), list) and meta["mark"][:1] == [key]:
@@ -478,15 +480,15 @@ def _marked_note(issue: Issue, key: str) -> Mapping[str, Any] | None:
     return None
 
 
-def _open(kind: rm.Kind, noun: str, contract: str) -> Callable[[Issue], None]:
-    def check(issue: Issue) -> None:
+def _open(kind: rm.IssueKind, noun: str, contract: str) -> Callable[[IssueRead], None]:
+    def check(issue: IssueRead) -> None:
         if rm.status_of(kind, str((issue.get("status") or {}).get("name"))) == "resolved":
             raise Refused(409, f"{noun} {contract!r} is resolved already")
 
     return check
 
 
-def _overview(domain: Domain, schema: Schema) -> dict[str, Any]:
+def _overview(domain: RedmineProject, schema: Schema) -> dict[str, Any]:
     ws = Counter(rm.status_of(rm.WORKSTREAM, i["status"]["name"]) for i in domain.workstreams)
     tasks = Counter(rm.status_of(rm.TASK, i["status"]["name"]) for i in domain.tasks)
     events = domain.events()
