@@ -176,18 +176,19 @@ def note_meta(notes: str) -> tuple[str, dict[str, Any]]:
     return (summary, dict(data)) if isinstance(data, dict) else (notes, {})
 
 
-def event(journal: Mapping[str, Any], workstream: str, task: str | None) -> dict[str, Any]:
-    """A journal note as the contract's ProgressEvent; a person's note is theirs, a `note`."""
-    summary, meta = note_meta(str(journal.get("notes") or ""))
-    person = (journal.get("user") or {}).get("name")
+def event(entry: Mapping[str, Any], workstream: str, task: str | None) -> dict[str, Any]:
+    """A Redmine journal entry's note as the contract's ProgressEvent; a person's note is
+    theirs, a `note`."""
+    summary, meta = note_meta(str(entry.get("notes") or ""))
+    person = (entry.get("user") or {}).get("name")
     return {
-        "id": contract_id("e", journal["id"]),
+        "id": contract_id("e", entry["id"]),
         "workstream_id": workstream,
         "task_id": task,
         "event_type": meta.get("event_type", "note"),
         "summary": summary,
         "source": meta.get("source", person or "redmine"),
-        "created_at": journal.get("created_on"),
+        "created_at": entry.get("created_on"),
     }
 
 
