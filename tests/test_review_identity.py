@@ -62,6 +62,7 @@ def test_behind_a_trusted_proxy_the_header_names_who_decides_whatever_the_form_s
         # No header: the request did not come through the proxy; nothing is shown or decided.
         bare = client.get(f"{base}/approvals")
         assert bare.status_code == 403 and HEADER in bare.text
+        assert bare.headers["connection"] == "close"  # so no client reuses what is closed
         # Signed in by the proxy: a session for that person, no start token needed.
         signed = {HEADER: ALICE}
         first = client.get(f"{base}/approvals?domain=website", headers=signed)

@@ -58,8 +58,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(page.body)
 
     def _forbidden(self, why: str) -> None:
+        # Said in the answer, not only done: a client that keeps the connection for its next
+        # request would otherwise find it closed under it.
         self.close_connection = True
-        self._send(Page(403, f"403 forbidden: {why}\n".encode(), "text/plain; charset=utf-8"))
+        body = f"403 forbidden: {why}\n".encode()
+        self._send(Page(403, body, "text/plain; charset=utf-8", {"Connection": "close"}))
 
     def _session(self) -> str | None:
         """The request's session, or None after answering 403 (or 303 for a first visit)."""
