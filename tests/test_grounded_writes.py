@@ -68,6 +68,8 @@ def _event_item(summary: str) -> dict[str, Any]:
         ("web-t-04 and evt-000042, plat_ws_1.", ("web-t-04", "evt-000042", "plat_ws_1")),
         ("v1.2 shipped on 2026-12-07 at 10:30; see https://x.test/a-1", ()),
         ("SHA-256 and UTF-8", ("SHA-256", "UTF-8")),
+        # A run's id whose hex part is all digits is Custodian's mark, not a hub's id.
+        ("written by r20261207T083812Z-391234 for T-4", ("T-4",)),
     ],
 )
 def test_id_shaped_words(text: str, shaped: tuple[str, ...]) -> None:

@@ -33,13 +33,17 @@ from custodian_runtime.core.view import OWN_SOURCE, View
 
 # An id as hubs write them: `T-4`, `evt-000042`, `web-t-04`, `plat_ws_1`.
 ID_SHAPED = re.compile(r"(?<![\w.:/-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_][0-9]+(?![\w-])")
+# A run's own id (clock.new_run_id): Custodian's mark, never a hub's fact, though its hex part
+# is all digits about one time in seventeen, and then it looks like one.
+RUN_ID = re.compile(r"r\d{8}T\d{6}Z-[0-9a-f]{6}")
 # A person's event shorter than this is repeated only when the whole text is the same.
 _QUOTE_MIN = 24
 
 
 def id_shaped(text: str) -> tuple[str, ...]:
     """The id-shaped words of `text`, each once, in order."""
-    return tuple(dict.fromkeys(m.group(0) for m in ID_SHAPED.finditer(text)))
+    found = (m.group(0) for m in ID_SHAPED.finditer(text))
+    return tuple(dict.fromkeys(w for w in found if not RUN_ID.fullmatch(w)))
 
 
 def observed_ids(view: View, evidence: Evidence) -> frozenset[str]:
