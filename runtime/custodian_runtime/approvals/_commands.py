@@ -81,7 +81,7 @@ class ShowRequest:
 
 @dataclass(frozen=True)
 class ApproveRequest:
-    """`approvals approve ID --by NAME [--note TEXT]`."""
+    """`approvals approve ID [--by NAME] [--note TEXT]`."""
 
     approval_id: str
     by: str
@@ -93,7 +93,7 @@ class ApproveRequest:
 
 @dataclass(frozen=True)
 class RejectRequest:
-    """`approvals reject ID --by NAME --reason TEXT`."""
+    """`approvals reject ID [--by NAME] --reason TEXT`."""
 
     approval_id: str
     by: str

@@ -245,7 +245,7 @@ def held(item: ApprovalItem, setting: ModeSetting) -> Settlement:
         f"{setting.at:%Y-%m-%d %H:%M} UTC ({setting.reason}); nothing of {op} is written while "
         f"it is {setting.mode}, a person's approval included. Approve it again once a person "
         f"sets it back: custodian policy set --domain {item.domain} --operation {op} --mode ask "
-        "--by NAME --reason TEXT"
+        "--reason TEXT"
     )
     return Settlement(EXIT_REFUSED, for_terminal(message))
 
