@@ -435,7 +435,7 @@ def _approve_now(
     item = _pending(store, approval_id, now, settings)
     hub = _execute.configured_hub(settings) if _execute.needs_hub(item) else None
     site = _execute.decision_site(settings, item, hub)
-    refusal = verdicts.foreign_refusal(item, site, by, note)
+    refusal = verdicts.foreign_refusal(item, site, note)
     if refusal is not None and word is not None:
         # Not this command's to carry out: the kept word waits, untouched, for its own hub.
         raise NotHere(refusal.message, exit_code=refusal.exit_code)
