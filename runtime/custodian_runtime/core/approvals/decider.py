@@ -56,27 +56,15 @@ def cli_decider(
         found = _named(os_user, "os", "the OS user name")
     else:
         found = "no one to decide as: set CUSTODIAN_DECIDER (or CUSTODIAN_TYPED_NAMES=1 and --by)"
-    if typed is None or (isinstance(found, Decider) and found.name == typed.strip()):
+    if isinstance(found, str) or typed is None or found.name == typed.strip():
         return found
-    anyway = (
-        f"this command decides as {found.name!r} ({_SAID[found.source]})"
-        if isinstance(found, Decider)
-        else "no name is configured"
-    )
+    said = "CUSTODIAN_DECIDER" if found.source == "config" else "the OS user"
     return (
         f"--by {typed.strip()!r}: typed names do not decide here (CUSTODIAN_TYPED_NAMES is off) "
-        f"and {anyway}: drop --by, or set CUSTODIAN_TYPED_NAMES=1 to let a typed name decide "
-        "(the journal then says by_source typed)"
+        f"and this command decides as {found.name!r} ({said}): drop --by, or set "
+        "CUSTODIAN_TYPED_NAMES=1 to let a typed name decide (the journal then says by_source "
+        "typed)"
     )
-
-
-_SAID: dict[BySource, str] = {
-    "config": "CUSTODIAN_DECIDER",
-    "os": "the OS user",
-    "proxy": "the proxy",
-    "token": "the token",
-    "typed": "typed",
-}
 
 
 def _named(name: str, source: BySource, what: str) -> Decider | str:
