@@ -112,8 +112,8 @@ demo: setup
 	$(CUSTODIAN) run --domain $(or $(DOMAIN),website) --hub embedded --llm file:demo/$(or $(DOMAIN),website)-answer.md --force
 	$(CUSTODIAN) approvals list --domain $(or $(DOMAIN),website) --status pending
 	@echo
-	@echo "approve: $(CUSTODIAN) approvals approve <ID> --by <you> --hub embedded"
-	@echo "reject:  $(CUSTODIAN) approvals reject <ID> --by <you> --reason <why>"
+	@echo "approve: $(CUSTODIAN) approvals approve <ID> --hub embedded"
+	@echo "reject:  $(CUSTODIAN) approvals reject <ID> --reason <why>"
 	@echo "or read the note and decide in a browser: $(CUSTODIAN) review --hub embedded"
 	@echo "back to the seed (memory, hub data and canon): make demo-reset"
 

@@ -73,8 +73,10 @@ READS_ON = 4  # the weekday (day % 7) the person reads the report: the first wee
 
 @contextmanager
 def person_env(hub: str, memory: Path, domain: str) -> Iterator[None]:
-    """The person's environment: the hub, memory and domain a project's `.env` names."""
+    """The person's environment: the hub, memory and domain a project's `.env` names, and typed
+    names allowed (the simulated people sign with `--by`)."""
     names = {"STATE_HUB_URL": hub, "CUSTODIAN_MEMORY_DIR": str(memory), "CUSTODIAN_DOMAIN": domain}
+    names["CUSTODIAN_TYPED_NAMES"] = "1"
     before = {n: os.environ.get(n) for n in names}
     os.environ.update(names)
     try:

@@ -85,7 +85,8 @@ def queue_two(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> Queu
 def review_settings(memory: Path, hub_url: str, cwd: Path, canon: Path = CANON) -> Settings:
     """The settings `custodian review --memory M --hub URL` resolves to."""
     flags = {"memory": str(memory), "hub": hub_url, "canon": str(canon)}
-    settings = load_settings(flags, {}, cwd, domain_required=False, hub_required=False)
+    env = {k: v for k, v in os.environ.items() if k == "CUSTODIAN_TYPED_NAMES"}  # conftest's
+    settings = load_settings(flags, env, cwd, domain_required=False, hub_required=False)
     return with_embedded_hub(settings)
 
 

@@ -88,11 +88,13 @@ def held_hub(tmp_path: Path, hold: WriteHold | None) -> Iterator[ReferenceHub]:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The process environment without any CUSTODIAN_* or STATE_HUB_* setting, plus `extra`."""
+    """The process environment without any CUSTODIAN_* or STATE_HUB_* setting but the suite's
+    CUSTODIAN_TYPED_NAMES (tests/conftest.py), plus `extra`."""
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("CUSTODIAN_", "STATE_HUB_", "ANTHROPIC_", "OPENAI_"))
+        if k == "CUSTODIAN_TYPED_NAMES"
+        or not k.startswith(("CUSTODIAN_", "STATE_HUB_", "ANTHROPIC_", "OPENAI_"))
     }
     env.update(extra)
     return env

@@ -16,7 +16,7 @@ GRANT_LINE = re.compile(r"grant-[0-9a-f]{12}\n")
 
 # A person's PATCH of a task on the hub, made while the model is thinking; then the answer.
 THINKING = """\
-import json, subprocess, sys, urllib.request
+import json, os, subprocess, sys, urllib.request
 hub, answer = sys.argv[1], sys.argv[2]
 then = json.loads(open(sys.argv[3], encoding="utf-8").read())
 sys.stdin.read()
@@ -29,7 +29,8 @@ if then["patch"]:
     urllib.request.urlopen(request, timeout=5).read()
 if then["argv"]:
     done = subprocess.run([sys.executable, "-m", "custodian_runtime", *then["argv"]],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "CUSTODIAN_TYPED_NAMES": "1"})  # a person's shell
     sys.stderr.write(done.stdout + done.stderr)
     if done.returncode != 0:
         sys.exit(9)

@@ -95,7 +95,7 @@ HUB_A = HubOrigin("hub-a", "http://hub-a.test:8765")
 def test_an_item_acts_only_on_the_hub_or_canon_it_was_proposed_on(
     item: ApprovalItem, hub: HubOrigin | None, canon: str, expected: str | None
 ) -> None:
-    refused = verdicts.foreign_refusal(item, DecisionSite(hub, canon, "/m"), "ana", None)
+    refused = verdicts.foreign_refusal(item, DecisionSite(hub, canon, "/m"), None)
     if expected is None:
         assert refused is None
         return
@@ -107,19 +107,19 @@ def test_an_item_acts_only_on_the_hub_or_canon_it_was_proposed_on(
 @pytest.mark.parametrize(
     ("item", "command"),
     [
-        (_item(*CANCEL), f"custodian approvals --memory /m approve apr-1 --by ana --hub {HUB}"),
+        (_item(*CANCEL), f"custodian approvals --memory /m approve apr-1 --hub {HUB}"),
         (
             _item(*CANCEL, hub="hub_id:hub-a", hub_at="http://hub-a.test:8765"),
-            "custodian approvals --memory /m approve apr-1 --by ana --hub http://hub-a.test:8765",
+            "custodian approvals --memory /m approve apr-1 --hub http://hub-a.test:8765",
         ),
         (
             _item(*CANCEL, hub="hub_id:hub-a", hub_at="embedded:/var/my hub/hub.sqlite3"),
             "CUSTODIAN_EMBEDDED_DIR='/var/my hub' custodian approvals --memory /m approve apr-1"
-            " --by ana --hub embedded",
+            " --hub embedded",
         ),
         (
             _item(*CANON_WRITE),
-            "custodian approvals --memory /m approve apr-1 --by ana --canon /srv/canon",
+            "custodian approvals --memory /m approve apr-1 --canon /srv/canon",
         ),
     ],
 )
@@ -127,14 +127,14 @@ def test_a_refusal_names_a_command_for_the_items_own_hub_or_canon(
     item: ApprovalItem, command: str
 ) -> None:
     here = DecisionSite(HubOrigin("hub-z", "http://z.test"), "/elsewhere", "/m")
-    refused = verdicts.foreign_refusal(item, here, "ana", None)
+    refused = verdicts.foreign_refusal(item, here, None)
     assert refused is not None and refused.message.endswith(command)
 
 
 def test_without_where_its_hub_was_a_refusal_names_no_command() -> None:
     item = _item(*CANCEL, hub="hub_id:hub-a")
     refused = verdicts.foreign_refusal(
-        item, DecisionSite(HubOrigin("hub-z", "http://z"), CANON, "/m"), "ana", None
+        item, DecisionSite(HubOrigin("hub-z", "http://z"), CANON, "/m"), None
     )
     assert refused is not None and "custodian approvals" not in refused.message
 

@@ -96,8 +96,8 @@ def test_demo_reset_lists_what_a_person_made_and_drops_it_only_with_force(
     assert len(pending) >= 2, listed
     # A person's reject, kept while a run holds the domain: a word in memory/inbox/.
     with RunLock(root / "memory", "website", run_id="r-busy"):
-        kept = _custodian(root, "approvals", "reject", pending[0], "--by", "bo", "--reason",
-                          "not now", "--wait", "0")  # fmt: skip
+        kept = _custodian(root, "approvals", "reject", pending[0], "--reason", "not now",
+                          "--wait", "0")  # fmt: skip
         assert kept.returncode == 0, kept.stderr
     [word] = sorted((root / "memory" / "inbox" / "website").glob("*.json"))
     guidance = root / "canon" / "domains" / "website.md"

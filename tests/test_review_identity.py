@@ -124,20 +124,59 @@ def test_each_person_opens_the_page_with_their_own_token_and_decides_under_their
     assert (decided["by"], decided["by_source"]) == ("Bob", "token")
 
 
-def test_where_typed_names_may_not_decide_an_unnamed_page_decides_nothing(
+def test_where_typed_names_may_not_decide_an_unnamed_page_decides_as_the_os_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     queued = queue_two(tmp_path, monkeypatch, small_hub)
+    monkeypatch.setenv("LOGNAME", "dana")
     settings = _with(review_settings(queued.memory, small_hub.url, tmp_path), typed_names=False)
-    before = tree_digest(queued.memory)
     with review_page(settings) as server, httpx.Client(timeout=10) as client:
         client.get(server.url)
         page = client.get(f"http://{server.address}/approvals")
-        assert page.status_code == 200  # reading is allowed
+        assert page.status_code == 200
+        (field,) = re.findall(r'<input type="text" name="by"[^>]*>', page.text)
+        assert 'value="dana"' in field and "readonly" in field
         form = {"decision": "reject", "by": "anyone", "reason": "No.", "csrf": _csrf(page.text)}
-        refused = client.post(f"http://{server.address}/approvals/{queued.create_id}", data=form)
-    assert refused.status_code == 403 and "CUSTODIAN_REVIEW_TOKENS_FILE" in refused.text
-    assert tree_digest(queued.memory) == before
+        done = client.post(f"http://{server.address}/approvals/{queued.create_id}", data=form)
+        assert done.status_code == 303
+    decided = _decided(queued, queued.create_id)
+    assert (decided["by"], decided["by_source"]) == ("dana", "os")
+
+
+def test_by_default_the_page_and_the_cli_decide_as_the_os_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
+) -> None:
+    monkeypatch.delenv("CUSTODIAN_TYPED_NAMES")  # the suite's conftest allows typed names
+    monkeypatch.delenv("CUSTODIAN_DECIDER", raising=False)
+    monkeypatch.setenv("LOGNAME", "dana")
+    assert load_settings({}, {}, tmp_path, domain_required=False, hub_required=False).people == (
+        People()
+    )
+    assert People().page_source == "os" and not People().typed_names
+    queued = queue_two(tmp_path, monkeypatch, small_hub)
+    memory = ["--memory", str(queued.memory)]
+    other = run_cli(
+        ["approvals", "reject", queued.create_id, "--by", "eve", "--reason", "x", *memory],
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+    assert other.code == 2
+    assert "--by 'eve'" in other.stderr and "decides as 'dana' (the OS user)" in other.stderr
+    assert "drop --by, or set CUSTODIAN_TYPED_NAMES=1" in other.stderr
+    same = run_cli(
+        ["approvals", "reject", queued.create_id, "--by", "dana", "--reason", "No.", *memory],
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+    assert same.code == 0, same.stderr
+    assert (lambda d: (d["by"], d["by_source"]))(_decided(queued, queued.create_id)) == (
+        "dana", "os",
+    )  # fmt: skip
+    plain = run_cli(
+        ["approvals", "reject", queued.resolve_id, "--reason", "No.", *memory],
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+    assert plain.code == 0, plain.stderr
+    decided = _decided(queued, queued.resolve_id)
+    assert (decided["by"], decided["by_source"]) == ("dana", "os")
 
 
 def test_a_typed_name_on_the_page_is_journaled_as_typed(
@@ -163,7 +202,7 @@ def test_the_cli_decides_as_the_configured_identity_or_the_os_user_and_typed_onl
         ["approvals", "reject", queued.create_id, "--by", "eve", "--reason", "x", *memory],
         tmp_path, monkeypatch, CUSTODIAN_TYPED_NAMES="0",
     )  # fmt: skip
-    assert no_typing.code == 2 and "CUSTODIAN_TYPED_NAMES=0" in no_typing.stderr
+    assert no_typing.code == 2 and "CUSTODIAN_TYPED_NAMES=1" in no_typing.stderr
     configured = run_cli(
         ["approvals", "reject", queued.create_id, "--reason", "Not this one.", *memory],
         tmp_path, monkeypatch, CUSTODIAN_DECIDER="ops-oncall", CUSTODIAN_TYPED_NAMES="0",
@@ -189,6 +228,10 @@ def test_who_decides_is_chosen_in_order_and_bad_names_are_refused() -> None:
     assert "--by: name the person" in str(cli_decider(" ", None, "root", typed_allowed=True))
     assert "CUSTODIAN_DECIDER" in str(cli_decider(None, None, None, typed_allowed=True))
     assert "control character" in str(cli_decider("a\x1b[2Jb", None, None, typed_allowed=True))
+    assert cli_decider("ops", "ops", "root", typed_allowed=False) == Decider("ops", "config")
+    assert cli_decider("root", None, "root", typed_allowed=False) == Decider("root", "os")
+    refused = str(cli_decider("ann", "ops", "root", typed_allowed=False))
+    assert "decides as 'ops' (CUSTODIAN_DECIDER)" in refused and "drop --by" in refused
     trusted = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::1/128"))
     assert proxy_decider(HEADER, ALICE, "10.1.2.3", trusted) == Decider(ALICE, "proxy")
     assert proxy_decider(HEADER, ALICE, "::ffff:10.1.2.3", trusted) == Decider(ALICE, "proxy")
@@ -236,7 +279,7 @@ def test_modes_grants_and_settles_take_the_same_decider_as_approvals(
         [*mode, "--by", "eve", "--reason", "x", *memory], tmp_path, monkeypatch,
         CUSTODIAN_TYPED_NAMES="0",
     )  # fmt: skip
-    assert typed.code == 2 and "CUSTODIAN_TYPED_NAMES=0" in typed.stderr
+    assert typed.code == 2 and "CUSTODIAN_TYPED_NAMES=1" in typed.stderr
     done = run_cli(
         [*mode, "--reason", "Onboarding.", *memory], tmp_path, monkeypatch,
         CUSTODIAN_DECIDER="ops-oncall", CUSTODIAN_TYPED_NAMES="0",
@@ -248,4 +291,4 @@ def test_modes_grants_and_settles_take_the_same_decider_as_approvals(
         ["journal", "settle", "website:1", "--by", "eve", "--reason", "x", *memory],
         tmp_path, monkeypatch, CUSTODIAN_TYPED_NAMES="0",
     )  # fmt: skip
-    assert settle.code == 2 and "CUSTODIAN_TYPED_NAMES=0" in settle.stderr
+    assert settle.code == 2 and "CUSTODIAN_TYPED_NAMES=1" in settle.stderr

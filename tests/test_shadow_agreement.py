@@ -183,7 +183,7 @@ def test_shadow_items_a_person_matched_suggest_the_mode_back_to_ask_and_set_noth
         assert (row["shadow"], row["shadow_matched"], row["agreement"]) == (10, 10, 1.0)
         command = (
             "custodian policy set --domain website --operation create_task --mode ask "
-            f"--memory {memory} --by NAME --reason='policy report: 10 of 10 shadow items done "
+            f"--memory {memory} --reason='policy report: 10 of 10 shadow items done "
             "the same by a person, lower bound 0.72'"
         )
         assert row["suggest"] == command

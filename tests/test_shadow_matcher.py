@@ -223,7 +223,7 @@ def test_suggestions_keep_the_thresholds_and_only_ever_print_a_command() -> None
     shadow = Agreement("set_task_status", shadow=n, shadow_matched=n)
     assert shadow.suggestion("website", "shadow") == (
         "custodian policy set --domain website --operation set_task_status --mode ask "
-        "--by NAME --reason='policy report: 8 of 8 shadow items done the same by a person, "
+        "--reason='policy report: 8 of 8 shadow items done the same by a person, "
         "lower bound 0.68'"
     )
     sanctioned = Agreement("update_task_status", shadow=n, shadow_matched=n)

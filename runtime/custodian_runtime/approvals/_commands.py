@@ -81,7 +81,7 @@ class ShowRequest:
 
 @dataclass(frozen=True)
 class ApproveRequest:
-    """`approvals approve ID --by NAME [--note TEXT]`."""
+    """`approvals approve ID [--by NAME] [--note TEXT]`."""
 
     approval_id: str
     by: str
@@ -93,7 +93,7 @@ class ApproveRequest:
 
 @dataclass(frozen=True)
 class RejectRequest:
-    """`approvals reject ID --by NAME --reason TEXT`."""
+    """`approvals reject ID [--by NAME] --reason TEXT`."""
 
     approval_id: str
     by: str
@@ -435,7 +435,7 @@ def _approve_now(
     item = _pending(store, approval_id, now, settings)
     hub = _execute.configured_hub(settings) if _execute.needs_hub(item) else None
     site = _execute.decision_site(settings, item, hub)
-    refusal = verdicts.foreign_refusal(item, site, by, note)
+    refusal = verdicts.foreign_refusal(item, site, note)
     if refusal is not None and word is not None:
         # Not this command's to carry out: the kept word waits, untouched, for its own hub.
         raise NotHere(refusal.message, exit_code=refusal.exit_code)

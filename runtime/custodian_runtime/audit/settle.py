@@ -1,4 +1,4 @@
-"""`custodian journal settle REF --by NAME --reason TEXT`: close an open write by hand."""
+"""`custodian journal settle REF [--by NAME] --reason TEXT`: close an open write by hand."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ WAIT_HELP = (
     "while a run holds the domain, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
 )
-SETTLE_BY_HELP = "who settles it (" + BY_HELP.removeprefix("who decides, ")
+SETTLE_BY_HELP = "who settles it, " + BY_HELP.removeprefix("who decides, ")
 MEMORY_HELP = "memory directory (env CUSTODIAN_MEMORY_DIR; default memory)"
 CANON_HELP = "canon directory (env CUSTODIAN_CANON_DIR; default ./canon, else the packaged one)"
 

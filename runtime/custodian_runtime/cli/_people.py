@@ -13,8 +13,8 @@ if TYPE_CHECKING:  # the parser imports this module for its help: the rest loads
     from custodian_runtime.settings import Settings
 
 BY_HELP = (
-    "who decides, typed (where CUSTODIAN_TYPED_NAMES allows it; default CUSTODIAN_DECIDER, "
-    "else the OS user)"
+    "who decides, typed: any name with CUSTODIAN_TYPED_NAMES=1, else only the name the command "
+    "decides as anyway (CUSTODIAN_DECIDER, else the OS user)"
 )
 
 

@@ -49,7 +49,11 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     report = ps.add_parser("report", help="how often a person approved, per operation")
     report.add_argument("--days", type=int, default=30, help="the window (default 30)")
     report.add_argument("--json", action="store_true")
-    report.add_argument("--by", help="who the suggested commands name (default NAME)")
+    report.add_argument(
+        "--by",
+        help="who the suggested commands name with --by (default none: they decide as "
+        "CUSTODIAN_DECIDER or the OS user)",
+    )
     report.add_argument(
         "--hub", help="the hub a suggested grant binds to (default: where the items were seen)"
     )

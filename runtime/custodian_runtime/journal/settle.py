@@ -1,4 +1,4 @@
-"""`custodian journal settle REF --by NAME --reason TEXT`: a person closes an open write by hand.
+"""`custodian journal settle REF [--by NAME] --reason TEXT`: a person closes an open write by hand.
 
 Under the domain's run lock, the journal is opened (and verified) as a run opens it; the core
 names the write (core/journal/settle.py), and one `settled_by_hand` record, the person's

@@ -6,6 +6,7 @@ then for a POST the CSRF token. Any failure is a 403 and nothing is read or writ
 
 from __future__ import annotations
 
+import getpass
 import socket
 import sys
 import threading
@@ -14,7 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TextIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from custodian_runtime.core.approvals.decider import proxy_decider
+from custodian_runtime.core.approvals.decider import name_problem, proxy_decider
+from custodian_runtime.errors import ConfigError
 from custodian_runtime.review.auth import COOKIE, Guard, cookie_value, host_header, read_tokens
 from custodian_runtime.review.views import Page, Views
 from custodian_runtime.settings import Settings
@@ -114,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         parts, guard = urlsplit(self.path), self.server.guard
         typed = cookie_value(self.headers.get("Cookie"), self.server.views.name_cookie)
-        by = guard.name_of(session) or unquote(typed or "")
+        by = guard.name_of(session) or self.server.os_name or unquote(typed or "")
         head = self.command == "HEAD"
         csrf = guard.csrf_for(session)
         self._send(self.server.views.get(parts.path, csrf, parts.query, by, head=head))
@@ -136,8 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not guard.csrf_ok(session, form.get("csrf", [None])[0]):
             self._forbidden("the form's CSRF token is missing or wrong; reload the page")
             return
-        who = guard.name_of(session)
-        if who:  # the name the proxy or the person's token gave, never what the form says
+        who = guard.name_of(session) or self.server.os_name
+        if who:  # the name the proxy, the token or the OS gave, never what the form says
             form = {**form, "by": [who]}
         elif not self.server.views.settings.people.typed_names:
             self._forbidden(
@@ -156,6 +158,7 @@ class ReviewHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     guard: Guard
     views: Views
+    os_name: str = ""  # who decides on a page no proxy or token names people on, typed names off
 
 
 class _ReviewHTTPServer6(ReviewHTTPServer):
@@ -169,6 +172,7 @@ class ReviewServer:
         people = settings.people
         # Read before the port is bound: a bad file is a ConfigError, and nothing is left open.
         tokens = None if people.tokens_file is None else read_tokens(people.tokens_file)
+        os_name = _os_user() if people.page_source == "os" else ""
         server_class = _ReviewHTTPServer6 if ":" in host else ReviewHTTPServer
         self.httpd = server_class((host, port), _Handler)
         self.port = int(self.httpd.server_address[1])
@@ -180,6 +184,7 @@ class ReviewServer:
             allowed_hosts=frozenset(hosts), cookie=f"{COOKIE}_{self.port}", people=tokens
         )
         self.httpd.views = Views(settings, name_cookie=f"{COOKIE}_by_{self.port}")
+        self.httpd.os_name = os_name
         self._thread: threading.Thread | None = None
 
     @property
@@ -227,3 +232,20 @@ def review_command(
     finally:
         server.httpd.server_close()
     return 0
+
+
+def _os_user() -> str:
+    """The OS user who runs the page: who decides when no proxy or token names people and typed
+    names are off (core/approvals/decider.py); a ConfigError when there is no usable one."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no such user in the passwd database, no USER/LOGNAME
+        name = ""
+    problem = name_problem(name, "the OS user name")
+    if problem is not None:
+        raise ConfigError(
+            f"{problem}: no one to decide as on the page; set CUSTODIAN_REVIEW_USER_HEADER or "
+            "CUSTODIAN_REVIEW_TOKENS_FILE, or CUSTODIAN_TYPED_NAMES=1 to let a typed name decide",
+            setting="CUSTODIAN_TYPED_NAMES",
+        )
+    return name

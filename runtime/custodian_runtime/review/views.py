@@ -98,6 +98,8 @@ class Views:
     def __init__(self, settings: Settings, name_cookie: str = NAME_COOKIE) -> None:
         self.settings = settings
         self.env = environment()
+        # No proxy, no tokens, typed names off: the page decides as the OS user, shown read-only.
+        self.env.globals["name_fixed"] = settings.people.page_source == "os"
         static = files("custodian_runtime.review").joinpath("static")
         self.static = {
             CSS_PATH: Page(

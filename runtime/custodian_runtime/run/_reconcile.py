@@ -191,7 +191,7 @@ def _refuse_other_hub(
             f"not settled, and this run is configured with hub {hub}: it is neither "
             f"re-sent here nor closed. Run once against {write.hub_at or write.hub} to settle "
             "it; if that hub is gone, a person closes it by hand: custodian journal settle "
-            f"{write_ref(domain, write)} --by NAME --reason TEXT",
+            f"{write_ref(domain, write)} --reason TEXT",
             setting="STATE_HUB_URL",
         )
 

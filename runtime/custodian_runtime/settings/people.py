@@ -31,14 +31,17 @@ class People:
     trusted_proxies: tuple[Network, ...] = ()
     tokens_file: Path | None = None
     decider: str | None = None
-    typed_names: bool = True
+    typed_names: bool = False
 
     @property
     def page_source(self) -> BySource:
-        """Where the review page takes the decider's name from."""
+        """Where the review page takes the decider's name from: the proxy, a token, a typed
+        name where the operator allows it, else the OS user who runs `custodian review`."""
         if self.user_header is not None:
             return "proxy"
-        return "token" if self.tokens_file is not None else "typed"
+        if self.tokens_file is not None:
+            return "token"
+        return "typed" if self.typed_names else "os"
 
 
 def people_from(env: Mapping[str, str], cwd: Path) -> People:
@@ -67,7 +70,7 @@ def people_from(env: Mapping[str, str], cwd: Path) -> People:
         trusted_proxies=trusted,
         tokens_file=None if tokens is None else (cwd / tokens).resolve(),
         decider=env.get(DECIDER, "").strip() or None,
-        typed_names=_flag(env.get(TYPED_NAMES, "1")),
+        typed_names=_flag(env.get(TYPED_NAMES, "0")),
     )
 
 

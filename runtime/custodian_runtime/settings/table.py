@@ -223,15 +223,18 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "CUSTODIAN_DECIDER",
-        "the name `approvals approve` and `approvals reject` decide under when `--by` is not given",
+        "the name the CLI decides under (`approvals approve`/`reject`, `policy`, `grants`, "
+        "`journal settle`) unless a typed `--by` may decide",
         shown="the OS user",
         group="people",
     ),
     Setting(
         "CUSTODIAN_TYPED_NAMES",
-        "`0`: a typed name never decides (`--by` refused; the page decides only for a person "
-        "its proxy or token names)",
-        shown="`1` (allowed; the journal says `by_source: typed`)",
+        "`1`: a typed name may decide (`--by NAME` on the CLI, the name field on the review "
+        "page; the journal says `by_source: typed`). Unset or `0`: `--by` is refused unless it "
+        "is the name the command decides as anyway, and the page decides as the person its "
+        "proxy or token names, else as the OS user who runs `custodian review`",
+        shown="`0` (typed names do not decide)",
         group="people",
     ),
     Setting(

@@ -162,7 +162,7 @@ def suggested(
     commands that run as printed, knowing the modes set and the grants live now."""
     now = now or utc_now()
     standing = _store(settings).standing(domain)
-    asking = Asking(domain, str(settings.memory_dir), _hub_flag(settings, domain), by or "NAME")
+    asking = Asking(domain, str(settings.memory_dir), _hub_flag(settings, domain), by or "")
     live = Live(standing.grants, standing.uses, now, suspended=standing.narrowed.suspended)
     return {r.operation: r.suggested(asking, standing.modes.of(r.operation), live) for r in rows}
 

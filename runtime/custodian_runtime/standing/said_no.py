@@ -84,7 +84,7 @@ def command(domain: str, memory: str, label: str, lift: bool = False) -> str | N
     argv += ["--workstream", found["ws"]] if found["ws"] else ["--owner", found["owner"]]
     argv += ["--lift"] if lift else ["--expires", LIFE]
     why = "lifted: ask again" if lift else "policy report: a standing no, made mine"
-    return shlex.join([*argv, "--memory", memory, "--by", "NAME"]) + f" --reason={shlex.quote(why)}"
+    return shlex.join([*argv, "--memory", memory]) + f" --reason={shlex.quote(why)}"
 
 
 def report_lines(domain: str, memory: str, nos: dict[str, tuple[int, str]],

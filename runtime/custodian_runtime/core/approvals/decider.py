@@ -41,24 +41,30 @@ def cli_decider(
     typed: str | None, configured: str | None, os_user: str | None, *, typed_allowed: bool
 ) -> Decider | str:
     """The CLI's decider: `--by` where typed names are allowed, else the configured identity
-    (CUSTODIAN_DECIDER), else the OS user; or the problem, saying what to set."""
+    (CUSTODIAN_DECIDER), else the OS user; or the problem, saying what to set. Where typed
+    names are not allowed, `--by` may still say the name the command decides as anyway."""
     if typed is not None and not typed.strip():
         return (
             f"--by: name the person in 1 to {MAX_NAME} characters, or drop --by to decide as "
             "CUSTODIAN_DECIDER or the OS user"
         )
-    if typed is not None:
-        if not typed_allowed:
-            return (
-                "--by is not allowed here (CUSTODIAN_TYPED_NAMES=0): the decision is made "
-                "under CUSTODIAN_DECIDER or the OS user; drop --by"
-            )
+    if typed is not None and typed_allowed:
         return _named(typed.strip(), "typed", "--by")
     if configured is not None and configured.strip():
-        return _named(configured.strip(), "config", "CUSTODIAN_DECIDER")
-    if os_user:
-        return _named(os_user, "os", "the OS user name")
-    return "no one to decide as: set CUSTODIAN_DECIDER (or pass --by where typed names are allowed)"
+        found = _named(configured.strip(), "config", "CUSTODIAN_DECIDER")
+    elif os_user:
+        found = _named(os_user, "os", "the OS user name")
+    else:
+        found = "no one to decide as: set CUSTODIAN_DECIDER (or CUSTODIAN_TYPED_NAMES=1 and --by)"
+    if isinstance(found, str) or typed is None or found.name == typed.strip():
+        return found
+    said = "CUSTODIAN_DECIDER" if found.source == "config" else "the OS user"
+    return (
+        f"--by {typed.strip()!r}: typed names do not decide here (CUSTODIAN_TYPED_NAMES is off) "
+        f"and this command decides as {found.name!r} ({said}): drop --by, or set "
+        "CUSTODIAN_TYPED_NAMES=1 to let a typed name decide (the journal then says by_source "
+        "typed)"
+    )
 
 
 def _named(name: str, source: BySource, what: str) -> Decider | str:

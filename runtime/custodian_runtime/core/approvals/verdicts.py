@@ -117,9 +117,7 @@ def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
     return Gate(None)
 
 
-def foreign_refusal(
-    item: ApprovalItem, site: DecisionSite, by: str, note: str | None
-) -> Settlement | None:
+def foreign_refusal(item: ApprovalItem, site: DecisionSite, note: str | None) -> Settlement | None:
     """Refused, undecided and unjournaled, when the item was proposed on another hub or canon.
 
     `site` is where this decision is made (core/authority/origin.py): a hub is the same hub when it
@@ -128,26 +126,26 @@ def foreign_refusal(
     the item where it belongs, and runs as printed.
     """
     if writes_canon(item.operation):
-        command = approve_command(item.id, by, note, site.memory, canon=item.canon)
+        command = approve_command(item.id, note, site.memory, canon=item.canon)
         fix = f"Approve it with the canon it was proposed for: {command}"
         problem = origin_problem("canon", item.canon, site.canon, fix)
     elif site.hub is None:
         return None
     else:
-        problem = hub_problem(item.hub, site.hub, _hub_fix(item, by, note, site.memory))
+        problem = hub_problem(item.hub, site.hub, _hub_fix(item, note, site.memory))
     if problem is None:
         return None
     return Settlement(EXIT_REFUSED, for_terminal(f"{item.id}: refused: {problem}"))
 
 
-def _hub_fix(item: ApprovalItem, by: str, note: str | None, memory: str) -> str:
+def _hub_fix(item: ApprovalItem, note: str | None, memory: str) -> str:
     """How to decide the item on its own hub: a command when it is known where that hub was."""
     hub_at = item.hub_at
     if hub_at is None and item.hub is not None and not item.hub.startswith(HUB_ID_PREFIX):
         hub_at = item.hub  # bound by URL: the URL is where it was
     if hub_at is None:
         return "Approve it where that hub is configured."
-    command = approve_command(item.id, by, note, memory, hub_at=hub_at)
+    command = approve_command(item.id, note, memory, hub_at=hub_at)
     return f"Approve it on that hub: {command}"
 
 
@@ -161,7 +159,7 @@ def on_approve(
 ) -> Settlement:
     """Every ruling of an approve, in order: the item's origin, then the one authority on what
     was seen. `approvals approve` performs it; the review page's preview shows it."""
-    refused = foreign_refusal(item, site, by, note)
+    refused = foreign_refusal(item, site, note)
     return refused if refused is not None else approved(item, by, note, seen, now)
 
 
@@ -245,7 +243,7 @@ def held(item: ApprovalItem, setting: ModeSetting) -> Settlement:
         f"{setting.at:%Y-%m-%d %H:%M} UTC ({setting.reason}); nothing of {op} is written while "
         f"it is {setting.mode}, a person's approval included. Approve it again once a person "
         f"sets it back: custodian policy set --domain {item.domain} --operation {op} --mode ask "
-        "--by NAME --reason TEXT"
+        "--reason TEXT"
     )
     return Settlement(EXIT_REFUSED, for_terminal(message))
 

@@ -98,7 +98,6 @@ class DecisionSite:
 
 def approve_command(
     approval_id: str,
-    by: str,
     note: str | None,
     memory: str,
     *,
@@ -108,7 +107,9 @@ def approve_command(
     """The `custodian approvals approve` command line, quoted for a POSIX shell, that decides
     the item on the hub reached at `hub_at` (a URL, or `embedded:<database path>`) or with
     the canon `canon`."""
-    argv = ["custodian", "approvals", "--memory", memory, "approve", approval_id, "--by", by]
+    # No --by: whoever runs it decides, as CUSTODIAN_DECIDER or the OS user (a typed name is
+    # refused under the default settings, core/approvals/decider.py).
+    argv = ["custodian", "approvals", "--memory", memory, "approve", approval_id]
     argv += [] if note is None else ["--note", note]
     env: list[str] = []
     if hub_at is not None and hub_at.startswith(EMBEDDED_PREFIX):

@@ -73,5 +73,5 @@ def open_write_lines(domain: str, pending: Sequence[PendingWrite]) -> list[str]:
             f"#{write.index}  {state}  key={write.idempotency_key}"
         )
     ref = write_ref(domain, pending[0])
-    lines.append(f"  if its hub is gone: custodian journal settle {ref} --by NAME --reason TEXT")
+    lines.append(f"  if its hub is gone: custodian journal settle {ref} --reason TEXT")
     return lines

@@ -20,7 +20,7 @@ class Asking:
     domain: str
     memory: str | None = None
     hub: str | None = None  # `embedded` or the hub's URL, as `--hub` takes it
-    by: str = "NAME"
+    by: str = ""  # "": no --by, the command decides as CUSTODIAN_DECIDER or the OS user
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _argv_text(argv: Sequence[str], reason: str) -> str:
 def _tail(asking: Asking, hub: bool) -> list[str]:
     words = ["--hub", asking.hub] if hub and asking.hub else []
     words += ["--memory", asking.memory] if asking.memory else []
-    return [*words, "--by", asking.by]
+    return [*words, "--by", asking.by] if asking.by else words
 
 
 def mode_command(asking: Asking, operation: str, mode: str, why: str) -> Suggestion:
