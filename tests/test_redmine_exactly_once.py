@@ -28,7 +28,7 @@ from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 from redminesupport import Redmine
-from runsupport import CANON, run_cli
+from runsupport import CANON, plan_response, run_cli
 
 KEY = run_key("r20261207T070010Z-7029e2", "0749ef9be7d331c33636acd7995601a0", "a1b2c3d4e5f6")
 
@@ -201,3 +201,38 @@ def test_custodian_run_and_watch_look_after_a_domain_kept_in_redmine(
     assert watched.code == 0, watched.stderr
     with _client(redmine, tmp_path) as client:
         assert len(client.list_flags(domain=domain)) == 1  # and not twice, nor a third time
+
+
+def test_a_person_approves_a_queued_task_on_redmine_and_inspect_replays_it(
+    redmine: Redmine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    domain = "rm-approve"
+    with _client(redmine, tmp_path) as client:
+        ws = client.create_workstream(
+            NewWorkstream(domain=domain, title="Launch"), idempotency_key="rm-approve-w"
+        ).resource
+    create = {
+        "operation": "create_task",
+        "rationale": "The launch needs a sitemap.",
+        "params": {"workstream_id": ws.id, "title": "Add a sitemap"},
+    }
+    (tmp_path / "answer.md").write_text(plan_response({"proposals": [create]}), encoding="utf-8")
+    memory = ["--memory", str(tmp_path / "memory")]
+    run = ["run", "--domain", domain, "--llm", "file:answer.md", *memory, "--canon", str(CANON)]
+    queued = run_cli([*run, "--hub", redmine.hub_url, "--json"], tmp_path, monkeypatch)
+    assert queued.code == 0, queued.stderr
+    [item] = queued.json()["queued"]
+    listed = run_cli(["approvals", *memory, "list"], tmp_path, monkeypatch)
+    assert item["approval_id"] in listed.stdout
+    approve = ["approvals", "approve", item["approval_id"], "--hub", redmine.hub_url, *memory]
+    approved = run_cli(approve, tmp_path, monkeypatch)
+    assert approved.code == 0, approved.stdout + approved.stderr
+    again = run_cli(approve, tmp_path, monkeypatch)  # decided once: nothing is sent again
+    assert again.code != 0
+    with _client(redmine, tmp_path) as client:
+        summary = client.domain_summary(domain)
+    titles = [task.title for w in summary.workstreams for task in w.tasks]
+    assert titles.count("Add a sitemap") == 1
+    inspected = run_cli(["inspect", "--domain", domain, *memory], tmp_path, monkeypatch)
+    assert inspected.code == 0, inspected.stderr
+    assert inspected.stdout.rstrip().endswith("replay: ok"), inspected.stdout
