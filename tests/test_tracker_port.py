@@ -15,7 +15,8 @@ from custodian_runtime.core.trackers.address import STATE_HUB, TRACKERS, HubAddr
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.settings._load import parse_hub
 from custodian_runtime.statehub.backends import REGISTRY, backend
-from custodian_runtime.statehub.backends._roundup_rest import PAGE, PAGES, Refused, RoundupRest
+from custodian_runtime.statehub.backends._gateway import Refused
+from custodian_runtime.statehub.backends._roundup_rest import PAGE, PAGES, RoundupRest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "trackers.md"
 

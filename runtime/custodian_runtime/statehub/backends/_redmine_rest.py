@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from custodian_runtime.core.trackers import redmine as rm
-from custodian_runtime.statehub.backends._roundup_rest import Refused
+from custodian_runtime.statehub.backends._gateway import Refused, refused_for
 
 Auth = Mapping[str, str]
 PAGE = 100  # Redmine's largest page
@@ -154,20 +154,10 @@ def _json(response: httpx.Response) -> Any:
 
 
 def _refusal(response: httpx.Response) -> Refused:
-    status = response.status_code
     try:
         errors = response.json().get("errors") or []
         message = "; ".join(str(e) for e in errors) or "(no reason given)"
     except (ValueError, AttributeError):
         message = response.text[:200]
-    detail = f"Redmine answered {status}: {message}"
-    if status in (401, 403):
-        return Refused(401, f"{detail} (give an admin's API key in the URL: KEY@host)")
-    if status == 404:
-        return Refused(404, detail)
-    if status == 429 or status >= 500:
-        retry = response.headers.get("Retry-After")
-        headers = {} if retry is None else {"Retry-After": retry}
-        code = "rate_limited" if status == 429 else "unavailable"
-        return Refused(429 if status == 429 else 503, detail, code, headers=headers)
-    return Refused(422, detail)
+    detail = f"Redmine answered {response.status_code}: {message}"
+    return refused_for(response, detail, "give an admin's API key in the URL: KEY@host")

@@ -9,7 +9,8 @@ from typing import Any
 
 from custodian_runtime.core.contract import TASK_STATUSES, WORKSTREAM_STATUSES
 from custodian_runtime.core.trackers import roundup as rd
-from custodian_runtime.statehub.backends._roundup_rest import Refused, RoundupRest
+from custodian_runtime.statehub.backends._gateway import Refused
+from custodian_runtime.statehub.backends._roundup_rest import RoundupRest
 
 Auth = Mapping[str, str]
 

@@ -14,30 +14,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from custodian_runtime.core.trackers.roundup import Item, Kind
+from custodian_runtime.statehub.backends._gateway import Refused, refused_for
 
 PAGE = 500  # items a request reads
 PAGES = 20  # pages a list reads: past 10,000 items of a class the answer is refused, not cut short
-_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "conflict"}
-
-
-class Refused(Exception):
-    """An answer of the contract's: status, machine code, detail (and extra body fields)."""
-
-    def __init__(
-        self,
-        status: int,
-        detail: str,
-        code: str | None = None,
-        *,
-        extra: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.code = code or _CODES.get(status, "validation_error")
-        self.extra = dict(extra or {})
-        self.headers = dict(headers or {})
 
 
 class EtagStale(Exception):
@@ -132,19 +112,9 @@ def _present(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _refusal(response: httpx.Response) -> Refused:
-    status = response.status_code
     try:
         message = str(response.json()["error"]["msg"])
     except (ValueError, KeyError, TypeError):
         message = response.text[:200]
-    detail = f"the tracker answered {status}: {message}"
-    if status in (401, 403):
-        return Refused(401, f"{detail} (give the tracker's user in the URL: user:password@)")
-    if status == 404:
-        return Refused(404, detail)
-    if status == 429 or status >= 500:
-        retry = response.headers.get("Retry-After")
-        headers = {} if retry is None else {"Retry-After": retry}
-        code = "rate_limited" if status == 429 else "unavailable"
-        return Refused(429 if status == 429 else 503, detail, code, headers=headers)
-    return Refused(422, detail)
+    detail = f"the tracker answered {response.status_code}: {message}"
+    return refused_for(response, detail, "give the tracker's user in the URL: user:password@")

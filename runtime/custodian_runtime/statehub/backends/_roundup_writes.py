@@ -23,7 +23,8 @@ from custodian_runtime.core.contract import (
     TaskStatusUpdate,
 )
 from custodian_runtime.core.trackers import roundup as rd
-from custodian_runtime.statehub.backends._roundup_rest import EtagStale, Refused, RoundupRest
+from custodian_runtime.statehub.backends._gateway import Refused
+from custodian_runtime.statehub.backends._roundup_rest import EtagStale, RoundupRest
 
 Auth = Mapping[str, str]
 Made = tuple[int, dict[str, Any], bool]  # status, the contract's resource, replayed

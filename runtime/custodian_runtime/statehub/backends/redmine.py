@@ -8,17 +8,13 @@ Redmine keeps before it is sent.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
-from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import (
     TASK_STATUSES,
     WORKSTREAM_STATUSES,
@@ -33,10 +29,10 @@ from custodian_runtime.core.contract import (
 )
 from custodian_runtime.core.trackers import redmine as rm
 from custodian_runtime.statehub.backends import Backend
+from custodian_runtime.statehub.backends._gateway import Gateway, Refused, Reply
 from custodian_runtime.statehub.backends._redmine_rest import Auth, RedmineRest, Schema
-from custodian_runtime.statehub.backends._roundup_rest import Refused
 from custodian_runtime.statehub.backends._roundup_writes import Mark
-from custodian_runtime.statehub.backends.roundup import _REVISION, Reply, _Call, _if_match
+from custodian_runtime.statehub.backends.roundup import _REVISION, _Call, _if_match
 
 IssueRead = dict[str, Any]  # an issue as read, before it is mapped
 SUBJECT = 255  # Redmine's longest subject
@@ -82,40 +78,15 @@ class RedmineProject:
         return sorted(found, key=lambda e: (e["created_at"], int(e["id"][1:])), reverse=True)
 
 
-class RedmineGateway(httpx.BaseTransport):
+class RedmineGateway(Gateway):
     """Answers the contract's requests from one Redmine."""
 
-    def __init__(
-        self, url: str, inner: httpx.BaseTransport, clock: Callable[[], datetime] = utc_now
-    ) -> None:
-        parts = urlsplit(url.rstrip("/"))
-        # The API key reaches Redmine as the client's Basic auth, not in its URL.
-        self._url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        self._prefix = parts.path
-        self._rest = RedmineRest(self._url, inner)
-        self._clock = clock
+    _rest: RedmineRest
 
-    def close(self) -> None:
-        """Close Redmine's connection pool."""
-        self._rest.close()
+    unmappable = (ValueError,)  # an issue of a status the mapping does not know
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """One contract request, answered from Redmine (a lost connection rises as is)."""
-        path = request.url.path
-        path = path[len(self._prefix) :] if path.startswith(self._prefix) else path
-        auth = {k: v for k, v in request.headers.items() if k.lower() == "authorization"}
-        try:
-            status, body, headers = self._answer(request, path, auth)
-        except Refused as exc:
-            status, headers = exc.status, exc.headers
-            body = {**exc.extra, "detail": exc.detail, "code": exc.code}
-        except ValueError as exc:  # an issue of a status the mapping does not know
-            status, headers = 422, {}
-            body = {"detail": str(exc), "code": "validation_error"}
-        content = b"" if body is None else json.dumps(body).encode("utf-8")
-        if body is not None:
-            headers = {**headers, "Content-Type": "application/json"}
-        return httpx.Response(status, headers=headers, content=content, request=request)
+    def _open_rest(self, url: str, inner: httpx.BaseTransport) -> RedmineRest:
+        return RedmineRest(url, inner)
 
     def _answer(self, request: httpx.Request, path: str, auth: Auth) -> Reply:
         for pattern, handlers in _ROUTES:

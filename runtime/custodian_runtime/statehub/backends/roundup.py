@@ -7,17 +7,13 @@ and what it stands in for). The tracker runs the schema in `_data/roundup/`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from pydantic import ValidationError
 
-from custodian_runtime.clock import utc_now
 from custodian_runtime.core.contract import (
     DecisionResolution,
     FlagResolution,
@@ -33,9 +29,9 @@ from custodian_runtime.core.trackers import roundup as rd
 from custodian_runtime.statehub.backends import Backend
 from custodian_runtime.statehub.backends import _roundup_reads as reads
 from custodian_runtime.statehub.backends import _roundup_writes as writes
-from custodian_runtime.statehub.backends._roundup_rest import Refused, RoundupRest
+from custodian_runtime.statehub.backends._gateway import Gateway, Refused, Reply
+from custodian_runtime.statehub.backends._roundup_rest import RoundupRest
 
-Reply = tuple[int, Any, dict[str, str]]  # status, JSON body (None: no body), headers
 M = Any  # a request model of the contract
 _REVISION = re.compile(r'^\s*(?:W/)?"?([0-9]{1,18})"?\s*$')
 
@@ -51,37 +47,13 @@ class RoundupBackend(Backend):
         return RoundupGateway(url, inner)
 
 
-class RoundupGateway(httpx.BaseTransport):
+class RoundupGateway(Gateway):
     """Answers the contract's requests from one Roundup tracker."""
 
-    def __init__(
-        self, url: str, inner: httpx.BaseTransport, clock: Callable[[], datetime] = utc_now
-    ) -> None:
-        parts = urlsplit(url.rstrip("/"))
-        # The user and password reach the tracker as the client's Basic auth, not in its URL.
-        self._url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        self._prefix = parts.path
-        self._rest = RoundupRest(self._url, inner)
-        self._clock = clock
+    _rest: RoundupRest
 
-    def close(self) -> None:
-        """Close the tracker's connection pool."""
-        self._rest.close()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """One contract request, answered from the tracker (a lost connection rises as is)."""
-        path = request.url.path
-        path = path[len(self._prefix) :] if path.startswith(self._prefix) else path
-        auth = {k: v for k, v in request.headers.items() if k.lower() == "authorization"}
-        try:
-            status, body, headers = self._answer(request, path, auth)
-        except Refused as exc:
-            status, headers = exc.status, exc.headers
-            body = {**exc.extra, "detail": exc.detail, "code": exc.code}
-        content = b"" if body is None else json.dumps(body).encode("utf-8")
-        if body is not None:
-            headers = {**headers, "Content-Type": "application/json"}
-        return httpx.Response(status, headers=headers, content=content, request=request)
+    def _open_rest(self, url: str, inner: httpx.BaseTransport) -> RoundupRest:
+        return RoundupRest(url, inner)
 
     def _answer(self, request: httpx.Request, path: str, auth: Mapping[str, str]) -> Reply:
         method = request.method
