@@ -98,7 +98,16 @@ class Inbox:
 
     def waiting(self, domain: str) -> list[Word]:
         """The words waiting for `domain`, in arrival order, each seal checked with a key."""
-        return [self._read(path) for path in self._files(domain)]
+        words = []
+        for path in self._files(domain):
+            try:
+                words.append(self._read(path))
+            except SealError:
+                if path.exists():
+                    raise
+                # Gone since it was listed: another process journaled it, then forgot it
+                # (`done` removes a word only after its journal record): it waits no more.
+        return words
 
     def all_waiting(self) -> list[Word]:
         """Every domain's waiting words."""
