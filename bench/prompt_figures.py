@@ -52,7 +52,7 @@ def inputs_for(
     constitution, guidance = read_canon(REPO / "canon", summary.domain)
     return PromptInputs(
         domain=summary.domain, now=now, overview=overview, summary=summary,
-        constitution=constitution, domain_guidance=guidance, last_note_prose=None,
+        constitution=constitution, domain_guidance=guidance,
         nonce=secrets.token_hex(6), token_budget=budget,
     )  # fmt: skip
 

@@ -24,6 +24,7 @@ import prompt_figures
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import run
@@ -91,7 +92,7 @@ def main() -> int:
                 "hub GET /state/summary", 200, lambda: http.get("/state/summary").raise_for_status()
             )
             summary = DomainSummary.model_validate(http.get("/domains/website/summary").json())
-            for size in (40, 400):
+            for size in (40, Limits().max_plan_items):  # the most one plan may hold
                 text = big_plan(summary, size)
                 timed(
                     f"extract_plan + authorize, {size} items",

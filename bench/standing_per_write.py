@@ -2,8 +2,9 @@
 
 Before each write a run rules it again (`core.authority.path.rule_write`) with the standing read
 through `StandingStore.kept_standing`. This prints, per write: that ruling on a domain of 30
-tasks, and the read of the kept decisions with no `memory/standing/` directory, with an empty one
-(the usual case once a kept decision was carried out), and with 10 kept decisions; beside them,
+tasks, and the read of the kept decisions with no `memory/inbox/<domain>/` directory, with an
+empty one (the usual case once a kept decision was carried out), and with 10 kept decisions;
+beside them,
 the ruling of a whole plan of 20 writes once. Nothing here asserts a target.
 
     python bench/standing_per_write.py            # 2,000 repetitions
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["kept_standing, no directory"] = _per_call(
             times, lambda: store.kept_standing("d", Standing())
         )
-        store.directory.mkdir()
+        store.inbox.directory("d").mkdir(parents=True)
         figures["kept_standing, empty directory"] = _per_call(
             times, lambda: store.kept_standing("d", Standing())
         )
