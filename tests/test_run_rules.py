@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -121,15 +122,19 @@ def test_the_run_observes_again_only_after_a_write_went_out_cleanly() -> None:
     assert not settles({"executed": 1, "stale": 0}, stopped=True)
 
 
-def test_a_bug_fails_the_run_with_exit_1_and_names_the_exception() -> None:
+def test_a_bug_fails_the_run_with_exit_1_and_names_the_exception(tmp_path: Path) -> None:
     ended = internal_error("KeyError")
     assert (ended.status, ended.exit_code, ended.message) == (
         "failed",
         1,
         "internal error: KeyError",
     )
-    # The CLI's crash report exits with the code the run's journal records.
-    assert report_crash(KeyError("k"), None, {}, io.StringIO()) == ended.exit_code
+    # The CLI's crash report exits with the code the run's journal records, and keeps the
+    # traceback in the memory directory it was given (not the system's temporary directory).
+    assert report_crash(KeyError("k"), tmp_path, {}, io.StringIO()) == ended.exit_code
+    assert [p.read_text().splitlines()[-1] for p in (tmp_path / "crashes").iterdir()] == [
+        "KeyError: 'k'"
+    ]
 
 
 @pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])
