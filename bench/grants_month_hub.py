@@ -53,6 +53,7 @@ import httpx
 import month_world
 import ops_world
 import relay_world
+import support_world
 from month_audit import Landed, asked_again, landed, overridden, queue
 from month_figures import Arm, print_world
 from month_kit import Hands, SimClock, Words, World
@@ -67,6 +68,7 @@ WORLDS: dict[str, World] = {
     "month": month_world.WORLD,
     "relay": relay_world.WORLD,
     "ops": ops_world.WORLD,
+    "support": support_world.WORLD,
 }
 READS_ON = 4  # the weekday (day % 7) the person reads the report: the first week's Friday
 
