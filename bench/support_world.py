@@ -319,7 +319,9 @@ def _creates(seen: Seen, day: int, seed_value: int, rng: random.Random) -> list[
             task = keep.choice(pool)
             elsewhere = keep.choice([w for w in sorted(WORKSTREAMS) if w != task["workstream_id"]])
             verb, rest = task["title"].split(" ", 1)
-            title = keep.choice(VARIANTS).format(t=task["title"], s=f"{_OTHER[verb]} {rest}")
+            title = keep.choice(VARIANTS).format(
+                t=task["title"], s=f"{_OTHER.get(verb, verb)} {rest}"
+            )
             assert same_task(title, task["title"]), title
             found.append({"operation": "create_task",
                           "params": {"workstream_id": elsewhere, "title": title},
