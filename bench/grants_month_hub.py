@@ -2,13 +2,15 @@
 
 bench/grants_month.py asks a narrower question on the pure core alone, in a second. Here each
 world (bench/month_world.py: the project's month; bench/relay_world.py: two teams, a larger
-domain; bench/ops_world.py: an ops team whose two owners decide by written rules) seeds a real
-reference hub on 127.0.0.1, and each of 30 days: the team acts on the hub (a person's writes and
-events), `custodian run --force --llm file:` runs on the scripted model's answer for the day,
-and the person decides every pending item with `custodian approvals approve|reject`: approve
-unless harmful (bench/month_person.py), or, in the ops world, as the item's owner's rules say
-(bench/ops_people.py); there, each write Custodian makes on its own is also judged by those
-rules on the hub the run saw, and one they reject is harmful.
+domain; bench/ops_world.py: an ops team whose two owners decide by written rules;
+bench/support_world.py: a product and support team whose lead, her delegate and a decider of
+decisions decide by written rules) seeds a real reference hub on 127.0.0.1, and each of 30
+days: the team acts on the hub (a person's writes and events), `custodian run --force --llm
+file:` runs on the scripted model's answer for the day, and the person decides every pending
+item with `custodian approvals approve|reject`: approve unless harmful (bench/month_person.py),
+or, in the ops and support worlds, as the rules of the person who decides the item say
+(bench/ops_people.py, bench/support_people.py); there, each write Custodian makes on its own is
+also judged by those rules on the hub the run saw, and one they reject is harmful.
 
 Two arms per world, each on a fresh hub and memory, the same seed:
 - today: the person follows no report; they decide every item (today's release: 135 in the
@@ -34,6 +36,7 @@ shares. Each run is forced so that every day runs, whatever the skip rule would 
     python bench/grants_month_hub.py --world relay --days 5
     python bench/grants_month_hub.py --world ops --no-shares   # the third world, both arms
     python bench/grants_month_hub.py --world ops --no-shares --why   # and why each is asked
+    python bench/grants_month_hub.py --world support --no-shares --seed 11   # the fourth world
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import httpx
 import month_world
 import ops_world
 import relay_world
+import support_world
 from month_audit import Landed, asked_again, landed, overridden, queue
 from month_figures import Arm, print_world
 from month_kit import Hands, SimClock, Words, World
@@ -67,6 +71,7 @@ WORLDS: dict[str, World] = {
     "month": month_world.WORLD,
     "relay": relay_world.WORLD,
     "ops": ops_world.WORLD,
+    "support": support_world.WORLD,
 }
 READS_ON = 4  # the weekday (day % 7) the person reads the report: the first week's Friday
 

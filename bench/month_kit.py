@@ -123,6 +123,8 @@ class Verdict:
     by: str
     reason: str = ""
     rule: str = ""  # which written rule rejected it, in a few words
+    # The one who decides it is away: it stays pending (the verdict is theirs, for later).
+    waits: bool = False
 
 
 # A world's people, deciding one item: (operation, params, the hub's summary, words, now).

@@ -201,9 +201,11 @@ def decide_by_rule(hands: Hands, ledger: Ledger, judge: Judge) -> None:
     }
     for item in pending:
         params = dict(item["params"])
+        verdict = judge(item["operation"], params, summary, hands.words, hands.clock.peek())
+        if verdict.waits:
+            continue  # its decider is away: decided on a later morning
         waits = (item.get("waiting_because") or {}).get("code") or item.get("waits_code")
         ledger.deferred += waits == "deferred"
-        verdict = judge(item["operation"], params, summary, hands.words, hands.clock.peek())
         ledger.people[verdict.by] += 1
         if verdict.approve:
             code, _, err = cli("approvals", "approve", item["id"], "--by", verdict.by)
