@@ -20,17 +20,5 @@ if TYPE_CHECKING:
         replace_lines,
     )
 
-__all__ = [
-    "atomic_write_bytes",
-    "atomic_write_text",
-    "create_whole",
-    "fsync_directory",
-    "replace_lines",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        dict.fromkeys(__all__, "files"),
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())
