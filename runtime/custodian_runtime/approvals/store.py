@@ -12,7 +12,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem, QueueView, prun
 from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.journal.seals import SealKey, item_seal_problem, seal_item
 from custodian_runtime.errors import ApprovalError, SealError
-from custodian_runtime.memory.files import atomic_write_text, fsync_directory
+from custodian_runtime.files.atomic import atomic_write_text, fsync_directory
 
 
 class ApprovalStore:

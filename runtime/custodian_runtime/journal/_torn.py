@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from custodian_runtime.errors import JournalError
-from custodian_runtime.memory.files import atomic_write_bytes
+from custodian_runtime.files.atomic import atomic_write_bytes
 
 
 def aside_path(path: Path, now: datetime) -> Path:
