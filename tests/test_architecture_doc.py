@@ -1,11 +1,14 @@
-"""docs/architecture.md's layout is held to the code, and the package's top holds only its faces.
+"""docs/architecture.md is held to the code, and the package's top holds only its faces.
 
 Each package of the runtime has an entry in the layout block, each of its modules is named in
-that entry (or in the core's block, for `core/`), and each path the blocks name exists.
+that entry (or in the core's block, for `core/`), and each path the blocks name exists; each
+module, class and function the document names in backticks exists.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -99,3 +102,119 @@ def test_the_checker_finds_a_module_the_layout_leaves_out() -> None:
     entries = _entries(lines, "")
     assert set(entries) == {"x/", "x/two.py"}
     assert "three" not in _words(" ".join(entries.values()))
+
+
+# What docs/architecture.md names in backticks: a path (`run/act.py`, `core/journal/`), a path
+# and a name in it (`core/approvals/history.history_for`), a dotted name (`writes.send`,
+# `Ruling.defers_to`) or an identifier that reads as code (`RunSoFar`, `rule_plan`, `utc_now()`).
+# Each must exist; other spans (commands, values, settings) are prose, and so are the shapes of
+# files on disk (`memory/approvals/`, `snapshots/<domain>/`).
+SPAN = re.compile(r"`([^`\n]+)`")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
+NAME = re.compile(r"[A-Za-z_][\w./]*(?:\(\)|\(\.\.\.\))?")
+NOT_CODE = ("memory/", ".custodian/", "state/", "metrics/", "templates/", "static/", "application/")
+
+
+def _spans(text: str) -> list[str]:
+    """Each backticked span of the prose, and each `name()` of a fenced block."""
+    fences = FENCE.findall(text)
+    prose = FENCE.sub("", text)
+    found = [s.strip() for s in SPAN.findall(prose)]
+    return found + [f"{name}()" for block in fences for name in CALL.findall(block)]
+
+
+def _defined(roots: list[Path]) -> set[str]:
+    """Every name the code under `roots` defines or imports as: modules, classes, functions,
+    attributes, parameters, aliases, and the words of its strings (a journal kind, a code)."""
+    names: set[str] = set()
+    for path in (p for root in roots for p in root.rglob("*.py")):
+        names.add(path.stem)
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.arg | ast.keyword) and node.arg:
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name.rpartition(".")[2])
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.update(re.findall(r"\w+", node.value))
+    return names
+
+
+def _looks_like_code(name: str) -> bool:
+    return "_" in name.strip("_") or (name[:1].isupper() and not name.isupper())
+
+
+def _module_exists(dotted: str, packages: tuple[str, ...]) -> bool:
+    """`a.b.c` is a module of one of `packages`, or a module and an attribute chain in it."""
+    parts = dotted.split(".")
+    for package in packages:
+        for cut in range(len(parts), 0, -1):
+            try:
+                value: object = importlib.import_module(f"{package}.{'.'.join(parts[:cut])}")
+            except ImportError:
+                continue
+            for attr in parts[cut:]:
+                value = getattr(value, attr, None)
+            if value is not None:
+                return True
+            break  # the module is there, the rest is not: try the next package
+    return False
+
+
+def _exists(name: str, package: Path, defined: set[str]) -> bool:
+    if name.endswith(".py") and "/" not in name:
+        return any(p.name == name for p in package.parent.rglob(name))
+    if "/" in name:
+        head, _, tail = name.rpartition("/")
+        module, _, inside = tail.partition(".") if not tail.endswith(".py") else (tail, "", "")
+        roots = (package, package / "core", package.parent, package.parent.parent)
+        here = [r / head / module for r in roots] + [r / head / f"{module}.py" for r in roots]
+        return any(p.exists() for p in here) and all(a in defined for a in inside.split(".") if a)
+    if "." in name:
+        dotted = name.removeprefix(f"{package.name}.")
+        packages = (package.name, "custodian_hub")
+        return _module_exists(dotted, packages) or all(a in defined for a in dotted.split("."))
+    return not _looks_like_code(name) or name in defined
+
+
+def missing_names(text: str, package: Path) -> list[str]:
+    """Each span of `text` that names code that is not there."""
+    tests = package.parent.parent / "tests"  # the made-up operations the tests register
+    defined = _defined([package, package.parent / "custodian_hub", tests])
+    gone = []
+    for span in dict.fromkeys(_spans(text)):
+        if not NAME.fullmatch(span) or span.startswith(NOT_CODE) or span.endswith(".md"):
+            continue
+        name = span.removesuffix("()").removesuffix("(...)").rstrip("/")
+        if not _exists(name, package, defined):
+            gone.append(span)
+    return gone
+
+
+def test_every_name_the_document_gives_in_backticks_exists() -> None:
+    gone = missing_names(DOC.read_text("utf-8"), PACKAGE)
+    assert gone == [], "docs/architecture.md names what the code does not have:\n" + "\n".join(gone)
+
+
+def test_the_name_checker_finds_a_made_up_name(tmp_path: Path) -> None:
+    package = tmp_path / "custodian_runtime"
+    (package / "run").mkdir(parents=True)
+    (package / "run" / "act.py").write_text("def act(): ...\nclass Outcome: ...\n")
+    text = (
+        "The step `run/act.py` returns an `Outcome` from `act()`; `policy set` is a command.\n"
+        "It once called `run/settle.py`, `settle_open()`, `Settled` and `run.act.nothing_here`.\n"
+        "```\nrun/\n  act.py   act(), then gone_too()\n```\n"
+    )
+    assert missing_names(text, package) == [
+        "run/settle.py",
+        "settle_open()",
+        "Settled",
+        "run.act.nothing_here",
+        "gone_too()",
+    ]
