@@ -120,10 +120,10 @@ PREVIEW_BY = "NAME"
 def preview(item: ApprovalItem, where: DecisionSite, seen: ObservedNow, now: datetime) -> str:
     """What approving the item now would come to: the very ruling `approvals approve` performs
     (`approvals.verdicts.on_approve`: the item's origin, then the one authority)."""
-    settled = on_approve(item, where, PREVIEW_BY, None, seen, now)
-    if settled.execute:
+    verdict = on_approve(item, where, PREVIEW_BY, None, seen, now)
+    if verdict.execute:
         return "would run"
-    return settled.message.removeprefix(f"{item.id}: ")
+    return verdict.message.removeprefix(f"{item.id}: ")
 
 
 def view_of(
