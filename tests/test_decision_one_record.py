@@ -74,7 +74,7 @@ def _killed_at_file(tmp_path: Path, *args: str, **env: str) -> None:
 
 
 def _kept_while_busy(tmp_path: Path, memory: Path, *decision: str) -> None:
-    """`approvals DECISION …` while a run holds the domain: the word is kept in the inbox."""
+    """`approvals DECISION …` while a run has the domain's lock: the word is kept in the inbox."""
     with RunLock(memory, "website", run_id="r-busy"):
         kept = custodian_cli(
             tmp_path, "approvals", *decision, "--wait", "0", "--memory", str(memory)

@@ -1,4 +1,4 @@
-"""Deciding doesn't wait for a run: a decision made while a run holds the domain is recorded.
+"""Deciding doesn't wait for a run: a decision made while a run has the domain's lock is recorded.
 
 The command returns at once (after `--wait`), says in plain words what happens next, and loses
 nothing; the next approvals command or run that can hold the domain carries the decision out

@@ -273,7 +273,7 @@ def test_a_revoke_made_while_a_run_holds_the_domain_binds_that_run(
     [item] = summary["items"]
     assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
-    # Journaled by the next command that holds the domain.
+    # Journaled by the next command that has the domain's lock.
     [listed] = cli.grants()
     assert listed["state"] == "revoked"
     cli.run(small_hub.url, status("web-t-1", "todo"))

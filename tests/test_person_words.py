@@ -1,6 +1,6 @@
 """A person's word has one record and one arrival order (core/journal/words.py, journal/inbox.py).
 
-Every decision kept while a run holds the domain waits in the domain's sealed inbox under a
+Every decision kept while a run has the domain's lock waits in the domain's sealed inbox under a
 number the inbox gives; the journal absorbs it in that order, exactly once, whatever the clock
 of the host that recorded it said, and whatever file comes back later.
 """
@@ -142,7 +142,7 @@ def test_an_old_memory_dir_is_carried_into_the_inbox_once_and_says_so(
     monkeypatch.setenv(SEAL, K1)
     [queued] = cli.run(small_hub.url, status("web-t-4"))["items"]
     approval = queued["approval_id"]
-    # Written as the earlier release wrote them while a run held the domain; the reject was
+    # Written as the earlier release wrote them while a run had the domain's lock; the reject was
     # recorded after the mode, by the recording hosts' clocks (all the old files have).
     decision = {"approval_id": approval, "domain": "website", "decision": "reject", "by": "bo",
                 "text": "not now", "at": _at(30)}  # fmt: skip

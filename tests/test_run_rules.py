@@ -78,7 +78,7 @@ SIGTERM = Interrupted("stopped by SIGTERM", signum=15)
         (HUB_DOWN, "failed", True),
         (BAD_SETTING, "failed", False),
         (SIGTERM, "interrupted", True),
-        (RunLocked("another run holds the lock"), "failed", False),
+        (RunLocked("another run has the lock"), "failed", False),
     ],
 )
 def test_a_run_that_raised_in_its_steps_ends_by_the_kind_of_error(

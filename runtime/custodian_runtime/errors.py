@@ -146,7 +146,7 @@ class Interrupted(CustodianError):
 
 
 class RunLocked(CustodianError):
-    """Another run for the same domain holds the lock (exit 75, EX_TEMPFAIL)."""
+    """Another run for the same domain has the lock (exit 75, EX_TEMPFAIL)."""
 
     exit_code = 75
 

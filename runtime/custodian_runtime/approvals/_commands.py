@@ -264,7 +264,7 @@ def decide_reject(
 ) -> DecisionReport:
     """Reject one item (never queued again); the CLI and the review page both call this.
 
-    While a run holds the domain past `wait_s`, the rejection is recorded and journaled when
+    While a run has the domain's lock past `wait_s`, the rejection is recorded and journaled when
     the domain is free (approvals/_recorded.py). `by_source`: where the name `by` came from.
     """
 
@@ -325,7 +325,7 @@ def decide_approve(
 ) -> DecisionReport:
     """Approve one item: the core rules on it now, and only an allowed write is sent.
 
-    The CLI and the review page both call this. While a run holds the domain past `wait_s`,
+    The CLI and the review page both call this. While a run has the domain's lock past `wait_s`,
     the approval is recorded, and ruled on and carried out when the domain is free.
     `by_source`: where the name `by` came from.
     """

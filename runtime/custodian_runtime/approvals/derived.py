@@ -70,7 +70,7 @@ def heal_domain(
     memory_dir: Path, key: SealKey | None, domain: str, now: datetime
 ) -> list[Healed] | None:
     """Rewrite the domain's item files that disagree with its journal, under its lock; None
-    when a run holds the domain (nothing is written; readers show the journal's status)."""
+    when a run has the domain's lock (nothing is written; readers show the journal's status)."""
     store = ApprovalStore(memory_dir, key)
     try:
         with RunLock(memory_dir, domain, run_id=f"heal-{new_nonce()}"):

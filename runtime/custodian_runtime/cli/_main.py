@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
     Handler = Callable[[argparse.Namespace], int]
 WAIT_HELP = (
-    "while a run holds the domain, wait up to this long, then record the decision to be "
+    "while a run has the domain's lock, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
 )
 SETTLE_BY_HELP = "who settles it, " + BY_HELP.removeprefix("who decides, ")

@@ -1,4 +1,4 @@
-"""A domain's inbox: a person's words kept while a run holds the domain (core/journal/words.py).
+"""A domain's inbox: a person's words kept while a run has the lock (core/journal/words.py).
 
 `memory/inbox/<domain>/<arrival>.json`, one file per word. The arrival number is the inbox's, not
 a host's clock: the next number after the highest name in the directory and the highest the

@@ -84,7 +84,7 @@ def _recorded(domain: str, holder: str | None, what: str) -> str:
     if holder is None:
         return f"{what}: journaled"
     return (
-        f"{what}: recorded; the domain {domain} is busy (held by {holder}), so it is journaled "
+        f"{what}: recorded; the domain {domain} is busy (locked by {holder}), so it is journaled "
         "as soon as that ends, in the order it came (a mode or a revoke binds the running run "
         "from its next write)"
     )

@@ -1,9 +1,10 @@
-"""A person's decision recorded while a run holds the domain, to be carried out when it ends.
+"""A person's decision recorded while a run has the domain's lock, to be carried out when it ends.
 
 Deciding never waits for a run: when the domain is busy, the decision is kept as a word in the
-domain's inbox (core/journal/words.py, journal/inbox.py), and the next step that holds the domain
-carries it out through the same path as a decision made at once. `RecordedDecision` is how a person
-reads it, and the form an earlier release kept it in (`memory/decisions/`, carried once).
+domain's inbox (core/journal/words.py, journal/inbox.py), and the next step that has the
+domain's lock carries it out through the same path as a decision made at once.
+`RecordedDecision` is how a person reads it, and the form an earlier release kept it in
+(`memory/decisions/`, carried once).
 """
 
 from __future__ import annotations
@@ -50,6 +51,6 @@ def waiting_message(decision: RecordedDecision, holder: str) -> str:
     )
     return (
         f"{decision.approval_id}: {what} by {decision.by} recorded. The domain {decision.domain} "
-        f"is busy (held by {holder}); the {what} is {then} as soon as that ends, by the next "
+        f"is busy (locked by {holder}); the {what} is {then} as soon as that ends, by the next "
         "custodian run or approvals command for the domain."
     )

@@ -224,8 +224,8 @@ def approved(
     recent = recent_writes(rules, seen.writes, now)
     grounds = Grounds(limits=rules, recent=recent, standing=seen.standing, now=now)
     verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
-    if verdict.held is not None:
-        return held(item, verdict.held)
+    if verdict.paused is not None:
+        return paused(item, verdict.paused)
     if not verdict.allowed:
         current = proposed_under(proposed, summary, seen.canon_sha256)
         return _not_allowed(item, by, note, verdict, current, now)
@@ -234,7 +234,7 @@ def approved(
     return Verdict(EXIT_EXECUTED, "", records, execute=True, task=task)
 
 
-def held(item: ApprovalItem, setting: ModeSetting) -> Verdict:
+def paused(item: ApprovalItem, setting: ModeSetting) -> Verdict:
     """Refused, undecided and unjournaled: a person set the item's operation to `off` or
     `shadow`, so nothing of it is written; the item stays pending for when the mode changes."""
     op = item.operation
