@@ -105,7 +105,7 @@ def test_a_kept_reject_survives_the_documented_key_rotation_and_is_carried_out(
         kept = cli.ok(
             "approvals", "reject", approval, "--by", "bo", "--reason", "not now", "--wait", "0"
         )
-        assert "rejection by bo recorded" in kept.stdout
+        assert "rejection by bo kept" in kept.stdout
     # The rotation as docs/operator.md (Seals) says: the previous key set, the new one, reseal,
     # then remove.
     monkeypatch.setenv(SEAL, K2)
@@ -115,7 +115,7 @@ def test_a_kept_reject_survives_the_documented_key_rotation_and_is_carried_out(
     assert "can be removed" in resealed.stdout
     monkeypatch.delenv(PREVIOUS)
     listed = cli.ok("approvals", "list")
-    assert f"carried out a recorded decision: {approval}: rejected by bo" in listed.stdout
+    assert f"carried out a kept decision: {approval}: rejected by bo" in listed.stdout
     item = ApprovalStore(cli.memory).get(approval, verify=False)
     assert (item.status, item.reject_reason) == ("rejected", "not now")
     [word] = _words(cli, "approval_decided")
@@ -300,4 +300,4 @@ def test_json_is_json_alone_a_recorded_decision_carried_out_first_is_said_on_std
     shown = json.loads(done.stdout)  # nothing but JSON on stdout
     rows = shown if command == "list" else [shown]
     assert [r["status"] for r in rows if r["id"] == approval] == ["rejected"]
-    assert f"carried out a recorded decision: {approval}: rejected by bo" in done.stderr
+    assert f"carried out a kept decision: {approval}: rejected by bo" in done.stderr

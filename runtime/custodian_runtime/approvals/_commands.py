@@ -117,7 +117,7 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
     if not deciding:  # with --json, stdout is the JSON alone: what else is said goes to stderr
         said = sys.stderr if getattr(request, "as_json", False) else out
         for one in earlier:
-            said.write(f"carried out a recorded decision: {one.message}\n")
+            said.write(f"carried out a kept decision: {one.message}\n")
     if isinstance(request, RepairRequest):
         return repair_command(settings, request, out)
     store = ApprovalStore(settings.memory_dir, settings.seal_key)

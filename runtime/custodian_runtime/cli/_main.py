@@ -361,7 +361,7 @@ def _carry_out_recorded(settings: Settings) -> None:
     from custodian_runtime.core.inert import for_terminal
 
     for done in carry_out_recorded_decisions(settings, settings.domain):
-        sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
+        sys.stderr.write(for_terminal(f"custodian: kept decision: {done.message}") + "\n")
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

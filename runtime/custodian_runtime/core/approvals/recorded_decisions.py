@@ -42,7 +42,7 @@ def as_recorded(word: Word) -> RecordedDecision:
 
 
 def waiting_message(decision: RecordedDecision, holder: str) -> str:
-    """What the person reads when their decision is recorded for later."""
+    """What the person reads when their decision is kept for later."""
     what = "rejection" if decision.decision == "reject" else "approval"
     then = (
         "journaled"
@@ -50,7 +50,7 @@ def waiting_message(decision: RecordedDecision, holder: str) -> str:
         else "ruled on against the hub as it is then and, if it still holds, carried out"
     )
     return (
-        f"{decision.approval_id}: {what} by {decision.by} recorded. The domain {decision.domain} "
+        f"{decision.approval_id}: {what} by {decision.by} kept. The domain {decision.domain} "
         f"is busy (locked by {holder}); the {what} is {then} as soon as that ends, by the next "
         "custodian run or approvals command for the domain."
     )
