@@ -131,7 +131,7 @@ class ModelError(CustodianError):
 
 
 class PlanRejected(CustodianError):
-    """The model's answer holds no usable action plan (none, several, or invalid JSON) (exit 4)."""
+    """The model's answer has no usable action plan (none, several, or invalid JSON) (exit 4)."""
 
     exit_code = 4
 

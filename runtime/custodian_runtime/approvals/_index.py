@@ -172,7 +172,7 @@ def _view(domain: str, files: dict[str, IndexEntry]) -> QueueView:
 def _check_seal(key: SealKey, path: Path, item: ApprovalItem) -> None:
     problem = item_seal_problem(key, item)
     if problem is None and path.stem != item.id:
-        problem = f"it holds item {item.id!r} under another file name"
+        problem = f"it contains item {item.id!r} under another file name"
     if problem is not None:
         raise SealError(
             f"approval file {path.name} {problem} (as indexed). CUSTODIAN_SEAL_KEY is set, so "

@@ -58,7 +58,7 @@ def as_journal_says(
     if problem is not None:
         raise ApprovalError(
             f"{item.id}: its file says {found[0].file_says} and the journal says "
-            f"{found[0].journal_says}, and its seal does not hold ({problem}); nothing was done. "
+            f"{found[0].journal_says}, and its seal does not verify ({problem}); nothing was done. "
             "`custodian inspect` names it"
         )
     fixed = repaired(item, found[0], now)

@@ -110,7 +110,7 @@ class ApprovalStore:
         return path
 
     def seal_problem(self, item: ApprovalItem) -> str | None:
-        """Why the item's seal does not hold; None when it does or no key is configured."""
+        """Why the item's seal does not verify; None when it does or no key is configured."""
         if self._seal_key is None:
             return None
         return item_seal_problem(self._seal_key, item)
@@ -143,7 +143,7 @@ class ApprovalStore:
         assert self._seal_key is not None
         problem = item_seal_problem(self._seal_key, item)
         if problem is None and path.stem != item.id:
-            problem = f"it holds item {item.id!r} under another file name"
+            problem = f"it contains item {item.id!r} under another file name"
         if problem is None:
             return
         raise SealError(

@@ -143,7 +143,7 @@ def _held_back(decision: PruneDecision, most: int) -> PruneDecision:
     """The decision, dropping no segment that holds a mode a person set."""
     if decision.drop <= most:
         return decision
-    return PruneDecision(most, f"{most} segment(s): later ones hold a mode a person set")
+    return PruneDecision(most, f"{most} segment(s): later ones contain a mode a person set")
 
 
 def _remove_unnamed(content: ContentStore, domain: str, named: set[str]) -> int:
