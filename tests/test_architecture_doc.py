@@ -218,3 +218,39 @@ def test_the_name_checker_finds_a_made_up_name(tmp_path: Path) -> None:
         "run.act.nothing_here",
         "gone_too()",
     ]
+
+
+def _floor_table(text: str) -> dict[str, int]:
+    """Each unit the document's floor table names (`run/`, `cli/_run.py`), as a dotted name,
+    -> its place, counting the `;`-separated groups of a row (`6–9`) one by one."""
+    section = text.split("## Floors", 1)[1].split("\n## ", 1)[0]
+    places: dict[str, int] = {}
+    place = 0
+    for row in re.findall(r"^\| [\d–-]+ \| (.+?) \|", section, re.M):
+        for group in row.split(";"):
+            place += 1
+            for unit in re.findall(r"`([^`]+)`", group):
+                places[unit.removesuffix(".py").strip("/").replace("/", ".")] = place
+    return places
+
+
+def test_the_floor_table_is_the_layering_plan() -> None:
+    """Each unit of tests/test_layering.py's floors is in the table, in the same order."""
+    from test_layering import FLOORS
+
+    places = _floor_table(DOC.read_text("utf-8"))
+    planned = [unit for floor in FLOORS for unit in floor if unit not in ("", "_lazy")]
+    assert sorted(set(places) - set(planned)) == [], "the table names what the plan does not"
+    assert [u for u in planned if u not in places] == [], "the table leaves these out"
+    order = [places[u] for u in planned]
+    backwards = [u for u, a, b in zip(planned[1:], order, order[1:], strict=False) if b < a]
+    assert backwards == [], "the table puts these below a unit the plan puts under them"
+
+
+def test_the_floor_reader_counts_each_group_of_a_row() -> None:
+    text = (
+        "## Floors\n\n| floor | units | what |\n|---|---|---|\n"
+        "| 1 | `core/` `errors.py` | pure |\n| 2–3 | `journal/`; `standing/store.py` | disk |\n"
+        "\n## Next\n| 9 | `nothing/` | x |\n"
+    )
+    assert _floor_table(text) == {"core": 1, "errors": 1, "journal": 2, "standing.store": 3}
