@@ -50,6 +50,7 @@ def lazy_attributes(
     table: dict[str, tuple[str, str]] = {}
 
     def where() -> dict[str, tuple[str, str]]:
+        # Two threads reading first both parse; `update` of a whole dict is one step (the GIL).
         if not table:
             with open(namespace["__file__"], "rb") as face:  # bytes: a third cheaper than text
                 table.update(offered(face.read().decode("utf-8"), package))
