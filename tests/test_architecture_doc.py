@@ -111,17 +111,25 @@ def test_the_checker_finds_a_module_the_layout_leaves_out() -> None:
 # files on disk (`memory/approvals/`, `snapshots/<domain>/`).
 SPAN = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
-CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
+# In a fenced block: a call (`open_hub(`), a CamelCase name (`RunContext`), a snake_case name
+# (`read_summary`), none of them part of a path.
+FENCED = re.compile(
+    r"(?<![\w./-])([A-Za-z_]\w*)\(|(?<![\w./-])([A-Z][a-z]+(?:[A-Z][a-z0-9]*)+)\b(?![./])"
+    r"|(?<![\w./-])([a-z]+(?:_[a-z0-9]+)+)\b(?!\.py|/|\.)"
+)
 NAME = re.compile(r"[A-Za-z_][\w./]*(?:\(\)|\(\.\.\.\))?")
 NOT_CODE = ("memory/", ".custodian/", "state/", "metrics/", "templates/", "static/", "application/")
 
 
 def _spans(text: str) -> list[str]:
-    """Each backticked span of the prose, and each `name()` of a fenced block."""
+    """Each backticked span of the prose, and each call or code-like name of a fenced block."""
     fences = FENCE.findall(text)
     prose = FENCE.sub("", text)
     found = [s.strip() for s in SPAN.findall(prose)]
-    return found + [f"{name}()" for block in fences for name in CALL.findall(block)]
+    for block in fences:
+        for call, camel, snake in FENCED.findall(block):
+            found.append(f"{call}()" if call else camel or snake)
+    return found
 
 
 def _defined(roots: list[Path]) -> set[str]:
@@ -209,7 +217,7 @@ def test_the_name_checker_finds_a_made_up_name(tmp_path: Path) -> None:
     text = (
         "The step `run/act.py` returns an `Outcome` from `act()`; `policy set` is a command.\n"
         "It once called `run/settle.py`, `settle_open()`, `Settled` and `run.act.nothing_here`.\n"
-        "```\nrun/\n  act.py   act(), then gone_too()\n```\n"
+        "```\nrun/\n  act.py   act(), then gone_too(x), an Outcome, a GoneClass, a gone_name\n```\n"
     )
     assert missing_names(text, package) == [
         "run/settle.py",
@@ -217,6 +225,8 @@ def test_the_name_checker_finds_a_made_up_name(tmp_path: Path) -> None:
         "Settled",
         "run.act.nothing_here",
         "gone_too()",
+        "GoneClass",
+        "gone_name",
     ]
 
 
