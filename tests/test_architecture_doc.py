@@ -264,3 +264,21 @@ def test_the_floor_reader_counts_each_group_of_a_row() -> None:
         "\n## Next\n| 9 | `nothing/` | x |\n"
     )
     assert _floor_table(text) == {"core": 1, "errors": 1, "journal": 2, "standing.store": 3}
+
+
+def _first_line(package: Path) -> str:
+    tree = ast.parse((package / "__init__.py").read_text("utf-8"))
+    return " ".join((ast.get_docstring(tree) or "").split("\n\n", 1)[0].split())
+
+
+def test_each_core_group_is_introduced_as_its_face_says() -> None:
+    """The core block's entry of each group opens with its face's docstring: the code words it."""
+    core = _entries(_block("core-layout"), "")
+    groups = sorted(p.parent for p in (PACKAGE / "core").glob("*/__init__.py"))
+    drift = []
+    for group in groups:
+        said = " ".join(core.get(f"core/{group.name}/", "").split())
+        first = _first_line(group)
+        if first and not said.startswith(first):
+            drift.append(f"{group.name}/: the face says {first!r}")
+    assert drift == [], "open each entry with its face's docstring:\n" + "\n".join(drift)
