@@ -118,6 +118,7 @@ FENCED = re.compile(
     r"|(?<![\w./-])([a-z]+(?:_[a-z0-9]+)+)\b(?!\.py|/|\.)"
 )
 NAME = re.compile(r"[A-Za-z_][\w./]*(?:\(\)|\(\.\.\.\))?")
+PROSE = frozenset({"OpenAPI"})  # a name of the world, not of the code
 NOT_CODE = ("memory/", ".custodian/", "state/", "metrics/", "templates/", "static/", "application/")
 
 
@@ -134,11 +135,20 @@ def _spans(text: str) -> list[str]:
 
 def _defined(roots: list[Path]) -> set[str]:
     """Every name the code under `roots` defines or imports as: modules, classes, functions,
-    attributes, parameters, aliases, and the words of its strings (a journal kind, a code)."""
+    attributes, parameters, aliases, and the words of its strings (a journal kind, a code),
+    docstrings left out."""
     names: set[str] = set()
     for path in (p for root in roots for p in root.rglob("*.py")):
         names.add(path.stem)
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        tree = ast.parse(path.read_text("utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Name):
@@ -150,6 +160,8 @@ def _defined(roots: list[Path]) -> set[str]:
             elif isinstance(node, ast.Attribute):
                 names.add(node.attr)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) in docstrings:
+                    continue  # prose, not a name
                 names.update(re.findall(r"\w+", node.value))
     return names
 
@@ -198,6 +210,8 @@ def missing_names(text: str, package: Path) -> list[str]:
     gone = []
     for span in dict.fromkeys(_spans(text)):
         if not NAME.fullmatch(span) or span.startswith(NOT_CODE) or span.endswith(".md"):
+            continue
+        if span in PROSE:
             continue
         name = span.removesuffix("()").removesuffix("(...)").rstrip("/")
         if not _exists(name, package, defined):

@@ -580,7 +580,7 @@ def _deciding(
     settings: Settings, store: ApprovalStore, approval_id: str, now: datetime,
     word: Word | None = None, stuck: frozenset[str] = frozenset(),
 ) -> Iterator[Deciding]:  # fmt: skip
-    """Hold the domain's lock while one decision (a person's word) is journaled and stored.
+    """Take the domain's lock while one decision (a person's word) is journaled and stored.
 
     Under the lock: a word said now waits behind the words kept ahead of it (WordsAhead), and
     the item's status is the journal's (its file is rewritten from the journal if it differs).
