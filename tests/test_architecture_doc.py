@@ -135,8 +135,8 @@ def _spans(text: str) -> list[str]:
 
 def _defined(roots: list[Path]) -> set[str]:
     """Every name the code under `roots` defines or imports as: modules, classes, functions,
-    attributes, parameters, aliases, and the words of its strings (a journal kind, a code),
-    docstrings left out."""
+    attributes, parameters, aliases, and its strings that are one word (a journal kind, a
+    reason code)."""
     names: set[str] = set()
     for path in (p for root in roots for p in root.rglob("*.py")):
         names.add(path.stem)
@@ -160,9 +160,8 @@ def _defined(roots: list[Path]) -> set[str]:
             elif isinstance(node, ast.Attribute):
                 names.add(node.attr)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if id(node) in docstrings:
-                    continue  # prose, not a name
-                names.update(re.findall(r"\w+", node.value))
+                if id(node) not in docstrings:
+                    names.update(re.findall(r"^\w+$", node.value))
     return names
 
 
