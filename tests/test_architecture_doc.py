@@ -159,9 +159,8 @@ def _defined(roots: list[Path]) -> set[str]:
                 names.add(node.asname or node.name.rpartition(".")[2])
             elif isinstance(node, ast.Attribute):
                 names.add(node.attr)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if id(node) not in docstrings:
-                    names.update(re.findall(r"^\w+$", node.value))
+            elif isinstance(node, ast.Constant) and id(node) not in docstrings:
+                names.update(re.findall(r"^\w+$", str(node.value)))
     return names
 
 
