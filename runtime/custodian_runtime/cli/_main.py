@@ -175,7 +175,7 @@ def _approvals_parser(sub: Subparsers) -> None:
     show.add_argument("approval_id")
     show.add_argument("--json", action="store_true", help="the item as stored, as JSON")
     ok = a.add_parser(
-        "approve", help="approve and execute an item if its state still holds", parents=[after]
+        "approve", help="approve and execute an item if its state is unchanged", parents=[after]
     )
     ok.add_argument("approval_id")
     ok.add_argument("--by", help=BY_HELP)

@@ -47,7 +47,7 @@ def waiting_message(decision: RecordedDecision, holder: str) -> str:
     then = (
         "journaled"
         if decision.decision == "reject"
-        else "ruled on against the hub as it is then and, if it still holds, carried out"
+        else "ruled on against the hub as it is then and, if its state is unchanged, carried out"
     )
     return (
         f"{decision.approval_id}: {what} by {decision.by} kept. The domain {decision.domain} "
