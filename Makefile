@@ -81,6 +81,7 @@ bench: setup
 	$(PY) bench/history.py $(BENCH_ARGS)
 	$(PY) bench/approvals.py
 	$(PY) bench/startup.py
+	$(PY) bench/faces.py
 	$(PY) bench/tracker_redmine.py
 	$(PY) bench/skip.py
 	$(PY) bench/grants_month_hub.py

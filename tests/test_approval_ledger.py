@@ -246,7 +246,7 @@ def test_a_decision_recorded_while_the_domain_is_busy_is_no_disagreement(tmp_pat
                 tmp_path, "approvals", "approve", approval, "--by", "ana", "--hub", hub.url,
                 "--wait", "0",
             )  # fmt: skip
-            assert "recorded" in text, text
+            assert "kept" in text, text
         assert list((memory / "inbox").rglob("*.json")), "the decision was not recorded"
         code, text = _cli(tmp_path, "inspect", "--domain", "website")
         assert code == 0 and "approvals " not in text, text

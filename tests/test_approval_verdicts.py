@@ -50,7 +50,7 @@ CANON_WRITE = ("write_canon", {"path": "notes/a.md", "content": "# A\n"})
 LATER = NOW + timedelta(hours=1)
 
 
-def _records(settled: verdicts.Settlement) -> list[tuple[str, str | None]]:
+def _records(settled: verdicts.Verdict) -> list[tuple[str, str | None]]:
     return [(kind, data.get("decision", data.get("outcome"))) for kind, data in settled.records]
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.review.cards import diff_of, held_in
+from custodian_runtime.review.cards import diff_of, kept_in
 from custodian_runtime.review.views import Views
 from reviewsupport import Browser, review_page, review_settings
 from runsupport import CANON, plan_response, run_cli
@@ -57,7 +57,7 @@ def test_an_approved_canon_write_says_the_canon_and_keeps_its_diff(
     diff = diff_of(canon, item) or ()
     assert any(d.kind == "add" and "trade fair" in d.text for d in diff)
     assert any(d.kind == "del" for d in diff), "the lines it replaced are shown, not an empty diff"
-    assert held_in(item) == "in the canon"
+    assert kept_in(item) == "in the canon"
     shown = run_cli(["approvals", "show", item_id, *flags[:2]], tmp_path, monkeypatch).stdout
     shown = " ".join(shown.split())  # the fate is wrapped over lines
     assert "the canon file domains/website.md was written" in shown

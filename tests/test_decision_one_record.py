@@ -74,7 +74,7 @@ def _killed_at_file(tmp_path: Path, *args: str, **env: str) -> None:
 
 
 def _kept_while_busy(tmp_path: Path, memory: Path, *decision: str) -> None:
-    """`approvals DECISION …` while a run holds the domain: the word is kept in the inbox."""
+    """`approvals DECISION …` while a run has the domain's lock: the word is kept in the inbox."""
     with RunLock(memory, "website", run_id="r-busy"):
         kept = custodian_cli(
             tmp_path, "approvals", *decision, "--wait", "0", "--memory", str(memory)
@@ -180,7 +180,7 @@ def test_a_decision_said_now_waits_behind_a_word_kept_ahead_of_it(tmp_path: Path
         # bob's word goes first: absorbed as alice's command starts, or ahead of her word when
         # she had been waiting on the lock already (which one depends on how fast she started).
         said = out + err
-        assert "carried out first, as it came first" in said or "recorded decision" in said
+        assert "carried out first, as it came first" in said or "kept decision" in said
         assert _titled(hub.url, "Profile checkout") == 0
         assert _decisions(memory) == ["rejected"]
 

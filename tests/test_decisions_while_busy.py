@@ -1,4 +1,4 @@
-"""Deciding doesn't wait for a run: a decision made while a run holds the domain is recorded.
+"""Deciding doesn't wait for a run: a decision made while a run has the domain's lock is recorded.
 
 The command returns at once (after `--wait`), says in plain words what happens next, and loses
 nothing; the next approvals command or run that can hold the domain carries the decision out
@@ -60,9 +60,9 @@ def test_decisions_made_while_a_run_holds_the_domain_are_recorded_and_carried_ou
             )  # fmt: skip
             assert approved.returncode == 0, approved.stdout + approved.stderr
             assert rejected.returncode == 0, rejected.stdout + rejected.stderr
-            assert "approval by ana recorded" in approved.stdout
+            assert "approval by ana kept" in approved.stdout
             assert "run r-busy" in approved.stdout and "carried out" in approved.stdout
-            assert "rejection by bo recorded" in rejected.stdout
+            assert "rejection by bo kept" in rejected.stdout
             again = custodian_cli(
                 tmp_path, "approvals", "reject", block, "--by", "cy", "--reason", "no",
                 "--wait", "0", *mem,
@@ -77,7 +77,7 @@ def test_decisions_made_while_a_run_holds_the_domain_are_recorded_and_carried_ou
         llm = write_plan(tmp_path / "quiet.md", QUIET)
         code, _, err = finish(start_run(tmp_path, run_argv(hub.url, llm, memory, "--force")))
         assert code == 0, err
-        assert "recorded decision" in err
+        assert "kept decision" in err
         assert store.get(block).status == "executed"
         assert store.get(cancel).status == "rejected"
         assert store.get(cancel).reject_reason == "resumes next week"
@@ -104,7 +104,7 @@ def test_an_approvals_command_carries_out_what_was_recorded_once_the_domain_is_f
             assert recorded.returncode == 0
         listed = custodian_cli(tmp_path, "approvals", "list", "--memory", str(memory))
         assert listed.returncode == 0
-        assert f"carried out a recorded decision: {block}: rejected by bo" in listed.stdout
+        assert f"carried out a kept decision: {block}: rejected by bo" in listed.stdout
         assert ApprovalStore(memory).get(block).status == "rejected"
 
 

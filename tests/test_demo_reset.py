@@ -94,7 +94,7 @@ def test_demo_reset_lists_what_a_person_made_and_drops_it_only_with_force(
     )
     pending = [item["id"] for item in listed]
     assert len(pending) >= 2, listed
-    # A person's reject, kept while a run holds the domain: a word in memory/inbox/.
+    # A person's reject, kept while a run has the domain's lock: a word in memory/inbox/.
     with RunLock(root / "memory", "website", run_id="r-busy"):
         kept = _custodian(root, "approvals", "reject", pending[0], "--reason", "not now",
                           "--wait", "0")  # fmt: skip

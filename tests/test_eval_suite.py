@@ -125,7 +125,7 @@ def test_repeat_reports_the_spread() -> None:
     code, report = eval_json("--llm", "offline", "--repeat", "2", "--only", "stale-in-progress")
     (scenario,) = report["scenarios"]
     assert len(scenario["runs"]) == 2
-    assert {(s["held"], s["runs"]) for s in scenario["spread"]} == {(2, 2)}
+    assert {(s["passed"], s["runs"]) for s in scenario["spread"]} == {(2, 2)}
     assert code == 0 and report["totals"]["runs"] == 2
 
 

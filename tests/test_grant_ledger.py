@@ -258,7 +258,7 @@ def test_with_a_seal_key_an_edited_grant_fails_verify_and_is_not_used(tmp_path: 
 
 
 def _issue_while_busy(tmp_path: Path, hub_url: str, memory: Path, **env: str) -> str:
-    """Issue a grant while a run holds the domain: kept, sealed, in the domain's inbox."""
+    """Issue a grant while a run has the domain's lock: kept, sealed, in the domain's inbox."""
     with RunLock(memory, "website", run_id="r-holding-the-domain"):
         grant = issue(tmp_path, hub_url, memory, **env)
     [kept] = list((memory / "inbox" / "website").glob("*.json"))

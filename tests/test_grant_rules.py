@@ -206,7 +206,7 @@ def test_a_grant_kept_while_the_domain_is_busy_can_be_revoked_at_once(
     with RunLock(cli.memory, "website", run_id="r-busy"):
         grant = cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
         revoked = cli.ok("grants", "revoke", grant, "--by", "bo", "--reason", "a mistake")
-        assert f"{grant} revoked: recorded; the domain website is busy" in revoked.stdout
+        assert f"{grant} revoked: kept; the domain website is busy" in revoked.stdout
     [item] = cli.run(small_hub.url, status("web-t-4"))["items"]
     assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert [g["state"] for g in cli.grants()] == ["revoked"]
@@ -273,7 +273,7 @@ def test_a_revoke_made_while_a_run_holds_the_domain_binds_that_run(
     [item] = summary["items"]
     assert item["outcome"] == "queued" and item.get("grant") is None, item
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "in_progress"
-    # Journaled by the next command that holds the domain.
+    # Journaled by the next command that has the domain's lock.
     [listed] = cli.grants()
     assert listed["state"] == "revoked"
     cli.run(small_hub.url, status("web-t-1", "todo"))

@@ -7,8 +7,8 @@ The graph is read with `ast` alone (nothing is imported), by these rules:
 - `import a.b.c` and `from a.b.c import x` are edges to `a.b.c`; `from a.b import c` is an edge
   to `a.b` and, when `c` is a module, to `a.b.c`. Relative imports are resolved first.
 - A package's `__init__` is the module named after the package (its face). Its edges are what it
-  imports (its `TYPE_CHECKING` block included) and every module its lazy table names
-  (`lazy_attributes(..., names, submodules)`): reading the name would import that module.
+  imports: its `TYPE_CHECKING` block is also the list its lazy attributes import from when a
+  name is first read (`_lazy.py`), so each module it names is an edge.
 - So importing a package's face imports all that its face names. A module that imports the face
   of a package containing it (`from custodian_runtime.core import operations` inside the core)
   closes a circle through that face: import the module that defines the thing instead.
@@ -38,7 +38,6 @@ class _Module:
     package: str  # the package that relative imports start from
     imports: set[str] = field(default_factory=set)  # every dotted name imported, resolved
     eager: set[str] = field(default_factory=set)  # those imported when the module runs
-    lazy: set[str] = field(default_factory=set)  # submodules a lazy table names
 
 
 def _parse(path: Path, root: Path) -> _Module:
@@ -51,8 +50,6 @@ def _parse(path: Path, root: Path) -> _Module:
         found.imports |= _targets(node, found.package)
     for node in _eager_statements(tree.body):
         found.eager |= _targets(node, found.package)
-    if is_package:
-        found.lazy = {f"{name}.{m}" for m in _lazy_table(tree)}
     return found
 
 
@@ -83,53 +80,6 @@ def _eager_statements(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
             yield node
 
 
-def _lazy_table(tree: ast.Module) -> set[str]:
-    """The modules (relative to the package) named in a `lazy_attributes(...)` call."""
-    every = _all_names(tree)
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-            continue
-        if node.func.id != "lazy_attributes":
-            continue
-        names = node.args[2] if len(node.args) > 2 else None
-        modules = node.args[3] if len(node.args) > 3 else None
-        for keyword in node.keywords:
-            names = keyword.value if keyword.arg == "names" else names
-            modules = keyword.value if keyword.arg == "submodules" else modules
-        if isinstance(names, ast.Dict):
-            found |= _dict_modules(names)
-        if isinstance(modules, ast.Name) and modules.id == "__all__":
-            found |= every
-        elif isinstance(modules, ast.List | ast.Tuple):
-            found |= _strings(modules.elts)
-    return found
-
-
-def _dict_modules(table: ast.Dict) -> set[str]:
-    """The module of each entry: `{"name": "_mod"}` or `**dict.fromkeys((...), "_mod")`."""
-    values: list[ast.expr] = []
-    for key, value in zip(table.keys, table.values, strict=True):
-        if key is None and isinstance(value, ast.Call) and len(value.args) == 2:
-            values.append(value.args[1])
-        elif key is not None:
-            values.append(value)
-    return _strings(values)
-
-
-def _strings(nodes: Iterable[ast.expr]) -> set[str]:
-    return {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-
-
-def _all_names(tree: ast.Module) -> set[str]:
-    for node in tree.body:
-        if not isinstance(node, ast.Assign) or ast.unparse(node.targets[0]) != "__all__":
-            continue
-        if isinstance(node.value, ast.List | ast.Tuple):
-            return _strings(node.value.elts)
-    return set()
-
-
 def import_graph(roots: Iterable[Path] = PACKAGES) -> dict[str, frozenset[str]]:
     """Each module of the packages under `roots` -> the modules of those packages it imports."""
     parsed = {
@@ -137,7 +87,7 @@ def import_graph(roots: Iterable[Path] = PACKAGES) -> dict[str, frozenset[str]]:
     }
     graph: dict[str, frozenset[str]] = {}
     for name, module in parsed.items():
-        edges = module.imports | module.lazy
+        edges = set(module.imports)
         for target in edges & parsed.keys():
             ran = [parsed[f].eager - {f} for f in _faces_run(name, target) if f in parsed]
             edges = edges.union(*ran)
@@ -209,7 +159,7 @@ def test_the_graph_is_the_real_one() -> None:
     # A type-only import, a function-local one and an import of a sibling module are all edges.
     assert "custodian_runtime.core.view" in graph["custodian_runtime.core.operations.write_canon"]
     assert "custodian_runtime.core.operations" in graph["custodian_runtime.core.limits"]
-    assert "custodian_runtime.run._runner" in graph["custodian_runtime.run"]  # its lazy table
+    assert "custodian_runtime.run._runner" in graph["custodian_runtime.run"]  # its face's list
 
 
 def test_the_finder_names_each_circle_in_order() -> None:
@@ -241,10 +191,10 @@ def test_type_only_local_relative_and_lazy_imports_are_edges(tmp_path: Path) -> 
         {
             "pkg/__init__.py": (
                 "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from pkg._low import Low\n"
                 "if not TYPE_CHECKING:\n"
-                "    __getattr__, __dir__ = lazy_attributes(\n"
-                '        __name__, globals(), {**dict.fromkeys(("Low",), "_low")}\n'
-                "    )\n"
+                "    __getattr__, __dir__ = lazy_attributes(globals())\n"
             ),
             "pkg/_low.py": (
                 "from typing import TYPE_CHECKING\n"

@@ -38,8 +38,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("net",),  # the one retry policy: its waits are cut short by the stop flag
     # The doors to the world: files on disk (each concept's disk half), the hub's client, the
     # models, the renderer.
-    ("memory", "statehub", "llm", "render"),
-    # Each concept's disk half, written through memory/'s atomic files, in the order they read
+    ("files", "statehub", "llm", "render"),
+    # Each concept's disk half, written through files/'s atomic writes, in the order they read
     # each other: the queue's index and the notes; the queue (pruning and resealing the journal
     # keep what it holds); the journal; a person's standing, kept as words in the journal.
     ("approvals._index", "notes"),

@@ -25,7 +25,7 @@ PACKAGES = (
     "custodian_runtime.audit",
     "custodian_runtime.evals",
     "custodian_runtime.llm",
-    "custodian_runtime.memory",
+    "custodian_runtime.files",
     "custodian_runtime.metrics",
     "custodian_runtime.render",
     "custodian_runtime.review",

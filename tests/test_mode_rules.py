@@ -207,7 +207,7 @@ def test_a_change_while_a_run_holds_the_domain_binds_it_then_is_journaled_for_th
            "--memory", str(cli.memory)]  # fmt: skip
     holding = cli.run(small_hub.url, llm=cli.thinking(small_hub.url, EVENTS, argv=off))
     [held] = holding["items"]
-    # Kept while the run held the domain, and read by its ruling all the same.
+    # Kept while the run had the domain's lock, and read by its ruling all the same.
     assert held["outcome"] == "denied" and "to off (ana: quiet week)" in held["reason"], held
     assert custodian_events(small_hub) == []
     records = journal(cli.memory)
@@ -227,7 +227,7 @@ def test_a_change_kept_while_the_domain_is_locked_is_journaled_before_the_next_r
 ) -> None:
     with RunLock(cli.memory, "website", run_id="r-busy"):
         kept = cli.set_mode("add_progress_event", "off", reason="quiet week")
-        assert kept.code == 0 and "busy (held by" in kept.stdout and "r-busy" in kept.stdout
+        assert kept.code == 0 and "busy (locked by" in kept.stdout and "r-busy" in kept.stdout
         assert "policy_set" not in _kinds(cli)
     summary = cli.run(small_hub.url, llm=cli.answer(EVENTS))
     [item] = summary["items"]

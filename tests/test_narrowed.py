@@ -1,7 +1,7 @@
 """Authority that narrows itself (issue #29): a person setting back Custodian's write.
 
 Under a grant: the grant is suspended until a person issues one again. On its own: that class
-(the operation, that task and status) needs a person for REVERSAL_HOLD, never the whole
+(the operation, that task and status) needs a person for NARROWED_FOR, never the whole
 operation. Pure rules first, then the CLI against the reference hub.
 """
 
@@ -23,10 +23,10 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import ClassHeld, GrantSuspended
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.standing.narrowed import (
-    REVERSAL_HOLD,
+    NARROWED_FOR,
     REVERSAL_WINDOW,
-    Hold,
     Narrowed,
+    NarrowedClass,
     reversals,
 )
 from custodian_runtime.core.standing.record import Standing
@@ -62,7 +62,7 @@ def test_a_write_set_back_is_found_once_and_a_person_s_own_or_a_move_forward_is_
     assert isinstance(held, ClassHeld) and isinstance(suspended, GrantSuspended)
     assert held.params == {"task_id": "t-todo", "status": "in_progress"}
     assert held.operation == "update_task_status"
-    assert held.until == (NOW + REVERSAL_HOLD).isoformat()
+    assert held.until == (NOW + NARROWED_FOR).isoformat()
     assert suspended.grant_id == "grant-0123456789ab"
     assert "a person set task t-prog back from blocked to in_progress" in str(suspended.reason)
     seen = Narrowed(seen=frozenset({("r-1", "0"), ("r-1", "1")}))
@@ -116,9 +116,9 @@ def _rule(plan: Any, narrowed: Narrowed, now: Any = NOW) -> Any:
 
 def test_a_held_class_needs_a_person_and_only_that_class_and_only_for_a_while() -> None:
     why = "a person set task t-prog back from done to in_progress"
-    hold = Hold("update_task_status", {"task_id": "t-prog", "status": "done"},
+    hold = NarrowedClass("update_task_status", {"task_id": "t-prog", "status": "done"},
                 NOW + timedelta(days=3), why)  # fmt: skip
-    narrowed = Narrowed(holds=(hold,))
+    narrowed = Narrowed(classes=(hold,))
     assert _rule(_update("t-prog", "ev-t-prog"), Narrowed()).outcome == "execute"
     held = _rule(_update("t-prog", "ev-t-prog"), narrowed)
     assert held.outcome == "queue" and held.code == "stated", held.reason

@@ -330,7 +330,7 @@ def test_every_mode_and_grant_state_rules_the_same_write_the_same_on_every_path(
     person = PersonDecision("apr-1", "ana", "approved", proposed_under(item, observed))
     approved = rule_write(item, observed, person, grounds=grounds)
     assert approved.allowed == (fresh.outcome != "deny")
-    assert (approved.held is not None) == (mode in ("off", "shadow"))
+    assert (approved.paused is not None) == (mode in ("off", "shadow"))
     if mode in ("off", "shadow"):
         # Nothing of the operation is written, on any path.
         assert fresh.outcome == "deny" and not resent.allowed and not granted.allowed

@@ -243,7 +243,7 @@ def test_all_off_during_the_model_call_binds_the_running_run(
 
 class AfterFirstWrite:
     """An `on_write` hook: once the first write committed, a person runs `custodian argv` (kept,
-    as the run holds the domain) before the hub answers."""
+    as the run has the domain's lock) before the hub answers."""
 
     def __init__(self, tmp_path: Path, memory: Path) -> None:
         self.tmp_path, self.memory = tmp_path, memory

@@ -1,6 +1,6 @@
 """A person's word has one record and one arrival order (core/journal/words.py, journal/inbox.py).
 
-Every decision kept while a run holds the domain waits in the domain's sealed inbox under a
+Every decision kept while a run has the domain's lock waits in the domain's sealed inbox under a
 number the inbox gives; the journal absorbs it in that order, exactly once, whatever the clock
 of the host that recorded it said, and whatever file comes back later.
 """
@@ -105,7 +105,7 @@ def test_a_kept_reject_survives_the_documented_key_rotation_and_is_carried_out(
         kept = cli.ok(
             "approvals", "reject", approval, "--by", "bo", "--reason", "not now", "--wait", "0"
         )
-        assert "rejection by bo recorded" in kept.stdout
+        assert "rejection by bo kept" in kept.stdout
     # The rotation as docs/operator.md (Seals) says: the previous key set, the new one, reseal,
     # then remove.
     monkeypatch.setenv(SEAL, K2)
@@ -115,7 +115,7 @@ def test_a_kept_reject_survives_the_documented_key_rotation_and_is_carried_out(
     assert "can be removed" in resealed.stdout
     monkeypatch.delenv(PREVIOUS)
     listed = cli.ok("approvals", "list")
-    assert f"carried out a recorded decision: {approval}: rejected by bo" in listed.stdout
+    assert f"carried out a kept decision: {approval}: rejected by bo" in listed.stdout
     item = ApprovalStore(cli.memory).get(approval, verify=False)
     assert (item.status, item.reject_reason) == ("rejected", "not now")
     [word] = _words(cli, "approval_decided")
@@ -142,7 +142,7 @@ def test_an_old_memory_dir_is_carried_into_the_inbox_once_and_says_so(
     monkeypatch.setenv(SEAL, K1)
     [queued] = cli.run(small_hub.url, status("web-t-4"))["items"]
     approval = queued["approval_id"]
-    # Written as the earlier release wrote them while a run held the domain; the reject was
+    # Written as the earlier release wrote them while a run had the domain's lock; the reject was
     # recorded after the mode, by the recording hosts' clocks (all the old files have).
     decision = {"approval_id": approval, "domain": "website", "decision": "reject", "by": "bo",
                 "text": "not now", "at": _at(30)}  # fmt: skip
@@ -300,4 +300,4 @@ def test_json_is_json_alone_a_recorded_decision_carried_out_first_is_said_on_std
     shown = json.loads(done.stdout)  # nothing but JSON on stdout
     rows = shown if command == "list" else [shown]
     assert [r["status"] for r in rows if r["id"] == approval] == ["rejected"]
-    assert f"carried out a recorded decision: {approval}: rejected by bo" in done.stderr
+    assert f"carried out a kept decision: {approval}: rejected by bo" in done.stderr

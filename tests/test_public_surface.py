@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import ast
 import importlib
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from custodian_runtime._lazy import offered
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 TOP = "custodian_runtime"
 # Every package of the runtime: a folder with an __init__.py, found on disk, not listed by hand.
 PACKAGES = tuple(sorted(p.parent.name for p in (RUNTIME / TOP).glob("*/__init__.py")))
+# Every lazy face: an __init__.py whose names are imported when first read (_lazy.py).
+FACES = {
+    ".".join(p.parent.relative_to(RUNTIME).parts): p
+    for p in sorted(RUNTIME.rglob("__init__.py"))
+    if "lazy_attributes(globals())" in p.read_text(encoding="utf-8")
+}
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -108,3 +117,85 @@ def test_the_core_names_each_public_module() -> None:
         modules += [p.parent.name for p in package.glob("*/__init__.py")]
         offered = importlib.import_module(name).__all__
         assert offered == sorted(modules), f"list each public module of {name} in its __init__.py"
+
+
+def _submodules(package: Path) -> set[str]:
+    return {p.stem for p in package.glob("*.py")} | {
+        p.parent.name for p in package.glob("*/__init__.py")
+    }
+
+
+def _type_checking_imports(path: Path, package: str) -> dict[str, tuple[str, str]]:
+    """What `offered` should find, read with `ast`: each name the TYPE_CHECKING block imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    )
+    found = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module and node.level == 0, ast.unparse(
+            node
+        )
+        for alias in node.names:
+            module = node.module
+            found[alias.asname or alias.name] = (
+                (f"{module}.{alias.name}", "") if module == package else (module, alias.name)
+            )
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(FACES))
+def test_a_face_names_each_name_once_and_offers_exactly_those(name: str) -> None:
+    """The face's TYPE_CHECKING imports are its one list: `__all__`, `dir()` and the lazy reads."""
+    path = FACES[name]
+    source = path.read_text(encoding="utf-8")
+    names = offered(source, name)
+    assert names == _type_checking_imports(path, name)
+    package = importlib.import_module(name)
+    assert package.__all__ == sorted(names)
+    assert "__all__ =" not in source and "dict.fromkeys" not in source, "name each name once"
+    # A name that is also a submodule's is the module once that is imported, whatever the face says.
+    shadowed = [n for n, (_, inside) in names.items() if inside and n in _submodules(path.parent)]
+    assert shadowed == [], "a face offers no name that is also one of its modules"
+    for public, (module, inside) in names.items():
+        defined = importlib.import_module(module)
+        assert getattr(package, public) is (getattr(defined, inside) if inside else defined)
+
+
+def test_mypy_reads_each_face_as_exporting_its_type_checking_imports() -> None:
+    """pyproject.toml lists each face for mypy's `implicit_reexport` (a face has no `__all__`)."""
+    config = tomllib.loads((RUNTIME.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = next(
+        o["module"] for o in config["tool"]["mypy"]["overrides"] if o.get("implicit_reexport")
+    )
+    assert listed == sorted(FACES), "list each face (and only faces) in pyproject.toml"
+
+
+def test_the_face_reader_agrees_with_ast_and_fails_without_a_block(tmp_path: Path) -> None:
+    face = tmp_path / "pkg" / "__init__.py"
+    face.parent.mkdir()
+    face.write_text(
+        '"""A face."""\n\n'
+        "from typing import TYPE_CHECKING\n\n"
+        "if TYPE_CHECKING:\n"
+        "    from pkg import sub  # a submodule\n"
+        "    from pkg._a import A, b as public_b\n"
+        "    from pkg.c import (\n"
+        "        C,\n"
+        "        from_c,  # a name with `from` in it\n"
+        "    )\n\n"
+        "if not TYPE_CHECKING:\n"
+        "    __getattr__, __dir__ = lazy_attributes(globals())\n",
+        encoding="utf-8",
+    )
+    names = offered(face.read_text(encoding="utf-8"), "pkg")
+    assert names == {
+        "sub": ("pkg.sub", ""),
+        "A": ("pkg._a", "A"),
+        "public_b": ("pkg._a", "b"),
+        "C": ("pkg.c", "C"),
+        "from_c": ("pkg.c", "from_c"),
+    }
+    assert names == _type_checking_imports(face, "pkg")
+    with pytest.raises(ImportError, match="no `if TYPE_CHECKING:` block"):
+        offered('"""A face."""\nX = 1\n', "pkg")

@@ -60,7 +60,7 @@ def _one_screen(driver: Any, url: str, screen: tuple[int, int, str]) -> dict[str
     emulate(driver, width, height, scheme)
     driver.get(url)
     wait_for(driver, "section.approval")
-    held = {e.get_attribute("data-hold") for e in driver.find_elements(By.CSS_SELECTOR, ".held")}
+    held = {e.get_attribute("data-bar") for e in driver.find_elements(By.CSS_SELECTOR, ".barred")}
     body = driver.find_element(By.TAG_NAME, "body").value_of_css_property("background-color")
     keys = _keys(driver) if screen == SCREENS[-1] else None
     return {

@@ -104,7 +104,7 @@ def test_each_decision_returns_to_the_next_card_and_a_stale_one_is_dismissed(
         after = re.search(f'name="after-{ids[0]}" value="([\\w-]*)"', landing)
         assert after is not None and after.group(1) == ids[1]
         stale = landing.split(f'id="item-{ids[DEC]}"')[1].split("</section>")[0]
-        assert 'data-hold="stale"' in stale and 'value="dismiss"' in stale
+        assert 'data-bar="stale"' in stale and 'value="dismiss"' in stale
         assert 'value="approve"' not in stale  # neither a choice nor a button
         rejected = page.post(f"/approvals/{ids[0]}", decision="reject", by="ana", reason="No.",
                              **{f"after-{ids[0]}": ids[1], "next": "/"})  # fmt: skip
@@ -164,7 +164,7 @@ def test_a_card_held_by_a_mode_says_who_set_it_and_offers_approve_only_when_set_
                            monkeypatch)  # fmt: skip
             assert done.code == 0, done.stderr
             seen = page.get("/").text
-            held = "Held: resolve_flag is set to shadow in website by dana" in seen
+            held = "Paused: resolve_flag is set to shadow in website by dana" in seen
             approvable = f'name="choice-{flag}" value="approve"' in seen
             assert (held, approvable) == ((True, False) if mode == "shadow" else (False, True))
             disabled = re.search(

@@ -142,10 +142,10 @@ def test_a_decision_while_a_run_holds_the_domain_is_recorded_and_said_plainly(
             nonce = page.ask(second, "ana")
             page.post(f"/approvals/{second}/confirm", decision="confirm", nonce=nonce)
             landing = page.get("/").text
-    assert "Rejection recorded: " in landing and "Approval recorded: " in landing
+    assert "Rejection kept: " in landing and "Approval kept: " in landing
     assert "A run is working on website right now" in landing
     assert "locked" not in landing and "pid" not in landing
-    assert landing.count("is recorded: a run is working on website right now") == 2
+    assert landing.count("is kept: a run is working on website right now") == 2
     files = {i: (memory / "approvals" / f"{i}.json").read_text() for i in (first, second)}
     statuses = {i: ApprovalItem.model_validate_json(text).status for i, text in files.items()}
     assert statuses == {first: "pending", second: "pending"}  # carried out when the run ends

@@ -78,7 +78,7 @@ def test_one_page_decides_every_shard_in_its_own_memory(
             assert done.status_code == 303
             said = page.get("/").text
         assert "Approved and executed: created task ‘Add a sitemap’" in said
-        assert "Rejection recorded: " in said and "A run is working on platform right now" in said
+        assert "Rejection kept: " in said and "A run is working on platform right now" in said
         # The lock is free: a decision in the platform shard is carried out there.
         rejected = page.post(f"/approvals/{plat_ids[1]}", decision="reject", by="ana",
                              reason="Keep them a month.")  # fmt: skip

@@ -14,7 +14,7 @@ from custodian_runtime.core.run_rules import (
     ending,
     failure,
     internal_error,
-    settles,
+    observes_after_act,
     signalled,
     skip_reason,
 )
@@ -79,7 +79,7 @@ SIGTERM = Interrupted("stopped by SIGTERM", signum=15)
         (HUB_DOWN, "failed", True),
         (BAD_SETTING, "failed", False),
         (SIGTERM, "interrupted", True),
-        (RunLocked("another run holds the lock"), "failed", False),
+        (RunLocked("another run has the lock"), "failed", False),
     ],
 )
 def test_a_run_that_raised_in_its_steps_ends_by_the_kind_of_error(
@@ -116,10 +116,10 @@ def test_a_signal_interrupts_a_run_at_any_point() -> None:
 
 
 def test_the_run_observes_again_only_after_a_write_went_out_cleanly() -> None:
-    assert settles({"executed": 1, "stale": 0}, stopped=False)
-    assert not settles({"executed": 0, "stale": 0}, stopped=False)
-    assert not settles({"executed": 2, "stale": 1}, stopped=False)
-    assert not settles({"executed": 1, "stale": 0}, stopped=True)
+    assert observes_after_act({"executed": 1, "stale": 0}, stopped=False)
+    assert not observes_after_act({"executed": 0, "stale": 0}, stopped=False)
+    assert not observes_after_act({"executed": 2, "stale": 1}, stopped=False)
+    assert not observes_after_act({"executed": 1, "stale": 0}, stopped=True)
 
 
 def test_a_bug_fails_the_run_with_exit_1_and_names_the_exception(tmp_path: Path) -> None:

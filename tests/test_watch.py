@@ -194,10 +194,12 @@ def test_health_fails_when_no_pass_came_for_a_few_intervals(
 
 def test_a_shard_splits_a_list_completely_stably_and_by_sha256() -> None:
     names = fleet_names(1000)
-    shards = [[n for n in names if parse_shard(f"{i}/4").holds(n)] for i in range(4)]
+    shards = [[n for n in names if parse_shard(f"{i}/4").includes(n)] for i in range(4)]
     assert sorted(n for s in shards for n in s) == names  # complete, and no name twice
     assert all(150 < len(s) < 350 for s in shards)
-    backwards = [[n for n in reversed(names) if parse_shard(f"{i}/4").holds(n)] for i in range(4)]
+    backwards = [
+        [n for n in reversed(names) if parse_shard(f"{i}/4").includes(n)] for i in range(4)
+    ]
     assert [sorted(s) for s in backwards] == shards  # the order of the list does not matter
     expected = int.from_bytes(hashlib.sha256(b"d0042").digest()[:8], "big") % 7
     assert shard_of("d0042", 7) == expected

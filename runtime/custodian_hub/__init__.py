@@ -30,40 +30,5 @@ if TYPE_CHECKING:
     from custodian_hub._server import ReferenceHub
     from custodian_hub._transport import HubTransport, in_process
 
-__all__ = [
-    "DEFAULT_DB_PATH",
-    "DEFAULT_PORT",
-    "DEMO_DOMAINS",
-    "Clock",
-    "Endpoint",
-    "HubTransport",
-    "ReferenceHub",
-    "SeedError",
-    "WriteHook",
-    "demo_dataset",
-    "in_process",
-    "load_seed",
-    "read_seed_file",
-    "register_endpoint",
-    "seed_database",
-    "serve_command",
-    "validate_seed",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(
-                ("DEFAULT_DB_PATH", "DEFAULT_PORT", "seed_database", "serve_command"), "_serve"
-            ),
-            **dict.fromkeys(("DEMO_DOMAINS", "demo_dataset"), "_demo"),
-            **dict.fromkeys(("Clock", "WriteHook"), "_app"),
-            **dict.fromkeys(("register_endpoint",), "_endpoints"),
-            **dict.fromkeys(("Endpoint",), "_routes"),
-            **dict.fromkeys(("HubTransport", "in_process"), "_transport"),
-            **dict.fromkeys(("ReferenceHub",), "_server"),
-            **dict.fromkeys(("SeedError", "load_seed", "read_seed_file", "validate_seed"), "_seed"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -33,7 +33,7 @@ def check_key(key: str | None) -> str | None:
     if not 1 <= len(key) <= MAX_KEY_LENGTH:
         raise ApiError(400, f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} characters long")
     if any(not " " <= char <= "~" for char in key):
-        raise ApiError(400, "Idempotency-Key must hold printable ASCII characters only")
+        raise ApiError(400, "Idempotency-Key must contain printable ASCII characters only")
     return key
 
 

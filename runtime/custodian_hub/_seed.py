@@ -150,7 +150,7 @@ def read_seed_file(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SeedError(f"seed file {path} is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
-        raise SeedError(f"seed file {path} must hold one JSON object with lists of records")
+        raise SeedError(f"seed file {path} must contain one JSON object with lists of records")
     return value
 
 

@@ -41,7 +41,7 @@ def serve_command(host: str, port: int, db: Path, seed: str | None, token: str |
         ) from exc
     try:
         if seed is not None and seed_database(db, seed, utc_now()) is False:
-            print(f"hub: {db} already holds data; the seed was not loaded again", file=sys.stderr)
+            print(f"hub: {db} already has data; the seed was not loaded again", file=sys.stderr)
         hub.start()
     except BaseException:
         hub.stop()

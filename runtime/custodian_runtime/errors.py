@@ -131,7 +131,7 @@ class ModelError(CustodianError):
 
 
 class PlanRejected(CustodianError):
-    """The model's answer holds no usable action plan (none, several, or invalid JSON) (exit 4)."""
+    """The model's answer has no usable action plan (none, several, or invalid JSON) (exit 4)."""
 
     exit_code = 4
 
@@ -146,7 +146,7 @@ class Interrupted(CustodianError):
 
 
 class RunLocked(CustodianError):
-    """Another run for the same domain holds the lock (exit 75, EX_TEMPFAIL)."""
+    """Another run for the same domain has the lock (exit 75, EX_TEMPFAIL)."""
 
     exit_code = 75
 

@@ -46,9 +46,9 @@ from custodian_runtime.core.approvals.settle import (
     executed_before,
     landed_message,
     open_writes_of,
-    settle_item_writes,
+    reconcile_item_writes,
 )
-from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement, sourced
+from custodian_runtime.core.approvals.verdicts import ObservedNow, Verdict, sourced
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.api import Record
@@ -117,7 +117,7 @@ def approvals_command(settings: Settings, request: ApprovalsRequest, out: TextIO
     if not deciding:  # with --json, stdout is the JSON alone: what else is said goes to stderr
         said = sys.stderr if getattr(request, "as_json", False) else out
         for one in earlier:
-            said.write(f"carried out a recorded decision: {one.message}\n")
+            said.write(f"carried out a kept decision: {one.message}\n")
     if isinstance(request, RepairRequest):
         return repair_command(settings, request, out)
     store = ApprovalStore(settings.memory_dir, settings.seal_key)
@@ -264,7 +264,7 @@ def decide_reject(
 ) -> DecisionReport:
     """Reject one item (never queued again); the CLI and the review page both call this.
 
-    While a run holds the domain past `wait_s`, the rejection is recorded and journaled when
+    While a run has the domain's lock past `wait_s`, the rejection is recorded and journaled when
     the domain is free (approvals/_recorded.py). `by_source`: where the name `by` came from.
     """
 
@@ -300,16 +300,16 @@ def _reject_now(
     """
     by = who.name
     with _deciding(settings, store, approval_id, now, word, stuck) as d:
-        settled = sourced(verdicts.rejected(d.item, by, reason, now), who.source)
-        _journal(d.journal, settled)
+        verdict = sourced(verdicts.rejected(d.item, by, reason, now), who.source)
+        _journal(d.journal, verdict)
         # Rejected: nothing of the item is sent again, not even a probe (a probe is a re-send).
-        landed = _settle_open(settings, d, f"{by} rejected the item before it landed", now,
+        landed = _reconcile_open(settings, d, f"{by} rejected the item before it landed", now,
                               probe=False)  # fmt: skip
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
-        _store(store, settled)
-    return DecisionReport(d.item.id, settled.exit_code, settled.message)
+        _store(store, verdict)
+    return DecisionReport(d.item.id, verdict.exit_code, verdict.message)
 
 
 def decide_approve(
@@ -325,7 +325,7 @@ def decide_approve(
 ) -> DecisionReport:
     """Approve one item: the core rules on it now, and only an allowed write is sent.
 
-    The CLI and the review page both call this. While a run holds the domain past `wait_s`,
+    The CLI and the review page both call this. While a run has the domain's lock past `wait_s`,
     the approval is recorded, and ruled on and carried out when the domain is free.
     `by_source`: where the name `by` came from.
     """
@@ -446,45 +446,45 @@ def _approve_now(
     with _deciding(settings, store, approval_id, now, word, stuck) as d:
         seen = _execute.observe(settings, d.item, d.writes, d.history)
         # The same ruling the review page previews (verdicts.on_approve), origin included.
-        settled = sourced(verdicts.on_approve(d.item, site, by, note, seen, now), who.source)
-        if not (settled.records or settled.stored or settled.execute):
+        verdict = sourced(verdicts.on_approve(d.item, site, by, note, seen, now), who.source)
+        if not (verdict.records or verdict.stored or verdict.execute):
             # Not decided (a mode holds it, or it is refused): still pending. A kept word is
             # closed by its own refusal, journaled with the reason; a word said now is not.
             if word is not None:
-                closed = verdicts.word_closed(d.item, by, settled.message)
+                closed = verdicts.word_closed(d.item, by, verdict.message)
                 _journal(d.journal, sourced(closed, who.source))
-            return DecisionReport(approval_id, settled.exit_code, settled.message)
+            return DecisionReport(approval_id, verdict.exit_code, verdict.message)
         # The decision comes first in the attempt's records, then what settling the item's open
         # write found, then the ruling and the write.
-        for kind, data in settled.records[:1]:
+        for kind, data in verdict.records[:1]:
             d.journal.append(kind, data)
         # Ruled first: an open write is probed only when the ruling would send the write now.
-        landed = _settle_open(
-            settings, d, f"{by} approved the item again", now, seen, probe=settled.execute
+        landed = _reconcile_open(
+            settings, d, f"{by} approved the item again", now, seen, probe=verdict.execute
         )
         if landed is not None:
             store.save(executed_before(d.item, f"when {by} decided again", landed, now))
             return DecisionReport(d.item.id, EXIT_LANDED, landed_message(d.item, landed))
-        for kind, data in settled.records[1:]:
+        for kind, data in verdict.records[1:]:
             d.journal.append(kind, data)
-        if settled.execute:
-            outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, settled.task, hub)
-            settled = _said(verdicts.carried_out(d.item, by, note, outcome, now))
-        _store(store, settled)
-    return DecisionReport(d.item.id, settled.exit_code, settled.message)
+        if verdict.execute:
+            outcome = _execute.execute(settings, d.item, by, d.journal, d.run_id, verdict.task, hub)
+            verdict = _said(verdicts.carried_out(d.item, by, note, outcome, now))
+        _store(store, verdict)
+    return DecisionReport(d.item.id, verdict.exit_code, verdict.message)
 
 
-def _said(settled: Settlement) -> Settlement:
+def _said(verdict: Verdict) -> Verdict:
     """What the write came to, as the sentence `approvals show` gives it (its fate)."""
-    item = settled.stored
+    item = verdict.stored
     if item is None:
-        return settled
+        return verdict
     return replace(
-        settled, message=for_terminal(f"{item.id}: {approval_text.fate(item, item.status)}")
+        verdict, message=for_terminal(f"{item.id}: {approval_text.fate(item, item.status)}")
     )
 
 
-def _settle_open(
+def _reconcile_open(
     settings: Settings, d: Deciding, closing: str, now: datetime, seen: ObservedNow | None = None,
     *, probe: bool,
 ) -> str | None:  # fmt: skip
@@ -501,7 +501,7 @@ def _settle_open(
         probe_item_writes(settings, d.journal, pending, seen.summary, now)
         if probe else (list(pending), None)
     )  # fmt: skip
-    settled = settle_item_writes(rest, seen.summary, seen.canon_sha256, closing)
+    settled = reconcile_item_writes(rest, seen.summary, seen.canon_sha256, closing)
     for kind, data in settled.records:
         d.journal.append(kind, data)
     if probed is not None and not probed.replayed:
@@ -510,16 +510,16 @@ def _settle_open(
     return probed.hub_id if probed is not None else settled.landed
 
 
-def _journal(journal: DiskJournal, settled: Settlement) -> None:
+def _journal(journal: DiskJournal, verdict: Verdict) -> None:
     """Append the records the core decided on (the decision, and its ruling if ruled)."""
-    for kind, data in settled.records:
+    for kind, data in verdict.records:
         journal.append(kind, data)
 
 
-def _store(store: ApprovalStore, settled: Settlement) -> None:
+def _store(store: ApprovalStore, verdict: Verdict) -> None:
     """Save the item with the status the core decided on."""
-    if settled.stored is not None:
-        store.save(settled.stored)
+    if verdict.stored is not None:
+        store.save(verdict.stored)
 
 
 def _pending(
@@ -580,7 +580,7 @@ def _deciding(
     settings: Settings, store: ApprovalStore, approval_id: str, now: datetime,
     word: Word | None = None, stuck: frozenset[str] = frozenset(),
 ) -> Iterator[Deciding]:  # fmt: skip
-    """Hold the domain's lock while one decision (a person's word) is journaled and stored.
+    """Take the domain's lock while one decision (a person's word) is journaled and stored.
 
     Under the lock: a word said now waits behind the words kept ahead of it (WordsAhead), and
     the item's status is the journal's (its file is rewritten from the journal if it differs).

@@ -119,7 +119,7 @@ def seen_for(
 ) -> ObservedNow:
     """What the ruling sees: the domain `summary` read now, or the canon file now, with the
     caps, Custodian's recent writes in the domain (`writes`) and a person's standing there
-    (from the journal's `history`, with the decisions kept while a run held the domain); None:
+    (from the journal's `history`, with the decisions kept while a run had the domain's lock); None:
     read from the journal's checkpoint."""
     what = to_observe(item)
     if what == "nothing":

@@ -37,7 +37,7 @@ from custodian_runtime.core.approvals.items import (
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.seals import SealKey, item_seal_problem
 from custodian_runtime.errors import SealError
-from custodian_runtime.memory.files import atomic_write_text
+from custodian_runtime.files.atomic import atomic_write_text
 
 VERSION = 4  # 3: a rejected mark keeps when it was rejected; 4: what a person said of each
 _INDEX_PREFIX = b"custodian approval index v2\n"
@@ -172,7 +172,7 @@ def _view(domain: str, files: dict[str, IndexEntry]) -> QueueView:
 def _check_seal(key: SealKey, path: Path, item: ApprovalItem) -> None:
     problem = item_seal_problem(key, item)
     if problem is None and path.stem != item.id:
-        problem = f"it holds item {item.id!r} under another file name"
+        problem = f"it contains item {item.id!r} under another file name"
     if problem is not None:
         raise SealError(
             f"approval file {path.name} {problem} (as indexed). CUSTODIAN_SEAL_KEY is set, so "

@@ -1,6 +1,6 @@
 """Deciding never waits for a run: a decision made while the domain is busy is kept as a word.
 
-`decide_or_record` tries the decision now and, while a run holds the domain, again until a
+`decide_or_record` tries the decision now and, while a run has the domain's lock, again until a
 bounded wait runs out; then it keeps the word in the domain's inbox (journal/inbox.py) and says
 what happens next. `carry_out_recorded` is called by the next step that can hold the domain: it
 absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an approve or
@@ -188,7 +188,7 @@ def _absorb(
                 done += [report] if report is not None else []
                 words = words[1:]
     except RunLocked:
-        pass  # a run holds the domain again: the rest waits, in its order
+        pass  # a run has the domain's lock again: the rest waits, in its order
     return done
 
 

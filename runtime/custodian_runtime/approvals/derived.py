@@ -58,7 +58,7 @@ def as_journal_says(
     if problem is not None:
         raise ApprovalError(
             f"{item.id}: its file says {found[0].file_says} and the journal says "
-            f"{found[0].journal_says}, and its seal does not hold ({problem}); nothing was done. "
+            f"{found[0].journal_says}, and its seal does not verify ({problem}); nothing was done. "
             "`custodian inspect` names it"
         )
     fixed = repaired(item, found[0], now)
@@ -70,7 +70,7 @@ def heal_domain(
     memory_dir: Path, key: SealKey | None, domain: str, now: datetime
 ) -> list[Healed] | None:
     """Rewrite the domain's item files that disagree with its journal, under its lock; None
-    when a run holds the domain (nothing is written; readers show the journal's status)."""
+    when a run has the domain's lock (nothing is written; readers show the journal's status)."""
     store = ApprovalStore(memory_dir, key)
     try:
         with RunLock(memory_dir, domain, run_id=f"heal-{new_nonce()}"):

@@ -12,7 +12,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem, QueueView, prun
 from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.journal.seals import SealKey, item_seal_problem, seal_item
 from custodian_runtime.errors import ApprovalError, SealError
-from custodian_runtime.memory.files import atomic_write_text, fsync_directory
+from custodian_runtime.files.atomic import atomic_write_text, fsync_directory
 
 
 class ApprovalStore:
@@ -110,7 +110,7 @@ class ApprovalStore:
         return path
 
     def seal_problem(self, item: ApprovalItem) -> str | None:
-        """Why the item's seal does not hold; None when it does or no key is configured."""
+        """Why the item's seal does not verify; None when it does or no key is configured."""
         if self._seal_key is None:
             return None
         return item_seal_problem(self._seal_key, item)
@@ -143,7 +143,7 @@ class ApprovalStore:
         assert self._seal_key is not None
         problem = item_seal_problem(self._seal_key, item)
         if problem is None and path.stem != item.id:
-            problem = f"it holds item {item.id!r} under another file name"
+            problem = f"it contains item {item.id!r} under another file name"
         if problem is None:
             return
         raise SealError(

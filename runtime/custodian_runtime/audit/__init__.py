@@ -11,15 +11,5 @@ if TYPE_CHECKING:
     from custodian_runtime.audit.replay import replay_command
     from custodian_runtime.audit.settle import settle_command
 
-__all__ = ["EXIT_NOT_FOUND", "inspect_command", "replay_command", "settle_command"]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("EXIT_NOT_FOUND", "inspect_command"), "inspection"),
-            **dict.fromkeys(("replay_command",), "replay"),
-            **dict.fromkeys(("settle_command",), "settle"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -28,7 +28,7 @@ def inbox_lines(memory_dir: Path, report: DomainReport, key: SealKey | None) -> 
             lines.append(f"inbox: {problem}")
         elif word.id in report.words:
             lines.append(
-                f"inbox: {shown} holds word {word.id} ({word.kind}), which the journal absorbed "
+                f"inbox: {shown} contains word {word.id} ({word.kind}), which the journal absorbed "
                 "already: a copy put back; it changes nothing, and the next run or approvals "
                 "command removes it"
             )

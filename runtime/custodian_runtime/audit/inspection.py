@@ -28,7 +28,7 @@ EXIT_OK = 0
 EXIT_NOT_FOUND = 2
 EXIT_BROKEN = JournalError.exit_code
 DISAGREE = "replay: FAILED (approval items disagree with the journal; see above)"
-STRAY = "replay: FAILED (the inbox holds a word that may not be carried out; see above)"
+STRAY = "replay: FAILED (the inbox contains a word that may not be carried out; see above)"
 
 
 def inspect_command(

@@ -162,7 +162,7 @@ def _with_standing(
     standing: Sequence[core_journal.Record],
 ) -> tuple[Grounds, list[Difference]]:
     """The grounds with the journal's modes and grants before the plan (and what a person kept
-    while the run held the domain, journaled after it), and a difference for each way the
+    while the run had the domain's lock, journaled after it), and a difference for each way the
     standing the plan record kept disagrees with them."""
     planned = next((r for r in records if r.kind == PlanRecord.KIND), None)
     plan_record = read_as(planned, PlanRecord) if planned is not None else PlanRecord()

@@ -16,30 +16,5 @@ if TYPE_CHECKING:
         write_canon,
     )
 
-__all__ = [
-    "current_sha256",
-    "path_parts",
-    "read_canon",
-    "readonly_reason",
-    "resolve_inside",
-    "write_canon",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(
-                (
-                    "current_sha256",
-                    "path_parts",
-                    "readonly_reason",
-                    "resolve_inside",
-                    "read_canon",
-                    "write_canon",
-                ),
-                "store",
-            ),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

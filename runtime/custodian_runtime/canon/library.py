@@ -60,7 +60,7 @@ def read_canon_dir(canon_dir: Path) -> Canon:
     if not constitution.is_file():
         raise ConfigError(
             f"no constitution at {constitution}: point CUSTODIAN_CANON_DIR (or --canon) at "
-            "the canon directory that holds constitution.md",
+            "the canon directory that contains constitution.md",
             setting="CUSTODIAN_CANON_DIR",
         )
     files: dict[str, CanonFile] = {}

@@ -9,15 +9,5 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.cli._main import main
 
-__all__ = [
-    "main",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("main",), "_main"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

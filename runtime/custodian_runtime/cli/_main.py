@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
     Handler = Callable[[argparse.Namespace], int]
 WAIT_HELP = (
-    "while a run holds the domain, wait up to this long, then record the decision to be "
+    "while a run has the domain's lock, wait up to this long, then record the decision to be "
     "carried out when the run ends (default 10)"
 )
 SETTLE_BY_HELP = "who settles it, " + BY_HELP.removeprefix("who decides, ")
@@ -175,7 +175,7 @@ def _approvals_parser(sub: Subparsers) -> None:
     show.add_argument("approval_id")
     show.add_argument("--json", action="store_true", help="the item as stored, as JSON")
     ok = a.add_parser(
-        "approve", help="approve and execute an item if its state still holds", parents=[after]
+        "approve", help="approve and execute an item if its state is unchanged", parents=[after]
     )
     ok.add_argument("approval_id")
     ok.add_argument("--by", help=BY_HELP)
@@ -361,7 +361,7 @@ def _carry_out_recorded(settings: Settings) -> None:
     from custodian_runtime.core.inert import for_terminal
 
     for done in carry_out_recorded_decisions(settings, settings.domain):
-        sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
+        sys.stderr.write(for_terminal(f"custodian: kept decision: {done.message}") + "\n")
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

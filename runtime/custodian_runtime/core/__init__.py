@@ -41,32 +41,5 @@ if TYPE_CHECKING:
         view,
     )
 
-__all__ = [
-    "approvals",
-    "authority",
-    "canon",
-    "context",
-    "contract",
-    "digest",
-    "inert",
-    "journal",
-    "limits",
-    "metrics",
-    "names",
-    "observation",
-    "operations",
-    "outcomes",
-    "plan",
-    "presentation",
-    "prices",
-    "redact",
-    "run_rules",
-    "skip",
-    "standing",
-    "tooling",
-    "trackers",
-    "view",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

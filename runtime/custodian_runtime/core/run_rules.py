@@ -130,7 +130,7 @@ def internal_error(kind: str) -> Ending:
     return Ending("failed", EXIT_INTERNAL, f"internal error: {kind}")
 
 
-def settles(counts: dict[str, int], *, stopped: bool) -> bool:
+def observes_after_act(counts: dict[str, int], *, stopped: bool) -> bool:
     """Whether the run observes the domain again after acting.
 
     Only after a write went out, so the next run compares against the state this run left

@@ -14,13 +14,5 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.evals.command import eval_command
 
-__all__ = ["eval_command"]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("eval_command",), "command"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -20,8 +20,8 @@ from custodian_runtime.core.journal.fold import VERSION, Checkpoint, Head, empty
 from custodian_runtime.core.journal.records import Problem, Record, record_hash
 from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.errors import JournalError
+from custodian_runtime.files.atomic import atomic_write_bytes
 from custodian_runtime.journal._segments import Layout, Segment, lines_from, read_range
-from custodian_runtime.memory.files import atomic_write_bytes
 
 CHUNK = 1024
 

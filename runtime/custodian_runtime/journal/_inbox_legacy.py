@@ -21,8 +21,8 @@ from custodian_runtime.core.digest import canonical_json, sha256_hex, strict_loa
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import Word, decision_word
 from custodian_runtime.errors import SealError
+from custodian_runtime.files.atomic import fsync_directory
 from custodian_runtime.journal.inbox_files import DECISIONS, legacy_files
-from custodian_runtime.memory.files import fsync_directory
 
 _DECISION_PREFIX = b"custodian recorded decision v1\n"
 _STANDING_PREFIX = b"custodian standing decision v1\n"

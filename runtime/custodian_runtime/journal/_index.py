@@ -39,6 +39,7 @@ from custodian_runtime.core.journal.run_index import (
     fold_runs,
 )
 from custodian_runtime.errors import JournalError
+from custodian_runtime.files.atomic import atomic_write_bytes
 from custodian_runtime.journal._checkpoint import (
     Parse,
     Position,
@@ -50,7 +51,6 @@ from custodian_runtime.journal._checkpoint import (
     segment_of,
 )
 from custodian_runtime.journal._segments import Layout, Segment, read_range
-from custodian_runtime.memory.files import atomic_write_bytes
 
 STRIDE = 64  # a row line's offset is kept for every 64th row
 

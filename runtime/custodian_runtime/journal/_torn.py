@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from custodian_runtime.errors import JournalError
-from custodian_runtime.memory.files import atomic_write_bytes
+from custodian_runtime.files.atomic import atomic_write_bytes
 
 
 def aside_path(path: Path, now: datetime) -> Path:
@@ -38,7 +38,7 @@ def set_aside(
         if os.fstat(fd).st_size != expected:
             raise JournalError(
                 f"journal {path.name} grew while its torn tail was being set aside: "
-                "another process writes it without holding the run lock",
+                "another process writes it without taking the run lock",
                 path=str(path),
             )
         os.ftruncate(fd, good_end)

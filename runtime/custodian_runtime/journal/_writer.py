@@ -152,7 +152,7 @@ class JournalWriter:
                 self._broken = f"the file is {size} bytes, expected {self._size}"
                 raise JournalError(
                     f"journal {self.path.name} changed under the writer ({self._broken}): another "
-                    "process writes it without holding the run lock",
+                    "process writes it without taking the run lock",
                     path=str(self.path),
                 )
             self._guard("write", lambda: _write_all(fd, line))

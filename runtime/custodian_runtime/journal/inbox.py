@@ -1,4 +1,4 @@
-"""A domain's inbox: a person's words kept while a run holds the domain (core/journal/words.py).
+"""A domain's inbox: a person's words kept while a run has the lock (core/journal/words.py).
 
 `memory/inbox/<domain>/<arrival>.json`, one file per word. The arrival number is the inbox's, not
 a host's clock: the next number after the highest name in the directory and the highest the
@@ -23,11 +23,11 @@ from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.core.journal.words import Word, sealed, sealer
 from custodian_runtime.errors import ConfigError, JournalError, SealError
+from custodian_runtime.files.atomic import atomic_write_bytes, create_whole, fsync_directory
 from custodian_runtime.journal._checkpoint import load_anchor, load_checkpoint
 from custodian_runtime.journal._inbox_legacy import legacy_words, remove
 from custodian_runtime.journal._segments import Layout
 from custodian_runtime.journal.inbox_files import WORD_NAME, word_files, words_waiting
-from custodian_runtime.memory.files import atomic_write_bytes, create_whole, fsync_directory
 
 _NAME = WORD_NAME
 

@@ -27,8 +27,8 @@ from types import TracebackType
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.errors import RunLocked
+from custodian_runtime.files.atomic import fsync_directory as fsync_dir
 from custodian_runtime.journal._names import check_domain
-from custodian_runtime.memory.files import fsync_directory as fsync_dir
 
 ATTEMPTS = 8  # only a release racing with this acquire makes it try again
 

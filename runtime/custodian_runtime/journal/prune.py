@@ -27,13 +27,13 @@ from custodian_runtime.core.journal.prune import (
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.standing.record import mode_seqs
 from custodian_runtime.errors import PruneRefused
+from custodian_runtime.files.atomic import atomic_write_bytes, fsync_directory
 from custodian_runtime.journal._checkpoint import Anchor, sealed
 from custodian_runtime.journal._index import refresh
 from custodian_runtime.journal._segments import Segment, lines_from
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.journal.store import JournalStore, parse_line
-from custodian_runtime.memory.files import atomic_write_bytes, fsync_directory
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def _held_back(decision: PruneDecision, most: int) -> PruneDecision:
     """The decision, dropping no segment that holds a mode a person set."""
     if decision.drop <= most:
         return decision
-    return PruneDecision(most, f"{most} segment(s): later ones hold a mode a person set")
+    return PruneDecision(most, f"{most} segment(s): later ones contain a mode a person set")
 
 
 def _remove_unnamed(content: ContentStore, domain: str, named: set[str]) -> int:

@@ -38,6 +38,7 @@ from custodian_runtime.core.journal.seals import (
     seal_record,
 )
 from custodian_runtime.errors import ConfigError, SealError
+from custodian_runtime.files.atomic import atomic_write_bytes, replace_lines
 from custodian_runtime.journal._checkpoint import (
     CheckpointFile,
     file_sealer,
@@ -50,7 +51,6 @@ from custodian_runtime.journal._segments import Layout, lines_from
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.store import JournalStore, parse_line
-from custodian_runtime.memory.files import atomic_write_bytes, replace_lines
 from custodian_runtime.settings.seal_keys import SEAL_KEY, SEAL_KEY_PREVIOUS
 
 

@@ -19,8 +19,8 @@ from typing import Any
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.core.journal.chain import fields_hash
 from custodian_runtime.core.journal.seal_key import RECORD_PREFIX, SealKey
+from custodian_runtime.files.atomic import atomic_write_bytes
 from custodian_runtime.journal._segments import SEGMENT_BYTES
-from custodian_runtime.memory.files import atomic_write_bytes
 
 PREFIX = b"custodian journal skip facts v1\n"
 VERSION = 1

@@ -16,8 +16,8 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex, strict_loads
 from custodian_runtime.core.journal.kinds import Observed
 from custodian_runtime.errors import JournalError
+from custodian_runtime.files.atomic import atomic_write_bytes
 from custodian_runtime.journal.store import check_domain
-from custodian_runtime.memory.files import atomic_write_bytes
 
 
 class ContentStore:

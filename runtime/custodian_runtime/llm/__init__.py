@@ -15,24 +15,5 @@ if TYPE_CHECKING:
     from custodian_runtime.llm.base import Completion, Model, ModelConfig, Prompt
     from custodian_runtime.llm.registry import build_model, split_spec
 
-__all__ = [
-    "EXTRA_VAR",
-    "Completion",
-    "Model",
-    "ModelConfig",
-    "Prompt",
-    "build_model",
-    "extra_names",
-    "split_spec",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("EXTRA_VAR", "extra_names"), "_child_env"),
-            **dict.fromkeys(("Completion", "Model", "ModelConfig", "Prompt"), "base"),
-            **dict.fromkeys(("build_model", "split_spec"), "registry"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

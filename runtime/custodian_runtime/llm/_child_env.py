@@ -60,7 +60,7 @@ def extra_names(raw: str | None) -> tuple[str, ...]:
     for name in names:
         if not _NAME.fullmatch(name):
             raise ConfigError(
-                f"{EXTRA_VAR} holds {name!r}, which is not a variable name; "
+                f"{EXTRA_VAR} contains {name!r}, which is not a variable name; "
                 "list names only, separated by commas (e.g. CUSTODIAN_CMD_ENV=HTTPS_PROXY,MY_VAR)",
                 setting=EXTRA_VAR,
             )

@@ -24,40 +24,5 @@ if TYPE_CHECKING:
         status_command,
     )
 
-__all__ = [
-    "DEFAULT_MAX_AGE",
-    "EXIT_OVERDUE",
-    "PUSH_DEADLINE_S",
-    "MetricsServer",
-    "StatusRequest",
-    "all_figures",
-    "domain_figures",
-    "exposition",
-    "parse_max_age",
-    "push_figures",
-    "push_run",
-    "status_command",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(
-                (
-                    "DEFAULT_MAX_AGE",
-                    "EXIT_OVERDUE",
-                    "StatusRequest",
-                    "all_figures",
-                    "domain_figures",
-                    "parse_max_age",
-                    "status_command",
-                ),
-                "status",
-            ),
-            **dict.fromkeys(("PUSH_DEADLINE_S", "push_figures", "push_run"), "push"),
-            **dict.fromkeys(("MetricsServer",), "serving"),
-            **dict.fromkeys(("exposition",), "_registry"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from custodian_runtime.memory.files import atomic_write_text
+from custodian_runtime.files.atomic import atomic_write_text
 
 FORMAT = 1
 

@@ -15,21 +15,5 @@ if TYPE_CHECKING:
         write_note,
     )
 
-__all__ = [
-    "last_note_prose",
-    "note_path",
-    "note_prose",
-    "note_text",
-    "write_note",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(
-                ("last_note_prose", "note_path", "note_prose", "note_text", "write_note"), "store"
-            ),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

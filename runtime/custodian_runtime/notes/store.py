@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.core.context.continuity import prose_of
-from custodian_runtime.memory.files import atomic_write_text
+from custodian_runtime.files.atomic import atomic_write_text
 
 
 def note_path(working_dir: Path, domain: str, started_at: datetime) -> Path:

@@ -10,14 +10,5 @@ if TYPE_CHECKING:
     from custodian_runtime.render.note import NoteAction, SessionNote, render_note
     from custodian_runtime.render.prompt import RenderedPrompt, render_prompt
 
-__all__ = ["NoteAction", "RenderedPrompt", "SessionNote", "render_note", "render_prompt"]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("NoteAction", "SessionNote", "render_note"), "note"),
-            **dict.fromkeys(("RenderedPrompt", "render_prompt"), "prompt"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -14,13 +14,5 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.review.server import review_command
 
-__all__ = ["review_command"]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("review_command",), "server"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

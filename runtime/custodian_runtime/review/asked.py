@@ -1,4 +1,4 @@
-"""What one review session holds between requests: approvals and grant changes waiting for
+"""What one review session keeps between requests: approvals and grant changes waiting for
 their confirmation, and the sentences to show after a redirect (flash messages).
 
 A confirmation is bound to its session, what it decides and that thing's state when it was
@@ -76,7 +76,7 @@ class AskedGrant:
     request: object
 
 
-Held = Asked | AskedGrant | AskedGroup
+AnyAsked = Asked | AskedGrant | AskedGroup
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,12 @@ class Flash:
 class SessionState:
     """Confirmations, flash messages and the queue's draft, per session (by its CSRF token)."""
 
-    _asked: OrderedDict[tuple[str, str], Held] = field(default_factory=OrderedDict)
+    _asked: OrderedDict[tuple[str, str], AnyAsked] = field(default_factory=OrderedDict)
     _flashes: dict[str, list[Flash]] = field(default_factory=dict)
     _drafts: OrderedDict[str, Typed] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def ask(self, session: str, asked: Held) -> str:
+    def ask(self, session: str, asked: AnyAsked) -> str:
         """Keep `asked` for its confirmation; the nonce its confirm form must carry."""
         nonce = secrets.token_urlsafe(18)
         with self._lock:
@@ -106,12 +106,12 @@ class SessionState:
                 self._asked.popitem(last=False)
         return nonce
 
-    def peek(self, session: str, nonce: str) -> Held | None:
+    def peek(self, session: str, nonce: str) -> AnyAsked | None:
         """The confirmation open under `nonce` in this session, if any."""
         with self._lock:
             return self._asked.get((session, nonce))
 
-    def take(self, session: str, nonce: str) -> Held | None:
+    def take(self, session: str, nonce: str) -> AnyAsked | None:
         """The confirmation under `nonce`, removed: a confirmation is used at most once."""
         with self._lock:
             return self._asked.pop((session, nonce), None)

@@ -119,7 +119,7 @@ def recorded_diff(item: ApprovalItem) -> tuple[DiffLine, ...] | None:
     return canon_diff(before, new, relative, ("before", "written"))
 
 
-def held_in(item: ApprovalItem) -> str:
+def kept_in(item: ApprovalItem) -> str:
     """Where the item's target is kept, by its operation's spec: `in the canon` or `on the hub`."""
     return "in the canon" if writes_canon(item.operation) else "on the hub"
 

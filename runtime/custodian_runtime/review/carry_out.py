@@ -93,11 +93,11 @@ def said(
 def _recorded(item: ApprovalItem, decision: str, sentence: str) -> str:
     if decision == "reject":
         return (
-            f"Rejection recorded: {sentence}. A run is working on {item.domain} right now; "
+            f"Rejection kept: {sentence}. A run is working on {item.domain} right now; "
             "the rejection takes effect as soon as it ends."
         )
     return (
-        f"Approval recorded: {sentence}. A run is working on {item.domain} right now; when it "
+        f"Approval kept: {sentence}. A run is working on {item.domain} right now; when it "
         "ends, the hub is checked again and, if nothing changed, the write is carried out."
     )
 

@@ -28,16 +28,16 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.review._sentence import card_sentence, facts_of
+from custodian_runtime.review.bars import CardBar, mode_settings, paused_bar, stale_bar
 from custodian_runtime.review.cards import (
     Cited,
     DiffLine,
     cited_events,
     diff_of,
     fields_of,
-    held_in,
+    kept_in,
     removal_of,
 )
-from custodian_runtime.review.holds import CardHold, mode_hold, mode_settings, stale_hold
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import read_summary
 
@@ -61,8 +61,8 @@ class PendingView:
     fields: tuple[tuple[str, str], ...] = ()
     cited: tuple[Cited, ...] = ()
     recorded: RecordedDecision | None = None
-    hold: CardHold | None = None  # why approve is not offered now (review/holds.py)
-    held_in: str = "on the hub"  # where its target is kept, or `in the canon` (cards.held_in)
+    bar: CardBar | None = None  # why approve is not offered now (review/bars.py)
+    kept_in: str = "on the hub"  # where its target is kept, or `in the canon` (cards.kept_in)
     removes: str | None = None  # a canon write's removal in words, when large (cards.removal_of)
 
 
@@ -120,10 +120,10 @@ PREVIEW_BY = "NAME"
 def preview(item: ApprovalItem, where: DecisionSite, seen: ObservedNow, now: datetime) -> str:
     """What approving the item now would come to: the very ruling `approvals approve` performs
     (`approvals.verdicts.on_approve`: the item's origin, then the one authority)."""
-    settled = on_approve(item, where, PREVIEW_BY, None, seen, now)
-    if settled.execute:
+    verdict = on_approve(item, where, PREVIEW_BY, None, seen, now)
+    if verdict.execute:
         return "would run"
-    return settled.message.removeprefix(f"{item.id}: ")
+    return verdict.message.removeprefix(f"{item.id}: ")
 
 
 def view_of(
@@ -158,7 +158,7 @@ def view_of(
         changes=() if state is None else changes(item.precondition, state),
         hub_problem=None if state is not None else hub_problem,
         verdict=verdict,
-        held_in=held_in(item),
+        kept_in=kept_in(item),
     )
 
 
@@ -213,15 +213,15 @@ def pending_views(
         seal = store.seal_problem(item)
         if seal is not None:  # approve reads the item sealed, and refuses it
             view = replace(view, verdict=f"refused: the item {seal}")
-        hold = stale_hold(view.changes, view.verdict) or mode_hold(item, modes.get(item.id))
-        views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id), hold=hold))
+        bar = stale_bar(view.changes, view.verdict) or paused_bar(item, modes.get(item.id))
+        views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id), bar=bar))
     return views
 
 
 def recorded_decisions(
     settings: Settings, domain: str | None = None
 ) -> dict[str, RecordedDecision]:
-    """Decisions recorded while a run held their domain, by item id ({} if unreadable: the
+    """Decisions recorded while a run had their domain's lock, by item id ({} if unreadable: the
     CLI's `approvals` command says why)."""
     inbox = Inbox(settings.memory_dir)
     try:

@@ -57,7 +57,7 @@ class GrantRow:
 
     row: dict[str, Any]
     where: str
-    waiting_revoke: bool = False  # revoked while a run held the domain: binds it already
+    waiting_revoke: bool = False  # revoked while a run had the domain's lock: binds it already
 
     @property
     def id(self) -> str:

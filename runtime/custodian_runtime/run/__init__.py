@@ -22,32 +22,5 @@ if TYPE_CHECKING:
     from custodian_runtime.run._unchanged import work_waiting
     from custodian_runtime.run.observe import Observation
 
-__all__ = [
-    "Observation",
-    "Planner",
-    "QuickResult",
-    "RulePlanner",
-    "RunContext",
-    "RunResult",
-    "RunSoFar",
-    "build_planner",
-    "quick_skip",
-    "run",
-    "work_waiting",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("RunSoFar", "RunResult"), "_result"),
-            **dict.fromkeys(("Observation",), "observe"),
-            **dict.fromkeys(("RunContext",), "_context"),
-            **dict.fromkeys(("Planner", "RulePlanner", "build_planner"), "_planner"),
-            **dict.fromkeys(("run",), "_runner"),
-            **dict.fromkeys(("quick_skip",), "_quick"),
-            **dict.fromkeys(("QuickResult",), "_quick_result"),
-            **dict.fromkeys(("work_waiting",), "_unchanged"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

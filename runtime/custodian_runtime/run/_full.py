@@ -12,11 +12,11 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.core.presentation import display
-from custodian_runtime.core.run_rules import EXIT_OK, Ending, ending, settles
+from custodian_runtime.core.run_rules import EXIT_OK, Ending, ending, observes_after_act
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._ending import failed, finish, skipped
-from custodian_runtime.run._reconcile import settle_open_writes
+from custodian_runtime.run._reconcile import reconcile_open_writes
 from custodian_runtime.run._result import RunResult, RunSoFar
 from custodian_runtime.run._shadow import record_shadow_matches
 from custodian_runtime.run._unchanged import ConditionalRead, unchanged_state
@@ -39,7 +39,7 @@ def read_and_decide(
         seen = observe(ctx, asked.summary)
         so_far = replace(so_far, titles=display.titles(seen.summary), seen=seen.summary)
         if not ctx.dry_run:
-            settled = settle_open_writes(ctx, history, seen, writes)
+            settled = reconcile_open_writes(ctx, history, seen, writes)
             seen = settled.observation
             so_far = replace(
                 so_far, reconciled=settled.reports, titles=display.titles(seen.summary)
@@ -78,7 +78,7 @@ def read_and_decide(
 def recorded(ctx: RunContext, so_far: RunSoFar, plan: Plan) -> RunResult:
     """After acting: observe what the writes left, write the note, and finish."""
     c = so_far.counts()
-    if settles(c, stopped=bool(ctx.stop)):
+    if observes_after_act(c, stopped=bool(ctx.stop)):
         observe_after_act(ctx)
     end = ending(
         stopped_by=ctx.stop.signal,

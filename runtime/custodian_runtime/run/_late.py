@@ -38,7 +38,7 @@ def record_late_landings(
     for landing in late_landings(history, observation.summary, ctx.now()):
         write = landing.closed.write
         ruled = probe_refusal(landing.closed, modes.of(write.operation), _item_status(ctx, write))
-        report = _settle_late(ctx, landing, ruled)
+        report = _reconcile_late(ctx, landing, ruled)
         if report is not None:
             reports.append(report)
             ctx.log.line("reconcile", report["outcome"], run=report["run"], hub_id=landing.hub_id)
@@ -53,7 +53,7 @@ def _item_status(ctx: RunContext, write: core_journal.PendingWrite) -> str | Non
     return said.status if said is not None else None
 
 
-def _settle_late(
+def _reconcile_late(
     ctx: RunContext, landing: LateLanding, refusal: str | None
 ) -> dict[str, Any] | None:
     """The report of one closed write shown on the hub; None when the probe proved nothing.

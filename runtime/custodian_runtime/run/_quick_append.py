@@ -54,7 +54,7 @@ def _append_line(path: Path, line: bytes, expected: int) -> None:
         if os.fstat(fd).st_size != expected:
             raise JournalError(
                 f"journal {path.name} changed under the writer: another process writes it "
-                "without holding the run lock",
+                "without taking the run lock",
                 path=str(path),
             )
         view = memoryview(line)

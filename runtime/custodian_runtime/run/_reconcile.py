@@ -15,7 +15,7 @@ from typing import Any
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
-from custodian_runtime.core.approvals.ledger import settled_status
+from custodian_runtime.core.approvals.ledger import reconciled_status
 from custodian_runtime.core.approvals.settle import executed_before, found_receipt
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import recent_writes
@@ -65,7 +65,7 @@ class Reconciled:
     observation: Observation
 
 
-def settle_open_writes(
+def reconcile_open_writes(
     ctx: RunContext,
     history: list[core_journal.Record],
     observation: Observation,
@@ -159,7 +159,7 @@ def reconcile(
             )
         )
         report = {"run": pending.run_id, "index": pending.index, "operation": pending.operation}
-        report |= _settle_one(pending, step, replace(ctx, grounds=grounds), len(reports))
+        report |= _reconcile_one(pending, step, replace(ctx, grounds=grounds), len(reports))
         reports.append(report)
         log.line(
             "reconcile", report["outcome"], **{k: v for k, v in report.items() if k != "outcome"}
@@ -231,7 +231,7 @@ def _events_for(
     return client.list_events(workstream_id=workstream, limit=1000)
 
 
-def _settle_one(
+def _reconcile_one(
     pending: core_journal.PendingWrite, step: ReconcileStep, ctx: Reconciling, position: int
 ) -> dict[str, Any]:
     marker = {"index": pending.index, "reconciles": pending.run_id}
@@ -326,7 +326,7 @@ def _item_follows(
     if ctx.approvals is None or not isinstance(approval, str) or approval not in ctx.approvals:
         return
     item = ctx.approvals.get(approval)
-    status = settled_status(item.status, kind, closed)
+    status = reconciled_status(item.status, kind, closed)
     if status is None or status == item.status:
         return
     if kind == "receipt" and landed is not None:

@@ -136,7 +136,7 @@ def _planner(
 
 
 def _go(settings: Settings, so_far: RunSoFar, channels: Channels) -> RunResult:
-    """A dry run reads its journal and writes nothing; a run that writes holds the domain's lock."""
+    """A dry run reads its journal and writes nothing; a run that writes has the domain's lock."""
     try:
         if not settings.dry_run:
             return _locked(settings, so_far, channels)

@@ -58,7 +58,7 @@ def _execute(ctx: RunContext, ruled: Ruled, observed: DomainSummary) -> tuple[It
     """Send each `execute` ruling through the authority chain, in plan order; one outcome each.
 
     Each is ruled again just before it is sent, with the standing read again: a mode or a
-    revoke a person kept while this run holds the domain binds its next write.
+    revoke a person kept while this run has the domain's lock binds its next write.
     """
     done: list[ItemOutcome] = []
     used: list[GrantUsed] = []  # this run's uses so far: the journal's count does not hold them

@@ -152,7 +152,7 @@ def narrowed_by_people(
 
 def standing_now(ctx: RunContext, journaled: Standing) -> Standing:
     """The standing a write is ruled with now: the journal's, and every decision a person made
-    while this run held the domain (kept in memory/standing/); a grant only once journaled."""
+    while this run had the domain's lock (kept in memory/standing/); a grant only once journaled."""
     store = StandingStore(ctx.memory_dir, ctx.seal_key)
     return in_flight(store.kept_standing(ctx.domain, journaled), journaled)
 

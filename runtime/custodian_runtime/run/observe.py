@@ -66,10 +66,12 @@ def observe(ctx: RunContext, first: DomainSummary | None = None) -> Observation:
 def observe_after_act(ctx: RunContext) -> None:
     """Journal the domain as the run's own writes left it; a failed read is only logged."""
     try:
-        record = settled_record(ctx.client, ctx.domain, lambda d: keep_snapshot(ctx, ctx.domain, d))
+        record = after_act_record(
+            ctx.client, ctx.domain, lambda d: keep_snapshot(ctx, ctx.domain, d)
+        )
         ctx.journal.write(record.model_copy(update={"inputs_digest": run_inputs(ctx)}))
     except HubError as exc:
-        ctx.log.line("settle", "failed", error=exc.message)
+        ctx.log.line("observe_after_act", "failed", error=exc.message)
 
 
 def keep_snapshot(ctx: RunContext, domain: str, digests: SummaryDigests) -> str:
@@ -120,7 +122,7 @@ def _unknown(domain: str, overview: StateSummary) -> ConfigError:
     return ConfigError(f"the hub has no domain {domain!r}; it knows: {known}", setting="--domain")
 
 
-def settled_record(
+def after_act_record(
     client: StateHubClient, domain: str, store: Callable[[SummaryDigests], str]
 ) -> Observed:
     """The domain as the run's own writes left it, as an `observed` record marked after_act.

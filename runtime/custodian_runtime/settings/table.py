@@ -170,7 +170,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "CUSTODIAN_CLAUDE_HOME",
-        "a home holding the Claude Code CLI's login, in place of the child's private `HOME`",
+        "a home containing the Claude Code CLI's login, in place of the child's private `HOME`",
         group="model",
     ),
     Setting(
@@ -272,7 +272,9 @@ SETTINGS: tuple[Setting, ...] = (
     _limit("max_status_updates", "task status changes one run may make"),
     _limit("max_flags", "flags one run may raise"),
     _limit("max_queued", "items one run may queue for a person"),
-    _limit("max_plan_items", "items one plan may hold; a plan with more is rejected whole, exit 4"),
+    _limit(
+        "max_plan_items", "items one plan may contain; a plan with more is rejected whole, exit 4"
+    ),
     _limit("token_budget", "estimated prompt tokens (an estimate that errs high)"),
     _limit(
         "canon_share_percent",
@@ -281,7 +283,7 @@ SETTINGS: tuple[Setting, ...] = (
     _limit("stale_after_days", "days after which an in-progress task is stale"),
     _limit("skip_window_hours", "a run on an unchanged domain within this window is skipped"),
     _limit("approval_ttl_days", "days after which a queued item expires"),
-    _limit("max_pending", "pending approvals one domain's queue may hold"),
+    _limit("max_pending", "pending approvals one domain's queue may contain at once"),
     _limit("budget_window_hours", "the rolling window of the budgets below (at most 720)"),
     _limit("budget_events", "progress events per domain in the window, across runs"),
     _limit("budget_status_updates", "status changes per domain in the window, across runs"),

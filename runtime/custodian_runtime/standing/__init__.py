@@ -26,59 +26,7 @@ if TYPE_CHECKING:
         suggested,
         write_json,
     )
-    from custodian_runtime.standing.shadow_log import shadow_log
     from custodian_runtime.standing.store import StandingStore
 
-__all__ = [
-    "ALL",
-    "Issue",
-    "Issued",
-    "Revoked",
-    "StandingStore",
-    "agreement_rows",
-    "expiry",
-    "hub_now",
-    "issue",
-    "issue_grant",
-    "list_grants",
-    "report",
-    "revoke",
-    "revoke_grant",
-    "set_mode",
-    "shadow_log",
-    "show",
-    "suggested",
-    "write_json",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(
-                (
-                    "ALL",
-                    "Issue",
-                    "Issued",
-                    "Revoked",
-                    "agreement_rows",
-                    "expiry",
-                    "hub_now",
-                    "issue",
-                    "issue_grant",
-                    "list_grants",
-                    "report",
-                    "revoke",
-                    "revoke_grant",
-                    "set_mode",
-                    "show",
-                    "suggested",
-                    "write_json",
-                ),
-                "commands",
-            ),
-            **dict.fromkeys(("shadow_log",), "shadow_log"),
-            **dict.fromkeys(("StandingStore",), "store"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -77,14 +77,14 @@ def _absorb(settings: Settings, domain: str) -> None:
     from custodian_runtime.approvals import carry_out_recorded_decisions
 
     for done in carry_out_recorded_decisions(settings, domain):
-        sys.stderr.write(for_terminal(f"custodian: recorded decision: {done.message}") + "\n")
+        sys.stderr.write(for_terminal(f"custodian: kept decision: {done.message}") + "\n")
 
 
 def _recorded(domain: str, holder: str | None, what: str) -> str:
     if holder is None:
         return f"{what}: journaled"
     return (
-        f"{what}: recorded; the domain {domain} is busy (held by {holder}), so it is journaled "
+        f"{what}: kept; the domain {domain} is busy (locked by {holder}), so it is journaled "
         "as soon as that ends, in the order it came (a mode or a revoke binds the running run "
         "from its next write)"
     )

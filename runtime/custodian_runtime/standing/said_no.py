@@ -68,7 +68,9 @@ def say_no(settings: Settings, request: SayNo, out: TextIO) -> int:
     said = SaidNo(r.operation, r.status, r.cites, r.workstream, r.owner, r.by, r.reason,
                   utc_now(), utc_now() + life, r.lifted)  # fmt: skip
     what = f"{'lifted' if r.lifted else 'a standing no'}: {said.label()}"
-    busy = "" if holder is None else f" (kept while {holder} holds the domain; journaled after)"
+    busy = (
+        "" if holder is None else f" (kept while {holder} has the domain's lock; journaled after)"
+    )
     out.write(for_terminal(f"{what}: journaled{busy}") + "\n")
     return 0
 

@@ -38,7 +38,7 @@ class StandingStore:
 
     def record(self, domain: str, *entries: Entry) -> str | None:
         """Journal `entries` now, each one word, in one person's run; None, or while a run
-        holds the domain, who holds it (each is kept, and journaled when the domain is free).
+        has the domain's lock, who holds it (each is kept, and journaled when the domain is free).
 
         While words wait in the inbox, these are kept after them (None is returned: the
         caller absorbs the inbox next), so the journal keeps their order of arrival.
@@ -80,7 +80,7 @@ class StandingStore:
 
     def journal_words(self, domain: str, words: list[Word]) -> int:
         """Journal kept standing `words` of `domain` in their order, each once; how many were
-        new (RunLocked while a run holds the domain: nothing is done)."""
+        new (RunLocked while a run has the domain's lock: nothing is done)."""
         with RunLock(self.memory_dir, domain, run_id=f"person-{words[0].id}"):
             new, put_back = self._append(domain, words, skip_journaled=True)
             for word in words:

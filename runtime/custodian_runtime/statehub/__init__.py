@@ -14,14 +14,5 @@ if TYPE_CHECKING:
     from custodian_runtime.statehub._conditional import NotModified
     from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
-__all__ = ["HubWrite", "NotModified", "StateHubClient"]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("HubWrite", "StateHubClient"), "client"),
-            **dict.fromkeys(("NotModified",), "_conditional"),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -22,28 +22,5 @@ if TYPE_CHECKING:
         shard_of,
     )
 
-__all__ = [
-    "Shard",
-    "Watch",
-    "WatchRequest",
-    "parse_domains",
-    "parse_prune_keep",
-    "parse_shard",
-    "read_domains",
-    "shard_of",
-    "watch_command",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        {
-            **dict.fromkeys(("Watch", "watch_command"), "_loop"),
-            **dict.fromkeys(("WatchRequest",), "_request"),
-            **dict.fromkeys(("parse_prune_keep",), "_prune"),
-            **dict.fromkeys(
-                ("Shard", "parse_domains", "parse_shard", "read_domains", "shard_of"), "_select"
-            ),
-        },
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -1,7 +1,7 @@
 """When a watched domain is due: what the watch learned of it after its last run here.
 
 After each run the watch reads the domain's checkpoint (read-only) and keeps a `Learned`:
-the revision the domain was settled at, when time alone makes it due (the skip window, a
+the revision the domain's last run saw, when time alone makes it due (the skip window, a
 pending approval's expiry), the local work that makes it due at every pass (the same `LocalWork`
 and `why_read` a run asks with: run/_unchanged.py, core/skip/unchanged.py) and the journal file's
 stamp. It is kept across a restart as a cache (watch/_seen.py) that the stamps check; a domain
@@ -42,7 +42,7 @@ Stamp = tuple[int, int, int] | None  # (inode, mtime_ns, size) of a file; None w
 class Learned:
     """What the watch learned of a domain after its last run here."""
 
-    revision: int | None  # the hub revision the domain was settled at
+    revision: int | None  # the hub revision the domain's last run saw
     until: datetime | None  # when time alone makes it due (skip window, an approval expiring)
     waiting: str | None  # local work that makes it due at every pass; None when nothing waits
     stamp: object  # the domain's files (journal, guidance) when learned: a change makes it due
@@ -138,12 +138,12 @@ def guidance_stamps(folder: Path) -> dict[str, Stamp]:
 
 
 def learn(
-    settings: Settings, domain: str, now: datetime, settled_at: int | None, stamp: object
+    settings: Settings, domain: str, now: datetime, handed_revision: int | None, stamp: object
 ) -> tuple[Learned, tuple[ApprovalItem, ...]]:
     """What the domain's checkpoint and queue say now (after a run): when it is next due, and
     the queue's hot items (from its index), which the domain's figures read too.
 
-    `settled_at`: the revision the run was handed when it exited 0 (it saw at least that);
+    `handed_revision`: the revision the run was handed when it exited 0 (it saw at least that);
     `stamp`: the domain's files, taken before this reads them, so a later change shows.
     """
     store = JournalStore(settings.memory_dir, seal_key=settings.seal_key)
@@ -157,7 +157,7 @@ def learn(
         waiting = why_read(None, now, window, LocalWork())  # no completed run: it reads all
         return Learned(None, None, waiting, stamp), queue.items
     work = work_waiting(history, queue.items, last, now, decisions=0)
-    revisions = [r for r in (last.revision, settled_at) if r is not None]
+    revisions = [r for r in (last.revision, handed_revision) if r is not None]
     until = min([last.finished_at + window, *_expiries(queue.items, now)])
     known = Learned(max(revisions, default=None), until, why_read(last, now, window, work), stamp)
     return known, queue.items

@@ -77,7 +77,7 @@ class Watch(PassRuns, Pruning, Restart):
                     while not self.stop:
                         began = time.monotonic()
                         self.pass_once(client.state_summary_lazy, pool)
-                        self._settle_heap()
+                        self._freeze_heap()
                         if self.request.once or self._wait(began + self.request.every_s):
                             break
             finally:
@@ -177,7 +177,7 @@ class Watch(PassRuns, Pruning, Restart):
                 due_now.append(name)
         return due_now
 
-    def _settle_heap(self) -> None:
+    def _freeze_heap(self) -> None:
         """Once the domains' state has doubled since the last time, collect and freeze the heap:
         the cyclic collector then leaves the long-lived state of 10,000 domains alone, so a
         pass costs the same every time (it traversed all of it at each full collection)."""

@@ -76,8 +76,8 @@ class PassRuns(LoopState):
     ) -> None:
         stamp = self._stamp(name)
         try:
-            settled = revision if code == 0 else None
-            known, items = learn(settings, name, facts.ended_at, settled, stamp)
+            handed = revision if code == 0 else None
+            known, items = learn(settings, name, facts.ended_at, handed, stamp)
             # What a run pushes to a Pushgateway (metrics/push.py), served here instead; the
             # queue's items come from its index, not from every approval file.
             figures = domain_figures(

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.memory.files import atomic_write_text
+from custodian_runtime.files.atomic import atomic_write_text
 from custodian_runtime.watch._due import Learned
 
 FORMAT = 1

@@ -24,7 +24,7 @@ class Shard:
     index: int
     count: int
 
-    def holds(self, domain: str) -> bool:
+    def includes(self, domain: str) -> bool:
         """Whether `domain` falls in this shard."""
         return shard_of(domain, self.count) == self.index
 
@@ -86,7 +86,7 @@ def chosen(
     """
     known = list(dict.fromkeys(on_hub))
     if listed is None:
-        return [n for n in known if shard is None or shard.holds(n)], []
+        return [n for n in known if shard is None or shard.includes(n)], []
     there = set(known)
-    mine = [n for n in listed if shard is None or shard.holds(n)]
+    mine = [n for n in listed if shard is None or shard.includes(n)]
     return [n for n in mine if n in there], [n for n in mine if n not in there]

@@ -1,6 +1,6 @@
 """Turn an authorized operation into the one client call that performs it.
 
-This module performs; it never decides. Whether an operation may run was settled before, by
+This module performs; it never decides. Whether an operation may run was decided before, by
 `core.authority.authorize` for a run or by a person's approval. Each hub call is its operation's
 spec's (core/operations/); the two tables below are read from the registry when a write is sent.
 """

@@ -67,7 +67,7 @@ def check_canon(canon_dir: Path) -> None:
     if not constitution.is_file():
         raise ConfigError(
             f"no constitution at {constitution}: point CUSTODIAN_CANON_DIR (or --canon) at the "
-            "canon directory that holds constitution.md",
+            "canon directory that contains constitution.md",
             setting="CUSTODIAN_CANON_DIR",
         )
     if not os.access(constitution, os.R_OK):

@@ -20,18 +20,5 @@ if TYPE_CHECKING:
         waiting,
     )
 
-__all__ = [
-    "decider",
-    "history",
-    "items",
-    "ledger",
-    "notice",
-    "recorded_decisions",
-    "settle",
-    "status",
-    "verdicts",
-    "waiting",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

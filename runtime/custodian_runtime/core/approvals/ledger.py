@@ -152,7 +152,7 @@ def _status_after(before: Said | None, record: Record, data: Entry) -> Said | No
     if kind == "settled_by_hand":
         return None
     closed = isinstance(data, Failed | Stale) and bool(data.closed)
-    status = settled_status(None if before is None else before.status, kind, closed)
+    status = reconciled_status(None if before is None else before.status, kind, closed)
     return before if status is None else _said(status, record)
 
 
@@ -160,7 +160,7 @@ def _said(status: str, record: Record) -> Said:
     return Said(status=status, ref=record.ref, at=record.at)
 
 
-def settled_status(before: str | None, kind: str, closed: bool) -> str | None:
+def reconciled_status(before: str | None, kind: str, closed: bool) -> str | None:
     """The item's status once its write's `kind` record is read (`closed`: closed, not sent).
 
     A write closed without being sent settles a write whose answer never came (an `unknown`

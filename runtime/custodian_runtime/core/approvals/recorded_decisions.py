@@ -1,9 +1,10 @@
-"""A person's decision recorded while a run holds the domain, to be carried out when it ends.
+"""A person's decision recorded while a run has the domain's lock, to be carried out when it ends.
 
 Deciding never waits for a run: when the domain is busy, the decision is kept as a word in the
-domain's inbox (core/journal/words.py, journal/inbox.py), and the next step that holds the domain
-carries it out through the same path as a decision made at once. `RecordedDecision` is how a person
-reads it, and the form an earlier release kept it in (`memory/decisions/`, carried once).
+domain's inbox (core/journal/words.py, journal/inbox.py), and the next step that has the
+domain's lock carries it out through the same path as a decision made at once.
+`RecordedDecision` is how a person reads it, and the form an earlier release kept it in
+(`memory/decisions/`, carried once).
 """
 
 from __future__ import annotations
@@ -41,15 +42,15 @@ def as_recorded(word: Word) -> RecordedDecision:
 
 
 def waiting_message(decision: RecordedDecision, holder: str) -> str:
-    """What the person reads when their decision is recorded for later."""
+    """What the person reads when their decision is kept for later."""
     what = "rejection" if decision.decision == "reject" else "approval"
     then = (
         "journaled"
         if decision.decision == "reject"
-        else "ruled on against the hub as it is then and, if it still holds, carried out"
+        else "ruled on against the hub as it is then and, if its state is unchanged, carried out"
     )
     return (
-        f"{decision.approval_id}: {what} by {decision.by} recorded. The domain {decision.domain} "
-        f"is busy (held by {holder}); the {what} is {then} as soon as that ends, by the next "
+        f"{decision.approval_id}: {what} by {decision.by} kept. The domain {decision.domain} "
+        f"is busy (locked by {holder}); the {what} is {then} as soon as that ends, by the next "
         "custodian run or approvals command for the domain."
     )

@@ -61,7 +61,7 @@ def item_probes(
     return found
 
 
-def settle_item_writes(
+def reconcile_item_writes(
     pending: Sequence[core_journal.PendingWrite],
     observed: DomainSummary | None,
     canon_sha256: str | None,

@@ -69,7 +69,7 @@ class SendResult(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
-class Settlement:
+class Verdict:
     """What one decision comes to: journal `records`, store `stored`, send if `execute`."""
 
     exit_code: int
@@ -117,7 +117,7 @@ def gate(approval_id: str, item: ApprovalItem, now: datetime) -> Gate:
     return Gate(None)
 
 
-def foreign_refusal(item: ApprovalItem, site: DecisionSite, note: str | None) -> Settlement | None:
+def foreign_refusal(item: ApprovalItem, site: DecisionSite, note: str | None) -> Verdict | None:
     """Refused, undecided and unjournaled, when the item was proposed on another hub or canon.
 
     `site` is where this decision is made (core/authority/origin.py): a hub is the same hub when it
@@ -135,7 +135,7 @@ def foreign_refusal(item: ApprovalItem, site: DecisionSite, note: str | None) ->
         problem = hub_problem(item.hub, site.hub, _hub_fix(item, note, site.memory))
     if problem is None:
         return None
-    return Settlement(EXIT_REFUSED, for_terminal(f"{item.id}: refused: {problem}"))
+    return Verdict(EXIT_REFUSED, for_terminal(f"{item.id}: refused: {problem}"))
 
 
 def _hub_fix(item: ApprovalItem, note: str | None, memory: str) -> str:
@@ -156,7 +156,7 @@ def on_approve(
     note: str | None,
     seen: ObservedNow,
     now: datetime,
-) -> Settlement:
+) -> Verdict:
     """Every ruling of an approve, in order: the item's origin, then the one authority on what
     was seen. `approvals approve` performs it; the review page's preview shows it."""
     refused = foreign_refusal(item, site, note)
@@ -191,11 +191,11 @@ def to_observe(item: ApprovalItem) -> Observe:
     return "canon" if canon_target(item.operation, item.params) is not None else "hub"
 
 
-def rejected(item: ApprovalItem, by: str, reason: str, now: datetime) -> Settlement:
+def rejected(item: ApprovalItem, by: str, reason: str, now: datetime) -> Verdict:
     """A person rejects the item: its fingerprint is never queued again."""
     stored = _decided_item(item, "rejected", now, by, reject_reason=reason)
     records = (_decided(item, "rejected", by, reason),)
-    return Settlement(0, for_terminal(f"{item.id}: rejected by {by}"), records, stored)
+    return Verdict(0, for_terminal(f"{item.id}: rejected by {by}"), records, stored)
 
 
 def approved(
@@ -204,7 +204,7 @@ def approved(
     note: str | None,
     seen: ObservedNow,
     now: datetime,
-) -> Settlement:
+) -> Verdict:
     """Refused, stale, or sent: the one authority rules on the item against what was seen now.
 
     It rules from the grounds a fresh plan has (`seen.limits`, `seen.writes`, the person's
@@ -224,17 +224,17 @@ def approved(
     recent = recent_writes(rules, seen.writes, now)
     grounds = Grounds(limits=rules, recent=recent, standing=seen.standing, now=now)
     verdict = rule_write(proposed, summary, person, canon_sha256=seen.canon_sha256, grounds=grounds)
-    if verdict.held is not None:
-        return held(item, verdict.held)
+    if verdict.paused is not None:
+        return paused(item, verdict.paused)
     if not verdict.allowed:
         current = proposed_under(proposed, summary, seen.canon_sha256)
         return _not_allowed(item, by, note, verdict, current, now)
     records = (_decided(item, "approved", by, note), encode(ruling_record(item, verdict)))
     task = planned_on(verdict.ruling, summary)
-    return Settlement(EXIT_EXECUTED, "", records, execute=True, task=task)
+    return Verdict(EXIT_EXECUTED, "", records, execute=True, task=task)
 
 
-def held(item: ApprovalItem, setting: ModeSetting) -> Settlement:
+def paused(item: ApprovalItem, setting: ModeSetting) -> Verdict:
     """Refused, undecided and unjournaled: a person set the item's operation to `off` or
     `shadow`, so nothing of it is written; the item stays pending for when the mode changes."""
     op = item.operation
@@ -245,12 +245,12 @@ def held(item: ApprovalItem, setting: ModeSetting) -> Settlement:
         f"sets it back: custodian policy set --domain {item.domain} --operation {op} --mode ask "
         "--reason TEXT"
     )
-    return Settlement(EXIT_REFUSED, for_terminal(message))
+    return Verdict(EXIT_REFUSED, for_terminal(message))
 
 
 def carried_out(
     item: ApprovalItem, by: str, note: str | None, outcome: SendResult, now: datetime
-) -> Settlement:
+) -> Verdict:
     """What sending the approved write came to: executed, stale (the task moved), unknown (no
     answer came) or failed."""
     status = _carried_status(outcome)
@@ -259,7 +259,7 @@ def carried_out(
     # The status only: the shell says it as a sentence (core/presentation `fate`), and the
     # result stays on the item, for `show` and `--json`.
     message = for_terminal(f"{item.id}: {status}")
-    return Settlement(code, message, stored=stored)
+    return Verdict(code, message, stored=stored)
 
 
 def _carried_status(outcome: SendResult) -> ApprovalStatus:
@@ -287,10 +287,10 @@ def ruling_record(item: ApprovalItem, verdict: WriteRuling) -> RulingRecord:
 
 def _refused_before(
     item: ApprovalItem, by: str, note: str | None, refusal: str, now: datetime
-) -> Settlement:
+) -> Verdict:
     stored = _decided_item(item, "failed", now, by, decision_note=note, result={"error": refusal})
     message = for_terminal(f"{item.id}: refused before anything ran: {refusal}")
-    return Settlement(EXIT_REFUSED, message, (_decided(item, "refused", by, refusal),), stored)
+    return Verdict(EXIT_REFUSED, message, (_decided(item, "refused", by, refusal),), stored)
 
 
 def _not_allowed(
@@ -300,7 +300,7 @@ def _not_allowed(
     verdict: WriteRuling,
     current: dict[str, Any],
     now: datetime,
-) -> Settlement:
+) -> Verdict:
     """Stale (only the target moved) or refused by the authority; nothing reaches the hub."""
     reason = verdict.ruling.reason
     decision = "stale" if verdict.stale else "refused"
@@ -309,16 +309,16 @@ def _not_allowed(
         result = {"proposed_under": item.precondition, "now": current}
         stored = _decided_item(item, "stale", now, by, decision_note=note, result=result)
         message = f"{item.id}: stale: the target changed since it was proposed; nothing ran"
-        return Settlement(EXIT_STALE, message, records, stored)
+        return Verdict(EXIT_STALE, message, records, stored)
     stored = _decided_item(item, "failed", now, by, decision_note=note, result={"error": reason})
     message = for_terminal(f"{item.id}: refused, nothing ran: {reason}")
-    return Settlement(EXIT_REFUSED, message, records, stored)
+    return Verdict(EXIT_REFUSED, message, records, stored)
 
 
-def word_closed(item: ApprovalItem, by: str, why: str) -> Settlement:
+def word_closed(item: ApprovalItem, by: str, why: str) -> Verdict:
     """A kept approve its own refusal closes (a mode holds the item, the ruling refuses it): the
     word is journaled as `closed` with the reason; the item stays as it was (pending)."""
-    return Settlement(EXIT_REFUSED, why, records=(_decided(item, "closed", by, why),))
+    return Verdict(EXIT_REFUSED, why, records=(_decided(item, "closed", by, why),))
 
 
 def _decided(item: ApprovalItem, decision: str, by: str, reason: str | None) -> JournalEntry:
@@ -332,10 +332,10 @@ def _decided_item(
     return item.model_copy(update=update)
 
 
-def sourced(settled: Settlement, source: BySource) -> Settlement:
-    """The settlement whose decision records say where the decider's name came from."""
+def sourced(verdict: Verdict, source: BySource) -> Verdict:
+    """The verdict whose decision records say where the decider's name came from."""
     records = tuple(
         (kind, {**data, "by_source": source}) if kind == ApprovalDecided.KIND else (kind, data)
-        for kind, data in settled.records
+        for kind, data in verdict.records
     )
-    return replace(settled, records=records)
+    return replace(verdict, records=records)

@@ -28,26 +28,5 @@ if TYPE_CHECKING:
         scope,
     )
 
-__all__ = [
-    "authorize",
-    "budgets",
-    "checks",
-    "deference",
-    "evidence",
-    "facts",
-    "grounded",
-    "holds",
-    "keys",
-    "marks",
-    "origin",
-    "own_writes",
-    "path",
-    "precondition",
-    "proof",
-    "reconcile",
-    "refusals",
-    "scope",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -29,7 +29,7 @@ from custodian_runtime.core.plan.extract import Plan, ProposedItem
 from custodian_runtime.core.standing.ledger import GrantDecision, grant_standing, grant_verdict
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.core.standing.rule import Ground, apply_standing, held_by
+from custodian_runtime.core.standing.rule import Ground, apply_standing, paused_by
 from custodian_runtime.core.standing.said_no import lifted_history
 from custodian_runtime.core.view import View
 
@@ -85,11 +85,11 @@ class PersonDecision:
 @dataclass(frozen=True)
 class WriteRuling:
     """The authority's ruling on one write; `stale` when only the target's state has moved;
-    `held` when a person's mode (`off`, `shadow`) keeps even an approved write from running."""
+    `paused` when a person's mode (`off`, `shadow`) keeps even an approved write from running."""
 
     ruling: Ruling
     stale: bool = False
-    held: ModeSetting | None = None
+    paused: ModeSetting | None = None
 
     @property
     def allowed(self) -> bool:
@@ -160,9 +160,9 @@ def rule_write(
     problem = _person_problem(item, person, observed.domain)
     if problem is not None:
         return _deny(item, problem)
-    held = held_by(item.operation, g.standing)
-    if held is not None:
-        return WriteRuling(Ruling(item, "deny", _held_reason(item, held)), held=held)
+    paused = paused_by(item.operation, g.standing)
+    if paused is not None:
+        return WriteRuling(Ruling(item, "deny", _paused_reason(item, paused)), paused=paused)
     now = proposed_under(item, observed, canon_sha256)
     if now != dict(person.precondition):
         reason = f"state changed: proposed under {dict(person.precondition)}, now {now}"
@@ -197,10 +197,10 @@ def _under_grant(
     return WriteRuling(ruled if decided.allowed else Ruling(item, "deny", decided.reason))
 
 
-def _held_reason(item: ProposedItem, held: ModeSetting) -> str:
+def _paused_reason(item: ProposedItem, paused: ModeSetting) -> str:
     return (
-        f"Item #{item.index} ({item.operation}) is not written: {item.operation} is {held.mode}, "
-        f"set by {held.by} at {held.at:%Y-%m-%d %H:%M} UTC ({held.reason}); nothing of it is "
+        f"Item #{item.index} ({item.operation}) is not written: {item.operation} is {paused.mode}, "
+        f"set by {paused.by} at {paused.at:%Y-%m-%d %H:%M} UTC ({paused.reason}); nothing of it is "
         "written while it is, a person's approval included."
     )
 

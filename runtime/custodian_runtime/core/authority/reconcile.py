@@ -163,7 +163,7 @@ def _clause(reason: str) -> str:
 def _canon_step(pending: PendingWrite, canon_sha256: str | None) -> ReconcileStep:
     path = landed_canon(pending, canon_sha256)
     if path is not None:
-        return ReconcileStep("found", f"the canon file {path} already holds the approved content")
+        return ReconcileStep("found", f"the canon file {path} already has the approved content")
     return ReconcileStep(
         "refused",
         "the approved canon write did not land (the file does not hold its content); only its "

@@ -9,13 +9,5 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.core.context import continuity, neutralize, overview, prompt, tokens
 
-__all__ = [
-    "continuity",
-    "neutralize",
-    "overview",
-    "prompt",
-    "tokens",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -29,27 +29,5 @@ if TYPE_CHECKING:
         words,
     )
 
-__all__ = [
-    "api",
-    "chain",
-    "fold",
-    "kinds",
-    "late_landings",
-    "observation",
-    "prune",
-    "records",
-    "render",
-    "run_index",
-    "runs",
-    "seal_key",
-    "seals",
-    "settle",
-    "spine",
-    "stream",
-    "totals",
-    "trace",
-    "words",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

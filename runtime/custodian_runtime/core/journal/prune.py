@@ -122,7 +122,7 @@ def decide(
         later = set().union(*(f.runs | f.refers_to for f in segments[number:]))
         if not dropped & later:
             return PruneDecision(number, f"{number} segment(s) older than the cutoff")
-    return PruneDecision(0, "every old segment holds a run a later segment refers to")
+    return PruneDecision(0, "every old segment contains a run a later segment refers to")
 
 
 def droppable(segments: Sequence[SegmentFacts], kept_seqs: Iterable[int]) -> int:

@@ -38,7 +38,7 @@ def record_sealer(key: SealKey, record: Record) -> Sealer | None:
 
 
 def record_seal_problem(key: SealKey, record: Record) -> str | None:
-    """Why the record's seal does not hold (None when it does)."""
+    """Why the record's seal does not verify (None when it does)."""
     if record.seal is None:
         return "no seal: written without the seal key, or added by someone who lacks it"
     if record_sealer(key, record) is None:
@@ -80,7 +80,7 @@ def seal_item(key: SealKey, item: ApprovalItem) -> ApprovalItem:
 
 
 def item_seal_problem(key: SealKey, item: ApprovalItem) -> str | None:
-    """Why an item's seal does not hold (None when it does)."""
+    """Why an item's seal does not verify (None when it does)."""
     seal = item.seal
     if seal is None:
         return "carries no seal: written without the seal key, or by someone who lacks it"

@@ -110,7 +110,7 @@ def put_back_message(word: Word, mark: int) -> str:
     """What a person reads of a kept word that came back from before the journal's mark."""
     return (
         f"the kept word inbox/{word.domain}/{word.arrival} ({word.kind}, {word.id}) is at or "
-        f"below arrival {mark}, the last the journal absorbed, and the journal does not hold "
+        f"below arrival {mark}, the last the journal absorbed, and the journal does not contain "
         "it: it was put back or renumbered, so it is not carried out. Remove the file; a person "
         "who still means it decides again"
     )

@@ -24,7 +24,7 @@ def parse_plan_object(text: str) -> dict[str, Any]:
         ) from None
     if not isinstance(document, dict):
         raise PlanRejected(
-            f"The ```json block holds a JSON {type(document).__name__}, not an object: "
+            f"The ```json block contains a JSON {type(document).__name__}, not an object: "
             'the plan must be one object such as {"observations": [], "progress_events": []}.'
         )
     if _depth(document) > MAX_DEPTH:
@@ -39,7 +39,7 @@ def require_unicode(text: str, what: str) -> None:
     except UnicodeEncodeError as exc:
         code = f"U+{ord(text[exc.start]):04X}"
         raise PlanRejected(
-            f"{what} is not valid Unicode: it holds a lone surrogate ({code}): write the plan "
+            f"{what} is not valid Unicode: it contains a lone surrogate ({code}): write the plan "
             "as UTF-8 text, and escape only whole characters "
             "(a pair such as \\ud83d\\ude00, never half of one)."
         ) from None

@@ -123,8 +123,8 @@ def _require_at_most(document: dict[str, Any], max_items: int) -> None:
     count = sum(_entries(key, value) for key, value in document.items())
     if count > max_items:
         raise PlanRejected(
-            f"The ```json block holds {count} items, more than the {max_items} one plan may "
-            "hold (CUSTODIAN_MAX_PLAN_ITEMS): propose the most important ones; the rest can "
+            f"The ```json block contains {count} items, more than the {max_items} one plan may "
+            "contain (CUSTODIAN_MAX_PLAN_ITEMS): propose the most important ones; the rest can "
             "wait for the next run."
         )
 
@@ -148,13 +148,13 @@ def _the_json_block(lines: list[str], fences: list[Fence]) -> Fence:
         if unclosed:
             hint = f" (the fence opened on line {unclosed[0].first_line + 1} is never closed)"
         raise PlanRejected(
-            f"The answer holds no ```json block{hint}: put the action plan in exactly one fenced "
-            "block that opens with ```json and closes with ```."
+            f"The answer contains no ```json block{hint}: put the action plan in exactly one "
+            "fenced block that opens with ```json and closes with ```."
         )
     if len(blocks) > 1:
         where = ", ".join(str(fence.first_line + 1) for fence in blocks)
         raise PlanRejected(
-            f"The answer holds {len(blocks)} ```json blocks (opening on lines {where}): "
+            f"The answer contains {len(blocks)} ```json blocks (opening on lines {where}): "
             "put the whole action plan in exactly one ```json block."
         )
     if not blocks[0].closed:

@@ -12,10 +12,5 @@ if TYPE_CHECKING:
         unchanged,
     )
 
-__all__ = [
-    "facts",
-    "unchanged",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

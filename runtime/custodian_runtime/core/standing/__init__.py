@@ -22,20 +22,5 @@ if TYPE_CHECKING:
         suggestions,
     )
 
-__all__ = [
-    "agreement",
-    "commands",
-    "grants",
-    "ledger",
-    "modes",
-    "narrowed",
-    "record",
-    "rule",
-    "said_no",
-    "scopes",
-    "shadow",
-    "suggestions",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -8,7 +8,7 @@ person (a set-back later is the work moving on, and deference already leaves it 
   person restores it by issuing a grant again (`custodian grants issue`); the suspended one stays
   suspended, so its record shows what happened.
 - made on its own: that class of writes, the operation with the reversed write's task and
-  status, needs a person for `REVERSAL_HOLD` (`class_held`); never the whole operation for one
+  status, needs a person for `NARROWED_FOR` (`class_held`); never the whole operation for one
   reversal. A person's approval of such an item still runs.
 
 A change Custodian made itself is never a person's reversal: when the task is as a later status
@@ -34,7 +34,7 @@ from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.view import View
 
 # How long a class of writes needs a person after a person set back one of them.
-REVERSAL_HOLD = timedelta(days=14)
+NARROWED_FOR = timedelta(days=14)
 # A set-back within this time of Custodian's write is a person correcting it; one later is the
 # work moving on (a blocker cleared, new facts), which deference already leaves to the person.
 REVERSAL_WINDOW = timedelta(days=2)
@@ -42,7 +42,7 @@ NARROWED_KINDS = frozenset({GrantSuspended.KIND, ClassHeld.KIND})
 
 
 @dataclass(frozen=True)
-class Hold:
+class NarrowedClass:
     """A class of writes that needs a person until `until`, and why."""
 
     operation: str
@@ -63,47 +63,54 @@ class Hold:
 
 @dataclass(frozen=True)
 class Narrowed:
-    """The grants suspended (id -> why), the classes held, and the reversed writes seen."""
+    """The grants suspended (id -> why), the classes narrowed, and the reversed writes seen."""
 
     suspended: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    holds: tuple[Hold, ...] = ()
+    classes: tuple[NarrowedClass, ...] = ()
     seen: frozenset[tuple[str, str]] = frozenset()
 
-    def hold_on(self, operation: str, params: Mapping[str, Any], now: datetime) -> Hold | None:
-        """The hold a write of `operation` with `params` falls under at `now`, if any."""
-        return next((h for h in self.holds if h.covers(operation, params, now)), None)
+    def class_of(
+        self, operation: str, params: Mapping[str, Any], now: datetime
+    ) -> NarrowedClass | None:
+        """The narrowed class a write of `operation` with `params` falls in at `now`, if any."""
+        return next((h for h in self.classes if h.covers(operation, params, now)), None)
 
     def as_record(self) -> dict[str, Any]:
         """What the plan record keeps of it, so that replay rules with the same."""
-        holds = [
+        classes = [
             {"operation": h.operation, "params": dict(h.params), "until": h.until.isoformat(),
              "reason": h.reason}
-            for h in self.holds
+            for h in self.classes
         ]  # fmt: skip
-        return {"suspended": dict(self.suspended), "holds": holds}
+        # "holds": the key every plan record written so far carries (replay reads them).
+        return {"suspended": dict(self.suspended), "holds": classes}
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any] | None) -> Narrowed:
         """What a plan record kept (nothing kept: nothing narrowed)."""
         if not data:
             return cls()
-        holds = tuple(
-            Hold(str(h["operation"]), {str(k): str(v) for k, v in dict(h["params"]).items()},
-                 datetime.fromisoformat(str(h["until"])), str(h["reason"]))
+        classes = tuple(
+            NarrowedClass(
+                str(h["operation"]),
+                {str(k): str(v) for k, v in dict(h["params"]).items()},
+                datetime.fromisoformat(str(h["until"])),
+                str(h["reason"]),
+            )
             for h in data.get("holds") or ()
-        )  # fmt: skip
+        )
         suspended = {str(k): str(v) for k, v in dict(data.get("suspended") or {}).items()}
-        return cls(MappingProxyType(suspended), holds)
+        return cls(MappingProxyType(suspended), classes)
 
     def __bool__(self) -> bool:
-        return bool(self.suspended or self.holds)
+        return bool(self.suspended or self.classes)
 
 
 def narrowed_of(records: Iterable[Record]) -> Narrowed:
-    """The suspensions and holds the records hold, in journal order: what `policy report`,
-    `grants list` and the ruling read."""
+    """The suspensions and narrowed classes the records give, in journal order: what `policy
+    report`, `grants list` and the ruling read."""
     suspended: dict[str, str] = {}
-    holds: list[Hold] = []
+    classes: list[NarrowedClass] = []
     seen: set[tuple[str, str]] = set()
     found = list(records)
     for _, s in of_kind(found, GrantSuspended):
@@ -113,9 +120,9 @@ def narrowed_of(records: Iterable[Record]) -> Narrowed:
     for _, h in of_kind(found, ClassHeld):
         if h.operation is not None and h.until is not None:
             params = {str(k): str(v) for k, v in dict(h.params or {}).items()}
-            holds.append(Hold(h.operation, params, parse_at(h.until), str(h.reason)))
+            classes.append(NarrowedClass(h.operation, params, parse_at(h.until), str(h.reason)))
         seen.add((str(h.run), str(h.index)))
-    return Narrowed(MappingProxyType(suspended), tuple(holds), frozenset(seen))
+    return Narrowed(MappingProxyType(suspended), tuple(classes), frozenset(seen))
 
 
 def reversals(
@@ -144,7 +151,7 @@ def reversals(
                                         task_id=w.task_id, reason=reason))  # fmt: skip
         else:
             params = {"task_id": str(w.task_id), "status": str(w.status)}
-            until = (now + REVERSAL_HOLD).isoformat()
+            until = (now + NARROWED_FOR).isoformat()
             found.append(ClassHeld(operation=w.operation, params=params, until=until,
                                    run=w.run_id, index=w.index, reason=reason))  # fmt: skip
     return found
@@ -171,7 +178,7 @@ def _soon(write: OwnWrite, changed: datetime | None) -> bool:
 
 
 def narrowed_line(entry: GrantSuspended | ClassHeld) -> str:
-    """What a person reads in the note of one grant suspended or class held."""
+    """What a person reads in the note of one grant suspended or class narrowed."""
     if isinstance(entry, GrantSuspended):
         return (
             f"grant {entry.grant_id} is suspended: {entry.reason}; a person restores it by "

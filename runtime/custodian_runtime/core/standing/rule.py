@@ -68,10 +68,10 @@ def apply_standing(rulings: Sequence[Ruling], ground: Ground) -> tuple[Ruling, .
             queued -= ruling.outcome == "queue"
             done.append(said)
             continue
-        held = _held_class(ruling, ground, queued + 1)
-        if held is not None:
-            queued += held.outcome == "queue"
-            done.append(held)
+        narrowed = _narrowed_class(ruling, ground, queued + 1)
+        if narrowed is not None:
+            queued += narrowed.outcome == "queue"
+            done.append(narrowed)
             continue
         mode = ground.standing.modes.of(ruling.item.operation)
         if changes_standing(ruling.item.operation):
@@ -121,14 +121,14 @@ def in_deference(ruling: Ruling) -> Ruling:
     return replace(ruling, outcome="deny", reason=reason, code=HELD, clause=f"{ruling.held}.")
 
 
-def _held_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:
-    """A write Custodian would make on its own in a class a person's reversal held: queued for
-    a person instead (core/standing/narrowed.py); None when no hold applies."""
+def _narrowed_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:
+    """A write Custodian would make on its own in a class a person's reversal narrowed: queued
+    for a person instead (core/standing/narrowed.py); None when no narrowed class applies."""
     item = ruling.item
     if ruling.outcome != "execute" or changes_standing(item.operation):
         return None
-    hold = ground.standing.narrowed.hold_on(item.operation, item.params, ground.now)
-    if hold is None:
+    narrowed = ground.standing.narrowed.class_of(item.operation, item.params, ground.now)
+    if narrowed is None:
         return None
     if ground.standing.modes.of(item.operation) in SILENT:
         return None  # the mode rules it (denied) as before
@@ -136,12 +136,12 @@ def _held_class(ruling: Ruling, ground: Ground, queued: int) -> Ruling | None:
     if problem is not None:
         return replace(ruling, outcome="deny", reason=f"{_label(ruling)} is denied: {problem}.",
                        code="stated", clause=f"{problem}.")  # fmt: skip
-    clause = hold.clause()
+    clause = narrowed.clause()
     reason = f"{_label(ruling)} is queued for a person's approval: {clause}."
     return replace(ruling, outcome="queue", reason=reason, code="stated", clause=f"{clause}.")
 
 
-def held_by(operation: str, standing: Standing) -> ModeSetting | None:
+def paused_by(operation: str, standing: Standing) -> ModeSetting | None:
     """The setting that keeps every write of `operation` from going out, a person's approval
     included (`off` or `shadow`); None when its mode lets a write through."""
     setting = standing.modes.settings.get(operation)
@@ -149,7 +149,7 @@ def held_by(operation: str, standing: Standing) -> ModeSetting | None:
 
 
 def in_flight(kept: Standing, journaled: Standing) -> Standing:
-    """The standing a run holding the domain rules with: every decision kept while it was busy
+    """The standing a run with the domain's lock rules with: every decision kept while it was busy
     (modes, revokes), but a grant only once journaled, since its uses follow its issue there."""
     known = {g.id for g in journaled.grants}
     grants = tuple(g for g in kept.grants if g.id in known)

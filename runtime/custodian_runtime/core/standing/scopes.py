@@ -8,7 +8,7 @@ idle days (`--on`), and citing a person's newer event (`--evidence newer`, statu
 only). A scope is looked for among conjunctions of at most MAX_ATOMS of them, each held by
 at least NEEDED approved proposals: one that covers no rejected proposal in the window and
 whose approvals earn the bound, the one covering the most approvals first (the narrowest of
-equals). A bound on idle days must be settled: the older half of the window's rejections
+equals). A bound on idle days must be learnt: the older half of the window's rejections
 set it already, so that it held on proposals it was not fit on. A rejected proposal whose
 facts were not kept counts as inside every scope its params fit: an unknown fact never
 widens a grant.
@@ -143,7 +143,7 @@ def _narrowest(scope: Scope, approved: Sequence[Judged]) -> Scope:
     return Scope({**where, **scope.where}, {**on, **scope.on}, scope.evidence)
 
 
-def settled(scope: Scope, said: Sequence[Judged]) -> bool:
+def bounds_learnt(scope: Scope, said: Sequence[Judged]) -> bool:
     """Whether each at-least bound of `scope` was set already by the rejections of the older
     half of the window (`said` oldest first): a bound that the newer rejections still push up
     has not been learnt, and a grant on it would cover the next one (None of the window's
@@ -180,7 +180,7 @@ def clean_scopes(
     covered: frozenset[int] = frozenset(),
 ) -> list[Found]:
     """Every scope of at most MAX_ATOMS facts that covers no rejected proposal and at least
-    `needed` approved ones past `covered`, its bounds settled (`settled`; `said` oldest
+    `needed` approved ones past `covered`, its bounds learnt (`bounds_learnt`; `said` oldest
     first), the most approvals first, then the narrowest."""
     atoms = _atoms(said, status_write, needed)
     found: list[Found] = []
@@ -193,7 +193,7 @@ def clean_scopes(
             if any(not ok for _, ok in inside):
                 continue
             yes = frozenset(i for i, ok in inside if ok and said[i][2] is not None)
-            if len(yes - covered) >= needed and settled(scope, said):
+            if len(yes - covered) >= needed and bounds_learnt(scope, said):
                 found.append(Found(_narrowest(scope, [said[i] for i in sorted(yes)]), yes,
                                    len(inside)))  # fmt: skip
     return sorted(

@@ -14,12 +14,5 @@ if TYPE_CHECKING:
         seed_facts,
     )
 
-__all__ = [
-    "eval_expect",
-    "offline_planner",
-    "planning_facts",
-    "seed_facts",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
+    __getattr__, __dir__ = lazy_attributes(globals())

@@ -13,11 +13,11 @@ from custodian_runtime.errors import CustodianError
 from custodian_runtime.review.standing_data import read_standing
 from custodian_runtime.settings import Settings
 
-HELD_MODES = ("off", "shadow")
+PAUSING_MODES = ("off", "shadow")
 
 
 @dataclass(frozen=True)
-class CardHold:
+class CardBar:
     """What keeps approve off a card: `stale` (reject or dismiss it) or `mode` (wait)."""
 
     kind: str
@@ -28,7 +28,7 @@ def mode_settings(
     settings: Settings, items: Iterable[ApprovalItem]
 ) -> dict[str, ModeSetting | None]:
     """The mode a person set on each item's operation in its domain (None: the default), by
-    item id; a domain whose standing cannot be read holds nothing here (Standing says why)."""
+    item id; a domain whose standing cannot be read gives none here (Standing says why)."""
     chosen = list(items)
     found: dict[str, ModeSetting | None] = {}
     for domain in sorted({i.domain for i in chosen}):
@@ -41,25 +41,25 @@ def mode_settings(
     return found
 
 
-def mode_hold(item: ApprovalItem, setting: ModeSetting | None) -> CardHold | None:
-    """The hold of a mode `off` or `shadow` on the item's operation, saying who set it."""
-    if setting is None or setting.mode not in HELD_MODES:
+def paused_bar(item: ApprovalItem, setting: ModeSetting | None) -> CardBar | None:
+    """The bar of a mode `off` or `shadow` on the item's operation (paused), saying who set it."""
+    if setting is None or setting.mode not in PAUSING_MODES:
         return None
     when = setting.at.strftime("%Y-%m-%d %H:%M UTC")
     text = (
-        f"Held: {one_line(item.operation)} is set to {setting.mode} in {one_line(item.domain)} "
+        f"Paused: {one_line(item.operation)} is set to {setting.mode} in {one_line(item.domain)} "
         f"by {one_line(setting.by)} ({when}: {one_line(setting.reason, 120)}). Approve stays "
         "off until a person sets the mode back (Standing); reject is open."
     )
-    return CardHold("mode", text)
+    return CardBar("mode", text)
 
 
-def stale_hold(changes: tuple[str, ...], verdict: str | None) -> CardHold | None:
-    """The hold of a target that changed or is gone: approving could run nothing."""
+def stale_bar(changes: tuple[str, ...], verdict: str | None) -> CardBar | None:
+    """The bar of a target that changed or is gone: approving could run nothing."""
     if not changes and not (verdict or "").startswith("stale"):
         return None
     text = (
         "Stale: its target changed since it was proposed, so approving would run nothing. "
         "Reject it with a reason, or dismiss it."
     )
-    return CardHold("stale", text)
+    return CardBar("stale", text)

@@ -2,7 +2,7 @@
 
 The journal (with its snapshots and the run lock), the approval queue, a person's standing and
 session notes each keep their disk half in a package of their own (`journal/`,
-`approvals/store.py`, `standing/store.py`, `notes/`); all of them write through `files.py` here.
+`approvals/store.py`, `standing/store.py`, `notes/`); all of them write through `atomic.py` here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.memory.files import (
+    from custodian_runtime.files.atomic import (
         atomic_write_bytes,
         atomic_write_text,
         create_whole,
@@ -20,17 +20,5 @@ if TYPE_CHECKING:
         replace_lines,
     )
 
-__all__ = [
-    "atomic_write_bytes",
-    "atomic_write_text",
-    "create_whole",
-    "fsync_directory",
-    "replace_lines",
-]
-
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_attributes(
-        __name__,
-        globals(),
-        dict.fromkeys(__all__, "files"),
-    )
+    __getattr__, __dir__ = lazy_attributes(globals())
