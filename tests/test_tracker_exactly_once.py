@@ -23,9 +23,8 @@ import pytest
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.contract import NewEvent, NewTask, NewWorkstream, TaskStatusUpdate
-from custodian_runtime.errors import HubPreconditionFailed
 from custodian_runtime.settings import HubSettings
-from custodian_runtime.statehub import StateHubClient
+from custodian_runtime.statehub import HubPreconditionFailed, StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 from runsupport import CANON, run_cli
 from spinesupport import finish, start_run

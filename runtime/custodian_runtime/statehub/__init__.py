@@ -12,9 +12,10 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.statehub._conditional import NotModified
+    from custodian_runtime.statehub._failures import HubPreconditionFailed
     from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
-__all__ = ["HubWrite", "NotModified", "StateHubClient"]
+__all__ = ["HubPreconditionFailed", "HubWrite", "NotModified", "StateHubClient"]
 
 if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_attributes(
@@ -23,5 +24,6 @@ if not TYPE_CHECKING:
         {
             **dict.fromkeys(("HubWrite", "StateHubClient"), "client"),
             **dict.fromkeys(("NotModified",), "_conditional"),
+            **dict.fromkeys(("HubPreconditionFailed",), "_failures"),
         },
     )

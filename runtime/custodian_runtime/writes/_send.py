@@ -22,11 +22,11 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.outcomes import OutcomeKind, stale_message, task_changed
 from custodian_runtime.errors import (
     HubError,
-    HubPreconditionFailed,
     HubUnavailable,
     Interrupted,
 )
 from custodian_runtime.journal.run_journal import Journal
+from custodian_runtime.statehub import HubPreconditionFailed
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 from custodian_runtime.writes._dispatch import Calls, perform
 
