@@ -28,7 +28,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.standing.store import StandingStore
+from custodian_runtime.person.standing_store import StandingStore
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from custodian_runtime.approvals import disagreement_lines, ledger_disagreements
 from custodian_runtime.audit._inbox_check import inbox_lines
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.inert import for_terminal
@@ -23,6 +22,7 @@ from custodian_runtime.errors import ApprovalError, JournalError
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.journal.verify import DomainReport, verify_domain
+from custodian_runtime.person import disagreement_lines, ledger_disagreements
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 2

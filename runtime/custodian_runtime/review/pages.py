@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.derived import journal_ledger
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.clock import utc_now
@@ -29,6 +28,7 @@ from custodian_runtime.core.presentation.note_outcomes import Became, queued_ids
 from custodian_runtime.core.presentation.note_outcomes import became as became_of
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.reader import JournalReader
+from custodian_runtime.person.derived import journal_ledger
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
 from custodian_runtime.review.runs import DayTotal, RunRow, day_totals, page_count, page_of, row_of

@@ -8,14 +8,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.approvals import (
-    configured_hub,
-    decision_site,
-    hub_client,
-    needs_hub,
-    seen_for,
-)
-from custodian_runtime.approvals.derived import heal_pending
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
@@ -27,6 +19,14 @@ from custodian_runtime.core.authority.precondition import precondition, writes_c
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.person import (
+    configured_hub,
+    decision_site,
+    hub_client,
+    needs_hub,
+    seen_for,
+)
+from custodian_runtime.person.derived import heal_pending
 from custodian_runtime.review._sentence import card_sentence, facts_of
 from custodian_runtime.review.cards import (
     Cited,

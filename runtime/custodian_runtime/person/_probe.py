@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-import custodian_runtime.approvals._execute as _execute
+import custodian_runtime.person._execute as _execute
 from custodian_runtime.core.approvals.settle import item_probes
 from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.authority.reconcile import authority_of, landed_on_hub

@@ -16,7 +16,6 @@ from datetime import datetime
 from itertools import takewhile
 from typing import Any
 
-from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
 from custodian_runtime.core.inert import for_terminal
@@ -28,8 +27,9 @@ from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalWriter
+from custodian_runtime.person._report import DecisionReport
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.store import StandingStore
 
 POLL_S = 0.5
 

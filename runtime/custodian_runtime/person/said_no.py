@@ -16,8 +16,8 @@ from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.modes import person_problem
 from custodian_runtime.core.standing.said_no import SaidNo, said_problem
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.store import StandingStore
 
 # A standing no's label, as core/authority/refusals.py `Refusal.label` writes it.
 _LABEL = re.compile(

@@ -15,27 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TextIO
 
-import custodian_runtime.approvals._execute as _execute
-from custodian_runtime.approvals._probe import probe_item_writes
-from custodian_runtime.approvals._recorded import (
-    NotHere,
-    WordsAhead,
-    carry_out_recorded,
-    decide_or_record,
-    keep_behind,
-    record_for_later,
-    recorded,
-    word_journal,
-    words_ahead,
-)
-from custodian_runtime.approvals._repair import RepairRequest, repair_command
-from custodian_runtime.approvals._report import DecisionReport
-from custodian_runtime.approvals.derived import (
-    Healed,
-    as_journal_says,
-    heal_domain,
-    journal_ledger,
-)
+import custodian_runtime.person._execute as _execute
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals import verdicts
@@ -59,6 +39,26 @@ from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.person._probe import probe_item_writes
+from custodian_runtime.person._recorded import (
+    NotHere,
+    WordsAhead,
+    carry_out_recorded,
+    decide_or_record,
+    keep_behind,
+    record_for_later,
+    recorded,
+    word_journal,
+    words_ahead,
+)
+from custodian_runtime.person._repair import RepairRequest, repair_command
+from custodian_runtime.person._report import DecisionReport
+from custodian_runtime.person.derived import (
+    Healed,
+    as_journal_says,
+    heal_domain,
+    journal_ledger,
+)
 from custodian_runtime.settings import Settings
 
 
@@ -265,7 +265,7 @@ def decide_reject(
     """Reject one item (never queued again); the CLI and the review page both call this.
 
     While a run holds the domain past `wait_s`, the rejection is recorded and journaled when
-    the domain is free (approvals/_recorded.py). `by_source`: where the name `by` came from.
+    the domain is free (person/_recorded.py). `by_source`: where the name `by` came from.
     """
 
     def word(item: ApprovalItem) -> Word:
@@ -490,7 +490,7 @@ def _settle_open(
 ) -> str | None:  # fmt: skip
     """Settle the writes an earlier approval of the item left open; where one landed, if any.
 
-    A status write is settled only by a probe of its key (approvals/_probe.py), never by the
+    A status write is settled only by a probe of its key (person/_probe.py), never by the
     status the task shows; `probe` only when the ruling would send the write now (a probe
     re-sends it). Unprobed, such a write is closed unsent by `closing`."""
     pending = open_writes_of(d.history, d.item.id)
