@@ -32,7 +32,7 @@ from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
 from custodian_runtime.core.journal.trace import executed_params
-from custodian_runtime.core.plan.schema import MAX_CANON_CHARS
+from custodian_runtime.core.operations.schema import MAX_CANON_CHARS
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.journal.run_journal import Journal

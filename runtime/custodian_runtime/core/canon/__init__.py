@@ -7,12 +7,10 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.canon import choose, cited, queries, sections
+    from custodian_runtime.core.canon import cited, sections
 
 __all__ = [
-    "choose",
     "cited",
-    "queries",
     "sections",
 ]
 

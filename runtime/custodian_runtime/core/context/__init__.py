@@ -7,13 +7,23 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.context import continuity, neutralize, overview, prompt, tokens
+    from custodian_runtime.core.context import (
+        choose,
+        continuity,
+        neutralize,
+        overview,
+        prompt,
+        queries,
+        tokens,
+    )
 
 __all__ = [
+    "choose",
     "continuity",
     "neutralize",
     "overview",
     "prompt",
+    "queries",
     "tokens",
 ]
 

@@ -20,7 +20,6 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from custodian_runtime.core._timestamps import activity_age
-from custodian_runtime.core.canon.choose import Fitted
 from custodian_runtime.core.canon.sections import CanonFile, CanonSection, entry
 from custodian_runtime.core.context._items import (
     COLUMNS,
@@ -38,6 +37,7 @@ from custodian_runtime.core.context._items import (
 )
 from custodian_runtime.core.context._sections import PROMPT_SECTIONS
 from custodian_runtime.core.context._select import Candidates, select
+from custodian_runtime.core.context.choose import Fitted
 from custodian_runtime.core.context.continuity import LastAction, NoteRef
 from custodian_runtime.core.context.neutralize import (
     data_block,

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.plan import answer, extract, schema
+    from custodian_runtime.core.plan import answer, extract
 
 __all__ = [
     "answer",
     "extract",
-    "schema",
 ]
 
 if not TYPE_CHECKING:
