@@ -18,9 +18,9 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.ledger import Ledger
-from custodian_runtime.core.canon.cited import citation
-from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.inert import for_prose
+from custodian_runtime.core.journal.cited import citation
+from custodian_runtime.core.journal.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.journal.kinds import PromptRecord, of_kind
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.journal.run_index import UseRow

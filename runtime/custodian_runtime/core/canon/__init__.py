@@ -1,4 +1,4 @@
-"""The canon as the model sees it: files split into sections, pinned or retrieved, and cited."""
+"""The canon as the model sees it: files split into sections, pinned whole or retrieved."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.canon import cited, sections
+    from custodian_runtime.core.canon import sections
 
 __all__ = [
-    "cited",
     "sections",
 ]
 

@@ -9,7 +9,6 @@ from custodian_runtime._lazy import lazy_attributes
 if TYPE_CHECKING:
     from custodian_runtime.core.context import (
         choose,
-        continuity,
         neutralize,
         overview,
         prompt,
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "choose",
-    "continuity",
     "neutralize",
     "overview",
     "prompt",

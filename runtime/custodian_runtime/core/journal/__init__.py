@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from custodian_runtime.core.journal import (
         api,
         chain,
+        cited,
+        continuity,
         fold,
         kinds,
         late_landings,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = [
     "api",
     "chain",
+    "cited",
+    "continuity",
     "fold",
     "kinds",
     "late_landings",

@@ -4,10 +4,10 @@ A run needs the chain head, the runs left unfinished (with what they counted), t
 run's observation, the writes still open with every record that proves them, the writes closed
 without being sent in the last 7 days (core/journal/late_landings.py), the shadow items of the
 last 7 days not matched yet (core/standing/shadow.py), the records of the newest
-run, the notes the next prompt feeds forward (core/context/continuity.py), and the first and
-`finished` records of the newest run and of the newest successful one (core/metrics.py).
-`compact(records)` keeps exactly those records, so the journal's pure views
-(`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
+run, the notes the next prompt feeds forward (core/journal/continuity.py), and the first and
+`finished` records of the newest run and of the newest successful one (core/journal/totals.py,
+read by core/metrics.py). `compact(records)` keeps exactly those records, so the journal's pure
+views (`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
 the compact list as on the whole journal. `fold(checkpoint, records)` is `compact` over the
 checkpoint's records followed by the new ones: folding in chunks equals folding all at once.
 """
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from custodian_runtime.core.approvals.ledger import Ledger, fold_ledger
 from custodian_runtime.core.approvals.ledger import retained as ledger_retained
 from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writes_in
-from custodian_runtime.core.context.continuity import note_records
+from custodian_runtime.core.journal.continuity import note_records
 from custodian_runtime.core.journal.kinds import (
     Finished,
     NoticeReceipt,
@@ -41,8 +41,7 @@ from custodian_runtime.core.journal.records import (
     Record,
     record_hash,
 )
-from custodian_runtime.core.journal.totals import Totals, add
-from custodian_runtime.core.metrics import run_index
+from custodian_runtime.core.journal.totals import Totals, add, run_index
 from custodian_runtime.core.standing.record import STANDING_KINDS
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS, shadow_records
 

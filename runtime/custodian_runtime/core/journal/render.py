@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.canon.cited import citation, summary
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.journal.cited import citation, summary
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
     Dispatched,
@@ -205,7 +205,7 @@ SHOWN_ANSWER_LINES = 200  # of a kept answer, in the court record; the journal k
 
 
 def _canon(entry: Entry) -> list[str]:
-    """What of the canon a prompt showed, one piece a line (core/canon/cited.py)."""
+    """What of the canon a prompt showed, one piece a line (core/journal/cited.py)."""
     if not isinstance(entry, PromptRecord) or not entry.canon:
         return []
     return [f"  canon {citation(c)}" for c in entry.canon]
