@@ -28,7 +28,7 @@ from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.path import as_item
 from custodian_runtime.core.authority.precondition import precondition
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.plan.extract import Plan, fingerprint
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.run_journal import DiskJournal

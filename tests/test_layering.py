@@ -287,7 +287,7 @@ def test_the_hub_client_never_imports_the_reference_hub() -> None:
 # Inside the core, what decides imports nothing that only presents or tools: presentation/ and
 # tooling/ sit above the rest of the core. The journal's public API re-exports the court record.
 CORE_APART = ("core.presentation", "core.tooling")
-CORE_APART_DOORS = ("core.journal.api",)
+CORE_APART_DOORS = ("core.fold.api",)
 
 
 def test_the_deciding_core_imports_no_presentation_or_tooling() -> None:

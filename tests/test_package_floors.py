@@ -27,8 +27,10 @@ TANGLED: dict[str, str] = {
     "deciding it comes to (verdicts.py, waiting.py, settle.py) sits above both",
     "core.authority": "the one ruling (path.py) reads a person's standing, whose rule reads the "
     "authority's checks; what proves a write landed (proof.py) reads the journal's spine",
-    "core.journal": "the typed records sit below every group; the fold, the trace and the spine "
-    "above the approvals, the authority and the standing",
+    "core.fold": "the checkpoint folds the approvals' ledger and the standing, and a person's "
+    "settle reads the journal's public API",
+    "core.journal": "the typed records sit below every group; a run's trace and spine read the "
+    "authority's precondition and the standing",
     "core.outcomes": "an outcome reads the ruling, and an approval's verdict reads the outcomes",
     "core.standing": "the standing's part of the ruling reads the authority's checks and an item's "
     "history, and the one ruling reads it",

@@ -18,7 +18,7 @@ import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.digest import workstream_digests
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Entry, GrantIssued, PolicySet
 from custodian_runtime.core.journal.words import decision_word
 from custodian_runtime.core.standing.grants import Grant

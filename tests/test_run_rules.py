@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from custodian_runtime.core.journal.api import CompletedObservation
+from custodian_runtime.core.fold.api import CompletedObservation
 from custodian_runtime.core.run_rules import (
     Ending,
     ending,

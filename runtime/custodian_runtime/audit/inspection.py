@@ -14,9 +14,9 @@ from typing import TextIO
 
 from custodian_runtime.audit._inbox_check import inbox_lines
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.fold.api import replay_lines
+from custodian_runtime.core.fold.render import UNSEALED, court_record
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.api import replay_lines
-from custodian_runtime.core.journal.render import UNSEALED, court_record
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, JournalError
 from custodian_runtime.journal.reader import JournalReader

@@ -26,8 +26,8 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.cited import changed_since, citation, summary
 from custodian_runtime.core.journal.kinds import (
     E,

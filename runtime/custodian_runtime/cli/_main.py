@@ -454,8 +454,8 @@ def _decider(settings: Settings, typed: str | None) -> Decider:
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
     from custodian_runtime.clock import utc_now
+    from custodian_runtime.core.fold.prune import parse_keep
     from custodian_runtime.core.inert import for_terminal
-    from custodian_runtime.core.journal.prune import parse_keep
     from custodian_runtime.journal.prune import prune
 
     settings = _settings(args, hub_required=False)

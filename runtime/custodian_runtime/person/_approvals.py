@@ -30,8 +30,8 @@ from custodian_runtime.core.approvals.settle import (
 )
 from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement, sourced
 from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.fold.api import Record
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
-from custodian_runtime.core.journal.api import Record
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.presentation import approval_text
 from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError

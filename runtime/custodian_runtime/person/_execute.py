@@ -29,7 +29,7 @@ from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.precondition import canon_target, writes_canon
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
 from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
 from custodian_runtime.core.journal.trace import executed_params
 from custodian_runtime.core.operations.schema import MAX_CANON_CHARS

@@ -18,7 +18,7 @@ from custodian_runtime.core.approvals.settle import item_probes
 from custodian_runtime.core.authority.proof import SET_BY_OTHER
 from custodian_runtime.core.authority.reconcile import authority_of, landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Reconciled, SameValue
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.settings import Settings

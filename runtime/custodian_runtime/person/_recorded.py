@@ -18,9 +18,9 @@ from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
+from custodian_runtime.core.fold.api import Record
+from custodian_runtime.core.fold.checkpoint import Checkpoint, already_absorbed
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.api import Record
-from custodian_runtime.core.journal.fold import Checkpoint, already_absorbed
 from custodian_runtime.core.journal.kinds import WORD_KINDS
 from custodian_runtime.core.journal.words import Word, decision_word, put_back_message
 from custodian_runtime.errors import ApprovalError, RunLocked

@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import RefusalSaid
-from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.modes import person_problem
 from custodian_runtime.core.standing.said_no import SaidNo, said_problem
 from custodian_runtime.errors import ConfigError

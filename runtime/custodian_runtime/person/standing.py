@@ -16,9 +16,9 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX
 from custodian_runtime.core.authority.scope import scope_label, scope_problem
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
-from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import (

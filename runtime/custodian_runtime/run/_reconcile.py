@@ -31,10 +31,10 @@ from custodian_runtime.core.authority.reconcile import (
     reconcile_step,
 )
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.settle import write_ref
 from custodian_runtime.core.journal import kinds
 from custodian_runtime.core.journal.kinds import Authorized, Failed, Stale
-from custodian_runtime.core.journal.settle import write_ref
 from custodian_runtime.core.operations import add_progress_event, status_writes
 from custodian_runtime.core.outcomes import ruling_data
 from custodian_runtime.core.plan.extract import Plan

@@ -17,7 +17,7 @@ from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, Promp
 from custodian_runtime.core.context.queries import state_queries
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.continuity import (
     Continuity,
     LastAction,

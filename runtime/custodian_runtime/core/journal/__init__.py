@@ -1,4 +1,4 @@
-"""The journal: records, hash chain, spine, run views and the checkpoint's fold."""
+"""The journal's records: their kinds, the hash chain, seals, a person's words, the spine."""
 
 from __future__ import annotations
 
@@ -8,48 +8,30 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.core.journal import (
-        api,
         chain,
         cited,
         continuity,
-        fold,
         kinds,
-        late_landings,
         observation,
-        prune,
         records,
-        render,
-        run_index,
-        runs,
         seal_key,
         seals,
-        settle,
         spine,
-        stream,
         totals,
         trace,
         words,
     )
 
 __all__ = [
-    "api",
     "chain",
     "cited",
     "continuity",
-    "fold",
     "kinds",
-    "late_landings",
     "observation",
-    "prune",
     "records",
-    "render",
-    "run_index",
-    "runs",
     "seal_key",
     "seals",
-    "settle",
     "spine",
-    "stream",
     "totals",
     "trace",
     "words",

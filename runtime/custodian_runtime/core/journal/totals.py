@@ -1,6 +1,6 @@
 """A domain's running totals: runs, write outcomes and model cost since its journal began.
 
-The checkpoint (core/journal/fold.py) carries them and adds each new record once, so they are
+The checkpoint (core/fold/checkpoint.py) carries them and adds each new record once, so they are
 a function of the journal, never of a process: every push to a Pushgateway (which replaces the
 domain's group) and every scrape of a long-running process sees the same cumulative values, and
 Prometheus's `increase()` over them counts each run exactly once, between whatever scrapes.

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.fold.runs import RunSummary, counts_text, run_summaries
 from custodian_runtime.core.journal.cited import citation, summary
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
@@ -38,7 +39,6 @@ from custodian_runtime.core.journal.kinds import (
     of_kind,
 )
 from custodian_runtime.core.journal.records import SCHEMA_VERSION, Problem, Record, verify_chain
-from custodian_runtime.core.journal.runs import RunSummary, counts_text, run_summaries
 from custodian_runtime.core.journal.seal_key import UNSEALED as UNSEALED
 from custodian_runtime.core.journal.seals import SealKey, seals_seen, verify_seals
 from custodian_runtime.core.journal.spine import verify_spine

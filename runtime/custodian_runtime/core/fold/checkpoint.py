@@ -2,7 +2,7 @@
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
 run's observation, the writes still open with every record that proves them, the writes closed
-without being sent in the last 7 days (core/journal/late_landings.py), the shadow items of the
+without being sent in the last 7 days (core/fold/late_landings.py), the shadow items of the
 last 7 days not matched yet (core/standing/shadow.py), the records of the newest
 run, the notes the next prompt feeds forward (core/journal/continuity.py), and the first and
 `finished` records of the newest run and of the newest successful one (core/journal/totals.py,
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from custodian_runtime.core.approvals.ledger import Ledger, fold_ledger
 from custodian_runtime.core.approvals.ledger import retained as ledger_retained
 from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writes_in
+from custodian_runtime.core.fold.late_landings import closed_item_records
 from custodian_runtime.core.journal.continuity import note_records
 from custodian_runtime.core.journal.kinds import (
     Finished,
@@ -33,7 +34,6 @@ from custodian_runtime.core.journal.kinds import (
     item_of,
     read_as,
 )
-from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import (
     GENESIS,
     PERSON_RUN_FIRST,
@@ -61,7 +61,7 @@ KEPT_KINDS = frozenset(
         "stale",
         "unknown",
         "settled_by_hand",
-        # A closed write's probe and its finding (core/journal/late_landings.py).
+        # A closed write's probe and its finding (core/fold/late_landings.py).
         "landing_probe",
         "same_value",
         "note_written",

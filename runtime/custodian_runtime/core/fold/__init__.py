@@ -1,0 +1,39 @@
+"""The journal folded: the checkpoint, the runs index, run views, the court record, late landings.
+
+Each is a pure function of the journal's records (core/journal/), kept as a view that can be
+rebuilt from them, never as a second truth.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from custodian_runtime._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from custodian_runtime.core.fold import (
+        api,
+        checkpoint,
+        late_landings,
+        prune,
+        render,
+        run_index,
+        runs,
+        settle,
+        stream,
+    )
+
+__all__ = [
+    "api",
+    "checkpoint",
+    "late_landings",
+    "prune",
+    "render",
+    "run_index",
+    "runs",
+    "settle",
+    "stream",
+]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), submodules=__all__)
