@@ -20,22 +20,6 @@ import custodian_runtime
 
 PACKAGE = Path(custodian_runtime.__file__).parent
 
-# The core's groups that still import one another, and why: each must be in the circle (the test
-# fails when one has left it, so the list only shrinks), and no other unit may join it.
-TANGLED: dict[str, str] = {
-    "core.approvals": "an item and its history sit below the ruling and the standing; what "
-    "deciding it comes to (verdicts.py, waiting.py, settle.py) sits above both",
-    "core.authority": "the one ruling (path.py) reads a person's standing, whose rule reads the "
-    "authority's checks; what proves a write landed (proof.py) reads the journal's spine",
-    "core.fold": "the checkpoint folds the approvals' ledger and the standing, and a person's "
-    "settle reads the journal's public API",
-    "core.journal": "the typed records sit below every group; a run's trace and spine read the "
-    "authority's precondition and the standing",
-    "core.outcomes": "an outcome reads the ruling, and an approval's verdict reads the outcomes",
-    "core.standing": "the standing's part of the ruling reads the authority's checks and an item's "
-    "history, and the one ruling reads it",
-}
-
 
 def _name(path: Path, root: Path) -> str:
     parts = path.relative_to(root).with_suffix("").parts
@@ -142,27 +126,15 @@ def _loop(found: dict[tuple[str, str], list[str]], circle: list[str], start: str
     return [start]
 
 
-def problems(root: Path, top: str, tangled: dict[str, str]) -> list[str]:
-    """Each circle of packages named with its import lines, bar the known tangle."""
+def problems(root: Path, top: str) -> list[str]:
+    """Each circle of packages, named with its import lines."""
     found = arrows(root, top)
-    said = []
-    for circle in circles(found):
-        if set(circle) <= set(tangled):
-            continue
-        said.append(f"{' '.join(circle)}:\n{described(found, circle)}")
-    return said
+    return [f"{' '.join(circle)}:\n{described(found, circle)}" for circle in circles(found)]
 
 
 def test_no_two_packages_import_each_other() -> None:
-    found = problems(PACKAGE.parent, PACKAGE.name, TANGLED)
+    found = problems(PACKAGE.parent, PACKAGE.name)
     assert found == [], "\n\n".join(found)
-
-
-def test_the_known_tangle_is_still_one_and_only_shrinks() -> None:
-    tangle = [c for c in circles(arrows(PACKAGE.parent, PACKAGE.name)) if set(c) <= set(TANGLED)]
-    members = {unit for circle in tangle for unit in circle}
-    gone = sorted(set(TANGLED) - members)
-    assert gone == [], f"these left the tangle: strike them from TANGLED: {gone}"
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -192,14 +164,13 @@ def test_the_checker_finds_two_packages_importing_each_other(tmp_path: Path) -> 
             "made/core/view.py": "import made.errors\n",  # one way only: no circle
         },
     )
-    found = problems(tmp_path, "made", {})
+    found = problems(tmp_path, "made")
     assert found == [
         "cart shelf:\ncart <-> shelf: made/cart/wheel.py:3 imports made.shelf.store; and back: "
         "made/shelf/store.py:4 imports made.cart",
         "core.plan core.rules:\ncore.plan <-> core.rules: made/core/plan/parse.py:1 imports "
         "made.core.rules; and back: made/core/rules/check.py:2 imports made.core.plan.parse",
     ]
-    assert problems(tmp_path, "made", {"core.plan": "", "core.rules": ""}) == found[:1]
 
 
 def test_the_checker_finds_a_circle_of_three(tmp_path: Path) -> None:
@@ -213,7 +184,7 @@ def test_the_checker_finds_a_circle_of_three(tmp_path: Path) -> None:
             "made/c/z.py": "import made.a\n",
         },
     )
-    assert problems(tmp_path, "made", {}) == [
+    assert problems(tmp_path, "made") == [
         "a b c:\na -> b (made/a.py:1 imports made.b) ; b -> c (made/b/__init__.py:1 imports "
         "made.c) ; c -> a (made/c/z.py:1 imports made.a)"
     ]

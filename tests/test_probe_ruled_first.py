@@ -7,7 +7,7 @@ import pytest
 
 from custodian_runtime.core.fold.late_landings import ClosedWrite, probe_refusal
 from custodian_runtime.core.journal.records import Record
-from custodian_runtime.core.journal.spine import PendingWrite
+from custodian_runtime.core.ruling.spine import PendingWrite
 
 WRITE = PendingWrite(
     run_id="r1", index=0, operation="update_task_status", params={"task_id": "t", "status": "done"},

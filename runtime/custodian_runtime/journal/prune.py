@@ -83,7 +83,7 @@ def prune(
 ) -> Pruned:
     """Drop old segments (below), then the domain's decided approval items past their windows.
 
-    `keep` is at least 31 days: what the authority reads back must survive (core/journal/prune).
+    `keep` is at least 31 days: what the authority reads back must survive (core/fold/prune).
     """
     too_short = keep_problem(keep)
     if too_short is not None:

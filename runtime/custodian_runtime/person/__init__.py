@@ -2,7 +2,7 @@
 
 `approvals_command` carries out `custodian approvals list|show|approve|reject|repair` from a
 typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
-Every verdict is the core's (`core.approvals.verdicts`); an approved write is sent through
+Every verdict is the core's (`core.person.verdicts`); an approved write is sent through
 `writes.send`, the one write chain a run shares, and the approved dispatch table
 (`writes.APPROVED_CALLS`) only. A person's modes and grants are words in the journal
 (`standing_store.py`), read again at each write; `standing.py` is `custodian policy` and

@@ -1,7 +1,7 @@
 """`custodian approvals`: the person's side of the queue: list, show, approve, reject.
 
 An approval goes through the same authority as a fresh plan: the core rules on the item as
-stored against the domain observed now (`core.approvals.verdicts`), and this module performs what
+stored against the domain observed now (`core.person.verdicts`), and this module performs what
 the verdict says: it journals the decision, its ruling and each write in the domain's journal,
 under the domain's lock, and stores the item's new status.
 """
@@ -18,21 +18,21 @@ from typing import Any, TextIO
 import custodian_runtime.person._execute as _execute
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals import verdicts
 from custodian_runtime.core.approvals.decider import BySource, Decider
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
 from custodian_runtime.core.approvals.ledger import Ledger
-from custodian_runtime.core.approvals.settle import (
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.fold.api import Record
+from custodian_runtime.core.inert import for_terminal, for_terminal_json
+from custodian_runtime.core.journal.words import Word
+from custodian_runtime.core.person import verdicts
+from custodian_runtime.core.person.settle import (
     executed_before,
     landed_message,
     open_writes_of,
     settle_item_writes,
 )
-from custodian_runtime.core.approvals.verdicts import ObservedNow, Settlement, sourced
-from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.fold.api import Record
-from custodian_runtime.core.inert import for_terminal, for_terminal_json
-from custodian_runtime.core.journal.words import Word
+from custodian_runtime.core.person.verdicts import ObservedNow, Settlement, sourced
 from custodian_runtime.core.presentation import approval_text
 from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
 from custodian_runtime.journal.inbox import Inbox

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from custodian_runtime.core.approvals.settle import executed_before, found_receipt
-from custodian_runtime.core.authority.reconcile import authority_of
 from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.fold.late_landings import (
     FOUND_LATE,
@@ -23,6 +21,8 @@ from custodian_runtime.core.fold.late_landings import (
     probe_refusal,
 )
 from custodian_runtime.core.journal.kinds import SameValue
+from custodian_runtime.core.person.settle import executed_before, found_receipt
+from custodian_runtime.core.ruling.reconcile import authority_of
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation

@@ -67,7 +67,7 @@ class Write:
     observed_task: Task | None = None
     # A reconcile's re-send of a dispatched write: the hub may replay its first answer.
     sent_before: bool = False
-    # A probe (core/authority/proof.py): the version the write carried, sent as If-Match with
+    # A probe (core/ruling/proof.py): the version the write carried, sent as If-Match with
     # its own key once that version is gone, so only a replay can answer 2xx.
     if_match: int | None = None
     # A probe: the task as the write's authorization saw it (its `planned_on`), for the record.

@@ -15,10 +15,7 @@ if TYPE_CHECKING:
         notice,
         recorded_decisions,
         seals,
-        settle,
         status,
-        verdicts,
-        waiting,
     )
 
 __all__ = [
@@ -29,10 +26,7 @@ __all__ = [
     "notice",
     "recorded_decisions",
     "seals",
-    "settle",
     "status",
-    "verdicts",
-    "waiting",
 ]
 
 if not TYPE_CHECKING:

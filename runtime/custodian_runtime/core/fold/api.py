@@ -35,8 +35,8 @@ from custodian_runtime.core.journal.records import (
     record_hash,
     verify_chain,
 )
-from custodian_runtime.core.journal.spine import PendingWrite, unfinished_items, verify_spine
-from custodian_runtime.core.journal.trace import ItemTrace, trace_items
+from custodian_runtime.core.ruling.spine import PendingWrite, unfinished_items, verify_spine
+from custodian_runtime.core.ruling.trace import ItemTrace, trace_items
 
 __all__ = [
     "GENESIS",

@@ -199,7 +199,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
         keep[r.seq] = r
     for r in note_records(
         records
-    ):  # the notes the next prompt feeds forward (core/context/continuity)
+    ):  # the notes the next prompt feeds forward (core/journal/continuity)
         keep[r.seq] = r
     for r in run_index(records):  # the last run and the last success (core/metrics, `status`)
         keep[r.seq] = r

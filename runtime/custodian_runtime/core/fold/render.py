@@ -41,8 +41,8 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.journal.records import SCHEMA_VERSION, Problem, Record, verify_chain
 from custodian_runtime.core.journal.seal_key import UNSEALED as UNSEALED
 from custodian_runtime.core.journal.seals import SealKey, seals_seen, verify_seals
-from custodian_runtime.core.journal.spine import verify_spine
-from custodian_runtime.core.journal.trace import ItemTrace, trace_items
+from custodian_runtime.core.ruling.spine import verify_spine
+from custodian_runtime.core.ruling.trace import ItemTrace, trace_items
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from custodian_runtime.core.journal.kinds import (
     read_as,
 )
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST, RUN_FIRST_KINDS, Record
-from custodian_runtime.core.journal.spine import group_runs
+from custodian_runtime.core.ruling.spine import group_runs
 
 # 1: the first index. An index of another version is rebuilt by one full scan.
 INDEX_VERSION = 1

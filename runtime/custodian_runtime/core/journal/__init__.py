@@ -1,4 +1,4 @@
-"""The journal's records: their kinds, the hash chain, seals, a person's words, the spine."""
+"""The journal's records: their kinds, the hash chain, seals, keys and a person's words."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ if TYPE_CHECKING:
         chain,
         cited,
         continuity,
+        keys,
         kinds,
         observation,
         records,
         seal_key,
         seals,
-        spine,
         totals,
-        trace,
         words,
     )
 
@@ -26,14 +25,13 @@ __all__ = [
     "chain",
     "cited",
     "continuity",
+    "keys",
     "kinds",
     "observation",
     "records",
     "seal_key",
     "seals",
-    "spine",
     "totals",
-    "trace",
     "words",
 ]
 

@@ -1,4 +1,4 @@
-"""How a person's standing decisions enter the one ruling (core/authority/path.py) of every path.
+"""How a person's standing decisions enter the one ruling (core/ruling/path.py) of every path.
 
 `apply_standing` takes the rulings `authorize()` made and narrows them by the modes (`ask`
 queues, `shadow` records what would have happened, `off` denies) or, for an item queued only
