@@ -3,7 +3,7 @@
 A write closed as stale, refused or expired (by a reconcile, or by a reject's settle) or by hand
 may still land: held in a proxy, say. The checkpoint keeps each such write for `LATE_WINDOW`
 after it was closed (`closed_item_records`), and each run compares it with what it observed
-(`journal.late_landings`). The hub showing its value proves nothing: each one shown comes with
+(`late_landings`). The hub showing its value proves nothing: each one shown comes with
 how it can be proven (core/ruling/proof.py). One proven is journaled once, as a `receipt`
 marked `late`, and raised for a person in the note and the run's summary; one not proven is
 journaled once as `same_value` (the hub shows the same value, set by someone else), and the
