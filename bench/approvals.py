@@ -29,7 +29,8 @@ from pathlib import Path
 
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
-from custodian_runtime.core.journal.seals import SealKey, seal_item
+from custodian_runtime.core.approvals.seals import seal_item
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.plan.extract import fingerprint
 
 REPO = Path(__file__).resolve().parent.parent

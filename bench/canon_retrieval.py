@@ -35,15 +35,15 @@ import canongen  # noqa: E402
 from custodian_runtime.canon.index import open_index  # noqa: E402
 from custodian_runtime.canon.library import read_canon_dir  # noqa: E402
 from custodian_runtime.canon.retrieve import run_canon  # noqa: E402
-from custodian_runtime.core.canon.queries import state_queries  # noqa: E402
 from custodian_runtime.core.canon.sections import split  # noqa: E402
 from custodian_runtime.core.context.prompt import PromptInputs  # noqa: E402
+from custodian_runtime.core.context.queries import state_queries  # noqa: E402
 from custodian_runtime.core.limits import DEFAULT  # noqa: E402
 from custodian_runtime.render.prompt import render_prompt  # noqa: E402
 from test_context_fixtures import typical_overview  # noqa: E402
 
 TARGET_MS = 20.0
-BUSY = 60  # tasks to do in a busy domain: its queries are capped (core/canon/queries.py)
+BUSY = 60  # tasks to do in a busy domain: its queries are capped (core/context/queries.py)
 RECALL_AT = (
     (DEFAULT.token_budget, 25, 8),
     (8000, 25, 8),

@@ -22,7 +22,7 @@ from custodian_runtime.core.journal.words import Word, standing_word
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.store import JournalStore
-from custodian_runtime.standing.store import StandingStore
+from custodian_runtime.person.standing_store import StandingStore
 
 HISTORIES = (100, 20_000)
 WORDS = 50

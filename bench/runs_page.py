@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from statistics import median
 
-from custodian_runtime.core.journal.run_index import digests_of
+from custodian_runtime.core.fold.run_index import digests_of
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.pages import domain_runs

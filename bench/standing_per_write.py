@@ -1,6 +1,6 @@
 """What reading a person's standing again at each write costs a run (the one ruling, in flight).
 
-Before each write a run rules it again (`core.authority.path.rule_write`) with the standing read
+Before each write a run rules it again (`core.ruling.path.rule_write`) with the standing read
 through `StandingStore.kept_standing`. This prints, per write: that ruling on a domain of 30
 tasks, and the read of the kept decisions with no `memory/inbox/<domain>/` directory, with an
 empty one (the usual case once a kept decision was carried out), and with 10 kept decisions;
@@ -23,13 +23,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from custodian_runtime.core.authority.budgets import RecentWrites
-from custodian_runtime.core.authority.path import Grounds, rule_plan, rule_write
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
+from custodian_runtime.core.ruling.path import Grounds, rule_plan, rule_write
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.standing.store import StandingStore
+from custodian_runtime.person.standing_store import StandingStore
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
 from custodian_runtime.journal.store import JournalStore
 from runsupport import CANON, hub_get, plan_response, small_dataset
 

@@ -25,7 +25,7 @@ from custodian_runtime.core.approvals.ledger import (
     fold_ledger,
     repaired,
 )
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.journal.lock import RunLock
 from runsupport import hub_get

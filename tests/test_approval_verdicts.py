@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.approvals import verdicts
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status, new_item
-from custodian_runtime.core.approvals.verdicts import ObservedNow
 from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
-from custodian_runtime.core.authority.path import as_item
 from custodian_runtime.core.authority.precondition import precondition
+from custodian_runtime.core.person import verdicts
+from custodian_runtime.core.person.verdicts import ObservedNow
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.ruling.path import as_item
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS
 from test_authority_support import NOW, website
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from spinesupport import journal
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.authority.precondition import precondition
+from custodian_runtime.core.journal.keys import run_key
 from custodian_runtime.core.plan.extract import ProposedItem
 from test_authority_support import plan_of, proposal, website
 

@@ -22,18 +22,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.approvals import decide_approve
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import new_item
 from custodian_runtime.core.authority.authorize import authorize
-from custodian_runtime.core.authority.path import as_item
 from custodian_runtime.core.authority.precondition import precondition
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.plan.extract import Plan, fingerprint
+from custodian_runtime.core.ruling.path import as_item
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.person import decide_approve
 from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.process.stopping import StopFlag
 from custodian_runtime.run._reconcile import Reconciling, reconcile

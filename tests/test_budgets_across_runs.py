@@ -18,7 +18,7 @@ from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.budgets import RecentWrites, wider_window
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.journal.api import format_at
+from custodian_runtime.core.fold.api import format_at
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.run.observe import read_observation
 from custodian_runtime.statehub.client import StateHubClient

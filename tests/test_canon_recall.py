@@ -12,8 +12,8 @@ import pytest
 import canongen
 from custodian_runtime.canon.library import read_canon_dir
 from custodian_runtime.canon.retrieve import run_canon
-from custodian_runtime.core.canon.queries import state_queries
 from custodian_runtime.core.context.prompt import PromptInputs
+from custodian_runtime.core.context.queries import state_queries
 from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.render.prompt import render_prompt
 from runsupport import CANON

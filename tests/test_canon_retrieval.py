@@ -14,8 +14,8 @@ from custodian_runtime.canon import index as canon_index
 from custodian_runtime.canon import retrieve
 from custodian_runtime.canon.library import read_canon_dir
 from custodian_runtime.canon.retrieve import RunCanon, run_canon
-from custodian_runtime.core.canon.queries import state_queries
 from custodian_runtime.core.context.prompt import PromptInputs
+from custodian_runtime.core.context.queries import state_queries
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import RenderedPrompt, render_prompt
 from custodian_runtime.writes import check_canon

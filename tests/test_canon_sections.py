@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core.canon.choose import fit, fuse, share
-from custodian_runtime.core.canon.queries import state_queries, terms
 from custodian_runtime.core.canon.sections import (
     CanonFile,
     CanonSection,
@@ -20,7 +18,9 @@ from custodian_runtime.core.canon.sections import (
     split,
     title,
 )
+from custodian_runtime.core.context.choose import fit, fuse, share
 from custodian_runtime.core.context.prompt import ApprovalBrief
+from custodian_runtime.core.context.queries import state_queries, terms
 from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import (
     Decision,

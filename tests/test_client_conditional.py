@@ -12,7 +12,8 @@ import respx
 
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 from custodian_runtime.core.contract import Task, TaskStatusUpdate
-from custodian_runtime.errors import HubPreconditionFailed, HubRequestError
+from custodian_runtime.errors import HubRequestError
+from custodian_runtime.statehub import HubPreconditionFailed
 from custodian_runtime.statehub.client import StateHubClient
 
 BASE = "http://hub.test"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.context.continuity import LastAction, NoteRef
 from custodian_runtime.core.context.prompt import ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import (
     Decision,
@@ -19,6 +18,7 @@ from custodian_runtime.core.contract import (
     WorkstreamCounts,
     WorkstreamWithTasks,
 )
+from custodian_runtime.core.journal.continuity import LastAction, NoteRef
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 CONSTITUTION = "# Constitution\n\n## Article 1 — Purpose\n\nKeep the state truthful and moving.\n"

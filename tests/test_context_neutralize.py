@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core.context.continuity import NoteRef
 from custodian_runtime.core.context.neutralize import (
     INVALID_DOMAIN,
     INVALID_ID,
@@ -22,6 +21,7 @@ from custodian_runtime.core.context.neutralize import (
 )
 from custodian_runtime.core.context.prompt import CATEGORIES, block_opening, build_view
 from custodian_runtime.core.contract import TEXT_LIMITS
+from custodian_runtime.core.journal.continuity import NoteRef
 from custodian_runtime.render.prompt import render_prompt
 from test_context_fixtures import NONCE, task, typical_inputs, typical_summary
 

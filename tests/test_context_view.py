@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core.context.continuity import LastAction
 from custodian_runtime.core.context.prompt import (
     CATEGORIES,
     PromptView,
@@ -16,6 +15,7 @@ from custodian_runtime.core.context.prompt import (
     omitted_sentence,
 )
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.journal.continuity import LastAction
 from domaingen import generated_summary
 from test_context_fixtures import (
     NONCE,

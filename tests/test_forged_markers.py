@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from custodian_runtime.core.context.continuity import NoteRef
 from custodian_runtime.core.context.neutralize import data_block
 from custodian_runtime.core.context.prompt import ApprovalBrief
+from custodian_runtime.core.journal.continuity import NoteRef
 from custodian_runtime.render.prompt import render_prompt
 from test_context_fixtures import NONCE, task, typical_inputs, typical_summary
 

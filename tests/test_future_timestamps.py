@@ -16,10 +16,10 @@ from custodian_runtime.core._timestamps import SKEW, activity_age
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence, evidence_problem, newer_word
-from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.context.prompt import build_view
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.plan.extract import extract_plan
+from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.tooling.offline_planner import offline_plan

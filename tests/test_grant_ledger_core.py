@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
 from custodian_runtime.core.authority.authorize import ReasonCode, Ruling
-from custodian_runtime.core.authority.path import as_item
-from custodian_runtime.core.journal.prune import SegmentFacts, decide
+from custodian_runtime.core.fold.prune import SegmentFacts, decide
 from custodian_runtime.core.journal.records import make_record
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.ruling.path import as_item
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.ledger import (
     GrantDecision,

@@ -6,8 +6,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.journal.fold import compact, empty, fold
-from custodian_runtime.core.journal.prune import SegmentFacts, droppable
+from custodian_runtime.core.fold.checkpoint import compact, empty, fold
+from custodian_runtime.core.fold.prune import SegmentFacts, droppable
 from custodian_runtime.core.journal.records import make_record
 from custodian_runtime.core.standing.grants import (
     Grant,

@@ -17,7 +17,7 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence
-from custodian_runtime.core.authority.path import Grounds, rule_plan
+from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from runsupport import hub_get
 from standingsupport import Cli, note_of
 from test_authority_support import NOW, plan_of

@@ -7,8 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from custodian_runtime.audit.inspection import inspect_command
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.render import UNSEALED
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.render import UNSEALED
 from custodian_runtime.journal.store import JournalStore
 from test_journal_core import (
     APPROVAL_AUTH,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.fold import empty, fold
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.checkpoint import empty, fold
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.journal._checkpoint import load_checkpoint

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import RulingRecord, read_as
 from custodian_runtime.core.plan.extract import fingerprint as real_fingerprint
 

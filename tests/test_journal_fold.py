@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.fold import (
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.checkpoint import (
     Checkpoint,
     compact,
     empty,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core.journal.prune import parse_keep
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.journal.store import JournalStore
 from runsupport import CliResult, run_cli

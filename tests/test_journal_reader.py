@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.journal.kinds import ModelResponse, NoteWritten, Observed, read_as
-from custodian_runtime.core.journal.records import Record
-from custodian_runtime.core.journal.run_index import (
+from custodian_runtime.core.fold.run_index import (
     RunsFold,
     digests_of,
     fold_runs,
     summary_of,
     with_late,
 )
-from custodian_runtime.core.journal.runs import run_summaries
+from custodian_runtime.core.fold.runs import run_summaries
+from custodian_runtime.core.journal.kinds import ModelResponse, NoteWritten, Observed, read_as
+from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.prices import cost_usd
 from custodian_runtime.journal import _index

@@ -6,16 +6,16 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.fold import compact
-from custodian_runtime.core.journal.kinds import encode
-from custodian_runtime.core.journal.settle import (
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.checkpoint import compact
+from custodian_runtime.core.fold.settle import (
     by_hand,
     open_write,
     open_write_lines,
     parse_ref,
     write_ref,
 )
+from custodian_runtime.core.journal.kinds import encode
 from test_journal_core import (
     DOMAIN,
     Appender,

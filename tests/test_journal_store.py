@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.errors import ConfigError, JournalError
 from custodian_runtime.journal.store import JournalStore, parse_line
 from test_journal_core import DOMAIN, T0, StepClock, write_completed_run, write_interrupted_run

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import custodian_runtime
-from custodian_runtime.core.authority.keys import (
+from custodian_runtime.core.journal.keys import (
     IDEMPOTENCY_WINDOW,
     approval_key,
     attempt_run_id,
@@ -71,4 +71,4 @@ def test_no_module_outside_core_keys_makes_a_key() -> None:
         for path in sorted(root.rglob("*.py"))
         if any(f in path.read_text(encoding="utf-8") for f in formats)
     ]
-    assert makers == ["core/authority/keys.py"]
+    assert makers == ["core/journal/keys.py"]

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Receipt, read_as
 from runsupport import hub_get
 from spinesupport import (

@@ -1,4 +1,4 @@
-"""The core's rule for proving a write landed (core/authority/proof.py), with no hub.
+"""The core's rule for proving a write landed (core/ruling/proof.py), with no hub.
 
 A status the task shows proves nothing and a version that moved proves nothing; only a probe of
 the write's own key may, and a probe is allowed only when it can apply nothing (the carried
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from custodian_runtime.core.authority.proof import landing_proof, probe_version
-from custodian_runtime.core.authority.reconcile import reconcile_step
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.core.ruling.proof import landing_proof, probe_version
+from custodian_runtime.core.ruling.reconcile import reconcile_step
+from custodian_runtime.core.ruling.spine import PendingWrite
 from test_authority_support import NOW, workstream
 
 DONE = {"task_id": "web-t-1", "status": "done"}

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import httpx
 
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.fold import compact
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.checkpoint import compact
+from custodian_runtime.core.fold.late_landings import LATE_WINDOW, closed_writes
 from custodian_runtime.core.journal.kinds import Receipt, read_as
-from custodian_runtime.core.journal.late_landings import LATE_WINDOW, closed_writes
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.journal.store import JournalStore
 from runsupport import hub_get

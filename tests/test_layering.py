@@ -41,23 +41,22 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("files", "statehub", "llm", "render"),
     # Each concept's disk half, written through files/'s atomic writes, in the order they read
     # each other: the queue's index and the notes; the queue (pruning and resealing the journal
-    # keep what it holds); the journal; a person's standing, kept as words in the journal.
+    # keep what it holds); the journal.
     ("approvals._index", "notes"),
-    ("approvals.store",),
+    ("approvals",),
     ("journal",),
-    # An item's status as the journal says it: the run and the approvals both read it.
-    ("approvals.derived",),
-    ("standing.store", "standing.shadow_log"),
     # Settings name the model adapters; metrics (a run's push, `custodian status`) read the disk.
     ("settings", "metrics"),
     ("statehub.connect",),  # the one hub connector opens a client from the settings
     # The write chain: send, dispatch, origin, preflight and the summary read, shared below both
     # the run and the approvals.
     ("writes",),
-    # The run and the approvals share this floor, so neither imports the other.
-    ("run", "approvals"),
+    # A person's side: an item's status as the journal says it and a person's standing (both read
+    # by the run), the queue's commands, an approved item executed, `custodian policy` and `grants`.
+    ("person",),
+    ("run",),
     # watch runs many domains, as `custodian run` does; cli._people names who decides
-    ("audit", "standing", "watch", "cli._people"),
+    ("audit", "watch", "cli._people"),
     ("review", "evals", "cli._run", "cli.hub", "cli.standing"),
     ("cli",),
     ("__main__",),
@@ -247,7 +246,7 @@ def test_the_checker_catches_a_lower_floor_reaching_up(tmp_path: Path) -> None:
     )
     assert len(violations(bad, "custodian_runtime.notes.store")) == 2
     assert violations(bad, "custodian_runtime.audit.inspection") == []
-    assert len(violations(bad, "custodian_runtime.approvals._execute")) == 1  # run: same floor
+    assert len(violations(bad, "custodian_runtime.person._execute")) == 1  # the run is higher
     hub = tmp_path / "hub.py"
     hub.write_text(
         "from custodian_runtime.core import contract\n"
@@ -259,17 +258,17 @@ def test_the_checker_catches_a_lower_floor_reaching_up(tmp_path: Path) -> None:
     ]
 
 
-def test_the_approvals_import_nothing_of_the_run() -> None:
-    approvals = sorted((PACKAGE / "approvals").rglob("*.py"))
+def test_a_persons_side_imports_nothing_of_the_run() -> None:
+    person = sorted((PACKAGE / "person").rglob("*.py"))
     found = [
         f"{path.name}:{line} {name}"
-        for path in approvals
+        for path in person
         for line, name in _imports(path)
         if _within(_inner(name) or "-", "run")
     ]
-    assert approvals and found == []
-    assert _floor_problem("approvals._execute", "run") is not None
-    assert _floor_problem("run.act", "approvals") is not None
+    assert person and found == []
+    assert _floor_problem("person._execute", "run") is not None
+    assert _floor_problem("run.act", "person") is None  # the run reads a person's standing
 
 
 def test_the_hub_client_never_imports_the_reference_hub() -> None:
@@ -288,7 +287,7 @@ def test_the_hub_client_never_imports_the_reference_hub() -> None:
 # Inside the core, what decides imports nothing that only presents or tools: presentation/ and
 # tooling/ sit above the rest of the core. The journal's public API re-exports the court record.
 CORE_APART = ("core.presentation", "core.tooling")
-CORE_APART_DOORS = ("core.journal.api",)
+CORE_APART_DOORS = ("core.fold.api",)
 
 
 def test_the_deciding_core_imports_no_presentation_or_tooling() -> None:

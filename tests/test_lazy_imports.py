@@ -27,6 +27,7 @@ PACKAGES = (
     "custodian_runtime.llm",
     "custodian_runtime.files",
     "custodian_runtime.metrics",
+    "custodian_runtime.person",
     "custodian_runtime.render",
     "custodian_runtime.review",
     "custodian_runtime.run",

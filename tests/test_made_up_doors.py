@@ -22,10 +22,9 @@ from custodian_hub import Endpoint, ReferenceHub, register_endpoint
 from custodian_hub._reads import get_task
 from custodian_runtime.core import contract, operations
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.authority.marks import with_run_mark
 from custodian_runtime.core.contract import Id, ShortText
 from custodian_runtime.core.operations import OWN_SOURCE, Landing, Lookup, OperationSpec
-from custodian_runtime.core.view import View
+from custodian_runtime.core.view import View, with_run_mark
 from custodian_runtime.review._sentence import Facts, card_sentence, done_sentence
 from runsupport import CANON, hub_get, plan_response, run_cli
 from spinesupport import journal

@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core import contract, operations
-from custodian_runtime.core.authority.marks import with_run_mark
-from custodian_runtime.core.authority.reconcile import reconcile_step
 from custodian_runtime.core.contract import DomainSummary, Id, ShortText
-from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import OWN_SOURCE, Landing, Lookup, OperationSpec
+from custodian_runtime.core.ruling.reconcile import reconcile_step
+from custodian_runtime.core.ruling.spine import PendingWrite
+from custodian_runtime.core.view import with_run_mark
 from reviewsupport import review_page, review_settings
 from runsupport import CANON, hub_get, plan_response, run_cli, small_dataset
 from spinesupport import journal

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from custodian_runtime.core.authority.marks import same_text, with_run_mark, without_run_mark
+from custodian_runtime.core.view import same_text, with_run_mark, without_run_mark
 
 
 def test_a_marked_text_reads_back() -> None:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from custodian_runtime.core.approvals.items import new_item
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.fold import compact, empty, fold
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.checkpoint import compact, empty, fold
 from custodian_runtime.core.metrics import (
     METRICS,
     Figures,

@@ -8,7 +8,7 @@ from typing import Any
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.standing.store import StandingStore
+from custodian_runtime.person.standing_store import StandingStore
 from runsupport import hub_get
 from spinesupport import custodian_cli, custodian_events, held_hub, journal
 from test_grants import _block, _issue, _run

@@ -18,10 +18,10 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import ClassHeld, GrantSuspended
 from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from custodian_runtime.core.standing.narrowed import (
     NARROWED_FOR,
     REVERSAL_WINDOW,

@@ -23,11 +23,11 @@ from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence, last_change, older_evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, PersonDecision, fresh_ruling, rule_write
 from custodian_runtime.core.authority.precondition import proposed_under
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.ruling.path import Grounds, PersonDecision, fresh_ruling, rule_write
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from reviewsupport import Browser, review_page, review_settings

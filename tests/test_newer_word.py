@@ -22,9 +22,9 @@ from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.limits import Limits
+from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing
 from runsupport import hub_get

@@ -23,18 +23,18 @@ from hypothesis import strategies as st
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import (
+from custodian_runtime.core.authority.precondition import proposed_under
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.ruling.path import (
     Grounds,
     PersonDecision,
     UnderGrant,
     fresh_ruling,
     rule_write,
 )
-from custodian_runtime.core.authority.precondition import proposed_under
-from custodian_runtime.core.authority.reconcile import escalation
-from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal.spine import PendingWrite
-from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.ruling.reconcile import escalation
+from custodian_runtime.core.ruling.spine import PendingWrite
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.modes import Modes, ModeSetting
 from custodian_runtime.core.standing.record import Standing
@@ -342,7 +342,7 @@ def test_every_mode_and_grant_state_rules_the_same_write_the_same_on_every_path(
 
 
 def test_no_path_rules_a_write_without_the_standing() -> None:
-    """Only the one ruling (core/authority/path.py) calls `authorize()`, which knows no standing:
+    """Only the one ruling (core/ruling/path.py) calls `authorize()`, which knows no standing:
     every other module rules through it, so no path can skip a person's modes and grants."""
     package = Path(__file__).resolve().parent.parent / "runtime" / "custodian_runtime"
     callers = []
@@ -354,4 +354,4 @@ def test_no_path_rules_a_write_without_the_standing() -> None:
                 or (isinstance(node.func, ast.Attribute) and node.func.attr == "authorize")
             ):
                 callers.append(source.relative_to(package).as_posix())
-    assert sorted(set(callers)) == ["core/authority/path.py"], callers
+    assert sorted(set(callers)) == ["core/ruling/path.py"], callers

@@ -17,10 +17,10 @@ import custodian_hub
 import custodian_runtime
 from custodian_hub._endpoints import all_endpoints
 from custodian_runtime.core import operations
-from custodian_runtime.core.authority.reconcile import landed_on_hub
-from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.limits import DEFAULT, Limits
 from custodian_runtime.core.operations import Lookup, OperationSpec
+from custodian_runtime.core.ruling.reconcile import landed_on_hub
+from custodian_runtime.core.ruling.spine import PendingWrite
 from test_authority_support import website
 
 PACKAGE = Path(custodian_runtime.__file__).parent

@@ -349,9 +349,9 @@ def test_an_approved_status_write_is_sent_only_on_the_task_it_observed(
 ) -> None:
     from datetime import UTC, datetime
 
-    from custodian_runtime.approvals import execute
     from custodian_runtime.core.approvals.items import new_item
     from custodian_runtime.journal.run_journal import MemoryJournal
+    from custodian_runtime.person import execute
     from custodian_runtime.statehub.client import StateHubClient
 
     flags = {"domain": "website", "hub": small_hub.url, "llm": "offline", "canon": str(CANON)}

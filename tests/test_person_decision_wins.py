@@ -21,7 +21,7 @@ from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import ProgressEvent
-from custodian_runtime.core.journal.api import format_at
+from custodian_runtime.core.fold.api import format_at
 from custodian_runtime.core.limits import Limits
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli
 from test_authority_support import NOW, plan_of, website

@@ -27,7 +27,7 @@ from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
 from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.standing.store import StandingStore
+from custodian_runtime.person.standing_store import StandingStore
 from spinesupport import clean_env, journal
 from standingsupport import Cli, status
 

@@ -1,13 +1,13 @@
 """Rule, then probe: a probe re-sends a write (through a gateway that drops If-Match it would
-apply it), so only a write that would be sent now is ever probed (core/journal/late_landings.py)."""
+apply it), so only a write that would be sent now is ever probed (core/fold/late_landings.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from custodian_runtime.core.journal.late_landings import ClosedWrite, probe_refusal
+from custodian_runtime.core.fold.late_landings import ClosedWrite, probe_refusal
 from custodian_runtime.core.journal.records import Record
-from custodian_runtime.core.journal.spine import PendingWrite
+from custodian_runtime.core.ruling.spine import PendingWrite
 
 WRITE = PendingWrite(
     run_id="r1", index=0, operation="update_task_status", params={"task_id": "t", "status": "done"},

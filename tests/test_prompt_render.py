@@ -7,8 +7,8 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from custodian_runtime.core.context.continuity import NoteRef
 from custodian_runtime.core.context.prompt import estimate_tokens
+from custodian_runtime.core.journal.continuity import NoteRef
 from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import (

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import run

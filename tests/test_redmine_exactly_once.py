@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.contract import (
     NewEvent,
     NewFlag,
@@ -24,6 +23,7 @@ from custodian_runtime.core.contract import (
     NewWorkstream,
     TaskStatusUpdate,
 )
+from custodian_runtime.core.journal.keys import run_key
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub

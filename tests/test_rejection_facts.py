@@ -137,7 +137,7 @@ def test_a_rejected_proposal_is_asked_again_once_after_a_persons_newer_event(
 
 
 def test_under_ask_a_sanctioned_write_rejected_before_is_asked_again_only_on_new_facts() -> None:
-    from custodian_runtime.core.authority.path import Grounds, rule_plan
+    from custodian_runtime.core.ruling.path import Grounds, rule_plan
     from custodian_runtime.core.standing.modes import Modes, ModeSetting
     from custodian_runtime.core.standing.record import Standing
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from custodian_hub import ReferenceHub
+from custodian_runtime.core.fold.run_index import digests_of
 from custodian_runtime.core.journal.records import Record, parse_at
-from custodian_runtime.core.journal.run_index import digests_of
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.chart import LEFT, RIGHT, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter

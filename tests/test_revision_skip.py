@@ -18,17 +18,17 @@ import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.digest import workstream_digests
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Entry, GrantIssued, PolicySet
 from custodian_runtime.core.journal.words import decision_word
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.snapshots import SnapshotStore
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.run import run
 from custodian_runtime.run._facts import previous_digests
 from custodian_runtime.run._result import RunResult
 from custodian_runtime.settings import load_settings
-from custodian_runtime.standing.store import StandingStore
 from domaingen import generated_summary
 from runsupport import CANON, small_dataset
 from spinesupport import journal, of_run, write_plan

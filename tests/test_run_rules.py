@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core.journal.api import CompletedObservation
+from custodian_runtime.core.fold.api import CompletedObservation
 from custodian_runtime.core.run_rules import (
     Ending,
     ending,

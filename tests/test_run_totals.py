@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.fold import empty, fold
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.checkpoint import empty, fold
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 DOMAIN = "website"

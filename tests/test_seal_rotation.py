@@ -212,7 +212,7 @@ def test_reseal_moves_every_segment_the_anchor_and_the_checkpoint(
 
 
 def test_the_previous_key_only_verifies_and_is_never_shown() -> None:
-    from custodian_runtime.core.journal.api import make_record
+    from custodian_runtime.core.fold.api import make_record
     from custodian_runtime.core.journal.seals import record_sealer, verify_seals
     from custodian_runtime.settings import load_settings
 

@@ -20,14 +20,9 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.approvals.items import new_item
-from custodian_runtime.core.journal.api import make_record, parse_at
-from custodian_runtime.core.journal.seals import (
-    SealKey,
-    item_seal_problem,
-    seal_item,
-    seal_record,
-    verify_seals,
-)
+from custodian_runtime.core.approvals.seals import item_seal_problem, seal_item
+from custodian_runtime.core.fold.api import make_record, parse_at
+from custodian_runtime.core.journal.seals import SealKey, seal_record, verify_seals
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.settings import load_settings
 from runsupport import CANON, CliResult, hub_get, plan_response, run_cli, tree_digest

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.journal.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import SANCTIONED_CALLS, send

@@ -7,8 +7,8 @@ from datetime import timedelta
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.journal.kinds import ShadowMatched
 from custodian_runtime.core.journal.records import Record, make_record
-from custodian_runtime.core.journal.trace import Tracker
 from custodian_runtime.core.outcomes import ruling_data
+from custodian_runtime.core.ruling.trace import Tracker
 from custodian_runtime.core.standing.shadow import matches, shadowed, waiting
 from test_authority_support import NOW, proposal, website
 from test_shadow_matcher import HUB, _after, _blocked_later, _shadow_rulings

@@ -11,7 +11,7 @@ from typing import Any
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.journal.fold import compact, empty, fold
+from custodian_runtime.core.fold.checkpoint import compact, empty, fold
 from custodian_runtime.core.journal.kinds import Entry, Shadowed, encode
 from custodian_runtime.core.journal.records import Record, format_at, make_record
 from custodian_runtime.core.limits import Limits

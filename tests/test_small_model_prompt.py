@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from custodian_runtime.core.authority.authorize import authorize
-from custodian_runtime.core.context.continuity import LastAction, note_actions
+from custodian_runtime.core.journal.continuity import LastAction, note_actions
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.render.prompt import render_prompt

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
 from runsupport import hub_get
 from spinesupport import (
     HOLD_TIMEOUT_S,

@@ -244,7 +244,7 @@ def test_a_standing_no_names_one_scope_and_a_life_of_at_most_30_days(
 
 
 def test_a_standing_no_said_holds_what_would_be_asked_with_the_persons_words() -> None:
-    from custodian_runtime.core.authority.path import Grounds, rule_plan
+    from custodian_runtime.core.ruling.path import Grounds, rule_plan
     from custodian_runtime.core.standing.record import Standing
     from custodian_runtime.core.standing.said_no import SaidNo
 

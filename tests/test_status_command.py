@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from custodian_runtime.core.journal.prune import parse_keep
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.metrics import EXIT_OVERDUE, StatusRequest, status_command
 from runsupport import CANON, plan_response, run_cli
 

@@ -27,9 +27,9 @@ from custodian_runtime.core.contract import (
     NewWorkstream,
     TaskStatusUpdate,
 )
-from custodian_runtime.errors import HubError, HubPreconditionFailed
+from custodian_runtime.errors import HubError
 from custodian_runtime.settings import HubSettings
-from custodian_runtime.statehub import NotModified, StateHubClient
+from custodian_runtime.statehub import HubPreconditionFailed, NotModified, StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 
 BACKENDS = ("state-hub", "roundup", "redmine")

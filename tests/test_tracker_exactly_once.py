@@ -21,17 +21,16 @@ import httpx
 import pytest
 
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.contract import NewEvent, NewTask, NewWorkstream, TaskStatusUpdate
-from custodian_runtime.errors import HubPreconditionFailed
+from custodian_runtime.core.journal.keys import run_key
 from custodian_runtime.settings import HubSettings
-from custodian_runtime.statehub import StateHubClient
+from custodian_runtime.statehub import HubPreconditionFailed, StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 from runsupport import CANON, run_cli
 from spinesupport import finish, start_run
 from trackersupport import HoldingProxy, Tracker
 
-# A key as a run makes them (core/authority/keys.py): its run id, fingerprint and nonce.
+# A key as a run makes them (core/journal/keys.py): its run id, fingerprint and nonce.
 KEY = run_key("r20261207T070010Z-7029e2", "0749ef9be7d331c33636acd7995601a0", "a1b2c3d4e5f6")
 
 # A process that sends one write through the Roundup backend and is SIGKILLed the moment the
@@ -40,7 +39,7 @@ KILLED_AFTER_THE_WRITE = """
 import os, signal, sys
 import httpx
 from custodian_runtime.clock import utc_now
-from custodian_runtime.core.authority.keys import run_key
+from custodian_runtime.core.journal.keys import run_key
 from custodian_runtime.core.contract import NewEvent, TaskStatusUpdate
 from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub.connect import open_hub

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal import kinds
 
 PACKAGE = Path(kinds.__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ from custodian_runtime.core.digest import (
     summary_digests,
     workstream_digests,
 )
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.runs import CompletedObservation
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.runs import CompletedObservation
 from custodian_runtime.core.skip.unchanged import (
     LocalWork,
     expiries_due,

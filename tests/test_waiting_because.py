@@ -15,11 +15,11 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
-from custodian_runtime.core.approvals.waiting import waiting_because
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites
-from custodian_runtime.core.authority.path import Grounds, fresh_ruling
+from custodian_runtime.core.person.waiting import waiting_because
 from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.ruling.path import Grounds, fresh_ruling
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.modes import Modes, ModeSetting
 from custodian_runtime.core.standing.record import Standing

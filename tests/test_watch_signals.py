@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from fakes.fleet_model import SUMMARY
 from fleetsupport import fleet_names, seed_fleet
 from runsupport import CANON, hub_get

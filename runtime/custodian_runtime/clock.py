@@ -36,7 +36,7 @@ def new_run_id(now: datetime) -> str:
 
 
 def new_nonce() -> str:
-    """A fresh nonce for one authorization (12 hex digits; core/authority/keys.py keys on it)."""
+    """A fresh nonce for one authorization (12 hex digits; core/journal/keys.py keys on it)."""
     import secrets
 
     return secrets.token_hex(6)

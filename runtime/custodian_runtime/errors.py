@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from custodian_runtime.core.contract import Task
+from typing import Any
 
 
 class CustodianError(Exception):
@@ -68,17 +65,6 @@ class HubUnavailable(HubError):
 
 class HubRequestError(HubError):
     """The hub refused the request (4xx other than 429): retrying it unchanged cannot help."""
-
-
-class HubPreconditionFailed(HubRequestError):
-    """412: the task changed since it was read (`If-Match`); `current` is the hub's task now.
-
-    `current` is None when the hub's body did not carry a readable task.
-    """
-
-    def __init__(self, message: str, *, current: Task | None = None, **fields: Any) -> None:
-        super().__init__(message, **fields)
-        self.current = current
 
 
 class ObservationRejected(HubError):

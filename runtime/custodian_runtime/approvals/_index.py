@@ -34,8 +34,9 @@ from custodian_runtime.core.approvals.items import (
     rejected_mark,
     said_of,
 )
+from custodian_runtime.core.approvals.seals import item_seal_problem
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal.seals import SealKey, item_seal_problem
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import SealError
 from custodian_runtime.files.atomic import atomic_write_text
 

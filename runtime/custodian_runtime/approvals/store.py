@@ -9,8 +9,9 @@ from pydantic import ValidationError
 
 from custodian_runtime.approvals._index import Refreshed, refresh
 from custodian_runtime.core.approvals.items import ApprovalItem, QueueView, prunable
+from custodian_runtime.core.approvals.seals import item_seal_problem, seal_item
 from custodian_runtime.core.digest import strict_loads
-from custodian_runtime.core.journal.seals import SealKey, item_seal_problem, seal_item
+from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, SealError
 from custodian_runtime.files.atomic import atomic_write_text, fsync_directory
 

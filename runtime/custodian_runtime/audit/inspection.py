@@ -12,17 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from custodian_runtime.approvals import disagreement_lines, ledger_disagreements
 from custodian_runtime.audit._inbox_check import inbox_lines
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.fold.api import replay_lines
+from custodian_runtime.core.fold.render import UNSEALED, court_record
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.api import replay_lines
-from custodian_runtime.core.journal.render import UNSEALED, court_record
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, JournalError
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.journal.verify import DomainReport, verify_domain
+from custodian_runtime.person import disagreement_lines, ledger_disagreements
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 2

@@ -23,12 +23,11 @@ from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, rule_plan
-from custodian_runtime.core.canon.cited import changed_since, citation, summary
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.digest import digest
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.journal.cited import changed_since, citation, summary
 from custodian_runtime.core.journal.kinds import (
     E,
     GrantRevoked,
@@ -46,6 +45,7 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
+from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from custodian_runtime.core.standing.ledger import rederived
 from custodian_runtime.core.standing.record import STANDING_KINDS, Standing, standing_of
 from custodian_runtime.errors import ConfigError, JournalError, PlanRejected, RunNotFound

@@ -1,8 +1,8 @@
 """A run's canon: what is shown whole, and the library's sections ranked for the run's state.
 
 Reads the canon directory (canon/library.py), opens the index named by the library's content
-(canon/index.py), asks it each of the run's queries (core/canon/queries.py) and merges the
-rankings (core/canon/choose.py). Which of the ranked sections fit is the prompt's to decide.
+(canon/index.py), asks it each of the run's queries (core/context/queries.py) and merges the
+rankings (core/context/choose.py). Which of the ranked sections fit is the prompt's to decide.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 from custodian_runtime.canon.index import open_index
 from custodian_runtime.canon.library import Canon, read_canon_dir
-from custodian_runtime.core.canon.choose import fuse
 from custodian_runtime.core.canon.sections import (
     CanonFile,
     CanonSection,
@@ -21,6 +20,7 @@ from custodian_runtime.core.canon.sections import (
     pinned_for,
     split,
 )
+from custodian_runtime.core.context.choose import fuse
 
 # Per query: the rows read from the index (before the domain's scope), and the sections kept.
 ROWS = 24

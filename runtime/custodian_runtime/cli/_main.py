@@ -357,8 +357,8 @@ def _carry_out_recorded(settings: Settings) -> None:
         return
     if not words_waiting(settings.memory_dir, settings.domain):
         return  # one listing: nothing was decided meanwhile (a skip loads no approvals)
-    from custodian_runtime.approvals import carry_out_recorded_decisions
     from custodian_runtime.core.inert import for_terminal
+    from custodian_runtime.person import carry_out_recorded_decisions
 
     for done in carry_out_recorded_decisions(settings, settings.domain):
         sys.stderr.write(for_terminal(f"custodian: kept decision: {done.message}") + "\n")
@@ -419,30 +419,30 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_approvals(args: argparse.Namespace) -> int:
-    from custodian_runtime import approvals
+    from custodian_runtime import person
     from custodian_runtime.writes import check_memory
 
     settings = _settings(args, domain_required=False, hub_required=False)
     command = args.approvals_command
     check_memory(settings.memory_dir, writable=command in ("approve", "reject", "repair"))
-    request: approvals.ApprovalsRequest
+    request: person.ApprovalsRequest
     if command == "list":
-        request = approvals.ListRequest(args.domain, args.status, args.json)
+        request = person.ListRequest(args.domain, args.status, args.json)
     elif command == "show":
-        request = approvals.ShowRequest(args.approval_id, args.json)
+        request = person.ShowRequest(args.approval_id, args.json)
     elif command == "reject":
         who = _decider(settings, args.by)
-        request = approvals.RejectRequest(
+        request = person.RejectRequest(
             args.approval_id, who.name, args.reason, args.wait, args.json, who.source
         )
     elif command == "repair":
-        request = approvals.RepairRequest(args.domain)
+        request = person.RepairRequest(args.domain)
     else:
         who = _decider(settings, args.by)
-        request = approvals.ApproveRequest(
+        request = person.ApproveRequest(
             args.approval_id, who.name, args.note, args.wait, args.json, who.source
         )
-    return approvals.approvals_command(settings, request, sys.stdout)
+    return person.approvals_command(settings, request, sys.stdout)
 
 
 def _decider(settings: Settings, typed: str | None) -> Decider:
@@ -454,8 +454,8 @@ def _decider(settings: Settings, typed: str | None) -> Decider:
 
 def _cmd_journal_prune(args: argparse.Namespace) -> int:
     from custodian_runtime.clock import utc_now
+    from custodian_runtime.core.fold.prune import parse_keep
     from custodian_runtime.core.inert import for_terminal
-    from custodian_runtime.core.journal.prune import parse_keep
     from custodian_runtime.journal.prune import prune
 
     settings = _settings(args, hub_required=False)

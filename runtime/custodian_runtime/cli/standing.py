@@ -1,6 +1,6 @@
 """`custodian policy` and `custodian grants`: a person's modes, grants and the agreement report.
 
-Each change is a person's decision, journaled in the domain's journal (standing/store.py);
+Each change is a person's decision, journaled in the domain's journal (person/standing_store.py);
 what it means is the core's (core/standing/: modes.py, grants.py, agreement.py).
 """
 
@@ -102,7 +102,7 @@ def _person(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
-    from custodian_runtime.standing import commands as pc
+    from custodian_runtime.person import standing as pc
 
     settings = load(args, hub_required=False)
     domain = str(settings.domain)
@@ -124,7 +124,7 @@ def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
 def _cmd_grants(args: argparse.Namespace, load: Loader) -> int:
     import secrets
 
-    from custodian_runtime.standing import commands as pc
+    from custodian_runtime.person import standing as pc
 
     command = args.grants_command
     if command == "list":

@@ -26,7 +26,7 @@ class Limits:
     token_budget: int = 24000
     stale_after_days: int = 14
     # The share of the budget, in percent, that sections retrieved from the canon may take
-    # (core/canon/choose.py); the constitution and the domain's guidance are shown apart from it.
+    # (core/context/choose.py); the constitution and the domain's guidance are shown apart from it.
     canon_share_percent: int = 25
     # A run on an unchanged domain within this window is skipped; a queued item expires after.
     skip_window_hours: int = 24

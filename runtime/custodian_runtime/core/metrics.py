@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem, pending_for
-from custodian_runtime.core.journal.kinds import Finished, of_kind, read_as
+from custodian_runtime.core.journal.kinds import Finished, read_as
 from custodian_runtime.core.journal.records import Record, parse_at
-from custodian_runtime.core.journal.totals import Totals
+from custodian_runtime.core.journal.totals import Totals, ended_runs, succeeded_runs
 from custodian_runtime.core.prices import cost_usd
 
 JOB = "custodian"
@@ -216,15 +216,6 @@ def build_info(version: str, revision: str) -> Sample:
     return Sample(BUILD_INFO, {"version": version, "revision": revision}, 1.0)
 
 
-def _ended(records: Sequence[Record]) -> list[Record]:
-    """The `finished` records of scheduled runs, not those that close a killed run."""
-    return [r for r, ended in of_kind(records, Finished) if not ended.closed_by]
-
-
-def _succeeded(ended: Sequence[Record]) -> list[Record]:
-    return [r for r, data in of_kind(ended, Finished) if data.exit_code == 0]
-
-
 def run_facts(records: Sequence[Record], finished: Record) -> RunFacts:
     """The run that `finished` ends, from its first record and its `finished` record."""
     first = next((r for r in records if r.run_id == finished.run_id), finished)
@@ -248,8 +239,8 @@ def figures_of(
     totals: Totals | None = None,
 ) -> Figures:
     """A domain's figures from its checkpoint's records and totals, and the approval queue."""
-    ended = _ended(records)
-    succeeded = _succeeded(ended)
+    ended = ended_runs(records)
+    succeeded = succeeded_runs(ended)
     waiting = pending_for(items, domain, now)
     oldest = (now - waiting[0].created_at).total_seconds() if waiting else None
     return Figures(
@@ -260,13 +251,6 @@ def figures_of(
         oldest_pending_age_s=max(0.0, oldest) if oldest is not None else None,
         totals=totals,
     )
-
-
-def run_index(records: Sequence[Record]) -> list[Record]:
-    """The `finished` records `figures_of` reads: the newest run's and the newest success's."""
-    ended = _ended(records)
-    succeeded = _succeeded(ended)
-    return [*ended[-1:], *succeeded[-1:]]
 
 
 def _ago(seconds: float) -> str:

@@ -1,16 +1,19 @@
 """The observed domain as the specs, the authority and reconcile read it: `View`, by id.
 
+What makes a write Custodian's own is here too: the source it writes under and the run mark on
+the text of every write it makes.
+
 It sits below the operations registry and the authority, which both read it, so neither imports
 the other for it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.authority.marks import same_text
 from custodian_runtime.core.contract import (
     Decision,
     DomainSummary,
@@ -22,6 +25,29 @@ from custodian_runtime.core.contract import (
 
 # The `source` (and flag `raised_by`) Custodian writes under: how its own writes are told apart.
 OWN_SOURCE = "custodian"
+
+# The mark Custodian puts on the text of every write it makes, and how to read it back.
+_MARK = re.compile(r" \[custodian run [A-Za-z0-9._:-]+\]$")
+
+
+def with_run_mark(text: str, run_id: str, limit: int = 2000) -> str:
+    """`text [custodian run <id>]`, cut so the whole fits in `limit` characters."""
+    suffix = f" [custodian run {run_id}]"
+    return text[: limit - len(suffix)] + suffix
+
+
+def without_run_mark(text: str) -> str:
+    """The text as the model wrote it (possibly cut), without the run mark."""
+    return _MARK.sub("", text)
+
+
+def same_text(marked: str, proposed: str) -> bool:
+    """Whether a marked text on the hub records what `proposed` says (allowing for the cut)."""
+    original = without_run_mark(marked)
+    if original == proposed:
+        return True
+    # A long text was cut to make room for the mark: compare what survived.
+    return marked != original and len(marked) >= 1990 and proposed.startswith(original)
 
 
 @dataclass(frozen=True)

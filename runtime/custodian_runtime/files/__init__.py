@@ -1,8 +1,8 @@
 """Files on disk, written atomically: what every concept's disk half writes through.
 
 The journal (with its snapshots and the run lock), the approval queue, a person's standing and
-session notes each keep their disk half in a package of their own (`journal/`,
-`approvals/store.py`, `standing/store.py`, `notes/`); all of them write through `atomic.py` here.
+session notes each keep their disk half in a package of their own (`journal/`, `approvals/`,
+`person/standing_store.py`, `notes/`); all of them write through `atomic.py` here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Open a domain's journal for a run from its checkpoint and tail, never the whole journal.
 
-The checkpoint file holds the folded checkpoint (core/journal/fold.py) and where its head ends on
+The checkpoint file holds the folded checkpoint (core/fold/checkpoint.py) and where its head ends on
 disk. Opening reads the head's line there and checks its hash, reads the records after it (the
 tail a killed run left), checks that they continue the chain, and folds them in. A missing or
 inconsistent checkpoint costs one full streaming scan that rebuilds it; that scan verifies every
@@ -16,7 +16,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from custodian_runtime.core.digest import canonical_json, strict_loads
-from custodian_runtime.core.journal.fold import VERSION, Checkpoint, Head, empty, own_problems
+from custodian_runtime.core.fold.checkpoint import VERSION, Checkpoint, Head, empty, own_problems
 from custodian_runtime.core.journal.records import Problem, Record, record_hash
 from custodian_runtime.core.journal.seals import Sealer, SealKey
 from custodian_runtime.errors import JournalError

@@ -1,7 +1,7 @@
 """The runs index on disk: a domain's runs as rows, kept beside its journal like the checkpoint.
 
     journal/<domain>.runs.jsonl   one line per run whose row is final, oldest first (append-only)
-    journal/<domain>.runs.json    the fold's state (core/journal/run_index.py): where it stands in
+    journal/<domain>.runs.json    the fold's state (core/fold/run_index.py): where it stands in
                                   the chain, the open rows, and the byte offset of every
                                   STRIDE-th row line, so a page of rows is read with one seek
 
@@ -29,15 +29,15 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from custodian_runtime.core.digest import canonical_json, strict_loads
-from custodian_runtime.core.journal.fold import EMPTY_HEAD, Head
-from custodian_runtime.core.journal.records import Record
-from custodian_runtime.core.journal.run_index import (
+from custodian_runtime.core.fold.checkpoint import EMPTY_HEAD, Head
+from custodian_runtime.core.fold.run_index import (
     INDEX_VERSION,
     Place,
     RunDigest,
     RunsFold,
     fold_runs,
 )
+from custodian_runtime.core.journal.records import Record
 from custodian_runtime.errors import JournalError
 from custodian_runtime.files.atomic import atomic_write_bytes
 from custodian_runtime.journal._checkpoint import (

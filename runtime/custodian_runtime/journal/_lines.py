@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from custodian_runtime.core.digest import canonical_json, strict_loads
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from custodian_runtime.core.journal.fold import Checkpoint, fold, link_problems
+from custodian_runtime.core.fold.checkpoint import Checkpoint, fold, link_problems
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError

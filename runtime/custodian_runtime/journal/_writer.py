@@ -9,8 +9,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from custodian_runtime.core.journal.api import Record, derived_counts, interrupted_runs, make_record
-from custodian_runtime.core.journal.fold import fold
+from custodian_runtime.core.fold.api import Record, derived_counts, interrupted_runs, make_record
+from custodian_runtime.core.fold.checkpoint import fold
 from custodian_runtime.core.journal.kinds import Entry, Finished, encode
 from custodian_runtime.core.journal.records import RUN_FIRST_KINDS
 from custodian_runtime.core.journal.seals import SealKey, seal_record

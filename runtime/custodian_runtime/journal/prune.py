@@ -1,7 +1,7 @@
 """`custodian journal prune`: drop a domain's old segments and the content only they referred to.
 
 Under the domain's run lock: the journal is opened (and so verified) as a run opens it, each
-segment is read once, the core decides how many of the oldest go (core/journal/prune.py), the
+segment is read once, the core decides how many of the oldest go (core/fold/prune.py), the
 anchor (seq and hash of the last dropped record) is written before anything is removed, and
 snapshots and prompts that no kept record or the checkpoint names are removed after.
 """
@@ -15,15 +15,15 @@ from pathlib import Path
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.kinds import content_named
-from custodian_runtime.core.journal.prune import (
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.prune import (
     PruneDecision,
     SegmentFacts,
     decide,
     droppable,
     keep_problem,
 )
+from custodian_runtime.core.journal.kinds import content_named
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.standing.record import mode_seqs
 from custodian_runtime.errors import PruneRefused
@@ -83,7 +83,7 @@ def prune(
 ) -> Pruned:
     """Drop old segments (below), then the domain's decided approval items past their windows.
 
-    `keep` is at least 31 days: what the authority reads back must survive (core/journal/prune).
+    `keep` is at least 31 days: what the authority reads back must survive (core/fold/prune).
     """
     too_short = keep_problem(keep)
     if too_short is not None:

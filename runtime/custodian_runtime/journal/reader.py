@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.fold.run_index import RunDigest, UseRow, digests_of, with_late
 from custodian_runtime.core.journal.records import Record
-from custodian_runtime.core.journal.run_index import RunDigest, UseRow, digests_of, with_late
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import JournalError
 from custodian_runtime.journal._index import StaleIndex, current, rows

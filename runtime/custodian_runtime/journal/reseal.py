@@ -26,17 +26,12 @@ from pydantic import ValidationError
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.approvals.seals import item_sealer
 from custodian_runtime.core.digest import canonical_json, strict_loads
+from custodian_runtime.core.fold.checkpoint import link_problems
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.fold import link_problems
 from custodian_runtime.core.journal.records import Record
-from custodian_runtime.core.journal.seals import (
-    Sealer,
-    SealKey,
-    item_sealer,
-    record_sealer,
-    seal_record,
-)
+from custodian_runtime.core.journal.seals import Sealer, SealKey, record_sealer, seal_record
 from custodian_runtime.errors import ConfigError, SealError
 from custodian_runtime.files.atomic import atomic_write_bytes, replace_lines
 from custodian_runtime.journal._checkpoint import (

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Entry, encode
 from custodian_runtime.journal._writer import JournalWriter
 

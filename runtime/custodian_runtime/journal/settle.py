@@ -1,7 +1,7 @@
 """`custodian journal settle REF [--by NAME] --reason TEXT`: a person closes an open write by hand.
 
 Under the domain's run lock, the journal is opened (and verified) as a run opens it; the core
-names the write (core/journal/settle.py), and one `settled_by_hand` record, the person's
+names the write (core/fold/settle.py), and one `settled_by_hand` record, the person's
 decision, closes it in a run of its own. Nothing is sent to any hub.
 """
 
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.settle import by_hand, open_write, parse_ref
 from custodian_runtime.core.journal.kinds import SettledByHand, read_as
 from custodian_runtime.core.journal.seals import SealKey
-from custodian_runtime.core.journal.settle import by_hand, open_write, parse_ref
 from custodian_runtime.errors import SettleRefused
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.store import JournalStore

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.digest import canonical_json
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
 from custodian_runtime.core.journal.seals import SealKey, verify_seals
 from custodian_runtime.core.names import is_domain
 from custodian_runtime.errors import JournalError, SealError

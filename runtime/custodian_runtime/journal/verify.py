@@ -11,15 +11,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from custodian_runtime.core.approvals.ledger import Ledger, fold_ledger
-from custodian_runtime.core.journal.api import unfinished_items
-from custodian_runtime.core.journal.fold import Checkpoint
+from custodian_runtime.core.fold.api import unfinished_items
+from custodian_runtime.core.fold.checkpoint import Checkpoint
+from custodian_runtime.core.fold.render import seal_summary
+from custodian_runtime.core.fold.runs import RunSummary, run_summaries
+from custodian_runtime.core.fold.settle import open_write_lines
+from custodian_runtime.core.fold.stream import step, windows
 from custodian_runtime.core.journal.kinds import Finished, read_as
 from custodian_runtime.core.journal.records import Problem, Record
-from custodian_runtime.core.journal.render import seal_summary
-from custodian_runtime.core.journal.runs import RunSummary, run_summaries
 from custodian_runtime.core.journal.seals import SealKey, seals_seen, verify_seals
-from custodian_runtime.core.journal.settle import open_write_lines
-from custodian_runtime.core.journal.stream import step, windows
 from custodian_runtime.journal._checkpoint import start_of
 from custodian_runtime.journal._segments import Layout, Segment, lines_from
 from custodian_runtime.journal.store import parse_line
@@ -47,7 +47,7 @@ class DomainReport:
     # What the journal says of each approval item (core/approvals/ledger.py).
     ledger: Ledger = field(default_factory=Ledger)
     # The ids of the last words the journal absorbed from the inbox, and the highest arrival
-    # number it absorbed (core/journal/fold.py).
+    # number it absorbed (core/fold/checkpoint.py).
     words: frozenset[str] = frozenset()
     arrival: int = 0
 

@@ -15,8 +15,8 @@ from typing import TextIO
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
-from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.metrics import Figures, figures_of, status_data, status_lines
 from custodian_runtime.errors import ConfigError

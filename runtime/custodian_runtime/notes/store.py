@@ -6,7 +6,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.core.context.continuity import prose_of
+from custodian_runtime.core.journal.continuity import prose_of
 from custodian_runtime.files.atomic import atomic_write_text
 
 
@@ -47,7 +47,7 @@ def note_prose(working_dir: Path, file: str) -> str | None:
 def last_note_prose(working_dir: Path, domain: str) -> str | None:
     """The reasoning of the newest note for `domain` by its name's time and counter.
 
-    Only for a journal that names no note (core/context/continuity.py chooses by the run's start
+    Only for a journal that names no note (core/journal/continuity.py chooses by the run's start
     time).
     """
     if not working_dir.is_dir():

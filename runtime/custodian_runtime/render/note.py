@@ -53,7 +53,7 @@ class SessionNote:
     extra: Mapping[str, Any] = field(default_factory=dict)
     shadow: str | None = None  # shadow items a person did the same way on the hub
     narrowed: str | None = None  # grants suspended, classes held, by a person's reversal
-    canon: Sequence[str] = ()  # the canon shown, one piece a line (core/canon/cited.py)
+    canon: Sequence[str] = ()  # the canon shown, one piece a line (core/journal/cited.py)
     canon_head: str | None = None
     earlier: str | None = None  # what became of the items the last note left waiting
 

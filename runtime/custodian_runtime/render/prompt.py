@@ -17,8 +17,8 @@ from typing import Any, TextIO
 import jinja2
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.canon.choose import Fitted, fit, share
 from custodian_runtime.core.canon.sections import CanonSection
+from custodian_runtime.core.context.choose import Fitted, fit, share
 from custodian_runtime.core.context.neutralize import safe_domain
 from custodian_runtime.core.context.prompt import (
     PromptInputs,

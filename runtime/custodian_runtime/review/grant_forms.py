@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
-from custodian_runtime.approvals import configured_hub
 from custodian_runtime.clock import utc_now
 from custodian_runtime.errors import ConfigError, CustodianError
+from custodian_runtime.person import configured_hub
+from custodian_runtime.person import standing as policy_commands
 from custodian_runtime.review.asked import AskedGrant, Flash, SessionState
 from custodian_runtime.review.pending import _quick
 from custodian_runtime.review.queue_forms import Form, FormAnswer, by_problem, one, reason_problem
 from custodian_runtime.review.standing_data import grant_state, read_standing, suggestion_state
 from custodian_runtime.review.standing_history import issue_sentence
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing import commands as policy_commands
 
 FIELDS = ("operation", "where", "max", "expires", "by", "reason")
 

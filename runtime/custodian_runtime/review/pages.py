@@ -14,21 +14,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.derived import journal_ledger
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.ledger import Ledger
-from custodian_runtime.core.canon.cited import citation
-from custodian_runtime.core.context.continuity import PROSE_END, PROSE_START
+from custodian_runtime.core.fold.run_index import UseRow
 from custodian_runtime.core.inert import for_prose
+from custodian_runtime.core.journal.cited import citation
+from custodian_runtime.core.journal.continuity import PROSE_END, PROSE_START
 from custodian_runtime.core.journal.kinds import PromptRecord, of_kind
 from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.core.journal.run_index import UseRow
 from custodian_runtime.core.presentation.note_outcomes import Became, queued_ids, with_outcomes
 from custodian_runtime.core.presentation.note_outcomes import became as became_of
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.reader import JournalReader
+from custodian_runtime.person.derived import journal_ledger
 from custodian_runtime.review.chart import Chart, build_chart
 from custodian_runtime.review.markdown import render_markdown, split_front_matter
 from custodian_runtime.review.runs import DayTotal, RunRow, day_totals, page_count, page_of, row_of

@@ -8,25 +8,25 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.approvals import (
+from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.canon import current_sha256
+from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, as_recorded
+from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
+from custodian_runtime.core.authority.precondition import precondition, writes_canon
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.person.verdicts import ObservedNow, on_approve, to_observe
+from custodian_runtime.core.ruling.path import as_item
+from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.person import (
     configured_hub,
     decision_site,
     hub_client,
     needs_hub,
     seen_for,
 )
-from custodian_runtime.approvals.derived import heal_pending
-from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.canon import current_sha256
-from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
-from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, as_recorded
-from custodian_runtime.core.approvals.verdicts import ObservedNow, on_approve, to_observe
-from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
-from custodian_runtime.core.authority.path import as_item
-from custodian_runtime.core.authority.precondition import precondition, writes_canon
-from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.person.derived import heal_pending
 from custodian_runtime.review._sentence import card_sentence, facts_of
 from custodian_runtime.review.bars import CardBar, mode_settings, paused_bar, stale_bar
 from custodian_runtime.review.cards import (
@@ -119,7 +119,7 @@ PREVIEW_BY = "NAME"
 
 def preview(item: ApprovalItem, where: DecisionSite, seen: ObservedNow, now: datetime) -> str:
     """What approving the item now would come to: the very ruling `approvals approve` performs
-    (`approvals.verdicts.on_approve`: the item's origin, then the one authority)."""
+    (`core.person.verdicts.on_approve`: the item's origin, then the one authority)."""
     verdict = on_approve(item, where, PREVIEW_BY, None, seen, now)
     if verdict.execute:
         return "would run"

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.journal.run_index import RunDigest, summary_of
-from custodian_runtime.core.journal.runs import counts_text
+from custodian_runtime.core.fold.run_index import RunDigest, summary_of
+from custodian_runtime.core.fold.runs import counts_text
 from custodian_runtime.core.prices import cost_usd
 
 PAGE_SIZE = 50  # runs per domain on one page: 1,000 runs stay twenty pages, not one wall
@@ -161,7 +161,7 @@ def _int(value: object) -> int | None:
 
 
 def row_of(digest: RunDigest) -> RunRow:
-    """A run's row of the page, from its row of the runs index (core/journal/run_index.py)."""
+    """A run's row of the page, from its row of the runs index (core/fold/run_index.py)."""
     summary = summary_of(digest)
     usage = digest.usage
     return RunRow(

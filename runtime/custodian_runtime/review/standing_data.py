@@ -20,6 +20,8 @@ from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.person import standing as policy_commands
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.review.asked import digest_of
 from custodian_runtime.review.standing_history import (
     Change,
@@ -29,8 +31,6 @@ from custodian_runtime.review.standing_history import (
     where_clause,
 )
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing import commands as policy_commands
-from custodian_runtime.standing.store import StandingStore
 
 REPORT_DAYS = 30  # the window of `custodian policy report`'s default
 

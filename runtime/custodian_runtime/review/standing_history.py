@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from custodian_runtime.core.journal.api import Record, parse_at, trace_items
+from custodian_runtime.core.fold.api import Record, parse_at, trace_items
 from custodian_runtime.core.journal.kinds import (
     GrantIssued,
     GrantRevoked,

@@ -6,7 +6,7 @@ when the queue's directory is as it was (every save is a rename into it) and the
 are as they were; after a decision, a listing of the directory and the changed files. What the
 journal says wins over a file: the status of every pending item is checked against its domain's
 ledger (the checkpoint's, core/approvals/ledger.py), and a file the journal decided is rewritten
-from the journal when its domain is free (approvals/derived.py), as `approvals list` does.
+from the journal when its domain is free (person/derived.py), as `approvals list` does.
 Derived, never a record: a restart rebuilds it from the files.
 """
 
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.derived import heal_items, journal_ledger
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
@@ -27,6 +26,7 @@ from custodian_runtime.core.approvals.ledger import Ledger, disagreements
 from custodian_runtime.errors import CustodianError, RunLocked
 from custodian_runtime.journal.lock import RunLock
 from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.person.derived import heal_items, journal_ledger
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What became of the items the last note left waiting: read for this run's note, its successor.
 
-The last note (the journal's `note_written`, core/context/continuity.py) names the items its run
+The last note (the journal's `note_written`, core/journal/continuity.py) names the items its run
 queued and, in its front matter, the earlier ones still waiting; each is read as the journal says
 it now (the run's ledger), so a person's decision is said in the first note after it.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from custodian_runtime.core.context.continuity import continuity
+from custodian_runtime.core.journal.continuity import continuity
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.presentation.note_outcomes import Earlier, became, carried_ids
 from custodian_runtime.errors import CustodianError

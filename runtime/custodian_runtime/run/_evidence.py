@@ -12,7 +12,7 @@ from custodian_runtime.core import operations
 from custodian_runtime.core.authority.evidence import Evidence, missing_events, own_write_ids
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.statehub.client import StateHubClient
 

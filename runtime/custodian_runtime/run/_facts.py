@@ -10,7 +10,7 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.context.prompt import ApprovalBrief, PromptInputs
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import workstream_digests
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from custodian_runtime.core.view import View
 from custodian_runtime.journal.snapshots import SnapshotStore

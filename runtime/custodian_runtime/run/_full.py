@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.core.presentation import display
 from custodian_runtime.core.run_rules import EXIT_OK, Ending, ending, observes_after_act

@@ -1,4 +1,4 @@
-"""Closed writes whose value the hub shows: proven landed, or not (core/journal/late_landings.py).
+"""Closed writes whose value the hub shows: proven landed, or not (core/fold/late_landings.py).
 
 A proven one (its event's run mark, or the hub replaying its key to a probe) is journaled once as
 a late `receipt`, its item made executed, and reported for a person. One not proven (the probe
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from custodian_runtime.core.approvals.settle import executed_before, found_receipt
-from custodian_runtime.core.authority.reconcile import authority_of
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.kinds import SameValue
-from custodian_runtime.core.journal.late_landings import (
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.late_landings import (
     FOUND_LATE,
     SAME_VALUE,
     LateLanding,
     late_landings,
     probe_refusal,
 )
+from custodian_runtime.core.journal.kinds import SameValue
+from custodian_runtime.core.person.settle import executed_before, found_receipt
+from custodian_runtime.core.ruling.reconcile import authority_of
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation

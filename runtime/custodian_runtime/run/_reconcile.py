@@ -1,6 +1,6 @@
 """Reconcile: settle the writes a killed run left open, before this run plans anything.
 
-The core decides (`core.authority.reconcile.reconcile_step`); this module reads the hub, re-sends
+The core decides (`core.ruling.reconcile.reconcile_step`); this module reads the hub, re-sends
 through the same chain as any write, and journals what it did.
 """
 
@@ -16,28 +16,28 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.ledger import reconciled_status
-from custodian_runtime.core.approvals.settle import executed_before, found_receipt
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import recent_writes
-from custodian_runtime.core.authority.keys import escalation_key
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, as_item
 from custodian_runtime.core.authority.precondition import canon_target
-from custodian_runtime.core.authority.proof import SET_BY_OTHER
-from custodian_runtime.core.authority.reconcile import (
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.settle import write_ref
+from custodian_runtime.core.journal import kinds
+from custodian_runtime.core.journal.keys import escalation_key
+from custodian_runtime.core.journal.kinds import Authorized, Failed, Stale
+from custodian_runtime.core.operations import add_progress_event, status_writes
+from custodian_runtime.core.outcomes import ruling_data
+from custodian_runtime.core.person.settle import executed_before, found_receipt
+from custodian_runtime.core.plan.extract import Plan
+from custodian_runtime.core.ruling.path import Grounds, as_item
+from custodian_runtime.core.ruling.proof import SET_BY_OTHER
+from custodian_runtime.core.ruling.reconcile import (
     ReconcileStep,
     escalation,
     landed_on_hub,
     reconcile_step,
 )
-from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal import kinds
-from custodian_runtime.core.journal.kinds import Authorized, Failed, Stale
-from custodian_runtime.core.journal.settle import write_ref
-from custodian_runtime.core.operations import add_progress_event, status_writes
-from custodian_runtime.core.outcomes import ruling_data
-from custodian_runtime.core.plan.extract import Plan
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.errors import ConfigError, HubError
 from custodian_runtime.journal.run_journal import Journal

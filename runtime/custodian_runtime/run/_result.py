@@ -8,9 +8,9 @@ from typing import Any
 
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.fold.late_landings import FOUND_LATE, SAME_VALUE
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import CanonCited
-from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
 from custodian_runtime.core.outcomes import (
     RUN_KINDS,
     ItemOutcome,

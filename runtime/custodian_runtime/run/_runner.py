@@ -14,7 +14,6 @@ from typing import TextIO
 
 import httpx
 
-from custodian_runtime.approvals.derived import heal_items
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
@@ -34,6 +33,7 @@ from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.journal.skip_facts import save_facts
 from custodian_runtime.journal.store import CheckpointFile, JournalStore, JournalWriter, Opened
 from custodian_runtime.packaged import PACKAGED
+from custodian_runtime.person.derived import heal_items
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals
 from custodian_runtime.run._context import Channels, Clock, RunContext, build_context, open_client

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.standing.shadow import matches, own_changes, waiting
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run.observe import Observation

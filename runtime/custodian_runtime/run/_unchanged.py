@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal import api as core_journal
-from custodian_runtime.core.journal.runs import CompletedObservation
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.fold.runs import CompletedObservation
 from custodian_runtime.core.run_rules import skip_reason
 from custodian_runtime.core.skip.unchanged import (
     LocalWork,

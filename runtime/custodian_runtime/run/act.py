@@ -3,7 +3,7 @@
 Every write travels one chain: authorized (journaled before dispatch, with its idempotency key
 and the authorization's nonce) -> dispatched -> receipt, failed, stale or unknown (writes/_send.py).
 Nothing here decides whether a write may happen: each write is ruled again by the one authority
-(`core.authority.path.rule_write`) just before it is authorized, with the person's standing
+(`core.ruling.path.rule_write`) just before it is authorized, with the person's standing
 read again. Each step returns one `ItemOutcome` per plan item it handled; the run assembles
 them once.
 """
@@ -18,16 +18,16 @@ from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core import outcomes
 from custodian_runtime.core.approvals.items import approval_id_for, new_item
-from custodian_runtime.core.approvals.waiting import waiting_because
 from custodian_runtime.core.authority.authorize import Ruling
-from custodian_runtime.core.authority.keys import run_key
-from custodian_runtime.core.authority.path import UnderGrant, WriteRuling, rule_write
 from custodian_runtime.core.authority.precondition import canon_target, proposed_under
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.journal.keys import run_key
 from custodian_runtime.core.journal.kinds import Authorized, GrantUsed, Queued
-from custodian_runtime.core.journal.trace import executed_params
 from custodian_runtime.core.outcomes import ItemOutcome, planned_on
+from custodian_runtime.core.person.waiting import waiting_because
 from custodian_runtime.core.plan.extract import ProposedItem
+from custodian_runtime.core.ruling.path import UnderGrant, WriteRuling, rule_write
+from custodian_runtime.core.ruling.trace import executed_params
 from custodian_runtime.core.standing.record import with_words
 from custodian_runtime.core.standing.rule import observed_facts
 from custodian_runtime.run._context import RunContext

@@ -3,7 +3,7 @@
 `ask` chooses by the configured planner: a model gets the rendered prompt's text, the rule
 planner the structured observation (run/_planner.py). Each step journals what it produced.
 The decisions themselves are made in the core (`core.plan.extract.extract_plan`,
-`core.authority.path.rule_plan`: the authority with the person's standing); these functions
+`core.ruling.path.rule_plan`: the authority with the person's standing); these functions
 only wire them.
 """
 
@@ -19,9 +19,8 @@ from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, recent_writes
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import Grounds, rule_plan
 from custodian_runtime.core.contract import ProgressEvent
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import (
     ModelFailed,
     ModelResponse,
@@ -31,6 +30,7 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.outcomes import ruling_counts, ruling_data
 from custodian_runtime.core.plan.extract import Plan, extract_plan
+from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from custodian_runtime.core.standing.narrowed import narrowed_line, reversals
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.core.standing.rule import in_flight
@@ -38,13 +38,13 @@ from custodian_runtime.core.standing.shadow import shadowed
 from custodian_runtime.core.view import View
 from custodian_runtime.errors import ModelError, PlanRejected
 from custodian_runtime.llm.base import Completion
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run._facts import planning_facts
 from custodian_runtime.run._planner import RulePlanner
 from custodian_runtime.run.observe import Observation
 from custodian_runtime.run.orient import Orientation
-from custodian_runtime.standing.store import StandingStore
 
 
 def ask(

@@ -12,18 +12,18 @@ from custodian_runtime.canon.retrieve import RunCanon, run_canon
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.refusals import standing_nos_in
-from custodian_runtime.core.canon.queries import state_queries
 from custodian_runtime.core.canon.sections import title
-from custodian_runtime.core.context.continuity import (
+from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
+from custodian_runtime.core.context.queries import state_queries
+from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.digest import canonical_json, sha256_hex
+from custodian_runtime.core.fold import api as core_journal
+from custodian_runtime.core.journal.continuity import (
     Continuity,
     LastAction,
     continuity,
     note_actions,
 )
-from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
-from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.digest import canonical_json, sha256_hex
-from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import CanonCited, PromptRecord
 from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
 from custodian_runtime.core.view import View

@@ -11,10 +11,10 @@ from typing import Any
 
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.holds import HELD
-from custodian_runtime.core.canon.cited import citation, summary
-from custodian_runtime.core.context.continuity import note_data
+from custodian_runtime.core.fold.late_landings import FOUND_LATE, SAME_VALUE
 from custodian_runtime.core.inert import code_span
-from custodian_runtime.core.journal.late_landings import FOUND_LATE, SAME_VALUE
+from custodian_runtime.core.journal.cited import citation, summary
+from custodian_runtime.core.journal.continuity import note_data
 from custodian_runtime.core.operations import status_writes
 from custodian_runtime.core.outcomes import ItemOutcome
 from custodian_runtime.core.plan.extract import ProposedItem

@@ -12,6 +12,7 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.statehub._conditional import NotModified
+    from custodian_runtime.statehub._failures import HubPreconditionFailed
     from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
 if not TYPE_CHECKING:

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import ValidationError
 
-from custodian_runtime.core.contract import ErrorBody, PreconditionFailedBody, Response
+from custodian_runtime.core.contract import ErrorBody, PreconditionFailedBody, Response, Task
 from custodian_runtime.errors import (
     HubError,
-    HubPreconditionFailed,
     HubRequestError,
     HubUnavailable,
 )
@@ -36,6 +35,17 @@ FINAL_STATUSES = frozenset({408, *range(500, 600)}) - {502, 503, 504}
 
 AttemptResult = httpx.Response | httpx.TransportError
 T = TypeVar("T", bound=Response)
+
+
+class HubPreconditionFailed(HubRequestError):
+    """412: the task changed since it was read (`If-Match`); `current` is the hub's task now.
+
+    `current` is None when the hub's body did not carry a readable task.
+    """
+
+    def __init__(self, message: str, *, current: Task | None = None, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.current = current
 
 
 def retry_verdict(outcome: AttemptResult, *, now: datetime) -> Retry | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon.library import library_paths
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST
 from custodian_runtime.core.skip.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from custodian_runtime.core.journal.prune import keep_problem, parse_keep
+from custodian_runtime.core.fold.prune import keep_problem, parse_keep
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.watch._select import shard_of
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from custodian_runtime.core import operations
-from custodian_runtime.core.authority.reconcile import Authority
 from custodian_runtime.core.operations import OperationSpec
+from custodian_runtime.core.ruling.reconcile import Authority
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 
 # (client, params, run_id, idempotency_key[, if_match]): a status write also takes `if_match`.

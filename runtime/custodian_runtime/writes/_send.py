@@ -22,11 +22,11 @@ from custodian_runtime.core.journal.kinds import (
 from custodian_runtime.core.outcomes import OutcomeKind, stale_message, task_changed
 from custodian_runtime.errors import (
     HubError,
-    HubPreconditionFailed,
     HubUnavailable,
     Interrupted,
 )
 from custodian_runtime.journal.run_journal import Journal
+from custodian_runtime.statehub import HubPreconditionFailed
 from custodian_runtime.statehub.client import HubWrite, StateHubClient
 from custodian_runtime.writes._dispatch import Calls, perform
 
@@ -67,7 +67,7 @@ class Write:
     observed_task: Task | None = None
     # A reconcile's re-send of a dispatched write: the hub may replay its first answer.
     sent_before: bool = False
-    # A probe (core/authority/proof.py): the version the write carried, sent as If-Match with
+    # A probe (core/ruling/proof.py): the version the write carried, sent as If-Match with
     # its own key once that version is gone, so only a replay can answer 2xx.
     if_match: int | None = None
     # A probe: the task as the write's authorization saw it (its `planned_on`), for the record.

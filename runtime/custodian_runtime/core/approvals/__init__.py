@@ -1,4 +1,4 @@
-"""The approvals: the queue's rules and what a person's decision comes to."""
+"""The queue's items: what an item is and what became of it, below the authority."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ if TYPE_CHECKING:
         ledger,
         notice,
         recorded_decisions,
-        settle,
+        seals,
         status,
-        verdicts,
-        waiting,
     )
 
 if not TYPE_CHECKING:

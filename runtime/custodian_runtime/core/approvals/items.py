@@ -12,13 +12,13 @@ from pydantic import BaseModel, ConfigDict
 from custodian_runtime.core._normalized import text_key
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.approvals.status import ApprovalStatus as ApprovalStatus
-from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
+from custodian_runtime.core.journal.keys import IDEMPOTENCY_WINDOW
 
 RECENTLY_REJECTED = timedelta(days=30)
 
 
 class WaitingBecause(BaseModel):
-    """Why a queued item waits, in one line (core/approvals/waiting.py): the kind of reason
+    """Why a queued item waits, in one line (core/person/waiting.py): the kind of reason
     (`approvable`, `evidence`, `deferred`, `grant`, `mode_ask`, or the ruling's own code) and
     the sentence a person reads."""
 

@@ -64,7 +64,7 @@ class Said(BaseModel):
 class Ledger(BaseModel):
     """A domain's records folded: each approval id's status, and which run acted for which id.
 
-    The checkpoint keeps it (core/journal/fold.py), so a command reads an item's status from the
+    The checkpoint keeps it (core/fold/checkpoint.py), so a command reads an item's status from the
     journal at the cost of opening the checkpoint, never of reading the journal."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

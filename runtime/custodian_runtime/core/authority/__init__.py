@@ -1,4 +1,4 @@
-"""The authority: which write runs on its own, waits for a person, or is refused."""
+"""The authority's checks: which write runs on its own, waits for a person, or is refused."""
 
 from __future__ import annotations
 
@@ -16,14 +16,9 @@ if TYPE_CHECKING:
         facts,
         grounded,
         holds,
-        keys,
-        marks,
         origin,
         own_writes,
-        path,
         precondition,
-        proof,
-        reconcile,
         refusals,
         scope,
     )

@@ -25,8 +25,8 @@ from custodian_runtime.core.authority.refusals import refusal_problem
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import Lookup, OperationSpec, normalize
+from custodian_runtime.core.operations.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
-from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.view import View
 
 RulingOutcome = Literal["execute", "queue", "deny"]

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from custodian_runtime.core.operations import find
+from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
-from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import View
 
 # Creates store the ids of what already bears their title (none, when proposed) under this key.

@@ -35,7 +35,7 @@ from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import OWN_SOURCE, find, status_writes
-from custodian_runtime.core.plan.schema import short
+from custodian_runtime.core.operations.schema import short
 
 if TYPE_CHECKING:  # only for annotations: authority imports this module
     from custodian_runtime.core.plan.extract import ProposedItem

@@ -28,13 +28,13 @@ from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core._timestamps import SKEW, in_future, utc
-from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
 from custodian_runtime.core.journal.kinds import Receipt, of_kind
 from custodian_runtime.core.journal.records import Record
 from custodian_runtime.core.operations import OWN_SOURCE
-from custodian_runtime.core.plan.schema import short
+from custodian_runtime.core.operations.schema import short
+from custodian_runtime.core.view import without_run_mark
 
 MAX_EVIDENCE = 5
 DONE_PROOF = ("milestone", "status_change")  # the event types that can show work finished

@@ -17,8 +17,8 @@ from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import Rejection
 from custodian_runtime.core.authority.evidence import Evidence, by_custodian, stamp
 from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
-from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import View
 
 

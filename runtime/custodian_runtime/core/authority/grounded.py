@@ -25,11 +25,10 @@ from typing import Any
 
 from custodian_runtime.core._normalized import normalized_text
 from custodian_runtime.core.authority.evidence import Evidence, by_custodian, cited
-from custodian_runtime.core.authority.marks import without_run_mark
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.operations.near import nearly_repeats
-from custodian_runtime.core.plan.schema import short
-from custodian_runtime.core.view import OWN_SOURCE, View
+from custodian_runtime.core.operations.schema import short
+from custodian_runtime.core.view import OWN_SOURCE, View, without_run_mark
 
 # An id as hubs write them: `T-4`, `evt-000042`, `web-t-04`, `plat_ws_1`.
 ID_SHAPED = re.compile(r"(?<![\w.:/-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_][0-9]+(?![\w-])")

@@ -1,7 +1,7 @@
 """The state a queued item is proposed under, and whether a stored item still carries it.
 
 A queued item stores what was observed of its target when it was proposed; an approval rules on
-it again only if that state still holds (core/authority/path.py). A canon write's target is a
+it again only if that state still holds (core/ruling/path.py). A canon write's target is a
 file the hub does not hold: the shell reads the file's hash and passes it in as a value.
 """
 

@@ -21,8 +21,8 @@ from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMar
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
 from custodian_runtime.core.authority.scope import cites_of
+from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
-from custodian_runtime.core.plan.schema import short
 from custodian_runtime.core.view import View
 
 # How many rejections, with no approval, make a class a person's standing "no".

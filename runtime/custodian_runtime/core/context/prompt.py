@@ -20,7 +20,6 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from custodian_runtime.core._timestamps import activity_age
-from custodian_runtime.core.canon.choose import Fitted
 from custodian_runtime.core.canon.sections import CanonFile, CanonSection, entry
 from custodian_runtime.core.context._items import (
     COLUMNS,
@@ -38,7 +37,7 @@ from custodian_runtime.core.context._items import (
 )
 from custodian_runtime.core.context._sections import PROMPT_SECTIONS
 from custodian_runtime.core.context._select import Candidates, select
-from custodian_runtime.core.context.continuity import LastAction, NoteRef
+from custodian_runtime.core.context.choose import Fitted
 from custodian_runtime.core.context.neutralize import (
     data_block,
     data_close,
@@ -49,6 +48,7 @@ from custodian_runtime.core.context.neutralize import (
 from custodian_runtime.core.context.overview import bounded
 from custodian_runtime.core.context.tokens import estimate_tokens
 from custodian_runtime.core.contract import DomainSummary, StateSummary, Task
+from custodian_runtime.core.journal.continuity import LastAction, NoteRef
 from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.core.plan.answer import answer_keys
@@ -97,7 +97,7 @@ class PromptInputs:
     # core/context/neutralize.py. Shown in the user prompt only, so that the system prompt is
     # the same for every run of a domain (a server's prefix cache can keep it).
     nonce: str
-    # From the journal (core/context/continuity.py): the last run's note, and the actions its
+    # From the journal (core/journal/continuity.py): the last run's note, and the actions its
     # front matter records (None: it records none). The facts go forward; its prose never does.
     last_run: NoteRef | None = None
     last_actions: tuple[LastAction, ...] | None = None

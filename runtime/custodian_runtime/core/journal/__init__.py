@@ -1,4 +1,4 @@
-"""The journal: records, hash chain, spine, run views and the checkpoint's fold."""
+"""The journal's records: what each kind is, the hash chain, seals, a person's words."""
 
 from __future__ import annotations
 
@@ -8,24 +8,16 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.core.journal import (
-        api,
         chain,
-        fold,
+        cited,
+        continuity,
+        keys,
         kinds,
-        late_landings,
         observation,
-        prune,
         records,
-        render,
-        run_index,
-        runs,
         seal_key,
         seals,
-        settle,
-        spine,
-        stream,
         totals,
-        trace,
         words,
     )
 

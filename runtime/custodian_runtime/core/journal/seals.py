@@ -1,5 +1,7 @@
 """Seals: HMAC-SHA256 over journal records and approval items, with a key the memory volume lacks.
 
+A record's seal is here; an approval item's is core/approvals/seals.py, with the same key.
+
 A record's seal is the HMAC of its hash (which already covers every other field and the hash of
 the record before it); an item's seal is the HMAC of its canonical JSON without the seal. Each
 kind has its own prefix, so a seal of one can never pass as a seal of the other. With a key,
@@ -11,13 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.records import Problem, Record
+from custodian_runtime.core.journal.seal_key import MIN_KEY_CHARS as MIN_KEY_CHARS
 
 # Their home is core/journal/seal_key.py: the key and a record's seal, without pydantic.
-from custodian_runtime.core.journal.seal_key import ITEM_PREFIX, RECORD_PREFIX
-from custodian_runtime.core.journal.seal_key import MIN_KEY_CHARS as MIN_KEY_CHARS
+from custodian_runtime.core.journal.seal_key import RECORD_PREFIX
 from custodian_runtime.core.journal.seal_key import Sealer as Sealer
 from custodian_runtime.core.journal.seal_key import SealKey as SealKey
 
@@ -54,39 +54,6 @@ def verify_seals(records: Sequence[Record], key: SealKey) -> list[Problem]:
         if why is not None:
             problems.append(Problem.of(record, why))
     return problems
-
-
-def _item_message(item: ApprovalItem) -> str:
-    data = item.model_dump(mode="json", exclude={"seal"})
-    later = ("hub", "hub_at", "canon", "waits", "waits_code", "waiting_because", "facts")
-    for unset in [k for k in later if data[k] is None]:
-        del data[unset]  # an item from before items were bound (or said why) keeps its seal
-    return canonical_json(data)
-
-
-def item_seal(key: SealKey, item: ApprovalItem) -> str:
-    """The seal of an approval item: HMAC of its canonical JSON without the seal."""
-    return key.mac(ITEM_PREFIX, _item_message(item))
-
-
-def item_sealer(key: SealKey, item: ApprovalItem) -> Sealer | None:
-    """Which key sealed the item (None: neither, or no seal)."""
-    return key.sealer(ITEM_PREFIX, _item_message(item), item.seal)
-
-
-def seal_item(key: SealKey, item: ApprovalItem) -> ApprovalItem:
-    """The same item with its seal set (over every other field, as they are now)."""
-    return item.model_copy(update={"seal": item_seal(key, item)})
-
-
-def item_seal_problem(key: SealKey, item: ApprovalItem) -> str | None:
-    """Why an item's seal does not verify (None when it does)."""
-    seal = item.seal
-    if seal is None:
-        return "carries no seal: written without the seal key, or by someone who lacks it"
-    if item_sealer(key, item) is None:
-        return "its seal does not match: the file was edited, or sealed with another key"
-    return None
 
 
 def seals_seen(records: Sequence[Record]) -> int:

@@ -1,6 +1,6 @@
 """A domain's running totals: runs, write outcomes and model cost since its journal began.
 
-The checkpoint (core/journal/fold.py) carries them and adds each new record once, so they are
+The checkpoint (core/fold/checkpoint.py) carries them and adds each new record once, so they are
 a function of the journal, never of a process: every push to a Pushgateway (which replaces the
 domain's group) and every scrape of a long-running process sees the same cumulative values, and
 Prometheus's `increase()` over them counts each run exactly once, between whatever scrapes.
@@ -127,3 +127,20 @@ def add(totals: Totals, known: Sequence[Record], new: Sequence[Record]) -> Total
         cost_micro_usd=micro,
         first_run_at=first,
     )
+
+
+def ended_runs(records: Sequence[Record]) -> list[Record]:
+    """The `finished` records of scheduled runs, not those that close a killed run."""
+    return [r for r, ended in of_kind(records, Finished) if not ended.closed_by]
+
+
+def succeeded_runs(ended: Sequence[Record]) -> list[Record]:
+    """Of `ended`, the runs that exited 0."""
+    return [r for r, data in of_kind(ended, Finished) if data.exit_code == 0]
+
+
+def run_index(records: Sequence[Record]) -> list[Record]:
+    """The `finished` records `figures_of` reads: the newest run's and the newest success's."""
+    ended = ended_runs(records)
+    succeeded = succeeded_runs(ended)
+    return [*ended[-1:], *succeeded[-1:]]

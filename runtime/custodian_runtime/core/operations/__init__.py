@@ -33,7 +33,7 @@ from custodian_runtime.core.operations._spec import (
     Lookup,
     OperationSpec,
 )
-from custodian_runtime.core.plan.schema import describe as describe_error
+from custodian_runtime.core.operations.schema import describe as describe_error
 from custodian_runtime.core.view import OWN_SOURCE
 
 __all__ = [

@@ -6,11 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from custodian_runtime.core._normalized import normalized_text
-from custodian_runtime.core.authority.marks import with_run_mark
 from custodian_runtime.core.operations._spec import Landing, Lookup, Params
 from custodian_runtime.core.operations.near import nearly_repeats
-from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES, short
-from custodian_runtime.core.view import View
+from custodian_runtime.core.operations.schema import SANCTIONED_STATUSES, short
+from custodian_runtime.core.view import View, with_run_mark
 
 __all__ = ["SANCTIONED_STATUSES"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import custodian_runtime.core.contract as contract
-from custodian_runtime.core.authority.marks import same_text
 from custodian_runtime.core.operations._common import article, in_domain, marked, quoted
 from custodian_runtime.core.operations._spec import (
     Landing,
@@ -13,8 +12,8 @@ from custodian_runtime.core.operations._spec import (
     OperationSpec,
     Params,
 )
-from custodian_runtime.core.plan.schema import AddProgressEvent
-from custodian_runtime.core.view import OWN_SOURCE, View
+from custodian_runtime.core.operations.schema import AddProgressEvent
+from custodian_runtime.core.view import OWN_SOURCE, View, same_text
 
 
 def _already(params: Params, view: View) -> str | None:

@@ -14,7 +14,7 @@ from custodian_runtime.core.operations._common import (
     titled,
 )
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
-from custodian_runtime.core.plan.schema import CreateTask
+from custodian_runtime.core.operations.schema import CreateTask
 from custodian_runtime.core.view import View
 
 _OPEN = ("todo", "in_progress", "blocked")

@@ -12,7 +12,7 @@ from custodian_runtime.core.operations._spec import (
     OperationSpec,
     Params,
 )
-from custodian_runtime.core.plan.schema import FlagForHuman
+from custodian_runtime.core.operations.schema import FlagForHuman
 from custodian_runtime.core.view import OWN_SOURCE, View
 
 

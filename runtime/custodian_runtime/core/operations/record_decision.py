@@ -14,7 +14,7 @@ from custodian_runtime.core.operations._common import (
     titled,
 )
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
-from custodian_runtime.core.plan.schema import RecordDecision
+from custodian_runtime.core.operations.schema import RecordDecision
 from custodian_runtime.core.view import View
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import custodian_runtime.core.contract as contract
 from custodian_runtime.core.operations._common import closed, in_domain, quoted
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
-from custodian_runtime.core.plan.schema import ResolveDecision
+from custodian_runtime.core.operations.schema import ResolveDecision
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:

@@ -6,7 +6,7 @@ from typing import Any
 
 from custodian_runtime.core.operations._common import closed, in_domain
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
-from custodian_runtime.core.plan.schema import ResolveFlag
+from custodian_runtime.core.operations.schema import ResolveFlag
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from custodian_runtime.core.operations._common import already_status, status_landed
 from custodian_runtime.core.operations._spec import OperationSpec
 from custodian_runtime.core.operations._status import describe_status, done_status, status_call
-from custodian_runtime.core.plan.schema import TaskStatusChange
+from custodian_runtime.core.operations.schema import TaskStatusChange
 
 SPEC = OperationSpec(
     name="set_task_status",

@@ -10,7 +10,7 @@ from custodian_runtime.core.operations._common import (
 )
 from custodian_runtime.core.operations._spec import Lookup, OperationSpec, Params
 from custodian_runtime.core.operations._status import describe_status, done_status, status_call
-from custodian_runtime.core.plan.schema import TaskStatusChange
+from custodian_runtime.core.operations.schema import TaskStatusChange
 
 
 def _route(p: Params) -> str | None:

@@ -7,7 +7,7 @@ import re
 
 from custodian_runtime.core.canon.sections import parse_file
 from custodian_runtime.core.operations._spec import Landing, Lookup, OperationSpec, Params
-from custodian_runtime.core.plan.schema import WriteCanon, short
+from custodian_runtime.core.operations.schema import WriteCanon, short
 from custodian_runtime.core.view import View
 from custodian_runtime.errors import ConfigError
 

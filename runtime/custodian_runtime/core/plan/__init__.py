@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.core.plan import answer, extract, schema
+    from custodian_runtime.core.plan import answer, extract
 
 if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_attributes(globals())

@@ -2,11 +2,11 @@
 
 A provider that constrains its decoding to a schema is sent this one (each in its own field, in
 its own file under llm/): a JSON object with the prose for people in `prose`, then the plan's
-sections, each entry the operation's params model (core/plan/schema.py) with its `reason`. Ids are
-limited to the observed ones where there are any and not too many (`enum`). Each list is bounded
-(`maxItems`): the observations at MAX_OBSERVATIONS, each section at its per-run cap, so that a
-model whose decoding is held to the schema cannot repeat one entry until the output limit cuts
-the answer off (a small model does). The schema is strict
+sections, each entry the operation's params model (core/operations/schema.py) with its
+`reason`. Ids are limited to the observed ones where there are any and not too many (`enum`).
+Each list is bounded (`maxItems`): the observations at MAX_OBSERVATIONS, each section at its
+per-run cap, so that a model whose decoding is held to the schema cannot repeat one entry until
+the output limit cuts the answer off (a small model does). The schema is strict
 in the form every provider accepts: each object lists all its properties as required and allows
 no others, an optional one may be null; length and pattern limits are left to the plan's models,
 which check the answer whatever the decoding did.
@@ -21,8 +21,8 @@ from typing import Any
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import DEFAULT, Limits
+from custodian_runtime.core.operations.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.plan.extract import PROPOSALS, PROSE, entry_model, sections
-from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 
 # More ids than this of one kind are not listed: the schema would outgrow what providers take.
 MAX_ENUM = 300

@@ -23,8 +23,8 @@ from custodian_runtime.core._fences import Fence, find_fences
 from custodian_runtime.core.digest import canonical_json, digest
 from custodian_runtime.core.limits import DEFAULT
 from custodian_runtime.core.operations import OperationSpec, normalize
+from custodian_runtime.core.operations.schema import ProposalEntry, Reason, describe, short
 from custodian_runtime.core.plan._json import MAX_DEPTH, parse_plan_object, require_unicode
-from custodian_runtime.core.plan.schema import ProposalEntry, Reason, describe, short
 from custodian_runtime.errors import PlanRejected
 
 __all__ = [

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.journal.api import (
+from custodian_runtime.core.fold.api import (
     Record,
     interrupted_runs,
     last_completed_observation,

@@ -3,7 +3,7 @@
 A write authorized under a grant already counted its use (its `grant_used` record). If the hub
 does not show it, it is re-sent under the same grant, with no new use, only when the grant is
 still live for that very use, still covers it on this hub, and every other rule still allows
-it: the one ruling (core/authority/path.py) with that grant alone, as a run's own write under a
+it: the one ruling (core/ruling/path.py) with that grant alone, as a run's own write under a
 grant is ruled again just before it is sent.
 """
 

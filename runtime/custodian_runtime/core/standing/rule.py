@@ -1,4 +1,4 @@
-"""How a person's standing decisions enter the one ruling (core/authority/path.py) of every path.
+"""How a person's standing decisions enter the one ruling (core/ruling/path.py) of every path.
 
 `apply_standing` takes the rulings `authorize()` made and narrows them by the modes (`ask`
 queues, `shadow` records what would have happened, `off` denies) or, for an item queued only
@@ -25,8 +25,8 @@ from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
 from custodian_runtime.core.authority.scope import scope_facts
 from custodian_runtime.core.limits import Limits
+from custodian_runtime.core.operations.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.plan.extract import ProposedItem
-from custodian_runtime.core.plan.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.standing.grants import ahead_of_hub, covering
 from custodian_runtime.core.standing.modes import SILENT, ModeSetting
 from custodian_runtime.core.standing.record import Standing

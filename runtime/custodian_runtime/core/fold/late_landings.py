@@ -3,8 +3,8 @@
 A write closed as stale, refused or expired (by a reconcile, or by a reject's settle) or by hand
 may still land: held in a proxy, say. The checkpoint keeps each such write for `LATE_WINDOW`
 after it was closed (`closed_item_records`), and each run compares it with what it observed
-(`journal.late_landings`). The hub showing its value proves nothing: each one shown comes with
-how it can be proven (core/authority/proof.py). One proven is journaled once, as a `receipt`
+(`late_landings`). The hub showing its value proves nothing: each one shown comes with
+how it can be proven (core/ruling/proof.py). One proven is journaled once, as a `receipt`
 marked `late`, and raised for a person in the note and the run's summary; one not proven is
 journaled once as `same_value` (the hub shows the same value, set by someone else), and the
 person's decision stands. Nothing is written to the hub.
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.core.authority.proof import LandingProof, landing_proof
-from custodian_runtime.core.authority.reconcile import landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.kinds import Failed, SettledByHand, Stale, decode
 from custodian_runtime.core.journal.records import Record, parse_at
-from custodian_runtime.core.journal.spine import PendingWrite, write_of
-from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
+from custodian_runtime.core.ruling.proof import LandingProof, landing_proof
+from custodian_runtime.core.ruling.reconcile import landed_on_hub
+from custodian_runtime.core.ruling.spine import PendingWrite, write_of
+from custodian_runtime.core.ruling.trace import ItemKey, ItemTrace, Tracker
 from custodian_runtime.core.standing.modes import SILENT
 
 # How long after it was closed a write is still compared with the hub.

@@ -22,7 +22,7 @@ from custodian_runtime.core.journal.kinds import (
 # Its home is core/journal/observation.py (light: a skip reads it without pydantic).
 from custodian_runtime.core.journal.observation import CompletedObservation as CompletedObservation
 from custodian_runtime.core.journal.records import Record, parse_at
-from custodian_runtime.core.journal.spine import group_runs, is_approval_run
+from custodian_runtime.core.ruling.spine import group_runs, is_approval_run
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`custodian approvals`: the person's side of the queue: list, show, approve, reject.
 
 An approval goes through the same authority as a fresh plan: the core rules on the item as
-stored against the domain observed now (`core.approvals.verdicts`), and this module performs what
+stored against the domain observed now (`core.person.verdicts`), and this module performs what
 the verdict says: it journals the decision, its ruling and each write in the domain's journal,
 under the domain's lock, and stores the item's new status.
 """
@@ -15,9 +15,32 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TextIO
 
-import custodian_runtime.approvals._execute as _execute
-from custodian_runtime.approvals._probe import probe_item_writes
-from custodian_runtime.approvals._recorded import (
+import custodian_runtime.person._execute as _execute
+from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.clock import utc_now
+from custodian_runtime.core.approvals.decider import BySource, Decider
+from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
+from custodian_runtime.core.approvals.ledger import Ledger
+from custodian_runtime.core.authority.own_writes import OwnWrite
+from custodian_runtime.core.fold.api import Record
+from custodian_runtime.core.inert import for_terminal, for_terminal_json
+from custodian_runtime.core.journal.words import Word
+from custodian_runtime.core.person import verdicts
+from custodian_runtime.core.person.settle import (
+    executed_before,
+    landed_message,
+    open_writes_of,
+    reconcile_item_writes,
+)
+from custodian_runtime.core.person.verdicts import ObservedNow, Verdict, sourced
+from custodian_runtime.core.presentation import approval_text
+from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
+from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.run_journal import DiskJournal
+from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.person._probe import probe_item_writes
+from custodian_runtime.person._recorded import (
     NotHere,
     WordsAhead,
     carry_out_recorded,
@@ -28,37 +51,14 @@ from custodian_runtime.approvals._recorded import (
     word_journal,
     words_ahead,
 )
-from custodian_runtime.approvals._repair import RepairRequest, repair_command
-from custodian_runtime.approvals._report import DecisionReport
-from custodian_runtime.approvals.derived import (
+from custodian_runtime.person._repair import RepairRequest, repair_command
+from custodian_runtime.person._report import DecisionReport
+from custodian_runtime.person.derived import (
     Healed,
     as_journal_says,
     heal_domain,
     journal_ledger,
 )
-from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.clock import utc_now
-from custodian_runtime.core.approvals import verdicts
-from custodian_runtime.core.approvals.decider import BySource, Decider
-from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
-from custodian_runtime.core.approvals.ledger import Ledger
-from custodian_runtime.core.approvals.settle import (
-    executed_before,
-    landed_message,
-    open_writes_of,
-    reconcile_item_writes,
-)
-from custodian_runtime.core.approvals.verdicts import ObservedNow, Verdict, sourced
-from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.inert import for_terminal, for_terminal_json
-from custodian_runtime.core.journal.api import Record
-from custodian_runtime.core.journal.words import Word
-from custodian_runtime.core.presentation import approval_text
-from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
-from custodian_runtime.journal.inbox import Inbox
-from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.journal.run_journal import DiskJournal
-from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.settings import Settings
 
 
@@ -265,7 +265,7 @@ def decide_reject(
     """Reject one item (never queued again); the CLI and the review page both call this.
 
     While a run has the domain's lock past `wait_s`, the rejection is recorded and journaled when
-    the domain is free (approvals/_recorded.py). `by_source`: where the name `by` came from.
+    the domain is free (person/_recorded.py). `by_source`: where the name `by` came from.
     """
 
     def word(item: ApprovalItem) -> Word:
@@ -490,7 +490,7 @@ def _reconcile_open(
 ) -> str | None:  # fmt: skip
     """Settle the writes an earlier approval of the item left open; where one landed, if any.
 
-    A status write is settled only by a probe of its key (approvals/_probe.py), never by the
+    A status write is settled only by a probe of its key (person/_probe.py), never by the
     status the task shows; `probe` only when the ruling would send the write now (a probe
     re-sends it). Unprobed, such a write is closed unsent by `closing`."""
     pending = open_writes_of(d.history, d.item.id)

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from custodian_runtime.core.authority.refusals import HELD_NO, held_class
-from custodian_runtime.core.journal.api import Record, parse_at
+from custodian_runtime.core.fold.api import Record, parse_at
 from custodian_runtime.core.journal.kinds import RulingRecord, read_as
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS
 from custodian_runtime.journal.store import JournalStore, lines_from, parse_line

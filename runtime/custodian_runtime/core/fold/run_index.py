@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from custodian_runtime.core.journal.fold import EMPTY_HEAD, Head
+from custodian_runtime.core.fold.checkpoint import EMPTY_HEAD, Head
+from custodian_runtime.core.fold.runs import RunSummary
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
     Authorized,
@@ -35,8 +36,7 @@ from custodian_runtime.core.journal.kinds import (
     read_as,
 )
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST, RUN_FIRST_KINDS, Record
-from custodian_runtime.core.journal.runs import RunSummary
-from custodian_runtime.core.journal.spine import group_runs
+from custodian_runtime.core.ruling.spine import group_runs
 
 # 1: the first index. An index of another version is rebuilt by one full scan.
 INDEX_VERSION = 1
@@ -176,7 +176,7 @@ def _person_status(first: Record) -> str | None:
 
 
 def _facts(d: RunDigest, r: Record) -> dict[str, Any]:
-    """What `r` changes in its run's row (as core/journal/runs.py and review/runs.py read it)."""
+    """What `r` changes in its run's row (as core/fold/runs.py and review/runs.py read it)."""
     kind = r.kind
     if kind == "finished":
         return {} if d.finished is not None else {"finished": read_as(r, Finished)}

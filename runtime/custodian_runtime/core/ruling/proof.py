@@ -21,11 +21,11 @@ from datetime import datetime
 from typing import Literal
 
 import custodian_runtime.core.operations as operations
-from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.journal.keys import IDEMPOTENCY_WINDOW
 from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import add_progress_event
+from custodian_runtime.core.ruling.spine import PendingWrite
 
 # proven: found by what only this write makes; probe: re-send the key with `if_match`;
 # not_landed: proven never made; unproven: nothing proves it either way.

@@ -1,5 +1,5 @@
 """The reconcile half of the one authority: a write a killed run left open, found, probed,
-sent again or closed, each ruled again through `rule_write` (core/authority/path.py) on the
+sent again or closed, each ruled again through `rule_write` (core/ruling/path.py) on the
 observation now; and the escalation flag of a write that cannot be settled.
 """
 
@@ -12,8 +12,13 @@ from typing import Literal
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.authority.checks import SAME_TITLE
-from custodian_runtime.core.authority.keys import IDEMPOTENCY_WINDOW
-from custodian_runtime.core.authority.path import (
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
+from custodian_runtime.core.journal.keys import IDEMPOTENCY_WINDOW
+from custodian_runtime.core.journal.kinds import RulingRecord
+from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.operations import flag_for_human
+from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.ruling.path import (
     Grounds,
     PersonDecision,
     UnderGrant,
@@ -21,13 +26,8 @@ from custodian_runtime.core.authority.path import (
     as_item,
     rule_write,
 )
-from custodian_runtime.core.authority.proof import probe_version
-from custodian_runtime.core.contract import DomainSummary, ProgressEvent, Task
-from custodian_runtime.core.journal.kinds import RulingRecord
-from custodian_runtime.core.journal.records import parse_at
-from custodian_runtime.core.journal.spine import PendingWrite
-from custodian_runtime.core.operations import flag_for_human
-from custodian_runtime.core.plan.extract import ProposedItem, fingerprint
+from custodian_runtime.core.ruling.proof import probe_version
+from custodian_runtime.core.ruling.spine import PendingWrite
 from custodian_runtime.core.view import View
 
 Action = Literal["found", "probe", "resend", "refused", "expired", "stale"]

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custodian_runtime.core.canon.cited import citation, summary
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.core.fold.runs import RunSummary, counts_text, run_summaries
+from custodian_runtime.core.journal.cited import citation, summary
 from custodian_runtime.core.journal.kinds import (
     ApprovalDecided,
     Dispatched,
@@ -38,11 +39,10 @@ from custodian_runtime.core.journal.kinds import (
     of_kind,
 )
 from custodian_runtime.core.journal.records import SCHEMA_VERSION, Problem, Record, verify_chain
-from custodian_runtime.core.journal.runs import RunSummary, counts_text, run_summaries
 from custodian_runtime.core.journal.seal_key import UNSEALED as UNSEALED
 from custodian_runtime.core.journal.seals import SealKey, seals_seen, verify_seals
-from custodian_runtime.core.journal.spine import verify_spine
-from custodian_runtime.core.journal.trace import ItemTrace, trace_items
+from custodian_runtime.core.ruling.spine import verify_spine
+from custodian_runtime.core.ruling.trace import ItemTrace, trace_items
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ SHOWN_ANSWER_LINES = 200  # of a kept answer, in the court record; the journal k
 
 
 def _canon(entry: Entry) -> list[str]:
-    """What of the canon a prompt showed, one piece a line (core/canon/cited.py)."""
+    """What of the canon a prompt showed, one piece a line (core/journal/cited.py)."""
     if not isinstance(entry, PromptRecord) or not entry.canon:
         return []
     return [f"  canon {citation(c)}" for c in entry.canon]

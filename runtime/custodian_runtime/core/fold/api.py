@@ -9,6 +9,20 @@ rules), runs.py (run views), trace.py (each item's trace) and presentation/journ
 
 from __future__ import annotations
 
+from custodian_runtime.core.fold.render import (
+    render_run,
+    replay_lines,
+    replay_problems,
+)
+from custodian_runtime.core.fold.runs import (
+    CompletedObservation,
+    RunSummary,
+    derived_counts,
+    interrupted_runs,
+    last_completed_observation,
+    latest_run_id,
+    run_summaries,
+)
 from custodian_runtime.core.journal.records import (
     GENESIS,
     KINDS,
@@ -21,22 +35,8 @@ from custodian_runtime.core.journal.records import (
     record_hash,
     verify_chain,
 )
-from custodian_runtime.core.journal.render import (
-    render_run,
-    replay_lines,
-    replay_problems,
-)
-from custodian_runtime.core.journal.runs import (
-    CompletedObservation,
-    RunSummary,
-    derived_counts,
-    interrupted_runs,
-    last_completed_observation,
-    latest_run_id,
-    run_summaries,
-)
-from custodian_runtime.core.journal.spine import PendingWrite, unfinished_items, verify_spine
-from custodian_runtime.core.journal.trace import ItemTrace, trace_items
+from custodian_runtime.core.ruling.spine import PendingWrite, unfinished_items, verify_spine
+from custodian_runtime.core.ruling.trace import ItemTrace, trace_items
 
 __all__ = [
     "GENESIS",

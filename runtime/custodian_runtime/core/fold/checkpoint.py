@@ -2,12 +2,12 @@
 
 A run needs the chain head, the runs left unfinished (with what they counted), the last completed
 run's observation, the writes still open with every record that proves them, the writes closed
-without being sent in the last 7 days (core/journal/late_landings.py), the shadow items of the
+without being sent in the last 7 days (core/fold/late_landings.py), the shadow items of the
 last 7 days not matched yet (core/standing/shadow.py), the records of the newest
-run, the notes the next prompt feeds forward (core/context/continuity.py), and the first and
-`finished` records of the newest run and of the newest successful one (core/metrics.py).
-`compact(records)` keeps exactly those records, so the journal's pure views
-(`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
+run, the notes the next prompt feeds forward (core/journal/continuity.py), and the first and
+`finished` records of the newest run and of the newest successful one (core/journal/totals.py,
+read by core/metrics.py). `compact(records)` keeps exactly those records, so the journal's pure
+views (`unfinished_items`, `interrupted_runs`, `last_completed_observation`, ...) answer the same on
 the compact list as on the whole journal. `fold(checkpoint, records)` is `compact` over the
 checkpoint's records followed by the new ones: folding in chunks equals folding all at once.
 """
@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from custodian_runtime.core.approvals.ledger import Ledger, fold_ledger
 from custodian_runtime.core.approvals.ledger import retained as ledger_retained
 from custodian_runtime.core.authority.own_writes import OwnWrite, retained, writes_in
-from custodian_runtime.core.context.continuity import note_records
+from custodian_runtime.core.fold.late_landings import closed_item_records
+from custodian_runtime.core.journal.continuity import note_records
 from custodian_runtime.core.journal.kinds import (
     Finished,
     NoticeReceipt,
@@ -33,7 +34,6 @@ from custodian_runtime.core.journal.kinds import (
     item_of,
     read_as,
 )
-from custodian_runtime.core.journal.late_landings import closed_item_records
 from custodian_runtime.core.journal.records import (
     GENESIS,
     PERSON_RUN_FIRST,
@@ -41,8 +41,7 @@ from custodian_runtime.core.journal.records import (
     Record,
     record_hash,
 )
-from custodian_runtime.core.journal.totals import Totals, add
-from custodian_runtime.core.metrics import run_index
+from custodian_runtime.core.journal.totals import Totals, add, run_index
 from custodian_runtime.core.standing.record import STANDING_KINDS
 from custodian_runtime.core.standing.shadow import SHADOW_KINDS, shadow_records
 
@@ -62,7 +61,7 @@ KEPT_KINDS = frozenset(
         "stale",
         "unknown",
         "settled_by_hand",
-        # A closed write's probe and its finding (core/journal/late_landings.py).
+        # A closed write's probe and its finding (core/fold/late_landings.py).
         "landing_probe",
         "same_value",
         "note_written",
@@ -200,7 +199,7 @@ def compact(records: Sequence[Record]) -> tuple[Record, ...]:
         keep[r.seq] = r
     for r in note_records(
         records
-    ):  # the notes the next prompt feeds forward (core/context/continuity)
+    ):  # the notes the next prompt feeds forward (core/journal/continuity)
         keep[r.seq] = r
     for r in run_index(records):  # the last run and the last success (core/metrics, `status`)
         keep[r.seq] = r

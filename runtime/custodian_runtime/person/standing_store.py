@@ -14,8 +14,8 @@ from contextlib import suppress
 from pathlib import Path
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.fold.checkpoint import Checkpoint, already_absorbed
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.fold import Checkpoint, already_absorbed
 from custodian_runtime.core.journal.kinds import Entry, GrantRevoked
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import Word, put_back_message, standing_word

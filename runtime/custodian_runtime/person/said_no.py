@@ -10,14 +10,14 @@ from datetime import datetime
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import RefusalSaid
-from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.modes import person_problem
 from custodian_runtime.core.standing.said_no import SaidNo, said_problem
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.store import StandingStore
 
 # A standing no's label, as core/authority/refusals.py `Refusal.label` writes it.
 _LABEL = re.compile(

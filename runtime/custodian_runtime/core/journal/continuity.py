@@ -4,7 +4,7 @@ Every note a run writes is journaled (`note_written`: its file name, the run's s
 model wrote its prose, and the problem when the run failed). The next run picks the last run's
 note by the time its run started, never by file name, and the newest note whose prose a model
 wrote, so that a failed run does not hide the last real reasoning. The checkpoint keeps both
-records (core/journal/fold.py), so no run reads the whole journal for them.
+records (core/fold/checkpoint.py), so no run reads the whole journal for them.
 """
 
 from __future__ import annotations

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-import custodian_runtime.approvals._execute as _execute
-from custodian_runtime.core.approvals.settle import item_probes
-from custodian_runtime.core.authority.proof import SET_BY_OTHER
-from custodian_runtime.core.authority.reconcile import authority_of, landed_on_hub
+import custodian_runtime.person._execute as _execute
 from custodian_runtime.core.contract import DomainSummary
-from custodian_runtime.core.journal import api as core_journal
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Reconciled, SameValue
+from custodian_runtime.core.person.settle import item_probes
+from custodian_runtime.core.ruling.proof import SET_BY_OTHER
+from custodian_runtime.core.ruling.reconcile import authority_of, landed_on_hub
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import calls_of, send

@@ -1,8 +1,8 @@
 """Carrying out an approved item: observe what the ruling needs, then send the write.
 
 This module observes and performs; it never decides. What to observe, whether the item may run
-and what it came to are the core's (`core.approvals.verdicts`, ruled by the one authority
-`core.authority.path.rule_write`). An approved hub write goes out through the one send
+and what it came to are the core's (`core.person.verdicts`, ruled by the one authority
+`core.ruling.path.rule_write`). An approved hub write goes out through the one send
 path (authorized -> dispatched -> receipt, failed or stale) and the approved dispatch table only.
 """
 
@@ -23,23 +23,23 @@ from custodian_runtime.canon import (
 )
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.approvals.verdicts import ObservedNow, SendResult, to_observe
-from custodian_runtime.core.authority.keys import approval_key, attempt_run_id
 from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.authority.precondition import canon_target, writes_canon
 from custodian_runtime.core.contract import DomainSummary, Task
-from custodian_runtime.core.journal.api import Record
+from custodian_runtime.core.fold.api import Record
+from custodian_runtime.core.journal.keys import approval_key, attempt_run_id
 from custodian_runtime.core.journal.kinds import Authorized, Dispatched, Failed, Receipt
-from custodian_runtime.core.journal.trace import executed_params
-from custodian_runtime.core.plan.schema import MAX_CANON_CHARS
+from custodian_runtime.core.operations.schema import MAX_CANON_CHARS
+from custodian_runtime.core.person.verdicts import ObservedNow, SendResult, to_observe
+from custodian_runtime.core.ruling.trace import executed_params
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.packaged import PACKAGED
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, open_hub
 from custodian_runtime.writes import (

@@ -16,9 +16,9 @@ from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX
 from custodian_runtime.core.authority.scope import scope_label, scope_problem
+from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet
-from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.core.standing.agreement import Agreement, agreement
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import (
@@ -33,12 +33,12 @@ from custodian_runtime.core.standing.shadow import shadow_counts
 from custodian_runtime.core.standing.suggestions import Live, Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.store import JournalStore
+from custodian_runtime.person.said_no import SayNo as SayNo
+from custodian_runtime.person.said_no import report_lines
+from custodian_runtime.person.said_no import say_no as _say_no
+from custodian_runtime.person.shadow_log import held_count, shadow_log, standing_nos
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.said_no import SayNo as SayNo
-from custodian_runtime.standing.said_no import report_lines
-from custodian_runtime.standing.said_no import say_no as _say_no
-from custodian_runtime.standing.shadow_log import held_count, shadow_log, standing_nos
-from custodian_runtime.standing.store import StandingStore
 from custodian_runtime.writes import hub_location
 
 # `policy set --operation all`: every registered operation at once.
@@ -74,7 +74,7 @@ def _store(settings: Settings) -> StandingStore:
 
 def _absorb(settings: Settings, domain: str) -> None:
     """Absorb the words kept while `domain` was busy first, so a new one comes after them."""
-    from custodian_runtime.approvals import carry_out_recorded_decisions
+    from custodian_runtime.person._approvals import carry_out_recorded_decisions
 
     for done in carry_out_recorded_decisions(settings, domain):
         sys.stderr.write(for_terminal(f"custodian: kept decision: {done.message}") + "\n")
@@ -251,7 +251,7 @@ class Issued:
 
 def issue_grant(settings: Settings, request: Issue, expect_hub: str | None = None) -> Issued:
     """Issue a grant bound to the configured hub's id (`expect_hub`: refused if it is another)."""
-    from custodian_runtime.approvals import configured_hub
+    from custodian_runtime.person._execute import configured_hub
 
     expires_in = expiry(request)
     hub = configured_hub(settings)
@@ -287,7 +287,7 @@ def hub_now(settings: Settings) -> datetime:
     `generated_at` of GET /state/summary (an embedded hub runs on this process's clock); a
     ConfigError when this host's clock differs from it by more than MAX_SKEW.
     """
-    from custodian_runtime.approvals import hub_client
+    from custodian_runtime.person._execute import hub_client
 
     if settings.hub is not None and settings.hub.embedded:
         return utc_now()

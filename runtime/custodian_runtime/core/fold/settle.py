@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from custodian_runtime.core.journal.kinds import SettledByHand
-from custodian_runtime.core.journal.spine import PendingWrite
+from custodian_runtime.core.ruling.spine import PendingWrite
 
 _REF = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*):([1-9][0-9]*)$")
 CLOSED_BY_HAND = "closed by hand"

@@ -17,12 +17,12 @@ from typing import Any
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.precondition import writes_canon
-from custodian_runtime.core.authority.proof import probe_version
-from custodian_runtime.core.authority.reconcile import landed_canon, landed_on_hub
 from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal import api as core_journal
 from custodian_runtime.core.journal.kinds import Failed, Receipt, Reconciled, encode
+from custodian_runtime.core.ruling.proof import probe_version
+from custodian_runtime.core.ruling.reconcile import landed_canon, landed_on_hub
 
 JournalEntry = tuple[str, dict[str, Any]]
 

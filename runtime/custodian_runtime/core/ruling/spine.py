@@ -19,7 +19,7 @@ from custodian_runtime.core.journal.records import (
     Problem,
     Record,
 )
-from custodian_runtime.core.journal.trace import ItemKey, ItemTrace, Tracker
+from custodian_runtime.core.ruling.trace import ItemKey, ItemTrace, Tracker
 
 
 @dataclass(frozen=True)

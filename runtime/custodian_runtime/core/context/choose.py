@@ -1,6 +1,6 @@
 """Which retrieved sections a run shows: the rankings merged fairly, then fitted to the room.
 
-Each query of the run (core/canon/queries.py) ranks sections by BM25 in the shell's index. The
+Each query of the run (core/context/queries.py) ranks sections by BM25 in the shell's index. The
 rankings are merged in turns, every query's best first, then every query's second, and so on, so
 that each thing in the state gets its governing section before any gets its third; a section
 ranked by several queries keeps its earliest place. The merged list is then fitted, in that order,

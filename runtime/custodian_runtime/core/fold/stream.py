@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from custodian_runtime.core.journal.fold import Checkpoint, fold, link_problems
+from custodian_runtime.core.fold.checkpoint import Checkpoint, fold, link_problems
 from custodian_runtime.core.journal.records import RUN_FIRST_KINDS, Problem, Record
-from custodian_runtime.core.journal.spine import unfinished_items, verify_spine
+from custodian_runtime.core.ruling.spine import unfinished_items, verify_spine
 
 
 def windows(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

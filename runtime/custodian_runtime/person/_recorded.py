@@ -16,20 +16,20 @@ from datetime import datetime
 from itertools import takewhile
 from typing import Any
 
-from custodian_runtime.approvals._report import DecisionReport
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
+from custodian_runtime.core.fold.api import Record
+from custodian_runtime.core.fold.checkpoint import Checkpoint, already_absorbed
 from custodian_runtime.core.inert import for_terminal
-from custodian_runtime.core.journal.api import Record
-from custodian_runtime.core.journal.fold import Checkpoint, already_absorbed
 from custodian_runtime.core.journal.kinds import WORD_KINDS
 from custodian_runtime.core.journal.words import Word, decision_word, put_back_message
 from custodian_runtime.errors import ApprovalError, RunLocked
 from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalWriter
+from custodian_runtime.person._report import DecisionReport
+from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
-from custodian_runtime.standing.store import StandingStore
 
 POLL_S = 0.5
 

@@ -3,7 +3,7 @@
 The shell observes (the item as stored, the hub and canon configured here, the domain or the
 canon file now), calls one of these functions, and performs what it returns: the records to
 journal, the item to store, whether to send the write, the exit code and the line to print.
-Whether the write may run is ruled by the one authority (`authority.path.rule_write`), as for a
+Whether the write may run is ruled by the one authority (`ruling.path.rule_write`), as for a
 fresh plan and the reconcile of a killed run.
 """
 
@@ -24,13 +24,6 @@ from custodian_runtime.core.authority.origin import (
     origin_problem,
 )
 from custodian_runtime.core.authority.own_writes import OwnWrite
-from custodian_runtime.core.authority.path import (
-    Grounds,
-    PersonDecision,
-    WriteRuling,
-    as_item,
-    rule_write,
-)
 from custodian_runtime.core.authority.precondition import canon_target, proposed_under, writes_canon
 from custodian_runtime.core.contract import DomainSummary, Task
 from custodian_runtime.core.inert import for_terminal
@@ -38,6 +31,13 @@ from custodian_runtime.core.journal.kinds import ApprovalDecided, RulingRecord, 
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import all_specs, normalize
 from custodian_runtime.core.outcomes import planned_on
+from custodian_runtime.core.ruling.path import (
+    Grounds,
+    PersonDecision,
+    WriteRuling,
+    as_item,
+    rule_write,
+)
 from custodian_runtime.core.standing.modes import ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.errors import ApprovalError
