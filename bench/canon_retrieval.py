@@ -31,7 +31,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-import canongen  # noqa: E402
 from custodian_runtime.canon.index import open_index  # noqa: E402
 from custodian_runtime.canon.library import read_canon_dir  # noqa: E402
 from custodian_runtime.canon.retrieve import run_canon  # noqa: E402
@@ -40,7 +39,8 @@ from custodian_runtime.core.canon.sections import split  # noqa: E402
 from custodian_runtime.core.context.prompt import PromptInputs  # noqa: E402
 from custodian_runtime.core.limits import DEFAULT  # noqa: E402
 from custodian_runtime.render.prompt import render_prompt  # noqa: E402
-from test_context_fixtures import typical_overview  # noqa: E402
+from support import canongen  # noqa: E402
+from support.context import typical_overview  # noqa: E402
 
 TARGET_MS = 20.0
 BUSY = 60  # tasks to do in a busy domain: its queries are capped (core/canon/queries.py)

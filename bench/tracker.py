@@ -161,7 +161,7 @@ def report(sides: list[Side], rounds: int) -> None:
 
 def bench(rounds: int, root: Path) -> None:
     """Both backends, the same domain, the same operations in alternating pairs."""
-    from trackersupport import roundup_tracker  # tests/: how the tests make a tracker
+    from support.roundup import roundup_tracker  # tests/: how the tests make a tracker
 
     with ExitStack() as stack:
         hub = stack.enter_context(ReferenceHub(root / "hub.sqlite3"))

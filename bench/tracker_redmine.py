@@ -33,7 +33,7 @@ from custodian_runtime.core.contract import (  # noqa: E402
 from custodian_runtime.settings import HubSettings  # noqa: E402
 from custodian_runtime.statehub import StateHubClient  # noqa: E402
 from custodian_runtime.statehub.connect import open_hub  # noqa: E402
-from redminesupport import INSTALL, REDMINE, redmine_server  # noqa: E402
+from support.redmine import INSTALL, REDMINE, redmine_server  # noqa: E402
 
 TIMES = 10
 
