@@ -2,7 +2,7 @@
 reference hub over loopback.
 
 A Redmine from Debian's package is started on 127.0.0.1 as the tests start it
-(tests/redminesupport.py: a copy of the database the package made); one domain gets 11 tasks and
+(tests/support/redmine.py: a copy of the database the package made); one domain gets 11 tasks and
 10 events. Then, 10 times each, on Redmine and on a reference hub: an event write, a status write,
 a replayed write (the same key again), a domain summary, and a 304 (the summary asked with its
 revision). Medians in ms, and Redmine's start.

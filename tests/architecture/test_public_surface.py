@@ -102,7 +102,7 @@ def test_the_checker_finds_a_made_up_violation(tmp_path: Path) -> None:
 def test_the_core_names_each_public_module() -> None:
     top = RUNTIME / "custodian_runtime" / "core"
     # operations/ is the registry: its __init__ offers the specs' lookups, and each operation's
-    # module is reached through its spec (tests/test_operations_registry.py checks those).
+    # module is reached through its spec (test_operations_registry.py checks those).
     groups = sorted(p.parent for p in top.glob("*/__init__.py") if p.parent.name != "operations")
     for package in [top, *groups]:
         name = ".".join(package.relative_to(RUNTIME).parts)

@@ -77,7 +77,7 @@ def literal_appends(source: str) -> list[int]:
     )
 
 
-# The quick skip writes its three records without pydantic; tests/test_quick_skip.py pins their
+# The quick skip writes its three records without pydantic; tests/run/test_quick_skip.py pins their
 # data to the typed entries' (`encode(RunStarted(...))`, ...) byte for byte.
 UNTYPED_WRITERS = frozenset({"run/_quick.py"})
 

@@ -86,7 +86,7 @@ def _now(canon: Path, domain: str, memory: Path | None) -> tuple[RenderedPrompt,
 @pytest.mark.parametrize("domain", ["website", "platform", "nowhere"])
 def test_a_canon_that_fits_is_shown_byte_for_byte_as_before(tmp_path: Path, domain: str) -> None:
     # Before: the files read as text and given to the renderer, whose output for such inputs
-    # tests/golden/prompt_*.txt pin as they were before the canon had sections (unchanged).
+    # tests/support/golden/prompt_*.txt pin as they were before the canon had sections (unchanged).
     before = render_prompt(_today(CANON, domain))
     after, got = _now(CANON, domain, tmp_path / "memory")
     assert (after.system, after.user) == (before.system, before.user)

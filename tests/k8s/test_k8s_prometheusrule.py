@@ -1,6 +1,6 @@
 """The example PrometheusRule: a valid rule file, outside every kustomization, on real metrics,
-and its alerts behave as tests/promtool/custodian-alerts.test.yaml says under `promtool test rules`
-(Debian's `prometheus` package; make check installs it)."""
+and its alerts behave as tests/support/promtool/custodian-alerts.test.yaml says under
+`promtool test rules` (Debian's `prometheus` package; make check installs it)."""
 
 from __future__ import annotations
 

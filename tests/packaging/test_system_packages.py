@@ -67,7 +67,7 @@ def test_a_missing_package_stops_at_once_with_the_exact_command(tmp_path: Path) 
     lines = result.stderr.splitlines()
     assert lines[0] == "missing system packages (Debian):"
     assert lines[1] == "  chromedriver (package chromium-driver): the review page's browser tests"
-    assert lines[2] == "  promtool (package prometheus): tests/test_k8s_prometheusrule.py"
+    assert lines[2] == "  promtool (package prometheus): tests/k8s/test_k8s_prometheusrule.py"
     assert lines[-1] == _expected_command("chromium-driver prometheus")
     assert result.stdout == ""
 
@@ -92,7 +92,8 @@ def test_redmines_packages_are_asked_of_dpkg_by_name(tmp_path: Path) -> None:
     result = _run(bin_dir, "--check-only")
     assert result.returncode == 1
     assert result.stderr.splitlines()[1] == (
-        "  ruby-webrick (package ruby-webrick): tests/test_redmine_*.py: the server Redmine runs in"
+        "  ruby-webrick (package ruby-webrick): tests/statehub/backends/test_redmine_*.py:"
+        " the server Redmine runs in"
     )
     assert result.stderr.splitlines()[-1] == _expected_command("ruby-webrick")
     assert asked.read_text().split() == [

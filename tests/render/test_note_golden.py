@@ -1,7 +1,7 @@
 """The session note a person reads, pinned by a golden file.
 
 Regenerate after an intended change with
-`UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_note_golden.py` and review the diff.
+`UPDATE_GOLDEN=1 .venv/bin/pytest tests/render/test_note_golden.py` and review the diff.
 """
 
 from __future__ import annotations

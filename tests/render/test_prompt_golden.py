@@ -1,11 +1,11 @@
 """Golden files pin the prompt people and models read.
 
 The rendered system and user prompts for the hand-built state in test_context_fixtures.py (fixed
-`now`, fixed constitution text) are compared with tests/golden/prompt_system.txt and
-tests/golden/prompt_user.txt. After an intended change to the templates or to
+`now`, fixed constitution text) are compared with tests/support/golden/prompt_system.txt and
+tests/support/golden/prompt_user.txt. After an intended change to the templates or to
 core/context/prompt.py, regenerate them and review the diff before committing:
 
-    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_prompt_golden.py
+    UPDATE_GOLDEN=1 .venv/bin/pytest tests/render/test_prompt_golden.py
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ import pytest
 from support.runs import REPO
 
 AXE = REPO / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-AXE_INSTALL = "make setup (it runs: npm ci --prefix .cache/axe, from tests/axe/package-lock.json)"
+AXE_INSTALL = (
+    "make setup (it runs: npm ci --prefix .cache/axe, from tests/support/axe/package-lock.json)"
+)
 # axe.run through the driver: the page's CSP forbids inline script, the DevTools protocol is
 # not a page script.
 AXE_RUN = """

@@ -1,4 +1,4 @@
-"""A schemathesis check loaded by tests/test_hub_schemathesis.py (through SCHEMATHESIS_HOOKS).
+"""A schemathesis check loaded by tests/hub/test_hub_schemathesis.py (through SCHEMATHESIS_HOOKS).
 
 `positive_data_acceptance` must let a 422 pass: for a schema-valid body the contract still answers
 422 when a task is in another workstream, or when an idempotency key was used with another body.

@@ -1,7 +1,7 @@
 """`custodian watch` against a real reference hub: which domains a pass runs, and failures.
 
 The loop is driven pass by pass in-process (`Watch.pass_once`, its runs in a thread pool that
-the test waits for); signals are in tests/test_watch_signals.py, with `custodian watch` as a
+the test waits for); signals are in tests/watch/test_watch_signals.py, with `custodian watch` as a
 child process.
 """
 

@@ -1,6 +1,6 @@
 """`custodian watch` as a child process, against a real reference hub: SIGKILL and SIGTERM.
 
-The model (tests/fakes/fleet_model.py) sleeps, then proposes one progress event per domain
+The model (tests/support/fakes/fleet_model.py) sleeps, then proposes one progress event per domain
 unless the prompt already shows it, so every write can be counted on the hub: after a kill and
 a restart, each domain holds exactly one event by Custodian, and every journal is closed.
 """
