@@ -46,11 +46,11 @@ def _entries(lines: list[str], root: str) -> dict[str, str]:
     return found
 
 
-def _packages() -> list[Path]:
+def _packages(package: Path = PACKAGE) -> list[Path]:
     return sorted(
         p.parent
-        for p in PACKAGE.rglob("__init__.py")
-        if "__pycache__" not in p.parts and "_data" not in p.relative_to(PACKAGE).parts
+        for p in package.rglob("__init__.py")
+        if "__pycache__" not in p.parts and "_data" not in p.relative_to(package).parts
     )
 
 
@@ -58,35 +58,45 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[\w.]+", text))
 
 
-def test_every_package_and_module_is_named_in_the_layout() -> None:
-    layout = _entries(_block("layout"), "runtime/custodian_runtime/")
-    core = _entries(_block("core-layout"), "")
+def unnamed(package: Path, layout: dict[str, str], core: dict[str, str]) -> list[str]:
+    """Each package with no entry, and each module its package's entry does not name."""
     missing = []
-    for package in _packages():
-        rel = package.relative_to(PACKAGE).as_posix() + "/" if package != PACKAGE else ""
-        entries = core if rel.startswith("core/") or rel == "core/" else layout
+    for inner in _packages(package):
+        rel = inner.relative_to(package).as_posix() + "/" if inner != package else ""
+        entries = core if rel.startswith("core/") else layout
         if rel and rel not in entries:
             missing.append(f"{rel}: no entry")
             continue
         named = " ".join(text for path, text in entries.items() if path.startswith(rel))
         named += " " + " ".join(p.rsplit("/", 1)[-1] for p in entries if p.startswith(rel))
-        for module in sorted(package.glob("*.py")):
+        for module in sorted(inner.glob("*.py")):
             if module.name == "__init__.py":
                 continue
             if module.name not in _words(named) and module.stem not in _words(named):
                 missing.append(f"{rel}{module.name}: not named in its package's entry")
+    return missing
+
+
+def gone(package: Path, layout: dict[str, str], core: dict[str, str]) -> list[str]:
+    """Each path the layout names that is not in the package."""
+    return [
+        path
+        for path in [*layout, *core]
+        if path and not path.startswith("runtime/") and not (package / path).exists()
+    ]
+
+
+def test_every_package_and_module_is_named_in_the_layout() -> None:
+    layout = _entries(_block("layout"), "runtime/custodian_runtime/")
+    core = _entries(_block("core-layout"), "")
+    missing = unnamed(PACKAGE, layout, core)
     assert missing == [], "docs/architecture.md's layout, out of date:\n" + "\n".join(missing)
 
 
 def test_every_path_the_layout_names_exists() -> None:
     layout = _entries(_block("layout"), "runtime/custodian_runtime/")
     core = _entries(_block("core-layout"), "")
-    gone = [
-        path
-        for path in [*layout, *core]
-        if path and not path.startswith("runtime/") and not (PACKAGE / path).exists()
-    ]
-    assert gone == []
+    assert gone(PACKAGE, layout, core) == []
 
 
 def test_the_package_top_holds_only_its_faces() -> None:
@@ -99,3 +109,26 @@ def test_the_checker_finds_a_module_the_layout_leaves_out() -> None:
     entries = _entries(lines, "")
     assert set(entries) == {"x/", "x/two.py"}
     assert "three" not in _words(" ".join(entries.values()))
+
+
+def test_the_checks_fail_on_a_made_up_package_the_layout_is_behind(tmp_path: Path) -> None:
+    files = ["__init__.py", "clock.py", "run/__init__.py", "run/act.py", "run/_late.py"]
+    files += ["watch/__init__.py", "core/__init__.py", "core/plan/__init__.py", "core/plan/x.py"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", "utf-8")
+    block = [
+        "runtime/custodian_runtime/",
+        "  clock.py        the wall clock",
+        "  run/            a run's steps: act.py",
+        "    observe.py    what it read",
+        "  core/           the pure core",
+    ]
+    layout = _entries(block, "runtime/custodian_runtime/")
+    core = _entries(["core/", "  plan/   the plan: extract.py"], "")
+    assert unnamed(tmp_path, layout, core) == [
+        "core/plan/x.py: not named in its package's entry",
+        "run/_late.py: not named in its package's entry",
+        "watch/: no entry",
+    ]
+    assert gone(tmp_path, layout, core) == ["run/observe.py"]

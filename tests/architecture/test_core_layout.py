@@ -24,9 +24,9 @@ COLLIDED = ("Outcome", "Verdict", "Decision", "SECTIONS", "Clock")
 RETIRED = ("Talk", "Known", "Seen", "Here", "here", "elsewhere", "hub_here", "Policy", "policy_of")
 
 
-def _modules() -> list[tuple[str, ast.Module]]:
+def _modules(packages: tuple[Path, ...] = PACKAGES) -> list[tuple[str, ast.Module]]:
     found = []
-    for package in PACKAGES:
+    for package in packages:
         for path in sorted(package.rglob("*.py")):
             module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
             found.append((module, ast.parse(path.read_text("utf-8"))))
@@ -46,9 +46,9 @@ def _definitions(tree: ast.Module) -> dict[str, str]:
     return found
 
 
-def _meanings() -> dict[str, dict[str, list[str]]]:
+def _meanings(packages: tuple[Path, ...] = PACKAGES) -> dict[str, dict[str, list[str]]]:
     meanings: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for module, tree in _modules():
+    for module, tree in _modules(packages):
         for name, value in _definitions(tree).items():
             meanings[name][value].append(module)
     return meanings
@@ -58,21 +58,32 @@ def _clash(where: dict[str, list[str]]) -> bool:
     return len(where) > 1 or any(v == "ClassDef" and len(ms) > 1 for v, ms in where.items())
 
 
+def ungrouped(core: Path) -> list[str]:
+    """What keeps `core` from being grouped by purpose: too few groups, too many loose modules."""
+    subpackages = sorted(p.parent.name for p in core.glob("*/__init__.py"))
+    top = sorted(p.stem for p in core.glob("*.py") if p.name != "__init__.py")
+    problems = [f"{len(subpackages)} groups in core: {subpackages}"] if len(subpackages) < 4 else []
+    if len(top) > 15:
+        problems.append(f"{len(top)} modules at core's top; move some into a subpackage: {top}")
+    return problems
+
+
 def test_the_core_is_grouped_by_purpose() -> None:
-    subpackages = sorted(p.parent.name for p in CORE.glob("*/__init__.py"))
-    top = sorted(p.stem for p in CORE.glob("*.py") if p.name != "__init__.py")
-    assert len(subpackages) >= 4, subpackages
-    assert len(top) <= 15, f"{len(top)} modules at core's top; move some into a subpackage: {top}"
+    assert ungrouped(CORE) == []
+
+
+def clashes(packages: tuple[Path, ...] = PACKAGES) -> dict[str, list[str]]:
+    """Each public class or type name defined with more than one meaning, and where."""
+    typed = {
+        name: where
+        for name, where in _meanings(packages).items()
+        if name[:1].isupper() and not name.isupper() and name not in ALLOWED
+    }
+    return {n: sorted(m for ms in w.values() for m in ms) for n, w in typed.items() if _clash(w)}
 
 
 def test_a_public_class_or_type_has_one_meaning() -> None:
-    typed = {
-        name: where
-        for name, where in _meanings().items()
-        if name[:1].isupper() and not name.isupper() and name not in ALLOWED
-    }
-    clashes = {n: sorted(m for ms in w.values() for m in ms) for n, w in typed.items() if _clash(w)}
-    assert clashes == {}, "rename one of each, or say in ALLOWED why both are meant"
+    assert clashes() == {}, "rename one of each, or say in ALLOWED why both are meant"
 
 
 def test_the_names_that_collided_have_one_meaning() -> None:
@@ -81,10 +92,11 @@ def test_the_names_that_collided_have_one_meaning() -> None:
     assert {n: dict(meanings[n]) for n in RETIRED if n in meanings} == {}
 
 
-def test_a_core_group_keeps_its_private_modules() -> None:
+def private_reaches(core: Path) -> list[str]:
+    """Each import of a core group's private module from another group of `core`."""
     found = []
-    for path in sorted(CORE.rglob("*.py")):
-        group = path.relative_to(CORE).parts[0]
+    for path in sorted(core.rglob("*.py")):
+        group = path.relative_to(core).parts[0]
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             names = []
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -92,16 +104,86 @@ def test_a_core_group_keeps_its_private_modules() -> None:
             for parts in (n.split(".") for n in names):
                 inner = parts[2:] if parts[:2] == ["custodian_runtime", "core"] else []
                 private = len(inner) > 1 and inner[1].startswith("_") and inner[0] != group
-                found += [f"{path.relative_to(CORE)}: {'.'.join(parts)}"] if private else []
-    assert found == [], "import the group's public module instead"
+                found += [f"{path.relative_to(core)}: {'.'.join(parts)}"] if private else []
+    return found
 
 
-def test_no_module_has_a_one_letter_alias() -> None:
-    paths = sorted(TESTS.rglob("*.py")) + [p for k in PACKAGES for p in sorted(k.rglob("*.py"))]
+def test_a_core_group_keeps_its_private_modules() -> None:
+    assert private_reaches(CORE) == [], "import the group's public module instead"
+
+
+def one_letter_aliases(paths: list[Path]) -> list[str]:
+    """Each `import x as y` or `from x import z as y` whose alias is one letter."""
     found = []
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 one = [a for a in node.names if a.asname is not None and len(a.asname) == 1]
                 found += [f"{path.name}: {a.name} as {a.asname}" for a in one]
-    assert found == [], "name a module by what it is"
+    return found
+
+
+def test_no_module_has_a_one_letter_alias() -> None:
+    paths = sorted(TESTS.rglob("*.py")) + [p for k in PACKAGES for p in sorted(k.rglob("*.py"))]
+    assert one_letter_aliases(paths) == [], "name a module by what it is"
+
+
+# --- each check fails on a made-up violation ----------------------------------------------------
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, "utf-8")
+    return root
+
+
+def test_a_core_of_loose_modules_is_not_grouped(tmp_path: Path) -> None:
+    loose = {f"m{i:02}.py": "" for i in range(16)}
+    core = _write(tmp_path / "core", {"__init__.py": "", "plan/__init__.py": "", **loose})
+    assert ungrouped(core) == [
+        "1 groups in core: ['plan']",
+        f"16 modules at core's top; move some into a subpackage: {sorted(loose)}".replace(
+            ".py", ""
+        ),
+    ]
+
+
+def test_a_class_defined_twice_or_a_name_with_two_meanings_clashes(tmp_path: Path) -> None:
+    package = _write(
+        tmp_path / "pkg",
+        {
+            "__init__.py": "",
+            "a.py": "class Verdict: ...\nLimit = int\nWords = str\n",
+            "b.py": "class Verdict: ...\nLimit = float\nWords = str\n",
+            "c.py": "Reconciled = int\n",
+            "d.py": "class Reconciled: ...\n",
+        },
+    )
+    assert clashes((package,)) == {"Limit": ["pkg.a", "pkg.b"], "Verdict": ["pkg.a", "pkg.b"]}
+
+
+def test_a_group_reaching_into_anothers_private_module_is_named(tmp_path: Path) -> None:
+    core = _write(
+        tmp_path / "core",
+        {
+            "plan/__init__.py": "",
+            "plan/_json.py": "",
+            "plan/extract.py": "from custodian_runtime.core.plan._json import loads\n",
+            "journal/fold.py": (
+                "from custodian_runtime.core.plan import extract\n"
+                "from custodian_runtime.core.plan._json import loads\n"
+                "from custodian_runtime.core._timestamps import clamp\n"
+            ),
+        },
+    )
+    assert private_reaches(core) == [
+        "journal/fold.py: custodian_runtime.core.plan._json",
+        "journal/fold.py: custodian_runtime.core.plan._json.loads",
+    ]
+
+
+def test_a_one_letter_alias_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("import json as j\nfrom os import path as p\nimport sys as system\n", "utf-8")
+    assert one_letter_aliases([path]) == ["m.py: json as j", "m.py: path as p"]

@@ -291,19 +291,40 @@ CORE_APART = ("core.presentation", "core.tooling")
 CORE_APART_DOORS = ("core.journal.api",)
 
 
+def _core_apart_imports(path: Path, module: str) -> list[str]:
+    """What `path` (module `module`) of the deciding core imports of presentation or tooling."""
+    source = _inner(module)
+    if source is None or not _within(source, "core") or source == "core":
+        return []
+    if any(_within(source, e) for e in CORE_APART + CORE_APART_DOORS):
+        return []
+    return [
+        f"{module}:{line}: {name}"
+        for line, name in _imports(path)
+        if (target := _inner(name)) is not None and any(_within(target, e) for e in CORE_APART)
+    ]
+
+
 def test_the_deciding_core_imports_no_presentation_or_tooling() -> None:
-    found = []
-    for path, module in _sources():
-        source = _inner(module)
-        if source is None or not _within(source, "core") or source == "core":
-            continue
-        if any(_within(source, e) for e in CORE_APART + CORE_APART_DOORS):
-            continue
-        for line, name in _imports(path):
-            target = _inner(name)
-            if target is not None and any(_within(target, e) for e in CORE_APART):
-                found.append(f"{module}:{line}: {name}")
+    found = [v for path, module in _sources() for v in _core_apart_imports(path, module)]
     assert found == [], "what decides must not need what presents; move the shared part down"
+
+
+def test_the_core_apart_rule_catches_a_deciding_module_that_presents(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from custodian_runtime.core.presentation.display import summary_line\n"
+        "import custodian_runtime.core.tooling.offline_planner\n"
+        "from custodian_runtime.core.plan import extract\n"  # fine: the deciding core
+    )
+    found = _core_apart_imports(bad, "custodian_runtime.core.authority.authorize")
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "custodian_runtime.core.presentation.display",
+        "custodian_runtime.core.presentation.display.summary_line",
+        "custodian_runtime.core.tooling.offline_planner",
+    ]
+    assert _core_apart_imports(bad, "custodian_runtime.core.presentation.note_outcomes") == []
+    assert _core_apart_imports(bad, "custodian_runtime.core.journal.api") == []
 
 
 # The model adapters see text in and text out. Of the core they may use only what makes text

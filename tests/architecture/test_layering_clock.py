@@ -16,10 +16,10 @@ WALL |= {("time", "time"), ("time", "time_ns")}
 EXCEPTIONS: dict[str, str] = {}
 
 
-def _wall_reads(path: Path) -> list[str]:
+def _wall_reads(path: Path, root: Path = PACKAGE) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        where = f"{path.relative_to(PACKAGE)}:{getattr(node, 'lineno', 0)}"
+        where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.ImportFrom) and node.module == "time":
             found += [f"{where} time.{a.name}" for a in node.names if ("time", a.name) in WALL]
         name = (
@@ -47,3 +47,24 @@ def test_each_exception_still_reads_the_wall_clock() -> None:
 
 def test_the_clock_module_is_what_it_says() -> None:
     assert _wall_reads(CLOCK) == ["clock.py:18 datetime.now"]
+
+
+def test_the_checker_finds_each_way_of_reading_the_wall_clock(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import time\n"
+        "from datetime import date, datetime\n"
+        "from time import time_ns, monotonic\n"
+        "a = datetime.now()\n"
+        "b = date.today()\n"
+        "c = time.time()\n"
+        "d = time.monotonic()\n"
+        "e = datetime.fromisoformat('2026-01-01')\n",
+        encoding="utf-8",
+    )
+    assert _wall_reads(bad, tmp_path) == [
+        "bad.py:3 time.time_ns",
+        "bad.py:4 datetime.now",
+        "bad.py:5 date.today",
+        "bad.py:6 time.time",
+    ]

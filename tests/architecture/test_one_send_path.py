@@ -38,12 +38,12 @@ def _called(path: Path) -> set[str]:
     return names
 
 
-def _callers(names: set[str]) -> list[str]:
+def _callers(names: set[str], root: Path = ROOT) -> list[str]:
     return sorted(
-        path.relative_to(ROOT).as_posix()
-        for path in ROOT.rglob("*.py")
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
         # statehub/ is the hub's side: its client, and the backends answering it from a tracker
-        if "statehub" not in path.relative_to(ROOT).parts and _called(path) & names
+        if "statehub" not in path.relative_to(root).parts and _called(path) & names
     )
 
 
@@ -52,16 +52,39 @@ def _reads_call(path: Path) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "call" for n in ast.walk(tree))
 
 
-def test_only_dispatch_calls_the_clients_writes() -> None:
-    callers = _callers(WRITES)
-    assert callers and all(c.startswith("core/operations/") for c in callers), callers
-    readers = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py") if _reads_call(p))
-    assert readers == [
-        "core/operations/_spec.py",
-        "writes/_dispatch.py",
-    ]  # the spec checks it has one
+def around_the_chain(root: Path = ROOT) -> list[str]:
+    """Each module of `root` that sends a hub write around the chain, and how."""
+    found = [f"{c}: calls a client write" for c in _callers(WRITES, root)]
+    found = [f for f in found if not f.startswith("core/operations/")]
+    readers = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py") if _reads_call(p))
+    found += [f"{r}: reads a spec's call" for r in readers if r not in CALL_READERS]
+    performers = _callers({"perform"}, root)
+    return found + [f"{c}: calls perform" for c in performers if not c.startswith("writes/")]
 
 
-def test_only_the_write_chain_performs_a_write() -> None:
-    callers = _callers({"perform"})
-    assert callers and all(c.startswith("writes/") for c in callers), callers
+# Who reads a spec's `call`: the spec (it checks it has one) and the dispatch table.
+CALL_READERS = ("core/operations/_spec.py", "writes/_dispatch.py")
+
+
+def test_only_dispatch_calls_the_clients_writes_and_only_the_chain_performs() -> None:
+    assert _callers(WRITES) and _callers({"perform"}), "the checks look at the real package"
+    assert around_the_chain() == []
+
+
+def test_the_checker_finds_a_write_sent_around_the_chain(tmp_path: Path) -> None:
+    files = {
+        "writes/_send.py": "def send(spec, client): return perform(spec, client)\n",
+        "writes/_dispatch.py": "def dispatch(spec, client): return spec.call(client)\n",
+        "core/operations/add_progress_event.py": "def call(client, p): client.add_event(p)\n",
+        "run/act.py": "def act(client, spec): client.add_event({}); spec.call(client)\n",
+        "approvals/_execute.py": "from x import perform\nperform(None, None)\n",
+        "statehub/client.py": "def add_flag(self): self.add_event({})\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert around_the_chain(tmp_path) == [
+        "run/act.py: calls a client write",
+        "run/act.py: reads a spec's call",
+        "approvals/_execute.py: calls perform",
+    ]
