@@ -6,7 +6,6 @@ import http.cookiejar
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -19,6 +18,7 @@ import yaml
 
 from custodian_runtime.core.authority.own_writes import RETAIN
 from support.paths import REPO
+from support.servers import free_port
 
 K8S = REPO / "k8s"
 sys.path.append(str(K8S))  # the validator's modules import each other by plain name
@@ -200,17 +200,11 @@ def test_the_prune_cronjob_command_runs_under_the_lock(tmp_path: Path) -> None:
     assert (memory / "locks").is_dir(), "the prune took the domain's lock like a run"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_the_review_pod_command_serves_the_page_on_loopback_with_its_token(tmp_path: Path) -> None:
     (dep,) = rendered(K8S / "review")
     (container,) = dep["spec"]["template"]["spec"]["containers"]
     argv = container["command"] + container["args"]
-    port = str(_free_port())
+    port = str(free_port())
     argv[argv.index("--port") + 1] = port  # 8750 in the pod; a free one here
     memory = tmp_path / "memory"
     memory.mkdir()

@@ -29,6 +29,7 @@ from custodian_runtime.metrics import StatusRequest, parse_max_age, push_run, st
 from custodian_runtime.packaged import revision
 from custodian_runtime.process.phase_log import PhaseLog
 from support.runs import CANON, plan_response
+from support.servers import free_port
 
 PUSHGATEWAY = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")
 PLAN = {
@@ -46,19 +47,13 @@ PLAN = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def pushgateway(tmp_path: Path) -> Iterator[str]:
     """A Pushgateway on 127.0.0.1 with a free port and a persistence file under tmp_path."""
     assert PUSHGATEWAY, (
         "install it: apt-get install prometheus-pushgateway (make check does as root)"
     )
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     child = subprocess.Popen(
         [
@@ -198,7 +193,7 @@ def _totals(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 def test_an_unreachable_pushgateway_costs_one_warning_and_never_the_run(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    closed = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     done = _custodian(tmp_path, small_hub.url, closed)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "completed"

@@ -10,16 +10,16 @@ list: a Gemfile of the session's own adds it to Redmine's.
 from __future__ import annotations
 
 import shutil
-import socket
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from support.servers import free_port, serving
 
 REDMINE = Path("/usr/share/redmine")
 # The database Debian's package made when it was installed (dbconfig-common, SQLite).
@@ -41,13 +41,6 @@ class Redmine:
         """Redmine as a hub URL: the backend, the API key and Redmine's address."""
         scheme, rest = self.web.split("://", 1)
         return f"redmine+{scheme}://{self.key}@{rest}"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def make_database(db: Path, env: dict[str, str], installed: Path = INSTALLED_DB) -> None:
@@ -115,19 +108,6 @@ def make_schema(con: sqlite3.Connection) -> None:
         con.execute("INSERT INTO custom_fields_trackers VALUES (?, ?)", (field, tracker))
 
 
-def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path, deadline_s: float) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if server.poll() is not None:
-            raise RuntimeError(f"redmine ended: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"redmine did not listen on port {port} within {deadline_s} s")
-
-
 @contextmanager
 def redmine_server(root: Path) -> Iterator[Redmine]:
     """Redmine serving a fresh copy of the installed database under `root` until the block ends."""
@@ -136,7 +116,7 @@ def redmine_server(root: Path) -> Iterator[Redmine]:
     db = root / "redmine.sqlite3"
     gemfile = root / "Gemfile"
     gemfile.write_text(f'eval_gemfile "{REDMINE}/Gemfile"\ngem "webrick"\n', encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(root),
@@ -147,19 +127,8 @@ def redmine_server(root: Path) -> Iterator[Redmine]:
     make_database(db, env)
     argv = ["bin/rails", "server", "-u", "webrick", "-b", "127.0.0.1", "-p", str(port)]
     argv += ["-P", str(root / "server.pid")]
-    log = root / "redmine.log"  # a file, not a pipe nobody reads: a full pipe stalls it
-    with log.open("wb") as out:
-        server = subprocess.Popen(argv, cwd=REDMINE, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_for(port, server, log, 90.0)
+    with serving("redmine", argv, port, root / "redmine.log", 90.0, 0.1, cwd=REDMINE, env=env):
         yield Redmine(f"http://127.0.0.1:{port}", API_KEY, db)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.fixture(scope="session")

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ import httpx
 import pytest
 
 import custodian_runtime
+from support.servers import free_port, serving
 
 SCHEMA = Path(custodian_runtime.__file__).parent / "_data" / "roundup"
 BIN = Path(sys.executable).parent
@@ -47,13 +46,6 @@ class Tracker:
         """The tracker as a hub URL: the backend, the user and the tracker's address."""
         scheme, rest = self.web.split("://", 1)
         return f"roundup+{scheme}://custodian:{PASSWORD}@{rest}"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _admin(home: Path, *args: str) -> None:
@@ -100,44 +92,17 @@ def _reading_capability() -> str:
     return "dac_read_search" if bounding & (1 << 2) else "dac_override"
 
 
-def _wait_for(
-    port: int, server: subprocess.Popen[bytes], log: Path, deadline_s: float = 20.0
-) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if server.poll() is not None:
-            raise RuntimeError(f"roundup-server ended: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"roundup-server did not listen on port {port} within {deadline_s} s")
-
-
 @contextmanager
 def roundup_tracker(root: Path) -> Iterator[Tracker]:
     """A tracker made under `root` and served by roundup-server until the block ends."""
-    port = _free_port()
+    port = free_port()
     web = f"http://127.0.0.1:{port}/tracker"
     home = root / "tracker"
     make_tracker(home, web)
     argv = [str(BIN / "roundup-server"), "-n", "127.0.0.1", "-p", str(port), "-t", "thread"]
-    log = root / "roundup-server.log"  # a file, not a pipe nobody reads: a full pipe stalls it
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            _as_unprivileged([*argv, f"tracker={home}"], home), stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        _wait_for(port, server, log)
+    argv = _as_unprivileged([*argv, f"tracker={home}"], home)
+    with serving("roundup-server", argv, port, root / "roundup-server.log", 20.0):
         yield Tracker(web, home)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.fixture(scope="session")

@@ -29,28 +29,16 @@ from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 from support.redmine import Redmine
 from support.runs import CANON, plan_response, run_cli
+from support.trackers import KILLED_ON_THE_ANSWER, AnswerLostOnce, seed_domain
 
 KEY = run_key("r20261207T070010Z-7029e2", "0749ef9be7d331c33636acd7995601a0", "a1b2c3d4e5f6")
 
 # A process that sends one event through the Redmine backend and is SIGKILLed the moment
 # Redmine's answer to its write arrives: the note is kept there, its receipt never recorded.
-KILLED_AFTER_THE_WRITE = """
-import os, signal, sys
-import httpx
-from custodian_runtime.clock import utc_now
+KILLED_AFTER_THE_WRITE = (
+    KILLED_ON_THE_ANSWER
+    + """
 from custodian_runtime.core.contract import NewEvent
-from custodian_runtime.settings import HubSettings
-from custodian_runtime.statehub.connect import open_hub
-
-class KilledOnTheAnswer(httpx.BaseTransport):
-    def __init__(self):
-        self.inner = httpx.HTTPTransport()
-    def handle_request(self, request):
-        response = self.inner.handle_request(request)
-        if request.method in ("POST", "PUT"):
-            response.read()
-            os.kill(os.getpid(), signal.SIGKILL)
-        return response
 
 url, target, key = sys.argv[1:]
 hub = HubSettings(url=url, max_attempts=1)
@@ -58,6 +46,7 @@ with open_hub(hub, None, utc_now, transport=KilledOnTheAnswer()) as client:
     event = NewEvent(workstream_id=target, event_type="note", summary=key, source="custodian")
     client.add_event(event, idempotency_key=key)
 """
+)
 
 
 def _client(
@@ -94,30 +83,7 @@ def _count(redmine: Redmine, project: str, subject: str) -> int:
 
 def _domain(redmine: Redmine, tmp_path: Path, name: str) -> tuple[str, str]:
     with _client(redmine, tmp_path) as client:
-        ws = client.create_workstream(
-            NewWorkstream(domain=name, title="Site"), idempotency_key=f"{name}-w"
-        )
-        task = client.create_task(
-            NewTask(workstream_id=ws.resource.id, title="Ship it"), idempotency_key=f"{name}-t"
-        )
-    return ws.resource.id, task.resource.id
-
-
-class AnswerLostOnce(httpx.BaseTransport):
-    """Sends every request on; the answer to the first write is lost on the way back."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.writes = 0
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        if request.method in ("POST", "PUT"):
-            self.writes += 1
-            if self.writes == 1:
-                response.close()
-                raise httpx.RemoteProtocolError("Server disconnected", request=request)
-        return response
+        return seed_domain(client, name)
 
 
 @pytest.mark.parametrize("what", ["event", "flag", "status"])

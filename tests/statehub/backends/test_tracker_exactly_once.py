@@ -30,30 +30,18 @@ from custodian_runtime.statehub.connect import open_hub
 from support.roundup import HoldingProxy, Tracker
 from support.runs import CANON, run_cli
 from support.spine import finish, start_run
+from support.trackers import KILLED_ON_THE_ANSWER, AnswerLostOnce, seed_domain
 
 # A key as a run makes them (core/authority/keys.py): its run id, fingerprint and nonce.
 KEY = run_key("r20261207T070010Z-7029e2", "0749ef9be7d331c33636acd7995601a0", "a1b2c3d4e5f6")
 
 # A process that sends one write through the Roundup backend and is SIGKILLed the moment the
 # tracker's answer to it arrives: the write is kept there, its receipt never recorded.
-KILLED_AFTER_THE_WRITE = """
-import os, signal, sys
-import httpx
-from custodian_runtime.clock import utc_now
+KILLED_AFTER_THE_WRITE = (
+    KILLED_ON_THE_ANSWER
+    + """
 from custodian_runtime.core.authority.keys import run_key
 from custodian_runtime.core.contract import NewEvent, TaskStatusUpdate
-from custodian_runtime.settings import HubSettings
-from custodian_runtime.statehub.connect import open_hub
-
-class KilledOnTheAnswer(httpx.BaseTransport):
-    def __init__(self):
-        self.inner = httpx.HTTPTransport()
-    def handle_request(self, request):
-        response = self.inner.handle_request(request)
-        if request.method in ("POST", "PUT"):
-            response.read()
-            os.kill(os.getpid(), signal.SIGKILL)
-        return response
 
 url, what, target, key = sys.argv[1:]
 hub = HubSettings(url=url, max_attempts=1)
@@ -65,6 +53,7 @@ with open_hub(hub, None, utc_now, transport=KilledOnTheAnswer()) as client:
         done = TaskStatusUpdate(status="done")
         client.update_task_status(target, done, idempotency_key=key, if_match=1)
 """
+)
 
 
 @pytest.fixture
@@ -98,30 +87,7 @@ def _tracker_items(tracker: Tracker, klass: str, **where: str) -> list[dict[str,
 
 def _domain(tracker: Tracker, tmp_path: Path, name: str) -> tuple[str, str]:
     with _client(tracker, tmp_path) as client:
-        ws = client.create_workstream(
-            NewWorkstream(domain=name, title="Site"), idempotency_key=f"{name}-w"
-        )
-        task = client.create_task(
-            NewTask(workstream_id=ws.resource.id, title="Ship it"), idempotency_key=f"{name}-t"
-        )
-    return ws.resource.id, task.resource.id
-
-
-class AnswerLostOnce(httpx.BaseTransport):
-    """Sends every request to the tracker; the answer to the first write is lost on the way back."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.writes = 0
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        if request.method in ("POST", "PUT"):
-            self.writes += 1
-            if self.writes == 1:
-                response.close()
-                raise httpx.RemoteProtocolError("Server disconnected", request=request)
-        return response
+        return seed_domain(client, name)
 
 
 def test_a_lost_answer_is_found_by_its_mark_and_not_written_twice(
