@@ -28,7 +28,7 @@ from custodian_runtime.core.approvals.items import (
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.errors import SealError
-from support.runs import CANON, plan_response, run_cli
+from support.runs import run_cli, run_plan
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 KEY = SealKey("k" * 40)
@@ -165,19 +165,14 @@ def test_prunable_keeps_open_items_and_every_decision_within_its_window() -> Non
     assert prunable(expired, NOW, keep) and not prunable(_item(1, "pending", days_ago=1), NOW, keep)
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub) -> Any:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response({"observations": ["quiet"]}), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--force"]
-    return run_cli(argv, tmp_path, monkeypatch)
-
-
 def test_journal_prune_removes_decided_items_past_their_windows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     memory = tmp_path / "memory"
-    assert _run(tmp_path, monkeypatch, small_hub).code == 0
+    assert (
+        run_plan(tmp_path, monkeypatch, small_hub.url, {"observations": ["quiet"]}, "--force").code
+        == 0
+    )
     now = datetime.now(UTC)
     store = ApprovalStore(memory)
     old = [  # past the shortest keep prune allows (31 days, what the authority reads back)
@@ -200,7 +195,10 @@ def test_journal_prune_removes_decided_items_past_their_windows(
     assert result.code == 0, result.stderr
     assert "removed 4 decided approval item(s)" in result.stdout
     assert sorted(ApprovalStore(memory).ids()) == sorted(i.id for i in kept)
-    assert _run(tmp_path, monkeypatch, small_hub).code == 0  # the index follows the files
+    assert (
+        run_plan(tmp_path, monkeypatch, small_hub.url, {"observations": ["quiet"]}, "--force").code
+        == 0
+    )  # the index follows the files
     body = _index(memory).read_text(encoding="utf-8")
     assert all(i.id in body for i in kept) and all(i.id not in body for i in old)
 

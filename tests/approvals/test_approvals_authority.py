@@ -19,24 +19,14 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.clock import simulated_clock
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import fingerprint
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli
+from support.runs import CliResult, hub_get, run_cli, run_plan
 from support.spine import journal
 
 BLOCK = {"tasks_to_update": [{"task_id": "web-t-3", "status": "blocked", "reason": "waits"}]}
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(BLOCK), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", "--force"]
-    result = run_cli(argv, tmp_path, mp)
-    assert result.code == 0, result.stderr
-    return result
-
-
 def _queue(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> str:
-    [queued] = _run(tmp_path, mp, hub).json()["queued"]
+    [queued] = run_plan(tmp_path, mp, hub.url, BLOCK, "--json", "--force").ok().json()["queued"]
     assert queued["operation"] == "set_task_status"
     return str(queued["approval_id"])
 

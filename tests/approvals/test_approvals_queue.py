@@ -12,7 +12,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.api import Record
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli
+from support.runs import CliResult, hub_get, run_cli, run_plan
 from support.spine import journal
 
 CREATE_TASK = {
@@ -26,14 +26,6 @@ RESOLVE = {
     "params": {"decision_id": "dec-1", "resolution": "A"},
 }
 PROPOSALS = {"proposals": [CREATE_TASK, RESOLVE]}
-
-
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, *extra: str) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(PROPOSALS), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", *extra]
-    return run_cli(argv, tmp_path, mp)
 
 
 def _approvals(tmp_path: Path, mp: pytest.MonkeyPatch, *args: str) -> CliResult:
@@ -54,7 +46,7 @@ def _item(tmp_path: Path, approval_id: str) -> dict[str, Any]:
 def test_list_and_show_give_the_queue_in_text_and_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    run = _run(tmp_path, monkeypatch, small_hub)
+    run = run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json")
     ids = _queued(run)
     listed = _approvals(tmp_path, monkeypatch, "list", "--json")
     assert listed.code == 0
@@ -82,7 +74,9 @@ def test_list_and_show_give_the_queue_in_text_and_json(
 def test_approve_executes_once_through_the_hub_and_journals_the_chain(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    approval_id = _queued(_run(tmp_path, monkeypatch, small_hub))["create_task"]
+    approval_id = _queued(run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json"))[
+        "create_task"
+    ]
     ok = _approvals(
         tmp_path, monkeypatch, "approve", approval_id, "--by", "ana", "--hub", small_hub.url
     )
@@ -127,7 +121,9 @@ def _summary_workstreams(hub: ReferenceHub) -> list[dict[str, Any]]:
 def test_a_changed_target_makes_the_item_stale_and_nothing_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    approval_id = _queued(_run(tmp_path, monkeypatch, small_hub))["resolve_decision"]
+    approval_id = _queued(run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json"))[
+        "resolve_decision"
+    ]
     # A person settles the decision directly in the hub after the proposal was queued.
     response = httpx.post(
         f"{small_hub.url}/decisions/dec-1/resolve", json={"resolution": "B"}, timeout=5
@@ -150,7 +146,9 @@ def test_a_changed_target_makes_the_item_stale_and_nothing_runs(
 def test_an_item_older_than_its_ttl_is_expired_and_cannot_be_approved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    approval_id = _queued(_run(tmp_path, monkeypatch, small_hub))["create_task"]
+    approval_id = _queued(run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json"))[
+        "create_task"
+    ]
     path = tmp_path / "memory" / "approvals" / f"{approval_id}.json"
     item = json.loads(path.read_text(encoding="utf-8"))
     created = datetime.now(UTC) - timedelta(days=15)
@@ -172,7 +170,9 @@ def test_the_approval_ttl_comes_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     monkeypatch.setenv("CUSTODIAN_APPROVAL_TTL_DAYS", "3")
-    approval_id = _queued(_run(tmp_path, monkeypatch, small_hub))["create_task"]
+    approval_id = _queued(run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json"))[
+        "create_task"
+    ]
     item = _item(tmp_path, approval_id)
     made, expires = (datetime.fromisoformat(item[k]) for k in ("created_at", "expires_at"))
     assert expires - made == timedelta(days=3)
@@ -181,8 +181,8 @@ def test_the_approval_ttl_comes_from_the_environment(
 def test_the_same_proposal_in_a_second_run_is_queued_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    first = _queued(_run(tmp_path, monkeypatch, small_hub))
-    second = _run(tmp_path, monkeypatch, small_hub, "--force")
+    first = _queued(run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json"))
+    second = run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json", "--force")
     assert second.code == 0 and second.json()["queued"] == []
     reasons = [d["reason"] for d in second.json()["denied"]]
     assert any(f"already awaits approval as {first['create_task']}" in r for r in reasons)
@@ -192,17 +192,28 @@ def test_the_same_proposal_in_a_second_run_is_queued_once(
 def test_a_rejected_proposal_is_never_queued_again_and_the_next_prompt_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    approval_id = _queued(_run(tmp_path, monkeypatch, small_hub))["create_task"]
+    approval_id = _queued(run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json"))[
+        "create_task"
+    ]
     reason = "We drop the sitemap until the redesign ships."
     no = _approvals(tmp_path, monkeypatch, "reject", approval_id, "--by", "ben", "--reason", reason)
     assert no.code == 0, no.stderr
     assert _item(tmp_path, approval_id)["status"] == "rejected"
-    shown = _run(tmp_path, monkeypatch, small_hub, "--dry-run", "--show-prompt", "--force")
+    shown = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        PROPOSALS,
+        "--json",
+        "--dry-run",
+        "--show-prompt",
+        "--force",
+    )
     assert shown.code == 0, shown.stderr
     prompt = shown.stderr  # with --json the prompt goes to stderr
     assert "Recently rejected proposals" in prompt and reason in prompt
     assert "Add a sitemap" in prompt
-    again = _run(tmp_path, monkeypatch, small_hub, "--force")
+    again = run_plan(tmp_path, monkeypatch, small_hub.url, PROPOSALS, "--json", "--force")
     assert "create_task" not in _queued(again)
     assert any("a person rejected the same proposal" in d["reason"] for d in again.json()["denied"])
     ids = sorted(p.stem for p in (tmp_path / "memory" / "approvals").glob("*.json"))

@@ -10,7 +10,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority import authorize as authority
-from support.runs import CANON, CliResult, plan_response, run_cli
+from support.runs import CANON, CliResult, run_cli, run_plan
 from support.spine import THREE_WRITES, journal
 
 PLAN: dict[str, Any] = {
@@ -34,14 +34,8 @@ PLAN: dict[str, Any] = {
 }
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> str:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(PLAN), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", "--force"]
-    result = run_cli(argv, tmp_path, mp)
-    assert result.code == 0, result.stderr
-    return str(result.json()["run_id"])
+def _run_id_of_a_run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> str:
+    return str(run_plan(tmp_path, mp, hub.url, PLAN, "--json", "--force").ok().json()["run_id"])
 
 
 def _replay(tmp_path: Path, mp: pytest.MonkeyPatch, run_id: str, **env: str) -> CliResult:
@@ -56,7 +50,7 @@ def _inspect(tmp_path: Path, mp: pytest.MonkeyPatch, *args: str) -> CliResult:
 def test_replay_of_a_real_run_gives_the_same_decisions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    run_id = _run(tmp_path, monkeypatch, small_hub)
+    run_id = _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
     # The run's own proposal is pending now; replay judges it by the history recorded then.
     assert list((tmp_path / "memory" / "approvals").glob("*.json"))
     replayed = _replay(tmp_path, monkeypatch, run_id)
@@ -76,7 +70,7 @@ def test_replay_of_a_real_run_gives_the_same_decisions(
 def test_replay_shows_what_a_stricter_policy_today_would_decide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    run_id = _run(tmp_path, monkeypatch, small_hub)
+    run_id = _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
     replayed = _replay(tmp_path, monkeypatch, run_id, CUSTODIAN_MAX_EVENTS="1")
     assert replayed.code == 1
     report = replayed.json()
@@ -91,7 +85,7 @@ def test_replay_shows_what_a_stricter_policy_today_would_decide(
 def test_replay_shows_what_changed_code_would_decide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    run_id = _run(tmp_path, monkeypatch, small_hub)
+    run_id = _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
     original = authority._rule_sanctioned
 
     def stricter(item: Any, label: str, *rest: Any) -> tuple[str, str]:
@@ -121,8 +115,8 @@ def _flip(path: Path, seq: int, old: bytes, new: bytes) -> None:
 def test_a_flipped_byte_in_a_past_record_fails_the_replay_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    first = _run(tmp_path, monkeypatch, small_hub)
-    _run(tmp_path, monkeypatch, small_hub)
+    first = _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
+    _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
     assert _inspect(tmp_path, monkeypatch, "--domain", "website").code == 0
     ruling = next(r for r in journal(tmp_path / "memory") if r.kind == "ruling")
     path = tmp_path / "memory" / "journal" / "website.jsonl"
@@ -136,8 +130,8 @@ def test_a_flipped_byte_in_a_past_record_fails_the_replay_naming_it(
 def test_a_byte_that_breaks_a_past_line_is_damage_named_by_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    _run(tmp_path, monkeypatch, small_hub)
-    _run(tmp_path, monkeypatch, small_hub)
+    _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
+    _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
     path = tmp_path / "memory" / "journal" / "website.jsonl"
     _flip(path, 3, b'"kind"', b"'kind\"")
     inspected = _inspect(tmp_path, monkeypatch, "--domain", "website")
@@ -148,7 +142,7 @@ def test_a_byte_that_breaks_a_past_line_is_damage_named_by_its_line(
 def test_a_run_refuses_to_extend_a_tampered_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    _run(tmp_path, monkeypatch, small_hub)
+    _run_id_of_a_run(tmp_path, monkeypatch, small_hub)
     ruling = next(r for r in journal(tmp_path / "memory") if r.kind == "ruling")
     path = tmp_path / "memory" / "journal" / "website.jsonl"
     _flip(path, ruling.seq, b"executes", b"executeS")

@@ -14,21 +14,6 @@ from types import ModuleType
 import pytest
 
 from custodian_runtime.clock import utc_now
-from support.paths import REPO
-
-BENCH = REPO / "bench"
-
-
-@pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
-    """The bench module, importable, run in `tmp_path` with no CUSTODIAN or STATE_HUB variable."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
-        monkeypatch.delenv(name)
-    import grants_month_hub
-
-    return grants_month_hub
 
 
 def test_five_days_with_levers_run_the_report_as_printed_and_break_no_rule(

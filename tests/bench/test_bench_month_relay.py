@@ -6,27 +6,8 @@ Custodian blocked on its own under what that issued.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import ModuleType
-
-import pytest
-
-from support.paths import REPO
-
-BENCH = REPO / "bench"
-
-
-@pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
-    """The bench module, importable, run in `tmp_path` with no CUSTODIAN or STATE_HUB variable."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
-        monkeypatch.delenv(name)
-    import grants_month_hub
-
-    return grants_month_hub
 
 
 def test_six_days_of_two_teams_reject_only_the_guarded_creates_and_break_no_rule(

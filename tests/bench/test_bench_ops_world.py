@@ -7,29 +7,10 @@ their workstreams' items are, by the rules bench/ops_people.py writes down.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-import pytest
-
-from support.paths import REPO
-
-BENCH = REPO / "bench"
-
-
-@pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
-    """The bench module, importable, run in `tmp_path` with no CUSTODIAN or STATE_HUB variable."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
-        monkeypatch.delenv(name)
-    import grants_month_hub
-
-    return grants_month_hub
 
 
 def test_five_days_of_the_ops_world_are_decided_by_two_owners_and_audited(

@@ -4,29 +4,20 @@ as llama.cpp does, so it cannot rot; and its one line when no server is given.""
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from support.bench import bench_module
 from support.fakes.providers import FakeProvider, SchemaAnswer
-from support.paths import REPO
-
-BENCH = REPO / "bench"
 
 
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
-    """The bench module, run in `tmp_path` with no CUSTODIAN or STATE_HUB variable."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
-        monkeypatch.delenv(name)
-    import real_model
-
-    return real_model
+    """The real-model bench module (real_model), as `bench_module` gives it."""
+    return bench_module(monkeypatch, tmp_path, "real_model")
 
 
 def test_without_a_server_it_says_it_skipped_in_one_line(bench: ModuleType) -> None:

@@ -14,7 +14,7 @@ from custodian_runtime.core.journal.kinds import PromptRecord, of_kind
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.review.views import Views
 from support.review import review_settings
-from support.runs import CANON, CliResult, plan_response, run_cli
+from support.runs import CANON, plan_response, run_cli, run_plan
 
 LEGAL = """---
 domains: [website]
@@ -35,16 +35,6 @@ SECTION = LEGAL.split("## Legal sign-off blockers")[1].split("## Payroll")[0]
 EVENT = {"workstream_id": "web-ws-1", "event_type": "note", "summary": "Checked the site."}
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, *extra: str) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response({"progress_events": [EVENT]}), "utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--json"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(tmp_path / "canon"), *extra]
-    result = run_cli(argv, tmp_path, mp)
-    assert result.code == 0, result.stderr
-    return result
-
-
 def _prompt_record(memory: Path, run_id: str) -> PromptRecord:
     reader = JournalReader(memory)
     ((_, prompt),) = of_kind(reader.run_records("website", run_id), PromptRecord)
@@ -59,7 +49,15 @@ def test_a_run_cites_the_canon_it_was_shown_and_the_next_run_sees_an_edit(
     (canon / "adr").mkdir()
     (canon / "adr" / "legal.md").write_text(LEGAL, "utf-8")
     memory = tmp_path / "memory"
-    first = _run(tmp_path, monkeypatch, small_hub, "--show-prompt")
+    first = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"progress_events": [EVENT]},
+        "--json",
+        "--show-prompt",
+        canon=tmp_path / "canon",
+    ).ok()
     run_id = first.json()["run_id"]
     assert "flag it after a week" in first.stderr  # the prompt, shown on stderr
     assert "Salaries are paid" not in first.stderr
@@ -105,7 +103,15 @@ def test_a_run_cites_the_canon_it_was_shown_and_the_next_run_sees_an_edit(
     assert "canon 1 of 4 piece(s) changed since the run: adr/legal.md § Legal sign-off" in (
         changed.stdout
     )
-    second = _run(tmp_path, monkeypatch, small_hub, "--show-prompt")
+    second = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"progress_events": [EVENT]},
+        "--json",
+        "--show-prompt",
+        canon=tmp_path / "canon",
+    ).ok()
     assert second.json()["status"] != "skipped"  # a changed canon is a change
     assert "flag it after two days" in second.stderr
     assert "flag it after a week" not in second.stderr
@@ -116,7 +122,18 @@ def test_a_run_of_a_canon_without_library_keeps_its_note_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     shutil.copytree(CANON, tmp_path / "canon")
-    run_id = _run(tmp_path, monkeypatch, small_hub).json()["run_id"]
+    run_id = (
+        run_plan(
+            tmp_path,
+            monkeypatch,
+            small_hub.url,
+            {"progress_events": [EVENT]},
+            "--json",
+            canon=tmp_path / "canon",
+        )
+        .ok()
+        .json()["run_id"]
+    )
     (note,) = (tmp_path / "memory" / "working").glob("*-website.md")
     assert "## Canon shown" not in note.read_text("utf-8")
     prompt = _prompt_record(tmp_path / "memory", run_id)

@@ -11,7 +11,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.canon import readonly_reason
-from support.runs import CANON, REPO, CliResult, plan_response, run_cli
+from support.runs import CANON, REPO, run_cli, run_plan
 
 WRITE = {
     "operation": "write_canon",
@@ -26,20 +26,19 @@ EVENT = {
 }
 
 
-def _run(
-    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, canon: Path, **env: str
-) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response({"progress_events": [EVENT], "proposals": [WRITE]}), "utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--json"]
-    extra = ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--show-prompt"]
-    return run_cli([*argv, *extra], tmp_path, mp, **env)
-
-
 def test_a_read_only_canon_is_said_in_the_prompt_and_its_write_denied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    result = _run(tmp_path, monkeypatch, small_hub, CANON, CUSTODIAN_CANON_READONLY="1")
+    result = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"progress_events": [EVENT], "proposals": [WRITE]},
+        "--json",
+        "--show-prompt",
+        canon=CANON,
+        CUSTODIAN_CANON_READONLY="1",
+    )
     assert result.code == 0, result.stderr
     assert "- `write_canon`" not in result.stderr  # the prompt does not offer it
     assert "Do not propose `write_canon` in this run: the canon is read-only here" in result.stderr
@@ -61,7 +60,15 @@ def test_a_writable_canon_offers_it_and_queues_the_write(
 ) -> None:
     canon = tmp_path / "canon"
     shutil.copytree(CANON, canon)
-    result = _run(tmp_path, monkeypatch, small_hub, canon)
+    result = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"progress_events": [EVENT], "proposals": [WRITE]},
+        "--json",
+        "--show-prompt",
+        canon=canon,
+    )
     assert result.code == 0, result.stderr
     assert "- `write_canon` {path, content}" in result.stderr
     assert [i["operation"] for i in result.json()["queued"]] == ["write_canon"]

@@ -10,7 +10,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.inert import BIDI_CONTROLS
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli
+from support.runs import CANON, CliResult, hub_get, plan_response, run_cli, run_plan
 
 # Cursor up + erase line (hides the line above), a carriage return that overwrites the start of
 # the line, a forged line after LF, and a right-to-left override.
@@ -49,18 +49,10 @@ def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> CliResu
     return run_cli([*argv], tmp_path, monkeypatch)
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(EVIL_PLAN), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON)]
-    return _cli(tmp_path, monkeypatch, *argv)
-
-
 def test_the_run_summary_shows_one_line_per_item_with_escapes_visible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    result = _run(tmp_path, monkeypatch, small_hub)
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, EVIL_PLAN)
     assert result.code == 0, result.stderr
     assert _raw_controls(result.stdout) == [] and _raw_controls(result.stderr) == []
     lines = result.stdout.splitlines()
@@ -79,7 +71,7 @@ def test_the_run_summary_shows_one_line_per_item_with_escapes_visible(
 def test_approvals_list_and_show_keep_every_pending_item_visible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    assert _run(tmp_path, monkeypatch, small_hub).code == 0
+    assert run_plan(tmp_path, monkeypatch, small_hub.url, EVIL_PLAN).code == 0
     memory = str(tmp_path / "memory")
     listed = _cli(tmp_path, monkeypatch, "approvals", "--memory", memory, "list")
     assert listed.code == 0
@@ -113,7 +105,7 @@ def test_approvals_list_and_show_keep_every_pending_item_visible(
 def test_inspect_shows_the_run_with_escapes_visible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    assert _run(tmp_path, monkeypatch, small_hub).code == 0
+    assert run_plan(tmp_path, monkeypatch, small_hub.url, EVIL_PLAN).code == 0
     memory = str(tmp_path / "memory")
     shown = _cli(tmp_path, monkeypatch, "inspect", "--memory", memory, "--domain", "website")
     assert _raw_controls(shown.stdout) == []

@@ -21,7 +21,7 @@ from custodian_runtime.journal.snapshots import SnapshotStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import load_settings
-from support.runs import CANON, hub_get, plan_response, run_cli, small_dataset
+from support.runs import CANON, hub_get, plan_response, run_args, run_cli, small_dataset
 
 CHANGE_THEN_ANSWER = """\
 import json, sys, urllib.request
@@ -44,23 +44,6 @@ DONE = {
         {"task_id": "web-t-4", "status": "done", "evidence": ["ev-1"], "reason": "ev-1"}
     ],
 }
-
-
-def _argv(hub_url: str, llm: str, memory: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--domain",
-        "website",
-        "--hub",
-        hub_url,
-        "--llm",
-        llm,
-        "--memory",
-        str(memory),
-        "--canon",
-        str(CANON),
-        *extra,
-    ]
 
 
 def _thinking_model(tmp_path: Path, hub_url: str, plan: dict[str, Any]) -> str:
@@ -97,7 +80,7 @@ def test_a_task_cancelled_while_the_model_thinks_is_stale_and_stays_cancelled(
 ) -> None:
     memory = tmp_path / "memory"
     llm = _thinking_model(tmp_path, small_hub.url, DONE)
-    result = run_cli(_argv(small_hub.url, llm, memory, "--json"), tmp_path, monkeypatch)
+    result = run_cli(run_args(small_hub.url, llm, memory, "--json"), tmp_path, monkeypatch)
     assert result.code == 0, result.stderr
     _assert_stale_run(result.json(), memory)
     assert hub_get(small_hub, "/tasks/web-t-4")["status"] == "cancelled"
@@ -117,7 +100,9 @@ def test_a_task_cancelled_while_the_model_thinks_is_stale_and_stays_cancelled(
     # The next run is not skipped as "unchanged": it plans from the cancelled task.
     quiet = tmp_path / "quiet.md"
     quiet.write_text(plan_response({"observations": ["web-t-4 was cancelled"]}), encoding="utf-8")
-    second = run_cli(_argv(small_hub.url, f"file:{quiet}", memory, "--json"), tmp_path, monkeypatch)
+    second = run_cli(
+        run_args(small_hub.url, f"file:{quiet}", memory, "--json"), tmp_path, monkeypatch
+    )
     assert second.json()["status"] == "completed", second.stdout
     observed = [r for r in _records(memory) if r.run_id == second.json()["run_id"]]
     snapshots = SnapshotStore(memory)
@@ -221,7 +206,7 @@ def _two_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: Refe
     answer.write_text(plan_response(plan), encoding="utf-8")
     memory = tmp_path / "memory"
     result = run_cli(
-        _argv(small_hub.url, f"file:{answer}", memory, "--json"),
+        run_args(small_hub.url, f"file:{answer}", memory, "--json"),
         tmp_path,
         monkeypatch,
         STATE_HUB_MAX_ATTEMPTS="2",
@@ -262,7 +247,7 @@ def test_a_dry_run_says_would_execute_on_the_terminal_and_in_its_phase_lines(
     answer = tmp_path / "answer.md"
     answer.write_text(plan_response(DONE), encoding="utf-8")
     result = run_cli(
-        _argv(small_hub.url, f"file:{answer}", tmp_path / "memory", "--dry-run"),
+        run_args(small_hub.url, f"file:{answer}", tmp_path / "memory", "--dry-run"),
         tmp_path,
         monkeypatch,
     )

@@ -16,7 +16,7 @@ from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.tooling import offline_planner
 from custodian_runtime.core.tooling.planning_facts import PlanningFacts
 from custodian_runtime.settings.numbers import limits_from
-from support.runs import CANON, REPO, plan_response, run_cli
+from support.runs import CANON, REPO, run_cli, run_plan
 
 PLAN: dict[str, Any] = {
     "observations": ["Three notes on the relaunch."],
@@ -42,13 +42,10 @@ def _changed_default(monkeypatch: pytest.MonkeyPatch, **changes: int) -> None:
     monkeypatch.setattr(Limits.__init__, "__defaults__", tuple(defaults))
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> tuple[dict[str, Any], str]:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(PLAN), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON)]
-    result = run_cli([*argv, "--json", "--force", "--show-prompt"], tmp_path, mp)
-    assert result.code == 0, result.stderr
+def _run_showing_prompt(
+    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub
+) -> tuple[dict[str, Any], str]:
+    result = run_plan(tmp_path, mp, hub.url, PLAN, "--json", "--force", "--show-prompt").ok()
     return result.json(), result.stderr
 
 
@@ -63,7 +60,7 @@ def test_a_changed_default_is_what_the_run_the_prompt_and_replay_use(
 ) -> None:
     with monkeypatch.context() as mp:
         _changed_default(mp, max_events=2, stale_after_days=41)
-        summary, prompt = _run(tmp_path, mp, small_hub)
+        summary, prompt = _run_showing_prompt(tmp_path, mp, small_hub)
         assert " 2 per run. `event_type`" in prompt and "41 days without an update" in prompt
         outcomes = [item["outcome"] for item in summary["items"]]
         assert outcomes == ["executed", "executed", "denied"], summary["items"]

@@ -108,7 +108,7 @@ def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return work, env
 
 
-def _run(step: Step, work: Path, env: dict[str, str]) -> tuple[int, list[str]]:
+def _run_step(step: Step, work: Path, env: dict[str, str]) -> tuple[int, list[str]]:
     done = subprocess.run(
         ["bash", "-c", step.command],
         cwd=work,
@@ -130,7 +130,7 @@ def test_every_console_block_runs_and_prints_what_it_shows(document: Path, tmp_p
         return  # nothing in this document is marked as runnable
     work, env = _sandbox(tmp_path)
     for step in found:
-        code, actual = _run(step, work, env)
+        code, actual = _run_step(step, work, env)
         where = f"{document.relative_to(REPO)}:{step.line} `{step.command}`"
         assert code == step.exit_code, f"{where}: exit {code}\n" + "\n".join(actual)
         assert matches(step.expected, actual), f"{where} printed:\n" + "\n".join(actual)

@@ -11,7 +11,7 @@ import pytest
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.journal.store import JournalStore
-from support.runs import CANON, run_cli
+from support.runs import run_args, run_cli
 
 TASKS = 1500
 
@@ -46,17 +46,15 @@ def big_hub(tmp_path: Path) -> Any:
         yield hub
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub, *extra: str) -> Any:
-    argv = ["run", "--domain", "big", "--hub", hub.url, "--llm", "offline", "--memory",
-            str(tmp_path / "memory"), "--canon", str(CANON), "--json", *extra]  # fmt: skip
-    return run_cli(argv, tmp_path, monkeypatch)
-
-
 def test_a_skipped_run_adds_a_few_small_records_and_no_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_hub: ReferenceHub
 ) -> None:
     memory = tmp_path / "memory"
-    first = _run(tmp_path, monkeypatch, big_hub)
+    first = run_cli(
+        run_args(big_hub.url, "offline", tmp_path / "memory", "--json", domain="big"),
+        tmp_path,
+        monkeypatch,
+    )
     assert first.json()["status"] == "completed", first.stderr
     # The domain as observed, and as the run's own writes left it: each once, compressed.
     snapshots = sorted((memory / "snapshots" / "big").iterdir())
@@ -64,7 +62,11 @@ def test_a_skipped_run_adds_a_few_small_records_and_no_snapshot(
     journal = memory / "journal" / "big.jsonl"
     for _ in range(3):
         before, lines = _bytes(memory), journal.read_bytes().count(b"\n")
-        again = _run(tmp_path, monkeypatch, big_hub)
+        again = run_cli(
+            run_args(big_hub.url, "offline", tmp_path / "memory", "--json", domain="big"),
+            tmp_path,
+            monkeypatch,
+        )
         assert again.json()["status"] == "skipped", again.stderr
         assert _bytes(memory) - before <= 16 * 1024
         assert journal.read_bytes().count(b"\n") - lines == 3  # run_started, observed, finished
@@ -83,10 +85,21 @@ def test_a_forced_run_stores_only_the_snapshots_it_has_not_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_hub: ReferenceHub
 ) -> None:
     memory = tmp_path / "memory"
-    assert _run(tmp_path, monkeypatch, big_hub).json()["status"] == "completed"
+    assert (
+        run_cli(
+            run_args(big_hub.url, "offline", tmp_path / "memory", "--json", domain="big"),
+            tmp_path,
+            monkeypatch,
+        ).json()["status"]
+        == "completed"
+    )
     seen = set((memory / "snapshots" / "big").iterdir())
     before = _bytes(memory)
-    forced = _run(tmp_path, monkeypatch, big_hub, "--force")
+    forced = run_cli(
+        run_args(big_hub.url, "offline", tmp_path / "memory", "--json", "--force", domain="big"),
+        tmp_path,
+        monkeypatch,
+    )
     assert forced.json()["status"] == "completed", forced.stderr
     # What it observed first is the state the last run left: stored already. At most the state
     # its own writes leave is new.

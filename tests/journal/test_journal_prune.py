@@ -16,7 +16,7 @@ from support.runs import CliResult, run_cli
 OLD = datetime.now(UTC) - timedelta(days=200)
 
 
-def _run(store: JournalStore, run_id: str, clock: StepClock, snapshot: str) -> None:
+def _skipped_run(store: JournalStore, run_id: str, clock: StepClock, snapshot: str) -> None:
     """A skipped run that observed the snapshot `snapshot`; its checkpoint saved at the end."""
     writer = store.writer(DOMAIN, run_id, clock)
     writer.append("run_started", {"model_spec": "offline", "pad": "x" * 300})
@@ -33,10 +33,10 @@ def _history(memory: Path) -> tuple[JournalStore, dict[str, str]]:
     stray = content.put(DOMAIN, '{"named by nothing":1}')
     clock = StepClock(OLD, timedelta(minutes=20))
     for n in range(40):
-        _run(store, f"r{n:03d}", clock, old)
+        _skipped_run(store, f"r{n:03d}", clock, old)
     clock.now = datetime.now(UTC) - timedelta(days=2)
     for n in range(40, 50):
-        _run(store, f"r{n:03d}", clock, new)
+        _skipped_run(store, f"r{n:03d}", clock, new)
     return store, {"old": old, "new": new, "stray": stray}
 
 
@@ -103,10 +103,10 @@ def test_prune_refuses_to_drop_a_write_still_open(
     clock = StepClock(OLD, timedelta(minutes=20))
     snapshot = ContentStore(memory, "snapshots").put(DOMAIN, "{}")
     for n in range(10):
-        _run(store, f"r{n:03d}", clock, snapshot)
+        _skipped_run(store, f"r{n:03d}", clock, snapshot)
     write_interrupted_run(store.writer(DOMAIN, "killed", clock), "killed")
     for n in range(10, 30):
-        _run(store, f"r{n:03d}", clock, snapshot)
+        _skipped_run(store, f"r{n:03d}", clock, snapshot)
     files = _files(memory)
     result = _prune(memory, monkeypatch)
     assert result.code == 2

@@ -36,12 +36,6 @@ SEAL, PREVIOUS = "CUSTODIAN_SEAL_KEY", "CUSTODIAN_SEAL_KEY_PREVIOUS"
 QUIET: dict[str, Any] = {"observations": ["Nothing needs doing."], "proposals": []}
 
 
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
-
-
 def _kept(cli: Cli) -> list[Path]:
     return sorted((cli.memory / "inbox" / "website").glob("*.json"))
 

@@ -16,7 +16,8 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from support.review import CREATE_TASK, RESOLVE
-from support.runs import CANON, plan_response, run_cli
+from support.runs import run_args, run_cli
+from support.spine import write_plan
 
 SEAL = {"CUSTODIAN_SEAL_KEY": "reshard-test-key-" + "0123456789abcdef" * 2}
 
@@ -60,13 +61,11 @@ def move_domain(source: Path, target: Path, domain: str) -> list[Path]:
     return moved
 
 
-def _run(
+def _run_in(
     tmp: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, memory: Path, domain: str, plan: dict
 ) -> int:
-    answer = tmp / f"answer-{domain}.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", domain, "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
-    argv += ["--memory", str(memory), "--canon", str(CANON), "--json"]
+    llm = write_plan(tmp / f"answer-{domain}.md", plan)
+    argv = run_args(hub.url, llm, memory, "--force", "--json", domain=domain)
     return run_cli(argv, tmp, mp, **SEAL).code
 
 
@@ -75,12 +74,14 @@ def test_a_domain_moves_to_another_memory_directory_and_goes_on_there(
 ) -> None:
     old, new = tmp_path / "shard-0", tmp_path / "shard-1"
     assert (
-        _run(
+        _run_in(
             tmp_path, monkeypatch, small_hub, old, "website", {"proposals": [CREATE_TASK, RESOLVE]}
         )
         == 0
     )
-    assert _run(tmp_path, monkeypatch, small_hub, old, "platform", {"observations": ["quiet"]}) == 0
+    assert (
+        _run_in(tmp_path, monkeypatch, small_hub, old, "platform", {"observations": ["quiet"]}) == 0
+    )
     kinds = {p.relative_to(old).parts[0] for p in domain_files(old, "website")}
     assert kinds == {"journal", "snapshots", "prompts", "working", "approvals"}
 
@@ -110,7 +111,9 @@ def test_a_domain_moves_to_another_memory_directory_and_goes_on_there(
         **SEAL,
     )
     assert listed.code == 0 and len(listed.json()) == 2, listed.stdout + listed.stderr
-    assert _run(tmp_path, monkeypatch, small_hub, new, "website", {"observations": ["moved"]}) == 0
+    assert (
+        _run_in(tmp_path, monkeypatch, small_hub, new, "website", {"observations": ["moved"]}) == 0
+    )
     again = run_cli(
         ["inspect", "--domain", "website", "--memory", str(new)], tmp_path, monkeypatch, **SEAL
     )

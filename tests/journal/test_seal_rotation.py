@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_journal_prune import _run as _skipped_run
+from test_journal_prune import _skipped_run
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.seals import SealKey, seal_record
@@ -22,8 +22,8 @@ from custodian_runtime.journal.prune import prune
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.journal.store import JournalStore
 from support.journal import DOMAIN, StepClock
-from support.runs import CANON, CliResult, plan_response, run_cli, tree_digest
-from support.spine import THREE_WRITES, journal
+from support.runs import CliResult, run_args, run_cli, tree_digest
+from support.spine import THREE_WRITES, journal, write_plan
 
 OLD_KEY = "old-" + "a" * 28 + "-rotation-test"
 NEW_KEY = "new-" + "b" * 28 + "-rotation-test"
@@ -48,14 +48,13 @@ def _cli(tmp_path: Path, mp: pytest.MonkeyPatch, argv: list[str], *keys: str) ->
     return run_cli(argv, tmp_path, mp, **env)
 
 
-def _run(
+def _run_with_keys(
     tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: dict[str, Any], *keys: str
 ) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--json"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--force"]
-    return _cli(tmp_path, mp, argv, *keys)
+    llm = write_plan(tmp_path / "answer.md", plan)
+    return _cli(
+        tmp_path, mp, run_args(hub.url, llm, tmp_path / "memory", "--json", "--force"), *keys
+    )
 
 
 def _memory(tmp_path: Path, *args: str) -> list[str]:
@@ -80,7 +79,9 @@ def _history_under_the_old_key(
     tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub
 ) -> tuple[str, str]:
     """Three executed writes, one item pending and one rejected, all sealed by OLD_KEY."""
-    first = _run(tmp_path, mp, hub, {**THREE_WRITES, "proposals": [PENDING, REJECTED]}, OLD_KEY)
+    first = _run_with_keys(
+        tmp_path, mp, hub, {**THREE_WRITES, "proposals": [PENDING, REJECTED]}, OLD_KEY
+    )
     assert first.code == 0, first.stderr
     queued = {q["operation"]: q["approval_id"] for q in first.json()["queued"]}
     pending, rejected = queued["set_task_status"], queued["create_task"]
@@ -98,11 +99,13 @@ def test_rotation_keeps_pending_items_rejections_and_budget_history(
     assert len(writes_before) == 3  # the budget history: Custodian's own writes
 
     # The new key alone refuses the old seals: this is what the previous key is for.
-    alone = _run(tmp_path, monkeypatch, small_hub, {"observations": ["x"]}, NEW_KEY)
+    alone = _run_with_keys(tmp_path, monkeypatch, small_hub, {"observations": ["x"]}, NEW_KEY)
     assert alone.code == 6 and "CUSTODIAN_SEAL_KEY_PREVIOUS" in alone.stderr
 
     # Both keys: old seals verify, and what is written now is sealed with the new key.
-    during = _run(tmp_path, monkeypatch, small_hub, {"observations": ["mid"]}, NEW_KEY, OLD_KEY)
+    during = _run_with_keys(
+        tmp_path, monkeypatch, small_hub, {"observations": ["mid"]}, NEW_KEY, OLD_KEY
+    )
     assert during.code == 0, during.stderr
     for record in journal(tmp_path / "memory"):
         new_run = record.run_id == during.json()["run_id"]
@@ -135,7 +138,7 @@ def test_rotation_keeps_pending_items_rejections_and_budget_history(
         "proposals": [PENDING, REJECTED],
     }
     monkeypatch.setenv("CUSTODIAN_BUDGET_FLAGS", "1")  # the flag raised under the old key counts
-    after = _run(tmp_path, monkeypatch, small_hub, again, NEW_KEY)
+    after = _run_with_keys(tmp_path, monkeypatch, small_hub, again, NEW_KEY)
     assert after.code == 0, after.stderr
     summary = after.json()
     assert summary["executed"] == [] and summary["queued"] == []

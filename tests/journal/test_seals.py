@@ -30,8 +30,8 @@ from custodian_runtime.core.journal.seals import (
 )
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.settings import load_settings
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli, tree_digest
-from support.spine import THREE_WRITES, journal
+from support.runs import CliResult, hub_get, run_args, run_cli, tree_digest
+from support.spine import THREE_WRITES, journal, write_plan
 
 KEY = "k" * 20 + "-seal-key-for-tests-0123456789"
 OTHER_KEY = "o" * 20 + "-another-key-for-tests-987654"
@@ -48,7 +48,7 @@ def _cli(tmp_path: Path, mp: pytest.MonkeyPatch, argv: list[str], key: str | Non
     return run_cli(argv, tmp_path, mp, **env)
 
 
-def _run(
+def _sealed_run(
     tmp_path: Path,
     mp: pytest.MonkeyPatch,
     hub: ReferenceHub,
@@ -56,19 +56,10 @@ def _run(
     plan: dict[str, Any],
     *extra: str,
 ) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += [
-        "--memory",
-        str(tmp_path / "memory"),
-        "--canon",
-        str(CANON),
-        "--json",
-        "--force",
-        *extra,
-    ]
-    return _cli(tmp_path, mp, argv, key)
+    llm = write_plan(tmp_path / "answer.md", plan)
+    return _cli(
+        tmp_path, mp, run_args(hub.url, llm, tmp_path / "memory", "--json", "--force", *extra), key
+    )
 
 
 def _approvals(tmp_path: Path, mp: pytest.MonkeyPatch, key: str | None, *args: str) -> CliResult:
@@ -95,7 +86,7 @@ def _hub_state(hub: ReferenceHub) -> Any:
 def _sealed_run_with_a_queued_item(
     tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, key: str = KEY
 ) -> str:
-    result = _run(tmp_path, mp, hub, key, {**THREE_WRITES, "proposals": [PROPOSAL]})
+    result = _sealed_run(tmp_path, mp, hub, key, {**THREE_WRITES, "proposals": [PROPOSAL]})
     assert result.code == 0, result.stderr
     return str(result.json()["queued"][0]["approval_id"])
 
@@ -153,7 +144,7 @@ def test_sealed_run_approve_and_inspect_pass_end_to_end(
     item = json.loads(_item_file(tmp_path, approval_id).read_text(encoding="utf-8"))
     assert item["status"] == "executed" and len(item["seal"]) == 64  # re-sealed on save
 
-    again = _run(tmp_path, monkeypatch, small_hub, KEY, {"observations": ["quiet"]})
+    again = _sealed_run(tmp_path, monkeypatch, small_hub, KEY, {"observations": ["quiet"]})
     assert again.code == 0, again.stderr
     court = _inspect(tmp_path, monkeypatch, KEY)
     assert court.code == 0, court.stdout
@@ -174,7 +165,7 @@ def test_a_forged_authorized_record_stops_the_run_and_the_hub_is_unchanged(
     assert seq == last.seq + 1
     hub_before, journal_before = _hub_state(small_hub), _journal_file(tmp_path).read_bytes()
 
-    result = _run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES)
+    result = _sealed_run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES)
 
     assert result.code == 6, result.stderr
     assert f"record {seq} (authorized, run forged-run)" in result.stderr
@@ -182,7 +173,7 @@ def test_a_forged_authorized_record_stops_the_run_and_the_hub_is_unchanged(
     assert _hub_state(small_hub) == hub_before
     assert hub_get(small_hub, "/tasks/plat-t-1")["status"] == "todo"
     assert _journal_file(tmp_path).read_bytes() == journal_before
-    dry = _run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES, "--dry-run")
+    dry = _sealed_run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES, "--dry-run")
     assert dry.code == 6 and f"record {seq} (authorized" in dry.stderr
     court = _inspect(tmp_path, monkeypatch, KEY)
     assert court.code == 6
@@ -222,7 +213,7 @@ def test_an_edited_approval_item_is_refused_and_the_hub_is_unchanged(
     assert [(i["id"], i["status"]) for i in as_json] == [(approval_id, "bad-seal")]
     assert "seal does not match" in as_json[0]["seal_problem"]
     # The next run refuses too, before reconciling or observing anything.
-    run = _run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES)
+    run = _sealed_run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES)
     assert run.code == 6 and f"approval file {approval_id}.json" in run.stderr
     assert _hub_state(small_hub) == hub_before
 
@@ -233,7 +224,7 @@ def test_the_wrong_key_is_refused_everywhere(
     approval_id = _sealed_run_with_a_queued_item(tmp_path, monkeypatch, small_hub)
     hub_before, memory_before = _hub_state(small_hub), tree_digest(tmp_path / "memory")
 
-    run = _run(tmp_path, monkeypatch, small_hub, OTHER_KEY, THREE_WRITES)
+    run = _sealed_run(tmp_path, monkeypatch, small_hub, OTHER_KEY, THREE_WRITES)
     assert run.code == 6
     assert "record 1 (run_started, run " in run.stderr
     approve = _approvals(
@@ -256,7 +247,7 @@ def test_the_wrong_key_is_refused_everywhere(
 def test_records_from_before_the_key_are_refused_until_the_journal_is_moved_aside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    unsealed = _run(
+    unsealed = _sealed_run(
         tmp_path, monkeypatch, small_hub, None, {**THREE_WRITES, "proposals": [PROPOSAL]}
     )
     assert unsealed.code == 0, unsealed.stderr
@@ -265,7 +256,7 @@ def test_records_from_before_the_key_are_refused_until_the_journal_is_moved_asid
     approval_id = str(unsealed.json()["queued"][0]["approval_id"])
     assert '"seal"' not in _item_file(tmp_path, approval_id).read_text(encoding="utf-8")
 
-    refused = _run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES)
+    refused = _sealed_run(tmp_path, monkeypatch, small_hub, KEY, THREE_WRITES)
     assert refused.code == 6
     assert "record 1 (run_started, run " in refused.stderr and "move it aside" in refused.stderr
     listed = _approvals(tmp_path, monkeypatch, KEY, "list")
@@ -275,7 +266,7 @@ def test_records_from_before_the_key_are_refused_until_the_journal_is_moved_asid
     aside.mkdir()
     shutil.move(_journal_file(tmp_path), aside / "website.jsonl")
     shutil.move(_item_file(tmp_path, approval_id), aside / f"{approval_id}.json")
-    fresh = _run(tmp_path, monkeypatch, small_hub, KEY, {"observations": ["fresh start"]})
+    fresh = _sealed_run(tmp_path, monkeypatch, small_hub, KEY, {"observations": ["fresh start"]})
     assert fresh.code == 0, fresh.stderr
     assert all('"seal":"' in line for line in _journal_file(tmp_path).read_text().splitlines())
 
@@ -288,7 +279,7 @@ def test_the_key_is_never_written_printed_or_digested(
         _approvals(tmp_path, monkeypatch, KEY, "list", "--json"),
         _approvals(tmp_path, monkeypatch, KEY, "show", approval_id),
         _inspect(tmp_path, monkeypatch, KEY),
-        _run(tmp_path, monkeypatch, small_hub, OTHER_KEY, THREE_WRITES),  # an error path
+        _sealed_run(tmp_path, monkeypatch, small_hub, OTHER_KEY, THREE_WRITES),  # an error path
     ]
     printed = "".join(o.stdout + o.stderr for o in outputs)
     on_disk = b"".join(p.read_bytes() for p in (tmp_path / "memory").rglob("*") if p.is_file())
@@ -311,7 +302,7 @@ def test_the_key_is_never_written_printed_or_digested(
 def test_a_short_key_is_a_configuration_error_that_does_not_echo_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    result = _run(tmp_path, monkeypatch, small_hub, "short-secret-value", THREE_WRITES)
+    result = _sealed_run(tmp_path, monkeypatch, small_hub, "short-secret-value", THREE_WRITES)
     assert result.code == 2
     assert "CUSTODIAN_SEAL_KEY" in result.stderr and "at least 32 characters" in result.stderr
     assert "short-secret-value" not in result.stdout + result.stderr

@@ -15,22 +15,18 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli
+from support.runs import CliResult, hub_get, run_cli, run_plan
 
 KEY = "k" * 20 + "-seal-key-for-tests-0123456789"
 SEAL_VARIABLES = ("CUSTODIAN_SEAL_KEY", "CUSTODIAN_SEAL_KEY_PREVIOUS")
 
 
-def _run(
+def _unsealed_run(
     tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: dict[str, Any], **env: str
 ) -> CliResult:
     for name in SEAL_VARIABLES:
         mp.delenv(name, raising=False)
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--json"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--force"]
-    return run_cli(argv, tmp_path, mp, **env)
+    return run_plan(tmp_path, mp, hub.url, plan, "--json", "--force", **env)
 
 
 def _inspect(tmp_path: Path, mp: pytest.MonkeyPatch, **env: str) -> CliResult:
@@ -76,7 +72,7 @@ def test_an_empty_or_lone_key_is_a_configuration_error(
         (tmp_path / ".env").write_text(dotenv, encoding="utf-8")
     for name in SEAL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    result = _run(tmp_path, monkeypatch, small_hub, {"observations": ["x"]}, **env)
+    result = _unsealed_run(tmp_path, monkeypatch, small_hub, {"observations": ["x"]}, **env)
     assert result.code == 2, result.stderr
     assert named in result.stderr and fix in result.stderr
     assert "custodian: configuration error:" in result.stderr
@@ -93,7 +89,7 @@ def _milestone_then_reversal(
     httpx.post(f"{hub.url}/events", json=body, timeout=5).raise_for_status()
     (said,) = hub_get(hub, "/events?task_id=web-t-1")["events"]
     done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [said["id"]]}]}
-    first = _run(tmp_path, mp, hub, done, **env)
+    first = _unsealed_run(tmp_path, mp, hub, done, **env)
     assert [e["operation"] for e in first.json()["executed"]] == ["update_task_status"]
     back = {"status": "in_progress"}
     httpx.patch(f"{hub.url}/tasks/web-t-1", json=back, timeout=5).raise_for_status()
@@ -122,7 +118,7 @@ def test_unsealed_an_emptied_checkpoint_field_goes_unseen_and_the_output_says_un
     newer = httpx.post(f"{small_hub.url}/events", json=body, timeout=5).json()["id"]
     done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [newer]}]}
 
-    second = _run(tmp_path, monkeypatch, small_hub, done)
+    second = _unsealed_run(tmp_path, monkeypatch, small_hub, done)
 
     assert second.code == 0, second.stderr
     # The person's reversal is overridden: this is what an unsealed memory cannot detect ...
@@ -144,7 +140,7 @@ def test_sealed_the_same_edit_is_detected_and_the_reversal_stands(
     done = _milestone_then_reversal(tmp_path, monkeypatch, small_hub, CUSTODIAN_SEAL_KEY=KEY)
     _empty_the_writes_of_the_checkpoint(tmp_path)
 
-    second = _run(tmp_path, monkeypatch, small_hub, done, CUSTODIAN_SEAL_KEY=KEY)
+    second = _unsealed_run(tmp_path, monkeypatch, small_hub, done, CUSTODIAN_SEAL_KEY=KEY)
 
     assert second.code == 0, second.stderr
     assert "journal: rebuilt" in second.stderr

@@ -13,7 +13,7 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm._child_env import extra_names, minimal_env
-from support.runs import CANON, hub_get, run_cli
+from support.runs import hub_get, run_args, run_cli
 
 HUB_TOKEN = "cronjob-test-token"
 # The script is the model: it records what it sees and tries to write to the hub on its own.
@@ -48,22 +48,21 @@ SECRETS = {
 LOCALE = {"LANG", "LANGUAGE"}
 
 
-def _run(
+def _run_child_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub, **env: str
 ) -> tuple[Any, Path]:
     script = tmp_path / "model.py"
     script.write_text(MODEL_SCRIPT, encoding="utf-8")
     report = tmp_path / "report.json"
     spec = f"cmd:{sys.executable} {script} {hub.url} {report}"
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", spec, "--force"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
+    argv = run_args(hub.url, spec, tmp_path / "memory", "--force", "--json")
     return run_cli(argv, tmp_path, monkeypatch, **SECRETS, **env), report
 
 
 def test_a_cmd_model_gets_no_token_and_cannot_write_to_the_hub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub_with_token: ReferenceHub
 ) -> None:
-    result, report = _run(
+    result, report = _run_child_model(
         tmp_path,
         monkeypatch,
         small_hub_with_token,
@@ -92,7 +91,7 @@ def test_a_cmd_model_gets_no_token_and_cannot_write_to_the_hub(
 def test_listing_a_secret_in_cmd_env_is_refused_before_the_model_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub_with_token: ReferenceHub, name: str
 ) -> None:
-    result, report = _run(
+    result, report = _run_child_model(
         tmp_path, monkeypatch, small_hub_with_token, CUSTODIAN_CMD_ENV=f"LANG,{name}"
     )
     assert result.code == 2

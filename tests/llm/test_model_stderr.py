@@ -32,7 +32,7 @@ def _failing_model(tmp_path: Path) -> str:
     return f"cmd:python3 {script}"
 
 
-def _run(tmp_path: Path, hub: ReferenceHub, **env: str) -> tuple[int, str, str]:
+def _run_failing_model(tmp_path: Path, hub: ReferenceHub, **env: str) -> tuple[int, str, str]:
     argv = run_argv(hub.url, _failing_model(tmp_path), tmp_path / "memory")
     secrets = {"STATE_HUB_TOKEN": TOKEN, "OPENAI_API_KEY": KEY}
     return finish(start_run(tmp_path, argv, **secrets, **env))
@@ -41,7 +41,7 @@ def _run(tmp_path: Path, hub: ReferenceHub, **env: str) -> tuple[int, str, str]:
 def test_the_failing_model_s_words_are_in_the_error_line_note_and_summary(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    code, out, err = _run(tmp_path, small_hub)
+    code, out, err = _run_failing_model(tmp_path, small_hub)
     assert code == 4, err
     last = err.splitlines()[-1]
     assert last.startswith("custodian: rejected: cmd:python3 ")
@@ -65,7 +65,7 @@ def _tail_end() -> str:
 def test_in_json_mode_the_words_are_in_the_final_record(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    code, out, err = _run(tmp_path, small_hub, CUSTODIAN_LOG_FORMAT="json")
+    code, out, err = _run_failing_model(tmp_path, small_hub, CUSTODIAN_LOG_FORMAT="json")
     assert code == 4, err
     final = json.loads(err.splitlines()[-1])
     assert final["severity"] == "ERROR" and final["exit_code"] == 4

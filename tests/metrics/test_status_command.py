@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from custodian_runtime.core.journal.prune import parse_keep
 from custodian_runtime.metrics import EXIT_OVERDUE, StatusRequest, status_command
-from support.runs import CANON, plan_response, run_cli
+from support.runs import run_cli, run_plan
 
 PLAN = {
     "tasks_to_flag": [{"task_id": "web-t-2", "note": "Blocked 9 days on legal, no flag yet."}],
@@ -27,16 +27,6 @@ PLAN = {
 }
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_url: str, *extra: str) -> Any:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(PLAN), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub_url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", *extra]
-    done = run_cli(argv, tmp_path, monkeypatch)
-    assert done.code == 0, done.stderr
-    return done
-
-
 def _status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> Any:
     return run_cli(["status", "--memory", str(tmp_path / "memory"), *extra], tmp_path, monkeypatch)
 
@@ -44,7 +34,7 @@ def _status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> Any
 def test_status_prints_the_figures_three_ways_and_exits_8_when_overdue(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: Any
 ) -> None:
-    _run(tmp_path, monkeypatch, small_hub.url)
+    run_plan(tmp_path, monkeypatch, small_hub.url, PLAN, "--json").ok()
 
     text = _status(tmp_path, monkeypatch)
     assert text.code == 0, text.stderr
@@ -81,8 +71,8 @@ def test_status_prints_the_figures_three_ways_and_exits_8_when_overdue(
 def test_status_reads_the_checkpoint_not_the_whole_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: Any
 ) -> None:
-    _run(tmp_path, monkeypatch, small_hub.url)
-    _run(tmp_path, monkeypatch, small_hub.url, "--force")
+    run_plan(tmp_path, monkeypatch, small_hub.url, PLAN, "--json").ok()
+    run_plan(tmp_path, monkeypatch, small_hub.url, PLAN, "--json", "--force").ok()
     journal = tmp_path / "memory" / "journal" / "website.jsonl"
     lines = journal.read_bytes().split(b"\n")
     lines[0] = lines[0].replace(b"run_started", b"run_startex")  # damage before the checkpoint

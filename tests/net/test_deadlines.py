@@ -17,7 +17,7 @@ from custodian_runtime.errors import HubError, HubUnavailable
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.statehub.client import StateHubClient
 from support.fakes.slow_server import Behaviour, Drip, Fixed, Flood, SlowServer
-from support.runs import CANON, CliResult, run_cli
+from support.runs import run_args, run_cli
 
 MiB = 1 << 20
 MARGIN_S = 1.0  # a slow, shared machine: thread start-up and interpreter noise
@@ -92,24 +92,15 @@ def test_hub_retries_are_reported_with_attempt_numbers() -> None:
 # --- the same through `custodian run` -----------------------------------------------------------
 
 
-def _run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: str, llm: str, *extra: str, **env: str
-) -> CliResult:
-    argv = ["run", "--domain", "website", "--hub", hub, "--llm", llm, *extra]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli(argv, tmp_path, monkeypatch, **env)
-
-
 def test_run_against_a_dripping_hub_ends_at_the_deadline_with_exit_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with SlowServer({"/state/summary": Drip(interval_s=0.3)}) as server:
         start = time.monotonic()
-        result = _run(
+        result = run_cli(
+            run_args(server.url, "offline", tmp_path / "memory", "--json"),
             tmp_path,
             monkeypatch,
-            server.url,
-            "offline",
             STATE_HUB_TIMEOUT_S="1.5",
             STATE_HUB_MAX_TOTAL_S="2",
         )
@@ -123,7 +114,12 @@ def test_run_against_a_flooding_hub_stops_at_the_cap_with_exit_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with SlowServer({"/state/summary": Flood(total=64 * MiB)}) as server:
-        result = _run(tmp_path, monkeypatch, server.url, "offline", STATE_HUB_MAX_BYTES=str(MiB))
+        result = run_cli(
+            run_args(server.url, "offline", tmp_path / "memory", "--json"),
+            tmp_path,
+            monkeypatch,
+            STATE_HUB_MAX_BYTES=str(MiB),
+        )
     assert result.code == 3, result.stderr
     assert "more than 1 MiB" in result.stderr and "STATE_HUB_MAX_BYTES" in result.stderr
     assert server.sent["/state/summary"] < 16 * MiB
@@ -137,11 +133,10 @@ def test_run_with_a_dripping_model_ends_at_the_model_timeout_with_exit_4(
 ) -> None:
     with SlowServer({CHAT: Drip(interval_s=0.3)}) as model:
         start = time.monotonic()
-        result = _run(
+        result = run_cli(
+            run_args(small_hub.url, "openai-compatible", tmp_path / "memory", "--json"),
             tmp_path,
             monkeypatch,
-            small_hub.url,
-            "openai-compatible",
             CUSTODIAN_LLM_BASE_URL=model.url + "/v1",
             CUSTODIAN_LLM_TIMEOUT_S="1.5",
             CUSTODIAN_LLM_MAX_ATTEMPTS="2",
@@ -160,11 +155,10 @@ def test_run_with_a_flooding_model_stops_at_the_cap_with_exit_4(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     with SlowServer({CHAT: Flood(total=64 * MiB)}) as model:
-        result = _run(
+        result = run_cli(
+            run_args(small_hub.url, "openai-compatible", tmp_path / "memory", "--json"),
             tmp_path,
             monkeypatch,
-            small_hub.url,
-            "openai-compatible",
             CUSTODIAN_LLM_BASE_URL=model.url + "/v1",
             CUSTODIAN_LLM_MAX_BYTES=str(MiB),
         )
@@ -185,8 +179,11 @@ def test_run_reports_hub_retries_on_stderr(
         "/domains/website/summary": Fixed(summary),
     }
     with SlowServer(routes) as flaky:
-        result = _run(
-            tmp_path, monkeypatch, flaky.url, "offline", "--dry-run", STATE_HUB_MAX_ATTEMPTS="3"
+        result = run_cli(
+            run_args(flaky.url, "offline", tmp_path / "memory", "--json", "--dry-run"),
+            tmp_path,
+            monkeypatch,
+            STATE_HUB_MAX_ATTEMPTS="3",
         )
     assert result.code == 0, result.stderr
     lines = re.findall(

@@ -39,7 +39,7 @@ def _fake_path(
     return bin_dir
 
 
-def _run(bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run_script(bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [BASH, str(SCRIPT), *args],
         env={"PATH": str(bin_dir), "LC_ALL": "C"},
@@ -56,13 +56,13 @@ def _expected_command(packages: str) -> str:
 
 
 def test_everything_present_is_silent_and_exit_0(tmp_path: Path) -> None:
-    result = _run(_fake_path(tmp_path, *ALL), "--check-only")
+    result = _run_script(_fake_path(tmp_path, *ALL), "--check-only")
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
 def test_a_missing_package_stops_at_once_with_the_exact_command(tmp_path: Path) -> None:
     bin_dir = _fake_path(tmp_path, "npm", "chromium", "prometheus-pushgateway")
-    result = _run(bin_dir, "--check-only")
+    result = _run_script(bin_dir, "--check-only")
     assert result.returncode == 1
     lines = result.stderr.splitlines()
     assert lines[0] == "missing system packages (Debian):"
@@ -73,15 +73,17 @@ def test_a_missing_package_stops_at_once_with_the_exact_command(tmp_path: Path) 
 
 
 def test_two_commands_of_one_package_name_it_once(tmp_path: Path) -> None:
-    result = _run(_fake_path(tmp_path, "npm", "prometheus-pushgateway", "promtool"), "--check-only")
+    result = _run_script(
+        _fake_path(tmp_path, "npm", "prometheus-pushgateway", "promtool"), "--check-only"
+    )
     assert result.returncode == 1
     assert result.stderr.splitlines()[-1] == _expected_command("chromium chromium-driver")
 
 
 def test_named_commands_check_only_those(tmp_path: Path) -> None:
     bin_dir = _fake_path(tmp_path, "chromium")
-    assert _run(bin_dir, "--check-only", "chromium").returncode == 0
-    result = _run(bin_dir, "--check-only", "npm")
+    assert _run_script(bin_dir, "--check-only", "chromium").returncode == 0
+    result = _run_script(bin_dir, "--check-only", "npm")
     assert result.returncode == 1
     assert result.stderr.splitlines()[-1] == _expected_command("npm")
 
@@ -89,7 +91,7 @@ def test_named_commands_check_only_those(tmp_path: Path) -> None:
 def test_redmines_packages_are_asked_of_dpkg_by_name(tmp_path: Path) -> None:
     asked = tmp_path / "dpkg.log"
     bin_dir = _fake_path(tmp_path, *ALL, dpkg=f'echo "$*" >> {asked}; [[ $2 != ruby-webrick ]]')
-    result = _run(bin_dir, "--check-only")
+    result = _run_script(bin_dir, "--check-only")
     assert result.returncode == 1
     assert result.stderr.splitlines()[1] == (
         "  ruby-webrick (package ruby-webrick): tests/statehub/backends/test_redmine_*.py:"
@@ -109,7 +111,7 @@ def test_redmines_packages_are_asked_of_dpkg_by_name(tmp_path: Path) -> None:
 def test_venv_is_pythons_venv_module_with_ensurepip(tmp_path: Path) -> None:
     # A `python3` without ensurepip, as Debian's python3 is until python3-venv is installed.
     bin_dir = _fake_path(tmp_path, "python3", script="exit 1")
-    result = _run(bin_dir, "--check-only", "venv")
+    result = _run_script(bin_dir, "--check-only", "venv")
     assert result.returncode == 1
     assert (
         result.stderr.splitlines()[1]
@@ -118,15 +120,15 @@ def test_venv_is_pythons_venv_module_with_ensurepip(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[-1] == _expected_command("python3-venv")
     (bin_dir / "python3").unlink()
     (bin_dir / "python3").symlink_to(sys.executable)  # this one has ensurepip
-    assert _run(bin_dir, "--check-only", "venv").returncode == 0
+    assert _run_script(bin_dir, "--check-only", "venv").returncode == 0
 
 
 def test_an_unknown_command_or_option_is_exit_2_naming_the_known(tmp_path: Path) -> None:
     bin_dir = _fake_path(tmp_path)
-    unknown = _run(bin_dir, "docker")
+    unknown = _run_script(bin_dir, "docker")
     assert unknown.returncode == 2
     assert "unknown command docker (known: venv npm chromium chromedriver" in unknown.stderr
-    assert _run(bin_dir, "--install").returncode == 2
+    assert _run_script(bin_dir, "--install").returncode == 2
 
 
 def test_not_as_root_it_prints_the_command_with_sudo_and_installs_nothing(tmp_path: Path) -> None:
@@ -164,7 +166,7 @@ def test_as_root_it_updates_once_then_installs_what_is_missing(tmp_path: Path) -
     log = tmp_path / "apt.log"
     bin_dir = _fake_path(tmp_path, "npm", "chromium", "chromedriver")
     _fake_path(tmp_path, "apt-get", script=f'echo "$DEBIAN_FRONTEND $*" >> {log}')
-    result = _run(bin_dir)
+    result = _run_script(bin_dir)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == [
         " update",

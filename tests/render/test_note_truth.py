@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,20 +12,15 @@ from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.core.presentation.display import status_change
 from custodian_runtime.render.note import NoteAction, SessionNote, render_note
-from custodian_runtime.run import run
-from custodian_runtime.settings import load_settings
 from support.authority import markdown, website
-from support.runs import CANON, plan_response
+from support.runs import plan_response, run_in_process
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
-def _run(tmp_path: Path, hub: ReferenceHub, llm: str) -> tuple[str, str]:
+def _status_and_note(tmp_path: Path, hub: ReferenceHub, llm: str) -> tuple[str, str]:
     """One run against the real reference hub; its status and its note's text."""
-    flags = {"domain": "website", "hub": hub.url, "llm": llm, "force": True}
-    flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
-    at = datetime.now(UTC).replace(microsecond=0)
-    result = run(load_settings(flags, {}, tmp_path), clock=lambda: at, stderr=io.StringIO())
+    result = run_in_process(tmp_path, hub, llm)
     assert result.note_path is not None, result.message
     return result.status, Path(result.note_path).read_text("utf-8")
 
@@ -40,10 +34,10 @@ def _answer(tmp_path: Path, text: str) -> str:
 def test_a_first_run_does_not_claim_changes_since_an_earlier_run(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    _, first = _run(tmp_path, small_hub, "offline")
+    _, first = _status_and_note(tmp_path, small_hub, "offline")
     assert "Changed since the last completed run" not in first
     assert "No completed run of this domain came before this one" in first
-    _, second = _run(tmp_path, small_hub, "offline")
+    _, second = _status_and_note(tmp_path, small_hub, "offline")
     assert "Changed since the last completed run: 0 workstreams." in second
 
 
@@ -51,7 +45,7 @@ def test_a_completed_run_without_prose_does_not_say_it_ended_early(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
     only_json = "```json\n" + json.dumps({"observations": ["nothing to do"]}) + "\n```\n"
-    status, note = _run(tmp_path, small_hub, _answer(tmp_path, only_json))
+    status, note = _status_and_note(tmp_path, small_hub, _answer(tmp_path, only_json))
     assert status == "completed"
     assert "The run ended before the model gave any reasoning" not in note
     assert "_The model gave its plan without any reasoning._" in note
@@ -61,7 +55,7 @@ def test_an_item_without_a_target_is_not_shown_on_a_dash(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
     answer = plan_response({"observations": ["x"], "foo": 1})
-    _, note = _run(tmp_path, small_hub, _answer(tmp_path, answer))
+    _, note = _status_and_note(tmp_path, small_hub, _answer(tmp_path, answer))
     assert "`foo`" in note
     assert "on `-`" not in note
 
@@ -71,7 +65,7 @@ def test_a_status_change_shows_from_to_and_what_each_cited_event_says(
 ) -> None:
     change = {"task_id": "web-t-4", "status": "done", "evidence": ["ev-1", "ev-404"]}
     answer = plan_response({"tasks_to_update": [change]})
-    _, note = _run(tmp_path, small_hub, _answer(tmp_path, answer))
+    _, note = _status_and_note(tmp_path, small_hub, _answer(tmp_path, answer))
     assert "status in_progress → done" in note
     assert "ev-1 “CDN config deployed to production and verified.”" in note
     assert "verified.”, ev-404" in note  # an event the summary lacks: its id alone

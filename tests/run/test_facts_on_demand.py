@@ -4,10 +4,8 @@ only for it."""
 from __future__ import annotations
 
 import gzip
-import io
 import json
 from dataclasses import fields
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,16 +14,8 @@ from custodian_hub import ReferenceHub
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.llm.base import Model, ModelConfig, Prompt
 from custodian_runtime.llm.registry import build_model
-from custodian_runtime.run import RulePlanner, RunResult, build_planner, run
-from custodian_runtime.settings import load_settings
-from support.runs import CANON, plan_response
-
-
-def _run(tmp_path: Path, hub: ReferenceHub, llm: str) -> RunResult:
-    flags = {"domain": "website", "hub": hub.url, "llm": llm, "force": True}
-    flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
-    at = datetime.now(UTC).replace(microsecond=0)
-    return run(load_settings(flags, {}, tmp_path), clock=lambda: at, stderr=io.StringIO())
+from custodian_runtime.run import RulePlanner, build_planner
+from support.runs import plan_response, run_in_process
 
 
 def _spoil_snapshots(memory: Path) -> int:
@@ -41,27 +31,27 @@ def test_a_text_model_run_does_not_read_the_last_snapshot(
 ) -> None:
     answer = tmp_path / "answer.md"
     answer.write_text(plan_response({}), encoding="utf-8")
-    assert _run(tmp_path, small_hub, f"file:{answer}").exit_code == 0
+    assert run_in_process(tmp_path, small_hub, f"file:{answer}").exit_code == 0
     assert _spoil_snapshots(tmp_path / "memory") >= 1
-    second = _run(tmp_path, small_hub, f"file:{answer}")
+    second = run_in_process(tmp_path, small_hub, f"file:{answer}")
     assert second.exit_code == 0, second.message
 
 
 def test_the_offline_planner_takes_the_last_digests_from_the_journal(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    first = _run(tmp_path, small_hub, "offline")
+    first = run_in_process(tmp_path, small_hub, "offline")
     assert first.exit_code == 0 and first.counts()["executed"] >= 1, first.message
     assert _spoil_snapshots(tmp_path / "memory") >= 1
     # The previous run's per-workstream digests are in its `observed` record: no snapshot is read.
-    second = _run(tmp_path, small_hub, "offline")
+    second = run_in_process(tmp_path, small_hub, "offline")
     assert second.exit_code == 0, second.message
 
 
 def test_the_offline_planner_still_plans_from_the_facts(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    first = _run(tmp_path, small_hub, "offline")
+    first = run_in_process(tmp_path, small_hub, "offline")
     assert first.exit_code == 0 and first.counts()["executed"] >= 1, first.message
 
 
@@ -90,7 +80,7 @@ def test_a_prompt_is_text_and_at_most_a_json_schema() -> None:
 def test_the_rule_planners_run_journals_its_answer_as_before(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
-    assert _run(tmp_path, small_hub, "offline").exit_code == 0
+    assert run_in_process(tmp_path, small_hub, "offline").exit_code == 0
     lines = (tmp_path / "memory" / "journal" / "website.jsonl").read_text("utf-8").splitlines()
     records = [json.loads(line) for line in lines]
     started = next(r["data"] for r in records if r["kind"] == "run_started")

@@ -35,7 +35,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> object:
         yield hub
 
 
-def _run(tmp_path: Path, hub: ReferenceHub, counting: Counting, **kwargs: object) -> RunResult:
+def _run_counted(
+    tmp_path: Path, hub: ReferenceHub, counting: Counting, **kwargs: object
+) -> RunResult:
     flags = {"domain": "d0001", "hub": hub.url, "llm": "offline", "force": True}
     flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
     settings = load_settings(flags, {"PATH": "/usr/bin:/bin"}, tmp_path)
@@ -47,7 +49,7 @@ def test_a_run_among_1000_domains_succeeds_with_one_summary_read_and_bounded_rec
     tmp_path: Path, fleet: ReferenceHub
 ) -> None:
     counting = Counting()
-    result = _run(tmp_path, fleet, counting)
+    result = _run_counted(tmp_path, fleet, counting)
     assert result.exit_code == 0, (result.message, (tmp_path / "stderr").read_text()[-2000:])
     assert counting.paths().count("/state/summary") == 1  # the first run's check, reused
     records = of_run(journal(tmp_path / "memory", "d0001"), result.run_id)
@@ -65,13 +67,13 @@ def test_a_run_among_1000_domains_succeeds_with_one_summary_read_and_bounded_rec
 def test_a_run_handed_the_overview_reads_no_summary_of_all_domains(
     tmp_path: Path, fleet: ReferenceHub
 ) -> None:
-    first = _run(tmp_path, fleet, Counting())
+    first = _run_counted(tmp_path, fleet, Counting())
     assert first.exit_code == 0
     overview = StateSummary.model_validate_json(
         Counting().handle_request(_get(fleet.url + "/state/summary")).read()
     )
     counting = Counting()
-    again = _run(tmp_path, fleet, counting, overview=overview)
+    again = _run_counted(tmp_path, fleet, counting, overview=overview)
     assert again.exit_code == 0, again.message
     assert "/state/summary" not in counting.paths()
 

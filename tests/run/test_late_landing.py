@@ -66,16 +66,16 @@ def _forge_killed_write(memory: Path, version: int) -> None:
 def _closed(tmp_path: Path, hub_url: str, llm: str) -> int:
     """The forged write closed by a run's reconcile; the task's version it carried."""
     memory = tmp_path / "memory"
-    _run(tmp_path, hub_url, llm)
+    _run_process(tmp_path, hub_url, llm)
     version = int(httpx.get(f"{hub_url}/tasks/web-t-3", timeout=5).json()["version"])
     _forge_killed_write(memory, version)
-    closing = _run(tmp_path, hub_url, llm)
+    closing = _run_process(tmp_path, hub_url, llm)
     [closed] = closing["reconciled"]  # type: ignore[misc]
     assert closed["outcome"] == "refused" and closing["late_landings"] == []
     return version
 
 
-def _run(tmp_path: Path, hub_url: str, llm: str) -> dict[str, object]:
+def _run_process(tmp_path: Path, hub_url: str, llm: str) -> dict[str, object]:
     memory = tmp_path / "memory"
     code, out, err = finish(start_run(tmp_path, run_argv(hub_url, llm, memory, "--force")))
     assert code == 0, err
@@ -97,7 +97,7 @@ def test_a_closed_write_that_lands_later_is_found_once_and_flagged(tmp_path: Pat
         )
         moved.raise_for_status()
 
-        finding = _run(tmp_path, hub.url, llm)
+        finding = _run_process(tmp_path, hub.url, llm)
         [late] = finding["late_landings"]  # type: ignore[misc]
         assert late["run"] == "killed-run" and late["hub_id"] == "web-t-3"
         assert late["closed"] == "refused" and late["outcome"] == "found_late"
@@ -127,7 +127,7 @@ def test_a_closed_write_that_lands_later_is_found_once_and_flagged(tmp_path: Pat
 
         # Reported once: the runs after it have nothing late to say.
         for _ in range(2):
-            assert _run(tmp_path, hub.url, llm)["late_landings"] == []
+            assert _run_process(tmp_path, hub.url, llm)["late_landings"] == []
         assert len([r for r in journal(memory) if r.kind == "receipt"]) == 1
         assert len([r for r in journal(memory) if r.kind == "landing_probe"]) == 1
 
@@ -144,7 +144,7 @@ def test_a_person_setting_the_same_status_by_hand_is_not_taken_for_the_closed_wr
         by_hand.raise_for_status()
         assert by_hand.json()["version"] == version + 1
 
-        finding = _run(tmp_path, hub.url, llm)
+        finding = _run_process(tmp_path, hub.url, llm)
         assert finding["late_landings"] == []
         [same] = finding["same_value"]  # type: ignore[misc]
         assert (same["run"], same["hub_id"], same["by_other"]) == ("killed-run", "web-t-3", True)
@@ -162,7 +162,7 @@ def test_a_person_setting_the_same_status_by_hand_is_not_taken_for_the_closed_wr
         assert {p.seq for p in core_journal.verify_spine(records)} == {forged.seq}
 
         # Said once: the runs after it neither probe nor report it again.
-        after = _run(tmp_path, hub.url, llm)
+        after = _run_process(tmp_path, hub.url, llm)
         assert after["same_value"] == [] and after["late_landings"] == []
         assert len([r for r in journal(memory) if r.kind == "landing_probe"]) == 1
         assert len([r for r in journal(memory) if r.kind == "same_value"]) == 1

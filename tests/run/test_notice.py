@@ -20,7 +20,7 @@ from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.notice import NONE_WAIT, digest_of, notice_for
 from custodian_runtime.journal.store import JournalStore
 from support.review import queue_two
-from support.runs import CANON, run_cli
+from support.runs import run_args, run_cli
 from support.spine import journal
 
 REVIEW = "https://review.example.org"
@@ -69,11 +69,8 @@ def receiver() -> Iterator[Receiver]:
         server.server_close()
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> None:
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", "file:answer.md", "--force"]
-    memory = ["--memory", str(tmp_path / "memory"), "--canon", str(CANON)]
-    result = run_cli([*argv, *memory], tmp_path, mp)
-    assert result.code == 0, result.stderr
+def _forced_run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> None:
+    run_cli(run_args(hub.url, "file:answer.md", tmp_path / "memory", "--force"), tmp_path, mp).ok()
 
 
 def _notices(memory: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -93,7 +90,7 @@ def test_one_notice_per_waiting_set_with_a_link_and_once_when_none_wait(
                 f"Review: {REVIEW}/?domain=website"
             }
         ]
-        _run(tmp_path, monkeypatch, small_hub)  # the same two wait: nothing is said again
+        _forced_run(tmp_path, monkeypatch, small_hub)  # the same two wait: nothing is said again
         assert len(hook.bodies) == 1
         memory = ["--memory", str(queued.memory)]
         for approval_id in (queued.create_id, queued.resolve_id):
@@ -103,8 +100,8 @@ def test_one_notice_per_waiting_set_with_a_link_and_once_when_none_wait(
             )  # fmt: skip
             assert done.code == 0, done.stderr
         (tmp_path / "answer.md").write_text("Nothing to do.\n\n```json\n{}\n```\n")
-        _run(tmp_path, monkeypatch, small_hub)
-        _run(tmp_path, monkeypatch, small_hub)
+        _forced_run(tmp_path, monkeypatch, small_hub)
+        _forced_run(tmp_path, monkeypatch, small_hub)
     assert hook.bodies[1:] == [
         {"text": f"Nothing waits for a decision in website now. Review: {REVIEW}/?domain=website"}
     ]
@@ -132,8 +129,8 @@ def test_a_refused_notice_is_receipted_failed_and_told_again_by_the_next_run(
         monkeypatch.setenv("CUSTODIAN_NOTIFY_URL", hook.url)
         queued = queue_two(tmp_path, monkeypatch, small_hub)
         hook.status = 204
-        _run(tmp_path, monkeypatch, small_hub)
-        _run(tmp_path, monkeypatch, small_hub)
+        _forced_run(tmp_path, monkeypatch, small_hub)
+        _forced_run(tmp_path, monkeypatch, small_hub)
     assert len(hook.bodies) == 2 and hook.bodies[0] == hook.bodies[1]
     assert "custodian approvals list --domain website" in hook.bodies[0]["text"]
     outcomes = [d.get("outcome") for k, d in _notices(queued.memory) if k == "notice_receipt"]

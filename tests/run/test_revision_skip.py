@@ -89,7 +89,7 @@ def _strip(data: Any) -> Any:
     return data
 
 
-def _run(
+def _run_through(
     tmp_path: Path,
     hub: ReferenceHub,
     plan: dict[str, Any],
@@ -114,7 +114,7 @@ def _kinds(tmp_path: Path, run_id: str) -> list[str]:
 
 
 def _first(tmp_path: Path, hub: ReferenceHub, **kwargs: Any) -> RunResult:
-    first = _run(tmp_path, hub, QUIET, **kwargs)
+    first = _run_through(tmp_path, hub, QUIET, **kwargs)
     assert first.status == "completed", first.message
     return first
 
@@ -129,7 +129,7 @@ def test_an_unchanged_domain_is_skipped_with_one_conditional_request(
 ) -> None:
     first = _first(tmp_path, small_hub)
     counting = Counting()
-    second = _run(tmp_path, small_hub, QUIET, counting)
+    second = _run_through(tmp_path, small_hub, QUIET, counting)
     assert len(counting.sent) == 1 and counting.sent[0][:2] == ("GET", "/domains/website/summary")
     assert (second.status, second.exit_code) == ("skipped", 0)
     assert f"unchanged since run {first.run_id}" in second.message
@@ -147,7 +147,7 @@ def test_the_revision_asked_is_the_one_the_last_completed_run_left(
     _first(tmp_path, small_hub)
     revision = httpx.get(small_hub.url + "/domains/website/summary").json()["revision"]
     counting = Counting()
-    _run(tmp_path, small_hub, QUIET, counting)
+    _run_through(tmp_path, small_hub, QUIET, counting)
     assert counting.sent == [("GET", "/domains/website/summary", f'"{revision}"')]
 
 
@@ -157,7 +157,7 @@ def test_a_task_edited_on_the_hub_makes_the_run_read_and_plan(
     _first(tmp_path, small_hub)
     httpx.patch(small_hub.url + "/tasks/web-t-3", json={"status": "in_progress"}).raise_for_status()
     counting = Counting()
-    second = _run(tmp_path, small_hub, QUIET, counting)
+    second = _run_through(tmp_path, small_hub, QUIET, counting)
     assert second.status == "completed", second.message
     assert "prompt" in _kinds(tmp_path, second.run_id)
     # The conditional read's summary is observed's first read: the summary is fetched once.
@@ -174,7 +174,7 @@ def test_a_decision_waiting_makes_the_run_read_the_domain(
     )
     Inbox(tmp_path / "memory").append(word)
     counting = Counting()
-    _run(tmp_path, small_hub, QUIET, counting)
+    _run_through(tmp_path, small_hub, QUIET, counting)
     assert _read_the_domain(counting)
     assert all(asked is None for _, _, asked in counting.sent)
     assert "1 decision(s) waiting" in (tmp_path / "stderr").read_text()
@@ -184,7 +184,7 @@ def test_an_open_write_makes_the_run_read_and_settle_it(
     tmp_path: Path, small_hub: ReferenceHub
 ) -> None:
     _first(tmp_path, small_hub)
-    lost = _run(
+    lost = _run_through(
         tmp_path,
         small_hub,
         EVENT,
@@ -194,7 +194,7 @@ def test_an_open_write_makes_the_run_read_and_settle_it(
     )
     assert lost.status == "partial" and lost.summary()["counts"].get("unknown") == 1
     counting = Counting()
-    third = _run(tmp_path, small_hub, QUIET, counting)
+    third = _run_through(tmp_path, small_hub, QUIET, counting)
     assert _read_the_domain(counting)
     assert ("POST", "/events", None) in counting.sent  # the open write, settled by a re-send
     assert third.reconciled and third.reconciled[0]["outcome"] == "resent"
@@ -207,7 +207,7 @@ def test_a_changed_canon_makes_the_run_plan(tmp_path: Path, small_hub: Reference
     with (canon / "constitution.md").open("a", encoding="utf-8") as text:
         text.write("\nA new rule.\n")
     counting = Counting()
-    second = _run(tmp_path, small_hub, QUIET, counting, canon=canon)
+    second = _run_through(tmp_path, small_hub, QUIET, counting, canon=canon)
     assert second.status == "completed", second.message
     assert _read_the_domain(counting) and "prompt" in _kinds(tmp_path, second.run_id)
 
@@ -215,7 +215,7 @@ def test_a_changed_canon_makes_the_run_plan(tmp_path: Path, small_hub: Reference
 def test_a_changed_policy_makes_the_run_plan(tmp_path: Path, small_hub: ReferenceHub) -> None:
     _first(tmp_path, small_hub)
     counting = Counting()
-    second = _run(tmp_path, small_hub, QUIET, counting, CUSTODIAN_MAX_FLAGS="3")
+    second = _run_through(tmp_path, small_hub, QUIET, counting, CUSTODIAN_MAX_FLAGS="3")
     assert second.status == "completed", second.message
     assert _read_the_domain(counting)
 
@@ -238,11 +238,11 @@ def test_a_persons_mode_or_grant_made_since_makes_the_run_plan(
         entry = GrantIssued(grant=grant.model_dump(mode="json"))
     assert store.record("website", entry) is None  # journaled at once: the domain is free
     counting = Counting()
-    second = _run(tmp_path, small_hub, QUIET, counting)
+    second = _run_through(tmp_path, small_hub, QUIET, counting)
     assert second.status == "completed", second.message
     assert _read_the_domain(counting) and "prompt" in _kinds(tmp_path, second.run_id)
     counting = Counting()
-    third = _run(tmp_path, small_hub, QUIET, counting)  # nothing new since: skipped again
+    third = _run_through(tmp_path, small_hub, QUIET, counting)  # nothing new since: skipped again
     assert third.status == "skipped", third.message
     assert not _read_the_domain(counting)
 
@@ -253,7 +253,7 @@ def test_past_the_maximum_age_the_run_reads_and_plans(
     _first(tmp_path, small_hub)
     later = datetime.now(UTC) + timedelta(hours=25)
     counting = Counting()
-    second = _run(tmp_path, small_hub, QUIET, counting, clock=lambda: later)
+    second = _run_through(tmp_path, small_hub, QUIET, counting, clock=lambda: later)
     assert second.status == "completed", second.message
     assert _read_the_domain(counting)
     assert all(asked is None for _, _, asked in counting.sent)
@@ -265,7 +265,7 @@ def test_the_maximum_age_is_the_skip_window_setting(
     _first(tmp_path, small_hub)
     later = datetime.now(UTC) + timedelta(hours=3)
     counting = Counting()
-    second = _run(
+    second = _run_through(
         tmp_path, small_hub, QUIET, counting, clock=lambda: later, CUSTODIAN_SKIP_WINDOW_HOURS="2"
     )
     assert second.status == "completed" and _read_the_domain(counting)
@@ -275,7 +275,7 @@ def test_the_maximum_age_is_the_skip_window_setting(
 def test_a_v11_hub_reads_as_before(tmp_path: Path, small_hub: ReferenceHub, force: bool) -> None:
     _first(tmp_path, small_hub, transport=Counting(v11=True))
     counting = Counting(v11=True)
-    second = _run(tmp_path, small_hub, QUIET, counting, force=force)
+    second = _run_through(tmp_path, small_hub, QUIET, counting, force=force)
     assert all(asked is None for _, _, asked in counting.sent)  # no conditional read
     assert _read_the_domain(counting)
     # Today's rule: skipped on an unchanged state digest, unless forced.
@@ -290,7 +290,7 @@ def test_another_hub_at_the_same_revision_is_read_not_trusted(
     load_seed(db, small_dataset())
     with ReferenceHub(db) as other:
         counting = Counting()
-        _run(tmp_path, other, QUIET, counting)
+        _run_through(tmp_path, other, QUIET, counting)
     assert _read_the_domain(counting)
     assert all(asked is None for _, _, asked in counting.sent)
 

@@ -15,35 +15,9 @@ from support.runs import (
     hub_get,
     plan_response,
     run_cli,
+    run_plan,
     tree_digest,
 )
-
-
-def _run(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    hub_url: str,
-    response: str,
-    *extra: str,
-) -> Any:
-    answer = tmp_path / "answer.md"
-    answer.write_text(response, encoding="utf-8")
-    argv = [
-        "run",
-        "--domain",
-        "website",
-        "--hub",
-        hub_url,
-        "--llm",
-        f"file:{answer}",
-        "--memory",
-        str(tmp_path / "memory"),
-        "--canon",
-        str(CANON),
-        "--json",
-        *extra,
-    ]
-    return run_cli(argv, tmp_path, monkeypatch)
 
 
 def _custodian_events(hub: ReferenceHub) -> list[dict[str, Any]]:
@@ -72,7 +46,7 @@ BENIGN = {
 def test_a_benign_plan_is_executed_and_visible_in_the_hub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(BENIGN))
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, BENIGN, "--json")
     assert result.code == 0, result.stderr
     summary = result.json()
     assert summary["status"] == "completed"
@@ -112,7 +86,7 @@ def test_unsanctioned_proposals_are_queued_and_never_reach_the_hub(
         ],
     }
     before = hub_get(small_hub, "/domains/website/summary")
-    result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(plan))
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json")
     assert result.code == 0, result.stderr
     queued = result.json()["queued"]
     assert sorted(q["operation"] for q in queued) == [
@@ -146,7 +120,7 @@ def test_ids_outside_the_domain_are_denied(
             }
         ],
     }
-    result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(plan))
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json")
     assert result.code == 0
     assert len(result.json()["denied"]) == 3 and result.json()["executed"] == []
     assert hub_get(small_hub, "/tasks/plat-t-1")["status"] == "todo"
@@ -165,7 +139,7 @@ def test_the_event_cap_holds(
         }
         for n in range(25)
     ]
-    result = _run(tmp_path, monkeypatch, small_hub.url, plan_response({"progress_events": events}))
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, {"progress_events": events}, "--json")
     assert result.code == 0
     assert len(result.json()["executed"]) == 20
     assert len(result.json()["denied"]) == 5
@@ -176,7 +150,7 @@ def test_two_json_blocks_reject_the_plan_and_write_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     response = plan_response(BENIGN) + "\nAnd also:\n" + plan_response(BENIGN)
-    result = _run(tmp_path, monkeypatch, small_hub.url, response)
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, response, "--json")
     assert result.code == 4
     assert result.json()["status"] == "rejected"
     assert _custodian_events(small_hub) == []
@@ -219,12 +193,18 @@ def test_a_dry_run_leaves_the_hub_and_memory_untouched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     memory = tmp_path / "memory"
-    first = _run(tmp_path, monkeypatch, small_hub.url, plan_response({"observations": ["x"]}))
+    first = run_plan(tmp_path, monkeypatch, small_hub.url, {"observations": ["x"]}, "--json")
     assert first.code == 0
     before_memory = tree_digest(memory)
     before_hub = hub_get(small_hub, "/domains/website/summary")
-    result = _run(
-        tmp_path, monkeypatch, small_hub.url, plan_response(BENIGN), "--dry-run", "--force"
+    result = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        plan_response(BENIGN),
+        "--json",
+        "--dry-run",
+        "--force",
     )
     assert result.code == 0, result.stderr
     summary = result.json()
@@ -244,10 +224,10 @@ def test_an_unchanged_state_skips_the_model_unless_forced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     quiet = plan_response({"observations": ["nothing to do"]})
-    assert _run(tmp_path, monkeypatch, small_hub.url, quiet).code == 0
-    second = _run(tmp_path, monkeypatch, small_hub.url, quiet)
+    assert run_plan(tmp_path, monkeypatch, small_hub.url, quiet, "--json").code == 0
+    second = run_plan(tmp_path, monkeypatch, small_hub.url, quiet, "--json")
     assert second.code == 0 and second.json()["status"] == "skipped"
-    forced = _run(tmp_path, monkeypatch, small_hub.url, quiet, "--force")
+    forced = run_plan(tmp_path, monkeypatch, small_hub.url, quiet, "--json", "--force")
     assert forced.json()["status"] == "completed"
 
 
@@ -284,13 +264,13 @@ def test_a_tampered_journal_stops_the_next_run_before_it_acts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     quiet = plan_response({"observations": ["nothing to do"]})
-    assert _run(tmp_path, monkeypatch, small_hub.url, quiet).code == 0
+    assert run_plan(tmp_path, monkeypatch, small_hub.url, quiet, "--json").code == 0
     journal = tmp_path / "memory" / "journal" / "website.jsonl"
     lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
     # The checkpoint's head: the run reads it back, finds its hash broken, and scans it all.
     lines[-1] = lines[-1].replace('"completed"', '"complete"', 1)
     journal.write_text("".join(lines), encoding="utf-8")
-    result = _run(tmp_path, monkeypatch, small_hub.url, plan_response(BENIGN), "--force")
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, BENIGN, "--json", "--force")
     assert result.code == 6
     assert "does not verify" in result.stderr
     assert _custodian_events(small_hub) == []
@@ -301,8 +281,8 @@ def test_a_repeated_plan_does_not_write_the_same_event_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     plan = plan_response({"progress_events": BENIGN["progress_events"]})
-    assert _run(tmp_path, monkeypatch, small_hub.url, plan).code == 0
-    again = _run(tmp_path, monkeypatch, small_hub.url, plan, "--force")
+    assert run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json").code == 0
+    again = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json", "--force")
     assert again.code == 0
     (denied,) = again.json()["denied"]
     assert "already records it" in denied["reason"]
@@ -314,7 +294,7 @@ def test_what_the_prompt_left_out_is_reported_in_json_the_note_and_the_log(
 ) -> None:
     quiet = plan_response({"observations": ["nothing to do"]})
     monkeypatch.setenv("CUSTODIAN_TOKEN_BUDGET", "5000")
-    result = _run(tmp_path, monkeypatch, hub.url, quiet, "--force")
+    result = run_plan(tmp_path, monkeypatch, hub.url, quiet, "--json", "--force")
     assert result.code == 0, result.stderr
     summary = result.json()
     omitted = summary["omitted"]

@@ -37,12 +37,6 @@ from support.standing import Cli, note_of, status
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
-
-
-@pytest.fixture
 def hub_now() -> HubClock:
     """The hub's clock: the wall clock when the test began, moved by hand."""
     return HubClock(datetime.now(UTC))

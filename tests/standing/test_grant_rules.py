@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.approvals.store import ApprovalStore
@@ -21,12 +20,6 @@ from custodian_runtime.journal.lock import RunLock
 from support.runs import hub_get, small_dataset
 from support.spine import journal
 from support.standing import GRANT_LINE, Cli, note_of, status
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
 
 
 def _hub_id(hub: ReferenceHub) -> str:

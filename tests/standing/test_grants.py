@@ -30,7 +30,7 @@ def _summary(tmp_path: Path, hub_url: str, memory: Path, *items: dict[str, Any])
     return json.loads(out)
 
 
-def _run(tmp_path: Path, hub_url: str, memory: Path, *items: dict[str, Any]) -> list[Any]:
+def _items_of_run(tmp_path: Path, hub_url: str, memory: Path, *items: dict[str, Any]) -> list[Any]:
     return list(_summary(tmp_path, hub_url, memory, *items)["items"])
 
 
@@ -76,7 +76,7 @@ def test_a_covered_proposal_executes_under_the_grant_once_and_its_use_is_journal
         [listed] = _grants(tmp_path, memory)
         assert (listed["uses"], listed["left"], listed["state"]) == (1, 0, "used up")
         # Past --max: queued as today.
-        second = _run(tmp_path, hub.url, memory, _block("web-t-1"))
+        second = _items_of_run(tmp_path, hub.url, memory, _block("web-t-1"))
         assert second[0]["outcome"] == "queued", second
         assert hub_get(hub, "/tasks/web-t-1")["status"] == "in_progress"
         inspected = custodian_cli(
@@ -99,13 +99,13 @@ def test_where_mismatch_revoke_and_another_hub_leave_the_proposal_queued(tmp_pat
             "--memory", str(memory),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        outcome = _run(tmp_path, hub.url, memory, _block("web-t-4"))
+        outcome = _items_of_run(tmp_path, hub.url, memory, _block("web-t-4"))
         assert outcome[0]["outcome"] == "queued", outcome
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
         states = sorted(g["state"] for g in _grants(tmp_path, memory))
         assert states == ["live", "live", "revoked"]
         # The narrowed grant covers the task it names.
-        covered = _run(tmp_path, hub.url, memory, _block("web-t-2", "cancelled"))
+        covered = _items_of_run(tmp_path, hub.url, memory, _block("web-t-2", "cancelled"))
         assert covered[0]["outcome"] == "executed", covered
 
 
@@ -113,8 +113,10 @@ def test_a_grant_never_skips_the_rolling_budget_of_one_task(tmp_path: Path) -> N
     memory = tmp_path / "memory"
     with held_hub(tmp_path, None) as hub:
         _issue(tmp_path, hub.url, memory, "--max", "5", "--expires", "7d")
-        assert _run(tmp_path, hub.url, memory, _block("web-t-4"))[0]["outcome"] == "executed"
-        again = _run(tmp_path, hub.url, memory, _block("web-t-4", "cancelled"))
+        assert (
+            _items_of_run(tmp_path, hub.url, memory, _block("web-t-4"))[0]["outcome"] == "executed"
+        )
+        again = _items_of_run(tmp_path, hub.url, memory, _block("web-t-4", "cancelled"))
         assert again[0]["outcome"] == "queued", again
         assert "rolling budget" in again[0]["reason"]
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "blocked"

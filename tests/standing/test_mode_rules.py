@@ -7,10 +7,7 @@ happened and does nothing, `off` denies. The model cannot change a mode, not eve
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.approvals.store import ApprovalStore
@@ -28,12 +25,6 @@ EVENT = {
     "rationale": "keeps the log current",
 }  # fmt: skip
 EVENTS = {"observations": ["The blog waits."], "progress_events": [EVENT["params"]]}
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
 
 
 def _pending(cli: Cli) -> list[Any]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_grants import _block, _issue, _run
+from test_grants import _block, _issue, _items_of_run
 
 from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.journal.lock import RunLock
@@ -59,7 +59,7 @@ def test_ask_queues_a_sanctioned_write(tmp_path: Path) -> None:
     with held_hub(tmp_path, None) as hub:
         assert _set(tmp_path, memory, "add_progress_event", "ask").returncode == 0
         assert _modes(tmp_path, memory)["add_progress_event"] == "ask"
-        [item] = _run(tmp_path, hub.url, memory, EVENT)
+        [item] = _items_of_run(tmp_path, hub.url, memory, EVENT)
         assert item["outcome"] == "queued", item
         assert "set add_progress_event to ask (ana: onboarding)" in item["reason"]
         assert custodian_events(hub) == []
@@ -76,7 +76,7 @@ def test_shadow_records_what_would_have_happened_and_writes_nothing(tmp_path: Pa
     with held_hub(tmp_path, None) as hub:
         _set(tmp_path, memory, "add_progress_event", "shadow")
         _set(tmp_path, memory, "set_task_status", "shadow")
-        event, block = _run(tmp_path, hub.url, memory, EVENT, _block("web-t-4"))
+        event, block = _items_of_run(tmp_path, hub.url, memory, EVENT, _block("web-t-4"))
         assert "would have executed" in event["reason"] and event["outcome"] == "denied"
         assert "would have queued" in block["reason"] and block["outcome"] == "denied"
         assert custodian_events(hub) == []
@@ -88,7 +88,7 @@ def test_off_denies_with_the_reason_and_a_grant_does_not_lift_it(tmp_path: Path)
     with held_hub(tmp_path, None) as hub:
         _issue(tmp_path, hub.url, memory, "--max", "3", "--expires", "7d")
         assert _set(tmp_path, memory, "set_task_status", "off").returncode == 0
-        [item] = _run(tmp_path, hub.url, memory, _block("web-t-4"))
+        [item] = _items_of_run(tmp_path, hub.url, memory, _block("web-t-4"))
         assert item["outcome"] == "denied"
         assert "set set_task_status to off (ana: onboarding)" in item["reason"]
         assert hub_get(hub, "/tasks/web-t-4")["status"] == "in_progress"
@@ -111,7 +111,7 @@ def test_decisions_made_while_a_run_holds_the_domain_are_recorded_then_journaled
             assert len(StandingStore(memory).waiting("website")) == 2
             assert "policy_set" not in {r.kind for r in journal(memory)}
         # The next run journals both before it starts; the revoke and the mode bind it.
-        event, block = _run(tmp_path, hub.url, memory, EVENT, _block("web-t-4"))
+        event, block = _items_of_run(tmp_path, hub.url, memory, EVENT, _block("web-t-4"))
         assert event["outcome"] == "denied" and block["outcome"] == "queued"
         assert StandingStore(memory).waiting() == []
         kinds = [r.kind for r in journal(memory)]
@@ -125,7 +125,7 @@ def test_a_plan_item_that_would_change_a_mode_or_a_grant_is_denied(tmp_path: Pat
             {"operation": "set_policy", "params": {"operation": "set_task_status", "mode": "auto"}},
             {"operation": "issue_grant", "params": {"operation": "create_task", "max": 99}},
         ]
-        for item in _run(tmp_path, hub.url, memory, *tries):
+        for item in _items_of_run(tmp_path, hub.url, memory, *tries):
             assert item["outcome"] == "denied", item
             assert "a person's decisions" in item["reason"]
         assert ApprovalStore(memory).all("website", verify=False) == []
@@ -135,7 +135,7 @@ def test_a_plan_item_that_would_change_a_mode_or_a_grant_is_denied(tmp_path: Pat
 def test_the_agreement_report_counts_decisions_and_grants_issue_shows_it(tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     with held_hub(tmp_path, None) as hub:
-        _run(tmp_path, hub.url, memory, _block("web-t-4"), _block("web-t-1"))
+        _items_of_run(tmp_path, hub.url, memory, _block("web-t-4"), _block("web-t-1"))
         pending = ApprovalStore(memory).all("website", verify=False)
         first, second = sorted(pending, key=lambda i: str(i.params["task_id"]))
         mem = ["--memory", str(memory)]
@@ -192,7 +192,7 @@ def test_all_sets_every_operation_at_once_and_queues_everything(tmp_path: Path) 
         done = _set(tmp_path, memory, "all", "ask")
         assert done.returncode == 0 and "every operation set to ask by ana" in done.stdout
         assert set(_modes(tmp_path, memory).values()) == {"ask"}
-        [event] = _run(tmp_path, hub.url, memory, EVENT)
+        [event] = _items_of_run(tmp_path, hub.url, memory, EVENT)
         assert event["outcome"] == "queued", event
         assert custodian_events(hub) == []
     person_runs = {r.run_id for r in journal(memory) if r.kind == "policy_set"}

@@ -149,12 +149,6 @@ def test_an_expired_writes_escalation_raises_no_flag_while_flag_for_human_is_off
         assert of_run(journal(memory), rerun, "authorized") == []
 
 
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
-
-
 @pytest.mark.parametrize("mode", ["off", "shadow"])
 def test_an_approve_is_refused_while_its_operation_is(
     cli: Cli, small_hub: ReferenceHub, mode: str

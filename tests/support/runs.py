@@ -16,6 +16,8 @@ import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.cli import main
+from custodian_runtime.run import RunResult, run
+from custodian_runtime.settings import load_settings
 from support.paths import REPO
 
 CANON = REPO / "canon"
@@ -134,6 +136,11 @@ class CliResult:
         """The `--json` summary."""
         return json.loads(self.stdout)
 
+    def ok(self) -> CliResult:
+        """This result, which must be exit 0 (else the test fails showing stderr)."""
+        assert self.code == 0, self.stderr
+        return self
+
 
 def run_cli(argv: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> CliResult:
     """Call `custodian` in-process in `cwd` with only the given CUSTODIAN/STATE_HUB variables."""
@@ -176,3 +183,40 @@ def tree_digest(root: Path) -> str:
 def plan_response(plan: dict[str, Any], prose: str = "Looked at the website domain.") -> str:
     """A model answer: prose, then exactly one json block."""
     return f"{prose}\n\n```json\n{json.dumps(plan, indent=2)}\n```\n"
+
+
+def run_args(
+    hub_url: str, llm: str, memory: Path, *extra: str, domain: str = "website", canon: Path = CANON
+) -> list[str]:
+    """`custodian run`'s words for `domain` on `hub_url` with the model `llm`, then `extra`."""
+    argv = ["run", "--domain", domain, "--hub", hub_url, "--llm", llm]
+    return [*argv, "--memory", str(memory), "--canon", str(canon), *extra]
+
+
+def run_plan(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hub_url: str,
+    plan: dict[str, Any] | str,
+    *extra: str,
+    domain: str = "website",
+    canon: Path = CANON,
+    **env: str,
+) -> CliResult:
+    """`custodian run` in-process in `tmp_path`, its memory `tmp_path/memory`, with a `file:`
+    model whose answer holds `plan` (or is `plan`, given as text); `extra` flags follow."""
+    answer = tmp_path / "answer.md"
+    answer.write_text(plan if isinstance(plan, str) else plan_response(plan), encoding="utf-8")
+    argv = run_args(
+        hub_url, f"file:{answer}", tmp_path / "memory", *extra, domain=domain, canon=canon
+    )
+    return run_cli(argv, tmp_path, monkeypatch, **env)
+
+
+def run_in_process(tmp_path: Path, hub: ReferenceHub, llm: str) -> RunResult:
+    """A forced run of `website` through `run()` itself, its memory `tmp_path/memory`, its clock
+    the second it began."""
+    flags = {"domain": "website", "hub": hub.url, "llm": llm, "force": True}
+    flags |= {"memory": str(tmp_path / "memory"), "canon": str(CANON)}
+    at = datetime.now(UTC).replace(microsecond=0)
+    return run(load_settings(flags, {}, tmp_path), clock=lambda: at, stderr=io.StringIO())

@@ -15,7 +15,7 @@ from typing import Any
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.core.journal.api import Record
 from custodian_runtime.journal.store import JournalStore
-from support.runs import CANON, hub_get, plan_response, small_dataset
+from support.runs import hub_get, plan_response, run_args, small_dataset
 
 HOLD_TIMEOUT_S = 20.0
 
@@ -106,19 +106,7 @@ def run_argv(hub_url: str, llm: str, memory: Path, *extra: str) -> list[str]:
         sys.executable,
         "-m",
         "custodian_runtime",
-        "run",
-        "--domain",
-        "website",
-        "--hub",
-        hub_url,
-        "--llm",
-        llm,
-        "--memory",
-        str(memory),
-        "--canon",
-        str(CANON),
-        "--json",
-        *extra,
+        *run_args(hub_url, llm, memory, "--json", *extra),
     ]
 
 

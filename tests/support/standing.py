@@ -38,6 +38,12 @@ sys.stdout.write(open(answer, encoding="utf-8").read())
 """
 
 
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """`custodian` in-process, with this test's memory directory."""
+    return Cli(tmp_path, monkeypatch)
+
+
 class Cli:
     """`custodian` called in-process in `tmp_path`, with the memory directory `memory`."""
 

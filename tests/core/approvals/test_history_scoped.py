@@ -20,7 +20,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem, history_for, ne
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.limits import Limits
 from support.authority import NOW, plan_of, proposal, website
-from support.runs import CANON, CliResult, plan_response, run_cli
+from support.runs import run_cli, run_plan
 
 
 def _item(domain: str, operation: str, params: dict[str, Any], status: str) -> ApprovalItem:
@@ -101,21 +101,19 @@ def test_a_full_queue_denies_new_proposals_and_says_so() -> None:
 # --- end to end against the real hub ------------------------------------------------------
 
 
-def _run(
-    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, domain: str, plan: Any, **env: str
-) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", domain, "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli(argv, tmp_path, mp, **env)
-
-
 def test_a_rejection_in_website_does_not_deny_platforms_identical_proposal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     write = {"operation": "write_canon", "params": {"path": "domains/shared.md", "content": "x\n"}}
-    first = _run(tmp_path, monkeypatch, small_hub, "website", {"proposals": [write]})
+    first = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"proposals": [write]},
+        "--force",
+        "--json",
+        domain="website",
+    )
     (queued,) = first.json()["queued"]
     no = run_cli(
         ["approvals", "--memory", str(tmp_path / "memory"), "reject", queued["approval_id"],
@@ -123,10 +121,26 @@ def test_a_rejection_in_website_does_not_deny_platforms_identical_proposal(
         tmp_path, monkeypatch,
     )  # fmt: skip
     assert no.code == 0, no.stderr
-    other = _run(tmp_path, monkeypatch, small_hub, "platform", {"proposals": [write]})
+    other = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"proposals": [write]},
+        "--force",
+        "--json",
+        domain="platform",
+    )
     assert other.code == 0, other.stderr
     assert [q["operation"] for q in other.json()["queued"]] == ["write_canon"]
-    again = _run(tmp_path, monkeypatch, small_hub, "website", {"proposals": [write]})
+    again = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"proposals": [write]},
+        "--force",
+        "--json",
+        domain="website",
+    )
     assert any("not for website" in d["reason"] for d in again.json()["denied"])
 
 
@@ -139,10 +153,16 @@ def test_forced_runs_cannot_grow_a_domains_queue_past_the_cap(
              "title": f"Task {run}-{n}"}}
             for n in range(2)
         ]  # fmt: skip
-        result = _run(
-            tmp_path, monkeypatch, small_hub, "website", {"proposals": tasks},
+        plan = {"proposals": tasks}
+        result = run_plan(
+            tmp_path,
+            monkeypatch,
+            small_hub.url,
+            plan,
+            "--force",
+            "--json",
             CUSTODIAN_MAX_PENDING="5",
-        )  # fmt: skip
+        )
         assert result.code == 0, result.stderr
     files = list((tmp_path / "memory" / "approvals").glob("*.json"))
     assert len(files) == 5

@@ -23,7 +23,12 @@ from custodian_runtime.core.limits import Limits
 from custodian_runtime.run.observe import read_observation
 from custodian_runtime.statehub.client import StateHubClient
 from support.authority import NOW, plan_of, website
-from support.runs import CANON, CliResult, _ts, hub_get, plan_response, run_cli, small_dataset
+from support.runs import (
+    _ts,
+    hub_get,
+    run_plan,
+    small_dataset,
+)
 
 
 def _own(operation: str, hours_ago: float, n: int, **fields: Any) -> OwnWrite:
@@ -123,14 +128,6 @@ def test_people_stay_visible_when_custodians_events_crowd_the_summary(tmp_path: 
 # --- ten forced runs against the real hub ---------------------------------------------------
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli(argv, tmp_path, mp)
-
-
 def _greedy_plan(hub: ReferenceHub, run: int) -> dict[str, Any]:
     """20 new events, a flip of web-t-1 citing a person's event, and a flag on web-t-3: every
     per-run rule kept. A person writes again after Custodian's first flip: evidence older than
@@ -165,7 +162,9 @@ def test_ten_forced_runs_cannot_exceed_the_rolling_budgets(
     httpx.post(f"{small_hub.url}/events", json=said, timeout=5).raise_for_status()
     denied: list[str] = []
     for run in range(10):
-        result = _run(tmp_path, monkeypatch, small_hub, _greedy_plan(small_hub, run))
+        result = run_plan(
+            tmp_path, monkeypatch, small_hub.url, _greedy_plan(small_hub, run), "--force", "--json"
+        )
         assert result.code == 0, result.stderr
         denied += [d["reason"] for d in result.json()["denied"]]
         for flag in hub_get(small_hub, "/flags?domain=website&status=open")["flags"]:

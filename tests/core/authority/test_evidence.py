@@ -17,7 +17,7 @@ from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.plan.extract import extract_plan
 from support.authority import NOW, plan_of, website
-from support.runs import CANON, hub_get, plan_response, run_cli
+from support.runs import CANON, hub_get, run_cli, run_plan
 
 
 def _event(
@@ -149,14 +149,6 @@ def test_evidence_is_part_of_the_items_identity_and_bounded() -> None:
 # --- scenarios against the reference hub -----------------------------------------------------
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any, *extra: str) -> Any:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", *extra]
-    return run_cli(argv, tmp_path, mp)
-
-
 def _post_event(
     hub: ReferenceHub, task: str, source: str, summary: str, event_type: str = "note"
 ) -> str:
@@ -181,7 +173,7 @@ def test_a_cited_event_outside_the_summary_window_is_fetched_and_counts(
     summary = hub_get(small_hub, "/domains/website/summary")
     assert old not in {e["id"] for e in summary["recent_events"]}
     plan = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [old]}]}
-    result = _run(tmp_path, monkeypatch, small_hub, plan)
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json")
     assert result.code == 0, result.stderr
     assert [a["operation"] for a in result.json()["executed"]] == ["update_task_status"]
     assert hub_get(small_hub, "/tasks/web-t-1")["status"] == "done"
@@ -202,7 +194,7 @@ def test_custodians_own_event_as_evidence_queues_and_the_hub_is_unchanged(
             {"task_id": "web-t-3", "status": "in_progress"},
         ]
     }
-    result = _run(tmp_path, monkeypatch, small_hub, plan)
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json")
     assert result.code == 0, result.stderr
     summary = result.json()
     assert summary["executed"] == [] and summary["denied"] == []
@@ -226,7 +218,7 @@ def test_a_queued_change_a_person_approves_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     plan = {"tasks_to_update": [{"task_id": "web-t-3", "status": "in_progress"}]}
-    summary = _run(tmp_path, monkeypatch, small_hub, plan).json()
+    summary = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json").json()
     approval = summary["queued"][0]["approval_id"]
     argv = ["approvals", "approve", approval, "--by", "ana", "--hub", small_hub.url]
     argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON)]

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_newer_word import _block, _event, _observed, _rule, cli  # noqa: F401 (a fixture)
+from test_newer_word import _block, _event, _observed, _rule
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
@@ -82,7 +82,7 @@ def _said(hub: ReferenceHub, task_id: str, source: str = "ben") -> str:
 
 
 def test_a_person_who_set_a_task_on_the_hub_and_said_so_is_not_asked_again(
-    cli: Cli,  # noqa: F811 (the fixture)
+    cli: Cli,
     small_hub: ReferenceHub,
 ) -> None:
     patched = httpx.patch(f"{small_hub.url}/tasks/web-t-4", json={"status": "todo"}, timeout=5)

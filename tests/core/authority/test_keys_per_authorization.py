@@ -22,7 +22,7 @@ from custodian_runtime.clock import simulated_clock
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli
+from support.runs import CANON, CliResult, hub_get, plan_response, run_cli, run_plan
 from support.spine import journal
 
 BLOCK = {"tasks_to_update": [{"task_id": "web-t-3", "status": "blocked", "reason": "waits"}]}
@@ -38,18 +38,8 @@ EVENT = {
 }
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(BLOCK), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json", "--force"]
-    result = run_cli(argv, tmp_path, mp)
-    assert result.code == 0, result.stderr
-    return result
-
-
 def _queue(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub) -> str:
-    [queued] = _run(tmp_path, mp, hub).json()["queued"]
+    [queued] = run_plan(tmp_path, mp, hub.url, BLOCK, "--json", "--force").ok().json()["queued"]
     return str(queued["approval_id"])
 
 

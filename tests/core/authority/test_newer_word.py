@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -196,12 +195,6 @@ def test_a_grant_that_asks_for_evidence_covers_only_a_move_citing_a_newer_word()
 
 
 # --- end to end --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
 
 
 def _blocker(hub: ReferenceHub, task_id: str) -> str:

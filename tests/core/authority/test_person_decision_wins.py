@@ -24,7 +24,7 @@ from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.journal.api import format_at
 from custodian_runtime.core.limits import Limits
 from support.authority import NOW, plan_of, website
-from support.runs import CANON, CliResult, hub_get, plan_response, run_cli
+from support.runs import hub_get, run_cli, run_plan
 
 SET_AT = NOW - timedelta(days=2)
 
@@ -143,14 +143,6 @@ def test_a_resolved_flag_is_raised_again_only_after_someone_else_wrote(
 # --- scenarios against the real hub ---------------------------------------------------------
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli(argv, tmp_path, mp)
-
-
 def _event_by(hub: ReferenceHub, source: str, task: str, summary: str, kind: str = "note") -> None:
     body = {"workstream_id": "web-ws-1", "task_id": task, "event_type": kind,
             "summary": summary, "source": source}  # fmt: skip
@@ -163,12 +155,12 @@ def test_a_person_setting_a_task_back_stops_the_tug_of_war(
     _event_by(small_hub, "ben", "web-t-1", "Pricing page shipped.", "milestone")
     (said,) = hub_get(small_hub, "/events?task_id=web-t-1")["events"]
     done = {"tasks_to_update": [{"task_id": "web-t-1", "status": "done", "evidence": [said["id"]]}]}
-    first = _run(tmp_path, monkeypatch, small_hub, done)
+    first = run_plan(tmp_path, monkeypatch, small_hub.url, done, "--force", "--json")
     assert [e["operation"] for e in first.json()["executed"]] == ["update_task_status"]
     back = httpx.patch(f"{small_hub.url}/tasks/web-t-1", json={"status": "in_progress"}, timeout=5)
     back.raise_for_status()
     _event_by(small_hub, "ana", "web-t-1", "Not done: the pricing table is still wrong.")
-    second = _run(tmp_path, monkeypatch, small_hub, done)
+    second = run_plan(tmp_path, monkeypatch, small_hub.url, done, "--force", "--json")
     assert second.code == 0, second.stderr
     assert second.json()["executed"] == [] and second.json()["queued"] == []
     # Held, not asked again: ana's setting it back is her decision, and it stands.
@@ -204,17 +196,17 @@ def test_a_resolved_flag_stays_resolved_until_a_person_writes_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     flag = {"tasks_to_flag": [{"task_id": "web-t-3", "note": "The announcement has no owner."}]}
-    first = _run(tmp_path, monkeypatch, small_hub, flag)
+    first = run_plan(tmp_path, monkeypatch, small_hub.url, flag, "--force", "--json")
     (raised,) = first.json()["executed"]
     httpx.patch(f"{small_hub.url}/flags/{raised['hub_id']}", json={"status": "resolved"}, timeout=5)
-    second = _run(tmp_path, monkeypatch, small_hub, flag)
+    second = run_plan(tmp_path, monkeypatch, small_hub.url, flag, "--force", "--json")
     assert second.json()["executed"] == [] and second.json()["queued"] == []
     (held,) = second.json()["denied"]
     assert held["code"] == "held_deference", held
     assert f"held: a person resolved flag {raised['hub_id']}" in held["reason"]
     _event_by(small_hub, "ben", "web-t-3", "Still nobody owns the announcement.")
     again = {"tasks_to_flag": [{"task_id": "web-t-3", "note": "Ben says: still no owner."}]}
-    third = _run(tmp_path, monkeypatch, small_hub, again)
+    third = run_plan(tmp_path, monkeypatch, small_hub.url, again, "--force", "--json")
     assert [e["operation"] for e in third.json()["executed"]] == ["flag_for_human"]
     open_flags = hub_get(small_hub, "/flags?domain=website&status=open")["flags"]
     assert [f["task_id"] for f in open_flags].count("web-t-3") == 1

@@ -8,11 +8,9 @@ Pure rules first, then the CLI against the reference hub.
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.approvals.items import ApprovalItem, history_for, new_item
@@ -98,12 +96,6 @@ def test_a_rejection_kept_without_its_time_holds_on_any_facts() -> None:
 
 
 # --- end to end --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
 
 
 def _create() -> dict[str, Any]:

@@ -27,7 +27,7 @@ from custodian_runtime.core.contract import Id, ShortText
 from custodian_runtime.core.operations import OWN_SOURCE, Landing, Lookup, OperationSpec
 from custodian_runtime.core.view import View
 from custodian_runtime.review._sentence import Facts, card_sentence, done_sentence
-from support.runs import CANON, hub_get, plan_response, run_cli
+from support.runs import hub_get, run_cli, run_plan
 from support.spine import journal
 
 
@@ -152,14 +152,6 @@ def made_up() -> Iterator[None]:
         yield
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, plan: Any, *extra: str) -> Any:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), "utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    memory = ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli([*argv, *memory, *extra], tmp_path, mp, CUSTODIAN_MAX_EVENTS="1")
-
-
 NUDGES = [
     {"workstream_id": "web-ws-1", "task_id": "web-t-1", "text": "Pricing page still open?"},
     {"workstream_id": "web-ws-2", "task_id": "web-t-5", "text": "Blog posts moving?"},
@@ -170,14 +162,25 @@ def test_a_made_up_sanctioned_operation_is_prompted_capped_written_journaled_and
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub, made_up: None
 ) -> None:
     plan = {"tasks_to_nudge": [{**n, "reason": "quiet"} for n in NUDGES]}
-    dry = _run(tmp_path, monkeypatch, small_hub, plan, "--dry-run", "--show-prompt")
+    dry = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        plan,
+        "--json",
+        "--dry-run",
+        "--show-prompt",
+        CUSTODIAN_MAX_EVENTS="1",
+    )
     assert dry.code == 0, dry.stderr
     # The system prompt's own section: its rules with the cap its spec names, and its example.
     rules = "4. `tasks_to_nudge`: nudge a quiet task's owner with a short note. At most 1 per run."
     assert rules in dry.stderr
     assert '  "tasks_to_nudge": [\n    {"workstream_id": "W-1"' in dry.stderr
 
-    result = _run(tmp_path, monkeypatch, small_hub, plan)
+    result = run_plan(
+        tmp_path, monkeypatch, small_hub.url, plan, "--json", CUSTODIAN_MAX_EVENTS="1"
+    )
     assert result.code == 0, result.stdout + result.stderr
     outcomes = [(i["operation"], i["target"], i["outcome"]) for i in result.json()["items"]]
     assert outcomes == [
@@ -217,7 +220,14 @@ def test_a_made_up_operation_with_its_own_endpoint_is_queued_approved_and_execut
 
     params = {"task_id": "web-t-3", "due": "2027-01-15"}
     proposal = {"operation": "set_task_due", "params": params, "rationale": "launch date"}
-    result = _run(tmp_path, monkeypatch, small_hub, {"proposals": [proposal]})
+    result = run_plan(
+        tmp_path,
+        monkeypatch,
+        small_hub.url,
+        {"proposals": [proposal]},
+        "--json",
+        CUSTODIAN_MAX_EVENTS="1",
+    )
     assert result.code == 0, result.stdout + result.stderr
     (queued,) = result.json()["queued"]
     assert (queued["operation"], queued["target"]) == ("set_task_due", "web-t-3")

@@ -26,7 +26,7 @@ from custodian_runtime.core.contract import DomainSummary, Id, ShortText
 from custodian_runtime.core.journal.spine import PendingWrite
 from custodian_runtime.core.operations import OWN_SOURCE, Landing, Lookup, OperationSpec
 from support.review import review_page, review_settings
-from support.runs import CANON, hub_get, plan_response, run_cli, small_dataset
+from support.runs import CANON, hub_get, plan_response, run_args, run_cli, small_dataset
 from support.spine import journal
 
 TEXT = "Needs a second reviewer before launch"
@@ -91,10 +91,9 @@ def _answer(tmp_path: Path) -> str:
     return f"file:{answer}"
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, *extra: str) -> Any:
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", _answer(tmp_path)]
-    memory = ["--memory", str(tmp_path / "memory"), "--canon", str(CANON)]
-    return run_cli([*argv, *memory, "--json", *extra], tmp_path, mp)
+def _run_add_comment(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, *extra: str) -> Any:
+    argv = run_args(hub.url, _answer(tmp_path), tmp_path / "memory", "--json", *extra)
+    return run_cli(argv, tmp_path, mp)
 
 
 def _page(memory: Path, hub: ReferenceHub, cwd: Path) -> str:
@@ -107,12 +106,12 @@ def _page(memory: Path, hub: ReferenceHub, cwd: Path) -> str:
 def test_a_made_up_operation_is_planned_queued_approved_reconciled_and_scored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub, add_comment: Any
 ) -> None:
-    dry = _run(tmp_path, monkeypatch, small_hub, "--dry-run", "--show-prompt")
+    dry = _run_add_comment(tmp_path, monkeypatch, small_hub, "--dry-run", "--show-prompt")
     assert dry.code == 0, dry.stderr
     assert "- `add_comment` {workstream_id, task_id, text}" in dry.stderr  # the prompt offers it
     assert [i["operation"] for i in dry.json()["would_queue"]] == ["add_comment"]
 
-    result = _run(tmp_path, monkeypatch, small_hub)
+    result = _run_add_comment(tmp_path, monkeypatch, small_hub)
     assert result.code == 0, result.stderr
     (queued,) = result.json()["queued"]
     assert (queued["operation"], queued["target"]) == ("add_comment", "web-t-3")

@@ -15,15 +15,7 @@ from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.errors import PlanRejected
 from custodian_runtime.llm.base import Completion
 from custodian_runtime.run.decide import storable
-from support.runs import CANON, plan_response, run_cli
-
-
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub: ReferenceHub, answer: str) -> Any:
-    path = tmp_path / "answer.md"
-    path.write_text(answer, encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{path}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli(argv, tmp_path, monkeypatch)
+from support.runs import run_plan
 
 
 def _records(tmp_path: Path) -> list[dict[str, Any]]:
@@ -40,7 +32,7 @@ def test_ten_thousand_empty_items_are_rejected_fast_with_one_plan_record(
 ) -> None:
     answer = _block('{"proposals": [' + ",".join(["{}"] * 10_000) + "]}")
     started = time.monotonic()
-    result = _run(tmp_path, monkeypatch, small_hub, answer)
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, answer, "--json")
     elapsed = time.monotonic() - started
     assert result.code == 4
     assert "10000 items, more than the 200" in result.stderr
@@ -59,7 +51,7 @@ def test_the_cap_is_read_from_its_variable(
 ) -> None:
     three = {"proposals": [{"operation": "create_task", "params": {}}] * 3}
     monkeypatch.setenv("CUSTODIAN_MAX_PLAN_ITEMS", "2")
-    result = _run(tmp_path, monkeypatch, small_hub, plan_response(three))
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, three, "--json")
     assert result.code == 4
     assert "3 items, more than the 2" in result.stderr
 
@@ -70,7 +62,7 @@ def test_a_lone_surrogate_escape_in_a_file_answer_is_exit_4_not_a_crash(
     body = (
         '{"observations": ["quiet"], "tasks_to_flag": [{"task_id": "web-t-1", "note": "\\ud800"}]}'
     )
-    result = _run(tmp_path, monkeypatch, small_hub, _block(body))
+    result = run_plan(tmp_path, monkeypatch, small_hub.url, _block(body), "--json")
     assert result.code == 4
     assert "not valid Unicode" in result.stderr and "U+D800" in result.stderr
     assert "internal error" not in result.stderr

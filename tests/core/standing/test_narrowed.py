@@ -8,11 +8,9 @@ operation. Pure rules first, then the CLI against the reference hub.
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
@@ -132,12 +130,6 @@ def test_a_held_class_needs_a_person_and_only_that_class_and_only_for_a_while() 
 
 
 # --- end to end --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
 
 
 def _block(task_id: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.view import View
 from support.authority import NOW, person_event, plan_of, proposal, task, website, workstream
-from support.runs import CANON, CliResult, plan_response, run_cli
+from support.runs import CliResult, run_cli, run_plan
 
 CANCEL = {"status": "cancelled"}
 
@@ -110,7 +110,9 @@ def test_the_history_keeps_what_was_said_for_replay() -> None:
 # --- end to end: the queue's index, a run, a person's rejections -----------------------------
 
 
-def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, tasks: list[str]) -> CliResult:
+def _run_cancelling(
+    tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, tasks: list[str]
+) -> CliResult:
     plan = {
         "proposals": [
             {
@@ -121,24 +123,20 @@ def _run(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, tasks: list[
             for t in tasks
         ]
     }
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    return run_cli(argv, tmp_path, mp)
+    return run_plan(tmp_path, mp, hub.url, plan, "--force", "--json")
 
 
 def test_a_run_holds_a_class_its_person_keeps_rejecting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    first = _run(tmp_path, monkeypatch, small_hub, ["web-t-1", "web-t-2", "web-t-3"])
+    first = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-1", "web-t-2", "web-t-3"])
     assert first.code == 0, first.stderr
     for queued in first.json()["queued"]:
         no = run_cli(["approvals", "--memory", str(tmp_path / "memory"), "reject",
                       queued["approval_id"], "--by", "ana", "--reason", "we ship, not cancel"],
                      tmp_path, monkeypatch)  # fmt: skip
         assert no.code == 0, no.stderr
-    fourth = _run(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
+    fourth = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
     assert fourth["queued"] == [], fourth["queued"]
     (held,) = fourth["denied"]
     assert held["clause"].startswith("held: a standing no, 3 proposals of set_task_status")
@@ -153,7 +151,7 @@ def test_a_run_holds_a_class_its_person_keeps_rejecting(
         "last 30 days, not asked; the last: held: a standing no, 3 proposals"
     ) in report.stdout, report.stdout
     # Another workstream of the domain, with another owner (ben): asked as before.
-    other = _run(tmp_path, monkeypatch, small_hub, ["web-t-5"]).json()
+    other = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-5"]).json()
     assert [q["operation"] for q in other["queued"]] == ["set_task_status"]
 
 
@@ -207,12 +205,12 @@ def test_a_standing_no_made_ones_own_as_printed_then_lifted_asks_again(
 ) -> None:
     import shlex
 
-    first = _run(tmp_path, monkeypatch, small_hub, ["web-t-1", "web-t-2", "web-t-3"])
+    first = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-1", "web-t-2", "web-t-3"])
     for queued in first.json()["queued"]:
         run_cli(["approvals", "--memory", str(tmp_path / "memory"), "reject",
                  queued["approval_id"], "--by", "ana", "--reason", "we ship, not cancel"],
                 tmp_path, monkeypatch)  # fmt: skip
-    assert _run(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()["queued"] == []
+    assert _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()["queued"] == []
     memory = ["--memory", str(tmp_path / "memory")]
     report = run_cli(["policy", "report", "--domain", "website", *memory], tmp_path, monkeypatch)
     [mine] = _printed(report.stdout)
@@ -220,14 +218,14 @@ def test_a_standing_no_made_ones_own_as_printed_then_lifted_asks_again(
     assert "or ask again: `custodian policy no " in report.stdout and "--lift" in report.stdout
     said = run_cli(shlex.split(mine)[1:], tmp_path, monkeypatch)
     assert said.code == 0, said.stderr
-    held = _run(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
+    held = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
     assert held["queued"] == [] and held["denied"][0]["clause"].startswith("held: a standing no")
     report = run_cli(["policy", "report", "--domain", "website", *memory], tmp_path, monkeypatch)
     assert _printed(report.stdout) == []  # said: not suggested again
     lift = report.stdout.split("lift it: `", 1)[1].split("`", 1)[0].replace("NAME", "ana")
     lifted = run_cli(shlex.split(lift)[1:], tmp_path, monkeypatch)
     assert lifted.code == 0, lifted.stderr
-    asked = _run(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
+    asked = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
     assert [q["operation"] for q in asked["queued"]] == ["set_task_status"], asked
 
 

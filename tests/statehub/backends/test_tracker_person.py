@@ -36,7 +36,7 @@ from custodian_runtime.settings import HubSettings
 from custodian_runtime.statehub import StateHubClient
 from custodian_runtime.statehub.connect import open_hub
 from support.roundup import SCHEMA, Person, Tracker
-from support.runs import CANON, CliResult, plan_response, run_cli
+from support.runs import run_plan
 
 _names = itertools.count()
 
@@ -118,16 +118,6 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
         person.close()
 
 
-def _run(world: World, tmp_path: Path, mp: pytest.MonkeyPatch, plan: Any) -> CliResult:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", world.domain, "--hub", world.url, "--llm", f"file:{answer}"]
-    argv += ["--force", "--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    result = run_cli(argv, tmp_path, mp)
-    assert result.code == 0, result.stderr
-    return result
-
-
 def _task(world: World) -> Any:
     client: StateHubClient
     with world.client() as client:
@@ -139,7 +129,9 @@ def test_a_persons_word_counts_as_evidence_and_their_setting_back_is_held(
 ) -> None:
     shipped = world.write("ben", "milestone", "Pricing page shipped.")
     done = {"tasks_to_update": [{"task_id": world.task, "status": "done", "evidence": [shipped]}]}
-    first = _run(world, tmp_path, monkeypatch, done)
+    first = run_plan(
+        tmp_path, monkeypatch, world.url, done, "--force", "--json", domain=world.domain
+    ).ok()
     # Ben's milestone is a person's word: it carries the sanctioned move on its own.
     assert [e["operation"] for e in first.json()["executed"]] == ["update_task_status"], str(
         first.json()
@@ -147,7 +139,9 @@ def test_a_persons_word_counts_as_evidence_and_their_setting_back_is_held(
     assert _task(world).status == "done"
     world.set_status("ana", "in_progress")
     world.write("ana", "note", "Not done: the pricing table is still wrong.")
-    second = _run(world, tmp_path, monkeypatch, done)
+    second = run_plan(
+        tmp_path, monkeypatch, world.url, done, "--force", "--json", domain=world.domain
+    ).ok()
     assert second.json()["executed"] == [] and second.json()["queued"] == []
     (held,) = second.json()["denied"]
     assert held["code"] == "held_deference", held
@@ -170,7 +164,15 @@ def test_a_status_a_person_set_is_held_with_their_word_not_asked_again(
     assert event.event_type == "status_change"
     block = {"operation": "set_task_status", "rationale": "stuck",
              "params": {"task_id": world.task, "status": "blocked"}}  # fmt: skip
-    result = _run(world, tmp_path, monkeypatch, {"proposals": [block]})
+    result = run_plan(
+        tmp_path,
+        monkeypatch,
+        world.url,
+        {"proposals": [block]},
+        "--force",
+        "--json",
+        domain=world.domain,
+    ).ok()
     assert result.json()["queued"] == [] and result.json()["executed"] == []
     (held,) = result.json()["denied"]
     assert held["code"] == "held_deference", held
@@ -182,16 +184,28 @@ def test_a_flag_a_person_resolved_stays_resolved_until_a_person_writes_again(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     flag = {"tasks_to_flag": [{"task_id": world.task, "note": "The pricing has no owner."}]}
-    (raised,) = _run(world, tmp_path, monkeypatch, flag).json()["executed"]
+    (raised,) = (
+        run_plan(tmp_path, monkeypatch, world.url, flag, "--force", "--json", domain=world.domain)
+        .ok()
+        .json()["executed"]
+    )
     world.resolve_flag("ana", raised["hub_id"])
-    second = _run(world, tmp_path, monkeypatch, flag).json()
+    second = (
+        run_plan(tmp_path, monkeypatch, world.url, flag, "--force", "--json", domain=world.domain)
+        .ok()
+        .json()
+    )
     assert second["executed"] == [] and second["queued"] == []
     (held,) = second["denied"]
     assert held["code"] == "held_deference", held
     assert f"held: a person resolved flag {raised['hub_id']}" in held["reason"]
     world.write("ben", "note", "Still nobody owns the pricing.")
     again = {"tasks_to_flag": [{"task_id": world.task, "note": "Ben says: still no owner."}]}
-    third = _run(world, tmp_path, monkeypatch, again).json()
+    third = (
+        run_plan(tmp_path, monkeypatch, world.url, again, "--force", "--json", domain=world.domain)
+        .ok()
+        .json()
+    )
     assert [e["operation"] for e in third["executed"]] == ["flag_for_human"]
     with world.client() as client:
         flags = client.list_flags(domain=world.domain)
@@ -240,7 +254,19 @@ def test_a_persons_edit_of_a_tasks_title_is_a_change_no_one_said_they_made(
         assert not client.list_events(task_id=world.task)  # no status moved: nothing said
     block = {"operation": "set_task_status", "rationale": "stuck",
              "params": {"task_id": world.task, "status": "blocked"}}  # fmt: skip
-    (asked,) = _run(world, tmp_path, monkeypatch, {"proposals": [block]}).json()["queued"]
+    (asked,) = (
+        run_plan(
+            tmp_path,
+            monkeypatch,
+            world.url,
+            {"proposals": [block]},
+            "--force",
+            "--json",
+            domain=world.domain,
+        )
+        .ok()
+        .json()["queued"]
+    )
     assert asked["code"] == "deferred", asked
     assert (
         f"task {world.task} was changed on the hub by someone other than Custodian"
