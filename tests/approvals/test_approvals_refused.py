@@ -23,7 +23,7 @@ from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.journal.run_journal import MemoryJournal
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.writes import APPROVED_CALLS, SANCTIONED_CALLS, Calls, send
-from support.runs import CANON, CliResult, plan_response, run_cli, tree_digest
+from support.runs import CANON, CliResult, plan_response, run_cli, run_plan, tree_digest
 from support.spine import journal
 
 GOOD = "domains/website-launch.md"
@@ -41,11 +41,9 @@ def canon(tmp_path: Path) -> Path:
 def _queue(
     tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, canon: Path, proposal: dict[str, Any]
 ) -> str:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response({"proposals": [proposal]}), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--json", "--force"]
-    result = run_cli(argv, tmp_path, mp)
+    result = run_plan(
+        tmp_path, mp, hub.url, {"proposals": [proposal]}, "--json", "--force", canon=canon
+    )
     assert result.code == 0, result.stderr
     queued = result.json()["queued"]
     assert len(queued) == 1, result.json()

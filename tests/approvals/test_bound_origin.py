@@ -28,6 +28,7 @@ from support.runs import (
     hub_get,
     plan_response,
     run_cli,
+    run_plan,
     small_dataset,
     tree_digest,
 )
@@ -63,11 +64,9 @@ def other_hub(tmp_path: Path) -> Iterator[ReferenceHub]:
 
 
 def _queue_all(tmp_path: Path, mp: pytest.MonkeyPatch, hub: ReferenceHub, canon: Path) -> Any:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response({"proposals": CREATES}), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}", "--force"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--json"]
-    result = run_cli(argv, tmp_path, mp)
+    result = run_plan(
+        tmp_path, mp, hub.url, {"proposals": CREATES}, "--force", "--json", canon=canon
+    )
     assert result.code == 0, result.stderr
     return {q["operation"]: q["approval_id"] for q in result.json()["queued"]}
 

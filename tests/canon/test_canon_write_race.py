@@ -23,7 +23,7 @@ import pytest
 from custodian_hub import ReferenceHub
 from custodian_runtime.canon import current_sha256, write_canon
 from custodian_runtime.errors import ApprovalError
-from support.runs import CANON, plan_response, run_cli
+from support.runs import CANON, run_cli, run_plan
 
 CONTENT = "# Race\n\nWritten by an approval.\n"
 
@@ -76,11 +76,9 @@ def _queue_writes(
             }
             for p in paths[start : start + 10]
         ]
-        answer = tmp_path / "answer.md"
-        answer.write_text(plan_response({"proposals": proposals}), encoding="utf-8")
-        argv = ["run", "--domain", "website", "--hub", hub.url, "--llm", f"file:{answer}"]
-        argv += ["--memory", str(tmp_path / "memory"), "--canon", str(canon), "--json", "--force"]
-        result = run_cli(argv, tmp_path, mp)
+        result = run_plan(
+            tmp_path, mp, hub.url, {"proposals": proposals}, "--json", "--force", canon=canon
+        )
         assert result.code == 0, result.stderr
         ids += [str(q["approval_id"]) for q in result.json()["queued"]]
     assert len(ids) == len(paths)

@@ -14,7 +14,7 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations.near import NEAR_REPEAT, nearly_repeats, similarity
 from support.authority import plan_of, proposal, website
-from support.runs import CANON, hub_get, plan_response, run_cli
+from support.runs import hub_get, run_cli, run_plan
 
 TASK = "Rotate the TLS certificates on the edge proxies"
 
@@ -111,11 +111,7 @@ def test_a_run_denies_the_repeat_and_queues_the_new_task(
     repeat = {"workstream_id": "web-ws-1", "title": "Write the launch announcement again"}
     plan = {"proposals": [{"operation": "create_task", "rationale": "r", "params": p}
                           for p in (new, repeat)]}  # fmt: skip
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response(plan), encoding="utf-8")
-    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(tmp_path / "memory"), "--canon", str(CANON), "--json"]
-    run = run_cli(argv, tmp_path, monkeypatch)
+    run = run_plan(tmp_path, monkeypatch, small_hub.url, plan, "--json")
     assert run.code == 0, run.stderr
     summary = run.json()
     assert [q["operation"] for q in summary["queued"]] == ["create_task"]
