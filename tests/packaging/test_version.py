@@ -18,7 +18,7 @@ from custodian_runtime.core.journal.kinds import RunStarted, decode
 from custodian_runtime.core.journal.records import make_record
 from custodian_runtime.journal.store import JournalStore
 from support.paths import REPO
-from support.runs import CANON, plan_response, run_cli
+from support.runs import run_plan
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
@@ -65,12 +65,11 @@ def test_revision_is_read_from_the_build_file_never_from_git(
 def test_every_run_started_says_which_release_wrote_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
-    answer = tmp_path / "answer.md"
-    answer.write_text(plan_response({"observations": ["quiet"]}), encoding="utf-8")
     memory = tmp_path / "memory"
-    argv = ["run", "--domain", "website", "--hub", small_hub.url, "--llm", f"file:{answer}"]
-    argv += ["--memory", str(memory), "--canon", str(CANON), "--force"]
-    assert run_cli(argv, tmp_path, monkeypatch).code == 0
+    assert (
+        run_plan(tmp_path, monkeypatch, small_hub.url, {"observations": ["quiet"]}, "--force").code
+        == 0
+    )
     records = JournalStore(memory).open("website", repair=False).history
     started = [decode(r) for r in records if r.kind == "run_started"]
     assert started and all(isinstance(s, RunStarted) for s in started)
