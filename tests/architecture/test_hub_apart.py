@@ -40,20 +40,43 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
     return found
 
 
-def _hub_imports_in_runtime() -> dict[str, list[bool]]:
+def _hub_imports_in_runtime(runtime: Path = RUNTIME) -> dict[str, list[bool]]:
     seen: dict[str, list[bool]] = {}
-    for path in sorted(RUNTIME.rglob("*.py")):
+    for path in sorted(runtime.rglob("*.py")):
         for module, lazy in _imports(path):
             if module == "custodian_hub" or module.startswith("custodian_hub."):
-                seen.setdefault(path.relative_to(RUNTIME).as_posix(), []).append(lazy)
+                seen.setdefault(path.relative_to(runtime).as_posix(), []).append(lazy)
     return seen
 
 
+def hub_doors_broken(runtime: Path = RUNTIME) -> list[str]:
+    """Each module of `runtime` that imports the hub where ALLOWED does not let it, or eagerly
+    where it must import it inside a function."""
+    seen = _hub_imports_in_runtime(runtime)
+    found = [f"{name}: imports the hub" for name in sorted(set(seen) - set(ALLOWED))]
+    eager = [n for n, lazies in seen.items() if n in ALLOWED and ALLOWED[n] and not all(lazies)]
+    return found + [f"{name}: imports the hub outside a function" for name in sorted(eager)]
+
+
 def test_the_runtime_imports_the_hub_only_where_allowed_and_lazily() -> None:
-    seen = _hub_imports_in_runtime()
-    assert set(seen) <= set(ALLOWED), f"the hub is imported from {sorted(set(seen) - set(ALLOWED))}"
-    eager = [name for name, lazies in seen.items() if ALLOWED[name] and not all(lazies)]
-    assert eager == [], f"these must import the hub inside a function: {eager}"
+    assert _hub_imports_in_runtime(), "the check looks at the real package"
+    assert hub_doors_broken() == []
+
+
+def test_the_door_check_fails_on_a_made_up_runtime(tmp_path: Path) -> None:
+    files = {
+        "cli/hub.py": "def wire():\n    from custodian_hub import ReferenceHub\n",
+        "cli/_main.py": "import custodian_hub\n",
+        "evals/runner.py": "from custodian_hub import ReferenceHub\n",
+        "run/act.py": "def f():\n    import custodian_hub._app\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert hub_doors_broken(tmp_path) == [
+        "run/act.py: imports the hub",
+        "cli/_main.py: imports the hub outside a function",
+    ]
 
 
 def _in_a_loop(graph: dict[str, set[str]]) -> list[str]:
@@ -102,14 +125,26 @@ def test_the_client_and_the_cli_load_without_the_hub() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_the_hub_reads_the_wall_clock_only_through_custodian_clock() -> None:
+def _wall_reads(hub: Path) -> list[str]:
     wall = {("datetime", "now"), ("datetime", "utcnow"), ("date", "today"), ("time", "time")}
-    found = [
+    return [
         f"{path.name}:{node.lineno} {node.value.id}.{node.attr}"
-        for path in sorted(HUB.glob("*.py"))
+        for path in sorted(hub.glob("*.py"))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
         and (node.value.id, node.attr) in wall
     ]
-    assert found == []
+
+
+def test_the_hub_reads_the_wall_clock_only_through_custodian_clock() -> None:
+    assert _wall_reads(HUB) == []
+
+
+def test_the_clock_check_fails_on_a_made_up_hub(tmp_path: Path) -> None:
+    (tmp_path / "_store.py").write_text(
+        "import time\nfrom datetime import datetime\n"
+        "a = datetime.now()\nb = time.time()\nc = time.monotonic()\n",
+        encoding="utf-8",
+    )
+    assert _wall_reads(tmp_path) == ["_store.py:3 datetime.now", "_store.py:4 time.time"]
