@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import custodian_runtime
+from support.trees import write_tree
 
 PACKAGE = Path(custodian_runtime.__file__).parent
 DOC = PACKAGE.parent.parent / "docs" / "architecture.md"
@@ -114,9 +115,7 @@ def test_the_checker_finds_a_module_the_layout_leaves_out() -> None:
 def test_the_checks_fail_on_a_made_up_package_the_layout_is_behind(tmp_path: Path) -> None:
     files = ["__init__.py", "clock.py", "run/__init__.py", "run/act.py", "run/_late.py"]
     files += ["watch/__init__.py", "core/__init__.py", "core/plan/__init__.py", "core/plan/x.py"]
-    for name in files:
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("", "utf-8")
+    write_tree(tmp_path, files)
     block = [
         "runtime/custodian_runtime/",
         "  clock.py        the wall clock",

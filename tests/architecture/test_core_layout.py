@@ -9,6 +9,7 @@ from pathlib import Path
 import custodian_hub
 import custodian_runtime
 from support.paths import TESTS
+from support.trees import write_tree
 
 PACKAGES = (Path(custodian_runtime.__file__).parent, Path(custodian_hub.__file__).parent)
 CORE = PACKAGES[0] / "core"
@@ -131,16 +132,9 @@ def test_no_module_has_a_one_letter_alias() -> None:
 # --- each check fails on a made-up violation ----------------------------------------------------
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, "utf-8")
-    return root
-
-
 def test_a_core_of_loose_modules_is_not_grouped(tmp_path: Path) -> None:
     loose = {f"m{i:02}.py": "" for i in range(16)}
-    core = _write(tmp_path / "core", {"__init__.py": "", "plan/__init__.py": "", **loose})
+    core = write_tree(tmp_path / "core", {"__init__.py": "", "plan/__init__.py": "", **loose})
     assert ungrouped(core) == [
         "1 groups in core: ['plan']",
         f"16 modules at core's top; move some into a subpackage: {sorted(loose)}".replace(
@@ -150,7 +144,7 @@ def test_a_core_of_loose_modules_is_not_grouped(tmp_path: Path) -> None:
 
 
 def test_a_class_defined_twice_or_a_name_with_two_meanings_clashes(tmp_path: Path) -> None:
-    package = _write(
+    package = write_tree(
         tmp_path / "pkg",
         {
             "__init__.py": "",
@@ -164,7 +158,7 @@ def test_a_class_defined_twice_or_a_name_with_two_meanings_clashes(tmp_path: Pat
 
 
 def test_a_group_reaching_into_anothers_private_module_is_named(tmp_path: Path) -> None:
-    core = _write(
+    core = write_tree(
         tmp_path / "core",
         {
             "plan/__init__.py": "",

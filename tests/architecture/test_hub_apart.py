@@ -12,6 +12,7 @@ from pathlib import Path
 
 import custodian_hub
 import custodian_runtime
+from support.trees import write_tree
 
 RUNTIME = Path(custodian_runtime.__file__).parent
 HUB = Path(custodian_hub.__file__).parent
@@ -70,10 +71,7 @@ def test_the_door_check_fails_on_a_made_up_runtime(tmp_path: Path) -> None:
         "evals/runner.py": "from custodian_hub import ReferenceHub\n",
         "run/act.py": "def f():\n    import custodian_hub._app\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    assert hub_doors_broken(tmp_path) == [
+    assert hub_doors_broken(write_tree(tmp_path, files)) == [
         "run/act.py: imports the hub",
         "cli/_main.py: imports the hub outside a function",
     ]

@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 
 import custodian_runtime
+from support.trees import write_tree
 
 ROOT = Path(custodian_runtime.__file__).parent
 WRITES = {
@@ -80,10 +81,7 @@ def test_the_checker_finds_a_write_sent_around_the_chain(tmp_path: Path) -> None
         "approvals/_execute.py": "from x import perform\nperform(None, None)\n",
         "statehub/client.py": "def add_flag(self): self.add_event({})\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    assert around_the_chain(tmp_path) == [
+    assert around_the_chain(write_tree(tmp_path, files)) == [
         "run/act.py: calls a client write",
         "run/act.py: reads a spec's call",
         "approvals/_execute.py: calls perform",

@@ -15,6 +15,7 @@ from pathlib import Path
 import custodian_hub
 import custodian_runtime
 from support.paths import REPO, TESTS
+from support.trees import write_tree
 
 RUNTIME = Path(custodian_runtime.__file__).parent
 HUB = Path(custodian_hub.__file__).parent
@@ -115,30 +116,25 @@ def test_the_reference_hub_has_its_folder_and_the_extras_are_no_package() -> Non
 # --- the checks fail on a made-up layout --------------------------------------------------------
 
 
-def _tree(root: Path, *files: str) -> Path:
-    for name in files:
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text("", "utf-8")
-    return root
-
-
 def test_a_test_at_the_top_in_a_made_up_folder_or_in_support_is_named(tmp_path: Path) -> None:
-    runtime = _tree(
-        tmp_path / "rt", "watch/__init__.py", "core/__init__.py", "core/plan/__init__.py"
+    runtime = write_tree(
+        tmp_path / "rt", ["watch/__init__.py", "core/__init__.py", "core/plan/__init__.py"]
     )
-    tests = _tree(
+    tests = write_tree(
         tmp_path / "tests",
-        "conftest.py",
-        "test_loose.py",
-        "watch/test_watch.py",
-        "core/plan/test_plan.py",
-        "hub/test_hub.py",
-        "docs/test_links.py",
-        "wach/test_typo.py",
-        "core/planning/test_plan_items.py",
-        "support/runs.py",
-        "support/test_helper.py",
-        "watch/watchsupport.py",
+        [
+            "conftest.py",
+            "test_loose.py",
+            "watch/test_watch.py",
+            "core/plan/test_plan.py",
+            "hub/test_hub.py",
+            "docs/test_links.py",
+            "wach/test_typo.py",
+            "core/planning/test_plan_items.py",
+            "support/runs.py",
+            "support/test_helper.py",
+            "watch/watchsupport.py",
+        ],
     )
     assert misplaced(tests, runtime) == [
         "core/planning/test_plan_items.py: custodian_runtime has no package core/planning/; move "
@@ -153,12 +149,12 @@ def test_a_test_at_the_top_in_a_made_up_folder_or_in_support_is_named(tmp_path: 
 
 
 def test_two_test_files_of_one_name_are_named(tmp_path: Path) -> None:
-    tests = _tree(tmp_path, "watch/test_loop.py", "run/test_loop.py", "run/test_run.py")
+    tests = write_tree(tmp_path, ["watch/test_loop.py", "run/test_loop.py", "run/test_run.py"])
     assert twins(tests) == ["run/test_loop.py and watch/test_loop.py"]
 
 
 def test_a_stale_test_path_in_a_document_is_named(tmp_path: Path) -> None:
-    _tree(tmp_path, "tests/watch/test_watch.py", "tests/support/golden/note.md")
+    write_tree(tmp_path, ["tests/watch/test_watch.py", "tests/support/golden/note.md"])
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text(
         "`tests/watch/test_watch.py`, `tests/test_watch.py`, `tests/support/golden/`,"
