@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,11 @@ from support.runs import (
     tree_digest,
 )
 from support.spine import (
-    HOLD_TIMEOUT_S,
     THREE_WRITES,
     WriteHold,
     finish,
     journal,
+    kill_when_held,
     run_argv,
     start_run,
     write_plan,
@@ -171,12 +170,9 @@ def test_a_killed_runs_write_is_not_resent_to_another_hub(
     load_seed(db, small_dataset())
     llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
     with ReferenceHub(db, on_write=hold) as hub:
-        proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
-        try:
-            assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the held write"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            finish(proc)
+        kill_when_held(
+            tmp_path, run_argv(hub.url, llm, memory), hold, "the run never reached the held write"
+        )
         hold.release(abort=True)
         first_hub = hub.url
     (authorized,) = [r for r in journal(memory) if r.kind == "authorized"]

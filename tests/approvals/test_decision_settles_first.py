@@ -10,7 +10,6 @@ approved since.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,13 @@ import pytest
 from custodian_runtime.approvals.store import ApprovalStore
 from support.runs import hub_get
 from support.spine import (
-    HOLD_TIMEOUT_S,
     THREE_WRITES,
     WriteHold,
     custodian_cli,
     finish,
     held_hub,
     journal,
+    kill_when_held,
     run_argv,
     start_run,
     write_plan,
@@ -62,12 +61,7 @@ def _approve_killed(tmp_path: Path, hold: WriteHold, approval_id: str, hub_url: 
     """`approvals approve`, killed while the hub holds its write."""
     argv = [sys.executable, "-m", "custodian_runtime", "approvals", "approve", approval_id,
             "--by", "ana", "--hub", hub_url, "--memory", str(tmp_path / "memory")]  # fmt: skip
-    proc = start_run(tmp_path, argv)
-    try:
-        assert hold.reached.wait(HOLD_TIMEOUT_S), "the approval never reached its write"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        finish(proc)
+    kill_when_held(tmp_path, argv, hold, "the approval never reached its write")
 
 
 def _reject(tmp_path: Path, approval_id: str, hub_url: str) -> Any:
@@ -157,12 +151,9 @@ def test_a_killed_runs_done_is_not_resent_over_a_status_a_person_approved_since(
     hold = WriteHold(nth=2, phase="before_commit")  # the status write on web-t-4
     with held_hub(tmp_path, hold) as hub:
         llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
-        proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
-        try:
-            assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the status write"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            finish(proc)
+        kill_when_held(
+            tmp_path, run_argv(hub.url, llm, memory), hold, "the run never reached the status write"
+        )
         hold.release(abort=True)
         block = {"observations": ["waits"], "proposals": [PROPOSALS["proposals"][1]]}
         code, out, err = finish(

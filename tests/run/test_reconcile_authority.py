@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from support.runs import CANON, hub_get, small_dataset
 from support.spine import (
-    HOLD_TIMEOUT_S,
     THREE_WRITES,
     WriteHold,
     custodian_cli,
@@ -33,6 +31,7 @@ from support.spine import (
     finish,
     held_hub,
     journal,
+    kill_when_held,
     of_run,
     run_argv,
     start_run,
@@ -136,12 +135,9 @@ def test_past_the_window_a_killed_write_is_found_or_flagged_never_sent_twice(
     llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
     quiet = write_plan(tmp_path / "quiet.md", QUIET)
     with ReferenceHub(db, on_write=hold, clock=clock) as hub:
-        proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
-        try:
-            assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the held write"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            finish(proc)
+        kill_when_held(
+            tmp_path, run_argv(hub.url, llm, memory), hold, "the run never reached the held write"
+        )
         hold.release(abort=phase == "before_commit")
         [killed] = {r.run_id for r in journal(memory)}
         clock.offset = timedelta(hours=25)  # the next daily run, past the hub's key window

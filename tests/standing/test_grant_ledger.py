@@ -9,7 +9,6 @@ of `grant_used` records, and replay re-derives them from the journal.
 from __future__ import annotations
 
 import json
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,12 @@ from custodian_runtime.core.journal.records import GENESIS, record_hash
 from custodian_runtime.journal.lock import RunLock
 from support.runs import hub_get
 from support.spine import (
-    HOLD_TIMEOUT_S,
     WriteHold,
     custodian_cli,
     finish,
     held_hub,
     journal,
+    kill_when_held,
     of_run,
     run_argv,
     start_run,
@@ -66,12 +65,12 @@ def grants(tmp_path: Path, memory: Path, **env: str) -> list[dict[str, Any]]:
 def kill_at_write(tmp_path: Path, hub: ReferenceHub, hold: WriteHold, memory: Path) -> str:
     """Run the plan that blocks web-t-4 under a grant; SIGKILL it at the held write."""
     llm = write_plan(tmp_path / "block.md", BLOCK)
-    proc = start_run(tmp_path, run_argv(hub.url, llm, memory, "--force"))
-    try:
-        assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the held write"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        finish(proc)
+    kill_when_held(
+        tmp_path,
+        run_argv(hub.url, llm, memory, "--force"),
+        hold,
+        "the run never reached the held write",
+    )
     hold.release(abort=hold.phase == "before_commit")
     [started] = [r for r in journal(memory) if r.kind == "run_started"]
     return started.run_id

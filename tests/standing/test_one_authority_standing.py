@@ -36,6 +36,7 @@ from support.spine import (
     finish,
     held_hub,
     journal,
+    kill_when_held,
     of_run,
     run_argv,
     start_run,
@@ -71,12 +72,9 @@ def _set_mode(tmp_path: Path, memory: Path, op: str, mode: str, **env: str) -> N
 def _kill_the_done(tmp_path: Path, hub: ReferenceHub, hold: WriteHold, memory: Path) -> str:
     """Run THREE_WRITES and SIGKILL it while the hub holds its status write; the run's id."""
     llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
-    proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
-    try:
-        assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the status write"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        finish(proc)
+    kill_when_held(
+        tmp_path, run_argv(hub.url, llm, memory), hold, "the run never reached the status write"
+    )
     hold.release(abort=True)  # the status never landed
     return next(r.run_id for r in journal(memory) if r.kind == "run_started")
 

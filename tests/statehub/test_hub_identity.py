@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,12 +34,12 @@ from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from support.runs import CANON, CliResult, hub_get, plan_response, run_cli, small_dataset
 from support.spine import (
-    HOLD_TIMEOUT_S,
     THREE_WRITES,
     WriteHold,
     clean_env,
     finish,
     journal,
+    kill_when_held,
     run_argv,
     start_run,
     write_plan,
@@ -269,12 +268,9 @@ def test_a_killed_runs_write_is_settled_through_another_door_of_the_same_hub(
     hold = WriteHold(nth=1, phase="before_commit")
     llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
     with ReferenceHub(shared_db, on_write=hold) as hub:
-        proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
-        try:
-            assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the held write"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            finish(proc)
+        kill_when_held(
+            tmp_path, run_argv(hub.url, llm, memory), hold, "the run never reached the held write"
+        )
         hold.release(abort=True)
         first_url = hub.url
     with ReferenceHub(shared_db) as again:  # the same store on a new port: the same hub

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -166,3 +167,14 @@ def custodian_flags(hub: ReferenceHub, task_id: str) -> list[dict[str, Any]]:
     """Flags (any status) on `task_id` raised by custodian."""
     flags = hub_get(hub, "/flags?domain=website")["flags"]
     return [f for f in flags if f["task_id"] == task_id and f["raised_by"] == "custodian"]
+
+
+def kill_when_held(cwd: Path, argv: list[str], hold: WriteHold, never: str, **env: str) -> None:
+    """Start `argv` in `cwd` and SIGKILL it once it reaches the write `hold` holds on the hub
+    (failing with `never` if it does not); the hub still holds that write."""
+    proc = start_run(cwd, argv, **env)
+    try:
+        assert hold.reached.wait(HOLD_TIMEOUT_S), never
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        finish(proc)

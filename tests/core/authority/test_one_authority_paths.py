@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
@@ -41,13 +40,13 @@ from custodian_runtime.core.standing.record import Standing
 from support.paths import REPO
 from support.runs import hub_get
 from support.spine import (
-    HOLD_TIMEOUT_S,
     THREE_WRITES,
     WriteHold,
     custodian_cli,
     finish,
     held_hub,
     journal,
+    kill_when_held,
     of_run,
     run_argv,
     start_run,
@@ -72,12 +71,9 @@ def test_reconcile_closes_a_write_whose_task_a_person_moved_since_as_stale(
     llm = write_plan(tmp_path / "answer.md", THREE_WRITES)
     quiet = write_plan(tmp_path / "quiet.md", QUIET)
     with held_hub(tmp_path, hold) as hub:
-        proc = start_run(tmp_path, run_argv(hub.url, llm, memory))
-        try:
-            assert hold.reached.wait(HOLD_TIMEOUT_S), "the run never reached the status write"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            finish(proc)
+        kill_when_held(
+            tmp_path, run_argv(hub.url, llm, memory), hold, "the run never reached the status write"
+        )
         hold.release(abort=True)  # the status never landed
         _patch_status(hub, "web-t-4", "blocked")  # a person decides, after the authorization
 
