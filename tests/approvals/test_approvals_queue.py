@@ -12,19 +12,10 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.journal.api import Record
+from support.review import CREATE_TASK, RESOLVE
 from support.runs import CliResult, hub_get, run_cli, run_plan
 from support.spine import journal
 
-CREATE_TASK = {
-    "operation": "create_task",
-    "rationale": "The launch needs a sitemap.",
-    "params": {"workstream_id": "web-ws-1", "title": "Add a sitemap"},
-}
-RESOLVE = {
-    "operation": "resolve_decision",
-    "rationale": "Vendor A won the trial.",
-    "params": {"decision_id": "dec-1", "resolution": "A"},
-}
 PROPOSALS = {"proposals": [CREATE_TASK, RESOLVE]}
 
 
