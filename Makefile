@@ -16,9 +16,9 @@ setup: $(STAMP) $(AXE)
 
 # axe-core for the review page's accessibility test, from its lock (integrity-checked by npm ci;
 # --prefer-offline takes it from npm's cache when it is there).
-$(AXE): tests/axe/package.json tests/axe/package-lock.json
+$(AXE): tests/support/axe/package.json tests/support/axe/package-lock.json
 	scripts/system_packages.sh npm
-	mkdir -p .cache/axe && cp tests/axe/package.json tests/axe/package-lock.json .cache/axe/
+	mkdir -p .cache/axe && cp tests/support/axe/package.json tests/support/axe/package-lock.json .cache/axe/
 	npm ci --prefix .cache/axe --prefer-offline --ignore-scripts --no-audit --no-fund
 
 # Every package comes from the locks, hash-checked; the project itself is installed without
@@ -72,7 +72,7 @@ k8s: setup
 	$(PY) k8s/validate.py
 
 # docs/commands.md from the parser and docs/settings.md from settings/table.py: run after changing
-# either (tests/test_reference_docs.py fails until you do).
+# either (tests/docs/test_reference_docs.py fails until you do).
 docs: setup
 	$(PY) scripts/gen_reference.py
 

@@ -2,7 +2,7 @@
 
 It copies k8s/fleet into a temporary directory with 10, 100 and 1,000 domains in domains.txt,
 renders each with `kubectl kustomize` (alternating, --rounds times) and prints the object count
-and the median render time per size. Nothing here asserts a target; tests/test_k8s_fleet.py
+and the median render time per size. Nothing here asserts a target; tests/k8s/test_k8s_fleet.py
 checks that the objects are the same.
 
     python bench/k8s_fleet.py             # 5 rounds

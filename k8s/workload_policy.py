@@ -19,7 +19,7 @@ from manifest_policy import (
 )
 
 # The longest window a rule of the authority looks back
-# (custodian_runtime.core.authority.own_writes.RETAIN; tests/test_k8s_lifecycle.py keeps the two
+# (custodian_runtime.core.authority.own_writes.RETAIN; tests/k8s/test_k8s_lifecycle.py keeps the two
 # equal): a shorter keep could change a decision.
 MIN_KEEP_DAYS = 31
 HOSTNAME = "kubernetes.io/hostname"

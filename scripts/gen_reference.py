@@ -2,8 +2,8 @@
 
 The command reference walks `custodian`'s argparse parser (each command's `--help`: its one line,
 its arguments and options); the settings table reads custodian_runtime/settings/table.py. Both
-are generated: edit the parser or the table, then regenerate. tests/test_reference_docs.py fails
-when either file differs from what this writes.
+are generated: edit the parser or the table, then regenerate. tests/docs/test_reference_docs.py
+fails when either file differs from what this writes.
 
     python scripts/gen_reference.py          # rewrite both (make docs)
     python scripts/gen_reference.py --check  # exit 1 if either committed file differs

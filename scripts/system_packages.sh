@@ -30,11 +30,11 @@ declare -A NEEDED_BY=(
   [npm]="make setup: axe-core for the review page's accessibility test"
   [chromium]="the review page's browser tests"
   [chromedriver]="the review page's browser tests"
-  [prometheus-pushgateway]="tests/test_metrics_push.py"
-  [promtool]="tests/test_k8s_prometheusrule.py"
-  [redmine]="tests/test_redmine_*.py: a real Redmine"
-  [redmine-sqlite]="tests/test_redmine_*.py: Redmine on SQLite"
-  [ruby-webrick]="tests/test_redmine_*.py: the server Redmine runs in"
+  [prometheus-pushgateway]="tests/metrics/test_metrics_push.py"
+  [promtool]="tests/k8s/test_k8s_prometheusrule.py"
+  [redmine]="tests/statehub/backends/test_redmine_*.py: a real Redmine"
+  [redmine-sqlite]="tests/statehub/backends/test_redmine_*.py: Redmine on SQLite"
+  [ruby-webrick]="tests/statehub/backends/test_redmine_*.py: the server Redmine runs in"
 )
 DEBIAN_ONLY=(redmine redmine-sqlite ruby-webrick)  # packages, not commands: asked of dpkg
 ORDER=(npm chromium chromedriver prometheus-pushgateway promtool "${DEBIAN_ONLY[@]}")

@@ -14,8 +14,15 @@ import pytest
 
 from custodian_hub import ReferenceHub, demo_dataset, load_seed
 
-# Fixtures shared by the end-to-end tests (small_hub, ...) and the tracker tests (roundup).
-pytest_plugins = ["runsupport", "trackersupport", "redminesupport"]
+# Fixtures shared by the end-to-end tests (small_hub, ...), the tests of a person's words (cli),
+# the tracker tests (roundup, redmine) and the bench's (bench).
+pytest_plugins = [
+    "support.runs",
+    "support.standing",
+    "support.roundup",
+    "support.redmine",
+    "support.bench",
+]
 
 # The suite names its deciders (`--by ana`): typed names decide in it, and in the CLIs it runs.
 # Off by default (settings/people.py); tests of the default drop this from their environment.

@@ -5,7 +5,7 @@ draws a random nonce in the shell (`new_nonce` there; the core stays pure) and i
 it: transport retries and a reconcile's re-send of that authorization reuse the key its
 `authorized` record holds, and any other authorization, of an equal proposal too, has a key of
 its own. Keys already in a journal are read back, never rebuilt, so an open write keeps its key
-across an upgrade (tests/test_keys.py pins the formats).
+across an upgrade (tests/core/authority/test_keys.py pins the formats).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `decode(record)` reads a record's data as its kind's model; `encode(entry)` is the data a writer
 journals. Fields that older journals lack have defaults, so every journal still reads; data that
 does not fit its kind is an error naming the record. Nothing else reads `record.data` by key
-(tests/test_typed_records.py).
+(tests/architecture/test_typed_records.py).
 """
 
 from __future__ import annotations
