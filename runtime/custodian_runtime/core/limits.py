@@ -40,7 +40,9 @@ class Limits:
     budget_status_updates: int = 20
     budget_flags: int = 10
     budget_status_per_task: int = 1
-    defer_days: int = 14
+    # How long a person's change holds Custodian's own writes back (a person's newer word lifts it
+    # sooner): as long as Custodian can tell its own writes from others' (it keeps 31 days of them).
+    defer_days: int = 30
 
     def cap(self, operation: str) -> int:
         """The per-run cap for `operation` (its spec's cap field); unknown ones count as queued."""

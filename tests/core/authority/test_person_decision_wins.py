@@ -1,4 +1,4 @@
-"""A person's decision wins (CUSTODIAN_DEFER_DAYS, 14 by default).
+"""A person's decision wins (CUSTODIAN_DEFER_DAYS, 30 by default).
 
 When a person changed a task after Custodian set its status, Custodian may not change that
 task's status on its own for the deference window: the item is queued with the history. A flag
