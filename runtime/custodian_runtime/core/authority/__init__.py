@@ -8,6 +8,7 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.core.authority import (
+        asked,
         authorize,
         budgets,
         checks,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "asked",
     "authorize",
     "budgets",
     "checks",
