@@ -39,10 +39,10 @@ def _event(event_id: str, hours_ago: float, kind: str = "blocker", source: str =
 
 
 def _grant(operation: str, **extra: Any) -> Grant:
+    fields = {"issued_at": NOW - timedelta(days=5), **extra}
     return Grant(
         id="grant-0123456789ab", domain="website", operation=operation, max_uses=5,
-        expires_at=NOW + timedelta(days=7), by="lena", reason="routine", hub_id=HUB,
-        issued_at=NOW - timedelta(days=5), **extra,
+        expires_at=NOW + timedelta(days=7), by="lena", reason="routine", hub_id=HUB, **fields,
     )  # fmt: skip
 
 
@@ -95,6 +95,22 @@ def test_what_is_no_later_word_of_a_person() -> None:
     # Citing the later event too makes it the newest cited: nothing is later.
     both = _with(blocker, _event("ev-two", 2))
     assert later_word({**params, "evidence": ["ev-block", "ev-two"]}, Evidence.of(both)) is None
+
+
+def test_a_grant_issued_after_a_change_on_the_hub_carries_no_write_a_later_word_follows() -> None:
+    # t-prog changed on the hub 24 h ago; the block cites a blocker older than the change, so it
+    # is deferred to the change, and a grant issued after the change would carry it.
+    grant = _grant("set_task_status", where={"status": "blocked"},
+                   issued_at=NOW - timedelta(hours=1))  # fmt: skip
+    blocker = _event("ev-old", 40)
+    block = {"task_id": "t-prog", "status": "blocked", "evidence": ["ev-old"]}
+    carried = _rule(_with(blocker), "set_task_status", grant, **block)
+    assert carried.outcome == "execute" and carried.grant == grant.id, carried.reason
+    # Lena wrote after the blocker: it waits on the change still, and the grant carries nothing.
+    lead = _event("ev-lead", 30, kind="note", source="lena")
+    waits = _rule(_with(blocker, lead), "set_task_status", grant, **block)
+    assert waits.outcome == "queue" and waits.grant is None, waits.reason
+    assert waits.code == "deferred" and waits.defers_to is None
 
 
 def test_a_sanctioned_move_is_asked_when_a_person_wrote_after_its_evidence() -> None:
