@@ -111,6 +111,8 @@ def test_a_grant_issued_after_a_change_on_the_hub_carries_no_write_a_later_word_
     waits = _rule(_with(blocker, lead), "set_task_status", grant, **block)
     assert waits.outcome == "queue" and waits.grant is None, waits.reason
     assert waits.code == "deferred" and waits.defers_to is None
+    assert "older than the task's last change" in waits.reason
+    assert "'lena' wrote on task t-prog after the evidence it cites: event ev-lead" in waits.reason
 
 
 def test_a_sanctioned_move_is_asked_when_a_person_wrote_after_its_evidence() -> None:

@@ -158,9 +158,8 @@ def _rule(
     deferred = None if closed else _deferred(item, view, limits, recent, evidence)
     asked = None if closed else asked_anyway(spec, item.params, view, evidence)
     if asked is not None and deferred is not None and deferred.word is None:
-        deferred = replace(
-            deferred, since=None
-        )  # it waits as it did; no grant issued since lifts it
+        # It waits as it did, its card naming the later word too; no grant issued since lifts it.
+        deferred = replace(deferred, since=None, reason=f"{deferred.reason}; {asked}")
     elif asked is not None:  # a reason of its own: no grant carries it (core/authority/asked.py)
         return *_rule_queued(item, label, facts, tally, asked), None
     lifted = deferred if deferred is not None and deferred.word is not None else None
