@@ -213,7 +213,9 @@ def test_a_persons_block_is_not_undone_by_an_older_unblocked_event(
     cli = Cli(tmp_path, monkeypatch)
     unblocked = _post(small_hub, "web-t-3", "ben", "Unblocked: copy approved, starting.")
     changed = _set_by_hand(small_hub, "web-t-3", "blocked")
-    _post(small_hub, "web-t-3", "ana", "Blocked again: legal wants another look.", "blocker")
+    blocker = _post(
+        small_hub, "web-t-3", "ana", "Blocked again: legal wants another look.", "blocker"
+    )
     said = hub_get(small_hub, "/events?task_id=web-t-3&limit=5")["events"]
     at = _card_date(next(e["created_at"] for e in said if e["id"] == unblocked))
     [item] = cli.run(small_hub.url, plan=_unblock_plan(unblocked))["items"]
@@ -228,14 +230,15 @@ def test_a_persons_block_is_not_undone_by_an_older_unblocked_event(
     assert "waits because: in deference to a person: the evidence it cites" in shown
     assert unblocked in shown and "status set to blocked" in shown
     kept = cli.ok("approvals", "show", item["approval_id"], "--json").json()
-    assert kept["waiting_because"] == {
-        "code": "deferred",
-        "text": f"in deference to a person: {why}.",
-    }
+    # Ana's blocker came after the cited event: the card names her later word too.
+    later = f"'ana' wrote on task web-t-3 after the evidence it cites: event {blocker}, a blocker"
+    waits = kept["waiting_because"]
+    assert waits["code"] == "deferred", waits
+    assert waits["text"].startswith(f"in deference to a person: {why}; {later}"), waits
     with review_page(review_settings(cli.memory, small_hub.url, tmp_path)) as server:
         card = Browser(server).get("/").text
     escaped = why.replace("'", "&#39;")
-    assert f'<dd class="waits">in deference to a person: {escaped}.</dd>' in card
+    assert f'<dd class="waits">in deference to a person: {escaped}; ' in card
 
 
 def test_evidence_newer_than_the_persons_change_runs(

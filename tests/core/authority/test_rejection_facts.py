@@ -154,7 +154,8 @@ def test_under_ask_a_sanctioned_write_rejected_before_is_asked_again_only_on_new
     again = ruled(newer)
     assert again.outcome == "queue", again.reason
     assert "since then, event ev-later" in again.reason
-    assert "a person set update_task_status to ask" in again.reason
+    # The newer event is a person's word after the evidence: asked for it (authority/asked.py).
+    assert "wrote on task t-prog after the evidence it cites: event ev-later" in again.reason
 
 
 def test_an_event_dated_ahead_of_the_hubs_own_time_changes_no_facts() -> None:

@@ -8,6 +8,7 @@ from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from custodian_runtime.core.authority import (
+        asked,
         authorize,
         budgets,
         checks,

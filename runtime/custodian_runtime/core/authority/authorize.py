@@ -9,12 +9,13 @@ further than one that extract_plan built.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory as ApprovalHistory
+from custodian_runtime.core.authority.asked import asked_anyway
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.checks import Tally, ids_problem
 from custodian_runtime.core.authority.deference import Deferral, deference
@@ -155,6 +156,12 @@ def _rule(
     facts = (limits, history, view, evidence)
     closed = closed_by_person(item, view)
     deferred = None if closed else _deferred(item, view, limits, recent, evidence)
+    asked = None if closed else asked_anyway(spec, item.params, view, evidence)
+    if asked is not None and deferred is not None and deferred.word is None:
+        # It waits as it did, its card naming the later word too; no grant issued since lifts it.
+        deferred = replace(deferred, since=None, reason=f"{deferred.reason}; {asked}")
+    elif asked is not None:  # a reason of its own: no grant carries it (core/authority/asked.py)
+        return *_rule_queued(item, label, facts, tally, asked), None
     lifted = deferred if deferred is not None and deferred.word is not None else None
     if spec.default == "sanctioned" and closed is None and (deferred is None or lifted):
         outcome, reason = _rule_sanctioned(item, label, view, limits, tally, recent)

@@ -79,6 +79,17 @@ def nearly(what: str, found: list[tuple[str, str]], where: str) -> str | None:
     return f"it nearly repeats {what} {named}, open {where}, in other words; use that one"
 
 
+def near_elsewhere(what: str, found: list[tuple[str, str]], where: str) -> str | None:
+    """Why a create is asked: it nearly repeats (or bears the title of) an open one elsewhere."""
+    if not found:
+        return None
+    named = ", ".join(f"{ident} {short(title)}" for ident, title in found[:3])
+    return (
+        f"it nearly repeats {what} {named}, open {where}; a person decides whether it is new, "
+        "and no grant carries it"
+    )
+
+
 def titled(what: str, ids: list[str], title: object) -> str | None:
     """Why a create would duplicate: `what` `title` (ids)."""
     return f"{what} {short(title)} ({', '.join(ids)})" if ids else None

@@ -87,6 +87,10 @@ class OperationSpec:
     # A create: why it nearly repeats, in other words, an open one in its scope (denied, naming
     # it, before anyone is asked; core/operations/near.py).
     repeats: Check | None = None
+    # A create: why it nearly repeats an open one elsewhere in the domain (another workstream):
+    # not denied, since a person may mean it, but asked with that one named, and never run
+    # under a grant, which was given for a class, not for a repeat (core/authority/asked.py).
+    repeats_elsewhere: Check | None = None
     conflict: str | None = None  # one per task per plan: items sharing this key conflict
     status_write: bool = False  # sets a task's status: sent only on the task as observed
     evidence: bool = False  # runs on its own only when the events it cites prove it

@@ -8,6 +8,7 @@ import custodian_runtime.core.contract as contract
 from custodian_runtime.core.operations._common import (
     created,
     in_domain,
+    near_elsewhere,
     near_titles,
     nearly,
     same_titles,
@@ -33,6 +34,14 @@ def _repeats(p: Params, view: View) -> str | None:
     parent = p.get("workstream_id")
     pool = [t for t in view.tasks.values() if t.workstream_id == parent and t.status in _OPEN]
     return nearly("task", near_titles(pool, p["title"]), "in its workstream")
+
+
+def _repeats_elsewhere(p: Params, view: View) -> str | None:
+    parent = p.get("workstream_id")
+    pool = [t for t in view.tasks.values() if t.workstream_id != parent and t.status in _OPEN]
+    same = [(t.id, t.title) for t in pool if t.id in same_titles(pool, p["title"])]
+    found = sorted(same + near_titles(pool, p["title"]))
+    return near_elsewhere("task", found, "in another workstream")
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
@@ -64,6 +73,7 @@ SPEC = OperationSpec(
     targets=("workstream_id",),
     already_done=_already,
     repeats=_repeats,
+    repeats_elsewhere=_repeats_elsewhere,
     creates=_same,
     # State-hub contract: `POST /tasks` takes `status?`; the reference hub holds an omitted one
     # as `todo`, so `--where status=todo` covers a create that says no status.

@@ -8,6 +8,7 @@ import custodian_runtime.core.contract as contract
 from custodian_runtime.core.operations._common import (
     created,
     in_domain,
+    near_elsewhere,
     near_titles,
     nearly,
     same_titles,
@@ -30,6 +31,12 @@ def _repeats(p: Params, view: View) -> str | None:
     parent = p.get("workstream_id")
     pool = [d for d in view.decisions.values() if d.workstream_id == parent]
     return nearly("decision", near_titles(pool, p["title"]), "in its workstream")
+
+
+def _repeats_elsewhere(p: Params, view: View) -> str | None:
+    parent = p.get("workstream_id")
+    pool = [d for d in view.decisions.values() if d.workstream_id != parent]
+    return near_elsewhere("decision", near_titles(pool, p["title"]), "in another workstream")
 
 
 def _call(client: Any, p: Params, run_id: str, key: str) -> Any:
@@ -60,6 +67,7 @@ SPEC = OperationSpec(
     targets=("workstream_id",),
     already_done=_already,
     repeats=_repeats,
+    repeats_elsewhere=_repeats_elsewhere,
     creates=_same,
     in_domain=True,
 )
