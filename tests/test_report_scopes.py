@@ -25,7 +25,7 @@ from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scope_problem
-from custodian_runtime.core.contract import DomainSummary
+from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
 from custodian_runtime.core.standing.scopes import Scope, clean_scopes
@@ -63,11 +63,21 @@ def test_the_scope_found_leaves_out_every_rejection_and_is_the_one_covering_most
     assert len(best.approved) == 10
 
 
-def test_a_bound_the_newer_rejections_still_push_up_is_not_suggested() -> None:
+def test_a_bound_the_newer_rejections_reach_is_not_suggested() -> None:
+    # The older half gives 8 (the least approved past its rejected 2); newer rejections at 8
+    # and 9 reach it: the bound was not learnt, though 10 would leave out the window's.
     blocked = {"task_id": "t", "status": "blocked"}
-    said = [*_said(), (False, blocked, _facts("mia", 5)), (False, blocked, _facts("omar", 6))]
+    said = [*_said(), (False, blocked, _facts("mia", 8)), (False, blocked, _facts("omar", 9))]
     found = clean_scopes(said, status_write=True, needed=8)
     assert all("idle_days" not in f.scope.on for f in found)
+
+
+def test_a_bound_that_held_on_the_newer_half_is_suggested() -> None:
+    # Newer rejections at 5 and 6 stay under the older half's 8: the bound held out of sample.
+    blocked = {"task_id": "t", "status": "blocked"}
+    said = [*_said(), (False, blocked, _facts("mia", 5)), (False, blocked, _facts("omar", 6))]
+    [best, *_] = clean_scopes(said, status_write=True, needed=8)
+    assert best.scope.on["idle_days"] == "8" and best.scope.evidence == "newer"
 
 
 def test_no_scope_when_a_rejection_shares_every_fact_the_approvals_hold() -> None:
@@ -107,6 +117,38 @@ def test_the_facts_are_read_from_the_domain_as_observed() -> None:
                      "idle_days": "9", "cites": "none"}  # fmt: skip
     create = scope_facts({"workstream_id": "ws-1", "title": "x"}, view, NOW)
     assert create == {"workstream": "ws-1", "owner": "mia"}
+
+
+def _event(n: int, source: str, kind: str, days: int, task: str = "t-1") -> ProgressEvent:
+    return ProgressEvent(id=f"e-{n}", workstream_id="ws-1", task_id=task, event_type=kind,
+                         summary="s", source=source,
+                         created_at=NOW - timedelta(days=days, hours=1))  # fmt: skip
+
+
+def test_the_days_since_the_owner_set_the_status_err_only_short() -> None:
+    view, blocked = View.of(_summary()), {"task_id": "t-1", "status": "blocked"}
+
+    def days(evidence: Evidence) -> str | None:
+        return scope_facts(blocked, view, NOW, evidence).get("owner_set_days")
+
+    said = [_event(1, "Mia", "status_change", 3), _event(2, "lee", "note", 12)]
+    assert days(Evidence.of(_summary().model_copy(update={"recent_events": said}))) == "3"
+    # Another's status change, or the owner's on another task, is not the owner's word here;
+    # with none observed, the days reach only as far back as the oldest event observed.
+    others = [_event(3, "lee", "status_change", 1), _event(4, "mia", "status_change", 2, "t-2"),
+              _event(5, "kai", "blocker", 12)]  # fmt: skip
+    assert days(Evidence.of(_summary().model_copy(update={"recent_events": others}))) == "12"
+    whole = Evidence.of(_summary(), others, read_tasks=["t-1"])
+    assert days(whole) == "365" and days(Evidence()) is None
+    # A grant needing a week since the owner's word covers the move only past it.
+    grant = _grant({"owner_set_days": "7"})
+    fresh = scope_facts(blocked, view, NOW, Evidence.of(_summary().model_copy(
+        update={"recent_events": said})))  # fmt: skip
+    found = covering("set_task_status", blocked, [grant], {}, NOW, "hub_id:h", facts=fresh)
+    assert found.grant is None and "owner_set_days>=7, the item has owner_set_days=3" in str(
+        found.why_not
+    )
+    assert scope_problem({"owner_set_days": "7"}) is None
 
 
 def _grant(on: dict[str, str]) -> Grant:
@@ -259,3 +301,16 @@ def test_a_grant_scoped_by_facts_hides_no_class_outside_them() -> None:
     commands = [s.command for s in found]
     assert any("--where workstream_id=ws-4" in c for c in commands)
     assert not any("--on owner=ana" in c for c in commands)
+
+
+def test_a_grant_on_the_days_since_the_owner_set_the_status_runs_as_typed(quiet_env: Path) -> None:
+    memory, db = quiet_env / "memory", quiet_env / ".custodian" / "hub.sqlite3"
+    db.parent.mkdir()
+    load_seed(db, demo_dataset(datetime.now(UTC)))
+    code, _, err = _cli("grants", "issue", "--domain", DOMAIN, "--operation", "set_task_status",
+                        "--where", "status=blocked", "--on", "owner_set_days=7", "--max", "3",
+                        "--expires", "7d", "--evidence", "newer", "--hub", "embedded",
+                        "--memory", str(memory), "--by", "ana", "--reason", "r")  # fmt: skip
+    assert code == 0, err
+    code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
+    assert "on owner_set_days>=7" in listed

@@ -2,7 +2,11 @@
 
 A proposal's scope facts are read from the domain as observed, never from the model: the
 workstream it is about (its task's, or its `workstream_id` param), that workstream's owner on
-the hub, the task's status and how many whole days since its last change (by the hub's clock).
+the hub, the task's status and how many whole days since its last change (by the hub's clock),
+how many whole days since that owner last set the task's status on the hub (their
+`status_change` event on it; with none observed, as far back as the observed events reach, so
+it only errs short) or a person through Custodian (their approval of its move, in the queue's
+window).
 A grant's `on` names some of them (`--on KEY=VALUE`); it covers a proposal only when every
 one it names holds: the same value, and for `idle_days` at least that many days. A fact the
 ruling cannot observe is no match: a scope only ever narrows. Pure.
@@ -14,11 +18,12 @@ approvals from their rejections (core/standing/scopes.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core._timestamps import utc
+from custodian_runtime.core.approvals.history import DecidedMark
 from custodian_runtime.core.authority.evidence import Evidence, cited, newer_word
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.view import View
@@ -29,15 +34,24 @@ SCOPE_KEYS = {
     "owner": "that workstream's owner on the hub",
     "task_status": "its task's status when it is ruled on",
     "idle_days": "at least this many whole days since its task's last change",
+    "owner_set_days": (
+        "at least this many whole days since its task's status was last set by the workstream's "
+        "owner on the hub (their status_change event on it, as far back as the observed events "
+        "reach) or by a person approving Custodian's move"
+    ),
 }
-AT_LEAST = frozenset({"idle_days"})
+AT_LEAST = frozenset({"idle_days", "owner_set_days"})
 MAX_IDLE = 365
 # What a queued item's facts say of its evidence (not a scope key: `--evidence newer` is).
 CITES = "cites"
 
 
 def scope_facts(
-    params: Mapping[str, Any], view: View, now: datetime, evidence: Evidence | None = None
+    params: Mapping[str, Any],
+    view: View,
+    now: datetime,
+    evidence: Evidence | None = None,
+    said: Sequence[DecidedMark] = (),
 ) -> dict[str, str]:
     """The scope facts of a proposal with `params`, as observed; with `evidence`, also what
     it cites: `newer` (a person's event newer than its task's last change that speaks for
@@ -57,7 +71,46 @@ def scope_facts(
             found["idle_days"] = str(max(0, idle.days))
         if evidence is not None:
             found[CITES] = cites_of(params, task, evidence)
+            quiet = owner_set_days(task, found.get("owner"), evidence, now)
+            approved = approved_days(task.id, said, now)
+            if quiet is not None or approved is not None:
+                found["owner_set_days"] = str(min(d for d in (quiet, approved) if d is not None))
     return found
+
+
+def owner_set_days(task: Task, owner: str | None, evidence: Evidence, now: datetime) -> int | None:
+    """Whole days since the workstream's `owner` last set `task`'s status, as their newest
+    `status_change` event on it shows; with none observed, how far back the observed events
+    reach (the whole history of a task whose events were read whole: MAX_IDLE), a bound that
+    only errs short. None: no owner, or no events observed to tell."""
+    if not owner:
+        return None
+    mine = [
+        e.created_at
+        for e in evidence.events.values()
+        if e.task_id == task.id
+        and e.event_type == "status_change"
+        and e.source.strip().casefold() == owner.strip().casefold()
+    ]
+    if mine:
+        return max(0, (utc(now) - utc(max(mine, key=utc))).days)
+    if task.id in evidence.read_tasks:
+        return MAX_IDLE
+    if evidence.reach is None:
+        return None
+    return min(MAX_IDLE, max(0, (utc(now) - evidence.reach).days))
+
+
+def approved_days(task: str, said: Sequence[DecidedMark], now: datetime) -> int | None:
+    """Whole days since a person last approved a status write of Custodian's on `task`, in the
+    queue's window: a person's word on its status as much as one typed on the hub (None:
+    none there)."""
+    found = [
+        datetime.fromisoformat(s.at)
+        for s in said
+        if s.task == task and s.status and s.approved and s.at
+    ]
+    return None if not found else max(0, (utc(now) - utc(max(found, key=utc))).days)
 
 
 def cites_of(params: Mapping[str, Any], task: Task, evidence: Evidence) -> str:

@@ -8,10 +8,10 @@ idle days (`--on`), and citing a person's newer event (`--evidence newer`, statu
 only). A scope is looked for among conjunctions of at most MAX_ATOMS of them, each held by
 at least NEEDED approved proposals: one that covers no rejected proposal in the window and
 whose approvals earn the bound, the one covering the most approvals first (the narrowest of
-equals). A bound on idle days must be settled: the older half of the window's rejections
-set it already, so that it held on proposals it was not fit on. A rejected proposal whose
-facts were not kept counts as inside every scope its params fit: an unknown fact never
-widens a grant.
+equals). A bound on days must be settled: the bound the older half of the window gives must
+leave out every rejection of the newer half, so that it held on proposals it was not fit on.
+A rejected proposal whose facts were not kept counts as inside every scope its params fit: an
+unknown fact never widens a grant.
 """
 
 from __future__ import annotations
@@ -144,22 +144,25 @@ def _narrowest(scope: Scope, approved: Sequence[Judged]) -> Scope:
 
 
 def settled(scope: Scope, said: Sequence[Judged]) -> bool:
-    """Whether each at-least bound of `scope` was set already by the rejections of the older
-    half of the window (`said` oldest first): a bound that the newer rejections still push up
-    has not been learnt, and a grant on it would cover the next one (None of the window's
-    rejections inside it is not enough; it must also hold out of the half it was fit on)."""
+    """Whether each at-least bound of `scope` holds out of the half it would be fit on (`said`
+    oldest first): the bound the older half's proposals give (the least approved value past
+    every rejected one) must leave out every rejection of the newer half. A bound that the
+    newer rejections reach has not been learnt, and a grant on it would cover the next one
+    (none of the window's rejections inside it is not enough)."""
     half = len(said) // 2
     for key in (k for k in scope.on if k in AT_LEAST):
         rest = Scope(scope.where, {k: v for k, v in scope.on.items() if k != key}, scope.evidence)
 
-        def top(part: Sequence[Judged], key: str = key, rest: Scope = rest) -> int:
-            return max(
-                (int(f[key]) for ok, p, f in part
-                 if not ok and f is not None and f.get(key, "").isdigit() and fits(rest, p, f)),
-                default=-1,
-            )  # fmt: skip
+        def values(
+            part: Sequence[Judged], approved: bool, key: str = key, rest: Scope = rest
+        ) -> list[int]:
+            return [int(f[key]) for ok, p, f in part
+                    if ok == approved and f is not None and f.get(key, "").isdigit()
+                    and fits(rest, p, f)]  # fmt: skip
 
-        if top(said[half:]) > top(said[:half]):
+        top = max(values(said[:half], False), default=-1)
+        fit = min((d for d in values(said[:half], True) if d > top), default=None)
+        if fit is None or any(r >= fit for r in values(said[half:], False)):
             return False
     return True
 
