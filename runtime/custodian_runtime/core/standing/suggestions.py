@@ -23,6 +23,8 @@ from datetime import datetime, timedelta
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core.standing.commands import (
+    GRANT_EXPIRES,
+    GRANT_MAX,
     Asking,
     Suggestion,
     grant_command,
@@ -61,6 +63,19 @@ def lower_bound(agreed: int, decided: int) -> float:
 
 # How many decided, none rejected, a class needs for its bound to reach MIN_BOUND.
 NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= MIN_BOUND)
+# A first grant, sooner and smaller: a class of an operation no person rejected in the window
+# earns one once its bound says the person approves more often than not (FIRST_BOUND), with
+# its uses sized so that, at that bound, no more of them would be rejected than of a full grant
+# (GRANT_MAX uses) at MIN_BOUND: uses * (1 - bound) <= GRANT_MAX * (1 - MIN_BOUND).
+FIRST_BOUND = 0.5
+FIRST_NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= FIRST_BOUND)
+
+
+def first_uses(agreed: int, decided: int) -> int:
+    """A grant's uses at (agreed, decided): GRANT_MAX at MIN_BOUND or above; below it, the
+    uses whose rejections at the lower bound are no more than a full grant's at MIN_BOUND."""
+    risk = GRANT_MAX * (1 - MIN_BOUND)
+    return min(GRANT_MAX, math.floor(risk / (1 - lower_bound(agreed, decided)) + 1e-9))
 
 
 @dataclass(frozen=True)
@@ -160,14 +175,24 @@ def _whole(tally: DecidedTally) -> tuple[int, int]:
     return tally.approved + tally.shadow_matched, decided
 
 
-def _earned(agreed: int, decided: int, what: str) -> tuple[bool, str]:
-    """Whether (agreed, decided) earns a suggestion, and the words why (or why not)."""
+def _earned(agreed: int, decided: int, what: str, first: bool = False) -> tuple[bool, str]:
+    """Whether (agreed, decided) earns a suggestion, and the words why (or why not); `first`:
+    a first grant of a class with no rejection may earn it sooner, smaller (`first_uses`)."""
     bound = lower_bound(agreed, decided)
-    if decided < NEEDED:
-        return False, f"too few decided: {decided} of the {NEEDED} needed"
+    least, floor = (
+        (FIRST_NEEDED, FIRST_BOUND) if first and agreed == decided else (NEEDED, MIN_BOUND)
+    )
+    if decided < least:
+        return False, f"too few decided: {decided} of the {least} needed"
     said = f"{agreed} of {decided} {what}, lower bound {bound:.2f}"
+    if bound < floor:
+        return False, f"below the threshold: {said}, under {floor:.2f}"
     if bound < MIN_BOUND:
-        return False, f"below the threshold: {said}, under {MIN_BOUND:.2f}"
+        uses = first_uses(agreed, decided)
+        said += (
+            f"; a first grant of {uses} uses, as few as keep the rejections expected at that "
+            f"bound within a full grant's ({GRANT_MAX} uses at {MIN_BOUND:.2f})"
+        )
     return True, said
 
 
@@ -311,7 +336,7 @@ def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple
     gone = len(c.approved & covered)
     if gone and c.approved <= covered:
         return False, f"a live grant covers it: {named}"
-    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved")
+    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved", first=True)
     return ok, why if ok else f"{why} ({c.label})"
 
 
@@ -341,7 +366,13 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
             if cited is not None and all(f.command != cited.command for f in found):
                 found.append(cited)
             continue
-        found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
+        uses = first_uses(
+            c.agreed - len(c.approved & covered), c.decided - len(c.approved & covered)
+        )
+        bounds = (uses, GRANT_EXPIRES)
+        found.append(
+            grant_command(asking, op, where, f"{why}, none rejected in this class", bounds=bounds)
+        )
         covered |= c.approved
     for scoped in _scoped(tally, live, asking, covered):
         if all(f.command != scoped.command for f in found):
