@@ -28,7 +28,7 @@ from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scop
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
-from custodian_runtime.core.standing.scopes import Scope, clean_scopes
+from custodian_runtime.core.standing.scopes import Scope, clean_scopes, fits
 from custodian_runtime.core.standing.suggestions import DecidedTally, Live, suggest
 from custodian_runtime.core.view import View
 from spinesupport import held_hub
@@ -231,15 +231,19 @@ def _issue_as_printed(memory: Path) -> dict[str, Any]:
                          "--by", "ana")  # fmt: skip
     assert code == 0
     [command] = [line for line in text.splitlines() if line.startswith("custodian")]
-    assert "--where status=todo --on owner=ana" in command and "on owner=ana;" in command
+    # the owner, and the set of workstreams a person only approved (the narrowest of equals)
+    on = "--on owner=ana --on workstream=web-ws-1,web-ws-2,web-ws-3"
+    assert f"--where status=todo {on}" in command
+    assert "on owner=ana workstream=web-ws-1,web-ws-2,web-ws-3;" in command
     assert "the 3 rejected fall outside it" in command
     code, _, err = _cli(*shlex.split(command)[1:])
     assert code == 0, err
     code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     [grant] = json.loads(out)
-    assert grant["on"] == {"owner": "ana"} and grant["state"] == "live"
+    assert grant["on"] == {"owner": "ana", "workstream": "web-ws-1,web-ws-2,web-ws-3"}
+    assert grant["state"] == "live"
     code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
-    assert "; on owner=ana)" in listed
+    assert "; on owner=ana workstream=web-ws-1,web-ws-2,web-ws-3)" in listed
     code, again, _ = _cli("policy", "report", "--domain", DOMAIN, "--memory", str(memory))
     assert not [line for line in again.splitlines() if line.startswith("custodian")]
     return dict(grant)
@@ -314,3 +318,49 @@ def test_a_grant_on_the_days_since_the_owner_set_the_status_runs_as_typed(quiet_
     assert code == 0, err
     code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
     assert "on owner_set_days>=7" in listed
+
+
+def _creates(counts: dict[str, tuple[int, int]]) -> list[tuple[bool, dict[str, object], Any]]:
+    """Creates per workstream: (approved, rejected) of each, oldest first."""
+    said: list[tuple[bool, dict[str, object], Any]] = []
+    for ws, (yes, no) in counts.items():
+        facts = {"workstream": ws, "owner": "raj" if ws in ("w4", "w5", "w6") else "ana"}
+        said += [(True, {"workstream_id": ws, "status": "todo"}, facts)] * yes
+        said += [(False, {"workstream_id": ws, "status": "todo"}, facts)] * no
+    return said
+
+
+def test_one_scope_covers_the_set_of_values_a_person_only_approved() -> None:
+    said = _creates({"w1": (4, 0), "w2": (2, 0), "w3": (1, 0), "w4": (3, 0), "w5": (0, 3)})
+    [best, *_] = clean_scopes(said, status_write=False, needed=8)
+    # w3 (one approval) waits for a second; w5 (rejected) is outside; 9 approvals in one scope
+    assert best.scope.on == {"workstream": "w1,w2,w4"} and len(best.approved) == 9
+    assert fits(best.scope, {"workstream_id": "w2", "status": "todo"}, {"workstream": "w2"})
+    assert not fits(best.scope, {"workstream_id": "w5", "status": "todo"}, {"workstream": "w5"})
+    assert not fits(best.scope, {"workstream_id": "w9", "status": "todo"}, {"workstream": "w9"})
+    # a rejection with its facts unknown could be any value: no set is found
+    unknown = [*said, (False, {"workstream_id": "w1", "status": "todo"}, None)]
+    assert all("," not in str(f.scope.on) for f in clean_scopes(unknown, False, 8))
+
+
+def test_a_grant_on_a_set_of_values_covers_each_and_only_them() -> None:
+    grant = _grant({"workstream": "ws-1,ws-2"})
+    params = {"task_id": "t", "status": "blocked"}
+    for ws, covered in (("ws-1", True), ("ws-2", True), ("ws-3", False)):
+        found = covering("set_task_status", params, [grant], {}, NOW, "hub_id:h",
+                         facts={"workstream": ws})  # fmt: skip
+        assert (found.grant is not None) is covered
+    assert "none empty" in str(scope_problem({"workstream": "ws-1,"}))
+
+
+def test_a_grant_on_a_set_of_values_runs_as_typed(quiet_env: Path) -> None:
+    memory, db = quiet_env / "memory", quiet_env / ".custodian" / "hub.sqlite3"
+    db.parent.mkdir()
+    load_seed(db, demo_dataset(datetime.now(UTC)))
+    code, _, err = _cli("grants", "issue", "--domain", DOMAIN, "--operation", "create_task",
+                        "--on", "workstream=web-ws-1,web-ws-2", "--max", "3", "--expires", "7d",
+                        "--hub", "embedded", "--memory", str(memory), "--by", "ana",
+                        "--reason", "r")  # fmt: skip
+    assert code == 0, err
+    code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
+    assert json.loads(out)[0]["on"] == {"workstream": "web-ws-1,web-ws-2"}

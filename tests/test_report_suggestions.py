@@ -275,6 +275,20 @@ def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() ->
     assert "renewed for" not in told.why
 
 
+def test_a_grant_used_up_with_none_reversed_is_renewed_as_it_earned_not_begun_again() -> None:
+    items = _moves(4, "blocked", "executed")
+    spent = _grant({"status": "blocked"}, max_uses=7)
+    [renew] = _one(items, live=Live([spent], {spent.id: 7}, NOW)).suggestions
+    assert renew.kind == "renew" and "--max 14 --expires 14d" in renew.command
+    assert renew.why.startswith("grant-0123456789ab runs low: 7 of 7 used, 0 left")
+    # one of its writes reversed: nothing renewed; a grant used up long ago: begun again small
+    undone = Live([spent], {spent.id: 7}, NOW, reversed={spent.id: 1})
+    assert all(s.kind != "renew" for s in _one(items, live=undone).suggestions)
+    old = _grant({"status": "blocked"}, max_uses=7, expires=NOW - timedelta(days=8))
+    [again] = _one(items, live=Live([old], {old.id: 7}, NOW)).suggestions
+    assert again.kind == "grant" and "--max 7 --expires 7d" in again.command
+
+
 def test_a_grant_a_reversal_suspended_is_neither_live_nor_suggested_again() -> None:
     items = _moves(8, "blocked", "executed")
     why = "a person set task web-t-1 back from blocked to in_progress"

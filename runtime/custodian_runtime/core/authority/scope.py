@@ -7,8 +7,9 @@ how many whole days since that owner last set the task's status on the hub (thei
 `status_change` event on it; with none observed, as far back as the observed events reach, so
 it only errs short) or a person through Custodian (their approval of its move, in the queue's
 window).
-A grant's `on` names some of them (`--on KEY=VALUE`); it covers a proposal only when every
-one it names holds: the same value, and for `idle_days` at least that many days. A fact the
+A grant's `on` names some of them (`--on KEY=VALUE`, or `KEY=A,B,C` for a set of values); it
+covers a proposal only when every one it names holds: one of the values, and for the days at
+least that many. A fact the
 ruling cannot observe is no match: a scope only ever narrows. Pure.
 
 The facts also go with each queued item (`ApprovalItem.facts`), with whether it cites a
@@ -42,6 +43,8 @@ SCOPE_KEYS = {
 }
 AT_LEAST = frozenset({"idle_days", "owner_set_days"})
 MAX_IDLE = 365
+# A grant's `on` may name a set of values of a fact, parted by commas: any one of them holds.
+ONE_OF = ","
 # What a queued item's facts say of its evidence (not a scope key: `--evidence newer` is).
 CITES = "cites"
 
@@ -131,7 +134,14 @@ def scope_problem(on: Mapping[str, str]) -> str | None:
             return f"--on {key}=: give a value"
         if key in AT_LEAST and not (value.isdigit() and 1 <= int(value) <= MAX_IDLE):
             return f"--on {key}={value}: give whole days from 1 to {MAX_IDLE}"
+        if key not in AT_LEAST and "" in value.split(ONE_OF):
+            return f"--on {key}={value}: give values parted by commas, none empty (a,b,c)"
     return None
+
+
+def one_of(want: str, have: str) -> bool:
+    """Whether an observed value is one of the values a grant's `on` names (`a,b,c`)."""
+    return have in want.split(ONE_OF)
 
 
 def scope_miss(on: Mapping[str, str], facts: Mapping[str, str] | None) -> str | None:
@@ -143,7 +153,7 @@ def scope_miss(on: Mapping[str, str], facts: Mapping[str, str] | None) -> str | 
         if key in AT_LEAST:
             if not (have.isdigit() and want.isdigit() and int(have) >= int(want)):
                 return f"covers only {key}>={want}, the item has {key}={have}"
-        elif have != want:
+        elif not one_of(want, have):
             return f"covers only {key}={want}, the item has {key}={have}"
     return None
 

@@ -20,10 +20,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from custodian_runtime.core.authority.scope import AT_LEAST, CITES, MAX_IDLE, scope_label
+from custodian_runtime.core.authority.scope import (
+    AT_LEAST,
+    CITES,
+    MAX_IDLE,
+    ONE_OF,
+    one_of,
+    scope_label,
+)
 from custodian_runtime.core.standing.grants import where_text
 
 MAX_ATOMS = 3
+# A value joins a set of values in a scope once this many of its proposals were approved.
+SET_LEAST = 2
 NEWER = "newer"
 # A param whose value names one target is no class (a grant on one task is no standing word).
 ONE_TARGET = frozenset({"task_id", "decision_id", "flag_id", "title", "summary", "note"})
@@ -69,7 +78,7 @@ def fits(scope: Scope, params: Mapping[str, object], facts: Mapping[str, str] | 
         if key in AT_LEAST:
             if not (have.isdigit() and int(have) >= int(want)):
                 return False
-        elif have != want:
+        elif not one_of(want, have):
             return False
     return True
 
@@ -89,6 +98,7 @@ def _atoms(said: Sequence[Judged], status_write: bool, needed: int) -> list[Scop
         if status_write and facts.get(CITES) == NEWER:
             counts[("evidence", NEWER, NEWER)] = counts.get(("evidence", NEWER, NEWER), 0) + 1
     atoms = [_atom(kind, k, v) for (kind, k, v), n in sorted(counts.items()) if n >= needed]
+    atoms += _sets(said, needed)
     for key in sorted(AT_LEAST):
         # Past a rejected proposal's days, the least an approved one had: the narrowest bound
         # that covers as many approvals as any that leaves the rejected one out.
@@ -99,6 +109,26 @@ def _atoms(said: Sequence[Judged], status_write: bool, needed: int) -> list[Scop
             if sum(1 for d in days if d >= t) >= needed:
                 atoms.append(Scope(on={key: str(t)}))
     return atoms
+
+
+def _sets(said: Sequence[Judged], needed: int) -> list[Scope]:
+    """For each fact of the target, the set of its values whose proposals a person approved at
+    least SET_LEAST times and never rejected (`--on KEY=A,B,C`), when it holds more than one
+    value and `needed` approvals: one grant where each value would wait for its own. A value
+    with an unkept rejection is left out (its facts unknown, it counts as every value)."""
+    tally: dict[str, dict[str, list[bool]]] = {}
+    for ok, _, facts in said:
+        for key, value in (facts or {}).items():
+            if key not in AT_LEAST and key != CITES:
+                tally.setdefault(key, {}).setdefault(value, []).append(ok)
+    unknown = any(not ok and facts is None for ok, _, facts in said)
+    found = []
+    for key, values in sorted(tally.items()):
+        clean = sorted(v for v, oks in values.items() if all(oks) and len(oks) >= SET_LEAST)
+        held = sum(len(values[v]) for v in clean)
+        if len(clean) > 1 and held >= needed and not unknown and ONE_OF not in "".join(clean):
+            found.append(Scope(on={key: ONE_OF.join(clean)}))
+    return found
 
 
 def _atom(kind: str, key: str, value: str) -> Scope:

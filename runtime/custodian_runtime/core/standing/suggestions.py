@@ -49,6 +49,7 @@ RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
 RENEW_LIFE = timedelta(days=30)
 RENEW_USES = 50
 MAX_SCOPED = 3  # grants over facts suggested per operation in one report
+GRANT_LIFE = timedelta(days=7)  # how long ago a grant used up is still renewed as it earned
 
 
 def lower_bound(agreed: int, decided: int) -> float:
@@ -163,7 +164,8 @@ def suggest(tally: DecidedTally, mode: str | None, live: Live, asking: Asking) -
         return Suggested(op, none_because=f"never grantable: {never[op]}")
     renewals = tuple(_renewals(op, live, asking))
     grants, because = _grants(tally, live, asking)
-    found = renewals + grants
+    renewed = [r.where for r in renewals]
+    found = renewals + tuple(g for g in grants if g.where not in renewed)
     if found:
         return Suggested(op, found)
     return Suggested(op, none_because=because)
@@ -216,9 +218,10 @@ def _mode_back(tally: DecidedTally, asking: Asking) -> Suggested:
 
 
 def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
-    """A live grant running low, unless another live grant of the same class is not."""
+    """A live grant running low, or one used up in the last GRANT_LIFE with none of its writes
+    reversed, unless another live grant of the same class is not running low."""
     grants = live.of(op)
-    low = [g for g in grants if _runs_low(g, live)]
+    low = [g for g in grants if _runs_low(g, live)] + _used_up(op, live)
     found = []
     for grant in low:
         if any(g.where == grant.where and g.on == grant.on and not _runs_low(g, live)
@@ -230,7 +233,7 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
         most, life = _renewed(grant, uses, undone)
         why = (
             f"{grant.id} runs low: {uses} of {grant.max_uses} used, "
-            f"{grant.max_uses - uses} left, expires in {span(left)}"
+            f"{grant.max_uses - uses} left, expires in {span(max(left, timedelta(0)))}"
             + ("" if undone is None else f", {undone} reversed by a person")
             + _sized(grant, most, life)
         )
@@ -239,6 +242,23 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence, grant.on)
         )
     return found
+
+
+def _used_up(op: str, live: Live) -> list[Grant]:
+    """Grants of `op` used up within the last GRANT_LIFE (not revoked, suspended or void),
+    none of whose writes a person reversed, the newest of each class: renewed as they earned."""
+    if live.now is None:
+        return []
+    now = live.now
+    found: dict[tuple[str, str, str], Grant] = {}
+    for g in sorted(live.grants, key=lambda g: g.issued_at):
+        used = live.uses.get(g.id, 0) >= g.max_uses
+        recent = now - GRANT_LIFE <= g.expires_at and g.issued_at <= now
+        state = state_of(g, live.uses.get(g.id, 0), now)
+        if (g.operation == op and used and recent and state == "used up"
+                and g.id not in live.suspended and not live.reversed.get(g.id)):  # fmt: skip
+            found[(str(sorted(g.where.items())), str(sorted(g.on.items())), str(g.evidence))] = g
+    return list(found.values())
 
 
 def _renewed(grant: Grant, uses: int, undone: int | None) -> tuple[int, timedelta]:
