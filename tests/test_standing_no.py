@@ -229,6 +229,20 @@ def test_a_standing_no_made_ones_own_as_printed_then_lifted_asks_again(
     assert lifted.code == 0, lifted.stderr
     asked = _run(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
     assert [q["operation"] for q in asked["queued"]] == ["set_task_status"], asked
+    # The prompt of the run after the lift no longer shows the class as held.
+    assert "held: 3 rejected" in _prompt_user(tmp_path, 1) and "held: 3" not in _prompt_user(
+        tmp_path, 0
+    )
+
+
+def _prompt_user(tmp_path: Path, back: int) -> str:
+    """The user prompt of the newest run but `back` (memory/prompts, newest first)."""
+    import gzip
+    import json
+
+    kept = sorted((tmp_path / "memory" / "prompts" / "website").glob("*.json.gz"),
+                  key=lambda p: p.stat().st_mtime_ns, reverse=True)  # fmt: skip
+    return str(json.loads(gzip.decompress(kept[back].read_bytes()))["user"])
 
 
 def test_a_standing_no_names_one_scope_and_a_life_of_at_most_30_days(
