@@ -364,3 +364,17 @@ def test_a_grant_on_a_set_of_values_runs_as_typed(quiet_env: Path) -> None:
     assert code == 0, err
     code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     assert json.loads(out)[0]["on"] == {"workstream": "web-ws-1,web-ws-2"}
+
+
+def test_one_scope_over_a_set_comes_before_a_small_first_grant_per_value() -> None:
+    """Creates approved in four workstreams (4, 2, 2, 2), rejected in a fifth: no workstream
+    earns a full grant, and the one grant over the set covers more than a first grant on w1."""
+    said = _creates({"w1": (4, 0), "w2": (2, 0), "w3": (2, 0), "w4": (2, 0), "w5": (0, 3)})
+    tally = DecidedTally(
+        "create_task", 10, 3, 0, 0, tuple((ok, p) for ok, p, _ in said),
+        tuple(f for _, _, f in said),
+    )  # fmt: skip
+    found = suggest(tally, None, Live(now=NOW), Asking(DOMAIN, "mem", "embedded", "ana"))
+    [one] = found.suggestions
+    assert "--on workstream=w1,w2,w3,w4" in one.command and "--max 10" in one.command
+    assert "10 of 10 approved" in one.why and "the 3 rejected fall outside it" in one.why

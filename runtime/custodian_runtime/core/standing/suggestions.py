@@ -164,8 +164,8 @@ def suggest(tally: DecidedTally, mode: str | None, live: Live, asking: Asking) -
         return Suggested(op, none_because=f"never grantable: {never[op]}")
     renewals = tuple(_renewals(op, live, asking))
     grants, because = _grants(tally, live, asking)
-    renewed = [r.where for r in renewals]
-    found = renewals + tuple(g for g in grants if g.where not in renewed)
+    renewed = [(r.where, r.on) for r in renewals]
+    found = renewals + tuple(g for g in grants if (g.where, g.on) not in renewed)
     if found:
         return Suggested(op, found)
     return Suggested(op, none_because=because)
@@ -348,33 +348,57 @@ def _covered(tally: DecidedTally, grants: Sequence[Grant]) -> frozenset[int]:
     )
 
 
-def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple[bool, str]:
-    """Whether a clean class earns a grant past what is covered already, and the words why."""
+def _judge(
+    c: _Class, grants: Sequence[Grant], covered: frozenset[int], first: bool
+) -> tuple[bool, str]:
+    """Whether a clean class earns a grant past what is covered already (`first`: a first
+    grant, sooner and smaller, may do), and the words why."""
     named = ", ".join(f"{g.id} ({where_label(g.where)})" for g in grants)
     if any(not g.on and all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
         return False, f"a live grant covers it: {named}"
     gone = len(c.approved & covered)
     if gone and c.approved <= covered:
         return False, f"a live grant covers it: {named}"
-    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved", first=True)
+    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved", first=first)
     return ok, why if ok else f"{why} ({c.label})"
 
 
 def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Suggestion, ...], str]:
-    """Grants for the strongest clean classes, greedily, each past what is covered already."""
-    op, grants = tally.operation, live.of(tally.operation)
+    """Grants for the strongest clean classes, greedily, each past what is covered already:
+    full grants first, then one scope over the facts that parted approvals from rejections,
+    then first grants for what is left (one scope rather than a small grant per value)."""
+    grants = live.of(tally.operation)
     covered = _covered(tally, grants)
     classes = sorted(_classes(tally), key=lambda c: (-c.decided, len(c.where), c.label))
     clean = [c for c in classes if c.rejected == 0]
     found: list[Suggestion] = []
-    reasons: list[str] = []
     for c in classes:
         if c.rejected:
             split = _separated(tally, c, live, asking)
             if split is not None and all(f.command != split.command for f in found):
                 found.append(split)
+    covered, _ = _clean(tally, clean, live, asking, covered, found, first=False)
+    scoped, covered = _scoped(tally, live, asking, covered)
+    found += [f for f in scoped if all(f.command != g.command for g in found)]
+    _, reasons = _clean(tally, clean, live, asking, covered, found, first=True)
+    return tuple(found), _why_none(tally, classes, reasons)
+
+
+def _clean(
+    tally: DecidedTally,
+    clean: Sequence[_Class],
+    live: Live,
+    asking: Asking,
+    covered: frozenset[int],
+    found: list[Suggestion],
+    first: bool,
+) -> tuple[frozenset[int], list[str]]:
+    """Append to `found` a grant for each clean class that earns one past `covered` (`first`:
+    first grants too); what they cover, and why each other class earns none."""
+    op, grants = tally.operation, live.of(tally.operation)
+    reasons: list[str] = []
     for c in clean:
-        ok, why = _judge(c, grants, covered)
+        ok, why = _judge(c, grants, covered, first)
         if not ok:
             reasons.append(why)
             continue
@@ -386,28 +410,25 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
             if cited is not None and all(f.command != cited.command for f in found):
                 found.append(cited)
             continue
-        uses = first_uses(
-            c.agreed - len(c.approved & covered), c.decided - len(c.approved & covered)
+        gone = len(c.approved & covered)
+        bounds = (first_uses(c.agreed - gone, c.decided - gone), GRANT_EXPIRES)
+        made = grant_command(
+            asking, op, where, f"{why}, none rejected in this class", bounds=bounds
         )
-        bounds = (uses, GRANT_EXPIRES)
-        found.append(
-            grant_command(asking, op, where, f"{why}, none rejected in this class", bounds=bounds)
-        )
+        if all(f.command != made.command for f in found):
+            found.append(made)
         covered |= c.approved
-    for scoped in _scoped(tally, live, asking, covered):
-        if all(f.command != scoped.command for f in found):
-            found.append(scoped)
-    return tuple(found), _why_none(tally, classes, reasons)
+    return covered, reasons
 
 
 def _scoped(
     tally: DecidedTally, live: Live, asking: Asking, covered: frozenset[int]
-) -> list[Suggestion]:
+) -> tuple[list[Suggestion], frozenset[int]]:
     """Grants over the facts that parted a person's approvals from their rejections
     (core/standing/scopes.py), greedily, each past what is covered already."""
     op, said = tally.operation, tally.said()
     if tally.rejected == 0 or not any(f is not None for _, _, f in said):
-        return []  # nothing to part, or no facts kept
+        return [], covered  # nothing to part, or no facts kept
     spec = operations.find(op)
     status_write = spec is not None and spec.status_write
     grants = live.of(op)
@@ -438,7 +459,7 @@ def _scoped(
             )
         )
         covered |= best.approved
-    return found
+    return found, covered
 
 
 def _separated(tally: DecidedTally, c: _Class, live: Live, asking: Asking) -> Suggestion | None:
