@@ -47,6 +47,11 @@ MAX_IDLE = 365
 ONE_OF = ","
 # What a queued item's facts say of its evidence (not a scope key: `--evidence newer` is).
 CITES = "cites"
+# The days since a person's word set its task's status, where one was observed (their
+# status_change event, their approval through Custodian): what a standing no reads, not a
+# scope key (a grant reads `owner_set_days`, which errs short where no word was observed).
+WORD = "set_word_days"
+NOT_SCOPES = frozenset({CITES, WORD})
 
 
 def scope_facts(
@@ -74,10 +79,14 @@ def scope_facts(
             found["idle_days"] = str(max(0, idle.days))
         if evidence is not None:
             found[CITES] = cites_of(params, task, evidence)
+            seen = _owner_word(task, found.get("owner"), evidence, now)
+            word = [d for d in (seen, approved_days(task.id, said, now)) if d is not None]
+            if word:
+                found[WORD] = str(min(word))
             quiet = owner_set_days(task, found.get("owner"), evidence, now)
-            approved = approved_days(task.id, said, now)
-            if quiet is not None or approved is not None:
-                found["owner_set_days"] = str(min(d for d in (quiet, approved) if d is not None))
+            bound = [d for d in (quiet, *word) if d is not None]
+            if bound:
+                found["owner_set_days"] = str(min(bound))
     return found
 
 
@@ -88,6 +97,21 @@ def owner_set_days(task: Task, owner: str | None, evidence: Evidence, now: datet
     only errs short. None: no owner, or no events observed to tell."""
     if not owner:
         return None
+    seen = _owner_word(task, owner, evidence, now)
+    if seen is not None:
+        return seen
+    if task.id in evidence.read_tasks:
+        return MAX_IDLE
+    if evidence.reach is None:
+        return None
+    return min(MAX_IDLE, max(0, (utc(now) - evidence.reach).days))
+
+
+def _owner_word(task: Task, owner: str | None, evidence: Evidence, now: datetime) -> int | None:
+    """Whole days since the owner's newest observed `status_change` event on `task` (None:
+    none observed, or no owner)."""
+    if not owner:
+        return None
     mine = [
         e.created_at
         for e in evidence.events.values()
@@ -95,13 +119,7 @@ def owner_set_days(task: Task, owner: str | None, evidence: Evidence, now: datet
         and e.event_type == "status_change"
         and e.source.strip().casefold() == owner.strip().casefold()
     ]
-    if mine:
-        return max(0, (utc(now) - utc(max(mine, key=utc))).days)
-    if task.id in evidence.read_tasks:
-        return MAX_IDLE
-    if evidence.reach is None:
-        return None
-    return min(MAX_IDLE, max(0, (utc(now) - evidence.reach).days))
+    return max(0, (utc(now) - utc(max(mine, key=utc))).days) if mine else None
 
 
 def approved_days(task: str, said: Sequence[DecidedMark], now: datetime) -> int | None:

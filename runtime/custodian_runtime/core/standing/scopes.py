@@ -24,6 +24,7 @@ from custodian_runtime.core.authority.scope import (
     AT_LEAST,
     CITES,
     MAX_IDLE,
+    NOT_SCOPES,
     ONE_OF,
     one_of,
     scope_label,
@@ -93,7 +94,7 @@ def _atoms(said: Sequence[Judged], status_write: bool, needed: int) -> list[Scop
             if k not in ONE_TARGET and isinstance(v, str | int | float | bool):
                 counts[("where", k, where_text(v))] = counts.get(("where", k, where_text(v)), 0) + 1
         for k, v in facts.items():
-            if k != CITES and k not in AT_LEAST:
+            if k not in NOT_SCOPES and k not in AT_LEAST:
                 counts[("on", k, v)] = counts.get(("on", k, v), 0) + 1
         if status_write and facts.get(CITES) == NEWER:
             counts[("evidence", NEWER, NEWER)] = counts.get(("evidence", NEWER, NEWER), 0) + 1
@@ -119,7 +120,7 @@ def _sets(said: Sequence[Judged], needed: int) -> list[Scope]:
     tally: dict[str, dict[str, list[bool]]] = {}
     for ok, _, facts in said:
         for key, value in (facts or {}).items():
-            if key not in AT_LEAST and key != CITES:
+            if key not in AT_LEAST and key not in NOT_SCOPES:
                 tally.setdefault(key, {}).setdefault(value, []).append(ok)
     unknown = any(not ok and facts is None for ok, _, facts in said)
     found = []
@@ -168,7 +169,7 @@ def _narrowest(scope: Scope, approved: Sequence[Judged]) -> Scope:
     }  # fmt: skip
     on = {
         k: v for k, v in first_f.items()
-        if k != CITES and k not in AT_LEAST and all(f.get(k) == v for f in facts)
+        if k not in NOT_SCOPES and k not in AT_LEAST and all(f.get(k) == v for f in facts)
     }  # fmt: skip
     return Scope({**where, **scope.where}, {**on, **scope.on}, scope.evidence)
 
