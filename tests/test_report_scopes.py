@@ -378,3 +378,33 @@ def test_one_scope_over_a_set_comes_before_a_small_first_grant_per_value() -> No
     [one] = found.suggestions
     assert "--on workstream=w1,w2,w3,w4" in one.command and "--max 10" in one.command
     assert "10 of 10 approved" in one.why and "the 3 rejected fall outside it" in one.why
+
+
+def test_after_a_reversal_a_grant_narrowed_past_it_is_suggested() -> None:
+    """A plain grant for blocked moves was suspended when raj set back one of its moves on
+    t-10: the next report suggests the grant narrowed to leave that write's facts out, and
+    nothing while the reversed write's facts are not recorded."""
+    said: list[tuple[bool, dict[str, object], dict[str, str] | None]] = []
+    for n in range(12):
+        ws, owner = ("ws-1", "ana") if n < 9 else ("ws-4", "raj")
+        said.append(
+            (
+                True,
+                {"task_id": f"t-{n}", "status": "blocked"},
+                {"workstream": ws, "owner": owner, "task_status": "in_progress"},
+            )
+        )
+    tally = DecidedTally(
+        "set_task_status", 12, 0, 0, 0, tuple((ok, p) for ok, p, _ in said),
+        tuple(f for _, _, f in said),
+    )  # fmt: skip
+    plain = _grant({}).model_copy(update={"on": {}})
+    why = "a person set task t-10 back from blocked to in_progress"
+    asking = Asking(DOMAIN, "mem", "embedded", "ana")
+    raj = {"workstream": "ws-4", "owner": "raj"}
+    live = Live([plain], {}, NOW, suspended={plain.id: why}, reversed_on={plain.id: raj})
+    [narrowed] = [s for s in suggest(tally, None, live, asking).suggestions if s.on]
+    assert narrowed.on == {"owner": "ana", "task_status": "in_progress", "workstream": "ws-1"}
+    assert "; the 1 reversed by a person fall outside it" in narrowed.why
+    unknown = Live([plain], {}, NOW, suspended={plain.id: why})
+    assert not [s for s in suggest(tally, None, unknown, asking).suggestions if s.on]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core.authority.scope import one_of
 from custodian_runtime.core.standing.commands import (
     GRANT_EXPIRES,
     GRANT_MAX,
@@ -120,6 +121,17 @@ class Live:
     reversed: Mapping[str, int] = field(default_factory=dict)
     # Grants a person's reversal suspended, with why (core/standing/narrowed.py).
     suspended: Mapping[str, str] = field(default_factory=dict)
+    # The facts (workstream, owner) of the reversed write that suspended each grant, where
+    # recorded (core/standing/narrowed.py).
+    reversed_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def reversed_in(self, operation: str) -> list[tuple[Grant, Mapping[str, str]]]:
+        """The suspended grants of `operation` whose reversed write's facts are recorded."""
+        return [
+            (g, self.reversed_on[g.id])
+            for g in self.grants
+            if g.operation == operation and g.id in self.suspended and g.id in self.reversed_on
+        ]
 
     def of(self, operation: str) -> list[Grant]:
         """The grants of `operation` that are live now (a suspended one is not)."""
@@ -427,7 +439,9 @@ def _scoped(
     """Grants over the facts that parted a person's approvals from their rejections
     (core/standing/scopes.py), greedily, each past what is covered already."""
     op, said = tally.operation, tally.said()
-    if tally.rejected == 0 or not any(f is not None for _, _, f in said):
+    undone = _reversed(live, op)
+    said = [*said, *undone]
+    if tally.rejected + len(undone) == 0 or not any(f is not None for _, _, f in said):
         return [], covered  # nothing to part, or no facts kept
     spec = operations.find(op)
     status_write = spec is not None and spec.status_write
@@ -440,7 +454,8 @@ def _scoped(
     for _ in range(MAX_SCOPED):
         best = next(
             (f for f in clean_scopes(said, status_write, NEEDED, covered)
-             if live.suspension(op, f.scope.where, f.scope.evidence) is None),
+             if live.suspension(op, f.scope.where, f.scope.evidence) is None
+             or (undone and _leaves_out(f.scope, undone))),
             None,
         )  # fmt: skip
         if best is None:
@@ -448,9 +463,10 @@ def _scoped(
         ok, why = _earned(len(best.approved), best.decided, "approved")
         if not ok:
             break
-        outside = tally.rejected
+        left = [f"the {tally.rejected} rejected"] if tally.rejected else []
+        left += [f"the {len(undone)} reversed by a person"] if undone else []
         why = (
-            f"{why} where {best.scope.label()}; the {outside} rejected fall outside it, and "
+            f"{why} where {best.scope.label()}; {' and '.join(left)} fall outside it, and "
             "the ruling checks each of these facts at every write"
         )
         found.append(
@@ -460,6 +476,23 @@ def _scoped(
         )
         covered |= best.approved
     return found, covered
+
+
+def _reversed(live: Live, op: str) -> list[Judged]:
+    """Each write a person reversed under a suspended grant of `op`, as a rejected proposal on
+    the facts recorded of it (its workstream and owner; none recorded: left out, and the grant
+    stays suspended): a scope that leaves them out is a grant narrowed past the reversal."""
+    return [(False, dict(grant.where), dict(facts)) for grant, facts in live.reversed_in(op)]
+
+
+def _leaves_out(scope: Scope, undone: Sequence[Judged]) -> bool:
+    """Whether `scope` leaves out each reversed write by its workstream or its owner (the facts
+    kept of it; any other fact of it is unknown, and an unknown fact leaves nothing out)."""
+    return all(
+        any(k in scope.on and k in (f or {}) and not one_of(scope.on[k], (f or {})[k])
+            for k in ("workstream", "owner"))
+        for _, _, f in undone
+    )  # fmt: skip
 
 
 def _separated(tally: DecidedTally, c: _Class, live: Live, asking: Asking) -> Suggestion | None:
