@@ -324,3 +324,17 @@ def test_moves_soon_after_a_person_set_the_status_rejected_every_time_are_held()
     assert asked.outcome == "queue" and "asked once more" in asked.reason
     # Kept in the record only when known: a mark from before reads as it did.
     assert DecidedMark.from_record(said[0].as_record()) == said[0]
+
+
+def test_a_prune_drops_no_said_no_or_lift_that_still_binds() -> None:
+    """`journal prune` keeps at least RETAIN (31 days) and keeps only a person's modes past it:
+    a standing no said in words lasts at most MAX_LIFE (30 days), and a lift sets aside only
+    decisions a standing no still reads (RECENTLY_REJECTED), so any `refusal_said` a prune may
+    drop has expired, and any lift it may drop sets aside nothing still read."""
+    from custodian_runtime.core.approvals.items import RECENTLY_REJECTED
+    from custodian_runtime.core.authority.own_writes import RETAIN
+    from custodian_runtime.core.journal.prune import keep_problem
+    from custodian_runtime.core.standing.said_no import MAX_LIFE
+
+    assert keep_problem(RETAIN - timedelta(hours=1)) is not None and keep_problem(RETAIN) is None
+    assert MAX_LIFE < RETAIN and RECENTLY_REJECTED < RETAIN
