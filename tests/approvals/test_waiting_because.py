@@ -82,6 +82,10 @@ def test_a_grant_used_up_or_out_of_scope_is_named() -> None:
     narrow = Standing(grants=(_grant(where={"workstream_id": "ws-docs"}),))
     code, text = _because(_item("create_task", CREATE), narrow)
     assert code == "grant" and "grant-000000000001 covers only workstream_id=ws-docs" in text
+    # A fact the ruling observed is named with its value, never as unobserved.
+    other = Standing(grants=(_grant(on={"workstream": "ws-docs"}),))
+    code, text = _because(_item("create_task", CREATE), other)
+    assert "covers only workstream=ws-docs, the item has workstream=ws-web" in text, text
     expired = Standing(grants=(_grant(expires_at=NOW - timedelta(hours=1)),))
     assert _because(_item("create_task", CREATE), expired)[1].endswith(
         "grant-000000000001 is expired."

@@ -25,7 +25,7 @@ from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
-from custodian_runtime.core.standing.suggestions import Live
+from custodian_runtime.core.standing.suggestions import Live, first_uses
 from support.spine import held_hub
 
 DOMAIN = "website"
@@ -215,9 +215,9 @@ def test_the_class_a_grant_names_is_scored_not_the_operation() -> None:
 
 
 def test_why_there_is_none_too_few_or_a_rejection_or_never_grantable() -> None:
-    few = _one(_moves(5, "blocked", "executed"))
+    few = _one(_moves(3, "blocked", "executed"))
     assert few.suggestions == () and few.none_because.startswith(
-        "too few decided: 5 of the 8 needed"
+        "too few decided: 3 of the 4 needed"
     )
     mixed = [*_moves(9, "blocked", "executed"), *_moves(1, "blocked", "rejected", 50)]
     assert _one(mixed).none_because.startswith(
@@ -233,6 +233,21 @@ def test_why_there_is_none_too_few_or_a_rejection_or_never_grantable() -> None:
     assert _one(_moves(2, "blocked", "rejected")).none_because == "none approved: 2 rejected"
     [row] = agreement(_moves(1, "blocked", "rejected"), NOW, 30)
     assert row.line().startswith("set_task_status: 1 proposal, 0 approved, 1 rejected")
+
+
+def test_a_first_grant_comes_sooner_and_smaller_and_only_where_none_was_rejected() -> None:
+    # 4 of 4: the bound (0.51) says more often approved than not; 7 uses keep the rejections
+    # expected at that bound (7 * 0.49) within a full grant's at the threshold (10 * 0.35).
+    [first] = _one(_moves(4, "blocked", "executed")).suggestions
+    words = shlex.split(first.command)
+    assert words[words.index("--max") + 1] == "7" and words[words.index("--expires") + 1] == "7d"
+    assert first.why.startswith("4 of 4 approved, lower bound 0.51; a first grant of 7 uses")
+    [five] = _one(_moves(5, "blocked", "executed")).suggestions
+    assert shlex.split(five.command)[shlex.split(five.command).index("--max") + 1] == "8"
+    assert [first_uses(n, n) for n in range(4, 10)] == [7, 8, 8, 9, 10, 10]
+    # A class that holds a rejection earns nothing sooner: its bound must still reach 0.65.
+    mixed = [*_moves(6, "blocked", "executed"), *_moves(1, "blocked", "rejected", 50)]
+    assert _one(mixed).suggestions == ()
 
 
 def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() -> None:
@@ -258,6 +273,20 @@ def test_a_live_grant_is_not_suggested_again_and_one_running_low_is_renewed() ->
     # A person reversed one of its writes: renewed as it was, never longer or with more uses.
     assert "--max 10 --expires 54h " in told.command  # issued for 54 hours, as before
     assert "renewed for" not in told.why
+
+
+def test_a_grant_used_up_with_none_reversed_is_renewed_as_it_earned_not_begun_again() -> None:
+    items = _moves(4, "blocked", "executed")
+    spent = _grant({"status": "blocked"}, max_uses=7)
+    [renew] = _one(items, live=Live([spent], {spent.id: 7}, NOW)).suggestions
+    assert renew.kind == "renew" and "--max 14 --expires 14d" in renew.command
+    assert renew.why.startswith("grant-0123456789ab runs low: 7 of 7 used, 0 left")
+    # one of its writes reversed: nothing renewed; a grant used up long ago: begun again small
+    undone = Live([spent], {spent.id: 7}, NOW, reversed={spent.id: 1})
+    assert all(s.kind != "renew" for s in _one(items, live=undone).suggestions)
+    old = _grant({"status": "blocked"}, max_uses=7, expires=NOW - timedelta(days=8))
+    [again] = _one(items, live=Live([old], {old.id: 7}, NOW)).suggestions
+    assert again.kind == "grant" and "--max 7 --expires 7d" in again.command
 
 
 def test_a_grant_a_reversal_suspended_is_neither_live_nor_suggested_again() -> None:

@@ -163,7 +163,8 @@ def suggested(
     now = now or utc_now()
     standing = _store(settings).standing(domain)
     asking = Asking(domain, str(settings.memory_dir), _hub_flag(settings, domain), by or "")
-    live = Live(standing.grants, standing.uses, now, suspended=standing.narrowed.suspended)
+    live = Live(standing.grants, standing.uses, now, suspended=standing.narrowed.suspended,
+                reversed_on=standing.narrowed.reversed_on)  # fmt: skip
     return {r.operation: r.suggested(asking, standing.modes.of(r.operation), live) for r in rows}
 
 

@@ -26,6 +26,8 @@ from custodian_runtime.core.journal.continuity import (
 )
 from custodian_runtime.core.journal.kinds import CanonCited, PromptRecord
 from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
+from custodian_runtime.core.standing.record import standing_of
+from custodian_runtime.core.standing.said_no import lifted_history
 from custodian_runtime.core.view import View
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.llm.base import Prompt
@@ -133,9 +135,10 @@ def _orientation(
     """Build the prompt inputs from the canon, memory and the observation, and render them."""
     queue = ctx.approvals.view(ctx.domain, now)
     pending = tuple(brief(i) for i in queue.pending(now))
-    rejected = held_briefs(observation.summary, queue.history(now)) + tuple(
-        brief(i) for i in queue.rejected(now)
-    )
+    # A person's lift of a standing no sets aside its rejections here too, as in the ruling.
+    said = standing_of(history).said_nos
+    held = lifted_history(queue.history(now), said, View.of(observation.summary))
+    rejected = held_briefs(observation.summary, held) + tuple(brief(i) for i in queue.rejected(now))
     queries = state_queries(observation.summary, pending, rejected)
     memory = None if ctx.dry_run else ctx.memory_dir
     canon = run_canon(ctx.canon_dir, ctx.domain, queries, memory)

@@ -18,13 +18,14 @@ from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.journal.kinds import ClassHeld, GrantSuspended
-from custodian_runtime.core.journal.records import parse_at
+from custodian_runtime.core.journal.records import Record, parse_at
 from custodian_runtime.core.ruling.path import Grounds, rule_plan
 from custodian_runtime.core.standing.narrowed import (
     NARROWED_FOR,
     REVERSAL_WINDOW,
     Narrowed,
     NarrowedClass,
+    narrowed_of,
     reversals,
 )
 from custodian_runtime.core.standing.record import Standing
@@ -63,6 +64,15 @@ def test_a_write_set_back_is_found_once_and_a_person_s_own_or_a_move_forward_is_
     assert held.until == (NOW + NARROWED_FOR).isoformat()
     assert suspended.grant_id == "grant-0123456789ab"
     assert "a person set task t-prog back from blocked to in_progress" in str(suspended.reason)
+    # Its task's workstream (and owner, where the hub names one): what a grant narrowed past
+    # the reversal leaves out; folded back by narrowed_of.
+    assert suspended.workstream_id == view.tasks["t-prog"].workstream_id
+    data = suspended.model_dump(mode="json", exclude_unset=True)
+    record = Record.model_construct(v=1, seq=1, run_id="r-2", domain="website",
+                                    kind=suspended.KIND, at=NOW.isoformat(), data=data, prev="",
+                                    hash="")  # fmt: skip
+    folded = narrowed_of([record])
+    assert folded.reversed_on["grant-0123456789ab"]["workstream"] == suspended.workstream_id
     seen = Narrowed(seen=frozenset({("r-1", "0"), ("r-1", "1")}))
     assert reversals(writes, view, seen, NOW) == []
 

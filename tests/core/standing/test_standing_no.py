@@ -227,6 +227,20 @@ def test_a_standing_no_made_ones_own_as_printed_then_lifted_asks_again(
     assert lifted.code == 0, lifted.stderr
     asked = _run_cancelling(tmp_path, monkeypatch, small_hub, ["web-t-4"]).json()
     assert [q["operation"] for q in asked["queued"]] == ["set_task_status"], asked
+    # The prompt of the run after the lift no longer shows the class as held.
+    assert "held: 3 rejected" in _prompt_user(tmp_path, 1) and "held: 3" not in _prompt_user(
+        tmp_path, 0
+    )
+
+
+def _prompt_user(tmp_path: Path, back: int) -> str:
+    """The user prompt of the newest run but `back` (memory/prompts, newest first)."""
+    import gzip
+    import json
+
+    kept = sorted((tmp_path / "memory" / "prompts" / "website").glob("*.json.gz"),
+                  key=lambda p: p.stat().st_mtime_ns, reverse=True)  # fmt: skip
+    return str(json.loads(gzip.decompress(kept[back].read_bytes()))["user"])
 
 
 def test_a_standing_no_names_one_scope_and_a_life_of_at_most_30_days(
@@ -262,3 +276,63 @@ def test_a_standing_no_said_holds_what_would_be_asked_with_the_persons_words() -
     lifted = replace(said, at=NOW, lifted=True)
     again = rule_plan(plan, seen, Grounds(standing=Standing(said_nos=(lifted,)), now=NOW))
     assert [r.outcome for r in again] == ["queue", "queue"]
+
+
+def _moved(task_id: str, days_ago: float, set_days: str, approved: bool = False) -> DecidedMark:
+    at = (NOW - timedelta(days=days_ago)).isoformat()
+    why = "" if approved else f"rejected by ana: ana set it herself; that stands ({task_id})"
+    return DecidedMark("set_task_status", "cancelled", task_id, "", approved, why, at, "none",
+                       set_days)  # fmt: skip
+
+
+def _set_by(source: str, days_ago: float, kind: str = "status_change", n: int = 1) -> Any:
+    return person_event(f"ev-{n}", "ws-web", "t-block").model_copy(
+        update={
+            "source": source,
+            "event_type": kind,
+            "created_at": NOW - timedelta(days=days_ago),
+        }
+    )
+
+
+def test_moves_soon_after_a_person_set_the_status_rejected_every_time_are_held() -> None:
+    """Rejected 3 times within 2 to 4 days of a person's word on the task's status, approved
+    9 days after one: a move 3 days after the owner's status change is held, one 6 days after
+    is asked; only the owner's newer word, not a status change, asks again."""
+    said = (_moved("t-todo", 5, "2"), _moved("t-prog", 4, "4"), _moved("t-done", 3, "3"),
+            _moved("t-done", 2, "9", approved=True))  # fmt: skip
+    history = ApprovalHistory(said=said)
+
+    def ruled(*events: Any) -> Ruling:
+        seen = _owned()
+        return _rule(history, seen=seen.model_copy(update={"recent_events": events}))
+
+    held = ruled(_set_by("ana", 3))
+    assert held.outcome == "deny", held.reason
+    assert (
+        "3 proposals of set_task_status status=cancelled in tasks whose status a person set at "
+        "most 4 days before rejected and none approved"
+    ) in held.reason
+    assert "when ana, whose word holds it, writes on its target again" in held.reason
+    assert ruled(_set_by("ana", 6)).outcome == "queue"
+    assert ruled().outcome == "queue"  # no word of a person observed: not in the class
+    # A team member's note does not outweigh the owner's word; the owner's own note does.
+    assert ruled(_set_by("ana", 3), _set_by("lee", 1 / 24, "note", 2)).outcome == "deny"
+    asked = ruled(_set_by("ana", 3), _set_by("ana", 1 / 24, "note", 2))
+    assert asked.outcome == "queue" and "asked once more" in asked.reason
+    # Kept in the record only when known: a mark from before reads as it did.
+    assert DecidedMark.from_record(said[0].as_record()) == said[0]
+
+
+def test_a_prune_drops_no_said_no_or_lift_that_still_binds() -> None:
+    """`journal prune` keeps at least RETAIN (31 days) and keeps only a person's modes past it:
+    a standing no said in words lasts at most MAX_LIFE (30 days), and a lift sets aside only
+    decisions a standing no still reads (RECENTLY_REJECTED), so any `refusal_said` a prune may
+    drop has expired, and any lift it may drop sets aside nothing still read."""
+    from custodian_runtime.core.approvals.items import RECENTLY_REJECTED
+    from custodian_runtime.core.authority.own_writes import RETAIN
+    from custodian_runtime.core.fold.prune import keep_problem
+    from custodian_runtime.core.standing.said_no import MAX_LIFE
+
+    assert keep_problem(RETAIN - timedelta(hours=1)) is not None and keep_problem(RETAIN) is None
+    assert MAX_LIFE < RETAIN and RECENTLY_REJECTED < RETAIN

@@ -38,12 +38,17 @@ class DecidedMark:
     # What it cited when queued (core/authority/scope.py `cites_of`: newer, other, none; ""
     # for a proposal that cites nothing by nature, or one decided before it was kept).
     cites: str = ""
+    # Whole days since a person's observed word set its task's status, when queued
+    # (core/authority/scope.py `WORD`; "" when none was observed).
+    set_days: str = ""
 
     def as_record(self) -> list[Any]:
         """Its fields in order, as the plan record and the queue's index keep them (`cites`
-        only when known, so a mark from before reads and writes as it did)."""
+        and `set_days` only when known, so a mark from before reads and writes as it did)."""
         kept = [self.operation, self.status, self.task, self.workstream, self.approved,
                 self.why, self.at]  # fmt: skip
+        if self.set_days:
+            return [*kept, self.cites, self.set_days]
         return [*kept, self.cites] if self.cites else kept
 
     @classmethod
@@ -51,8 +56,9 @@ class DecidedMark:
         """What `as_record` kept."""
         op, status, task, ws, approved, why, at, *rest = data
         cites = str(rest[0]) if rest else ""
+        set_days = str(rest[1]) if len(rest) > 1 else ""
         return cls(str(op), str(status), str(task), str(ws), approved is True, str(why), str(at),
-                   cites)  # fmt: skip
+                   cites, set_days)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -187,8 +187,9 @@ def said_of(item: ApprovalItem) -> DecidedMark | None:
     why = "" if approved else _why(item)
     at = item.decided_at.isoformat()
     cites = (item.facts or {}).get("cites", "")
+    set_days = (item.facts or {}).get("set_word_days", "")  # core/authority/scope.py WORD
     return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at,
-                       cites=cites)  # fmt: skip
+                       cites=cites, set_days=set_days)  # fmt: skip
 
 
 # What an item's status says the person did: approved (it may still fail on the hub) or not.

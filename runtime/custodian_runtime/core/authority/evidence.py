@@ -53,6 +53,9 @@ class Evidence:
     own_ids: frozenset[str] = frozenset()
     hub_now: datetime | None = None
     read_tasks: frozenset[str] = frozenset()
+    # How far back the summary's events reach (its oldest): no event newer than this on any
+    # task is missing from them (None: not known).
+    reach: datetime | None = None
 
     def ahead(self, event: ProgressEvent) -> bool:
         """Whether `event` is dated ahead of the hub's own time by more than `SKEW`."""
@@ -69,8 +72,9 @@ class Evidence:
         """The summary's recent events and any fetched ones; `own_ids` from the checkpoint;
         `read_tasks` the tasks whose events were fetched whole."""
         events = {e.id: e for e in (*observed.recent_events, *fetched)}
+        reach = min((utc(e.created_at) for e in observed.recent_events), default=None)
         return cls(events=events, own_ids=frozenset(own_ids), hub_now=observed.generated_at,
-                   read_tasks=frozenset(read_tasks))  # fmt: skip
+                   read_tasks=frozenset(read_tasks), reach=reach)  # fmt: skip
 
 
 def cited(params: Mapping[str, Any]) -> tuple[str, ...]:

@@ -23,15 +23,23 @@ from custodian_runtime.core.view import View
 
 
 def changed_since(
-    item: ProposedItem, view: View, evidence: Evidence, since: datetime
+    item: ProposedItem, view: View, evidence: Evidence, since: datetime, by: str = ""
 ) -> ProgressEvent | None:
     """A person's newest event on the item's target written after `since` (not dated ahead of
-    the hub's own time); None if none."""
+    the hub's own time); when `by` is named, one of theirs other than a status change (their
+    word after the one that set the status); None if none."""
     tasks, workstreams = _targets(item, view)
     found = [
         event
         for event in evidence.events.values()
         if utc(event.created_at) > utc(since)
+        and (
+            not by
+            or (
+                event.source.strip().casefold() == by.strip().casefold()
+                and event.event_type != "status_change"
+            )
+        )
         and by_custodian(event, evidence.own_ids) is None
         and not evidence.ahead(event)  # dated ahead of the hub: it would outdate every rejection
         and (

@@ -7,6 +7,14 @@ proposals of a class within the queue's window and approved none, a new proposal
 is held: neither queued nor sent, with the person's own reasons cited. A person's event on the
 proposal's target newer than the class's latest rejection asks again, once: rejected again, the
 newer rejection holds. A hold only stops asking; it never executes anything. Pure.
+
+A class may also be scoped by a fact, the mirror of a grant over facts: the moves on a task whose
+status a person set lately (core/authority/scope.py `owner_set_days`). When every decided move of
+the class made within R days of a person setting its task's status was rejected (at least
+`STANDING_NO`, none approved; R the most days among them, below the fewest of any approved move),
+a move on a task set within R days is held. What asks again is the workstream's owner's newer word
+on the task other than a status change (their status change is the word that holds): a team
+member's event does not outweigh the owner's word.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from typing import Any
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
-from custodian_runtime.core.authority.scope import cites_of
+from custodian_runtime.core.authority.scope import WORD, cites_of, scope_facts
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.view import View
@@ -44,6 +52,9 @@ class Refusal:
     rejected: tuple[DecidedMark, ...]
     last: datetime
     cites: str = ""  # what the proposals cited, when the "no" is said of that too
+    # Whose newer word asks again ("": anyone's): for a "no" of moves on a task whose status a
+    # person set lately, the workstream's owner's, as it is their word that holds.
+    lifted_by: str = ""
 
     def label(self) -> str:
         """`set_task_status status=cancelled in the workstreams of mia`, or `... citing
@@ -59,7 +70,11 @@ class Refusal:
         return (
             f"{HELD_NO}{len(self.rejected)} proposals of {self.label()} rejected and "
             f"none approved, the last at {stamp(self.last)} ({cited}); it is asked again once "
-            "when a person writes on its target"
+            + (
+                f"when {self.lifted_by}, whose word holds it, writes on its target again"
+                if self.lifted_by
+                else "when a person writes on its target"
+            )
         )
 
 
@@ -98,10 +113,10 @@ def refusal_problem(
     cites = (
         "" if task is None or "status" not in item.params else cites_of(item.params, task, evidence)
     )
-    found = standing_no(item, view, history, cites)
+    found = standing_no(item, view, history, cites) or _freshly_set(item, view, history, evidence)
     if found is None:
         return None, None
-    event = changed_since(item, view, evidence, found.last)
+    event = changed_since(item, view, evidence, found.last, found.lifted_by)
     if event is None:
         return found.clause(), None
     return None, (
@@ -127,6 +142,35 @@ def standing_nos_in(view: View, history: ApprovalHistory) -> tuple[Refusal, ...]
         if refusal is not None:
             found.setdefault(refusal.label(), refusal)
     return tuple(found[k] for k in sorted(found))
+
+
+def _freshly_set(
+    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence
+) -> Refusal | None:
+    """The standing "no" of moves on a task whose status a person set lately: every decided
+    proposal of the class (the operation and the status it sets) made within R days of a
+    person setting its task's status was rejected, at least STANDING_NO of them, none approved
+    (R: the most days among them, below the fewest of any approved one); `item` is held when
+    its task's status was set within R days too (core/authority/scope.py `owner_set_days`)."""
+    status, workstream = _class_of(item.operation, item.params, view)
+    task = view.tasks.get(str(item.params.get("task_id")))
+    if not status or workstream is None or task is None or evidence.hub_now is None:
+        return None
+    same = [s for s in history.said if (s.operation, s.status) == (item.operation, status)]
+    dated = [(s, int(s.set_days)) for s in same if s.set_days.isdigit()]
+    fewest = min((d for s, d in dated if s.approved), default=None)
+    rejected = tuple(s for s, d in dated if not s.approved and (fewest is None or d < fewest))
+    if len(rejected) < STANDING_NO:
+        return None
+    most = max(int(s.set_days) for s in rejected)
+    owner = _owner(view, workstream)
+    facts = scope_facts(item.params, view, evidence.hub_now, evidence, history.said)
+    mine = facts.get(WORD, "")
+    if not mine.isdigit() or int(mine) > most:
+        return None
+    last = max(datetime.fromisoformat(s.at) for s in rejected)
+    scope = f"tasks whose status a person set at most {most} days before"
+    return Refusal(item.operation, status, scope, rejected, last, lifted_by=owner)
 
 
 def held_class(reason: str) -> str | None:

@@ -2,9 +2,14 @@
 
 A proposal's scope facts are read from the domain as observed, never from the model: the
 workstream it is about (its task's, or its `workstream_id` param), that workstream's owner on
-the hub, the task's status and how many whole days since its last change (by the hub's clock).
-A grant's `on` names some of them (`--on KEY=VALUE`); it covers a proposal only when every
-one it names holds: the same value, and for `idle_days` at least that many days. A fact the
+the hub, the task's status and how many whole days since its last change (by the hub's clock),
+how many whole days since that owner last set the task's status on the hub (their
+`status_change` event on it; with none observed, as far back as the observed events reach, so
+it only errs short) or a person through Custodian (their approval of its move, in the queue's
+window).
+A grant's `on` names some of them (`--on KEY=VALUE`, or `KEY=A,B,C` for a set of values); it
+covers a proposal only when every one it names holds: one of the values, and for the days at
+least that many. A fact the
 ruling cannot observe is no match: a scope only ever narrows. Pure.
 
 The facts also go with each queued item (`ApprovalItem.facts`), with whether it cites a
@@ -14,11 +19,12 @@ approvals from their rejections (core/standing/scopes.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from custodian_runtime.core._timestamps import utc
+from custodian_runtime.core.approvals.history import DecidedMark
 from custodian_runtime.core.authority.evidence import Evidence, cited, newer_word
 from custodian_runtime.core.contract import Task
 from custodian_runtime.core.view import View
@@ -29,15 +35,31 @@ SCOPE_KEYS = {
     "owner": "that workstream's owner on the hub",
     "task_status": "its task's status when it is ruled on",
     "idle_days": "at least this many whole days since its task's last change",
+    "owner_set_days": (
+        "at least this many whole days since its task's status was last set by the workstream's "
+        "owner on the hub (their status_change event on it, as far back as the observed events "
+        "reach) or by a person approving Custodian's move"
+    ),
 }
-AT_LEAST = frozenset({"idle_days"})
+AT_LEAST = frozenset({"idle_days", "owner_set_days"})
 MAX_IDLE = 365
+# A grant's `on` may name a set of values of a fact, parted by commas: any one of them holds.
+ONE_OF = ","
 # What a queued item's facts say of its evidence (not a scope key: `--evidence newer` is).
 CITES = "cites"
+# The days since a person's word set its task's status, where one was observed (their
+# status_change event, their approval through Custodian): what a standing no reads, not a
+# scope key (a grant reads `owner_set_days`, which errs short where no word was observed).
+WORD = "set_word_days"
+NOT_SCOPES = frozenset({CITES, WORD})
 
 
 def scope_facts(
-    params: Mapping[str, Any], view: View, now: datetime, evidence: Evidence | None = None
+    params: Mapping[str, Any],
+    view: View,
+    now: datetime,
+    evidence: Evidence | None = None,
+    said: Sequence[DecidedMark] = (),
 ) -> dict[str, str]:
     """The scope facts of a proposal with `params`, as observed; with `evidence`, also what
     it cites: `newer` (a person's event newer than its task's last change that speaks for
@@ -57,7 +79,59 @@ def scope_facts(
             found["idle_days"] = str(max(0, idle.days))
         if evidence is not None:
             found[CITES] = cites_of(params, task, evidence)
+            seen = _owner_word(task, found.get("owner"), evidence, now)
+            word = [d for d in (seen, approved_days(task.id, said, now)) if d is not None]
+            if word:
+                found[WORD] = str(min(word))
+            quiet = owner_set_days(task, found.get("owner"), evidence, now)
+            bound = [d for d in (quiet, *word) if d is not None]
+            if bound:
+                found["owner_set_days"] = str(min(bound))
     return found
+
+
+def owner_set_days(task: Task, owner: str | None, evidence: Evidence, now: datetime) -> int | None:
+    """Whole days since the workstream's `owner` last set `task`'s status, as their newest
+    `status_change` event on it shows; with none observed, how far back the observed events
+    reach (the whole history of a task whose events were read whole: MAX_IDLE), a bound that
+    only errs short. None: no owner, or no events observed to tell."""
+    if not owner:
+        return None
+    seen = _owner_word(task, owner, evidence, now)
+    if seen is not None:
+        return seen
+    if task.id in evidence.read_tasks:
+        return MAX_IDLE
+    if evidence.reach is None:
+        return None
+    return min(MAX_IDLE, max(0, (utc(now) - evidence.reach).days))
+
+
+def _owner_word(task: Task, owner: str | None, evidence: Evidence, now: datetime) -> int | None:
+    """Whole days since the owner's newest observed `status_change` event on `task` (None:
+    none observed, or no owner)."""
+    if not owner:
+        return None
+    mine = [
+        e.created_at
+        for e in evidence.events.values()
+        if e.task_id == task.id
+        and e.event_type == "status_change"
+        and e.source.strip().casefold() == owner.strip().casefold()
+    ]
+    return max(0, (utc(now) - utc(max(mine, key=utc))).days) if mine else None
+
+
+def approved_days(task: str, said: Sequence[DecidedMark], now: datetime) -> int | None:
+    """Whole days since a person last approved a status write of Custodian's on `task`, in the
+    queue's window: a person's word on its status as much as one typed on the hub (None:
+    none there)."""
+    found = [
+        datetime.fromisoformat(s.at)
+        for s in said
+        if s.task == task and s.status and s.approved and s.at
+    ]
+    return None if not found else max(0, (utc(now) - utc(max(found, key=utc))).days)
 
 
 def cites_of(params: Mapping[str, Any], task: Task, evidence: Evidence) -> str:
@@ -78,7 +152,14 @@ def scope_problem(on: Mapping[str, str]) -> str | None:
             return f"--on {key}=: give a value"
         if key in AT_LEAST and not (value.isdigit() and 1 <= int(value) <= MAX_IDLE):
             return f"--on {key}={value}: give whole days from 1 to {MAX_IDLE}"
+        if key not in AT_LEAST and "" in value.split(ONE_OF):
+            return f"--on {key}={value}: give values parted by commas, none empty (a,b,c)"
     return None
+
+
+def one_of(want: str, have: str) -> bool:
+    """Whether an observed value is one of the values a grant's `on` names (`a,b,c`)."""
+    return have in want.split(ONE_OF)
 
 
 def scope_miss(on: Mapping[str, str], facts: Mapping[str, str] | None) -> str | None:
@@ -90,7 +171,7 @@ def scope_miss(on: Mapping[str, str], facts: Mapping[str, str] | None) -> str | 
         if key in AT_LEAST:
             if not (have.isdigit() and want.isdigit() and int(have) >= int(want)):
                 return f"covers only {key}>={want}, the item has {key}={have}"
-        elif have != want:
+        elif not one_of(want, have):
             return f"covers only {key}={want}, the item has {key}={have}"
     return None
 

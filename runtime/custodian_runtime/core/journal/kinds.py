@@ -458,6 +458,10 @@ class GrantSuspended(Entry):
     index: Index = None
     task_id: str | None = None
     reason: str | None = None
+    # Its task's workstream and that workstream's owner, as observed: what a grant narrowed
+    # past the reversal leaves out (core/standing/suggestions.py); absent from older journals.
+    workstream_id: str | None = None
+    owner: str | None = None
 
 
 class ClassHeld(Entry):

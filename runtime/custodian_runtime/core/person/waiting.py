@@ -18,7 +18,7 @@ from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling, u
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.modes import default_mode
-from custodian_runtime.core.standing.rule import Ground, cites_newer
+from custodian_runtime.core.standing.rule import Ground, cites_newer, observed_facts
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def _grants_missed(ruling: Ruling, ground: Ground) -> tuple[str, ...]:
     standing = ground.standing
     cover = covering(
         item.operation, item.params, standing.grants, standing.uses, ground.now, ground.hub_id,
-        newer, standing.narrowed.suspended,
+        newer, standing.narrowed.suspended, observed_facts(item, ground),
     )  # fmt: skip
     return cover.why_not if cover.grant is None else ()
 

@@ -32,6 +32,7 @@ class Suggestion:
     command: str
     why: str
     where: Mapping[str, str] = field(default_factory=dict)
+    on: Mapping[str, str] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
         """As `policy report --json` lists it."""
@@ -82,7 +83,8 @@ def grant_command(
     argv += ["--max", str(bounds[0]), "--expires", bounds[1]]
     argv += [] if evidence is None else ["--evidence", evidence]
     argv += _tail(asking, hub=True)
-    return Suggestion(kind, operation, _argv_text(argv, f"policy report: {why}"), why, dict(where))
+    said = _argv_text(argv, f"policy report: {why}")
+    return Suggestion(kind, operation, said, why, dict(where), dict(on or {}))
 
 
 def where_label(where: Mapping[str, str]) -> str:

@@ -68,6 +68,12 @@ class Narrowed:
     suspended: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     classes: tuple[NarrowedClass, ...] = ()
     seen: frozenset[tuple[str, str]] = frozenset()
+    # The facts of the write whose reversal suspended each grant (its workstream and owner,
+    # where recorded): what `policy report` leaves out of a grant narrowed past it; not kept in
+    # the plan record, which the ruling reads.
+    reversed_on: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def class_of(
         self, operation: str, params: Mapping[str, Any], now: datetime
@@ -110,19 +116,24 @@ def narrowed_of(records: Iterable[Record]) -> Narrowed:
     """The suspensions and narrowed classes the records give, in journal order: what `policy
     report`, `grants list` and the ruling read."""
     suspended: dict[str, str] = {}
+    facts: dict[str, Mapping[str, str]] = {}
     classes: list[NarrowedClass] = []
     seen: set[tuple[str, str]] = set()
     found = list(records)
     for _, s in of_kind(found, GrantSuspended):
         if s.grant_id is not None:
             suspended.setdefault(s.grant_id, str(s.reason))
+            kept = {"workstream": s.workstream_id, "owner": s.owner}
+            if s.workstream_id:
+                facts.setdefault(s.grant_id, {k: v for k, v in kept.items() if v})
         seen.add((str(s.run), str(s.index)))
     for _, h in of_kind(found, ClassHeld):
         if h.operation is not None and h.until is not None:
             params = {str(k): str(v) for k, v in dict(h.params or {}).items()}
             classes.append(NarrowedClass(h.operation, params, parse_at(h.until), str(h.reason)))
         seen.add((str(h.run), str(h.index)))
-    return Narrowed(MappingProxyType(suspended), tuple(classes), frozenset(seen))
+    return Narrowed(MappingProxyType(suspended), tuple(classes), frozenset(seen),
+                    MappingProxyType(facts))  # fmt: skip
 
 
 def reversals(
@@ -147,8 +158,11 @@ def reversals(
         )
         if w.by.startswith("grant:"):
             grant = w.by.removeprefix("grant:")
+            ws = view.workstreams.get(task.workstream_id)
+            owner = str(ws.owner) if ws is not None and ws.owner else None
             found.append(GrantSuspended(grant_id=grant, run=w.run_id, index=w.index,
-                                        task_id=w.task_id, reason=reason))  # fmt: skip
+                                        task_id=w.task_id, reason=reason,
+                                        workstream_id=task.workstream_id, owner=owner))  # fmt: skip
         else:
             params = {"task_id": str(w.task_id), "status": str(w.status)}
             until = (now + NARROWED_FOR).isoformat()

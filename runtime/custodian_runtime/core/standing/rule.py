@@ -303,7 +303,8 @@ def observed_facts(item: ProposedItem, ground: Ground) -> dict[str, str] | None:
     if ground.view is None:
         return None
     hub_now = None if ground.evidence is None else ground.evidence.hub_now
-    return scope_facts(item.params, ground.view, hub_now or ground.now, ground.evidence)
+    said = () if ground.history is None else ground.history.said
+    return scope_facts(item.params, ground.view, hub_now or ground.now, ground.evidence, said)
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:

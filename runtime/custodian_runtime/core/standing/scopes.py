@@ -8,10 +8,10 @@ idle days (`--on`), and citing a person's newer event (`--evidence newer`, statu
 only). A scope is looked for among conjunctions of at most MAX_ATOMS of them, each held by
 at least NEEDED approved proposals: one that covers no rejected proposal in the window and
 whose approvals earn the bound, the one covering the most approvals first (the narrowest of
-equals). A bound on idle days must be learnt: the older half of the window's rejections
-set it already, so that it held on proposals it was not fit on. A rejected proposal whose
-facts were not kept counts as inside every scope its params fit: an unknown fact never
-widens a grant.
+equals). A bound on days must be learnt: the bound the older half of the window gives must
+leave out every rejection of the newer half, so that it held on proposals it was not fit on.
+A rejected proposal whose facts were not kept counts as inside every scope its params fit: an
+unknown fact never widens a grant.
 """
 
 from __future__ import annotations
@@ -20,10 +20,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from custodian_runtime.core.authority.scope import AT_LEAST, CITES, MAX_IDLE, scope_label
+from custodian_runtime.core.authority.scope import (
+    AT_LEAST,
+    CITES,
+    MAX_IDLE,
+    NOT_SCOPES,
+    ONE_OF,
+    one_of,
+    scope_label,
+)
 from custodian_runtime.core.standing.grants import where_text
 
 MAX_ATOMS = 3
+# A value joins a set of values in a scope once this many of its proposals were approved.
+SET_LEAST = 2
 NEWER = "newer"
 # A param whose value names one target is no class (a grant on one task is no standing word).
 ONE_TARGET = frozenset({"task_id", "decision_id", "flag_id", "title", "summary", "note"})
@@ -69,7 +79,7 @@ def fits(scope: Scope, params: Mapping[str, object], facts: Mapping[str, str] | 
         if key in AT_LEAST:
             if not (have.isdigit() and int(have) >= int(want)):
                 return False
-        elif have != want:
+        elif not one_of(want, have):
             return False
     return True
 
@@ -84,11 +94,12 @@ def _atoms(said: Sequence[Judged], status_write: bool, needed: int) -> list[Scop
             if k not in ONE_TARGET and isinstance(v, str | int | float | bool):
                 counts[("where", k, where_text(v))] = counts.get(("where", k, where_text(v)), 0) + 1
         for k, v in facts.items():
-            if k != CITES and k not in AT_LEAST:
+            if k not in NOT_SCOPES and k not in AT_LEAST:
                 counts[("on", k, v)] = counts.get(("on", k, v), 0) + 1
         if status_write and facts.get(CITES) == NEWER:
             counts[("evidence", NEWER, NEWER)] = counts.get(("evidence", NEWER, NEWER), 0) + 1
     atoms = [_atom(kind, k, v) for (kind, k, v), n in sorted(counts.items()) if n >= needed]
+    atoms += _sets(said, needed)
     for key in sorted(AT_LEAST):
         # Past a rejected proposal's days, the least an approved one had: the narrowest bound
         # that covers as many approvals as any that leaves the rejected one out.
@@ -99,6 +110,26 @@ def _atoms(said: Sequence[Judged], status_write: bool, needed: int) -> list[Scop
             if sum(1 for d in days if d >= t) >= needed:
                 atoms.append(Scope(on={key: str(t)}))
     return atoms
+
+
+def _sets(said: Sequence[Judged], needed: int) -> list[Scope]:
+    """For each fact of the target, the set of its values whose proposals a person approved at
+    least SET_LEAST times and never rejected (`--on KEY=A,B,C`), when it holds more than one
+    value and `needed` approvals: one grant where each value would wait for its own. A value
+    with an unkept rejection is left out (its facts unknown, it counts as every value)."""
+    tally: dict[str, dict[str, list[bool]]] = {}
+    for ok, _, facts in said:
+        for key, value in (facts or {}).items():
+            if key not in AT_LEAST and key not in NOT_SCOPES:
+                tally.setdefault(key, {}).setdefault(value, []).append(ok)
+    unknown = any(not ok and facts is None for ok, _, facts in said)
+    found = []
+    for key, values in sorted(tally.items()):
+        clean = sorted(v for v, oks in values.items() if all(oks) and len(oks) >= SET_LEAST)
+        held = sum(len(values[v]) for v in clean)
+        if len(clean) > 1 and held >= needed and not unknown and ONE_OF not in "".join(clean):
+            found.append(Scope(on={key: ONE_OF.join(clean)}))
+    return found
 
 
 def _atom(kind: str, key: str, value: str) -> Scope:
@@ -138,28 +169,31 @@ def _narrowest(scope: Scope, approved: Sequence[Judged]) -> Scope:
     }  # fmt: skip
     on = {
         k: v for k, v in first_f.items()
-        if k != CITES and k not in AT_LEAST and all(f.get(k) == v for f in facts)
+        if k not in NOT_SCOPES and k not in AT_LEAST and all(f.get(k) == v for f in facts)
     }  # fmt: skip
     return Scope({**where, **scope.where}, {**on, **scope.on}, scope.evidence)
 
 
 def bounds_learnt(scope: Scope, said: Sequence[Judged]) -> bool:
-    """Whether each at-least bound of `scope` was set already by the rejections of the older
-    half of the window (`said` oldest first): a bound that the newer rejections still push up
-    has not been learnt, and a grant on it would cover the next one (None of the window's
-    rejections inside it is not enough; it must also hold out of the half it was fit on)."""
+    """Whether each at-least bound of `scope` holds out of the half it would be fit on (`said`
+    oldest first): the bound the older half's proposals give (the least approved value past
+    every rejected one) must leave out every rejection of the newer half. A bound that the
+    newer rejections reach has not been learnt, and a grant on it would cover the next one
+    (none of the window's rejections inside it is not enough)."""
     half = len(said) // 2
     for key in (k for k in scope.on if k in AT_LEAST):
         rest = Scope(scope.where, {k: v for k, v in scope.on.items() if k != key}, scope.evidence)
 
-        def top(part: Sequence[Judged], key: str = key, rest: Scope = rest) -> int:
-            return max(
-                (int(f[key]) for ok, p, f in part
-                 if not ok and f is not None and f.get(key, "").isdigit() and fits(rest, p, f)),
-                default=-1,
-            )  # fmt: skip
+        def values(
+            part: Sequence[Judged], approved: bool, key: str = key, rest: Scope = rest
+        ) -> list[int]:
+            return [int(f[key]) for ok, p, f in part
+                    if ok == approved and f is not None and f.get(key, "").isdigit()
+                    and fits(rest, p, f)]  # fmt: skip
 
-        if top(said[half:]) > top(said[:half]):
+        top = max(values(said[:half], False), default=-1)
+        fit = min((d for d in values(said[:half], True) if d > top), default=None)
+        if fit is None or any(r >= fit for r in values(said[half:], False)):
             return False
     return True
 

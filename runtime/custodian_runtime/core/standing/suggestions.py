@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core.authority.scope import one_of
 from custodian_runtime.core.standing.commands import (
+    GRANT_EXPIRES,
+    GRANT_MAX,
     Asking,
     Suggestion,
     grant_command,
@@ -47,6 +50,7 @@ RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
 RENEW_LIFE = timedelta(days=30)
 RENEW_USES = 50
 MAX_SCOPED = 3  # grants over facts suggested per operation in one report
+GRANT_LIFE = timedelta(days=7)  # how long ago a grant used up is still renewed as it earned
 
 
 def lower_bound(agreed: int, decided: int) -> float:
@@ -61,6 +65,19 @@ def lower_bound(agreed: int, decided: int) -> float:
 
 # How many decided, none rejected, a class needs for its bound to reach MIN_BOUND.
 NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= MIN_BOUND)
+# A first grant, sooner and smaller: a class of an operation no person rejected in the window
+# earns one once its bound says the person approves more often than not (FIRST_BOUND), with
+# its uses sized so that, at that bound, no more of them would be rejected than of a full grant
+# (GRANT_MAX uses) at MIN_BOUND: uses * (1 - bound) <= GRANT_MAX * (1 - MIN_BOUND).
+FIRST_BOUND = 0.5
+FIRST_NEEDED = next(n for n in range(1, 1000) if lower_bound(n, n) >= FIRST_BOUND)
+
+
+def first_uses(agreed: int, decided: int) -> int:
+    """A grant's uses at (agreed, decided): GRANT_MAX at MIN_BOUND or above; below it, the
+    uses whose rejections at the lower bound are no more than a full grant's at MIN_BOUND."""
+    risk = GRANT_MAX * (1 - MIN_BOUND)
+    return min(GRANT_MAX, math.floor(risk / (1 - lower_bound(agreed, decided)) + 1e-9))
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,17 @@ class Live:
     reversed: Mapping[str, int] = field(default_factory=dict)
     # Grants a person's reversal suspended, with why (core/standing/narrowed.py).
     suspended: Mapping[str, str] = field(default_factory=dict)
+    # The facts (workstream, owner) of the reversed write that suspended each grant, where
+    # recorded (core/standing/narrowed.py).
+    reversed_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def reversed_in(self, operation: str) -> list[tuple[Grant, Mapping[str, str]]]:
+        """The suspended grants of `operation` whose reversed write's facts are recorded."""
+        return [
+            (g, self.reversed_on[g.id])
+            for g in self.grants
+            if g.operation == operation and g.id in self.suspended and g.id in self.reversed_on
+        ]
 
     def of(self, operation: str) -> list[Grant]:
         """The grants of `operation` that are live now (a suspended one is not)."""
@@ -148,7 +176,8 @@ def suggest(tally: DecidedTally, mode: str | None, live: Live, asking: Asking) -
         return Suggested(op, none_because=f"never grantable: {never[op]}")
     renewals = tuple(_renewals(op, live, asking))
     grants, because = _grants(tally, live, asking)
-    found = renewals + grants
+    renewed = [(r.where, r.on) for r in renewals]
+    found = renewals + tuple(g for g in grants if (g.where, g.on) not in renewed)
     if found:
         return Suggested(op, found)
     return Suggested(op, none_because=because)
@@ -160,14 +189,24 @@ def _whole(tally: DecidedTally) -> tuple[int, int]:
     return tally.approved + tally.shadow_matched, decided
 
 
-def _earned(agreed: int, decided: int, what: str) -> tuple[bool, str]:
-    """Whether (agreed, decided) earns a suggestion, and the words why (or why not)."""
+def _earned(agreed: int, decided: int, what: str, first: bool = False) -> tuple[bool, str]:
+    """Whether (agreed, decided) earns a suggestion, and the words why (or why not); `first`:
+    a first grant of a class with no rejection may earn it sooner, smaller (`first_uses`)."""
     bound = lower_bound(agreed, decided)
-    if decided < NEEDED:
-        return False, f"too few decided: {decided} of the {NEEDED} needed"
+    least, floor = (
+        (FIRST_NEEDED, FIRST_BOUND) if first and agreed == decided else (NEEDED, MIN_BOUND)
+    )
+    if decided < least:
+        return False, f"too few decided: {decided} of the {least} needed"
     said = f"{agreed} of {decided} {what}, lower bound {bound:.2f}"
+    if bound < floor:
+        return False, f"below the threshold: {said}, under {floor:.2f}"
     if bound < MIN_BOUND:
-        return False, f"below the threshold: {said}, under {MIN_BOUND:.2f}"
+        uses = first_uses(agreed, decided)
+        said += (
+            f"; a first grant of {uses} uses, as few as keep the rejections expected at that "
+            f"bound within a full grant's ({GRANT_MAX} uses at {MIN_BOUND:.2f})"
+        )
     return True, said
 
 
@@ -191,9 +230,10 @@ def _mode_back(tally: DecidedTally, asking: Asking) -> Suggested:
 
 
 def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
-    """A live grant running low, unless another live grant of the same class is not."""
+    """A live grant running low, or one used up in the last GRANT_LIFE with none of its writes
+    reversed, unless another live grant of the same class is not running low."""
     grants = live.of(op)
-    low = [g for g in grants if _runs_low(g, live)]
+    low = [g for g in grants if _runs_low(g, live)] + _used_up(op, live)
     found = []
     for grant in low:
         if any(g.where == grant.where and g.on == grant.on and not _runs_low(g, live)
@@ -205,7 +245,7 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
         most, life = _renewed(grant, uses, undone)
         why = (
             f"{grant.id} runs low: {uses} of {grant.max_uses} used, "
-            f"{grant.max_uses - uses} left, expires in {span(left)}"
+            f"{grant.max_uses - uses} left, expires in {span(max(left, timedelta(0)))}"
             + ("" if undone is None else f", {undone} reversed by a person")
             + _sized(grant, most, life)
         )
@@ -214,6 +254,23 @@ def _renewals(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence, grant.on)
         )
     return found
+
+
+def _used_up(op: str, live: Live) -> list[Grant]:
+    """Grants of `op` used up within the last GRANT_LIFE (not revoked, suspended or void),
+    none of whose writes a person reversed, the newest of each class: renewed as they earned."""
+    if live.now is None:
+        return []
+    now = live.now
+    found: dict[tuple[str, str, str], Grant] = {}
+    for g in sorted(live.grants, key=lambda g: g.issued_at):
+        used = live.uses.get(g.id, 0) >= g.max_uses
+        recent = now - GRANT_LIFE <= g.expires_at and g.issued_at <= now
+        state = state_of(g, live.uses.get(g.id, 0), now)
+        if (g.operation == op and used and recent and state == "used up"
+                and g.id not in live.suspended and not live.reversed.get(g.id)):  # fmt: skip
+            found[(str(sorted(g.where.items())), str(sorted(g.on.items())), str(g.evidence))] = g
+    return list(found.values())
 
 
 def _renewed(grant: Grant, uses: int, undone: int | None) -> tuple[int, timedelta]:
@@ -303,33 +360,57 @@ def _covered(tally: DecidedTally, grants: Sequence[Grant]) -> frozenset[int]:
     )
 
 
-def _judge(c: _Class, grants: Sequence[Grant], covered: frozenset[int]) -> tuple[bool, str]:
-    """Whether a clean class earns a grant past what is covered already, and the words why."""
+def _judge(
+    c: _Class, grants: Sequence[Grant], covered: frozenset[int], first: bool
+) -> tuple[bool, str]:
+    """Whether a clean class earns a grant past what is covered already (`first`: a first
+    grant, sooner and smaller, may do), and the words why."""
     named = ", ".join(f"{g.id} ({where_label(g.where)})" for g in grants)
     if any(not g.on and all(c.where.get(k) == v for k, v in g.where.items()) for g in grants):
         return False, f"a live grant covers it: {named}"
     gone = len(c.approved & covered)
     if gone and c.approved <= covered:
         return False, f"a live grant covers it: {named}"
-    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved")
+    ok, why = _earned(c.agreed - gone, c.decided - gone, "approved", first=first)
     return ok, why if ok else f"{why} ({c.label})"
 
 
 def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Suggestion, ...], str]:
-    """Grants for the strongest clean classes, greedily, each past what is covered already."""
-    op, grants = tally.operation, live.of(tally.operation)
+    """Grants for the strongest clean classes, greedily, each past what is covered already:
+    full grants first, then one scope over the facts that parted approvals from rejections,
+    then first grants for what is left (one scope rather than a small grant per value)."""
+    grants = live.of(tally.operation)
     covered = _covered(tally, grants)
     classes = sorted(_classes(tally), key=lambda c: (-c.decided, len(c.where), c.label))
     clean = [c for c in classes if c.rejected == 0]
     found: list[Suggestion] = []
-    reasons: list[str] = []
     for c in classes:
         if c.rejected:
             split = _separated(tally, c, live, asking)
             if split is not None and all(f.command != split.command for f in found):
                 found.append(split)
+    covered, _ = _clean(tally, clean, live, asking, covered, found, first=False)
+    scoped, covered = _scoped(tally, live, asking, covered)
+    found += [f for f in scoped if all(f.command != g.command for g in found)]
+    _, reasons = _clean(tally, clean, live, asking, covered, found, first=True)
+    return tuple(found), _why_none(tally, classes, reasons)
+
+
+def _clean(
+    tally: DecidedTally,
+    clean: Sequence[_Class],
+    live: Live,
+    asking: Asking,
+    covered: frozenset[int],
+    found: list[Suggestion],
+    first: bool,
+) -> tuple[frozenset[int], list[str]]:
+    """Append to `found` a grant for each clean class that earns one past `covered` (`first`:
+    first grants too); what they cover, and why each other class earns none."""
+    op, grants = tally.operation, live.of(tally.operation)
+    reasons: list[str] = []
     for c in clean:
-        ok, why = _judge(c, grants, covered)
+        ok, why = _judge(c, grants, covered, first)
         if not ok:
             reasons.append(why)
             continue
@@ -341,22 +422,27 @@ def _grants(tally: DecidedTally, live: Live, asking: Asking) -> tuple[tuple[Sugg
             if cited is not None and all(f.command != cited.command for f in found):
                 found.append(cited)
             continue
-        found.append(grant_command(asking, op, where, f"{why}, none rejected in this class"))
+        gone = len(c.approved & covered)
+        bounds = (first_uses(c.agreed - gone, c.decided - gone), GRANT_EXPIRES)
+        made = grant_command(
+            asking, op, where, f"{why}, none rejected in this class", bounds=bounds
+        )
+        if all(f.command != made.command for f in found):
+            found.append(made)
         covered |= c.approved
-    for scoped in _scoped(tally, live, asking, covered):
-        if all(f.command != scoped.command for f in found):
-            found.append(scoped)
-    return tuple(found), _why_none(tally, classes, reasons)
+    return covered, reasons
 
 
 def _scoped(
     tally: DecidedTally, live: Live, asking: Asking, covered: frozenset[int]
-) -> list[Suggestion]:
+) -> tuple[list[Suggestion], frozenset[int]]:
     """Grants over the facts that parted a person's approvals from their rejections
     (core/standing/scopes.py), greedily, each past what is covered already."""
     op, said = tally.operation, tally.said()
-    if tally.rejected == 0 or not any(f is not None for _, _, f in said):
-        return []  # nothing to part, or no facts kept
+    undone = _reversed(live, op)
+    said = [*said, *undone]
+    if tally.rejected + len(undone) == 0 or not any(f is not None for _, _, f in said):
+        return [], covered  # nothing to part, or no facts kept
     spec = operations.find(op)
     status_write = spec is not None and spec.status_write
     grants = live.of(op)
@@ -368,7 +454,8 @@ def _scoped(
     for _ in range(MAX_SCOPED):
         best = next(
             (f for f in clean_scopes(said, status_write, NEEDED, covered)
-             if live.suspension(op, f.scope.where, f.scope.evidence) is None),
+             if live.suspension(op, f.scope.where, f.scope.evidence) is None
+             or (undone and _leaves_out(f.scope, undone))),
             None,
         )  # fmt: skip
         if best is None:
@@ -376,9 +463,10 @@ def _scoped(
         ok, why = _earned(len(best.approved), best.decided, "approved")
         if not ok:
             break
-        outside = tally.rejected
+        left = [f"the {tally.rejected} rejected"] if tally.rejected else []
+        left += [f"the {len(undone)} reversed by a person"] if undone else []
         why = (
-            f"{why} where {best.scope.label()}; the {outside} rejected fall outside it, and "
+            f"{why} where {best.scope.label()}; {' and '.join(left)} fall outside it, and "
             "the ruling checks each of these facts at every write"
         )
         found.append(
@@ -387,7 +475,24 @@ def _scoped(
             )
         )
         covered |= best.approved
-    return found
+    return found, covered
+
+
+def _reversed(live: Live, op: str) -> list[Judged]:
+    """Each write a person reversed under a suspended grant of `op`, as a rejected proposal on
+    the facts recorded of it (its workstream and owner; none recorded: left out, and the grant
+    stays suspended): a scope that leaves them out is a grant narrowed past the reversal."""
+    return [(False, dict(grant.where), dict(facts)) for grant, facts in live.reversed_in(op)]
+
+
+def _leaves_out(scope: Scope, undone: Sequence[Judged]) -> bool:
+    """Whether `scope` leaves out each reversed write by its workstream or its owner (the facts
+    kept of it; any other fact of it is unknown, and an unknown fact leaves nothing out)."""
+    return all(
+        any(k in scope.on and k in (f or {}) and not one_of(scope.on[k], (f or {})[k])
+            for k in ("workstream", "owner"))
+        for _, _, f in undone
+    )  # fmt: skip
 
 
 def _separated(tally: DecidedTally, c: _Class, live: Live, asking: Asking) -> Suggestion | None:
