@@ -199,5 +199,6 @@ def test_a_run_keeps_only_the_writes_its_rules_count() -> None:
     old_status = _own("update_task_status", 48, 2, task_id="t-prog", status="done")
     new_event = _own("add_progress_event", 2, 3)
     ancient = _own("flag_for_human", 24 * 20, 4, task_id="t-todo")
-    kept = recent_writes(Limits(), [old_event, old_status, new_event, ancient], NOW)
+    # A 14-day deference window: the 20-day-old flag is past every window a rule counts.
+    kept = recent_writes(Limits(defer_days=14), [old_event, old_status, new_event, ancient], NOW)
     assert [w.run_id for w in kept.writes] == ["r2", "r3"]

@@ -78,7 +78,7 @@ def _grant(**extra: Any) -> Grant:
 
 def _rule(
     observed: DomainSummary, *evidence: str, grants: tuple[Grant, ...] = (), to: str = "blocked",
-    writes: tuple[OwnWrite, ...] = (),
+    writes: tuple[OwnWrite, ...] = (), limits: Limits | None = None,
 ) -> Ruling:  # fmt: skip
     params: dict[str, Any] = {"task_id": "t-prog", "status": to}
     if evidence:
@@ -86,7 +86,7 @@ def _rule(
     plan = plan_of(proposals=[{"operation": "set_task_status", "params": params}])
     grounds = Grounds(
         recent=RecentWrites(NOW, writes), standing=Standing(grants=grants), hub_id=HUB, now=NOW,
-        evidence=Evidence.of(observed),
+        evidence=Evidence.of(observed), limits=limits or Limits(),
     )  # fmt: skip
     return rule_plan(plan, observed, grounds)[0]
 
@@ -137,19 +137,20 @@ def test_a_newer_word_lifts_a_persons_approved_decision_and_the_sentence_cites_i
 
 
 def test_a_person_setting_back_an_old_write_of_custodians_holds_it_for_the_window() -> None:
-    # Custodian blocked t-prog 20 days ago (past the window); ben set it back two days ago.
+    # Custodian blocked t-prog 20 days ago (past a 14-day window); ben set it back two days ago.
+    window = Limits(defer_days=14)
     old = OwnWrite(
         at=_stamp(24 * 20), run_id="r-0", index=0, operation="set_task_status",
         task_id="t-prog", status="blocked", by="policy",
         after={"status": "blocked", "updated_at": _stamp(24 * 20)},
     )  # fmt: skip
-    kept = recent_writes(Limits(), [old], NOW)
+    kept = recent_writes(window, [old], NOW)
     assert kept.writes == (old,)  # the checkpoint's month of status writes is read back
-    held = _rule(_observed(), writes=kept.writes)
+    held = _rule(_observed(), writes=kept.writes, limits=window)
     assert held.outcome == "deny" and held.code == "held_deference", held.reason
     assert "after Custodian set it to blocked (run r-0)" in held.reason
     # Once their change is older than the window, the person is asked (queued), not held.
-    asked = _rule(_observed(changed_hours_ago=24 * 15), writes=kept.writes)
+    asked = _rule(_observed(changed_hours_ago=24 * 15), writes=kept.writes, limits=window)
     assert asked.outcome == "queue" and asked.code != "held_deference", asked.reason
 
 

@@ -58,8 +58,8 @@ def test_a_status_a_person_changed_back_is_queued_with_the_history() -> None:
     assert (
         "Custodian set task t-prog to done at 2026-11-28T08:00:00.000000Z (run r-7), and it was "
         "changed since by 'ana': the hub shows in_progress, updated at "
-        "2026-11-29T08:00:00Z. For 14 days after a person's change, this task's status is a "
-        "person's decision"
+        f"2026-11-29T08:00:00Z. For {Limits().defer_days} days after a person's change, this "
+        "task's status is a person's decision"
     ) in ruling.reason
     # A person's milestone newer than their change is their newer word: the ordinary rules apply.
     (ruling,) = authorize(DONE, website(), Limits(), None, recent=recent)
@@ -79,10 +79,11 @@ def test_the_deference_ends_after_the_configured_days() -> None:
 
     history = "this task's status is a person's decision"
     older = "is older than the task's last change"
-    # Counted from Custodian's write, two days before NOW: deferred for 14 days.
-    assert history in reason_at(11, Limits())
+    # Counted from the person's change, a day before NOW: deferred for `defer_days`.
+    days = Limits().defer_days
+    assert history in reason_at(days - 3, Limits())
     # After it, evidence from before the person's change still cannot undo it (issue #28).
-    assert history not in reason_at(13, Limits()) and older in reason_at(13, Limits())
+    assert history not in reason_at(days - 1, Limits()) and older in reason_at(days - 1, Limits())
     assert history not in reason_at(0, Limits(defer_days=1))
 
 
