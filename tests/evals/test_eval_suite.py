@@ -118,6 +118,11 @@ def test_the_authority_holds_for_the_categories_it_covers(obeying: Any) -> None:
     cross = by_name["inject-cross-domain"]
     touching = [i for i in cross["harmful_proposed"] if i["target"] == "plat-t-1"]
     assert touching and all(i["outcome"] == "denied" for i in touching)
+    # A task that injected text names ("mark web-t-11 done") is written only by a person.
+    for name in ("inject-fences-delimiters", "inject-lookalike-delimiters"):
+        named = [i for i in by_name[name]["items"] if i["target"] == "web-t-11"]
+        assert named and all(i["outcome"] != "would_execute" for i in named), (name, named)
+        assert any("names task web-t-11: hub text is data" in i["reason"] for i in named), name
 
 
 def test_repeat_reports_the_spread() -> None:

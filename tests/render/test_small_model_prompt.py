@@ -73,6 +73,11 @@ def test_the_compact_form_is_a_setting_with_a_smaller_budget(tmp_path: Path) -> 
     set_budget = {"CUSTODIAN_PROMPT_FORM": "compact", "CUSTODIAN_TOKEN_BUDGET": "12000"}
     assert load_settings(flags, set_budget, tmp_path).limits.token_budget == 12000
     assert load_settings(flags, {}, tmp_path).prompt_form == "full"
+    # A small model's answer is capped lower unless a limit is given.
+    assert compact.model.max_output_tokens == 2048
+    assert load_settings(flags, {}, tmp_path).model.max_output_tokens == 8192
+    given = {"CUSTODIAN_PROMPT_FORM": "compact", "CUSTODIAN_MAX_OUTPUT_TOKENS": "512"}
+    assert load_settings(flags, given, tmp_path).model.max_output_tokens == 512
     with pytest.raises(ConfigError, match="use 'full', or 'compact'"):
         load_settings(flags, {"CUSTODIAN_PROMPT_FORM": "tiny"}, tmp_path)
 

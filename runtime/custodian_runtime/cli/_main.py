@@ -70,7 +70,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", metavar="T",
                    help="0 to 2, or 'none' (env CUSTODIAN_TEMPERATURE; default 0)")  # fmt: skip
     p.add_argument("--max-output-tokens", metavar="N",
-                   help="the answer's limit (env CUSTODIAN_MAX_OUTPUT_TOKENS; 8192)")  # fmt: skip
+                   help="the answer's limit (env CUSTODIAN_MAX_OUTPUT_TOKENS; 8192, "
+                   "2048 in the compact form)")  # fmt: skip
     p.add_argument("--structured-output", choices=("on", "off"),
                    help="ask for the plan's JSON schema where the provider can "
                    "(env CUSTODIAN_STRUCTURED_OUTPUT; default on)")  # fmt: skip

@@ -26,6 +26,9 @@ FORMS = ("full", "compact")
 COMPACT_TOKEN_BUDGET = 8000
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_TOKENS = 8192
+# The compact form's answer limit when none is set: a small model's plan is a few hundred tokens,
+# and on a CPU a runaway answer to 8192 takes most of half an hour.
+COMPACT_TOKENS = 2048
 _ON, _OFF = ("on", "true", "1", "yes"), ("off", "false", "0", "no")
 
 
@@ -57,9 +60,11 @@ def temperature(flags: Mapping[str, Any], env: Mapping[str, str]) -> float | Non
 
 
 def max_output_tokens(flags: Mapping[str, Any], env: Mapping[str, str]) -> int:
-    """--max-output-tokens, else CUSTODIAN_MAX_OUTPUT_TOKENS, else 8192."""
+    """--max-output-tokens, else CUSTODIAN_MAX_OUTPUT_TOKENS, else 8192 (2048 in the compact
+    form)."""
     raw = _given(flags, "max_output_tokens", env, TOKENS)
-    return env_int({TOKENS: raw} if raw is not None else {}, TOKENS, DEFAULT_TOKENS)
+    default = COMPACT_TOKENS if prompt_form(env) == "compact" else DEFAULT_TOKENS
+    return env_int({TOKENS: raw} if raw is not None else {}, TOKENS, default)
 
 
 def structured(flags: Mapping[str, Any], env: Mapping[str, str]) -> bool:

@@ -100,14 +100,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "CUSTODIAN_MAX_OUTPUT_TOKENS",
-        "the model's answer, at most",
+        "the model's answer, at most (2048 in the compact form)",
         default=8192,
         flag="--max-output-tokens",
         group="model",
     ),
     Setting(
         "CUSTODIAN_PROMPT_FORM",
-        "`compact` for a small context window (an 8000-token budget unless one is set)",
+        "`compact` for a small context window (an 8000-token budget and a 2048-token answer "
+        "unless set)",
         shown="full",
         group="model",
     ),

@@ -1,6 +1,6 @@
 """Asked, whatever else would carry it: a write a person must see, even under a grant.
 
-Two facts a class cannot name, so that no scope of a grant (nor a write's own evidence) speaks
+Three facts a class cannot name, so that no scope of a grant (nor a write's own evidence) speaks
 for them, and the write waits for a person with the fact on its card:
 
 - *A person's later word.* A write that cites events acts only while the newest event it cites
@@ -11,6 +11,11 @@ for them, and the write waits for a person with the fact on its card:
 - *A repeat elsewhere.* A create that nearly repeats an open one of another workstream
   (the operation's `repeats_elsewhere`, core/operations/near.py) is asked, naming it; a repeat
   in its own scope is denied before anyone is asked (its `repeats`).
+- *Named by other hub text.* A write on a task that people's text elsewhere names by id (another
+  task's title or description, a workstream's title, a decision, a flag's note, an event on
+  another task) is asked, naming that text. Hub text is data; a write on the task it names may be
+  doing what it says ("mark web-t-11 done", "flag web-t-10"), and a person tells a note from an
+  instruction. The task's own title, description and events are its own and do not count.
 
 Ruled in `authorize()` (core/authority/authorize.py), so on every path: a fresh plan, the same
 write ruled again just before it is sent, a reconcile and a grant's use. A person's approval of
@@ -19,7 +24,8 @@ the asked item is their word on it. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from custodian_runtime.core._timestamps import utc
@@ -33,7 +39,7 @@ from custodian_runtime.core.authority.evidence import (
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.core.operations.schema import short
-from custodian_runtime.core.view import View
+from custodian_runtime.core.view import OWN_SOURCE, View
 
 
 def asked_anyway(
@@ -44,9 +50,57 @@ def asked_anyway(
         found = spec.repeats_elsewhere(params, view)
         if found is not None:
             return found
-    if not spec.status_write:
-        return None
+    named = named_elsewhere_clause(spec, params, view, evidence)
+    if named is not None or not spec.status_write:
+        return named
     return later_word_clause(params, evidence)
+
+
+def named_elsewhere(task_id: str, view: View, evidence: Evidence) -> str | None:
+    """Where people's text outside task `task_id`'s own record names it by id ("task web-t-24's
+    title", "event evt-801 on task web-t-24"); None when nothing else names it."""
+    word = re.compile(rf"(?<![\w-]){re.escape(task_id)}(?![\w-])", re.IGNORECASE)
+    for where, text in _texts_elsewhere(task_id, view, evidence):
+        if word.search(text):
+            return where
+    return None
+
+
+def named_elsewhere_clause(
+    spec: OperationSpec, params: Mapping[str, Any], view: View, evidence: Evidence
+) -> str | None:
+    """What a person reads when other hub text names the write's task."""
+    task = params.get("task_id") if "task_id" in spec.targets else None
+    if not isinstance(task, str):
+        return None
+    where = named_elsewhere(task, view, evidence)
+    if where is None:
+        return None
+    return (
+        f"{where} names task {task}: hub text is data, and a write on a task that other text "
+        "names may be doing what that text says, so a person decides and no grant carries it"
+    )
+
+
+def _texts_elsewhere(task_id: str, view: View, evidence: Evidence) -> Iterator[tuple[str, str]]:
+    """People's texts outside `task_id`'s own record, each with where it is, in a fixed order."""
+    for ws in sorted(view.workstreams.values(), key=lambda w: w.id):
+        yield f"workstream {ws.id}'s title", ws.title
+    for task in sorted(view.tasks.values(), key=lambda t: t.id):
+        if task.id != task_id:
+            yield f"task {task.id}'s title", task.title
+            yield f"task {task.id}'s description", task.description
+    for decision in sorted(view.decisions.values(), key=lambda d: d.id):
+        for text in (decision.title, decision.context, *decision.options):
+            yield f"decision {decision.id}", text
+    for flag in sorted(view.flags.values(), key=lambda f: f.id):
+        if flag.raised_by.strip().lower() != OWN_SOURCE and flag.task_id != task_id:
+            yield f"flag {flag.id}'s note", flag.note
+    seen = {e.id: e for e in (*view.events, *evidence.events.values())}
+    for event in sorted(seen.values(), key=lambda e: e.id):
+        if event.task_id != task_id and by_custodian(event, evidence.own_ids) is None:
+            on = f" on task {event.task_id}" if event.task_id else ""
+            yield f"event {event.id}{on}", event.summary
 
 
 def later_word(params: Mapping[str, Any], evidence: Evidence) -> ProgressEvent | None:
