@@ -7,11 +7,9 @@ own; each is asked, with the fact named. The pure rules first, then runs on the 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from test_near_repeats import _titled
 
 from custodian_hub import ReferenceHub
@@ -223,12 +221,6 @@ def test_where_a_task_is_named_elsewhere_and_what_does_not_count() -> None:
 
 
 # --- end to end --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`custodian` in-process, with this test's memory directory."""
-    return Cli(tmp_path, monkeypatch)
 
 
 def _post(hub: ReferenceHub, task_id: str, kind: str, source: str) -> str:
