@@ -41,9 +41,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("files", "statehub", "llm", "render"),
     # Each concept's disk half, written through files/'s atomic writes, in the order they read
     # each other: the queue's index and the notes; the queue (pruning and resealing the journal
-    # keep what it holds); the journal.
-    ("approvals._index", "notes"),
-    ("approvals",),
+    # keep what it holds); the journal, with a person's words and standing (journal/person/).
+    ("journal.person._queue_index", "notes"),
+    ("journal.person.queue",),
     ("journal",),
     # Settings name the model adapters; metrics (a run's push, `custodian status`) read the disk.
     ("settings", "metrics"),
@@ -51,8 +51,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The write chain: send, dispatch, origin, preflight and the summary read, shared below both
     # the run and the approvals.
     ("writes",),
-    # A person's side: an item's status as the journal says it and a person's standing (both read
-    # by the run), the queue's commands, an approved item executed, `custodian policy` and `grants`.
+    # A person's side: an item's status as the journal says it (read by the run), the queue's
+    # commands, an approved item executed, `custodian policy` and `grants`.
     ("person",),
     ("run",),
     # watch runs many domains, as `custodian run` does; cli._people names who decides

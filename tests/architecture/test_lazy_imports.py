@@ -21,11 +21,11 @@ CUSTODIAN = Path(sys.executable).parent / "custodian"
 HEAVY = ("httpx", "jinja2", "pydantic", "pydantic_core", "custodian_hub", "dotenv")
 PACKAGES = (
     "custodian_runtime.core",
-    "custodian_runtime.approvals",
     "custodian_runtime.audit",
     "custodian_runtime.evals",
     "custodian_runtime.llm",
     "custodian_runtime.files",
+    "custodian_runtime.journal.person",
     "custodian_runtime.metrics",
     "custodian_runtime.person",
     "custodian_runtime.render",

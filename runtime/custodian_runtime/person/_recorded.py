@@ -1,10 +1,10 @@
 """Deciding never waits for a run: a decision made while the domain is busy is kept as a word.
 
 `decide_or_record` tries the decision now and, while a run has the domain's lock, again until a
-bounded wait runs out; then it keeps the word in the domain's inbox (journal/inbox.py) and says
-what happens next. `carry_out_recorded` is called by the next step that can hold the domain: it
-absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an approve or
-reject carried out through the same path as a decision made at once.
+bounded wait runs out; then it keeps the word in the domain's inbox (journal/person/inbox.py)
+and says what happens next. `carry_out_recorded` is called by the next step that can hold the
+domain: it absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an
+approve or reject carried out through the same path as a decision made at once.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import WORD_KINDS
 from custodian_runtime.core.journal.words import Word, decision_word, put_back_message
 from custodian_runtime.errors import ApprovalError, RunLocked
-from custodian_runtime.journal.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalWriter
 from custodian_runtime.person._report import DecisionReport
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 
 POLL_S = 0.5

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.presentation.approval_text import answered, fate
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.person import decide_approve, decide_reject
 from custodian_runtime.review.asked import Flash
 from custodian_runtime.review.pending import recorded_decisions

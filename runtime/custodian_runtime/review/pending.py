@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, as_recorded
@@ -18,7 +17,8 @@ from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.person.verdicts import ObservedNow, on_approve, to_observe
 from custodian_runtime.core.ruling.path import as_item
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.person import (
     configured_hub,
     decision_site,

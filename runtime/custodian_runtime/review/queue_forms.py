@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import quote
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
 from custodian_runtime.review.asked import Asked, Flash, SessionState, item_state
 from custodian_runtime.review.carry_out import decide_and_say

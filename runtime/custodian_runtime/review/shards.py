@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import custodian_runtime.review.pages as pages
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review.pending import PendingView, pending_views
 from custodian_runtime.settings import Settings
 

@@ -18,12 +18,12 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 import custodian_runtime.review.pages as pages
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
 from custodian_runtime.review.grant_forms import GrantAnswer, GrantTyped
