@@ -21,7 +21,7 @@ import pytest
 
 from custodian_hub import ReferenceHub, load_seed
 from custodian_runtime.journal.person.queue import ApprovalStore
-from custodian_runtime.review.carry_out import decide
+from custodian_runtime.person.carry_out import decide
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from support.runs import CANON, hub_get, small_dataset

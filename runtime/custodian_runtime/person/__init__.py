@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         needs_hub,
         seen_for,
     )
+    from custodian_runtime.person._recorded import recorded_decisions
     from custodian_runtime.person._repair import (
         RepairRequest,
         disagreement_lines,
