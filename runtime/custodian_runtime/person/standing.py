@@ -27,9 +27,10 @@ from custodian_runtime.core.standing.grants import (
     skew_problem,
     where_problem,
 )
+from custodian_runtime.core.standing.live import Live
 from custodian_runtime.core.standing.modes import known_operations, mode_problem, person_problem
 from custodian_runtime.core.standing.shadow import shadow_counts
-from custodian_runtime.core.standing.suggestions import Live, Suggested
+from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.person.shadow_log import held_count, shadow_log, standing_nos
