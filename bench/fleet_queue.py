@@ -27,10 +27,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import median
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.views import Views
 from custodian_runtime.settings import Settings, load_settings

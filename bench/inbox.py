@@ -20,9 +20,9 @@ from custodian_runtime.clock import utc_now
 from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.journal.words import Word, standing_word
 from custodian_runtime.core.standing.record import Standing
-from custodian_runtime.journal.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.store import JournalStore
-from custodian_runtime.person.standing_store import StandingStore
 
 HISTORIES = (100, 20_000)
 WORDS = 50

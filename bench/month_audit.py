@@ -22,9 +22,9 @@ from typing import Any
 
 from month_kit import Words
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.journal.kinds import Authorized, Receipt, item_of, read_as
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 
 STATUS_WRITES = ("set_task_status", "update_task_status")

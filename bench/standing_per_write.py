@@ -29,7 +29,7 @@ from custodian_runtime.core.plan.extract import Plan, ProposedItem, fingerprint
 from custodian_runtime.core.ruling.path import Grounds, rule_plan, rule_write
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.person.standing_store import StandingStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

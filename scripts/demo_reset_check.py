@@ -16,9 +16,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import effective_status
 from custodian_runtime.core.inert import for_terminal
+from custodian_runtime.journal.person.queue import ApprovalStore
 
 KEPT = ("inbox", "decisions", "standing")  # the inbox, and the side stores it replaced
 GO_ON = "make demo-reset FORCE=1"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import custodian_runtime
@@ -103,9 +104,21 @@ def test_every_path_the_layout_names_exists() -> None:
     assert gone(PACKAGE, layout, core) == []
 
 
+def crowded_top(package: Path, most: int = TOP_MODULES_AT_MOST) -> list[str]:
+    """The modules at the package's top when there are more than `most` (else none)."""
+    top = sorted(p.name for p in package.glob("*.py"))
+    return top if len(top) > most else []
+
+
 def test_the_package_top_holds_only_its_faces() -> None:
-    top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(top) <= TOP_MODULES_AT_MOST, top
+    assert crowded_top(PACKAGE) == []
+
+
+def test_a_crowded_made_up_top_is_named(tmp_path: Path) -> None:
+    write_tree(tmp_path, ["__init__.py", "clock.py", "errors.py", "run/__init__.py"])
+    assert crowded_top(tmp_path, most=3) == []
+    write_tree(tmp_path, ["helpers.py"])
+    assert crowded_top(tmp_path, most=3) == ["__init__.py", "clock.py", "errors.py", "helpers.py"]
 
 
 def test_the_checker_finds_a_module_the_layout_leaves_out() -> None:
@@ -267,17 +280,35 @@ def _floor_table(text: str) -> dict[str, int]:
     return places
 
 
+def table_problems(places: dict[str, int], floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    """Where the floor table (`places`) and the layering plan (`floors`) part."""
+    planned = [unit for floor in floors for unit in floor if unit not in ("", "_lazy")]
+    problems = [f"{u}: in the table, not in the plan" for u in sorted(set(places) - set(planned))]
+    problems += [f"{u}: in the plan, not in the table" for u in planned if u not in places]
+    order = [(u, places[u]) for u in planned if u in places]
+    problems += [
+        f"{u}: the table puts it below {before}, which the plan puts under it"
+        for (before, a), (u, b) in pairwise(order)
+        if b < a
+    ]
+    return problems
+
+
 def test_the_floor_table_is_the_layering_plan() -> None:
     """Each unit of test_layering.py's floors is in the table, in the same order."""
     from test_layering import FLOORS
 
-    places = _floor_table(DOC.read_text("utf-8"))
-    planned = [unit for floor in FLOORS for unit in floor if unit not in ("", "_lazy")]
-    assert sorted(set(places) - set(planned)) == [], "the table names what the plan does not"
-    assert [u for u in planned if u not in places] == [], "the table leaves these out"
-    order = [places[u] for u in planned]
-    backwards = [u for u, a, b in zip(planned[1:], order, order[1:], strict=False) if b < a]
-    assert backwards == [], "the table puts these below a unit the plan puts under them"
+    assert table_problems(_floor_table(DOC.read_text("utf-8")), FLOORS) == []
+
+
+def test_a_made_up_table_apart_from_the_plan_is_named() -> None:
+    floors = (("core", "errors", "", "_lazy"), ("journal",), ("run",), ("cli",))
+    places = {"core": 1, "errors": 1, "run": 2, "journal": 3, "watch": 4}
+    assert table_problems(places, floors) == [
+        "watch: in the table, not in the plan",
+        "cli: in the plan, not in the table",
+        "run: the table puts it below journal, which the plan puts under it",
+    ]
 
 
 def test_the_floor_reader_counts_each_group_of_a_row() -> None:
@@ -294,17 +325,42 @@ def _first_line(package: Path) -> str:
     return " ".join((ast.get_docstring(tree) or "").split("\n\n", 1)[0].split())
 
 
-def test_each_core_group_is_introduced_as_its_face_says() -> None:
-    """The core block's entry of each group opens with its face's docstring: the code words it."""
-    core = _entries(_block("core-layout"), "")
-    groups = sorted(p.parent for p in (PACKAGE / "core").glob("*/__init__.py"))
-    drift = []
-    for group in groups:
+def drift(core: dict[str, str], top: Path) -> list[str]:
+    """Each group of the core at `top` whose entry does not open with its face's docstring."""
+    found = []
+    for group in sorted(p.parent for p in top.glob("*/__init__.py")):
         said = " ".join(core.get(f"core/{group.name}/", "").split())
         first = _first_line(group)
         if first and not said.startswith(first):
-            drift.append(f"{group.name}/: the face says {first!r}")
-    assert drift == [], "open each entry with its face's docstring:\n" + "\n".join(drift)
+            found.append(f"{group.name}/: the face says {first!r}")
+    return found
+
+
+def test_each_core_group_is_introduced_as_its_face_says() -> None:
+    """The core block's entry of each group opens with its face's docstring: the code words it."""
+    found = drift(_entries(_block("core-layout"), ""), PACKAGE / "core")
+    assert found == [], "open each entry with its face's docstring:\n" + "\n".join(found)
+
+
+def test_a_made_up_entry_that_words_its_group_otherwise_is_named(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "plan/__init__.py": '"""The plan: the model\'s answer parsed.\n\nMore."""\n',
+            "fold/__init__.py": '"""The journal folded."""\n',
+            "skip/__init__.py": "",
+        },
+    )
+    core = _entries(
+        [
+            "core/",
+            "  plan/   The plan: the model's",
+            "          answer parsed. x.py",
+            "  fold/  Folds.",
+        ],
+        "",
+    )
+    assert drift(core, tmp_path) == ["fold/: the face says 'The journal folded.'"]
 
 
 def test_the_checks_fail_on_a_made_up_package_the_layout_is_behind(tmp_path: Path) -> None:

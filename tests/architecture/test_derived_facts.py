@@ -88,3 +88,18 @@ def test_every_adapters_key_is_a_provider_key_no_child_sees() -> None:
     assert {"OPENAI_ORG_ID", "CLAUDE_CODE_OAUTH_TOKEN"} <= named  # the scan sees them
     assert key_vars | named <= PROVIDER_KEYS, sorted((key_vars | named) - PROVIDER_KEYS)
     assert all(refused(name) for name in key_vars | named)
+
+
+def test_the_key_scan_sees_a_made_up_adapters_keys(tmp_path: Path) -> None:
+    source = tmp_path / "made_adapter.py"
+    source.write_text(
+        '"""Reads MADE_API_KEY."""\n'  # a docstring's words are no literal of their own
+        'KEY_VAR = "MADE_API_KEY"\nORG = "MADE_ORG_ID"\nURL = "MADE_BASE_URL"\n'
+        'def token(env):\n    return env.get("MADE_OAUTH_TOKEN")\n',
+        "utf-8",
+    )
+    module = ModuleType("made_adapter")
+    module.__file__ = str(source)
+    found = _secret_literals(module)
+    assert found == {"MADE_API_KEY", "MADE_ORG_ID", "MADE_OAUTH_TOKEN"}
+    assert not found <= PROVIDER_KEYS  # keys no child is kept from: the check above fails on them

@@ -41,9 +41,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("files", "statehub", "llm", "render"),
     # Each concept's disk half, written through files/'s atomic writes, in the order they read
     # each other: the queue's index and the notes; the queue (pruning and resealing the journal
-    # keep what it holds); the journal.
-    ("approvals._index", "notes"),
-    ("approvals",),
+    # keep what it holds); the journal, with a person's words and standing (journal/person/).
+    ("journal.person._queue_index", "notes"),
+    ("journal.person.queue",),
     ("journal",),
     # Settings name the model adapters; metrics (a run's push, `custodian status`) read the disk.
     ("settings", "metrics"),
@@ -51,8 +51,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # The write chain: send, dispatch, origin, preflight and the summary read, shared below both
     # the run and the approvals.
     ("writes",),
-    # A person's side: an item's status as the journal says it and a person's standing (both read
-    # by the run), the queue's commands, an approved item executed, `custodian policy` and `grants`.
+    # A person's side: an item's status as the journal says it (read by the run), the queue's
+    # commands, an approved item executed, `custodian policy` and `grants`.
     ("person",),
     ("run",),
     # watch runs many domains, as `custodian run` does; cli._people names who decides
@@ -205,14 +205,34 @@ def _sources() -> list[tuple[Path, str]]:
     return [(p, _module_name(p)) for p in paths]
 
 
-def test_the_floors_and_the_run_order_name_real_modules() -> None:
-    modules = {m for _, m in _sources()}
-    for name in RUN_ORDER:
-        assert f"custodian_runtime.run.{name}" in modules, name
-    for module in modules:
+def unplaced(modules: set[str]) -> list[str]:
+    """Each step of RUN_ORDER that is no module of `modules`, and each module on no floor."""
+    problems = [
+        f"run.{name}: in RUN_ORDER, and no module"
+        for name in RUN_ORDER
+        if f"custodian_runtime.run.{name}" not in modules
+    ]
+    for module in sorted(modules):
         inner = _inner(module)
-        if inner is not None:
-            _floor(inner, strict=True)  # raises for a module on no floor
+        try:
+            if inner is not None:
+                _floor(inner, strict=True)  # raises for a module on no floor
+        except AssertionError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def test_the_floors_and_the_run_order_name_real_modules() -> None:
+    assert unplaced({m for _, m in _sources()}) == []
+
+
+def test_a_made_up_module_on_no_floor_and_a_step_gone_are_named() -> None:
+    modules = {f"custodian_runtime.run.{name}" for name in RUN_ORDER if name != "_late"}
+    modules |= {"custodian_runtime.core.plan", "custodian_runtime.annex", "custodian_hub._app"}
+    assert unplaced(modules) == [
+        "run._late: in RUN_ORDER, and no module",
+        "custodian_runtime.annex is on no floor: add it to FLOORS",
+    ]
 
 
 def test_imports_point_one_way() -> None:

@@ -15,17 +15,18 @@ import pytest
 import custodian_hub
 import custodian_runtime.core
 import custodian_runtime.run
+from support.trees import write_tree
 
 CUSTODIAN = Path(sys.executable).parent / "custodian"
 # What `--help` must not load: the HTTP client, templates, the models' validation, the hub.
 HEAVY = ("httpx", "jinja2", "pydantic", "pydantic_core", "custodian_hub", "dotenv")
 PACKAGES = (
     "custodian_runtime.core",
-    "custodian_runtime.approvals",
     "custodian_runtime.audit",
     "custodian_runtime.evals",
     "custodian_runtime.llm",
     "custodian_runtime.files",
+    "custodian_runtime.journal.person",
     "custodian_runtime.metrics",
     "custodian_runtime.person",
     "custodian_runtime.render",
@@ -110,12 +111,37 @@ def test_a_subcommands_help_is_as_light(tmp_path: Path) -> None:
     assert _heavy(modules) == []
 
 
+def loaded_at_once(package: str, cwd: Path) -> list[str]:
+    """The modules of `package` that a process importing it alone (from `cwd`) loads."""
+    modules, _ = _loaded([_script(cwd, f"import {package}")], cwd)
+    assert package in modules
+    return sorted(m for m in modules if m.startswith(package + "."))
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_importing_a_package_loads_none_of_its_modules(package: str, tmp_path: Path) -> None:
-    modules, _ = _loaded([_script(tmp_path, f"import {package}")], tmp_path)
-    assert package in modules
-    inside = sorted(m for m in modules if m.startswith(package + "."))
+    inside = loaded_at_once(package, tmp_path)
     assert inside == [], f"{package}/__init__.py imports {inside} at once"
+
+
+def test_a_made_up_face_that_imports_at_once_is_named(tmp_path: Path) -> None:
+    lazy = (
+        "from typing import TYPE_CHECKING\n"
+        "from custodian_runtime._lazy import lazy_attributes\n"
+        "if TYPE_CHECKING:\n    from made_lazy.shelf import Shelf\n"
+        "if not TYPE_CHECKING:\n    __getattr__, __dir__ = lazy_attributes(globals())\n"
+    )
+    write_tree(
+        tmp_path,
+        {
+            "made_eager/__init__.py": "from made_eager.shelf import Shelf\n",
+            "made_eager/shelf.py": "class Shelf: ...\n",
+            "made_lazy/__init__.py": lazy,
+            "made_lazy/shelf.py": "class Shelf: ...\n",
+        },
+    )
+    assert loaded_at_once("made_eager", tmp_path) == ["made_eager.shelf"]
+    assert loaded_at_once("made_lazy", tmp_path) == []
 
 
 def test_the_embedded_hub_does_not_load_the_http_server(tmp_path: Path) -> None:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import ast
 import importlib
+import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from custodian_runtime._lazy import offered
 from support.paths import REPO
+from support.trees import write_tree
 
 RUNTIME = REPO / "runtime"
 TOP = "custodian_runtime"
@@ -24,12 +28,20 @@ FACES = {
 }
 
 
+def offer_problems(package: ModuleType) -> list[str]:
+    """What a package offers wrongly: nothing at all, a name twice, a private name, or a name
+    it does not have."""
+    names = list(getattr(package, "__all__", []))
+    problems = [] if names else [f"{package.__name__}: offers nothing"]
+    problems += [f"{n}: offered twice" for n in sorted({n for n in names if names.count(n) > 1})]
+    problems += [f"{n}: a private name offered" for n in names if n.startswith("_")]
+    problems += [f"{n}: offered, and not there" for n in names if not hasattr(package, n)]
+    return problems
+
+
 @pytest.mark.parametrize("name", PACKAGES)
 def test_the_package_names_what_it_offers(name: str) -> None:
-    package = importlib.import_module(f"{TOP}.{name}")
-    offered = package.__all__
-    assert offered and len(set(offered)) == len(offered)
-    assert all(hasattr(package, n) and not n.startswith("_") for n in offered)
+    assert offer_problems(importlib.import_module(f"{TOP}.{name}")) == []
 
 
 def _module_of(path: Path, root: Path) -> tuple[str, ...]:
@@ -107,17 +119,24 @@ def test_the_checker_finds_a_made_up_violation(tmp_path: Path) -> None:
     ]
 
 
-def test_the_core_names_each_public_module() -> None:
-    top = RUNTIME / "custodian_runtime" / "core"
+def unlisted_modules(top: Path, root: Path = RUNTIME) -> list[str]:
+    """Each package of the core (`top`) and of its groups whose face does not offer exactly its
+    public modules and subpackages."""
     # operations/ is the registry: its __init__ offers the specs' lookups, and each operation's
     # module is reached through its spec (test_operations_registry.py checks those).
     groups = sorted(p.parent for p in top.glob("*/__init__.py") if p.parent.name != "operations")
+    problems = []
     for package in [top, *groups]:
-        name = ".".join(package.relative_to(RUNTIME).parts)
+        name = ".".join(package.relative_to(root).parts)
         modules = sorted(p.stem for p in package.glob("[!_]*.py"))
         modules += [p.parent.name for p in package.glob("*/__init__.py")]
-        offered = importlib.import_module(name).__all__
-        assert offered == sorted(modules), f"list each public module of {name} in its __init__.py"
+        if importlib.import_module(name).__all__ != sorted(modules):
+            problems.append(f"{name}: list each public module in its __init__.py")
+    return problems
+
+
+def test_the_core_names_each_public_module() -> None:
+    assert unlisted_modules(RUNTIME / "custodian_runtime" / "core") == []
 
 
 def _submodules(package: Path) -> set[str]:
@@ -145,31 +164,88 @@ def _type_checking_imports(path: Path, package: str) -> dict[str, tuple[str, str
     return found
 
 
+def _named_twice(path: Path) -> list[str]:
+    """Each name the face's TYPE_CHECKING block imports more than once."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    )
+    names = [
+        a.asname or a.name for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names
+    ]
+    return sorted({n for n in names if names.count(n) > 1})
+
+
+def _offers_what_it_names(package: ModuleType, names: dict[str, tuple[str, str]]) -> list[str]:
+    """Each name the face reads as another object than its module defines, or cannot read."""
+    problems = []
+    for public, (module, inside) in names.items():
+        try:
+            defined = importlib.import_module(module)
+            expected = getattr(defined, inside) if inside else defined
+            if getattr(package, public) is not expected:
+                problems.append(f"{public}: not the one {module} defines")
+        except (ImportError, AttributeError) as exc:
+            problems.append(f"{public}: not offered ({exc})")
+    return problems
+
+
+def face_problems(name: str, path: Path) -> list[str]:
+    """What the face of package `name` (its `__init__.py`, `path`) gets wrong: its TYPE_CHECKING
+    imports are its one list, each name once, and `__all__`, `dir()` and the lazy reads offer
+    exactly those, each the object its module defines."""
+    source = path.read_text(encoding="utf-8")
+    names = offered(source, name)
+    problems = [] if names == _type_checking_imports(path, name) else ["the readers disagree"]
+    problems += [f"{n}: named twice in the block" for n in _named_twice(path)]
+    if "__all__ =" in source or "dict.fromkeys" in source:
+        problems.append("a second list of names: name each name once, in the block")
+    # A name that is also a submodule's is the module once that is imported, whatever the face says.
+    shadowed = [n for n, (_, inside) in names.items() if inside and n in _submodules(path.parent)]
+    problems += [f"{n}: also one of its modules" for n in shadowed]
+    package = importlib.import_module(name)
+    if package.__all__ != sorted(names):
+        problems.append("__all__ is not the block's names")
+    return problems + _offers_what_it_names(package, names)
+
+
 @pytest.mark.parametrize("name", sorted(FACES))
 def test_a_face_names_each_name_once_and_offers_exactly_those(name: str) -> None:
     """The face's TYPE_CHECKING imports are its one list: `__all__`, `dir()` and the lazy reads."""
-    path = FACES[name]
-    source = path.read_text(encoding="utf-8")
-    names = offered(source, name)
-    assert names == _type_checking_imports(path, name)
-    package = importlib.import_module(name)
-    assert package.__all__ == sorted(names)
-    assert "__all__ =" not in source and "dict.fromkeys" not in source, "name each name once"
-    # A name that is also a submodule's is the module once that is imported, whatever the face says.
-    shadowed = [n for n, (_, inside) in names.items() if inside and n in _submodules(path.parent)]
-    assert shadowed == [], "a face offers no name that is also one of its modules"
-    for public, (module, inside) in names.items():
-        defined = importlib.import_module(module)
-        assert getattr(package, public) is (getattr(defined, inside) if inside else defined)
+    assert face_problems(name, FACES[name]) == []
+
+
+def listed_faces(pyproject: Path) -> list[str]:
+    """The modules pyproject.toml lists for mypy's `implicit_reexport`."""
+    config = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    return next(
+        o["module"] for o in config["tool"]["mypy"]["overrides"] if o.get("implicit_reexport")
+    )
+
+
+def faces_of(root: Path) -> list[str]:
+    """Every lazy face under `root`, by its dotted name."""
+    return sorted(
+        ".".join(p.parent.relative_to(root).parts)
+        for p in sorted(root.rglob("__init__.py"))
+        if "lazy_attributes(globals())" in p.read_text(encoding="utf-8")
+    )
+
+
+def misread_faces(pyproject: Path, root: Path) -> list[str]:
+    """Each face under `root` that pyproject.toml leaves out, each listed module that is no face,
+    and the list out of order."""
+    listed, faces = listed_faces(pyproject), faces_of(root)
+    problems = [f"{face}: a face, not listed" for face in faces if face not in listed]
+    problems += [f"{name}: listed, and no face" for name in listed if name not in faces]
+    return problems + ([] if problems or listed == faces else ["the list is out of order"])
 
 
 def test_mypy_reads_each_face_as_exporting_its_type_checking_imports() -> None:
     """pyproject.toml lists each face for mypy's `implicit_reexport` (a face has no `__all__`)."""
-    config = tomllib.loads((RUNTIME.parent / "pyproject.toml").read_text(encoding="utf-8"))
-    listed = next(
-        o["module"] for o in config["tool"]["mypy"]["overrides"] if o.get("implicit_reexport")
-    )
-    assert listed == sorted(FACES), "list each face (and only faces) in pyproject.toml"
+    assert faces_of(RUNTIME) == sorted(FACES)
+    found = misread_faces(RUNTIME.parent / "pyproject.toml", RUNTIME)
+    assert found == [], "list each face (and only faces) in pyproject.toml, sorted"
 
 
 def test_the_face_reader_agrees_with_ast_and_fails_without_a_block(tmp_path: Path) -> None:
@@ -200,3 +276,108 @@ def test_the_face_reader_agrees_with_ast_and_fails_without_a_block(tmp_path: Pat
     assert names == _type_checking_imports(face, "pkg")
     with pytest.raises(ImportError, match="no `if TYPE_CHECKING:` block"):
         offered('"""A face."""\nX = 1\n', "pkg")
+
+
+# The made-up packages below are imported from a test's tmp_path under names no other module has.
+LAZY = "from custodian_runtime._lazy import lazy_attributes\n"
+LAZY_END = "\nif not TYPE_CHECKING:\n    __getattr__, __dir__ = lazy_attributes(globals())\n"
+
+
+@pytest.fixture
+def made_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path for made-up packages, each forgotten by the import system after."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m.split(".")[0].startswith("made_")]:
+        del sys.modules[name]
+
+
+def _face(block: str, after: str = "") -> str:
+    head = f'"""A face."""\n\nfrom typing import TYPE_CHECKING\n\n{LAZY}'
+    return f"{head}\nif TYPE_CHECKING:\n{block}{after}{LAZY_END}"
+
+
+def test_the_face_check_fails_on_a_made_up_face_that_offers_wrongly(made_up: Path) -> None:
+    """Each way a face can offer other than it names is named: a name its module lacks, a name
+    twice, a name that is also a module, a second list, a name of another object."""
+    block = (
+        "    from made_shop.shelf import Shelf, gone\n"
+        "    from made_shop.cart import Shelf\n"
+        "    from made_shop.wheel import wheel\n"
+    )
+    write_tree(
+        made_up,
+        {
+            "made_shop/__init__.py": _face(block, '\n__all__ = ["Shelf"]\n'),
+            "made_shop/shelf.py": "class Shelf: ...\n",
+            "made_shop/cart.py": "Shelf = 1\n",
+            "made_shop/wheel.py": "def wheel(): ...\n",
+            "made_good/__init__.py": _face("    from made_good.shelf import Shelf\n"),
+            "made_good/shelf.py": "class Shelf: ...\n",
+        },
+    )
+    found = face_problems("made_shop", made_up / "made_shop" / "__init__.py")
+    assert found == [
+        "Shelf: named twice in the block",
+        "a second list of names: name each name once, in the block",
+        "wheel: also one of its modules",
+        "__all__ is not the block's names",
+        "gone: not offered (module 'made_shop.shelf' has no attribute 'gone')",
+        "wheel: not the one made_shop.wheel defines",  # the module, once it is imported
+    ]
+    assert face_problems("made_good", made_up / "made_good" / "__init__.py") == []
+
+
+def test_the_offer_check_fails_on_a_made_up_package(made_up: Path) -> None:
+    write_tree(
+        made_up,
+        {
+            "made_empty/__init__.py": "__all__ = []\n",
+            "made_odd/__init__.py": '__all__ = ["a", "a", "_b", "c"]\na = 1\n_b = 2\n',
+        },
+    )
+    assert offer_problems(importlib.import_module("made_empty")) == ["made_empty: offers nothing"]
+    assert offer_problems(importlib.import_module("made_odd")) == [
+        "a: offered twice",
+        "_b: a private name offered",
+        "c: offered, and not there",
+    ]
+
+
+def test_the_module_list_check_fails_on_a_made_up_core(made_up: Path) -> None:
+    write_tree(
+        made_up,
+        {
+            "made_core/__init__.py": _face("    from made_core import plan, view\n"),
+            "made_core/view.py": "",
+            "made_core/_fences.py": "",
+            "made_core/plan/__init__.py": _face("    from made_core.plan import extract\n"),
+            "made_core/plan/extract.py": "",
+            "made_core/plan/answer.py": "",
+            "made_core/fold/__init__.py": _face("    from made_core.fold import api\n"),
+            "made_core/fold/api.py": "",
+        },
+    )
+    assert unlisted_modules(made_up / "made_core", made_up) == [
+        "made_core: list each public module in its __init__.py",
+        "made_core.plan: list each public module in its __init__.py",
+    ]
+
+
+def test_the_mypy_list_check_fails_on_a_made_up_tree(tmp_path: Path) -> None:
+    lazy = _face("    from pkg.a import A\n")
+    root = write_tree(
+        tmp_path,
+        {"pkg/__init__.py": lazy, "pkg/sub/__init__.py": lazy, "pkg/plain/__init__.py": ""},
+    )
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[[tool.mypy.overrides]]\nmodule = ["pkg", "pkg.plain"]\nimplicit_reexport = true\n'
+    )
+    assert faces_of(root) == ["pkg", "pkg.sub"]
+    assert misread_faces(pyproject, root) == [
+        "pkg.sub: a face, not listed",
+        "pkg.plain: listed, and no face",
+    ]
+    pyproject.write_text(pyproject.read_text().replace('"pkg", "pkg.plain"', '"pkg.sub", "pkg"'))
+    assert misread_faces(pyproject, root) == ["the list is out of order"]

@@ -87,17 +87,26 @@ def test_every_test_file_is_in_the_folder_of_what_it_tests() -> None:
     assert misplaced(TESTS, RUNTIME) == []
 
 
-def test_every_folder_of_tests_holds_a_test() -> None:
-    folders = {p.parent for p in TESTS.rglob("test_*.py")}
-    empty = [
-        str(d.relative_to(TESTS))
-        for d in TESTS.rglob("*")
+def empty_folders(tests: Path) -> list[str]:
+    """Each folder of `tests` (outside tests/support/) with no test in it or below it."""
+    folders = {p.parent for p in tests.rglob("test_*.py")}
+    return sorted(
+        str(d.relative_to(tests))
+        for d in tests.rglob("*")
         if d.is_dir()
         and d.name != "__pycache__"
-        and SUPPORT not in d.relative_to(TESTS).parts
+        and SUPPORT not in d.relative_to(tests).parts
         and not any(f.is_relative_to(d) for f in folders)
-    ]
-    assert empty == []
+    )
+
+
+def packaged_extras(runtime: Path) -> list[str]:
+    """Each folder for what is not a runtime package (EXTRA) that names a package of `runtime`."""
+    return [extra for extra in EXTRA if (runtime / extra / "__init__.py").exists()]
+
+
+def test_every_folder_of_tests_holds_a_test() -> None:
+    assert empty_folders(TESTS) == []
 
 
 def test_no_two_test_files_share_a_name() -> None:
@@ -110,7 +119,7 @@ def test_every_test_path_the_project_names_exists() -> None:
 
 def test_the_reference_hub_has_its_folder_and_the_extras_are_no_package() -> None:
     assert (HUB / "__init__.py").is_file()
-    assert [extra for extra in EXTRA if (RUNTIME / extra / "__init__.py").exists()] == []
+    assert packaged_extras(RUNTIME) == []
 
 
 # --- the checks fail on a made-up layout --------------------------------------------------------
@@ -165,3 +174,15 @@ def test_a_stale_test_path_in_a_document_is_named(tmp_path: Path) -> None:
         "docs/a.md: tests/golden/note.md",
         "docs/a.md: tests/test_watch.py",
     ]
+
+
+def test_an_empty_folder_and_an_extra_that_is_a_package_are_named(tmp_path: Path) -> None:
+    tests = write_tree(
+        tmp_path / "tests",
+        ["watch/test_watch.py", "core/plan/test_plan.py", "support/golden/note.md"],
+    )
+    (tests / "run").mkdir()
+    (tests / "core" / "fold" / "__pycache__").mkdir(parents=True)
+    assert empty_folders(tests) == ["core/fold", "run"]
+    runtime = write_tree(tmp_path / "rt", ["watch/__init__.py", "docs/__init__.py", "k8s/x.py"])
+    assert packaged_extras(runtime) == ["docs"]

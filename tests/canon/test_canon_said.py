@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review.cards import diff_of, kept_in
 from custodian_runtime.review.views import Views
 from support.review import Browser, review_page, review_settings

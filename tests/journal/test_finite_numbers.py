@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.digest import canonical_json, strict_loads
 from custodian_runtime.errors import ApprovalError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import parse_line
 from support.runs import CANON, hub_get, run_cli
 

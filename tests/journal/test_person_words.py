@@ -1,4 +1,5 @@
-"""A person's word has one record and one arrival order (core/journal/words.py, journal/inbox.py).
+"""A person's word has one record and one arrival order (core/journal/words.py,
+journal/person/inbox.py).
 
 Every decision kept while a run has the domain's lock waits in the domain's sealed inbox under a
 number the inbox gives; the journal absorbs it in that order, exactly once, whatever the clock
@@ -17,7 +18,6 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.journal.kinds import GrantIssued, GrantRevoked, PolicySet, encode
 from custodian_runtime.core.journal.records import make_record
@@ -25,9 +25,10 @@ from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import standing_word
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
-from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.person.standing_store import StandingStore
+from custodian_runtime.journal.person.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 from support.spine import clean_env, journal
 from support.standing import Cli, status
 
@@ -236,7 +237,7 @@ from custodian_runtime.core.journal.kinds import PolicySet
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
 from custodian_runtime.core.journal.words import standing_word
-from custodian_runtime.journal.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.inbox import Inbox, new_word_id
 inbox = Inbox(Path(sys.argv[1]))
 for n in range(15):
     entry = PolicySet(operation="create_task", mode="ask", by=sys.argv[2], reason=str(n))

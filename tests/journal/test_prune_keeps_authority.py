@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import history_for, new_item, recently_rejected
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.errors import PruneRefused
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.prune import prune
 from custodian_runtime.journal.store import JournalStore
 from support.journal import DOMAIN, StepClock

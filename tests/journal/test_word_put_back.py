@@ -14,7 +14,7 @@ import pytest
 
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.record import standing_of
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
 from custodian_runtime.journal.store import JournalStore
 from support.journal import DOMAIN, StepClock
 from support.runs import run_cli

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import simulated_clock
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import hub_get, small_dataset
 from support.spine import journal
 from support.standing import GRANT_LINE, Cli, note_of, status

@@ -10,9 +10,9 @@ import shutil
 from typing import Any
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core import operations
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import CANON, hub_get
 from support.spine import custodian_events, journal
 from support.standing import Cli, note_of, status

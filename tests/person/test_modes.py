@@ -8,9 +8,9 @@ from typing import Any
 
 from test_grants import _block, _issue, _items_of_run
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.person.standing_store import StandingStore
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 from support.runs import hub_get
 from support.spine import custodian_cli, custodian_events, held_hub, journal
 

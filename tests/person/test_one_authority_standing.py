@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.review.carry_out import decide
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.person.carry_out import decide
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from support.runs import CANON, hub_get, small_dataset

@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 
 from custodian_hub import demo_dataset, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement
 from custodian_runtime.core.standing.commands import Asking
+from custodian_runtime.core.standing.earned import first_uses
 from custodian_runtime.core.standing.grants import Grant, covering
-from custodian_runtime.core.standing.suggestions import Live, first_uses
+from custodian_runtime.core.standing.live import Live
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.spine import held_hub
 
 DOMAIN = "website"

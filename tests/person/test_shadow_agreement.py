@@ -18,8 +18,8 @@ import httpx
 from test_grants import _block, _summary
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.journal.kinds import Shadowed, ShadowMatched, read_as
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings
 from support.runs import CANON, hub_get

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.plan.extract import fingerprint
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.review.queue import PAGE_SIZE, Filter, queue
 from custodian_runtime.review.waiting import Waiting, WaitingItems

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.settings import load_settings
 from support.review import Browser, agreed, review_page, review_settings
 from support.runs import CANON, hub_get, plan_response, run_cli

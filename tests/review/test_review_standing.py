@@ -14,7 +14,7 @@ import pytest
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.person.standing_store import StandingStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 from support.review import Browser, agreed, create, queue_plan, review_page, review_settings
 from support.runs import CANON, hub_get, run_cli, tree_digest
 from support.spine import journal

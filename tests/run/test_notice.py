@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.notice import NONE_WAIT, digest_of, notice_for
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 from support.review import queue_two
 from support.runs import run_args, run_cli

@@ -26,7 +26,7 @@ from custodian_runtime.core.journal.seals import SealKey, seal_record
 from custodian_runtime.core.journal.words import decision_word
 from custodian_runtime.core.outcomes import counts
 from custodian_runtime.core.skip.unchanged import not_modified_data, not_modified_record
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
 from custodian_runtime.journal.skip_facts import JournalEnd
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.run import run

@@ -22,9 +22,9 @@ from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Entry, GrantIssued, PolicySet
 from custodian_runtime.core.journal.words import decision_word
 from custodian_runtime.core.standing.grants import Grant
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.snapshots import SnapshotStore
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.run import run
 from custodian_runtime.run._facts import previous_digests
 from custodian_runtime.run._result import RunResult

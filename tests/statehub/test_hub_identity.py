@@ -26,9 +26,9 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
-from custodian_runtime.review.carry_out import decide
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.person.carry_out import decide
 from custodian_runtime.review.pending import pending_views
 from custodian_runtime.run import run
 from custodian_runtime.settings import load_settings

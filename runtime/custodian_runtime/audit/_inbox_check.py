@@ -13,7 +13,7 @@ from pathlib import Path
 
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import put_back_message
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
 from custodian_runtime.journal.verify import DomainReport
 
 

@@ -352,7 +352,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 def _carry_out_recorded(settings: Settings) -> None:
     """Decisions a person made while the domain was busy are carried out once it is free."""
-    from custodian_runtime.journal.inbox_files import words_waiting
+    from custodian_runtime.journal.person.inbox_files import words_waiting
 
     if settings.dry_run or settings.domain is None:
         return

@@ -1,7 +1,8 @@
 """`custodian policy` and `custodian grants`: a person's modes, grants and the agreement report.
 
-Each change is a person's decision, journaled in the domain's journal (person/standing_store.py);
-what it means is the core's (core/standing/: modes.py, grants.py, agreement.py).
+Each change is a person's decision, journaled in the domain's journal
+(journal/person/standing_store.py); what it means is the core's (core/standing/: modes.py,
+grants.py, agreement.py).
 """
 
 from __future__ import annotations

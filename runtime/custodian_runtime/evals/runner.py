@@ -17,7 +17,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from custodian_hub import in_process, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.items import approval_id_for, new_item
 from custodian_runtime.core.plan.extract import fingerprint
@@ -29,6 +28,7 @@ from custodian_runtime.core.tooling.eval_expect import (
 )
 from custodian_runtime.core.tooling.seed_facts import SeedFacts
 from custodian_runtime.evals.scenario import Scenario
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.run import RunResult, run
 from custodian_runtime.settings import HubSettings, Settings
 

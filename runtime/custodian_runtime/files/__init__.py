@@ -1,8 +1,8 @@
 """Files on disk, written atomically: what every concept's disk half writes through.
 
-The journal (with its snapshots and the run lock), the approval queue, a person's standing and
-session notes each keep their disk half in a package of their own (`journal/`, `approvals/`,
-`person/standing_store.py`, `notes/`); all of them write through `atomic.py` here.
+The journal (with its snapshots and the run lock, and in `journal/person/` the approval queue,
+a person's words and standing) and the session notes each keep their disk half in a package of
+their own (`journal/`, `notes/`); all of them write through `atomic.py` here.
 """
 
 from __future__ import annotations

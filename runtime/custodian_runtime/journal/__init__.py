@@ -1,4 +1,5 @@
-"""The journal on disk: segments, writer, checkpoint, runs index, lock, snapshots, words."""
+"""The journal on disk: segments, writer, checkpoint, runs index, lock, snapshots; a person's
+words and items are its `person/`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import TYPE_CHECKING
 from custodian_runtime._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from custodian_runtime.journal.inbox import Inbox, new_word_id
     from custodian_runtime.journal.lock import ATTEMPTS, LeftLock, LockHolder, RunLock
     from custodian_runtime.journal.prune import Pruned, prune_segments
     from custodian_runtime.journal.reader import JournalReader, RunsPage

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.digest import canonical_json
 from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.fold.prune import (
@@ -32,6 +31,7 @@ from custodian_runtime.journal._checkpoint import Anchor, sealed
 from custodian_runtime.journal._index import refresh
 from custodian_runtime.journal._segments import Segment, lines_from
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.snapshots import ContentStore
 from custodian_runtime.journal.store import JournalStore, parse_line
 

@@ -23,7 +23,6 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.seals import item_sealer
@@ -43,8 +42,9 @@ from custodian_runtime.journal._checkpoint import (
     start_of,
 )
 from custodian_runtime.journal._segments import Layout, lines_from
-from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore, parse_line
 from custodian_runtime.settings.seal_keys import SEAL_KEY, SEAL_KEY_PREVIOUS
 

@@ -13,13 +13,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal, for_terminal_json
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.metrics import Figures, figures_of, status_data, status_lines
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.metrics._registry import exposition
 from custodian_runtime.metrics.checks import last_checks

@@ -4,9 +4,10 @@
 typed request; `decide_approve` and `decide_reject` are what the CLI and the review page both call.
 Every verdict is the core's (`core.person.verdicts`); an approved write is sent through
 `writes.send`, the one write chain a run shares, and the approved dispatch table
-(`writes.APPROVED_CALLS`) only. A person's modes and grants are words in the journal
-(`standing_store.py`), read again at each write; `standing.py` is `custodian policy` and
-`custodian grants`. The queue's files are `approvals/`, below the journal.
+(`writes.APPROVED_CALLS`) only. A person's modes and grants are words in the journal, read
+again at each write; `standing.py` is `custodian policy` and `custodian grants`. What a person
+decided or said is kept on disk by `journal/person/`: the queue's item files, the inbox of words
+kept while a run has the domain's lock, and the standing kept as words.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         needs_hub,
         seen_for,
     )
+    from custodian_runtime.person._recorded import recorded_decisions
     from custodian_runtime.person._repair import (
         RepairRequest,
         disagreement_lines,
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
         suggested,
         write_json,
     )
-    from custodian_runtime.person.standing_store import StandingStore
 
 if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_attributes(globals())

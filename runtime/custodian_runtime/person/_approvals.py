@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any, TextIO
 
 import custodian_runtime.person._execute as _execute
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.decider import BySource, Decider
 from custodian_runtime.core.approvals.items import ApprovalItem, listed_status
@@ -35,8 +34,9 @@ from custodian_runtime.core.person.settle import (
 from custodian_runtime.core.person.verdicts import ObservedNow, Verdict, sourced
 from custodian_runtime.core.presentation import approval_text
 from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
-from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.person._probe import probe_item_writes

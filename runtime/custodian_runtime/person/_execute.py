@@ -35,10 +35,10 @@ from custodian_runtime.core.person.verdicts import ObservedNow, SendResult, to_o
 from custodian_runtime.core.ruling.trace import executed_params
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import ApprovalError, ConfigError, CustodianError
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.packaged import PACKAGED
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 from custodian_runtime.statehub.client import StateHubClient
 from custodian_runtime.statehub.connect import embedded_db, open_hub

@@ -1,10 +1,10 @@
 """Deciding never waits for a run: a decision made while the domain is busy is kept as a word.
 
 `decide_or_record` tries the decision now and, while a run has the domain's lock, again until a
-bounded wait runs out; then it keeps the word in the domain's inbox (journal/inbox.py) and says
-what happens next. `carry_out_recorded` is called by the next step that can hold the domain: it
-absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an approve or
-reject carried out through the same path as a decision made at once.
+bounded wait runs out; then it keeps the word in the domain's inbox (journal/person/inbox.py)
+and says what happens next. `carry_out_recorded` is called by the next step that can hold the
+domain: it absorbs the inbox in arrival order, each word once: a mode or grant is journaled, an
+approve or reject carried out through the same path as a decision made at once.
 """
 
 from __future__ import annotations
@@ -17,18 +17,22 @@ from itertools import takewhile
 from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.approvals.recorded_decisions import as_recorded, waiting_message
+from custodian_runtime.core.approvals.recorded_decisions import (
+    RecordedDecision,
+    as_recorded,
+    waiting_message,
+)
 from custodian_runtime.core.fold.api import Record
 from custodian_runtime.core.fold.checkpoint import Checkpoint, already_absorbed
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import WORD_KINDS
 from custodian_runtime.core.journal.words import Word, decision_word, put_back_message
-from custodian_runtime.errors import ApprovalError, RunLocked
-from custodian_runtime.journal.inbox import Inbox, new_word_id
+from custodian_runtime.errors import ApprovalError, CustodianError, RunLocked
+from custodian_runtime.journal.person.inbox import Inbox, new_word_id
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalWriter
 from custodian_runtime.person._report import DecisionReport
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 
 POLL_S = 0.5
@@ -224,6 +228,20 @@ def recorded(
 ) -> Word:  # fmt: skip
     """The word a person said on `item`, as it is kept for later."""
     return decision_word(item.domain, item.id, decision, by, text, now, new_word_id(), by_source)
+
+
+def recorded_decisions(
+    settings: Settings, domain: str | None = None
+) -> dict[str, RecordedDecision]:
+    """Decisions recorded while a run had their domain's lock, by item id ({} if unreadable: the
+    CLI's `approvals` command says why)."""
+    inbox = Inbox(settings.memory_dir)
+    try:
+        words = [w for d in ([domain] if domain else inbox.domains()) for w in inbox.waiting(d)]
+    except CustodianError:
+        return {}
+    kept = [as_recorded(w) for w in words if not w.standing]
+    return {d.approval_id: d for d in kept}
 
 
 def _holder(busy: RunLocked) -> str:

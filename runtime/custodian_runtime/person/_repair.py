@@ -14,7 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce, utc_now
 from custodian_runtime.core.approvals.ledger import (
     Disagreement,
@@ -25,6 +24,7 @@ from custodian_runtime.core.approvals.ledger import (
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.errors import JournalError
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.journal.verify import verify_domain
 from custodian_runtime.settings import Settings

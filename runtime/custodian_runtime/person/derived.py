@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.approvals.ledger import (
@@ -27,6 +26,7 @@ from custodian_runtime.core.approvals.ledger import (
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, JournalError, RunLocked, SealError
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 
 

@@ -16,7 +16,7 @@ from custodian_runtime.core.journal.kinds import RefusalSaid
 from custodian_runtime.core.standing.modes import person_problem
 from custodian_runtime.core.standing.said_no import SaidNo, said_problem
 from custodian_runtime.errors import ConfigError
-from custodian_runtime.person.standing_store import StandingStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 
 # A standing no's label, as core/authority/refusals.py `Refusal.label` writes it.

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.authority.origin import EMBEDDED_PREFIX
 from custodian_runtime.core.authority.scope import scope_label, scope_problem
@@ -28,16 +27,18 @@ from custodian_runtime.core.standing.grants import (
     skew_problem,
     where_problem,
 )
+from custodian_runtime.core.standing.live import Live
 from custodian_runtime.core.standing.modes import known_operations, mode_problem, person_problem
 from custodian_runtime.core.standing.shadow import shadow_counts
-from custodian_runtime.core.standing.suggestions import Live, Suggested
+from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import ConfigError
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.journal.person.shadow_log import held_count, shadow_log, standing_nos
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.person.said_no import SayNo as SayNo
 from custodian_runtime.person.said_no import report_lines
 from custodian_runtime.person.said_no import say_no as _say_no
-from custodian_runtime.person.shadow_log import held_count, shadow_log, standing_nos
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
 from custodian_runtime.writes import hub_location
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.person.carry_out import Flash
 from custodian_runtime.review.draft import Form, Typed, merged, typed_from, without
 
 MAX_OPEN = 256
@@ -77,15 +78,6 @@ class AskedGrant:
 
 
 AnyAsked = Asked | AskedGrant | AskedGroup
-
-
-@dataclass(frozen=True)
-class Flash:
-    """One sentence shown once on the next page: what a decision came to."""
-
-    approval_id: str
-    ok: bool
-    text: str
 
 
 @dataclass

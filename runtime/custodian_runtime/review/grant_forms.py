@@ -18,7 +18,8 @@ from custodian_runtime.clock import utc_now
 from custodian_runtime.errors import ConfigError, CustodianError
 from custodian_runtime.person import configured_hub
 from custodian_runtime.person import standing as policy_commands
-from custodian_runtime.review.asked import AskedGrant, Flash, SessionState
+from custodian_runtime.person.carry_out import Flash
+from custodian_runtime.review.asked import AskedGrant, SessionState
 from custodian_runtime.review.pending import _quick
 from custodian_runtime.review.queue_forms import Form, FormAnswer, by_problem, one, reason_problem
 from custodian_runtime.review.standing_data import grant_state, read_standing, suggestion_state

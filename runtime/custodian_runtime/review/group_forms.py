@@ -14,9 +14,9 @@ from datetime import datetime
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.person.carry_out import Flash, decide_and_say
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
-from custodian_runtime.review.asked import AskedGroup, Chosen, Flash, SessionState, item_state
-from custodian_runtime.review.carry_out import decide_and_say
+from custodian_runtime.review.asked import AskedGroup, Chosen, SessionState, item_state
 from custodian_runtime.review.draft import CHOICES, EVERY, group_field
 from custodian_runtime.review.pending import read_domains
 from custodian_runtime.review.queue_forms import (

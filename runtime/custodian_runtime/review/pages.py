@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.audit.inspection import EXIT_NOT_FOUND, inspect_command
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.ledger import Ledger
@@ -27,6 +26,7 @@ from custodian_runtime.core.journal.records import parse_at
 from custodian_runtime.core.presentation.note_outcomes import Became, queued_ids, with_outcomes
 from custodian_runtime.core.presentation.note_outcomes import became as became_of
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.reader import JournalReader
 from custodian_runtime.person.derived import journal_ledger
 from custodian_runtime.review.chart import Chart, build_chart

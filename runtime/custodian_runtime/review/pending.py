@@ -8,22 +8,22 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
-from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision, as_recorded
+from custodian_runtime.core.approvals.recorded_decisions import RecordedDecision
 from custodian_runtime.core.authority.origin import DecisionSite, HubOrigin
 from custodian_runtime.core.authority.precondition import precondition, writes_canon
 from custodian_runtime.core.contract import DomainSummary
 from custodian_runtime.core.person.verdicts import ObservedNow, on_approve, to_observe
 from custodian_runtime.core.ruling.path import as_item
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.person import (
     configured_hub,
     decision_site,
     hub_client,
     needs_hub,
+    recorded_decisions,
     seen_for,
 )
 from custodian_runtime.person.derived import heal_pending
@@ -216,20 +216,6 @@ def pending_views(
         bar = stale_bar(view.changes, view.verdict) or paused_bar(item, modes.get(item.id))
         views.append(replace(view, seal_problem=seal, recorded=inbox.get(item.id), bar=bar))
     return views
-
-
-def recorded_decisions(
-    settings: Settings, domain: str | None = None
-) -> dict[str, RecordedDecision]:
-    """Decisions recorded while a run had their domain's lock, by item id ({} if unreadable: the
-    CLI's `approvals` command says why)."""
-    inbox = Inbox(settings.memory_dir)
-    try:
-        words = [w for d in ([domain] if domain else inbox.domains()) for w in inbox.waiting(d)]
-    except CustodianError:
-        return {}
-    kept = [as_recorded(w) for w in words if not w.standing]
-    return {d.approval_id: d for d in kept}
 
 
 def _configured_hub(settings: Settings) -> HubOrigin | None:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import parse_qs, urlencode
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.presentation.approval_text import fate
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review._sentence import Facts, card_sentence
 from custodian_runtime.review.cards import DiffLine, recorded_diff
 from custodian_runtime.review.waiting import Waiting

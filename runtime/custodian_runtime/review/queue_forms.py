@@ -11,16 +11,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import quote
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.person.carry_out import Flash, decide_and_say
+from custodian_runtime.person.shards import shard_of
 from custodian_runtime.review._sentence import card_sentence, done_sentence, facts_of
-from custodian_runtime.review.asked import Asked, Flash, SessionState, item_state
-from custodian_runtime.review.carry_out import decide_and_say
+from custodian_runtime.review.asked import Asked, SessionState, item_state
 from custodian_runtime.review.draft import Form, Typed
 from custodian_runtime.review.pending import read_domains
-from custodian_runtime.review.shards import shard_of
 from custodian_runtime.settings import Settings
 
 MAX_BY, MAX_REASON = 100, 2000

@@ -12,39 +12,19 @@ there, and `custodian approvals` in each shard tells them apart.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 import custodian_runtime.review.pages as pages
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.person.shards import shard_of, shards
 from custodian_runtime.review.pending import PendingView, pending_views
 from custodian_runtime.settings import Settings
 
 T = TypeVar("T")
-
-
-def shards(settings: Settings) -> tuple[Settings, ...]:
-    """The settings of each shard the page reads (one: the memory directory alone)."""
-    if not settings.shard_memory:
-        return (settings,)
-    return tuple(replace(settings, memory_dir=d, shard_memory=()) for d in settings.shard_memory)
-
-
-def shard_of(settings: Settings, approval_id: str) -> Settings | None:
-    """The shard whose queue holds `approval_id`; None when none does, or more than one."""
-    found = []
-    for shard in shards(settings):
-        try:
-            held = approval_id in ApprovalStore(shard.memory_dir)
-        except CustodianError:  # not an approval id at all
-            return None
-        if held:
-            found.append(shard)
-    return found[0] if len(found) == 1 else None
 
 
 def first_of(settings: Settings, read: Callable[[Settings], T | None]) -> T | None:

@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.journal.words import Word
 from custodian_runtime.core.standing.agreement import Agreement
 from custodian_runtime.core.standing.modes import default_mode, known_operations
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.suggestions import Suggested
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.person import standing as policy_commands
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.review.asked import digest_of
 from custodian_runtime.review.standing_history import (
     Change,

@@ -11,10 +11,10 @@ from urllib.parse import parse_qs
 
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.redact import redact
+from custodian_runtime.person.shards import shards
 from custodian_runtime.review.asked import AskedGrant, SessionState
 from custodian_runtime.review.grant_forms import GrantAnswer, GrantHandlers, GrantTyped
 from custodian_runtime.review.queue_forms import Form, FormAnswer, one
-from custodian_runtime.review.shards import shards
 from custodian_runtime.review.standing_data import domains, standing_view
 from custodian_runtime.settings import Settings
 

@@ -18,12 +18,13 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 import custodian_runtime.review.pages as pages
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.authority.precondition import writes_canon
 from custodian_runtime.core.inert import for_prose
 from custodian_runtime.core.redact import redact
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.person.shards import shards
 from custodian_runtime.review._sentence import facts_of
 from custodian_runtime.review.asked import Asked, AskedGroup, SessionState
 from custodian_runtime.review.grant_forms import GrantAnswer, GrantTyped
@@ -46,7 +47,7 @@ from custodian_runtime.review.queue_forms import (
     pending_item,
 )
 from custodian_runtime.review.run_groups import by_decision
-from custodian_runtime.review.shards import every, first_of, in_shards, item_of, notes_of, shards
+from custodian_runtime.review.shards import every, first_of, in_shards, item_of, notes_of
 from custodian_runtime.review.standing_routes import POSTS as STANDING_POSTS
 from custodian_runtime.review.standing_routes import StandingPages
 from custodian_runtime.review.waiting import WaitingItems, together

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.items import ApprovalItem, effective_status
 from custodian_runtime.core.approvals.ledger import Ledger, disagreements
 from custodian_runtime.errors import CustodianError, RunLocked
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.person.derived import heal_items, journal_ledger
 

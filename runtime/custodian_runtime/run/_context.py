@@ -12,7 +12,6 @@ from typing import Any, TextIO
 
 import httpx
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import readonly_reason
 from custodian_runtime.core import operations
 from custodian_runtime.core.approvals.ledger import Ledger
@@ -20,6 +19,7 @@ from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.redact import redact
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.process.phase_log import PhaseLog, retry_reporter
 from custodian_runtime.process.stopping import StopFlag

@@ -35,7 +35,7 @@ from custodian_runtime.core.skip.unchanged import (
     revision_to_ask,
 )
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal.inbox_files import words_waiting
+from custodian_runtime.journal.person.inbox_files import words_waiting
 from custodian_runtime.journal.skip_facts import JournalEnd, journal_end, load_facts, save_facts
 from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.process.stopping import StopFlag, stop_on_signals

@@ -12,7 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon import current_sha256
 from custodian_runtime.clock import new_nonce
 from custodian_runtime.core.approvals.ledger import reconciled_status
@@ -40,6 +39,7 @@ from custodian_runtime.core.ruling.reconcile import (
 )
 from custodian_runtime.core.standing.record import Standing, standing_of
 from custodian_runtime.errors import ConfigError, HubError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.run_journal import Journal
 from custodian_runtime.process.phase_log import PhaseLog
 from custodian_runtime.process.stopping import StopFlag

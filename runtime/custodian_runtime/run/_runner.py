@@ -14,7 +14,6 @@ from typing import TextIO
 
 import httpx
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import new_run_id, utc_now
 from custodian_runtime.core.contract import StateSummary
 from custodian_runtime.core.digest import digest
@@ -29,6 +28,7 @@ from custodian_runtime.core.skip.facts import skip_facts
 from custodian_runtime.core.standing.record import standing_of
 from custodian_runtime.errors import CustodianError
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.run_journal import DiskJournal, MemoryJournal
 from custodian_runtime.journal.skip_facts import save_facts
 from custodian_runtime.journal.store import CheckpointFile, JournalStore, JournalWriter, Opened

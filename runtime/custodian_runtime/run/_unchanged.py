@@ -28,7 +28,7 @@ from custodian_runtime.core.skip.unchanged import (
     why_read,
 )
 from custodian_runtime.errors import CustodianError, HubRequestError
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._inputs import run_inputs
 from custodian_runtime.run.observe import Observation

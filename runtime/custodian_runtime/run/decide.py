@@ -37,8 +37,8 @@ from custodian_runtime.core.standing.rule import in_flight
 from custodian_runtime.core.standing.shadow import shadowed
 from custodian_runtime.core.view import View
 from custodian_runtime.errors import ModelError, PlanRejected
+from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.llm.base import Completion
-from custodian_runtime.person.standing_store import StandingStore
 from custodian_runtime.run._context import RunContext
 from custodian_runtime.run._evidence import read_evidence
 from custodian_runtime.run._facts import planning_facts

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.canon.library import library_paths
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.records import PERSON_RUN_FIRST
 from custodian_runtime.core.skip.unchanged import LocalWork, why_read
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.journal.inbox import Inbox
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.store import JournalStore, parse_line
 from custodian_runtime.run import work_waiting
 from custodian_runtime.settings import Settings

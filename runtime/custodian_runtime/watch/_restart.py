@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.metrics import domain_figures
 from custodian_runtime.metrics.checks import save_checks
 from custodian_runtime.watch._due import canon_stamp

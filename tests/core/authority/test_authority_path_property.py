@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from custodian_hub import ReferenceHub, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import new_item
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.precondition import precondition
@@ -31,6 +30,7 @@ from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.plan.extract import Plan, fingerprint
 from custodian_runtime.core.ruling.path import as_item
 from custodian_runtime.errors import CustodianError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.journal.run_journal import DiskJournal
 from custodian_runtime.journal.store import JournalStore
 from custodian_runtime.person import decide_approve

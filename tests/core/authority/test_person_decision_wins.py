@@ -16,13 +16,13 @@ import httpx
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.authority.authorize import authorize
 from custodian_runtime.core.authority.budgets import RecentWrites
 from custodian_runtime.core.authority.own_writes import OwnWrite
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.fold.api import format_at
 from custodian_runtime.core.limits import Limits
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.authority import NOW, plan_of, website
 from support.runs import hub_get, run_cli, run_plan
 

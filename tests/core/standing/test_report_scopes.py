@@ -20,17 +20,19 @@ from typing import Any
 import pytest
 
 from custodian_hub import demo_dataset, load_seed
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scope_problem
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.standing.classes import DecidedTally
 from custodian_runtime.core.standing.commands import Asking
 from custodian_runtime.core.standing.grants import Grant, covering
+from custodian_runtime.core.standing.live import Live
 from custodian_runtime.core.standing.scopes import Scope, clean_scopes, fits
-from custodian_runtime.core.standing.suggestions import DecidedTally, Live, suggest
+from custodian_runtime.core.standing.suggestions import suggest
 from custodian_runtime.core.view import View
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.spine import held_hub
 
 DOMAIN = "website"

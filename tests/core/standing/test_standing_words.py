@@ -10,7 +10,7 @@ from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.record import Standing, with_words
 from custodian_runtime.core.standing.rule import in_flight
 from custodian_runtime.journal.lock import RunLock
-from custodian_runtime.person.standing_store import StandingStore
+from custodian_runtime.journal.person.standing_store import StandingStore
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 GID = "grant-0123456789ab"

@@ -1,7 +1,7 @@
 """A person's decision recorded while a run has the domain's lock, to be carried out when it ends.
 
 Deciding never waits for a run: when the domain is busy, the decision is kept as a word in the
-domain's inbox (core/journal/words.py, journal/inbox.py), and the next step that has the
+domain's inbox (core/journal/words.py, journal/person/inbox.py), and the next step that has the
 domain's lock carries it out through the same path as a decision made at once.
 `RecordedDecision` is how a person reads it, and the form an earlier release kept it in
 (`memory/decisions/`, carried once).

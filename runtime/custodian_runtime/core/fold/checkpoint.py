@@ -96,7 +96,7 @@ EMPTY_HEAD = Head(seq=0, hash=GENESIS)
 VERSION = 4
 # How many of the last absorbed words' ids the checkpoint keeps: a word at or below the
 # high-water mark whose id is among them was journaled (a crash before its file was removed);
-# one whose id is not was put back or renumbered, and is damage (journal/inbox.py).
+# one whose id is not was put back or renumbered, and is damage (journal/person/inbox.py).
 RECENT_WORDS = 64
 
 

@@ -1,10 +1,11 @@
 """A person's word: the one durable form of every decision a person makes.
 
 An approve, a reject, a mode set, a grant issued or revoked is one `Word` with a unique id. It is
-journaled at once when the domain is free, or kept in the domain's inbox (journal/inbox.py) while
-a run holds it; the inbox gives it an arrival number, and the journal absorbs the inbox in that
-order, exactly once (each journaled record carries the word's id; core/fold/checkpoint.py keeps
-the ids absorbed). The recording host's clock (`at`) is for people to read, never for order.
+journaled at once when the domain is free, or kept in the domain's inbox
+(journal/person/inbox.py) while a run holds it; the inbox gives it an arrival number, and the
+journal absorbs the inbox in that order, exactly once (each journaled record carries the word's
+id; core/fold/checkpoint.py keeps the ids absorbed). The recording host's clock (`at`) is for
+people to read, never for order.
 """
 
 from __future__ import annotations

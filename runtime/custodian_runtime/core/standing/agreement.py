@@ -15,19 +15,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from custodian_runtime.core.approvals.items import ApprovalItem
+from custodian_runtime.core.standing.classes import DecidedTally, shared_params
 from custodian_runtime.core.standing.commands import Asking
+from custodian_runtime.core.standing.earned import NEEDED
 from custodian_runtime.core.standing.grants import held_params, where_text
+from custodian_runtime.core.standing.live import Live
 from custodian_runtime.core.standing.shadow import ShadowCount
-from custodian_runtime.core.standing.suggestions import (
-    NEEDED,
-    DecidedTally,
-    Live,
-    Suggested,
-    shared_params,
-    suggest,
-)
+from custodian_runtime.core.standing.suggestions import Suggested, suggest
 
-# A suggestion needs this many decided in its class (none rejected): see suggestions.py.
+# A suggestion needs this many decided in its class (none rejected): see earned.py.
 SUGGEST_MIN_DECIDED = NEEDED
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import hub_get
 from support.spine import (
     THREE_WRITES,

@@ -13,7 +13,6 @@ from typing import Any, cast
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.authority.authorize import Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites
@@ -23,6 +22,7 @@ from custodian_runtime.core.ruling.path import Grounds, fresh_ruling
 from custodian_runtime.core.standing.grants import Grant
 from custodian_runtime.core.standing.modes import Modes, ModeSetting
 from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.authority import NOW, website
 from support.runs import plan_response, run_cli
 

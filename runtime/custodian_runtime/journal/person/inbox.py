@@ -25,9 +25,9 @@ from custodian_runtime.core.journal.words import Word, sealed, sealer
 from custodian_runtime.errors import ConfigError, JournalError, SealError
 from custodian_runtime.files.atomic import atomic_write_bytes, create_whole, fsync_directory
 from custodian_runtime.journal._checkpoint import load_anchor, load_checkpoint
-from custodian_runtime.journal._inbox_legacy import legacy_words, remove
 from custodian_runtime.journal._segments import Layout
-from custodian_runtime.journal.inbox_files import WORD_NAME, word_files, words_waiting
+from custodian_runtime.journal.person._inbox_legacy import legacy_words, remove
+from custodian_runtime.journal.person.inbox_files import WORD_NAME, word_files, words_waiting
 
 _NAME = WORD_NAME
 

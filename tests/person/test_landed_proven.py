@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 from test_decision_settles_first import QUIET, _approve_killed, _queue, _reject
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.kinds import Receipt, read_as
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import hub_get
 from support.spine import (
     HOLD_TIMEOUT_S,

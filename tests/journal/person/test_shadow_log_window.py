@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from custodian_runtime.core.digest import canonical_json
+from custodian_runtime.journal.person.shadow_log import shadow_log, window
 from custodian_runtime.journal.store import JournalStore
-from custodian_runtime.person.shadow_log import shadow_log, window
 
 DOMAIN = "website"
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)

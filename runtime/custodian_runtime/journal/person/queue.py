@@ -7,13 +7,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from custodian_runtime.approvals._index import Refreshed, refresh
 from custodian_runtime.core.approvals.items import ApprovalItem, QueueView, prunable
 from custodian_runtime.core.approvals.seals import item_seal_problem, seal_item
 from custodian_runtime.core.digest import strict_loads
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.errors import ApprovalError, SealError
 from custodian_runtime.files.atomic import atomic_write_text, fsync_directory
+from custodian_runtime.journal.person._queue_index import Refreshed, refresh
 
 
 class ApprovalStore:
@@ -42,7 +42,7 @@ class ApprovalStore:
         return self._seal_key
 
     def view(self, domain: str, now: datetime) -> QueueView:
-        """What a run needs of the domain's queue, from its index (approvals/_index.py).
+        """What a run needs of the domain's queue, from its index (journal/person/_queue_index.py).
 
         Every item file changed since it was indexed is read and verified (with a seal key, an
         unsealed one anywhere in the queue raises SealError); the answer is kept until a save.

@@ -1,20 +1,29 @@
-"""Approve or reject from the page through the very functions `custodian approvals` runs, and
-say what it came to as a sentence (never a raw result)."""
+"""A decision from the review page, carried out through the very functions `custodian approvals`
+runs, in the shard its item lives in, and what it came to said as a sentence (never a raw
+result)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.clock import utc_now
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.presentation.approval_text import answered, fate
 from custodian_runtime.errors import CustodianError
-from custodian_runtime.person import decide_approve, decide_reject
-from custodian_runtime.review.asked import Flash
-from custodian_runtime.review.pending import recorded_decisions
-from custodian_runtime.review.shards import shard_of
+from custodian_runtime.journal.person.queue import ApprovalStore
+from custodian_runtime.person._approvals import decide_approve, decide_reject
+from custodian_runtime.person._recorded import recorded_decisions
+from custodian_runtime.person.shards import shard_of
 from custodian_runtime.settings import Settings
+
+
+@dataclass(frozen=True)
+class Flash:
+    """One sentence shown once on the next page: what a decision came to."""
+
+    approval_id: str
+    ok: bool
+    text: str
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import hub_get
 from support.spine import custodian_cli, finish, held_hub, journal, run_argv, start_run, write_plan
 

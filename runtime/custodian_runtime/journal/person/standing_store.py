@@ -2,9 +2,9 @@
 
 Each decision is journaled as a person's run of its own (`policy_set`, `grant_issued`,
 `grant_revoked`, each carrying its word's id) under the domain's lock. While a run holds the
-domain, or while words wait before it, the word goes to the domain's inbox (journal/inbox.py),
-and the journal absorbs it in arrival order, exactly once (`journal_words`). A kept word binds
-the running run already (`kept_standing`).
+domain, or while words wait before it, the word goes to the domain's inbox (inbox.py), and the
+journal absorbs it in arrival order, exactly once (`journal_words`). A kept word binds the
+running run already (`kept_standing`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import Word, put_back_message, standing_word
 from custodian_runtime.core.standing.record import Standing, standing_of, with_kept
 from custodian_runtime.errors import RunLocked
-from custodian_runtime.journal.inbox import Inbox, new_word_id
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.inbox import Inbox, new_word_id
 from custodian_runtime.journal.store import JournalStore
 
 # What the Standing page lists as waiting: a kept standing word.

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from custodian_runtime.approvals.store import ApprovalStore
-from custodian_runtime.journal.inbox import Inbox
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.inbox import Inbox
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review.pending import pending_items
 from support.spine import (
     clean_env,
@@ -45,7 +45,7 @@ CREATE: dict[str, Any] = {
 # status but pending): after the journal holds the decision, before its file says so.
 KILLED_AT_FILE = """
 import os, signal, sys
-from custodian_runtime.approvals.store import ApprovalStore
+from custodian_runtime.journal.person.queue import ApprovalStore
 from custodian_runtime.review.pending import pending_items
 from custodian_runtime.cli import main
 saving = ApprovalStore.save

@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import ApprovalItem, new_item
 from custodian_runtime.core.approvals.ledger import (
     Ledger,
@@ -28,6 +27,7 @@ from custodian_runtime.core.approvals.ledger import (
 from custodian_runtime.core.fold import api as core_journal
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.journal.lock import RunLock
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import hub_get
 from support.spine import (
     HOLD_TIMEOUT_S,

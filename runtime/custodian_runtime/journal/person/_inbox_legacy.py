@@ -1,4 +1,4 @@
-"""The side stores of earlier releases, carried into the inbox once (journal/inbox.py).
+"""The side stores of earlier releases, carried into the inbox once (journal/person/inbox.py).
 
 `memory/decisions/<approval id>.json` (an approve or reject kept while busy) and
 `memory/standing/<id>.json` (a mode or grant kept while busy) each had their own seal. Each file
@@ -22,7 +22,7 @@ from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.journal.words import Word, decision_word
 from custodian_runtime.errors import SealError
 from custodian_runtime.files.atomic import fsync_directory
-from custodian_runtime.journal.inbox_files import DECISIONS, legacy_files
+from custodian_runtime.journal.person.inbox_files import DECISIONS, legacy_files
 
 _DECISION_PREFIX = b"custodian recorded decision v1\n"
 _STANDING_PREFIX = b"custodian standing decision v1\n"

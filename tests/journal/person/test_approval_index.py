@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from custodian_hub import ReferenceHub
-from custodian_runtime.approvals.store import ApprovalStore
 from custodian_runtime.core.approvals.items import (
     RECENTLY_REJECTED,
     ApprovalItem,
@@ -28,6 +27,7 @@ from custodian_runtime.core.approvals.items import (
 from custodian_runtime.core.journal.seals import SealKey
 from custodian_runtime.core.plan.extract import fingerprint
 from custodian_runtime.errors import SealError
+from custodian_runtime.journal.person.queue import ApprovalStore
 from support.runs import run_cli, run_plan
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
