@@ -4,6 +4,7 @@ documented field, a bare JSON answer read as the plan, and how the model is aske
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,15 @@ import respx
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.limits import Limits
-from custodian_runtime.core.plan.answer import ObservedIds, answer_schema
+from custodian_runtime.core.plan.answer import (
+    PROSE_CHARS,
+    TEXT_CHARS,
+    ObservedIds,
+    answer_schema,
+)
 from custodian_runtime.core.plan.extract import extract_plan
 from custodian_runtime.errors import ConfigError, PlanRejected
+from custodian_runtime.llm._openai_shape import without_key
 from custodian_runtime.llm.anthropic import AnthropicModel
 from custodian_runtime.llm.base import ModelConfig, Prompt
 from custodian_runtime.llm.gemini import GeminiModel
@@ -159,6 +166,8 @@ CHAT_ADAPTERS = [
      "http://127.0.0.1:8080/v1"),
     ("http://localhost:11434/v1/chat/completions", OllamaModel, {}, None),
 ]  # fmt: skip
+# OpenAI's strict subset refuses a string's maxLength; a local server's grammar holds it.
+LOCAL = (OpenAICompatibleModel, OllamaModel)
 
 
 @pytest.mark.parametrize(("url", "cls", "env", "base"), CHAT_ADAPTERS)
@@ -171,10 +180,27 @@ def test_chat_completions_send_response_format_json_schema(
     assert completion.structured and completion.text == "{}"
     sent = json.loads(route.calls.last.request.content)
     assert sent["temperature"] == 0.2
+    schema = SCHEMA if cls in LOCAL else without_key(SCHEMA, "maxLength")
     assert sent["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "action_plan", "strict": True, "schema": SCHEMA},
+        "json_schema": {"name": "action_plan", "strict": True, "schema": schema},
     }
+    assert ("maxLength" in json.dumps(sent)) == (cls in LOCAL)
+
+
+def test_a_free_text_is_bounded_so_a_small_model_cannot_loop_in_it() -> None:
+    props = SCHEMA["properties"]
+    assert props["prose"]["maxLength"] == PROSE_CHARS
+    assert props["observations"]["items"]["maxLength"] == TEXT_CHARS
+    flag = props["tasks_to_flag"]["items"]["properties"]
+    assert flag["note"]["maxLength"] == TEXT_CHARS
+    assert "maxLength" not in flag["task_id"]  # an id is an enum of the observed ones
+    # Under llama.cpp's limit on a grammar's repetitions (about 2000).
+    found = re.findall(r'"maxLength": (\d+)', json.dumps(SCHEMA))
+    assert found and max(int(n) for n in found) < 2000
+    # A property named like the keyword stays when the keyword goes.
+    named = {"properties": {"maxLength": {"type": "string", "maxLength": 3}}}
+    assert without_key(named, "maxLength") == {"properties": {"maxLength": {"type": "string"}}}
 
 
 def test_chat_completions_without_a_schema_or_temperature_send_neither(

@@ -43,6 +43,21 @@ def response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def without_key(node: Any, key: str) -> Any:
+    """A JSON schema without `key` wherever it is a keyword (a property of that name stays)."""
+    if isinstance(node, list):
+        return [without_key(v, key) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k == "properties" and isinstance(v, dict):
+            out[k] = {name: without_key(p, key) for name, p in v.items()}
+        elif k != key:
+            out[k] = without_key(v, key)
+    return out
+
+
 def describe_openai_error(status: int, payload: Any, text: str) -> ErrorInfo:
     """Read `{"error": {"message", "type", "code"}}`; quota exhaustion is fatal."""
     error = payload.get("error") if isinstance(payload, dict) else None
@@ -76,6 +91,8 @@ class ChatCompletionsModel(Model):
     default_base_url: ClassVar[str] = ""
     token_field: ClassVar[str] = "max_tokens"
     schema_output: ClassVar[bool] = True
+    # A server whose grammar takes a string's maxLength; the others are sent the schema without.
+    text_lengths: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -144,6 +161,8 @@ class ChatCompletionsModel(Model):
         if self._config.temperature is not None:
             body["temperature"] = self._config.temperature
         schema = prompt.answer_schema
+        if schema is not None and not self.text_lengths:
+            schema = without_key(schema, "maxLength")
         if schema is not None:
             body["response_format"] = response_format(schema)
         structured = schema is not None

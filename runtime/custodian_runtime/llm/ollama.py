@@ -33,6 +33,8 @@ class OllamaModel(ChatCompletionsModel):
     default_model: ClassVar[str] = DEFAULT_MODEL
     default_base_url: ClassVar[str] = DEFAULT_HOST
     token_field: ClassVar[str] = "max_tokens"
+    # Its grammar (llama.cpp's) holds a string to its maxLength.
+    text_lengths: ClassVar[bool] = True
     # A local server on a CPU: a cold call can take a quarter of an hour.
     default_timeout_s: ClassVar[float] = LOCAL_TIMEOUT_S
     default_total_s: ClassVar[float] = LOCAL_TOTAL_S

@@ -20,6 +20,8 @@ class OpenAICompatibleModel(ChatCompletionsModel):
     provider: ClassVar[str] = "openai-compatible"
     default_model: ClassVar[str] = DEFAULT_MODEL
     token_field: ClassVar[str] = "max_tokens"
+    # llama.cpp, vLLM and LM Studio hold a string to its maxLength: no loop inside one text.
+    text_lengths: ClassVar[bool] = True
     # A local server on a CPU: a cold call can take a quarter of an hour.
     default_timeout_s: ClassVar[float] = LOCAL_TIMEOUT_S
     default_total_s: ClassVar[float] = LOCAL_TOTAL_S

@@ -9,7 +9,10 @@ per-run cap, so that a model whose decoding is held to the schema cannot repeat 
 the output limit cuts the answer off (a small model does). The schema is strict
 in the form every provider accepts: each object lists all its properties as required and allows
 no others, an optional one may be null; length and pattern limits are left to the plan's models,
-which check the answer whatever the decoding did.
+which check the answer whatever the decoding did. The one exception is a free text's
+`maxLength`, kept for a local server whose grammar honours it (llama.cpp, Ollama) and dropped by
+the adapters of providers whose subset refuses it: a small model can loop inside one string too,
+writing the same sentence into the prose until the output limit cuts it off.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from custodian_runtime.core.plan.extract import PROPOSALS, PROSE, entry_model, s
 MAX_ENUM = 300
 # The observations one structured answer may list (the sections: their per-run caps).
 MAX_OBSERVATIONS = 20
+# A free text's length in a local server's grammar: the prose, and any other text. llama.cpp
+# refuses a grammar that repeats a character 2000 times or more.
+PROSE_CHARS = 1500
+TEXT_CHARS = 1000
 # The keywords every provider's schema subset accepts; the others stay in the plan's models.
 _DROPPED = frozenset({"title", "default", "pattern", "minLength", "maxLength", "format"})
 
@@ -97,7 +104,7 @@ def answer_schema(
         "items": {"anyOf": offered},
         "maxItems": limits.max_queued,
     }
-    return _object(properties)
+    return with_text_lengths(_object(properties))
 
 
 def _proposal(name: str, params: Mapping[str, Any], known: ObservedIds) -> dict[str, Any]:
@@ -152,3 +159,24 @@ def _limited(node: dict[str, Any], ids: tuple[str, ...]) -> dict[str, Any]:
     if node.get("type") == "string":
         return {**node, "enum": list(dict.fromkeys(ids))}
     return node
+
+
+def with_text_lengths(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` with a `maxLength` on every free text (a string without an `enum`): the prose at
+    PROSE_CHARS, any other at TEXT_CHARS, or less where the plan's model allows less."""
+    bounded: dict[str, Any] = _lengths(schema, TEXT_CHARS)
+    prose = bounded["properties"].get(PROSE)
+    if isinstance(prose, dict):
+        bounded["properties"][PROSE] = {**prose, "maxLength": PROSE_CHARS}
+    return bounded
+
+
+def _lengths(node: Any, chars: int) -> Any:
+    if isinstance(node, list):
+        return [_lengths(v, chars) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {k: _lengths(v, chars) for k, v in node.items()}
+    if out.get("type") == "string" and "enum" not in out:
+        out["maxLength"] = min(chars, int(out.get("maxLength", chars)))
+    return out
