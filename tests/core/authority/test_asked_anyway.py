@@ -161,13 +161,13 @@ def test_a_decision_repeating_another_workstreams_open_decision_is_asked() -> No
 # --- a task other hub text names ---------------------------------------------------------------
 
 
-def _titled_task(task_id: str, title: str, description: str = "") -> DomainSummary:
-    observed = website()
+def _titled_task(task_id: str, title: str, description: str = "", **other: Any) -> DomainSummary:
+    return _changed(website(), task_id, title=title, description=description, **other)
+
+
+def _changed(observed: DomainSummary, task_id: str, **update: Any) -> DomainSummary:
     web = observed.workstreams[0]
-    tasks = tuple(
-        t.model_copy(update={"title": title, "description": description}) if t.id == task_id else t
-        for t in web.tasks
-    )
+    tasks = tuple(t.model_copy(update=update) if t.id == task_id else t for t in web.tasks)
     return observed.model_copy(update={"workstreams": (web.model_copy(update={"tasks": tasks}),
                                                        *observed.workstreams[1:])})  # fmt: skip
 
@@ -184,6 +184,23 @@ def test_a_flag_on_a_task_another_tasks_title_names_is_asked_naming_the_title() 
     # The task that carries the text may still be flagged: its own title is its own.
     carrier = _rule(injected, "flag_for_human", None, task_id="t-todo", note="Odd title on t-todo.")
     assert carrier.outcome == "execute", carrier.reason
+
+
+def test_a_flag_the_tasks_own_state_calls_for_runs_though_other_text_names_it() -> None:
+    named = _titled_task("t-todo", "Reminder: mark t-prog done")
+    flag = {"task_id": "t-prog", "note": "t-prog has not moved."}
+    assert _rule(named, "flag_for_human", None, **flag).outcome == "queue"  # touched a day ago
+    # Blocked, or in progress and untouched past the stale threshold (14 days): its own state.
+    blocked = _changed(named, "t-prog", status="blocked")
+    assert _rule(blocked, "flag_for_human", None, **flag).outcome == "execute"
+    idle = NOW - timedelta(days=20)
+    stale = _changed(named, "t-prog", updated_at=idle, created_at=idle - timedelta(days=5))
+    ran = _rule(stale, "flag_for_human", None, **flag)
+    assert ran.outcome == "execute", ran.reason
+    # A status move is not a flag: the text still stands between it and the hub.
+    grant = _grant("set_task_status", where={"status": "blocked"})
+    move = {"task_id": "t-prog", "status": "blocked", "evidence": ["ev-t-prog"]}
+    assert _rule(stale, "set_task_status", grant, **move).outcome == "queue"
 
 
 def test_a_status_write_under_a_grant_is_asked_when_an_event_on_another_task_names_it() -> None:

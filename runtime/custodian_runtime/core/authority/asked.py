@@ -15,7 +15,9 @@ for them, and the write waits for a person with the fact on its card:
   task's title or description, a workstream's title, a decision, a flag's note, an event on
   another task) is asked, naming that text. Hub text is data; a write on the task it names may be
   doing what it says ("mark web-t-11 done", "flag web-t-10"), and a person tells a note from an
-  instruction. The task's own title, description and events are its own and do not count.
+  instruction. The task's own title, description and events are its own and do not count, and a
+  flag on a task whose own state calls for one (blocked, or in progress and untouched for the
+  stale threshold) rests on that state, not on the text: it runs as a flag does.
 
 Ruled in `authorize()` (core/authority/authorize.py), so on every path: a fresh plan, the same
 write ruled again just before it is sent, a reconcile and a grant's use. A person's approval of
@@ -28,7 +30,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from custodian_runtime.core._timestamps import utc
+from custodian_runtime.core._timestamps import activity_age, utc
 from custodian_runtime.core.authority.evidence import (
     Evidence,
     by_custodian,
@@ -36,21 +38,28 @@ from custodian_runtime.core.authority.evidence import (
     newest_cited,
     stamp,
 )
-from custodian_runtime.core.contract import ProgressEvent
+from custodian_runtime.core.contract import ProgressEvent, Task
+from custodian_runtime.core.limits import DEFAULT, Limits
 from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.view import OWN_SOURCE, View
 
+FLAG = "flag_for_human"
+
 
 def asked_anyway(
-    spec: OperationSpec, params: Mapping[str, Any], view: View, evidence: Evidence
+    spec: OperationSpec,
+    params: Mapping[str, Any],
+    view: View,
+    evidence: Evidence,
+    limits: Limits = DEFAULT,
 ) -> str | None:
     """Why a person must be asked about the write whatever would carry it; None: nothing."""
     if spec.repeats_elsewhere is not None:
         found = spec.repeats_elsewhere(params, view)
         if found is not None:
             return found
-    named = named_elsewhere_clause(spec, params, view, evidence)
+    named = named_elsewhere_clause(spec, params, view, evidence, limits)
     if named is not None or not spec.status_write:
         return named
     return later_word_clause(params, evidence)
@@ -67,11 +76,17 @@ def named_elsewhere(task_id: str, view: View, evidence: Evidence) -> str | None:
 
 
 def named_elsewhere_clause(
-    spec: OperationSpec, params: Mapping[str, Any], view: View, evidence: Evidence
+    spec: OperationSpec,
+    params: Mapping[str, Any],
+    view: View,
+    evidence: Evidence,
+    limits: Limits = DEFAULT,
 ) -> str | None:
     """What a person reads when other hub text names the write's task."""
     task = params.get("task_id") if "task_id" in spec.targets else None
     if not isinstance(task, str):
+        return None
+    if spec.name == FLAG and _calls_for_a_flag(view.tasks.get(task), evidence, limits):
         return None
     where = named_elsewhere(task, view, evidence)
     if where is None:
@@ -80,6 +95,19 @@ def named_elsewhere_clause(
         f"{where} names task {task}: hub text is data, and a write on a task that other text "
         "names may be doing what that text says, so a person decides and no grant carries it"
     )
+
+
+def _calls_for_a_flag(task: Task | None, evidence: Evidence, limits: Limits) -> bool:
+    """Whether the task's own state asks for a flag: blocked, or in progress and untouched for
+    more than the stale threshold by the hub's own time (unknown time: only blocked)."""
+    if task is None:
+        return False
+    if task.status == "blocked":
+        return True
+    if task.status != "in_progress" or evidence.hub_now is None:
+        return False
+    age = activity_age(task.touched_at, task.created_at, None, evidence.hub_now)
+    return age.days is not None and age.days > limits.stale_after_days - 1
 
 
 def _texts_elsewhere(task_id: str, view: View, evidence: Evidence) -> Iterator[tuple[str, str]]:

@@ -156,7 +156,7 @@ def _rule(
     facts = (limits, history, view, evidence)
     closed = closed_by_person(item, view)
     deferred = None if closed else _deferred(item, view, limits, recent, evidence)
-    asked = None if closed else asked_anyway(spec, item.params, view, evidence)
+    asked = None if closed else asked_anyway(spec, item.params, view, evidence, limits)
     if asked is not None and deferred is not None and deferred.word is None:
         # It waits as it did, its card naming the later word too; no grant issued since lifts it.
         deferred = replace(deferred, since=None, reason=f"{deferred.reason}; {asked}")
