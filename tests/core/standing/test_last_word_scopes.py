@@ -4,7 +4,9 @@ The facts (core/authority/scope.py): `last_by`, the source of the task's newest 
 of a person (Custodian's own left out), `last_kind`, that event's kind, and `workstream_status`,
 the workstream's status on the hub. The report finds them where they part a person's approvals
 from their rejections (core/standing/scopes.py), and each printed command runs as printed on
-the embedded and on a served hub.
+the embedded and on a served hub. A rejection asked whatever would carry it (a person's later
+word than its evidence, a repeat of another workstream's: core/authority/asked.py) parts nothing
+a scope could name, as no grant would have covered it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,12 @@ from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scope_problem
 from custodian_runtime.core.contract import DomainSummary, ProgressEvent
+from custodian_runtime.core.limits import Limits
+from custodian_runtime.core.standing.record import Standing
+from custodian_runtime.core.standing.rule import Ground, observed_facts
 from custodian_runtime.core.standing.scopes import Judged, clean_scopes, fits
 from custodian_runtime.core.view import View
+from support.authority import plan_of, proposal, website
 from support.spine import held_hub
 
 DOMAIN = "website"
@@ -124,6 +130,40 @@ def test_the_last_word_parts_what_citing_a_newer_event_alone_does_not() -> None:
 # Each printed command, run as printed.
 
 
+def test_a_rejection_asked_whatever_would_carry_it_parts_nothing() -> None:
+    """Creates in active workstreams approved; rejected: repeats of another workstream's task
+    (asked anyway) and new tasks in a paused workstream. The repeats are left out: one scope."""
+    said: list[Judged] = []
+    for n in range(10):
+        on = {"workstream": f"ws-{n % 4}", "workstream_status": "active"}
+        said.append((True, {"workstream_id": on["workstream"], "status": "todo"}, on))
+        if n % 2:
+            said.append((False, {"workstream_id": on["workstream"], "status": "todo"},
+                         on | {"asked": "anyway"}))  # fmt: skip
+    paused = {"workstream": "ws-9", "workstream_status": "paused"}
+    said += [(False, {"workstream_id": "ws-9", "status": "todo"}, paused)] * 3
+    [best, *_] = clean_scopes(said, status_write=False, needed=8)
+    assert best.scope.on["workstream_status"] == "active" and len(best.approved) == 10
+    # the indexes are the window's own, past the rejections left out
+    assert best.approved == frozenset(i for i, (ok, _, _) in enumerate(said) if ok)
+    # without the mark, the repeats are rejections inside every scope the approvals hold
+    plain = [(ok, p, {k: v for k, v in (f or {}).items() if k != "asked"}) for ok, p, f in said]
+    assert clean_scopes(plain, status_write=False, needed=8) == []
+
+
+def test_a_repeat_of_another_workstreams_task_is_marked_asked_when_queued() -> None:
+    seen = website()
+    ground = Ground(Standing(), None, NOW, Limits(), evidence=Evidence.of(seen),
+                    view=View.of(seen))  # fmt: skip
+    plan = plan_of(proposals=[
+        proposal("create_task", workstream_id="ws-docs", title="Task t-todo again"),
+        proposal("create_task", workstream_id="ws-docs", title="A page of its own"),
+    ])  # fmt: skip
+    repeat, fresh = (observed_facts(item, ground) or {} for item in plan.items)
+    assert repeat.get("asked") == "anyway" and "asked" not in fresh
+    assert fresh["workstream"] == "ws-docs"
+
+
 def _item(n: int, ok: bool, facts: dict[str, str], hub_at: str) -> ApprovalItem:
     now = datetime.now(UTC)
     return ApprovalItem(
@@ -137,8 +177,12 @@ def _item(n: int, ok: bool, facts: dict[str, str], hub_at: str) -> ApprovalItem:
 
 
 def _decided(memory: Path, hub_at: str) -> None:
+    """`_blocks`, and two more rejected that a later word had them asked whatever would carry
+    them (their facts as the approved ones', but for `asked`)."""
     store = ApprovalStore(memory)
-    for n, (ok, _, facts) in enumerate(_blocks()):
+    said = _blocks()
+    later = [(False, p, {**(f or {}), "asked": "anyway"}) for ok, p, f in said if ok][:2]
+    for n, (ok, _, facts) in enumerate([*said, *later]):
         store.save(_item(n, ok, dict(facts or {}), hub_at))
 
 
@@ -165,6 +209,7 @@ def _issue_as_printed(memory: Path) -> None:
     [command] = [line for line in text.splitlines() if line.startswith("custodian")]
     assert "--on last_kind=blocker" in command and "--evidence newer" in command
     assert "the 4 rejected fall outside it" in command
+    assert "the 2 other rejected were asked whatever would carry them" in command
     code, _, err = _cli(*shlex.split(command)[1:])
     assert code == 0, err
     code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")

@@ -15,8 +15,9 @@ least that many. A fact the
 ruling cannot observe is no match: a scope only ever narrows. Pure.
 
 The facts also go with each queued item (`ApprovalItem.facts`), with whether it cites a
-person's newer event (`cites`), so that `policy report` can find what parted a person's
-approvals from their rejections (core/standing/scopes.py).
+person's newer event (`cites`) and whether it was asked whatever would carry it (`asked`), so
+that `policy report` can find what parted a person's approvals from their rejections
+(core/standing/scopes.py).
 """
 
 from __future__ import annotations
@@ -59,7 +60,11 @@ CITES = "cites"
 # status_change event, their approval through Custodian): what a standing no reads, not a
 # scope key (a grant reads `owner_set_days`, which errs short where no word was observed).
 WORD = "set_word_days"
-NOT_SCOPES = frozenset({CITES, WORD})
+# Whether the proposal was asked whatever would carry it (core/authority/asked.py: a person's
+# later word than its evidence, a repeat of another workstream's): no grant ever covers such a
+# one, so its rejection tells nothing of what a grant's scope would carry (core/standing/scopes.py).
+ASKED = "asked"
+NOT_SCOPES = frozenset({CITES, WORD, ASKED})
 
 
 def scope_facts(

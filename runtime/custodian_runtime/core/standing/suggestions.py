@@ -39,7 +39,7 @@ from custodian_runtime.core.standing.grants import (
     state_of,
     where_text,
 )
-from custodian_runtime.core.standing.scopes import Judged, Scope, clean_scopes, fits
+from custodian_runtime.core.standing.scopes import Judged, Scope, asked_anyway, clean_scopes, fits
 
 Z = 1.96  # 95 %, two-sided
 MIN_BOUND = 0.65  # the lower bound a class's agreement must reach
@@ -463,12 +463,21 @@ def _scoped(
         ok, why = _earned(len(best.approved), best.decided, "approved")
         if not ok:
             break
-        left = [f"the {tally.rejected} rejected"] if tally.rejected else []
+        asked = sum(1 for j in said if asked_anyway(j))
+        outside = tally.rejected - asked
+        left = [f"the {outside} rejected"] if outside else []
         left += [f"the {len(undone)} reversed by a person"] if undone else []
-        why = (
-            f"{why} where {best.scope.label()}; {' and '.join(left)} fall outside it, and "
-            "the ruling checks each of these facts at every write"
+        why = f"{why} where {best.scope.label()}; " + (
+            f"{' and '.join(left)} fall outside it, and " if left else ""
         )
+        why += "the ruling checks each of these facts at every write"
+        if asked:
+            why += (
+                f"; the {asked} other rejected {'was' if asked == 1 else 'were'} asked whatever "
+                "would carry them (a person's "
+                "later word than their evidence, or a repeat of another workstream's), as a write "
+                "under this grant would be"
+            )
         found.append(
             grant_command(
                 asking, op, best.scope.where, why, evidence=best.scope.evidence, on=best.scope.on
