@@ -11,8 +11,10 @@ from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMar
 from custodian_runtime.core.approvals.items import ApprovalItem, said_of
 from custodian_runtime.core.authority.authorize import Ruling, authorize
 from custodian_runtime.core.authority.evidence import Evidence
+from custodian_runtime.core.authority.refusals import fact_nos_in
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.limits import Limits
+from custodian_runtime.run.orient import held_briefs
 from support.authority import NOW, plan_of, proposal, website
 
 BLOCK = {"status": "blocked"}
@@ -126,3 +128,14 @@ def test_a_decided_item_keeps_the_facts_a_no_may_be_said_of() -> None:
     assert DecidedMark.from_record(mark.as_record()) == mark
     old: list[Any] = mark.as_record()[:8]  # a mark kept before: no facts
     assert DecidedMark.from_record(old).on == ()
+
+
+def test_the_prompt_shows_a_no_said_of_a_fact_with_the_persons_reasons() -> None:
+    [no] = fact_nos_in(_said())
+    assert no.label() == (
+        "set_task_status status=blocked in tasks whose newest word of a person is lena's"
+    )
+    [brief] = [b for b in held_briefs(website(), _said()) if b.status == "held"]
+    assert brief.target == "tasks whose newest word of a person is lena's"
+    assert "lena wrote last on t-done; that stands" in str(brief.reason)
+    assert fact_nos_in(ApprovalHistory(said=_said().said[:3])) == ()

@@ -211,27 +211,48 @@ def _by_fact(
     item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence
 ) -> Refusal | None:
     """The standing "no" of a class's proposals with one value of a fact of their target
-    (`NO_FACTS`): at least STANDING_NO rejected with that value, none approved (an approved
-    one whose facts were not kept counts as any value), and some approved with another value
-    (the fact parts them); `item` is held when its target has that value."""
+    (`NO_FACTS`, `_fact_no`) that `item`'s target has, if any."""
     status, workstream = _class_of(item.operation, item.params, view)
     if workstream is None or evidence.hub_now is None:
         return None
     facts = scope_facts(item.params, view, evidence.hub_now, evidence, history.said)
-    same = [s for s in history.said if (s.operation, s.status) == (item.operation, status)]
     for key in sorted(NO_FACTS):
         value = facts.get(key)
-        if value is None or any(s.approved and (not s.on or s.fact(key) == value) for s in same):
-            continue
-        if not any(s.approved and s.fact(key) not in (None, value) for s in same):
-            continue  # the fact parts nothing: a class-wide "no" is scoped by workstream, above
-        rejected = tuple(s for s in same if not s.approved and s.fact(key) == value)
-        if len(rejected) >= STANDING_NO:
-            last = max(datetime.fromisoformat(s.at) for s in rejected)
-            scope = _OF_FACT[key].format(value)
-            return Refusal(item.operation, status, scope, rejected, last,
-                           while_fact=key in _WORD_FACTS)  # fmt: skip
+        found = None if value is None else _fact_no(item.operation, status, key, value, history)
+        if found is not None:
+            return found
     return None
+
+
+def _fact_no(
+    operation: str, status: str, key: str, value: str, history: ApprovalHistory
+) -> Refusal | None:
+    """The "no" of the class's proposals whose `key` was `value`: at least STANDING_NO
+    rejected with it, none approved (an approved one whose facts were not kept counts as any
+    value), and some approved with another value (the fact parts them); None: no such "no"."""
+    same = [s for s in history.said if (s.operation, s.status) == (operation, status)]
+    if any(s.approved and (not s.on or s.fact(key) == value) for s in same):
+        return None
+    if not any(s.approved and s.fact(key) not in (None, value) for s in same):
+        return None  # the fact parts nothing: a class-wide "no" is scoped by workstream, above
+    rejected = tuple(s for s in same if not s.approved and s.fact(key) == value)
+    if len(rejected) < STANDING_NO:
+        return None
+    last = max(datetime.fromisoformat(s.at) for s in rejected)
+    scope = _OF_FACT[key].format(value)
+    return Refusal(operation, status, scope, rejected, last, while_fact=key in _WORD_FACTS)
+
+
+def fact_nos_in(history: ApprovalHistory) -> tuple[Refusal, ...]:
+    """Every standing "no" said of a fact (`_fact_no`) in the queue's window, one per class and
+    value: what the prompt shows the model beside `standing_nos_in`."""
+    found: dict[str, Refusal] = {}
+    for said in (s for s in history.said if not s.approved):
+        for key, value in said.on:
+            refusal = _fact_no(said.operation, said.status, key, value, history)
+            if key in NO_FACTS and refusal is not None:
+                found.setdefault(refusal.label(), refusal)
+    return tuple(found[k] for k in sorted(found))
 
 
 def held_class(reason: str) -> str | None:
