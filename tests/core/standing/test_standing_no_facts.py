@@ -124,7 +124,9 @@ def test_a_decided_item_keeps_the_facts_a_no_may_be_said_of() -> None:
         decided_at=now, reject_reason="lena wrote last",
     )  # fmt: skip
     mark = said_of(item)
-    assert mark is not None and mark.on == (("last_by", "lena"), ("workstream_status", "active"))
+    assert mark is not None and mark.on == (
+        ("asked", "no"), ("last_by", "lena"), ("workstream_status", "active"),
+    )  # fmt: skip
     assert DecidedMark.from_record(mark.as_record()) == mark
     old: list[Any] = mark.as_record()[:8]  # a mark kept before: no facts
     assert DecidedMark.from_record(old).on == ()
@@ -139,3 +141,59 @@ def test_the_prompt_shows_a_no_said_of_a_fact_with_the_persons_reasons() -> None
     assert brief.target == "tasks whose newest word of a person is lena's"
     assert "lena wrote last on t-done; that stands" in str(brief.reason)
     assert fact_nos_in(ApprovalHistory(said=_said().said[:3])) == ()
+
+
+def _cited(task: str, days_ago: float, cites: str, approved: bool = False) -> DecidedMark:
+    at = (NOW - timedelta(days=days_ago)).isoformat()
+    why = "" if approved else f"rejected by ana: cites no word of the team ({task})"
+    return DecidedMark("set_task_status", "blocked", task, "", approved, why, at, cites, "",
+                       (("asked", "no"),))  # fmt: skip
+
+
+def test_moves_citing_nothing_rejected_in_every_workstream_are_held_in_any() -> None:
+    """One rejection of a move citing nothing in each of three workstreams: no workstream's
+    own "no"; across the domain, with moves citing a newer word approved, it is one."""
+    said = (_cited("t-todo", 4, "newer", approved=True), _cited("t-prog", 3, "none"),
+            _cited("t-docs", 2, "none"), _cited("t-ops", 1, "none"))  # fmt: skip
+    held = _rule(ApprovalHistory(said=said))
+    assert held.outcome == "deny", held.reason
+    assert "3 proposals of set_task_status status=blocked citing none in every workstream" in (
+        held.reason
+    )
+    # a person's newer word on the target asks once more
+    asked = _rule(ApprovalHistory(said=said), _word("ana", 2))
+    assert asked.outcome == "queue" and "asked once more" in asked.reason
+    # never approved a move citing a newer word either: the fact parts nothing
+    alone = ApprovalHistory(said=said[1:])
+    assert _rule(alone).outcome == "queue"
+
+
+def _create(ws: str, days_ago: float, asked: str, approved: bool = False) -> DecidedMark:
+    at = (NOW - timedelta(days=days_ago)).isoformat()
+    why = "" if approved else "rejected by ana: already tracked in another workstream"
+    return DecidedMark("create_task", "", "", ws, approved, why, at, "", "",
+                       (("asked", asked), ("workstream_status", "active")))  # fmt: skip
+
+
+def test_repeats_of_another_workstreams_task_rejected_every_time_are_held() -> None:
+    said = ApprovalHistory(said=(
+        _create("ws-web", 5, "no", approved=True), _create("ws-docs", 4, "no", approved=True),
+        _create("ws-web", 3, "anyway"), _create("ws-docs", 2, "anyway"),
+        _create("ws-web", 1, "anyway"),
+    ))  # fmt: skip
+    plan = plan_of(proposals=[
+        proposal("create_task", workstream_id="ws-docs", title="Task t-todo again"),
+        proposal("create_task", workstream_id="ws-docs", title="A page of its own"),
+    ])  # fmt: skip
+    seen = website()
+    docs = next(w for w in seen.workstreams if w.id == "ws-docs")
+    guide = docs.model_copy(update={"tasks": tuple(
+        t.model_copy(update={"title": "Write the guide"}) for t in docs.tasks)})  # fmt: skip
+    kept = tuple(guide if w.id == "ws-docs" else w for w in seen.workstreams)
+    seen = seen.model_copy(update={"workstreams": kept})
+    repeat, fresh = authorize(plan, seen, Limits(), said, evidence=Evidence.of(seen))
+    assert repeat.outcome == "deny", repeat.reason
+    assert "create_task in proposals asked whatever would carry them" in repeat.reason
+    assert fresh.outcome == "queue", fresh.reason
+    [no] = fact_nos_in(said)
+    assert no.label() == "create_task in proposals asked whatever would carry them"

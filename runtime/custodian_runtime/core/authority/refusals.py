@@ -16,12 +16,13 @@ a move on a task set within R days is held. What asks again is the workstream's 
 on the task other than a status change (their status change is the word that holds): a team
 member's event does not outweigh the owner's word.
 
-And a class may be scoped by a fact of its target a grant's `--on` names too (`NO_FACTS`: the
-workstream's status, who wrote the task's newest word of a person): when a person rejected at
+And a class may be scoped by a fact of the proposal (`NO_FACTS`: the workstream's status, who
+wrote the task's newest word of a person, whether it was asked whatever would carry it; and what
+a status move cited, across every workstream): when a person rejected at
 least `STANDING_NO` decided proposals of the class with one value of the fact and approved none
 (an approved one whose facts were not kept counts as any value), while approving some with
 another value (the fact parts them: else the "no" is the class's, scoped by workstream or owner
-as above), a new one with that value is held. For the workstream's status, a person's newer
+as above), a new one with that value is held. For all but who wrote last, a person's newer
 event on the target asks again once, as for a class. Who wrote last is the newest word itself:
 the word that asks again is another's, which ends the fact, and the proposal then falls outside
 the "no"; the same person's newer word is the word that holds it.
@@ -35,11 +36,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
 from custodian_runtime.core.approvals.items import NO_FACTS
+from custodian_runtime.core.authority.asked import asked_anyway
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
-from custodian_runtime.core.authority.scope import WORD, cites_of, scope_facts
+from custodian_runtime.core.authority.scope import ASKED, CITES, WORD, cites_of, scope_facts
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.view import View
@@ -202,6 +205,8 @@ def _freshly_set(
 _OF_FACT = {
     "workstream_status": "workstreams whose status is {}",
     "last_by": "tasks whose newest word of a person is {}'s",
+    CITES: "every workstream",
+    ASKED: "proposals asked whatever would carry them",
 }
 # The facts that are the newest word itself: nothing but another's word ends them.
 _WORD_FACTS = frozenset({"last_by"})
@@ -216,7 +221,10 @@ def _by_fact(
     if workstream is None or evidence.hub_now is None:
         return None
     facts = scope_facts(item.params, view, evidence.hub_now, evidence, history.said)
-    for key in sorted(NO_FACTS):
+    spec = operations.find(item.operation)
+    if spec is not None:
+        facts[ASKED] = "no" if asked_anyway(spec, item.params, view, evidence) is None else "anyway"
+    for key in (CITES, *sorted(NO_FACTS)):
         value = facts.get(key)
         found = None if value is None else _fact_no(item.operation, status, key, value, history)
         if found is not None:
@@ -230,17 +238,27 @@ def _fact_no(
     """The "no" of the class's proposals whose `key` was `value`: at least STANDING_NO
     rejected with it, none approved (an approved one whose facts were not kept counts as any
     value), and some approved with another value (the fact parts them); None: no such "no"."""
+    if key == ASKED and value != "anyway":
+        return None  # a "no" of what was asked anyway; not of everything else
     same = [s for s in history.said if (s.operation, s.status) == (operation, status)]
-    if any(s.approved and (not s.on or s.fact(key) == value) for s in same):
+    if any(s.approved and _value(s, key) in (None, value) for s in same):
         return None
-    if not any(s.approved and s.fact(key) not in (None, value) for s in same):
+    if not any(s.approved and _value(s, key) not in (None, value) for s in same):
         return None  # the fact parts nothing: a class-wide "no" is scoped by workstream, above
-    rejected = tuple(s for s in same if not s.approved and s.fact(key) == value)
+    rejected = tuple(s for s in same if not s.approved and _value(s, key) == value)
     if len(rejected) < STANDING_NO:
         return None
     last = max(datetime.fromisoformat(s.at) for s in rejected)
     scope = _OF_FACT[key].format(value)
-    return Refusal(operation, status, scope, rejected, last, while_fact=key in _WORD_FACTS)
+    cites = value if key == CITES else ""
+    return Refusal(operation, status, scope, rejected, last, cites, while_fact=key in _WORD_FACTS)
+
+
+def _value(said: DecidedMark, key: str) -> str | None:
+    """The value of `key` a decided proposal's mark kept (None: not kept)."""
+    if key == CITES:
+        return said.cites or None
+    return said.fact(key) if said.on else None
 
 
 def fact_nos_in(history: ApprovalHistory) -> tuple[Refusal, ...]:
@@ -248,9 +266,10 @@ def fact_nos_in(history: ApprovalHistory) -> tuple[Refusal, ...]:
     value: what the prompt shows the model beside `standing_nos_in`."""
     found: dict[str, Refusal] = {}
     for said in (s for s in history.said if not s.approved):
-        for key, value in said.on:
+        cited = ((CITES, said.cites),) if said.cites else ()
+        for key, value in (*said.on, *cited):
             refusal = _fact_no(said.operation, said.status, key, value, history)
-            if key in NO_FACTS and refusal is not None:
+            if refusal is not None:
                 found.setdefault(refusal.label(), refusal)
     return tuple(found[k] for k in sorted(found))
 
