@@ -208,13 +208,19 @@ def _issue_as_printed(memory: Path) -> None:
     assert code == 0
     [command] = [line for line in text.splitlines() if line.startswith("custodian")]
     assert "--on last_kind=blocker" in command and "--evidence newer" in command
+    # each new fact, as the search narrowed it: who wrote last (the set a person only approved)
+    # and the workstream's status
+    assert "--on last_by=jon,mei,ravi" in command and "--on workstream_status=active" in command
     assert "the 4 rejected fall outside it" in command
     assert "the 2 other rejected were asked whatever would carry them" in command
     code, _, err = _cli(*shlex.split(command)[1:])
     assert code == 0, err
     code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     [grant] = json.loads(out)
-    assert grant["on"]["last_kind"] == "blocker" and grant["state"] == "live"
+    assert grant["state"] == "live" and grant["on"] == {
+        "last_by": "jon,mei,ravi", "last_kind": "blocker", "task_status": "in_progress",
+        "workstream_status": "active",
+    }  # fmt: skip
     code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
     assert "last_kind=blocker" in listed
 
