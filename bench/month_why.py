@@ -4,7 +4,8 @@
 observe when it was asked and a person can read in a grant's scope: the operation and the status
 it sets, the workstream (the task's, or the `workstream_id` param) and its owner on the hub, the
 task's status and how many whole days since its last change, and what the proposal cites (a
-person's event newer than the task's last change, and its kind and author; an older one; none).
+person's event newer than the task's last change, and its kind and author; an older one; none),
+the workstream's status, and who wrote the task's newest event of a person and of what kind.
 Per class (operation and status) the table shows, for each fact, how many of each value were
 approved and rejected, and marks a fact whose values part the approvals from the rejections.
 """
@@ -20,7 +21,8 @@ from typing import Any
 from month_kit import OWN_SOURCE
 
 # The facts a decided item is read by, in the order the table prints them.
-FACTS = ("owner", "workstream", "task status", "idle days", "cites", "cited by", "decided by")
+FACTS = ("owner", "workstream", "ws status", "task status", "idle days", "cites", "cited by",
+         "last by", "last kind", "decided by")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -54,14 +56,21 @@ def decided(
     approved, by, why = verdict
     tasks = {t["id"]: t for ws in summary.get("workstreams", []) for t in ws["tasks"]}
     owners = {ws["id"]: str(ws.get("owner") or "-") for ws in summary.get("workstreams", [])}
+    states = {ws["id"]: str(ws.get("status") or "-") for ws in summary.get("workstreams", [])}
     events = {e["id"]: e for e in summary.get("recent_events", [])}
     task = tasks.get(str(params.get("task_id")))
     ws = str(task["workstream_id"] if task else params.get("workstream_id") or "-")
-    facts = {"owner": owners.get(ws, "-"), "workstream": ws, "decided by": by}
+    facts = {"owner": owners.get(ws, "-"), "workstream": ws, "ws status": states.get(ws, "-")}
+    facts["decided by"] = by
     if task is not None:
         idle = (now - _at(task["updated_at"])).days
         facts |= {"task status": task["status"], "idle days": _bucket(idle)}
         facts |= _cites(params, task, events)
+        words = [e for e in events.values() if e.get("task_id") == task["id"]
+                 and e["source"] != OWN_SOURCE]  # fmt: skip
+        last = max(words, key=lambda e: str(e["created_at"]), default=None)
+        if last is not None:
+            facts |= {"last by": str(last["source"]), "last kind": str(last["event_type"])}
     status = str(params.get("status") or "")
     return Decided(operation, status, approved, why, facts)
 

@@ -83,8 +83,9 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
         "--on", action="append", default=[], metavar="KEY=VALUE",
         help="a fact of the target it covers: workstream, owner (the workstream's), task_status, "
         "idle_days (at least that many days since the task's last change), owner_set_days (at "
-        "least that many days since the owner, or a person through Custodian, set its status); "
-        "KEY=A,B,C: any one of these values",
+        "least that many days since the owner, or a person through Custodian, set its status), "
+        "workstream_status (the workstream's status), last_by (who wrote the task's newest event "
+        "of a person), last_kind (that event's kind); KEY=A,B,C: any one of these values",
     )  # fmt: skip
     issue.add_argument("--json", action="store_true")
     _person(issue)

@@ -11,7 +11,7 @@ from custodian_runtime.canon.library import read_canon_dir
 from custodian_runtime.canon.retrieve import RunCanon, run_canon
 from custodian_runtime.core.approvals.history import ApprovalHistory
 from custodian_runtime.core.approvals.items import ApprovalItem
-from custodian_runtime.core.authority.refusals import standing_nos_in
+from custodian_runtime.core.authority.refusals import fact_nos_in, standing_nos_in
 from custodian_runtime.core.canon.sections import title
 from custodian_runtime.core.context.prompt import SECTIONS, ApprovalBrief, PromptInputs
 from custodian_runtime.core.context.queries import state_queries
@@ -99,7 +99,7 @@ def held_briefs(observed: DomainSummary, history: ApprovalHistory) -> tuple[Appr
             status="held",
             reason="; ".join(dict.fromkeys(s.why for s in r.rejected[-2:])),
         )
-        for r in standing_nos_in(View.of(observed), history)
+        for r in (*standing_nos_in(View.of(observed), history), *fact_nos_in(history))
     )
 
 

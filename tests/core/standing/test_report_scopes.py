@@ -115,10 +115,10 @@ def _summary() -> DomainSummary:
 def test_the_facts_are_read_from_the_domain_as_observed() -> None:
     view = View.of(_summary())
     facts = scope_facts({"task_id": "t-1", "status": "blocked"}, view, NOW, Evidence())
-    assert facts == {"workstream": "ws-1", "owner": "mia", "task_status": "in_progress",
-                     "idle_days": "9", "cites": "none"}  # fmt: skip
+    assert facts == {"workstream": "ws-1", "owner": "mia", "workstream_status": "active",
+                     "task_status": "in_progress", "idle_days": "9", "cites": "none"}  # fmt: skip
     create = scope_facts({"workstream_id": "ws-1", "title": "x"}, view, NOW)
-    assert create == {"workstream": "ws-1", "owner": "mia"}
+    assert create == {"workstream": "ws-1", "owner": "mia", "workstream_status": "active"}
 
 
 def _event(n: int, source: str, kind: str, days: int, task: str = "t-1") -> ProgressEvent:

@@ -41,12 +41,22 @@ class DecidedMark:
     # Whole days since a person's observed word set its task's status, when queued
     # (core/authority/scope.py `WORD`; "" when none was observed).
     set_days: str = ""
+    # The facts of its target a standing "no" may be said of (core/authority/scope.py
+    # `NO_FACTS`: the workstream's status, who wrote last on the task and what), as observed
+    # when it was queued; () when none was kept.
+    on: tuple[tuple[str, str], ...] = ()
+
+    def fact(self, key: str) -> str | None:
+        """The value of one kept fact (None: not kept)."""
+        return dict(self.on).get(key)
 
     def as_record(self) -> list[Any]:
-        """Its fields in order, as the plan record and the queue's index keep them (`cites`
-        and `set_days` only when known, so a mark from before reads and writes as it did)."""
+        """Its fields in order, as the plan record and the queue's index keep them (`cites`,
+        `set_days` and `on` only when known, so a mark from before reads and writes as it did)."""
         kept = [self.operation, self.status, self.task, self.workstream, self.approved,
                 self.why, self.at]  # fmt: skip
+        if self.on:
+            return [*kept, self.cites, self.set_days, dict(self.on)]
         if self.set_days:
             return [*kept, self.cites, self.set_days]
         return [*kept, self.cites] if self.cites else kept
@@ -57,8 +67,10 @@ class DecidedMark:
         op, status, task, ws, approved, why, at, *rest = data
         cites = str(rest[0]) if rest else ""
         set_days = str(rest[1]) if len(rest) > 1 else ""
+        kept = rest[2] if len(rest) > 2 and isinstance(rest[2], dict) else {}
+        on = tuple(sorted((str(k), str(v)) for k, v in kept.items()))
         return cls(str(op), str(status), str(task), str(ws), approved is True, str(why), str(at),
-                   cites, set_days)  # fmt: skip
+                   cites, set_days, on)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -188,9 +188,21 @@ def said_of(item: ApprovalItem) -> DecidedMark | None:
     at = item.decided_at.isoformat()
     cites = (item.facts or {}).get("cites", "")
     set_days = (item.facts or {}).get("set_word_days", "")  # core/authority/scope.py WORD
+    kept = {k: v for k, v in (item.facts or {}).items() if k in NO_FACTS}
+    if item.facts is not None:
+        kept.setdefault("asked", "no")  # kept with its facts: not asked whatever carried it
+    on = tuple(sorted(kept.items()))
     return DecidedMark(item.operation, status, task, ws, approved=approved, why=why, at=at,
-                       cites=cites, set_days=set_days)  # fmt: skip
+                       cites=cites, set_days=set_days, on=on)  # fmt: skip
 
+
+# The facts of a target (core/authority/scope.py) a standing "no" may be said of, each kept on a
+# decided item's mark (core/authority/refusals.py): the workstream's status, who wrote last on
+# the task, and whether it was asked whatever would carry it (core/authority/scope.py `ASKED`:
+# a person's later word than its evidence, a repeat of another workstream's). Not the kind of
+# the last word: people weigh a kind differently (one takes a note as a reason to block,
+# another does not), so a "no" learnt of one person's kind would hold what another approves.
+NO_FACTS = frozenset({"workstream_status", "last_by", "asked"})
 
 # What an item's status says the person did: approved (it may still fail on the hub) or not.
 _DECIDED_AS = {

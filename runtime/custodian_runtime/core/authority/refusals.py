@@ -15,6 +15,17 @@ the class made within R days of a person setting its task's status was rejected 
 a move on a task set within R days is held. What asks again is the workstream's owner's newer word
 on the task other than a status change (their status change is the word that holds): a team
 member's event does not outweigh the owner's word.
+
+And a class may be scoped by a fact of the proposal (`NO_FACTS`: the workstream's status, who
+wrote the task's newest word of a person, whether it was asked whatever would carry it; and what
+a status move cited, across every workstream): when a person rejected at
+least `STANDING_NO` decided proposals of the class with one value of the fact and approved none
+(an approved one whose facts were not kept counts as any value), while approving some with
+another value (the fact parts them: else the "no" is the class's, scoped by workstream or owner
+as above), a new one with that value is held. For all but who wrote last, a person's newer
+event on the target asks again once, as for a class. Who wrote last is the newest word itself:
+the word that asks again is another's, which ends the fact, and the proposal then falls outside
+the "no"; the same person's newer word is the word that holds it.
 """
 
 from __future__ import annotations
@@ -25,10 +36,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import custodian_runtime.core.operations as operations
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
+from custodian_runtime.core.approvals.items import NO_FACTS
+from custodian_runtime.core.authority.asked import asked_anyway
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
-from custodian_runtime.core.authority.scope import WORD, cites_of, scope_facts
+from custodian_runtime.core.authority.scope import ASKED, CITES, WORD, cites_of, scope_facts
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.view import View
@@ -55,6 +69,9 @@ class Refusal:
     # Whose newer word asks again ("": anyone's): for a "no" of moves on a task whose status a
     # person set lately, the workstream's owner's, as it is their word that holds.
     lifted_by: str = ""
+    # For a "no" said of who wrote last on the task: held while that fact holds, and no newer
+    # word of the same person asks again.
+    while_fact: bool = False
 
     def label(self) -> str:
         """`set_task_status status=cancelled in the workstreams of mia`, or `... citing
@@ -69,11 +86,16 @@ class Refusal:
         cited = "; ".join(list(dict.fromkeys(short(s.why, 120) for s in newest))[:CITED])
         return (
             f"{HELD_NO}{len(self.rejected)} proposals of {self.label()} rejected and "
-            f"none approved, the last at {stamp(self.last)} ({cited}); it is asked again once "
+            f"none approved, the last at {stamp(self.last)} ({cited}); "
             + (
-                f"when {self.lifted_by}, whose word holds it, writes on its target again"
-                if self.lifted_by
-                else "when a person writes on its target"
+                "it is asked again once another's word is the newest on its target"
+                if self.while_fact
+                else "it is asked again once "
+                + (
+                    f"when {self.lifted_by}, whose word holds it, writes on its target again"
+                    if self.lifted_by
+                    else "when a person writes on its target"
+                )
             )
         )
 
@@ -113,9 +135,15 @@ def refusal_problem(
     cites = (
         "" if task is None or "status" not in item.params else cites_of(item.params, task, evidence)
     )
-    found = standing_no(item, view, history, cites) or _freshly_set(item, view, history, evidence)
+    found = (
+        standing_no(item, view, history, cites)
+        or _freshly_set(item, view, history, evidence)
+        or _by_fact(item, view, history, evidence)
+    )
     if found is None:
         return None, None
+    if found.while_fact:
+        return found.clause(), None
     event = changed_since(item, view, evidence, found.last, found.lifted_by)
     if event is None:
         return found.clause(), None
@@ -171,6 +199,79 @@ def _freshly_set(
     last = max(datetime.fromisoformat(s.at) for s in rejected)
     scope = f"tasks whose status a person set at most {most} days before"
     return Refusal(item.operation, status, scope, rejected, last, lifted_by=owner)
+
+
+# How a "no" said of a fact names the proposals it holds, per fact (core/authority/scope.py).
+_OF_FACT = {
+    "workstream_status": "workstreams whose status is {}",
+    "last_by": "tasks whose newest word of a person is {}'s",
+    CITES: "every workstream",
+    ASKED: "proposals asked whatever would carry them",
+}
+# The facts that are the newest word itself: nothing but another's word ends them.
+_WORD_FACTS = frozenset({"last_by"})
+
+
+def _by_fact(
+    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence
+) -> Refusal | None:
+    """The standing "no" of a class's proposals with one value of a fact of their target
+    (`NO_FACTS`, `_fact_no`) that `item`'s target has, if any."""
+    status, workstream = _class_of(item.operation, item.params, view)
+    if workstream is None or evidence.hub_now is None:
+        return None
+    facts = scope_facts(item.params, view, evidence.hub_now, evidence, history.said)
+    spec = operations.find(item.operation)
+    if spec is not None:
+        facts[ASKED] = "no" if asked_anyway(spec, item.params, view, evidence) is None else "anyway"
+    for key in (CITES, *sorted(NO_FACTS)):
+        value = facts.get(key)
+        found = None if value is None else _fact_no(item.operation, status, key, value, history)
+        if found is not None:
+            return found
+    return None
+
+
+def _fact_no(
+    operation: str, status: str, key: str, value: str, history: ApprovalHistory
+) -> Refusal | None:
+    """The "no" of the class's proposals whose `key` was `value`: at least STANDING_NO
+    rejected with it, none approved (an approved one whose facts were not kept counts as any
+    value), and some approved with another value (the fact parts them); None: no such "no"."""
+    if key == ASKED and value != "anyway":
+        return None  # a "no" of what was asked anyway; not of everything else
+    same = [s for s in history.said if (s.operation, s.status) == (operation, status)]
+    if any(s.approved and _value(s, key) in (None, value) for s in same):
+        return None
+    if not any(s.approved and _value(s, key) not in (None, value) for s in same):
+        return None  # the fact parts nothing: a class-wide "no" is scoped by workstream, above
+    rejected = tuple(s for s in same if not s.approved and _value(s, key) == value)
+    if len(rejected) < STANDING_NO:
+        return None
+    last = max(datetime.fromisoformat(s.at) for s in rejected)
+    scope = _OF_FACT[key].format(value)
+    cites = value if key == CITES else ""
+    return Refusal(operation, status, scope, rejected, last, cites, while_fact=key in _WORD_FACTS)
+
+
+def _value(said: DecidedMark, key: str) -> str | None:
+    """The value of `key` a decided proposal's mark kept (None: not kept)."""
+    if key == CITES:
+        return said.cites or None
+    return said.fact(key) if said.on else None
+
+
+def fact_nos_in(history: ApprovalHistory) -> tuple[Refusal, ...]:
+    """Every standing "no" said of a fact (`_fact_no`) in the queue's window, one per class and
+    value: what the prompt shows the model beside `standing_nos_in`."""
+    found: dict[str, Refusal] = {}
+    for said in (s for s in history.said if not s.approved):
+        cited = ((CITES, said.cites),) if said.cites else ()
+        for key, value in (*said.on, *cited):
+            refusal = _fact_no(said.operation, said.status, key, value, history)
+            if refusal is not None:
+                found.setdefault(refusal.label(), refusal)
+    return tuple(found[k] for k in sorted(found))
 
 
 def held_class(reason: str) -> str | None:

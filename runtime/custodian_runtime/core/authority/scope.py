@@ -2,7 +2,9 @@
 
 A proposal's scope facts are read from the domain as observed, never from the model: the
 workstream it is about (its task's, or its `workstream_id` param), that workstream's owner on
-the hub, the task's status and how many whole days since its last change (by the hub's clock),
+the hub and its status there, the task's status and how many whole days since its last change
+(by the hub's clock), who wrote the task's newest observed event of a person and its kind (who
+wrote last on it, and what: Custodian's own events left out),
 how many whole days since that owner last set the task's status on the hub (their
 `status_change` event on it; with none observed, as far back as the observed events reach, so
 it only errs short) or a person through Custodian (their approval of its move, in the queue's
@@ -13,8 +15,9 @@ least that many. A fact the
 ruling cannot observe is no match: a scope only ever narrows. Pure.
 
 The facts also go with each queued item (`ApprovalItem.facts`), with whether it cites a
-person's newer event (`cites`), so that `policy report` can find what parted a person's
-approvals from their rejections (core/standing/scopes.py).
+person's newer event (`cites`) and whether it was asked whatever would carry it (`asked`), so
+that `policy report` can find what parted a person's approvals from their rejections
+(core/standing/scopes.py).
 """
 
 from __future__ import annotations
@@ -25,14 +28,15 @@ from typing import Any
 
 from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import DecidedMark
-from custodian_runtime.core.authority.evidence import Evidence, cited, newer_word
-from custodian_runtime.core.contract import Task
+from custodian_runtime.core.authority.evidence import Evidence, by_custodian, cited, newer_word
+from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.view import View
 
 # The keys a grant's `--on` takes, each with what it means, as `grants issue` explains them.
 SCOPE_KEYS = {
     "workstream": "the workstream it is about (its task's, or its workstream_id)",
     "owner": "that workstream's owner on the hub",
+    "workstream_status": "that workstream's status on the hub (active, paused, ...)",
     "task_status": "its task's status when it is ruled on",
     "idle_days": "at least this many whole days since its task's last change",
     "owner_set_days": (
@@ -40,6 +44,11 @@ SCOPE_KEYS = {
         "owner on the hub (their status_change event on it, as far back as the observed events "
         "reach) or by a person approving Custodian's move"
     ),
+    "last_by": (
+        "who wrote its task's newest event of a person (its source; Custodian's own left out), "
+        "among the observed events"
+    ),
+    "last_kind": "the kind of that event (blocker, note, milestone, status_change, ...)",
 }
 AT_LEAST = frozenset({"idle_days", "owner_set_days"})
 MAX_IDLE = 365
@@ -51,7 +60,11 @@ CITES = "cites"
 # status_change event, their approval through Custodian): what a standing no reads, not a
 # scope key (a grant reads `owner_set_days`, which errs short where no word was observed).
 WORD = "set_word_days"
-NOT_SCOPES = frozenset({CITES, WORD})
+# Whether the proposal was asked whatever would carry it (core/authority/asked.py: a person's
+# later word than its evidence, a repeat of another workstream's): no grant ever covers such a
+# one, so its rejection tells nothing of what a grant's scope would carry (core/standing/scopes.py).
+ASKED = "asked"
+NOT_SCOPES = frozenset({CITES, WORD, ASKED})
 
 
 def scope_facts(
@@ -72,6 +85,8 @@ def scope_facts(
         ws = view.workstreams.get(workstream)
         if ws is not None and ws.owner:
             found["owner"] = str(ws.owner)
+        if ws is not None:
+            found["workstream_status"] = str(ws.status)
     if task is not None:
         found["task_status"] = task.status
         if task.updated_at is not None:
@@ -79,6 +94,9 @@ def scope_facts(
             found["idle_days"] = str(max(0, idle.days))
         if evidence is not None:
             found[CITES] = cites_of(params, task, evidence)
+            last = last_word(task, evidence)
+            if last is not None:
+                found |= {"last_by": last.source.strip(), "last_kind": last.event_type}
             seen = _owner_word(task, found.get("owner"), evidence, now)
             word = [d for d in (seen, approved_days(task.id, said, now)) if d is not None]
             if word:
@@ -88,6 +106,18 @@ def scope_facts(
             if bound:
                 found["owner_set_days"] = str(min(bound))
     return found
+
+
+def last_word(task: Task, evidence: Evidence) -> ProgressEvent | None:
+    """The newest observed event of a person on `task` (not Custodian's, not dated ahead of
+    the hub): who wrote last on it, and what (None: none observed)."""
+    found = [
+        e
+        for e in evidence.events.values()
+        if e.task_id == task.id and by_custodian(e, evidence.own_ids) is None
+        and not evidence.ahead(e)
+    ]  # fmt: skip
+    return max(found, key=lambda e: (utc(e.created_at), e.id), default=None)
 
 
 def owner_set_days(task: Task, owner: str | None, evidence: Evidence, now: datetime) -> int | None:

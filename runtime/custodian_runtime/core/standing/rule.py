@@ -18,12 +18,13 @@ from typing import Any
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
+from custodian_runtime.core.authority.asked import asked_anyway
 from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
 from custodian_runtime.core.authority.budgets import RecentWrites, budget_problem
 from custodian_runtime.core.authority.evidence import Evidence, newer_word
 from custodian_runtime.core.authority.facts import rejection_problem
 from custodian_runtime.core.authority.holds import HELD
-from custodian_runtime.core.authority.scope import scope_facts
+from custodian_runtime.core.authority.scope import ASKED, scope_facts
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.plan.extract import ProposedItem
@@ -299,12 +300,22 @@ def cites_newer(item: ProposedItem, ground: Ground) -> bool:
 
 def observed_facts(item: ProposedItem, ground: Ground) -> dict[str, str] | None:
     """The item's target as observed, which a grant's `on` may name (None: nothing observed);
-    idle days are counted on the hub's clock where it told it."""
+    idle days are counted on the hub's clock where it told it; and whether it is asked whatever
+    would carry it (`ASKED`)."""
     if ground.view is None:
         return None
     hub_now = None if ground.evidence is None else ground.evidence.hub_now
     said = () if ground.history is None else ground.history.said
-    return scope_facts(item.params, ground.view, hub_now or ground.now, ground.evidence, said)
+    found = scope_facts(item.params, ground.view, hub_now or ground.now, ground.evidence, said)
+    spec = operations.find(item.operation)
+    evidence = ground.evidence
+    if (
+        spec is not None
+        and evidence is not None
+        and asked_anyway(spec, item.params, ground.view, evidence)
+    ):
+        found[ASKED] = "anyway"  # no grant carries it (core/authority/asked.py)
+    return found
 
 
 def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:

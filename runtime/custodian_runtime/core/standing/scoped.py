@@ -11,7 +11,7 @@ from custodian_runtime.core.standing.classes import DecidedTally
 from custodian_runtime.core.standing.commands import Asking, Suggestion, grant_command
 from custodian_runtime.core.standing.earned import NEEDED, earned
 from custodian_runtime.core.standing.live import Live
-from custodian_runtime.core.standing.scopes import Judged, Scope, clean_scopes, fits
+from custodian_runtime.core.standing.scopes import Judged, Scope, asked_anyway, clean_scopes, fits
 
 MAX_SCOPED = 3  # grants over facts suggested per operation in one report
 
@@ -46,12 +46,21 @@ def scoped_grants(
         ok, why = earned(len(best.approved), best.decided, "approved")
         if not ok:
             break
-        left = [f"the {tally.rejected} rejected"] if tally.rejected else []
+        asked = sum(1 for j in said if asked_anyway(j))
+        outside = tally.rejected - asked
+        left = [f"the {outside} rejected"] if outside else []
         left += [f"the {len(undone)} reversed by a person"] if undone else []
-        why = (
-            f"{why} where {best.scope.label()}; {' and '.join(left)} fall outside it, and "
-            "the ruling checks each of these facts at every write"
+        why = f"{why} where {best.scope.label()}; " + (
+            f"{' and '.join(left)} fall outside it, and " if left else ""
         )
+        why += "the ruling checks each of these facts at every write"
+        if asked:
+            why += (
+                f"; the {asked} other rejected {'was' if asked == 1 else 'were'} asked whatever "
+                "would carry them (a person's "
+                "later word than their evidence, or a repeat of another workstream's), as a write "
+                "under this grant would be"
+            )
         found.append(
             grant_command(
                 asking, op, best.scope.where, why, evidence=best.scope.evidence, on=best.scope.on

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from custodian_runtime.core.authority.scope import (
+    ASKED,
     AT_LEAST,
     CITES,
     MAX_IDLE,
@@ -207,6 +208,13 @@ class Found:
     decided: int
 
 
+def asked_anyway(judged: Judged) -> bool:
+    """Whether a rejected proposal was asked whatever would carry it (core/authority/asked.py):
+    no grant covers such a one, whatever its scope, so it parts nothing a scope could name."""
+    ok, _, facts = judged
+    return not ok and facts is not None and ASKED in facts
+
+
 def clean_scopes(
     said: Sequence[Judged],
     status_write: bool,
@@ -215,7 +223,24 @@ def clean_scopes(
 ) -> list[Found]:
     """Every scope of at most MAX_ATOMS facts that covers no rejected proposal and at least
     `needed` approved ones past `covered`, its bounds learnt (`bounds_learnt`; `said` oldest
-    first), the most approvals first, then the narrowest."""
+    first), the most approvals first, then the narrowest. A rejection asked whatever would
+    carry it (`asked_anyway`) is left out: no grant would have covered it."""
+    kept = [i for i, judged in enumerate(said) if not asked_anyway(judged)]
+    if len(kept) == len(said):
+        return _clean_scopes(said, status_write, needed, covered)
+    back = dict(enumerate(kept))
+    where = {i: n for n, i in back.items()}
+    found = _clean_scopes([said[i] for i in kept], status_write, needed,
+                          frozenset(where[i] for i in covered if i in where))  # fmt: skip
+    return [Found(f.scope, frozenset(back[n] for n in f.approved), f.decided) for f in found]
+
+
+def _clean_scopes(
+    said: Sequence[Judged],
+    status_write: bool,
+    needed: int,
+    covered: frozenset[int],
+) -> list[Found]:
     atoms = _atoms(said, status_write, needed)
     found: list[Found] = []
     for size in range(1, MAX_ATOMS + 1):
