@@ -7,19 +7,13 @@ a served reference hub; each must exit 0 and do what it says, and the report mus
 
 from __future__ import annotations
 
-import io
 import json
 import shlex
-from collections.abc import Iterator
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from custodian_hub import demo_dataset, load_seed
-from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.standing.agreement import agreement
 from custodian_runtime.core.standing.commands import Asking
@@ -27,6 +21,7 @@ from custodian_runtime.core.standing.earned import first_uses
 from custodian_runtime.core.standing.grants import Grant, covering
 from custodian_runtime.core.standing.live import Live
 from custodian_runtime.journal.person.queue import ApprovalStore
+from support.runs import cli_io
 from support.spine import held_hub
 
 DOMAIN = "website"
@@ -52,15 +47,8 @@ def _decided(memory: Path, hub_at: str) -> None:
         store.save(_item(n, "set_task_status", params, "rejected", hub_at))
 
 
-def _cli(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(list(argv))
-    return code, out.getvalue()
-
-
 def _report(memory: Path, *extra: str) -> str:
-    code, out = _cli("policy", "report", "--domain", DOMAIN, "--memory", str(memory), *extra)
+    code, out, _ = cli_io("policy", "report", "--domain", DOMAIN, "--memory", str(memory), *extra)
     assert code == 0
     return out
 
@@ -71,23 +59,14 @@ def _commands(text: str) -> list[str]:
 
 def _run_each(text: str) -> None:
     for command in _commands(text):
-        code, _ = _cli(*shlex.split(command)[1:])
+        code, _, _ = cli_io(*shlex.split(command)[1:])
         assert code == 0, command
 
 
 def _grants(memory: Path) -> list[dict[str, Any]]:
-    code, out = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
+    code, out, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     assert code == 0
     return list(json.loads(out))
-
-
-@pytest.fixture
-def quiet_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    for name in ("STATE_HUB_URL", "CUSTODIAN_DOMAIN", "CUSTODIAN_MEMORY_DIR", "CUSTODIAN_SEAL_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("CUSTODIAN_EMBEDDED_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
 
 
 def _issue_as_printed(memory: Path) -> dict[str, Any]:
@@ -137,7 +116,7 @@ def _health(url: str) -> str:
 def test_a_mode_suggested_is_set_as_printed_and_never_suggested_again(quiet_env: Path) -> None:
     memory = quiet_env / "memory"
     mem = ("--memory", str(memory))
-    code, _ = _cli("policy", "set", "--domain", DOMAIN, "--operation", "update_task_status",
+    code, _, _ = cli_io("policy", "set", "--domain", DOMAIN, "--operation", "update_task_status",
                    "--mode", "ask", "--by", "ana", "--reason", "onboarding", *mem)  # fmt: skip
     assert code == 0
     store = ApprovalStore(memory)
@@ -148,22 +127,20 @@ def test_a_mode_suggested_is_set_as_printed_and_never_suggested_again(quiet_env:
     [command] = _commands(text)
     assert "--operation update_task_status --mode auto" in command
     _run_each(text)
-    code, out = _cli("policy", "show", "--domain", DOMAIN, "--json", *mem)
+    code, out, _ = cli_io("policy", "show", "--domain", DOMAIN, "--json", *mem)
     assert json.loads(out)["modes"]["update_task_status"] == "auto"
     again = _report(memory)
     assert _commands(again) == [] and "no suggestion: already auto" in again
 
 
-def test_without_a_hub_the_issue_error_names_embedded_too(
-    quiet_env: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _ = _cli(
+def test_without_a_hub_the_issue_error_names_embedded_too(quiet_env: Path) -> None:
+    code, _, err = cli_io(
         "grants", "issue", "--domain", DOMAIN, "--operation", "set_task_status",
         "--max", "3", "--expires", "1d", "--by", "ana", "--reason", "r",
         "--memory", str(quiet_env / "memory"),
     )  # fmt: skip
     assert code == 2
-    assert "pass --hub embedded (the demo's) or --hub URL" in capsys.readouterr().err
+    assert "pass --hub embedded (the demo's) or --hub URL" in err
 
 
 # The pure core: classes, the lower bound, what is live, and why there is none.

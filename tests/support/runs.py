@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -161,6 +162,26 @@ def run_cli(argv: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, **env: 
     with redirect_stdout(out), redirect_stderr(err):
         code = main(argv)
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def cli_io(*argv: str) -> tuple[int, str, str]:
+    """`custodian` in-process, with the environment and working directory as they are: its exit
+    code, stdout and stderr (with `quiet_env`, none of a person's own settings reach it)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def quiet_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """`tmp_path` as the working directory, with no hub, domain, memory directory, seal key or
+    embedded hub directory taken from the environment."""
+    for name in ("STATE_HUB_URL", "CUSTODIAN_DOMAIN", "CUSTODIAN_MEMORY_DIR", "CUSTODIAN_SEAL_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("CUSTODIAN_EMBEDDED_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
 
 
 def hub_get(hub: ReferenceHub, path: str, token: str | None = None) -> Any:

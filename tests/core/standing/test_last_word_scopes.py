@@ -11,18 +11,12 @@ a scope could name, as no grant would have covered it.
 
 from __future__ import annotations
 
-import io
 import json
 import shlex
-from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from custodian_hub import demo_dataset, load_seed
-from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scope_problem
@@ -34,6 +28,7 @@ from custodian_runtime.core.standing.scopes import Judged, clean_scopes, fits
 from custodian_runtime.core.view import View
 from custodian_runtime.journal.person.queue import ApprovalStore
 from support.authority import plan_of, proposal, website
+from support.runs import cli_io
 from support.spine import held_hub
 
 DOMAIN = "website"
@@ -186,24 +181,8 @@ def _decided(memory: Path, hub_at: str) -> None:
         store.save(_item(n, ok, dict(facts or {}), hub_at))
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture
-def quiet_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    for name in ("STATE_HUB_URL", "CUSTODIAN_DOMAIN", "CUSTODIAN_MEMORY_DIR", "CUSTODIAN_SEAL_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("CUSTODIAN_EMBEDDED_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-
-
 def _issue_as_printed(memory: Path) -> None:
-    code, text, _ = _cli("policy", "report", "--domain", DOMAIN, "--memory", str(memory),
+    code, text, _ = cli_io("policy", "report", "--domain", DOMAIN, "--memory", str(memory),
                          "--by", "ana")  # fmt: skip
     assert code == 0
     [command] = [line for line in text.splitlines() if line.startswith("custodian")]
@@ -213,15 +192,15 @@ def _issue_as_printed(memory: Path) -> None:
     assert "--on last_by=jon,mei,ravi" in command and "--on workstream_status=active" in command
     assert "the 4 rejected fall outside it" in command
     assert "the 2 other rejected were asked whatever would carry them" in command
-    code, _, err = _cli(*shlex.split(command)[1:])
+    code, _, err = cli_io(*shlex.split(command)[1:])
     assert code == 0, err
-    code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
+    code, out, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     [grant] = json.loads(out)
     assert grant["state"] == "live" and grant["on"] == {
         "last_by": "jon,mei,ravi", "last_kind": "blocker", "task_status": "in_progress",
         "workstream_status": "active",
     }  # fmt: skip
-    code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
+    code, listed, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
     assert "last_kind=blocker" in listed
 
 

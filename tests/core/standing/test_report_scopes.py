@@ -8,19 +8,13 @@ it, and each printed command runs as printed on the embedded and on a served hub
 
 from __future__ import annotations
 
-import io
 import json
 import shlex
-from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from custodian_hub import demo_dataset, load_seed
-from custodian_runtime.cli import main
 from custodian_runtime.core.approvals.items import ApprovalItem
 from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.scope import scope_facts, scope_miss, scope_problem
@@ -33,6 +27,7 @@ from custodian_runtime.core.standing.scopes import Scope, clean_scopes, fits
 from custodian_runtime.core.standing.suggestions import suggest
 from custodian_runtime.core.view import View
 from custodian_runtime.journal.person.queue import ApprovalStore
+from support.runs import cli_io
 from support.spine import held_hub
 
 DOMAIN = "website"
@@ -212,24 +207,8 @@ def _decided(memory: Path, hub_at: str) -> None:
         store.save(_item(n, False, {"workstream": f"web-ws-{n}", "owner": "raj"}, hub_at))
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture
-def quiet_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    for name in ("STATE_HUB_URL", "CUSTODIAN_DOMAIN", "CUSTODIAN_MEMORY_DIR", "CUSTODIAN_SEAL_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("CUSTODIAN_EMBEDDED_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-
-
 def _issue_as_printed(memory: Path) -> dict[str, Any]:
-    code, text, _ = _cli("policy", "report", "--domain", DOMAIN, "--memory", str(memory),
+    code, text, _ = cli_io("policy", "report", "--domain", DOMAIN, "--memory", str(memory),
                          "--by", "ana")  # fmt: skip
     assert code == 0
     [command] = [line for line in text.splitlines() if line.startswith("custodian")]
@@ -238,15 +217,15 @@ def _issue_as_printed(memory: Path) -> dict[str, Any]:
     assert f"--where status=todo {on}" in command
     assert "on owner=ana workstream=web-ws-1,web-ws-2,web-ws-3;" in command
     assert "the 3 rejected fall outside it" in command
-    code, _, err = _cli(*shlex.split(command)[1:])
+    code, _, err = cli_io(*shlex.split(command)[1:])
     assert code == 0, err
-    code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
+    code, out, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     [grant] = json.loads(out)
     assert grant["on"] == {"owner": "ana", "workstream": "web-ws-1,web-ws-2,web-ws-3"}
     assert grant["state"] == "live"
-    code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
+    code, listed, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
     assert "; on owner=ana workstream=web-ws-1,web-ws-2,web-ws-3)" in listed
-    code, again, _ = _cli("policy", "report", "--domain", DOMAIN, "--memory", str(memory))
+    code, again, _ = cli_io("policy", "report", "--domain", DOMAIN, "--memory", str(memory))
     assert not [line for line in again.splitlines() if line.startswith("custodian")]
     return dict(grant)
 
@@ -268,7 +247,7 @@ def test_a_scope_over_facts_runs_as_printed_on_a_served_hub(quiet_env: Path) -> 
 
 def test_an_unknown_fact_is_refused_with_the_ones_it_may_name(quiet_env: Path) -> None:
     memory = quiet_env / "memory"
-    code, _, err = _cli("grants", "issue", "--domain", DOMAIN, "--operation", "create_task",
+    code, _, err = cli_io("grants", "issue", "--domain", DOMAIN, "--operation", "create_task",
                         "--on", "team=x", "--max", "3", "--expires", "7d", "--hub", "embedded",
                         "--memory", str(memory), "--by", "ana", "--reason", "r")  # fmt: skip
     assert code != 0 and "--on team=...: no such fact; scope by one of: workstream" in err
@@ -313,12 +292,12 @@ def test_a_grant_on_the_days_since_the_owner_set_the_status_runs_as_typed(quiet_
     memory, db = quiet_env / "memory", quiet_env / ".custodian" / "hub.sqlite3"
     db.parent.mkdir()
     load_seed(db, demo_dataset(datetime.now(UTC)))
-    code, _, err = _cli("grants", "issue", "--domain", DOMAIN, "--operation", "set_task_status",
+    code, _, err = cli_io("grants", "issue", "--domain", DOMAIN, "--operation", "set_task_status",
                         "--where", "status=blocked", "--on", "owner_set_days=7", "--max", "3",
                         "--expires", "7d", "--evidence", "newer", "--hub", "embedded",
                         "--memory", str(memory), "--by", "ana", "--reason", "r")  # fmt: skip
     assert code == 0, err
-    code, listed, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
+    code, listed, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory))
     assert "on owner_set_days>=7" in listed
 
 
@@ -359,12 +338,12 @@ def test_a_grant_on_a_set_of_values_runs_as_typed(quiet_env: Path) -> None:
     memory, db = quiet_env / "memory", quiet_env / ".custodian" / "hub.sqlite3"
     db.parent.mkdir()
     load_seed(db, demo_dataset(datetime.now(UTC)))
-    code, _, err = _cli("grants", "issue", "--domain", DOMAIN, "--operation", "create_task",
+    code, _, err = cli_io("grants", "issue", "--domain", DOMAIN, "--operation", "create_task",
                         "--on", "workstream=web-ws-1,web-ws-2", "--max", "3", "--expires", "7d",
                         "--hub", "embedded", "--memory", str(memory), "--by", "ana",
                         "--reason", "r")  # fmt: skip
     assert code == 0, err
-    code, out, _ = _cli("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
+    code, out, _ = cli_io("grants", "list", "--domain", DOMAIN, "--memory", str(memory), "--json")
     assert json.loads(out)[0]["on"] == {"workstream": "web-ws-1,web-ws-2"}
 
 
