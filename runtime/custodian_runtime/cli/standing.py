@@ -44,6 +44,14 @@ def add_parsers(sub: Subparsers, load: Loader) -> None:
     no.add_argument("--cites", default="", help="what they cite: none, other, newer")
     no.add_argument("--workstream", default="", help="in one workstream")
     no.add_argument("--owner", default="", help="or across the workstreams of one owner")
+    no.add_argument(
+        "--on",
+        default="",
+        metavar="FACT=VALUE",
+        help="or wherever a fact of the proposal has one value, in every workstream: "
+        "workstream_status=S, last_by=NAME (who wrote the task's newest word), asked=anyway, "
+        "cites=none|other|newer",
+    )
     no.add_argument("--expires", default="30d", help="how long it holds (at most 30d)")
     no.add_argument("--lift", action="store_true", help="ask again: lift it")
     _person(no)
@@ -118,6 +126,7 @@ def _cmd_policy(args: argparse.Namespace, load: Loader) -> int:
             domain=domain, operation=args.operation, status=args.status, cites=args.cites,
             workstream=args.workstream, owner=args.owner, expires=args.expires,
             lifted=args.lift, by=decider(settings, args.by).name, reason=args.reason,
+            on=args.on,
         )  # fmt: skip
         return pc.say_no(settings, request, sys.stdout)
     if args.policy_command == "report":

@@ -10,11 +10,13 @@ from datetime import datetime
 from typing import TextIO
 
 from custodian_runtime.clock import utc_now
+from custodian_runtime.core.authority.refusals import OF_FACT
+from custodian_runtime.core.authority.scope import CITES as CITES_FACT
 from custodian_runtime.core.fold.prune import parse_keep
 from custodian_runtime.core.inert import for_terminal
 from custodian_runtime.core.journal.kinds import RefusalSaid
 from custodian_runtime.core.standing.modes import person_problem
-from custodian_runtime.core.standing.said_no import SaidNo, said_problem
+from custodian_runtime.core.standing.said_no import SaidNo, said_problem, split_fact
 from custodian_runtime.errors import ConfigError
 from custodian_runtime.journal.person.standing_store import StandingStore
 from custodian_runtime.settings import Settings
@@ -22,7 +24,12 @@ from custodian_runtime.settings import Settings
 # A standing no's label, as core/authority/refusals.py `Refusal.label` writes it.
 _LABEL = re.compile(
     r"^(?P<op>[a-z_]+)(?: status=(?P<status>[a-z_]+))?(?: citing (?P<cites>[a-z]+))? in "
-    r"(?:workstream (?P<ws>\S+)|the workstreams of (?P<owner>.+))$"
+    r"(?:workstream (?P<ws>\S+)|the workstreams of (?P<owner>.+)|(?P<fact>.+))$"
+)
+# The words a "no" said of a fact ends its label with, back to the fact (`last_by=lena`).
+_FACTS = tuple(
+    (key, re.compile("^" + re.escape(words).replace(re.escape("{}"), "(?P<value>.+)") + "$"))
+    for key, words in OF_FACT.items()
 )
 LIFE = "30d"
 
@@ -41,6 +48,7 @@ class SayNo:
     lifted: bool
     by: str
     reason: str
+    on: str = ""  # `FACT=VALUE`: said of a fact of the proposal, in every workstream
 
 
 def say_no(settings: Settings, request: SayNo, out: TextIO) -> int:
@@ -54,19 +62,22 @@ def say_no(settings: Settings, request: SayNo, out: TextIO) -> int:
             setting="--expires",
         ) from None
     r = request
-    problem = said_problem(r.operation, r.status, r.cites, r.workstream, r.owner, life)
+    key, value = split_fact(r.on)
+    cites = value if key == CITES_FACT and not r.cites else r.cites
+    problem = said_problem(r.operation, r.status, cites, r.workstream, r.owner, life, r.on)
     problem = problem or person_problem(r.by, r.reason)
     if problem is not None:
         raise ConfigError(f"policy no: {problem}", setting="--operation")
+    fact = f"{key}={value}" if r.on else ""
     entry = RefusalSaid(
-        operation=r.operation, status=r.status, cites=r.cites, workstream=r.workstream,
+        operation=r.operation, status=r.status, cites=cites, workstream=r.workstream,
         owner=r.owner, by=r.by, reason=r.reason, lifted=r.lifted,
-        expires_at=(utc_now() + life).isoformat(),
+        expires_at=(utc_now() + life).isoformat(), fact=fact or None,
     )  # fmt: skip
     store = StandingStore(settings.memory_dir, settings.seal_key)
     holder = store.record(r.domain, entry)
-    said = SaidNo(r.operation, r.status, r.cites, r.workstream, r.owner, r.by, r.reason,
-                  utc_now(), utc_now() + life, r.lifted)  # fmt: skip
+    said = SaidNo(r.operation, r.status, cites, r.workstream, r.owner, r.by, r.reason,
+                  utc_now(), utc_now() + life, r.lifted, fact)  # fmt: skip
     what = f"{'lifted' if r.lifted else 'a standing no'}: {said.label()}"
     busy = (
         "" if holder is None else f" (kept while {holder} has the domain's lock; journaled after)"
@@ -82,11 +93,27 @@ def command(domain: str, memory: str, label: str, lift: bool = False) -> str | N
         return None
     argv = ["custodian", "policy", "no", "--domain", domain, "--operation", found["op"]]
     argv += ["--status", found["status"]] if found["status"] else []
-    argv += ["--cites", found["cites"]] if found["cites"] else []
-    argv += ["--workstream", found["ws"]] if found["ws"] else ["--owner", found["owner"]]
+    fact = _fact_of(found["fact"], found["cites"]) if found["fact"] else None
+    if found["fact"] and fact is None:
+        return None  # a "no" whose words name no fact a person can say (owner_set_days)
+    argv += ["--cites", found["cites"]] if found["cites"] and fact is None else []
+    if fact is not None:
+        argv += ["--on", fact]
+    else:
+        argv += ["--workstream", found["ws"]] if found["ws"] else ["--owner", found["owner"]]
     argv += ["--lift"] if lift else ["--expires", LIFE]
     why = "lifted: ask again" if lift else "policy report: a standing no, made mine"
     return shlex.join([*argv, "--memory", memory]) + f" --reason={shlex.quote(why)}"
+
+
+def _fact_of(words: str, cites: str | None) -> str | None:
+    """The `FACT=VALUE` a "no" said of a fact names in its label's words (None: none)."""
+    for key, pattern in _FACTS:
+        found = pattern.match(words)
+        if found is not None:
+            value = cites if key == CITES_FACT else found.groupdict().get("value")
+            return f"{key}={value}" if value else None
+    return None
 
 
 def report_lines(domain: str, memory: str, nos: dict[str, tuple[int, str]],

@@ -250,7 +250,7 @@ def test_a_standing_no_names_one_scope_and_a_life_of_at_most_30_days(
             "--operation", "set_task_status", "--status", "cancelled", "--by", "ana",
             "--reason", "no"]  # fmt: skip
     both = run_cli([*base, "--workstream", "w", "--owner", "ana"], tmp_path, monkeypatch)
-    assert both.code == 2 and "--workstream ID or --owner NAME (one of them)" in both.stderr
+    assert both.code == 2 and "--owner NAME or --on FACT=VALUE (one of them)" in both.stderr
     long = run_cli([*base, "--owner", "ana", "--expires", "40d"], tmp_path, monkeypatch)
     assert long.code == 2 and "at most 30 days" in long.stderr
 

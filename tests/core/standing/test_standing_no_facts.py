@@ -4,7 +4,9 @@ a proposal with that value is held (core/authority/refusals.py)."""
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
@@ -14,8 +16,12 @@ from custodian_runtime.core.authority.evidence import Evidence
 from custodian_runtime.core.authority.refusals import fact_nos_in
 from custodian_runtime.core.contract import ProgressEvent
 from custodian_runtime.core.limits import Limits
+from custodian_runtime.core.standing.said_no import SaidNo, lifted_history, said_problem
+from custodian_runtime.core.view import View
+from custodian_runtime.person.said_no import command as no_command
 from custodian_runtime.run.orient import held_briefs
 from support.authority import NOW, plan_of, proposal, website
+from support.runs import cli_io
 
 BLOCK = {"status": "blocked"}
 
@@ -37,6 +43,10 @@ def _said(*extra: DecidedMark) -> ApprovalHistory:
         _mark("t-done", 1, last_by="lena", workstream_status="active"),
         *extra,
     ))  # fmt: skip
+
+
+def _view() -> View:
+    return View.of(website())
 
 
 def _word(source: str, hours: float, n: int = 1, kind: str = "note") -> ProgressEvent:
@@ -197,3 +207,89 @@ def test_repeats_of_another_workstreams_task_rejected_every_time_are_held() -> N
     assert fresh.outcome == "queue", fresh.reason
     [no] = fact_nos_in(said)
     assert no.label() == "create_task in proposals asked whatever would carry them"
+
+
+# --- a "no" of a fact said in words, or lifted (`policy no --on FACT=VALUE`) --------------------
+
+
+def _said_no(fact: str, lifted: bool = False, at: datetime = NOW) -> SaidNo:
+    return SaidNo("set_task_status", "blocked", "", "", "", "ana", "lena's word stands", at,
+                  at + timedelta(days=30), lifted, fact)  # fmt: skip
+
+
+def test_a_no_said_of_a_fact_reads_and_holds_as_the_one_found() -> None:
+    said = _said_no("last_by=lena")
+    found = fact_nos_in(_said())
+    assert [r.label() for r in found] == [said.label()]
+    assert said.label() == (
+        "set_task_status status=blocked in tasks whose newest word of a person is lena's"
+    )
+    facts = {"last_by": "lena", "workstream": "ws-web"}
+    assert said.holds("set_task_status", "blocked", facts)
+    assert not said.holds("set_task_status", "blocked", {**facts, "last_by": "jon"})
+    assert not said.holds("set_task_status", "cancelled", facts)
+    assert not said.holds("set_task_status", "blocked", {"workstream": "ws-web"})  # unobserved
+    cites = _said_no("cites=none")
+    assert cites.label().endswith(" in every workstream")
+
+
+def test_a_no_said_of_a_fact_names_a_fact_a_no_is_found_by() -> None:
+    life = timedelta(days=30)
+    assert said_problem("set_task_status", "blocked", "", "", "", life, "last_by=lena") is None
+    assert said_problem("set_task_status", "blocked", "", "", "", life, "asked=anyway") is None
+    for bad in ("owner_set_days=3", "last_by=", "nonsense"):
+        problem = said_problem("set_task_status", "blocked", "", "", "", life, bad)
+        assert problem is not None and "FACT one of" in problem, bad
+    bad_cites = said_problem("set_task_status", "blocked", "", "", "", life, "cites=all")
+    assert bad_cites is not None and "none, other, newer" in bad_cites
+    two = said_problem("set_task_status", "blocked", "", "ws-web", "", life, "last_by=lena")
+    assert two is not None and "(one of them)" in two
+
+
+def test_a_lift_of_a_fact_sets_aside_the_rejections_with_that_value_only() -> None:
+    history = _said(_mark("t-docs", 0.5, last_by="mei", workstream_status="active"))
+    lift = _said_no("last_by=lena", lifted=True, at=NOW - timedelta(hours=1))
+    kept = lifted_history(history, [lift], _view())
+    assert [m.task for m in kept.said] == ["t-todo", "t-docs"]  # lena's three are set aside
+    assert fact_nos_in(kept) == ()
+    assert _rule(kept, _word("lena", 2)).outcome == "queue"  # asked again
+
+
+def test_the_report_prints_a_facts_no_as_a_command_to_make_ones_own_or_lift() -> None:
+    label = "set_task_status status=blocked in tasks whose newest word of a person is lena's"
+    mine = no_command("website", "memory", label)
+    assert mine is not None and "--on last_by=lena" in mine and "--workstream" not in mine
+    lift = no_command("website", "memory", label, lift=True)
+    assert lift is not None and lift.split(" --memory")[0].endswith("--on last_by=lena --lift")
+    everywhere = no_command("website", "m", "set_task_status status=blocked citing none in "
+                            "every workstream")  # fmt: skip
+    assert everywhere is not None and "--on cites=none" in everywhere
+    assert "--cites" not in everywhere
+    paused = no_command("website", "m", "create_task in workstreams whose status is paused")
+    assert paused is not None and "--on workstream_status=paused" in paused
+    # A "no" of moves soon after a person set the status names no fact a person says.
+    assert no_command("website", "m", "set_task_status status=cancelled in tasks whose status "
+                      "a person set at most 4 days before") is None  # fmt: skip
+
+
+def test_a_facts_no_said_and_lifted_as_printed_is_journaled_and_reported(quiet_env: Path) -> None:
+    memory = str(quiet_env / "memory")
+    label = "set_task_status status=blocked in tasks whose newest word of a person is lena's"
+    mine = no_command("website", memory, label)
+    assert mine is not None
+    code, out, err = cli_io(*shlex.split(mine)[1:], "--by", "ana")
+    assert code == 0, err
+    assert f"a standing no: {label}: journaled" in out
+    code, report, _ = cli_io("policy", "report", "--domain", "website", "--memory", memory)
+    assert code == 0 and f"a standing no said by ana: {label}, until" in report
+    lift = no_command("website", memory, label, lift=True)
+    assert lift is not None and f"`{lift}`" in report  # the lift, printed to run as quoted
+    code, out, err = cli_io(*shlex.split(lift)[1:], "--by", "ana")
+    assert code == 0 and f"lifted: {label}: journaled" in out, err
+    code, report, _ = cli_io("policy", "report", "--domain", "website", "--memory", memory)
+    assert "a standing no said by ana" not in report
+    # A fact no "no" is found by is refused, with what to give.
+    code, _, err = cli_io("policy", "no", "--domain", "website", "--memory", memory,
+                          "--operation", "set_task_status", "--status", "blocked",
+                          "--on", "owner_set_days=3", "--by", "ana", "--reason", "r")  # fmt: skip
+    assert code == 2 and "FACT one of asked, cites, last_by, workstream_status" in err

@@ -202,7 +202,7 @@ def _freshly_set(
 
 
 # How a "no" said of a fact names the proposals it holds, per fact (core/authority/scope.py).
-_OF_FACT = {
+OF_FACT = {
     "workstream_status": "workstreams whose status is {}",
     "last_by": "tasks whose newest word of a person is {}'s",
     CITES: "every workstream",
@@ -249,7 +249,7 @@ def _fact_no(
     if len(rejected) < STANDING_NO:
         return None
     last = max(datetime.fromisoformat(s.at) for s in rejected)
-    scope = _OF_FACT[key].format(value)
+    scope = OF_FACT[key].format(value)
     cites = value if key == CITES else ""
     return Refusal(operation, status, scope, rejected, last, cites, while_fact=key in _WORD_FACTS)
 

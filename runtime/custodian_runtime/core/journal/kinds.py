@@ -436,6 +436,7 @@ class RefusalSaid(PersonWord):
     reason: str | None = None
     expires_at: str | None = None
     lifted: bool = False
+    fact: str | None = None  # `KEY=VALUE`: said of a fact of the proposal, in every workstream
 
 
 class GrantUsed(Entry):

@@ -139,7 +139,7 @@ def _said_record(said: SaidNo) -> dict[str, Any]:
         "operation": said.operation, "status": said.status, "cites": said.cites,
         "workstream": said.workstream, "owner": said.owner, "by": said.by,
         "reason": said.reason, "at": said.at.isoformat(),
-        "expires_at": said.expires_at.isoformat(), "lifted": said.lifted,
+        "expires_at": said.expires_at.isoformat(), "lifted": said.lifted, "fact": said.fact,
     }  # fmt: skip
 
 
@@ -148,7 +148,7 @@ def _said_of(data: Mapping[str, Any]) -> SaidNo:
         str(data["operation"]), str(data["status"]), str(data["cites"]),
         str(data["workstream"]), str(data["owner"]), str(data["by"]), str(data["reason"]),
         datetime.fromisoformat(str(data["at"])), datetime.fromisoformat(str(data["expires_at"])),
-        data.get("lifted") is True,
+        data.get("lifted") is True, str(data.get("fact") or ""),
     )  # fmt: skip
 
 
@@ -158,7 +158,7 @@ def said_no_of(at: datetime, entry: RefusalSaid) -> SaidNo:
         str(entry.operation or ""), entry.status or "", entry.cites or "",
         entry.workstream or "", entry.owner or "", str(entry.by or ""), str(entry.reason or ""),
         at, datetime.fromisoformat(str(entry.expires_at)) if entry.expires_at else at,
-        entry.lifted,
+        entry.lifted, entry.fact or "",
     )  # fmt: skip
 
 

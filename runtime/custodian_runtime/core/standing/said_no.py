@@ -4,9 +4,13 @@ The runtime holds a class a person rejected 3 times and never approved on its ow
 (core/authority/refusals.py); `policy report` then prints the command that makes that "no" the
 person's own, and the one that lifts it. A said "no" holds every proposal of its class that
 would be asked (queued): the operation, the status it sets, what it cites (if named), in one
-workstream or across one owner's; it never runs anything, and lasts until it expires (at most
-30 days) or is lifted. A lift asks again: the rejections of the class decided before it no
-longer make a standing no (three newer ones do). The newest word on a class wins. Pure.
+workstream, across one owner's, or wherever a fact of the proposal has one value (`fact`, as
+`KEY=VALUE`: the workstream's status, who wrote the task's newest word of a person, whether it
+is asked whatever would carry it, or what it cites, across every workstream: the facts a
+standing no is found by, core/authority/refusals.py); it never runs anything, and lasts until it
+expires (at most 30 days) or is lifted. A lift asks again: the rejections of the class decided
+before it no longer make a standing no (three newer ones do). The newest word on a class wins.
+Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from datetime import datetime, timedelta
 
 from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, DecidedMark
+from custodian_runtime.core.authority.refusals import OF_FACT
+from custodian_runtime.core.authority.scope import CITES as CITES_FACT
 from custodian_runtime.core.view import View
 
 MAX_LIFE = timedelta(days=30)
@@ -37,14 +43,19 @@ class SaidNo:
     at: datetime
     expires_at: datetime
     lifted: bool = False
+    fact: str = ""  # `KEY=VALUE`: said of a fact of the proposal, in every workstream
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
+    def key(self) -> tuple[str, str, str, str, str, str]:
         """The class it is said of: a newer word on the same class replaces it."""
-        return (self.operation, self.status, self.cites, self.workstream, self.owner)
+        return (self.operation, self.status, self.cites, self.workstream, self.owner, self.fact)
 
     def scope(self) -> str:
-        """`workstream ws-1`, or `the workstreams of mia`."""
+        """`workstream ws-1`, `the workstreams of mia`, or a fact's own words (`tasks whose
+        newest word of a person is lena's`)."""
+        if self.fact:
+            key, value = split_fact(self.fact)
+            return OF_FACT[key].format(value)
         return (
             f"workstream {self.workstream}"
             if self.workstream
@@ -68,6 +79,9 @@ class SaidNo:
             return False
         if self.cites and facts.get("cites") != self.cites:
             return False
+        if self.fact:
+            key, value = split_fact(self.fact)
+            return facts.get(key) == value
         if self.workstream:
             return facts.get("workstream") == self.workstream
         return bool(self.owner) and facts.get("owner") == self.owner
@@ -81,12 +95,30 @@ class SaidNo:
         )
 
 
+def split_fact(fact: str) -> tuple[str, str]:
+    """`last_by=lena` as (`last_by`, `lena`)."""
+    key, _, value = fact.partition("=")
+    return key.strip(), value.strip()
+
+
 def said_problem(
-    operation: str, status: str, cites: str, workstream: str, owner: str, life: timedelta
+    operation: str,
+    status: str,
+    cites: str,
+    workstream: str,
+    owner: str,
+    life: timedelta,
+    fact: str = "",
 ) -> str | None:
     """Why a person may not say such a no (None: they may)."""
-    if bool(workstream) == bool(owner):
-        return "name its scope: --workstream ID or --owner NAME (one of them)"
+    if sum(map(bool, (workstream, owner, fact))) != 1:
+        return "name its scope: --workstream ID, --owner NAME or --on FACT=VALUE (one of them)"
+    if fact:
+        key, value = split_fact(fact)
+        if key not in OF_FACT or not value:
+            return f"--on {fact}: give FACT=VALUE, FACT one of {', '.join(sorted(OF_FACT))}"
+        if key == CITES_FACT and value not in CITES:
+            return f"--on {fact}: what it cites is one of {', '.join(CITES)}"
     if cites and cites not in CITES:
         return f"--cites {cites}: give one of {', '.join(CITES)}"
     if not operation:
@@ -98,7 +130,7 @@ def said_problem(
 
 def latest(words: Sequence[SaidNo]) -> tuple[SaidNo, ...]:
     """The newest word on each class, in the order they were said."""
-    found: dict[tuple[str, str, str, str, str], SaidNo] = {}
+    found: dict[tuple[str, str, str, str, str, str], SaidNo] = {}
     for word in words:
         found.pop(word.key, None)
         found[word.key] = word
@@ -130,6 +162,9 @@ def _lifts(lift: SaidNo, mark: DecidedMark, view: View) -> bool:
         return False
     if utc(datetime.fromisoformat(mark.at)) > utc(lift.at):
         return False
+    if lift.fact:
+        key, value = split_fact(lift.fact)
+        return (mark.cites if key == CITES_FACT else mark.fact(key)) == value
     task = view.tasks.get(mark.task)
     ws = mark.workstream or (task.workstream_id if task is not None else "")
     if lift.workstream:
