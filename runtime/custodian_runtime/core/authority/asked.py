@@ -39,7 +39,7 @@ from custodian_runtime.core.authority.evidence import (
     stamp,
 )
 from custodian_runtime.core.contract import ProgressEvent, Task
-from custodian_runtime.core.limits import DEFAULT, Limits
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import OperationSpec
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.view import OWN_SOURCE, View
@@ -52,7 +52,7 @@ def asked_anyway(
     params: Mapping[str, Any],
     view: View,
     evidence: Evidence,
-    limits: Limits = DEFAULT,
+    limits: Limits,
 ) -> str | None:
     """Why a person must be asked about the write whatever would carry it; None: nothing."""
     if spec.repeats_elsewhere is not None:
@@ -80,7 +80,7 @@ def named_elsewhere_clause(
     params: Mapping[str, Any],
     view: View,
     evidence: Evidence,
-    limits: Limits = DEFAULT,
+    limits: Limits,
 ) -> str | None:
     """What a person reads when other hub text names the write's task."""
     task = params.get("task_id") if "task_id" in spec.targets else None

@@ -319,7 +319,7 @@ def _rule_queued(
         if problem is not None:
             return "deny", f"{label} is denied: {problem}."
     if history.pending_as(item) is None:
-        held, asked = refusal_problem(item, view, history, evidence)
+        held, asked = refusal_problem(item, view, history, evidence, limits)
         if held is not None:
             return "deny", f"{label} is {held}."
         changed = "; ".join(w for w in (changed, asked) if w) or None

@@ -43,6 +43,7 @@ from custodian_runtime.core.authority.asked import asked_anyway
 from custodian_runtime.core.authority.evidence import Evidence, stamp
 from custodian_runtime.core.authority.facts import changed_since
 from custodian_runtime.core.authority.scope import ASKED, CITES, WORD, cites_of, scope_facts
+from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.plan.extract import ProposedItem
 from custodian_runtime.core.view import View
@@ -127,7 +128,7 @@ def standing_no(
 
 
 def refusal_problem(
-    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence
+    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence, limits: Limits
 ) -> tuple[str | None, str | None]:
     """Why `item` is held by a standing "no" (a denial), or what a person's newer word changed
     (it is asked once more); (None, None) when no standing "no" covers it."""
@@ -138,7 +139,7 @@ def refusal_problem(
     found = (
         standing_no(item, view, history, cites)
         or _freshly_set(item, view, history, evidence)
-        or _by_fact(item, view, history, evidence)
+        or _by_fact(item, view, history, evidence, limits)
     )
     if found is None:
         return None, None
@@ -213,7 +214,7 @@ _WORD_FACTS = frozenset({"last_by"})
 
 
 def _by_fact(
-    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence
+    item: ProposedItem, view: View, history: ApprovalHistory, evidence: Evidence, limits: Limits
 ) -> Refusal | None:
     """The standing "no" of a class's proposals with one value of a fact of their target
     (`NO_FACTS`, `_fact_no`) that `item`'s target has, if any."""
@@ -223,7 +224,8 @@ def _by_fact(
     facts = scope_facts(item.params, view, evidence.hub_now, evidence, history.said)
     spec = operations.find(item.operation)
     if spec is not None:
-        facts[ASKED] = "no" if asked_anyway(spec, item.params, view, evidence) is None else "anyway"
+        asked = asked_anyway(spec, item.params, view, evidence, limits)
+        facts[ASKED] = "no" if asked is None else "anyway"
     for key in (CITES, *sorted(NO_FACTS)):
         value = facts.get(key)
         found = None if value is None else _fact_no(item.operation, status, key, value, history)

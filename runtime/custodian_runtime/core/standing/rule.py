@@ -312,7 +312,7 @@ def observed_facts(item: ProposedItem, ground: Ground) -> dict[str, str] | None:
     if (
         spec is not None
         and evidence is not None
-        and asked_anyway(spec, item.params, ground.view, evidence)
+        and asked_anyway(spec, item.params, ground.view, evidence, ground.limits)
     ):
         found[ASKED] = "anyway"  # no grant carries it (core/authority/asked.py)
     return found
