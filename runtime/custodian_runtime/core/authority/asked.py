@@ -41,10 +41,9 @@ from custodian_runtime.core.authority.evidence import (
 from custodian_runtime.core.contract import ProgressEvent, Task
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations import OperationSpec
+from custodian_runtime.core.operations.flag_for_human import SPEC as FLAG
 from custodian_runtime.core.operations.schema import short
 from custodian_runtime.core.view import OWN_SOURCE, View
-
-FLAG = "flag_for_human"
 
 
 def asked_anyway(
@@ -86,7 +85,7 @@ def named_elsewhere_clause(
     task = params.get("task_id") if "task_id" in spec.targets else None
     if not isinstance(task, str):
         return None
-    if spec.name == FLAG and _calls_for_a_flag(view.tasks.get(task), evidence, limits):
+    if spec.name == FLAG.name and _calls_for_a_flag(view.tasks.get(task), evidence, limits):
         return None
     where = named_elsewhere(task, view, evidence)
     if where is None:
