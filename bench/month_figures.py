@@ -271,12 +271,26 @@ def print_world(world: World, arms: list[Arm], days: int, why: bool = False) -> 
         f"with levers {levers.judged}; ratio {ratio:.2f}x ({verdict} the target of at most "
         f"{TARGET}x, i.e. {int(release * TARGET)})"
     )
+    if levers.ledger.before_report is not None:
+        after = days - levers.ledger.first_report_day
+        print_floor(levers.ledger.before_report, int(release * TARGET), after)
     rule = "" if levers.against_rule is None else f" (+{len(levers.against_rule)} against the rule)"
     print(
         f"  must be 0 with levers: harmful {levers.written['harmful'] + levers.harmed_on_hub}"
         f"{rule}, overridden {len(levers.overridden)}, asked again {len(levers.asked_again)}"
     )
     return [problem for arm in arms for problem in arm.unsafe()]
+
+
+def print_floor(before: int, target: int, after: int) -> None:
+    """What the target leaves once the items judged before the first report are counted: no
+    lever that waits for a person's word acts before the person reads the report."""
+    left = target - before
+    print(
+        f"  before the first report the person judged {before}, which no lever that waits for "
+        f"a person's word can change; the target leaves {left} for the {after} days from the "
+        f"first report on, its commands included ({left / max(after, 1):.2f} a day)"
+    )
 
 
 def print_shares(levers: Arm, without: list[Arm]) -> None:

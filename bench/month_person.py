@@ -54,6 +54,10 @@ class Ledger:
     # Items judged that were queued in deference (asked once: a change on the hub before
     # Custodian wrote the task, or older evidence); a person's own decision is held, not asked.
     deferred: int = 0
+    # Items judged before the person first read the report: no lever that waits for a person's
+    # word can change them (None: the report was never read).
+    before_report: int | None = None
+    first_report_day: int = 0
     findings: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
     # By a world's people (World.judge): items each decided, and the rejections by reason.
@@ -135,6 +139,8 @@ def _values(argv: list[str]) -> int:
 def follow_report(ledger: Ledger, day: int, skips: Callable[[str], bool] = lambda _: False) -> None:
     """Read `custodian policy report` and run each command it suggests, as printed (but the
     lines `skips` names: a lever switched off for its share, bench/month_levers.py)."""
+    if ledger.before_report is None:
+        ledger.before_report, ledger.first_report_day = ledger.total, day
     code, text, err = cli("policy", "report")
     if code != 0:
         ledger.findings.append(f"day {day}: policy report exit {code}: {err.strip()[:160]}")

@@ -27,6 +27,9 @@ def test_five_days_with_levers_run_the_report_as_printed_and_break_no_rule(
     assert arm.ledger.ran and all(" custodian " in f" {line}" for line in arm.ledger.ran)
     assert arm.ledger.judged["grant issued"] >= 1 and arm.written["grant"] > 0
     assert arm.ledger.findings == []  # each printed command ran as printed
+    # What was judged before day 4's report, which no lever waiting for a person can change.
+    assert arm.ledger.first_report_day == 4
+    assert 0 < arm.ledger.before_report < arm.ledger.total
     # Day 4's cancellation: no grant covers it; on a task a person just decided it is held.
     held = arm.items[("reason", "denied", "held in deference to a person's decision")]
     assert arm.ledger.judged["reject"] <= 1 and held > 0
