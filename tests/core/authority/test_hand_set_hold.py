@@ -9,11 +9,12 @@ speaks for the move still lifts it. The pure rules first, then the CLI against t
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
-from test_newer_word import _block, _event, _observed, _rule
+from test_newer_word import _block, _event, _grant, _observed, _rule
 
 from custodian_hub import ReferenceHub
 from custodian_runtime.core.authority.budgets import RecentWrites
@@ -47,6 +48,24 @@ def test_a_change_no_person_said_they_made_is_asked_once_not_held(
 ) -> None:
     ruling = _rule(_observed(*events))
     assert ruling.outcome == "queue" and ruling.code == "deferred", (why, ruling.reason)
+
+
+def test_a_grant_issued_after_a_change_a_person_said_they_made_carries_no_write_undoing_it() -> (
+    None
+):
+    # Ben set t-prog to in_progress 48 h ago and said so; a grant of blocks issued an hour ago
+    # names no task: it is no word of a person on this one, so the write stays held.
+    grant = _grant().model_copy(update={"issued_at": NOW - timedelta(hours=1)})
+    held = _rule(_observed(_event("ev-set", 47, kind=SAID)), grants=(grant,))
+    assert held.grant is None and held.outcome == "deny", held.reason
+    assert held.code == "held_deference" and "held: 'ben' set task t-prog" in held.reason
+    # A change no one said they made is asked once, and a grant issued after it carries it.
+    unnamed = _rule(_observed(), grants=(grant,))
+    assert unnamed.outcome == "execute" and unnamed.grant == grant.id, unnamed.reason
+    # Ben's newer blocker, cited, is his word on the task: the grant carries it then.
+    lifted = _rule(_observed(_event("ev-set", 47, kind=SAID), _event("ev-new", 24)), "ev-new",
+                   grants=(grant,))  # fmt: skip
+    assert lifted.outcome == "execute" and lifted.grant == grant.id, lifted.reason
 
 
 def test_their_own_event_is_no_newer_word_but_a_newer_blocker_lifts_the_hold() -> None:

@@ -68,7 +68,7 @@ class Ruling:
     # to the ordinary rules, and what says why it runs cites the event.
     word: str | None = None
     # A `deferred` ruling's hold (core/authority/holds.py): a person decided the task within
-    # the window; unless a grant that is their newer word carries it, it is held, not queued.
+    # the window, and said so; it is held, not queued, and no grant carries it.
     held: str | None = None
 
 

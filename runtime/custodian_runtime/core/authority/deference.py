@@ -49,7 +49,8 @@ class Deferral:
 
     reason: str
     # Someone else's change on the hub (not through Custodian): a person's grant issued after
-    # it is a newer word of a person, and may carry the write (core/standing/rule.py).
+    # it is a newer word of a person, and may carry the write, unless `held` (a person said they
+    # made the change: a grant names no task) (core/standing/rule.py).
     since: datetime | None = None
     # A person's newer word that lifts it (core/authority/evidence.py `word_clause`): the write
     # goes to the ordinary rules, and its note cites the event.

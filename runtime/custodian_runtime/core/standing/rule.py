@@ -115,7 +115,7 @@ def _said_no(ruling: Ruling, ground: Ground) -> Ruling | None:
 def in_deference(ruling: Ruling) -> Ruling:
     """A write still waiting on a person's own decision of its task, held: neither queued nor
     sent, since asking them again on the same facts is asking twice (core/authority/holds.py).
-    It writes nothing; a person's newer event, or a grant issued after their change, lifts it."""
+    It writes nothing; a person's newer event on the task lifts it, and no grant does."""
     if ruling.outcome != "queue" or ruling.code != "deferred" or ruling.held is None:
         return ruling
     reason = f"{_label(ruling)} is {ruling.held}."
@@ -251,8 +251,11 @@ def _granted(
     ruling: Ruling, ground: Ground, uses: dict[str, int], executed: dict[str, int]
 ) -> Ruling:
     """An item queued only because it needs a person, executed if a live grant covers it."""
-    # A person's change on the hub is deferred to, unless the grant is a person's newer word.
-    on_hub = ruling.code == "deferred" and ruling.defers_to is not None
+    # A change on the hub that no one said they made (the hub's `updated_at` names no one) is
+    # asked once, and a grant issued after it is a person's newer word. One a person said they
+    # made (held) is that person's word on the task: a grant names a class, never the task, so
+    # none carries a write undoing it, whenever issued; only their newer word on it does.
+    on_hub = ruling.code == "deferred" and ruling.defers_to is not None and ruling.held is None
     if ruling.code != "routine" and not on_hub:
         return ruling  # queued for a reason of its own (deference, evidence): a person decides
     item = ruling.item
