@@ -65,7 +65,8 @@ def small_dataset() -> dict[str, Any]:
                 "title": t,
                 "description": "",
                 "status": s,
-                "created_at": _ts(50),
+                # Created as the hub shows it: no one's change since, to defer to.
+                "created_at": _ts(age),
                 "updated_at": _ts(age),
             }
             for i, w, t, s, age in tasks

@@ -98,22 +98,28 @@ def test_what_is_no_later_word_of_a_person() -> None:
     assert later_word({**params, "evidence": ["ev-block", "ev-two"]}, Evidence.of(both)) is None
 
 
-def test_a_grant_issued_after_a_change_on_the_hub_carries_no_write_a_later_word_follows() -> None:
+def test_no_grant_carries_a_write_deferred_to_a_change_on_the_hub_whenever_it_was_issued() -> None:
     # t-prog changed on the hub 24 h ago; the block cites a blocker older than the change, so it
-    # is deferred to the change, and a grant issued after the change would carry it.
+    # is deferred to the change. A grant names a class, never the task: issued an hour ago,
+    # after the change, it still carries nothing, and a person is asked.
     grant = _grant("set_task_status", where={"status": "blocked"},
                    issued_at=NOW - timedelta(hours=1))  # fmt: skip
     blocker = _event("ev-old", 40)
     block = {"task_id": "t-prog", "status": "blocked", "evidence": ["ev-old"]}
-    carried = _rule(_with(blocker), "set_task_status", grant, **block)
-    assert carried.outcome == "execute" and carried.grant == grant.id, carried.reason
-    # Lena wrote after the blocker: it waits on the change still, and the grant carries nothing.
+    asked = _rule(_with(blocker), "set_task_status", grant, **block)
+    assert asked.outcome == "queue" and asked.grant is None, asked.reason
+    assert asked.code == "deferred" and "older than the task's last change" in asked.reason
+    # Lena wrote after the blocker: it waits on the change still, her later word named too.
     lead = _event("ev-lead", 30, kind="note", source="lena")
     waits = _rule(_with(blocker, lead), "set_task_status", grant, **block)
     assert waits.outcome == "queue" and waits.grant is None, waits.reason
     assert waits.code == "deferred" and waits.defers_to is None
-    assert "older than the task's last change" in waits.reason
     assert "'lena' wrote on task t-prog after the evidence it cites: event ev-lead" in waits.reason
+    # A blocker newer than the change is a person's word on the task: the grant carries it.
+    fresh = _event("ev-new", 2)
+    ran = _rule(_with(blocker, fresh), "set_task_status", grant,
+                **{**block, "evidence": ["ev-new"]})  # fmt: skip
+    assert ran.outcome == "execute" and ran.grant == grant.id, ran.reason
 
 
 def test_a_sanctioned_move_is_asked_when_a_person_wrote_after_its_evidence() -> None:

@@ -252,7 +252,7 @@ def test_evidence_newer_than_the_persons_change_runs(
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"
 
 
-def test_a_grant_issued_before_a_persons_change_does_not_carry_a_write_undoing_it(
+def test_no_grant_carries_a_write_undoing_a_persons_change_only_their_newer_word_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_hub: ReferenceHub
 ) -> None:
     cli = Cli(tmp_path, monkeypatch)
@@ -263,9 +263,18 @@ def test_a_grant_issued_before_a_persons_change_does_not_carry_a_write_undoing_i
     assert "changed on the hub by someone other than Custodian" in item["reason"]
     assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"
     cli.ok("grants", "revoke", first, "--by", "ana", "--reason", "issued before the change")
-    cli.issue(small_hub.url, "--max", "5", "--expires", "7d")  # a person's word after it
+    # A grant issued after the change names a class, never this task: still a person's call.
+    cli.issue(small_hub.url, "--max", "5", "--expires", "7d")
     [again] = cli.run(small_hub.url, status("web-t-3", "cancelled"))["items"]
-    assert again["outcome"] == "executed" and again.get("grant"), again
+    assert again["outcome"] == "queued" and again.get("grant") is None, again
+    assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "in_progress"
+    # Ben's word on the task, newer than the change and cited, lets the grant carry it.
+    word = _post(small_hub, "web-t-3", "ben", "Blocked again: the vendor went quiet.", "blocker")
+    cited = status("web-t-3", "blocked")
+    cited["params"]["evidence"] = [word]
+    [ran] = cli.run(small_hub.url, cited)["items"]
+    assert ran["outcome"] == "executed" and ran.get("grant"), ran
+    assert hub_get(small_hub, "/tasks/web-t-3")["status"] == "blocked"
 
 
 class _NoUpdatedAt(httpx.BaseTransport):

@@ -48,9 +48,8 @@ class Deferral:
     """Why a write waits in deference to a person, and the hub change it defers to, if any."""
 
     reason: str
-    # Someone else's change on the hub (not through Custodian): a person's grant issued after
-    # it is a newer word of a person, and may carry the write, unless `held` (a person said they
-    # made the change: a grant names no task) (core/standing/rule.py).
+    # Someone else's change on the hub (not through Custodian). No grant carries a write
+    # deferred to it, whenever issued: a grant names no task (core/standing/rule.py).
     since: datetime | None = None
     # A person's newer word that lifts it (core/authority/evidence.py `word_clause`): the write
     # goes to the ordinary rules, and its note cites the event.

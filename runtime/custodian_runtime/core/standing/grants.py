@@ -18,7 +18,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 import custodian_runtime.core.operations as operations
 from custodian_runtime.core._timestamps import SKEW
-from custodian_runtime.core.authority.evidence import stamp
 from custodian_runtime.core.authority.scope import scope_miss
 
 MAX_EXPIRY = timedelta(days=30)
@@ -130,17 +129,6 @@ def span(delta: timedelta) -> str:
         if count >= 1:
             return f"{count} {unit}{'s' if count > 1 else ''}"
     return f"{int(delta.total_seconds())} seconds"
-
-
-def ahead_of_hub(grant: Grant, hub_now: datetime | None) -> str | None:
-    """Why a grant issued ahead of the hub's own time (`hub_now`, by more than MAX_SKEW) is no
-    word after a person's change on the hub: the hub's clock had not got there (None: it is not)."""
-    if hub_now is None or grant.issued_at - hub_now <= MAX_SKEW:
-        return None
-    return (
-        f"grant {grant.id} does not carry it: it was issued at {stamp(grant.issued_at)}, ahead "
-        f"of the hub's own time ({stamp(hub_now)}), so it is no word after the person's change"
-    )
 
 
 def void_reason(grant: Grant, now: datetime) -> str | None:

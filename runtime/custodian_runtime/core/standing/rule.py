@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any
 
 import custodian_runtime.core.operations as operations
-from custodian_runtime.core._timestamps import utc
 from custodian_runtime.core.approvals.history import ApprovalHistory, Rejection
 from custodian_runtime.core.authority.asked import asked_anyway
 from custodian_runtime.core.authority.authorize import EVERY_PROPOSAL, Ruling
@@ -28,7 +27,7 @@ from custodian_runtime.core.authority.scope import ASKED, scope_facts
 from custodian_runtime.core.limits import Limits
 from custodian_runtime.core.operations.schema import SANCTIONED_STATUSES
 from custodian_runtime.core.plan.extract import ProposedItem
-from custodian_runtime.core.standing.grants import ahead_of_hub, covering
+from custodian_runtime.core.standing.grants import covering
 from custodian_runtime.core.standing.modes import SILENT, ModeSetting
 from custodian_runtime.core.standing.record import Standing
 from custodian_runtime.core.standing.said_no import holding
@@ -251,13 +250,11 @@ def _granted(
     ruling: Ruling, ground: Ground, uses: dict[str, int], executed: dict[str, int]
 ) -> Ruling:
     """An item queued only because it needs a person, executed if a live grant covers it."""
-    # A change on the hub that no one said they made (the hub's `updated_at` names no one) is
-    # asked once, and a grant issued after it is a person's newer word. One a person said they
-    # made (held) is that person's word on the task: a grant names a class, never the task, so
-    # none carries a write undoing it, whenever issued; only their newer word on it does.
-    on_hub = ruling.code == "deferred" and ruling.defers_to is not None and ruling.held is None
-    if ruling.code != "routine" and not on_hub:
-        return ruling  # queued for a reason of its own (deference, evidence): a person decides
+    if ruling.code != "routine":
+        # Queued for a reason of its own (evidence, or deference to a person's change on the
+        # hub): a person decides. A grant names a class of writes, never the task, so it is no
+        # word of a person on it, whenever it was issued; only a newer word on the task is.
+        return ruling
     item = ruling.item
     cover = covering(
         item.operation, item.params, ground.standing.grants, uses, ground.now, ground.hub_id,
@@ -269,11 +266,6 @@ def _granted(
         if suspended:
             return _queued_anyway(ruling, f"{EVERY_PROPOSAL}; {'; '.join(suspended)}")
         return _void_said(ruling, cover.void)
-    ahead = ahead_of_hub(cover.grant, None if ground.evidence is None else ground.evidence.hub_now)
-    if on_hub and ahead is not None:  # issued after nothing: the hub's clock had not got there
-        return replace(ruling, reason=f"{ruling.reason.rstrip('.')}; {ahead}.")
-    if on_hub and not _issued_after(cover.grant.issued_at, ruling):
-        return ruling  # issued before the person's change it would undo
     unproven = _needs_evidence(item.operation, item.params)
     if unproven is not None:
         return _queued_anyway(ruling, f"{cover.grant.id} covers it, but {unproven}")
@@ -319,11 +311,6 @@ def observed_facts(item: ProposedItem, ground: Ground) -> dict[str, str] | None:
     ):
         found[ASKED] = "anyway"  # no grant carries it (core/authority/asked.py)
     return found
-
-
-def _issued_after(issued_at: datetime, ruling: Ruling) -> bool:
-    """Whether a grant was issued after the change on the hub that `ruling` defers to."""
-    return ruling.defers_to is not None and utc(issued_at) > ruling.defers_to
 
 
 def _needs_evidence(operation: str, params: Mapping[str, Any]) -> str | None:
