@@ -37,6 +37,7 @@ shares. Each run is forced so that every day runs, whatever the skip rule would 
     python bench/grants_month_hub.py --world ops --no-shares   # the third world, both arms
     python bench/grants_month_hub.py --world ops --no-shares --why   # and why each is asked
     python bench/grants_month_hub.py --world support --no-shares --seed 11   # the fourth world
+    python bench/grants_month_hub.py --world month --no-shares --daily-until 7   # reads daily
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def one_day(world: World, hands: Hands, arm: Arm, day: int, seeded: set[str], ro
     base = world.start + timedelta(days=day)
     hands.clock.set(base - timedelta(hours=1))
     world.team(hands, base, seeded, landed(root / "memory", world.domain))
-    if arm.levers and day % 7 == READS_ON:
+    if arm.levers and (day % 7 == READS_ON or 0 < day < arm.daily_until):
         hands.clock.set(base - timedelta(minutes=30))
         follow_report(arm.ledger, day, arm.off.skips if arm.off else lambda _: False)
     hands.clock.set(base)
@@ -175,13 +176,15 @@ def live_month(world: World, arm: Arm, root: Path, days: int) -> Arm:
 
 
 def both_arms(
-    world: World, root: Path, days: int, seed_value: int, shares: bool = False
+    world: World, root: Path, days: int, seed_value: int, shares: bool = False, daily: int = 0
 ) -> list[Arm]:
     """Today's arm and the arm with levers, each on a fresh hub and memory; with `shares`, one
-    more arm per lever, with every lever but that one (bench/month_levers.py)."""
+    more arm per lever, with every lever but that one (bench/month_levers.py). With `daily`,
+    the person with levers reads the report each morning before that day, not only weekly."""
+    how = "the weekly report" if not daily else f"the report daily to day {daily - 1}, then weekly"
     arms = [
         Arm("today (no report followed)", levers=False, seed=seed_value, ledger=Ledger()),
-        Arm("with levers (the weekly report, as printed)", True, seed_value, Ledger()),
+        Arm(f"with levers ({how}, as printed)", True, seed_value, Ledger(), daily_until=daily),
     ]
     if shares:
         arms += [Arm(f"without: {x.name}", True, seed_value, Ledger(), off=x) for x in LEVERS]
@@ -205,6 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print, per class still asked, the facts that part approvals from rejections",
     )
+    parser.add_argument(
+        "--daily-until",
+        type=int,
+        default=0,
+        metavar="DAY",
+        help="the person reads the report each morning before DAY, then weekly (what an "
+        "earlier first report would save; the target is held against the weekly one)",
+    )
     args = parser.parse_args(argv)
     for name in [n for n in os.environ if n.startswith(("CUSTODIAN_", "STATE_HUB_"))]:
         del os.environ[name]
@@ -213,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     for world in chosen:
         with tempfile.TemporaryDirectory() as tmp:
             os.chdir(tmp)  # no .env of the checkout is read
-            arms = both_arms(world, Path(tmp), args.days, args.seed, not args.no_shares)
+            arms = both_arms(
+                world, Path(tmp), args.days, args.seed, not args.no_shares, args.daily_until
+            )
             os.chdir(REPO)
         unsafe += print_world(world, arms, args.days, args.why)
     if unsafe:

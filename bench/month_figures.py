@@ -62,6 +62,8 @@ class Arm:
     asked_again: list[str] = field(default_factory=list)
     reversals: int = 0
     off: Lever | None = None  # the lever this arm runs without, for its share
+    # The person reads the report each morning before this day too, not only weekly (0: never).
+    daily_until: int = 0
     # What the runs queued for the person, by operation and the status it sets (if any).
     asked: Counter[str] = field(default_factory=Counter)
     # In a world whose people decide by rules (World.judge): Custodian's own writes their rule

@@ -41,6 +41,19 @@ def test_five_days_with_levers_run_the_report_as_printed_and_break_no_rule(
     assert "STATE_HUB_URL" not in os.environ
 
 
+def test_a_person_who_reads_the_report_daily_reads_it_from_the_second_morning(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    from month_person import Ledger
+
+    arm = bench.Arm("levers", levers=True, seed=7, ledger=Ledger(), daily_until=3)
+    bench.live_month(bench.WORLDS["month"], arm, tmp_path, 3)
+    assert arm.ledger.first_report_day == 1 and arm.ledger.findings == []
+    # Only day 0's items come before it; days 1 and 2 are judged after a report.
+    assert arm.ledger.before_report is not None
+    assert 0 < arm.ledger.before_report < arm.ledger.total
+
+
 def test_make_bench_prints_both_arms_the_ratio_and_what_must_be_zero(
     bench: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
