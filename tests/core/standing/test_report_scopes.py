@@ -389,3 +389,52 @@ def test_after_a_reversal_a_grant_narrowed_past_it_is_suggested() -> None:
     assert "; the 1 reversed by a person fall outside it" in narrowed.why
     unknown = Live([plain], {}, NOW, suspended={plain.id: why})
     assert not [s for s in suggest(tally, None, unknown, asking).suggestions if s.on]
+
+
+def test_a_first_grant_reaches_only_the_workstreams_its_approvals_were_in() -> None:
+    """4 creates approved, in w1 and w2, none rejected: a first grant, earned on so few
+    decisions, covers no create in w3, where no person decided one; unknown facts, no scope."""
+    said = _creates({"w1": (3, 0), "w2": (1, 0)})
+    tally = DecidedTally(
+        "create_task", 4, 0, 0, 0, tuple((ok, p) for ok, p, _ in said),
+        tuple(f for _, _, f in said),
+    )  # fmt: skip
+    asking = Asking(DOMAIN, "mem", "embedded", "ana")
+    [first] = suggest(tally, None, Live(now=NOW), asking).suggestions
+    assert first.on == {"workstream": "w1,w2"} and "--on workstream=w1,w2" in first.command
+    assert first.why.endswith("; only in the workstreams its approvals were in"), first.why
+    grant = Scope(first.where, first.on)
+    assert fits(grant, {"workstream_id": "w2", "status": "todo"}, {"workstream": "w2"})
+    assert not fits(grant, {"workstream_id": "w3", "status": "todo"}, {"workstream": "w3"})
+    unknown = DecidedTally("create_task", 4, 0, 0, 0, tally.decided, ())
+    [plain] = suggest(unknown, None, Live(now=NOW), asking).suggestions
+    assert plain.on == {} and "--on" not in plain.command
+
+
+def test_a_renewal_reaches_each_workstream_a_person_approved_its_class_in_and_never_rejected() -> (
+    None
+):
+    first = Grant(id="grant-0123456789ab", domain=DOMAIN, operation="create_task",
+                  where={"status": "todo"}, max_uses=7, expires_at=NOW + timedelta(hours=20),
+                  by="ana", reason="first", hub_id="hub_id:h", issued_at=NOW - timedelta(days=6),
+                  on={"workstream": "w1,w2"})  # fmt: skip
+    asking = Asking(DOMAIN, "mem", "embedded", "ana")
+    live = Live([first], {first.id: 7}, NOW)
+
+    def renewed(counts: dict[str, tuple[int, int]]) -> Any:
+        said = _creates(counts)
+        yes = sum(ok for ok, _, _ in said)
+        tally = DecidedTally(
+            "create_task", yes, len(said) - yes, 0, 0, tuple((ok, p) for ok, p, _ in said),
+            tuple(f for _, _, f in said),
+        )  # fmt: skip
+        return next(s for s in suggest(tally, None, live, asking).suggestions if s.kind == "renew")
+
+    # Approved in w3 since, never rejected there: the renewal reaches w3, and says so.
+    wider = renewed({"w1": (4, 0), "w3": (2, 0)})
+    assert wider.on == {"workstream": "w1,w2,w3"}, wider.command
+    assert wider.why.endswith("now also on workstream w3, approved there and never rejected")
+    # Rejected in w4 (and approved there too): w4 stays out; w3 still comes in.
+    assert renewed({"w3": (2, 0), "w4": (3, 1)}).on == {"workstream": "w1,w2,w3"}
+    # A rejection inside the grant's own workstreams: renewed as it was, no wider.
+    assert renewed({"w1": (3, 1), "w3": (2, 0)}).on == {"workstream": "w1,w2"}

@@ -1,17 +1,22 @@
 """A live grant running low, or one used up lately, suggested for renewal with its record.
 
 Under 20 % of its uses left, or under 2 days, a grant runs low; a renewal of a grant no person
-reversed is sized to its record (twice its life, uses at the pace it used them).
+reversed is sized to its record (twice its life, uses at the pace it used them). A grant over
+some workstreams (a first grant reaches only those its approvals were in) is renewed over each
+workstream where a person has since approved a proposal of its class and rejected none.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import timedelta
 
+from custodian_runtime.core.standing.classes import DecidedTally
 from custodian_runtime.core.standing.commands import Asking, Suggestion, grant_command
 from custodian_runtime.core.standing.grants import Grant, span, state_of
 from custodian_runtime.core.standing.live import Live
+from custodian_runtime.core.standing.scopes import Scope, fits
 
 RENEW_SHARE = 0.2  # a live grant with fewer uses left than this share of its max runs low
 RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
@@ -22,9 +27,12 @@ RENEW_USES = 50
 GRANT_LIFE = timedelta(days=7)  # how long ago a grant used up is still renewed as it earned
 
 
-def renewals_of(op: str, live: Live, asking: Asking) -> list[Suggestion]:
+def renewals_of(
+    op: str, live: Live, asking: Asking, tally: DecidedTally | None = None
+) -> list[Suggestion]:
     """A live grant running low, or one used up in the last GRANT_LIFE with none of its writes
-    reversed, unless another live grant of the same class is not running low."""
+    reversed, unless another live grant of the same class is not running low; over the
+    workstreams `tally` shows a person approved its class in since (`widened`)."""
     grants = live.of(op)
     low = [g for g in grants if _runs_low(g, live)] + _used_up(op, live)
     found = []
@@ -43,10 +51,42 @@ def renewals_of(op: str, live: Live, asking: Asking) -> list[Suggestion]:
             + _sized(grant, most, life)
         )
         bounds = (most, _length(life))
+        on = grant.on if undone else widened(grant, tally)
+        added = sorted(set(on.get("workstream", "").split(",")) - set(
+            grant.on.get("workstream", "").split(",")))  # fmt: skip
+        if added:
+            why += f"; now also on workstream {', '.join(added)}, approved there and never rejected"
         found.append(
-            grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence, grant.on)
+            grant_command(asking, op, grant.where, why, "renew", bounds, grant.evidence, on)
         )
     return found
+
+
+def widened(grant: Grant, tally: DecidedTally | None) -> Mapping[str, str]:
+    """A renewal's facts: a grant over some workstreams also reaches each workstream where a
+    person approved a proposal it would cover but for the workstream, and rejected none such.
+    As it was when it names no workstream, when a rejection falls in one it names, or when a
+    rejection's workstream is unknown."""
+    named = grant.on.get("workstream")
+    if tally is None or named is None:
+        return grant.on
+    rest = Scope(grant.where, {k: v for k, v in grant.on.items() if k != "workstream"},
+                 grant.evidence)  # fmt: skip
+    approved: set[str] = set()
+    rejected: set[str | None] = set()  # None: a rejection whose workstream is not known
+    for ok, params, facts in tally.said():
+        if not fits(rest, params, facts):
+            continue
+        where = (facts or {}).get("workstream")
+        if not ok:
+            rejected.add(where)
+        elif where is not None and facts is not None:
+            approved.add(where)
+    had = set(named.split(","))
+    if None in rejected or had & rejected:
+        return grant.on
+    wider = had | (approved - {w for w in rejected if w is not None})
+    return {**grant.on, "workstream": ",".join(sorted(wider))}
 
 
 def _used_up(op: str, live: Live) -> list[Grant]:

@@ -9,6 +9,10 @@ live grant running low (under 20 % of its uses left, or under 2 days) is suggest
 renewal with its record. A suggested grant is narrowed further to every param value all the
 class's approved proposals shared. A mode an operation already has is never suggested.
 
+A first grant (one earned on fewer decisions than a full one) reaches only the workstreams its
+approvals were in (`--on workstream=`): so few decisions say nothing of a workstream no person
+decided in.
+
 A status write's class that holds rejections earns a grant on evidence (`--evidence newer`)
 when citing an event separates them: every rejected move cited none, and the approved moves
 that cited one earn the bound on their own. Such a grant covers no move that cites nothing.
@@ -69,7 +73,7 @@ def suggest(tally: DecidedTally, mode: str | None, live: Live, asking: Asking) -
     never = never_grantable()
     if op in never:
         return Suggested(op, none_because=f"never grantable: {never[op]}")
-    renewals = tuple(renewals_of(op, live, asking))
+    renewals = tuple(renewals_of(op, live, asking, tally))
     grants, because = _grants(tally, live, asking)
     renewed = [(r.where, r.on) for r in renewals]
     found = renewals + tuple(g for g in grants if (g.where, g.on) not in renewed)
@@ -171,13 +175,25 @@ def _clean(
             continue
         gone = len(c.approved & covered)
         bounds = (first_uses(c.agreed - gone, c.decided - gone), GRANT_EXPIRES)
-        made = grant_command(
-            asking, op, where, f"{why}, none rejected in this class", bounds=bounds
+        on = _seen_workstreams(tally, c) if first else None
+        said = f"{why}, none rejected in this class" + (
+            "; only in the workstreams its approvals were in" if on else ""
         )
+        made = grant_command(asking, op, where, said, bounds=bounds, on=on)
         if all(f.command != made.command for f in found):
             found.append(made)
         covered |= c.approved
     return covered, reasons
+
+
+def _seen_workstreams(tally: DecidedTally, c: WhereClass) -> dict[str, str] | None:
+    """A first grant's scope: the workstreams its class's approvals were in. A grant earned on
+    so few decisions reaches no workstream no person decided in; None when a fact is unknown."""
+    said = tally.said()
+    seen = {(said[i][2] or {}).get("workstream") for i in c.approved}
+    if not seen or None in seen:
+        return None
+    return {"workstream": ",".join(sorted(str(w) for w in seen))}
 
 
 def _why_none(tally: DecidedTally, classes: Sequence[WhereClass], reasons: Sequence[str]) -> str:
