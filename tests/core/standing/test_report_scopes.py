@@ -430,8 +430,9 @@ def test_a_renewal_reaches_each_workstream_a_person_approved_its_class_in_and_ne
         )  # fmt: skip
         return next(s for s in suggest(tally, None, live, asking).suggestions if s.kind == "renew")
 
-    # Approved in w3 since, never rejected there: the renewal reaches w3, and says so.
-    wider = renewed({"w1": (4, 0), "w3": (2, 0)})
+    # Approved twice in w3 since, never rejected there: the renewal reaches w3, and says so;
+    # once in w5 is not yet enough, as for a value of a scope's set.
+    wider = renewed({"w1": (4, 0), "w3": (2, 0), "w5": (1, 0)})
     assert wider.on == {"workstream": "w1,w2,w3"}, wider.command
     assert wider.why.endswith("now also on workstream w3, approved there and never rejected")
     # Rejected in w4 (and approved there too): w4 stays out; w3 still comes in.

@@ -3,12 +3,14 @@
 Under 20 % of its uses left, or under 2 days, a grant runs low; a renewal of a grant no person
 reversed is sized to its record (twice its life, uses at the pace it used them). A grant over
 some workstreams (a first grant reaches only those its approvals were in) is renewed over each
-workstream where a person has since approved a proposal of its class and rejected none.
+workstream where a person has since approved proposals of its class (SET_LEAST of them) and
+rejected none.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from datetime import timedelta
 
@@ -16,7 +18,7 @@ from custodian_runtime.core.standing.classes import DecidedTally
 from custodian_runtime.core.standing.commands import Asking, Suggestion, grant_command
 from custodian_runtime.core.standing.grants import Grant, span, state_of
 from custodian_runtime.core.standing.live import Live
-from custodian_runtime.core.standing.scopes import Scope, fits
+from custodian_runtime.core.standing.scopes import SET_LEAST, Scope, fits
 
 RENEW_SHARE = 0.2  # a live grant with fewer uses left than this share of its max runs low
 RENEW_TIME = timedelta(days=2)  # ... or with less time than this left
@@ -64,7 +66,8 @@ def renewals_of(
 
 def widened(grant: Grant, tally: DecidedTally | None) -> Mapping[str, str]:
     """A renewal's facts: a grant over some workstreams also reaches each workstream where a
-    person approved a proposal it would cover but for the workstream, and rejected none such.
+    person approved SET_LEAST proposals it would cover but for the workstream, and rejected
+    none such (a value joins a scope's set so, core/standing/scopes.py).
     As it was when it names no workstream, when a rejection falls in one it names, or when a
     rejection's workstream is unknown."""
     named = grant.on.get("workstream")
@@ -72,7 +75,7 @@ def widened(grant: Grant, tally: DecidedTally | None) -> Mapping[str, str]:
         return grant.on
     rest = Scope(grant.where, {k: v for k, v in grant.on.items() if k != "workstream"},
                  grant.evidence)  # fmt: skip
-    approved: set[str] = set()
+    approved: Counter[str] = Counter()
     rejected: set[str | None] = set()  # None: a rejection whose workstream is not known
     for ok, params, facts in tally.said():
         if not fits(rest, params, facts):
@@ -80,12 +83,12 @@ def widened(grant: Grant, tally: DecidedTally | None) -> Mapping[str, str]:
         where = (facts or {}).get("workstream")
         if not ok:
             rejected.add(where)
-        elif where is not None and facts is not None:
-            approved.add(where)
+        elif where is not None:
+            approved[where] += 1
     had = set(named.split(","))
     if None in rejected or had & rejected:
         return grant.on
-    wider = had | (approved - {w for w in rejected if w is not None})
+    wider = had | {w for w, n in approved.items() if n >= SET_LEAST and w not in rejected}
     return {**grant.on, "workstream": ",".join(sorted(wider))}
 
 
