@@ -189,7 +189,12 @@ def scope_problem(on: Mapping[str, str]) -> str | None:
 
 def one_of(want: str, have: str) -> bool:
     """Whether an observed value is one of the values a grant's `on` names (`a,b,c`)."""
-    return have in want.split(ONE_OF)
+    return have in values_of(want)
+
+
+def values_of(want: str) -> frozenset[str]:
+    """The values a grant's `on` names for one fact (`a,b,c`); none for an empty one."""
+    return frozenset(want.split(ONE_OF)) if want else frozenset()
 
 
 def scope_miss(on: Mapping[str, str], facts: Mapping[str, str] | None) -> str | None:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import timedelta
 
+from custodian_runtime.core.authority.scope import ONE_OF, values_of
 from custodian_runtime.core.standing.classes import DecidedTally
 from custodian_runtime.core.standing.commands import Asking, Suggestion, grant_command
 from custodian_runtime.core.standing.grants import Grant, span, state_of
@@ -54,8 +55,9 @@ def renewals_of(
         )
         bounds = (most, _length(life))
         on = grant.on if undone else widened(grant, tally)
-        added = sorted(set(on.get("workstream", "").split(",")) - set(
-            grant.on.get("workstream", "").split(",")))  # fmt: skip
+        added = sorted(
+            values_of(on.get("workstream", "")) - values_of(grant.on.get("workstream", ""))
+        )
         if added:
             why += f"; now also on workstream {', '.join(added)}, approved there and never rejected"
         found.append(
@@ -83,13 +85,13 @@ def widened(grant: Grant, tally: DecidedTally | None) -> Mapping[str, str]:
         where = (facts or {}).get("workstream")
         if not ok:
             rejected.add(where)
-        elif where is not None:
+        elif where is not None and ONE_OF not in where:  # such a value joins no set
             approved[where] += 1
-    had = set(named.split(","))
+    had = values_of(named)
     if None in rejected or had & rejected:
         return grant.on
     wider = had | {w for w, n in approved.items() if n >= SET_LEAST and w not in rejected}
-    return {**grant.on, "workstream": ",".join(sorted(wider))}
+    return {**grant.on, "workstream": ONE_OF.join(sorted(wider))}
 
 
 def _used_up(op: str, live: Live) -> list[Grant]:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import custodian_runtime.core.operations as operations
+from custodian_runtime.core.authority.scope import ONE_OF
 from custodian_runtime.core.standing.classes import (
     DecidedTally,
     WhereClass,
@@ -191,9 +192,9 @@ def _seen_workstreams(tally: DecidedTally, c: WhereClass) -> dict[str, str] | No
     so few decisions reaches no workstream no person decided in; None when a fact is unknown."""
     said = tally.said()
     seen = {(said[i][2] or {}).get("workstream") for i in c.approved}
-    if not seen or None in seen:
-        return None
-    return {"workstream": ",".join(sorted(str(w) for w in seen))}
+    if not seen or None in seen or any(ONE_OF in str(w) for w in seen):
+        return None  # a value holding the separator joins no set (as in scopes._sets)
+    return {"workstream": ONE_OF.join(sorted(str(w) for w in seen))}
 
 
 def _why_none(tally: DecidedTally, classes: Sequence[WhereClass], reasons: Sequence[str]) -> str:
